@@ -1,0 +1,101 @@
+/*
+ * cycle.h - review_cycle_N.json files (spec section 1).
+ *
+ * Required fields: cycle (int >= 1), max_cycles (int >= 1), verdict
+ * ("approved"|"rejected"), feedback (string), skill (string),
+ * elapsed_seconds (number >= 0), timestamp ("YYYY-MM-DDTHH:MM:SSZ").
+ * Optional: run_id, synthetic, format, findings, reviewer_log, stalled.
+ * Readers tolerate and ignore unknown fields.
+ *
+ * The canonical file name is "review_cycle_N.json", N in decimal without
+ * leading zeros; other names (review_cycle_01.json, review_cycle_x.json)
+ * are not cycle files.
+ */
+#ifndef FORGE_CYCLE_H
+#define FORGE_CYCLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "forge/timeutil.h"
+#include "forge/verdict.h"
+
+#define FG_CYCLE_MAX_BYTES (8 * 1024 * 1024)
+#define FG_CYCLE_NUMBER_MAX 100000
+
+struct fg_cycle {
+	int cycle;
+	int max_cycles;
+	enum fg_verdict_kind verdict;
+	char *feedback;                  /* owned, never NULL once filled */
+	char *skill;                     /* owned */
+	double elapsed_seconds;
+	char timestamp[FG_TIMESTAMP_LEN];
+	/* optional */
+	char *run_id;                    /* owned or NULL */
+	bool synthetic;
+	bool stalled;                    /* the loop stopped here: same findings twice */
+	bool has_format;
+	enum fg_verdict_format format;
+	bool has_findings;
+	struct fg_finding *findings;     /* owned */
+	size_t nfindings;
+	char *reviewer_log;              /* owned or NULL: file name in the same dir */
+};
+
+void fg_cycle_init(struct fg_cycle *c);
+void fg_cycle_release(struct fg_cycle *c);
+
+/* 1 and *n set if name is a canonical "review_cycle_N.json" with
+ * 1 <= N <= FG_CYCLE_NUMBER_MAX, else 0. */
+int fg_cycle_name_parse(const char *name, int *n);
+/* Owned "review_cycle_N.json". */
+char *fg_cycle_file_name(int n);
+
+/* The cycle as a new cJSON object (owned by the caller). */
+struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c);
+/* The cycle serialised (pretty-printed, trailing newline); owned string. */
+char *fg_cycle_to_json(const struct fg_cycle *c);
+
+/*
+ * Parses and validates len bytes. On 0, c is filled (c must be initialised;
+ * earlier contents are released). On -EINVAL, err says why ("missing field
+ * 'verdict'", "field 'cycle' must be an integer >= 1", "not valid JSON")
+ * and c is left initialised-empty.
+ */
+int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen);
+
+/*
+ * Writes dir/review_cycle_{c->cycle}.json atomically (fsutil.h).
+ * Returns 0 or a negative errno.
+ */
+int fg_cycle_write(const char *dir, const struct fg_cycle *c);
+
+/*
+ * Reads and parses dir/name safely (fg_read_file_at with FG_CYCLE_MAX_BYTES).
+ * raw (may be NULL) receives the exact bytes. Returns 0, -EINVAL (invalid
+ * content; err says why) or the fg_read_file_at() errors (err says why).
+ */
+int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_buf *raw,
+		     char *err, size_t errlen);
+
+/* One entry of a directory listing. */
+struct fg_cycle_entry {
+	int n;
+	char *name;   /* owned */
+};
+
+/*
+ * Lists the canonical cycle file names in dir (any file type; callers
+ * filter when reading), sorted by N ascending. *out is an owned array
+ * (free with fg_cycle_entries_free). Returns 0, or a negative errno
+ * (-ENOENT when dir does not exist).
+ */
+int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count);
+void fg_cycle_entries_free(struct fg_cycle_entry *e, size_t count);
+
+/* Exhausted: the last cycle (highest number) is rejected and cycle >= max_cycles.
+ * cycles need not be sorted. */
+bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * opts.h - one option table per program drives parsing and --help.
+ *
+ * Protocol:
+ *   1. declare a static table of struct fg_opt, ended by an entry with
+ *      name == NULL;
+ *   2. fg_opts_init(&it, table, argc, argv, first) and loop on
+ *      fg_opts_next() until it returns 0 (done) or < 0 (usage error, err
+ *      filled: "unknown option '--x'", "option '--workspace' needs a value",
+ *      "option '--help' takes no value");
+ *   3. positional arguments come back with id FG_OPT_POSITIONAL; everything
+ *      after "--" is positional.
+ * Accepted forms: --name value, --name=value, -x value, -x (flags).
+ * Environment twins are applied by the caller before the loop (the option
+ * wins); fg_opts_help() prints them.
+ */
+#ifndef FORGE_OPTS_H
+#define FORGE_OPTS_H
+
+#include "forge/buf.h"
+
+#define FG_OPT_POSITIONAL (-1)
+
+struct fg_opt {
+	int id;               /* > 0, returned by fg_opts_next() */
+	const char *name;     /* long name without "--"; NULL ends the table */
+	char short_name;      /* 0 for none */
+	const char *argname;  /* e.g. "DIR"; NULL for a flag */
+	const char *env;      /* environment twin shown in help, or NULL */
+	const char *help;     /* one line */
+};
+
+struct fg_opts_iter {
+	const struct fg_opt *table;
+	int argc;
+	char **argv;
+	int i;
+	int dashdash;
+};
+
+void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc, char **argv, int first);
+
+/*
+ * Next option. Returns 1 with *id and *value set (value NULL for flags, the
+ * word itself for positionals), 0 when argv is exhausted, -EINVAL on a usage
+ * error with err filled. value is borrowed from argv.
+ */
+int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen);
+
+/* Appends the option list, one option per line ("  --name ARG  help [env: X]"). */
+void fg_opts_help(const struct fg_opt *table, struct fg_buf *out);
+
+/* Looks an option up by long name; NULL if absent. */
+const struct fg_opt *fg_opts_find(const struct fg_opt *table, const char *name);
+
+#endif

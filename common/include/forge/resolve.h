@@ -1,0 +1,26 @@
+/*
+ * resolve.h - which review.md applies to a skill for a ticket.
+ *
+ * Order: {skills_dir}/{project}/{skill}/review.md (project = the ticket's
+ * project key, see names.h), then {skills_dir}/default/{skill}/review.md,
+ * else none. Only regular files count; the path, once symlinks are resolved,
+ * must stay inside the real skills_dir (a symlink to /etc is refused with a
+ * diagnostic and the next candidate is tried).
+ */
+#ifndef FORGE_RESOLVE_H
+#define FORGE_RESOLVE_H
+
+#include "forge/diag.h"
+
+/*
+ * Resolves the review.md. skills_dir, skill and ticket are borrowed; ticket
+ * may be NULL or "" (no project override). On 0, *out_path is an owned path
+ * (skills_dir joined with the relative part, as given, not canonicalised).
+ * Returns 0 found, -ENOENT none, -EINVAL invalid skill or ticket name
+ * (diagnostic added), other negative errno when skills_dir is unusable.
+ * Warnings (e.g. a ticket without project key, a refused symlink) go to diags.
+ */
+int fg_resolve_review_md(const char *skills_dir, const char *skill, const char *ticket,
+			 char **out_path, struct fg_diags *diags);
+
+#endif

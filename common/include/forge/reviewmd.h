@@ -1,0 +1,88 @@
+/*
+ * reviewmd.h - the review.md format (docs/reference/review-md-schema.md).
+ *
+ * A review.md is optional YAML frontmatter followed by Markdown instructions:
+ *   - the opening "---" must be the very first line (no BOM-less leading
+ *     whitespace or blank lines); the closing "---" stands on its own line;
+ *     CRLF line ends work; a file that opens with "---" and never closes it
+ *     has no frontmatter (warning) and is instructions as a whole;
+ *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
+ *     bool); unknown fields are ignored; a field of the wrong type is a
+ *     warning and falls back; malformed YAML is a warning, defaults are
+ *     used and the body is still the instructions;
+ *   - a file over FG_REVIEWMD_MAX_BYTES, unreadable, not UTF-8 or holding a
+ *     NUL byte is treated as an empty file with a warning saying why; review
+ *     is never skipped because the configuration is broken.
+ *
+ * max_retries priority: AUTO_REVIEW_MAX_RETRIES=0 disables review whatever
+ * the frontmatter says; else a valid frontmatter value; else a valid
+ * AUTO_REVIEW_MAX_RETRIES (an invalid one is ignored with a warning); else 3.
+ * stop_when_stalled: frontmatter, else AUTO_REVIEW_STOP_WHEN_STALLED, else false.
+ */
+#ifndef FORGE_REVIEWMD_H
+#define FORGE_REVIEWMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "forge/diag.h"
+
+#define FG_REVIEWMD_MAX_BYTES (1024 * 1024)
+#define FG_DEFAULT_MAX_RETRIES 3
+#define FG_MAX_RETRIES_LIMIT 100
+
+/* Where the resolved max_retries came from. */
+enum fg_retries_source {
+	FG_RETRIES_DEFAULT,
+	FG_RETRIES_ENV,
+	FG_RETRIES_FRONTMATTER,
+	FG_RETRIES_ENV_DISABLED  /* AUTO_REVIEW_MAX_RETRIES=0 */
+};
+
+/* The environment the parser honours; NULL members mean "unset". Borrowed. */
+struct fg_review_env {
+	const char *max_retries;        /* AUTO_REVIEW_MAX_RETRIES */
+	const char *stop_when_stalled;  /* AUTO_REVIEW_STOP_WHEN_STALLED */
+};
+
+struct fg_review_config {
+	int max_retries;                 /* resolved; 0 means review disabled */
+	enum fg_retries_source source;
+	bool stop_when_stalled;
+	bool has_frontmatter;
+	char *instructions;              /* owned, never NULL after parse ("" when none) */
+	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */
+};
+
+/* Fills env from getenv(). */
+void fg_review_env_from_environ(struct fg_review_env *env);
+
+void fg_review_config_init(struct fg_review_config *c);
+void fg_review_config_release(struct fg_review_config *c);
+
+/*
+ * Parses len bytes of review.md content. env may be NULL (nothing set).
+ * Always succeeds for any input (problems become diagnostics): returns 0.
+ * Diagnostics that lint must treat as errors are FG_DIAG_ERROR (invalid
+ * max_retries type, malformed YAML, binary/oversized content, unclosed
+ * frontmatter); those that are only advice are FG_DIAG_WARNING.
+ */
+int fg_review_config_parse(struct fg_review_config *c, const char *data, size_t len,
+			   const struct fg_review_env *env);
+
+/*
+ * Reads path (a regular file, at most FG_REVIEWMD_MAX_BYTES) and parses it.
+ * An unreadable file is treated as empty with a diagnostic; returns 0 then
+ * too. Returns -ENOENT only when the file does not exist.
+ */
+int fg_review_config_load(struct fg_review_config *c, const char *path,
+			  const struct fg_review_env *env);
+
+/*
+ * Lints one review.md (path, used for messages and the name check: it must
+ * be exactly "review.md"). Appends diagnostics with line numbers to out.
+ * Returns the number of errors appended.
+ */
+size_t fg_review_lint_file(const char *path, struct fg_diags *out);
+
+#endif

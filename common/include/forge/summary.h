@@ -1,0 +1,47 @@
+/*
+ * summary.h - review_summary.json, written once by the entrypoint when the
+ * review phase ends (spec section 1):
+ * {"state", "cycles", "max_cycles", "step", "skill", "task_key", "run_id",
+ *  "review_md": path-or-null}. Same atomic write rule as cycle files.
+ */
+#ifndef FORGE_SUMMARY_H
+#define FORGE_SUMMARY_H
+
+#include "forge/buf.h"
+
+#define FG_SUMMARY_FILE "review_summary.json"
+#define FG_SUMMARY_MAX_BYTES (64 * 1024)
+
+enum fg_review_state {
+	FG_STATE_APPROVED,
+	FG_STATE_EXHAUSTED,
+	FG_STATE_STALLED,
+	FG_STATE_FAILED,
+	FG_STATE_DISABLED,
+	FG_STATE_NO_REVIEW
+};
+
+struct fg_summary {
+	enum fg_review_state state;
+	int cycles;
+	int max_cycles;
+	char *step;       /* owned */
+	char *skill;      /* owned */
+	char *task_key;   /* owned, "" when none */
+	char *run_id;     /* owned, "" when none */
+	char *review_md;  /* owned or NULL */
+};
+
+/* "approved", "exhausted", "stalled", "failed", "disabled", "no_review". */
+const char *fg_review_state_name(enum fg_review_state s);
+/* 0 or -EINVAL. */
+int fg_review_state_parse(const char *s, enum fg_review_state *out);
+
+void fg_summary_init(struct fg_summary *s);
+void fg_summary_release(struct fg_summary *s);
+/* Writes dir/review_summary.json atomically. 0 or negative errno. */
+int fg_summary_write(const char *dir, const struct fg_summary *s);
+/* Reads dir/review_summary.json safely. 0, -ENOENT, -EINVAL (err says why), -errno. */
+int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen);
+
+#endif

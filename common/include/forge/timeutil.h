@@ -1,0 +1,23 @@
+/*
+ * timeutil.h - wall-clock stamps in the spec's formats and a monotonic clock.
+ */
+#ifndef FORGE_TIMEUTIL_H
+#define FORGE_TIMEUTIL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#define FG_TIMESTAMP_LEN 32
+
+/* Writes t as UTC "YYYY-MM-DDTHH:MM:SSZ" (the cycle files' timestamp). */
+void fg_time_iso_utc(char out[FG_TIMESTAMP_LEN], time_t t);
+/* Writes now as RFC 3339 UTC with milliseconds, "YYYY-MM-DDTHH:MM:SS.mmmZ" (log lines). */
+void fg_time_rfc3339_ms(char out[FG_TIMESTAMP_LEN]);
+/* Checks the shape "YYYY-MM-DDTHH:MM:SSZ" with plausible field ranges. 1 if valid, else 0. */
+int fg_time_iso_valid(const char *s);
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t fg_monotonic_ns(void);
+/* Seconds elapsed since a fg_monotonic_ns() reading. */
+double fg_seconds_since(uint64_t start_ns);
+
+#endif

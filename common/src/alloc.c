@@ -1,0 +1,80 @@
+/*
+ * alloc.c - allocation that aborts on failure (see alloc.h).
+ */
+#include "forge/alloc.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die_oom(void)
+{
+	/* Nothing can be returned: say so once and abort. */
+	fputs("fatal: out of memory\n", stderr);
+	abort();
+}
+
+void *fg_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *fg_xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+
+	if (!p)
+		die_oom();
+	return p;
+}
+
+void *fg_xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (!q)
+		die_oom();
+	return q;
+}
+
+void *fg_xreallocarray(void *p, size_t nmemb, size_t size)
+{
+	if (size && nmemb > SIZE_MAX / size)
+		die_oom();
+	return fg_xrealloc(p, nmemb * size);
+}
+
+char *fg_xstrdup(const char *s)
+{
+	return fg_xstrndup(s, strlen(s));
+}
+
+char *fg_xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = fg_xmalloc(len + 1);
+
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *fg_xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p = NULL;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		die_oom();
+	return p;
+}

@@ -1,0 +1,79 @@
+/*
+ * diag.c - collected diagnostics (see diag.h) and small shared internals.
+ */
+#include "forge/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "internal.h"
+
+void fg_diags_init(struct fg_diags *d)
+{
+	d->v = NULL;
+	d->n = 0;
+	d->cap = 0;
+}
+
+void fg_diags_release(struct fg_diags *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->v[i].msg);
+	free(d->v);
+	fg_diags_init(d);
+}
+
+void fg_diags_add(struct fg_diags *d, enum fg_diag_level level, int line, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (!msg)
+		msg = fg_xstrdup("(message lost: out of memory)");
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 4;
+		d->v = fg_xreallocarray(d->v, d->cap, sizeof(*d->v));
+	}
+	d->v[d->n].level = level;
+	d->v[d->n].line = line;
+	d->v[d->n].msg = msg;
+	d->n++;
+}
+
+size_t fg_diags_count(const struct fg_diags *d, enum fg_diag_level level)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		c += d->v[i].level == level;
+	return c;
+}
+
+void fg__strlcpy(char *dst, const char *src, size_t n)
+{
+	size_t len;
+
+	if (!n)
+		return;
+	len = strnlen(src, n - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+void fg__seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,63 @@
+/*
+ * num.c - strict number parsing (see num.h).
+ */
+#include "forge/num.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <strings.h>
+
+int fg_parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s || *s == ' ' || *s == '\t')
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int fg_parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == ' ' || *s == '\t')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end != '\0' || isnan(v))
+		return -EINVAL;
+	if (errno == ERANGE || isinf(v) || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int fg_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "true", "yes", "on" };
+	static const char *const no[] = { "0", "false", "no", "off" };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}

@@ -1,0 +1,128 @@
+/*
+ * opts.c - table-driven option parsing and help (see opts.h).
+ */
+#include "forge/opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc, char **argv, int first)
+{
+	it->table = table;
+	it->argc = argc;
+	it->argv = argv;
+	it->i = first;
+	it->dashdash = 0;
+}
+
+const struct fg_opt *fg_opts_find(const struct fg_opt *table, const char *name)
+{
+	for (const struct fg_opt *o = table; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+static const struct fg_opt *find_short(const struct fg_opt *table, char c)
+{
+	for (const struct fg_opt *o = table; o->name; o++)
+		if (o->short_name && o->short_name == c)
+			return o;
+	return NULL;
+}
+
+/* Takes the option's value from "=value" or the next word. */
+static int take_value(struct fg_opts_iter *it, const struct fg_opt *o, const char *inline_val,
+		      const char **value, char *err, size_t errlen)
+{
+	if (!o->argname) {
+		if (inline_val) {
+			fg__seterr(err, errlen, "option '--%s' takes no value", o->name);
+			return -EINVAL;
+		}
+		*value = NULL;
+		return 1;
+	}
+	if (inline_val) {
+		*value = inline_val;
+		return 1;
+	}
+	if (it->i >= it->argc) {
+		fg__seterr(err, errlen, "option '--%s' needs a value", o->name);
+		return -EINVAL;
+	}
+	*value = it->argv[it->i++];
+	return 1;
+}
+
+int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen)
+{
+	const struct fg_opt *o;
+	const char *arg;
+
+	if (it->i >= it->argc)
+		return 0;
+	arg = it->argv[it->i++];
+	if (it->dashdash || arg[0] != '-' || arg[1] == '\0') {
+		*id = FG_OPT_POSITIONAL;
+		*value = arg;
+		return 1;
+	}
+	if (!strcmp(arg, "--")) {
+		it->dashdash = 1;
+		return fg_opts_next(it, id, value, err, errlen);
+	}
+	if (arg[1] == '-') {
+		const char *eq = strchr(arg + 2, '=');
+		char name[64];
+		size_t nlen = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+
+		if (nlen >= sizeof(name)) {
+			fg__seterr(err, errlen, "unknown option '%.60s...'", arg);
+			return -EINVAL;
+		}
+		memcpy(name, arg + 2, nlen);
+		name[nlen] = '\0';
+		o = fg_opts_find(it->table, name);
+		if (!o) {
+			fg__seterr(err, errlen, "unknown option '--%s'", name);
+			return -EINVAL;
+		}
+		*id = o->id;
+		return take_value(it, o, eq ? eq + 1 : NULL, value, err, errlen);
+	}
+	o = arg[2] == '\0' ? find_short(it->table, arg[1]) : NULL;
+	if (!o) {
+		fg__seterr(err, errlen, "unknown option '%.60s'", arg);
+		return -EINVAL;
+	}
+	*id = o->id;
+	return take_value(it, o, NULL, value, err, errlen);
+}
+
+void fg_opts_help(const struct fg_opt *table, struct fg_buf *out)
+{
+	for (const struct fg_opt *o = table; o->name; o++) {
+		char left[80];
+		int n;
+
+		if (o->short_name)
+			n = snprintf(left, sizeof(left), "  -%c, --%s%s%s", o->short_name, o->name,
+				     o->argname ? " " : "", o->argname ? o->argname : "");
+		else
+			n = snprintf(left, sizeof(left), "      --%s%s%s", o->name,
+				     o->argname ? " " : "", o->argname ? o->argname : "");
+		if (n < 0)
+			continue;
+		if ((size_t)n < 30)
+			fg_buf_addf(out, "%-30s%s", left, o->help);
+		else
+			fg_buf_addf(out, "%s\n%30s%s", left, "", o->help);
+		if (o->env)
+			fg_buf_addf(out, " [env: %s]", o->env);
+		fg_buf_addc(out, '\n');
+	}
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# setup.sh - install the Debian packages forge-review needs, then configure
+# and build it.
+#
+#   scripts/setup.sh [--test] [BUILD_DIR] [-- extra cmake args]
+#
+# --test also installs what the test suite uses (inotify-tools, prometheus
+# for promtool, jq, clang and libclang-rt for the fuzzers and sanitizers,
+# debootstrap for the offline Docker base images).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+with_test=0
+if [ "${1:-}" = "--test" ]; then with_test=1; shift; fi
+build_dir=${1:-build}
+[ $# -gt 0 ] && shift
+[ "${1:-}" = "--" ] && shift
+
+pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libcriterion-dev)
+if [ "$with_test" = 1 ]; then
+  pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+cmake -S . -B "$build_dir" -DFORGE_WERROR=ON "$@" >&2
+cmake --build "$build_dir" -j"$(nproc)" >&2

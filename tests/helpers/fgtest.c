@@ -1,0 +1,299 @@
+/*
+ * fgtest.c - helpers shared by the Criterion tests (see fgtest.h).
+ */
+#include "fgtest.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/fsutil.h"
+
+extern char **environ;
+
+char *fgt_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *tmpl = fg_xasprintf("%s/fgtest.XXXXXX", base && *base ? base : "/tmp");
+
+	cr_assert_not_null(mkdtemp(tmpl), "mkdtemp failed: %s", strerror(errno));
+	return tmpl;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) ? 0 : 0;
+	return unlink(path) ? 0 : 0;
+}
+
+int fgt_rm_rf(const char *path)
+{
+	/* Directories that a test made read-only must become writable first. */
+	if (nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS) < 0)
+		return -errno;
+	return 0;
+}
+
+void fgt_write_bytes(const char *path, const void *data, size_t len)
+{
+	char *dir = fg_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	FILE *f;
+
+	if (slash && slash != dir) {
+		*slash = '\0';
+		fg_mkdir_p(dir, 0755);
+	}
+	free(dir);
+	f = fopen(path, "wb");
+	cr_assert_not_null(f, "cannot write '%s': %s", path, strerror(errno));
+	cr_assert_eq(fwrite(data, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+void fgt_write(const char *path, const char *content)
+{
+	fgt_write_bytes(path, content, strlen(content));
+}
+
+char *fgt_read(const char *path, size_t *len)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 512u * 1024 * 1024);
+	if (fg_read_file_at(AT_FDCWD, path, b.max, &b, NULL) < 0) {
+		fg_buf_release(&b);
+		return NULL;
+	}
+	return fg_buf_detach(&b, len);
+}
+
+char *fgt_fmt(const char *fmt, ...)
+{
+	va_list ap;
+	char *p = NULL;
+
+	va_start(ap, fmt);
+	cr_assert(vasprintf(&p, fmt, ap) >= 0);
+	va_end(ap);
+	return p;
+}
+
+int fgt_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+void fgt_chmod_x(const char *path)
+{
+	cr_assert_eq(chmod(path, 0755), 0, "chmod '%s': %s", path, strerror(errno));
+}
+
+/* Environment for the child: a copy of environ with env's changes applied. */
+static char **make_env(const char *const env[])
+{
+	struct fg_strvec v;
+
+	fg_strvec_init(&v);
+	for (char **e = environ; *e; e++) {
+		int drop = 0;
+
+		for (size_t i = 0; env && env[i]; i++) {
+			const char *eq = strchr(env[i], '=');
+			size_t n = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+
+			if (!strncmp(*e, env[i], n) && (*e)[n] == '=')
+				drop = 1;
+		}
+		if (!drop)
+			fg_strvec_push(&v, *e);
+	}
+	for (size_t i = 0; env && env[i]; i++)
+		if (strchr(env[i], '='))
+			fg_strvec_push(&v, env[i]);
+	if (!v.v)
+		v.v = fg_xcalloc(1, sizeof(*v.v));
+	return v.v;
+}
+
+static void free_env(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void drain(int *fd, struct fg_buf *b)
+{
+	char chunk[65536];
+	ssize_t n = read(*fd, chunk, sizeof(chunk));
+
+	if (n > 0) {
+		fg_buf_add(b, chunk, (size_t)n);
+	} else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void child_exec(const char *const argv[], char **envp, const char *cwd, int in, int out, int err)
+{
+	setpgid(0, 0);
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	if (cwd && chdir(cwd) < 0)
+		_exit(126);
+	execve(argv[0], (char *const *)argv, envp);
+	_exit(127);
+}
+
+/* Feeds stdin_data, drains both pipes and waits, killing the group on timeout. */
+static void supervise(struct fgt_proc *p, int in_fd, int out_fd, int err_fd, const char *data, double timeout_s)
+{
+	struct fg_buf ob, eb;
+	size_t off = 0, dlen = data ? strlen(data) : 0;
+	double deadline = now_s() + timeout_s;
+	int status = 0;
+
+	fg_buf_init(&ob, 256u * 1024 * 1024);
+	fg_buf_init(&eb, 256u * 1024 * 1024);
+	if (in_fd >= 0 && dlen == 0) {
+		close(in_fd);
+		in_fd = -1;
+	}
+	while (out_fd >= 0 || err_fd >= 0 || in_fd >= 0) {
+		struct pollfd pf[3] = { { out_fd, POLLIN, 0 }, { err_fd, POLLIN, 0 }, { in_fd, POLLOUT, 0 } };
+		int left = (int)((deadline - now_s()) * 1000);
+
+		if (left <= 0) {
+			p->timed_out = 1;
+			kill(-p->pid, SIGKILL);
+			break;
+		}
+		if (poll(pf, 3, left > 200 ? 200 : left) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			drain(&out_fd, &ob);
+		if (pf[1].revents)
+			drain(&err_fd, &eb);
+		if (pf[2].revents) {
+			ssize_t n = write(in_fd, data + off, dlen - off);
+
+			if (n > 0)
+				off += (size_t)n;
+			if (n < 0 || off == dlen) {
+				close(in_fd);
+				in_fd = -1;
+			}
+		}
+	}
+	while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	/* Reap anything of the group left behind so the next test starts clean. */
+	kill(-p->pid, SIGKILL);
+	for (int fd, i = 0; i < 3; i++) {
+		fd = i == 0 ? in_fd : i == 1 ? out_fd : err_fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	p->exited = WIFEXITED(status);
+	p->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	p->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	p->out = fg_buf_detach(&ob, &p->out_len);
+	p->err = fg_buf_detach(&eb, &p->err_len);
+}
+
+int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[],
+	    const char *cwd, const char *stdin_data, double timeout_s)
+{
+	int in[2], out[2], err[2];
+	char **envp;
+
+	memset(p, 0, sizeof(*p));
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
+		return -errno;
+	envp = make_env(env);
+	p->pid = fork();
+	if (p->pid < 0) {
+		free_env(envp);
+		return -errno;
+	}
+	if (p->pid == 0)
+		child_exec(argv, envp, cwd, in[0], out[1], err[1]);
+	setpgid(p->pid, p->pid);
+	free_env(envp);
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	fcntl(in[1], F_SETFL, O_NONBLOCK);
+	supervise(p, in[1], out[0], err[0], stdin_data, timeout_s);
+	return 0;
+}
+
+void fgt_proc_release(struct fgt_proc *p)
+{
+	free(p->out);
+	free(p->err);
+	p->out = p->err = NULL;
+}
+
+int fgt_count_children(pid_t ppid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int count = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], buf[512];
+		FILE *f;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			/* Field 4 (ppid) follows the ")" that closes the command name. */
+			char *rp = strrchr(buf, ')');
+			char state;
+			int pp;
+
+			if (rp && sscanf(rp + 1, " %c %d", &state, &pp) == 2 && pp == ppid)
+				count++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return count;
+}

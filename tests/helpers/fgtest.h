@@ -1,0 +1,57 @@
+/*
+ * fgtest.h - helpers shared by the Criterion tests.
+ *
+ * Temporary directories, whole-file reads and writes, and running a real
+ * program with captured output, exit status and a hard timeout (a test never
+ * hangs: the child's process group is killed and the test fails).
+ */
+#ifndef FGTEST_H
+#define FGTEST_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* New directory under $TMPDIR (or /tmp), "fgtest.XXXXXX". Owned path. */
+char *fgt_tmpdir(void);
+/* rm -rf path (never follows symlinks). 0 or -errno. */
+int fgt_rm_rf(const char *path);
+/* Writes content to path, creating parent directories. Fails the test on error. */
+void fgt_write(const char *path, const char *content);
+void fgt_write_bytes(const char *path, const void *data, size_t len);
+/* Whole file, NUL-terminated, owned; NULL if it cannot be read. */
+char *fgt_read(const char *path, size_t *len);
+/* Owned printf-style string. */
+char *fgt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 if path exists (lstat). */
+int fgt_exists(const char *path);
+/* Makes path executable (chmod 0755). */
+void fgt_chmod_x(const char *path);
+
+struct fgt_proc {
+	pid_t pid;
+	int exited;      /* 1 if it exited normally */
+	int exit_code;   /* valid when exited */
+	int signal;      /* terminating signal, 0 if exited */
+	int timed_out;   /* 1 if fgt_run had to kill it */
+	char *out;       /* captured stdout, NUL-terminated, owned */
+	size_t out_len;
+	char *err;       /* captured stderr, NUL-terminated, owned */
+	size_t err_len;
+};
+
+/*
+ * Runs argv[0] (a path) with argv, in cwd (NULL: inherit), with the current
+ * environment changed by env ("NAME=value" sets, "NAME" alone unsets; NULL-
+ * terminated, may be NULL), stdin from stdin_data (NULL: /dev/null), in its
+ * own process group. Captures up to 256 MiB of each stream. Kills the group
+ * with SIGKILL after timeout_s seconds. Returns 0, or -errno if it could not
+ * start. Output capture is drained concurrently, so large output never blocks.
+ */
+int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[],
+	    const char *cwd, const char *stdin_data, double timeout_s);
+void fgt_proc_release(struct fgt_proc *p);
+
+/* Number of zombie or live processes whose parent is ppid (reads /proc). */
+int fgt_count_children(pid_t ppid);
+
+#endif
