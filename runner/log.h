@@ -1,0 +1,63 @@
+/*
+ * log.h - the runner's operator log: one line per event, flushed per line.
+ *
+ * Text (default, for tail -f):
+ *   2026-01-15T10:30:00.123Z INFO review_cycle step=implement_task cycle=1/3 ...
+ * values that contain spaces, quotes, '=', control characters or non-ASCII
+ * bytes are double-quoted with C-style escapes (\n, \", \\, \x1b), so one
+ * event is always one line and no escape sequence reaches a terminal.
+ * JSON (--log-format json): one object per line with ts, level, event, then
+ * the fields (strings intact, numbers as numbers).
+ *
+ * Levels: debug < info < warn < error; FORGE_LOG_LEVEL picks the threshold.
+ * --log-file appends; rn_log_reopen() (on SIGHUP) reopens it (logrotate).
+ * Single-threaded: call from the loop thread.
+ */
+#ifndef RN_LOG_H
+#define RN_LOG_H
+
+#include <stdio.h>
+
+enum rn_log_level { RN_LOG_DEBUG, RN_LOG_INFO, RN_LOG_WARN, RN_LOG_ERROR };
+enum rn_log_format { RN_LOG_TEXT, RN_LOG_JSON };
+
+/* A field of an event. Exactly one of str/num/integer is used, per type. */
+enum rn_log_ftype { RN_LF_STR, RN_LF_INT, RN_LF_NUM, RN_LF_BOOL };
+struct rn_log_field {
+	const char *key;
+	enum rn_log_ftype type;
+	const char *str;     /* RN_LF_STR; NULL logs as null / empty */
+	long long integer;   /* RN_LF_INT, RN_LF_BOOL */
+	double num;          /* RN_LF_NUM */
+};
+
+#define RN_LS(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_STR, .str = (v) })
+#define RN_LI(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_INT, .integer = (v) })
+#define RN_LN(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_NUM, .num = (v) })
+#define RN_LB(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_BOOL, .integer = !!(v) })
+
+struct rn_log {
+	enum rn_log_format format;
+	enum rn_log_level level;
+	FILE *fp;            /* where lines go (stderr, stdout, or the log file) */
+	char *path;          /* owned; NULL when not a file */
+	int owns_fp;
+};
+
+/* Sets up logging to fp (borrowed, e.g. stderr). 0. */
+int rn_log_init(struct rn_log *l, enum rn_log_format format, enum rn_log_level level, FILE *fp);
+/* Switches to appending to path (created 0644). 0 or negative errno. */
+int rn_log_open_file(struct rn_log *l, const char *path);
+/* Reopens the log file (after logrotate moved it). 0 or negative errno; no-op without a file. */
+int rn_log_reopen(struct rn_log *l);
+void rn_log_close(struct rn_log *l);
+
+/* Parses "debug|info|warn|error" / "text|json". 0 or -EINVAL. */
+int rn_log_level_parse(const char *s, enum rn_log_level *out);
+int rn_log_format_parse(const char *s, enum rn_log_format *out);
+
+/* Writes one event line if level passes the threshold, then flushes. */
+void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
+		  const struct rn_log_field *fields, size_t nfields);
+
+#endif

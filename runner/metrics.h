@@ -1,0 +1,62 @@
+/*
+ * metrics.h - Prometheus metrics of review cycles and runner health.
+ *
+ * Metric families (text exposition format 0.0.4):
+ *   forge_review_cycles_total{skill,step}               counter
+ *   forge_review_verdicts_total{skill,step,verdict}     counter
+ *   forge_review_duration_seconds{skill,step}           histogram, buckets
+ *                                                       1 5 10 30 60 120 300 600 +Inf
+ *   forge_review_exhausted_total{skill,step}            counter
+ *   forge_review_sweep_caught_total{skill,step}         counter (cycles seen only by the final sweep)
+ *   forge_runner_runs_total{step,outcome}               counter, outcome one of
+ *                                                       approved|exhausted|stalled|failed|none|timeout|error
+ *
+ * Protocol: rn_metrics_init() -> rn_metrics_*() observations during a run ->
+ * rn_metrics_merge_file() once at the end (adds this run's values to the
+ * ones already in the file, under an exclusive lock, written atomically) ->
+ * rn_metrics_release(). Label values are escaped per the exposition format.
+ * Not thread-safe; call from the loop thread.
+ */
+#ifndef RN_METRICS_H
+#define RN_METRICS_H
+
+#include <stddef.h>
+
+#include "forge/buf.h"
+
+struct rn_metric_series;
+
+struct rn_metrics {
+	struct rn_metric_series *series;  /* owned; opaque to callers */
+	size_t n;
+	size_t cap;
+};
+
+void rn_metrics_init(struct rn_metrics *m);
+void rn_metrics_release(struct rn_metrics *m);
+
+/* One detected cycle: cycles_total, verdicts_total{verdict} and the duration histogram.
+ * verdict is "approved" or "rejected". Strings are borrowed (copied). */
+void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const char *step,
+			      const char *verdict, double elapsed_seconds);
+/* Adds n to forge_review_sweep_caught_total. */
+void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n);
+/* Adds 1 to forge_review_exhausted_total. */
+void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step);
+/* Adds 1 to forge_runner_runs_total{step,outcome}. */
+void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome);
+
+/* Renders every family (with # HELP and # TYPE) into out. 0 or -E2BIG. */
+int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out);
+
+/*
+ * Merges m into the textfile at path: takes an exclusive flock on
+ * "path.lock", parses the existing file (if any; families it does not know
+ * are kept as they are), adds m's counters and histograms, writes the result
+ * atomically (temp + fsync + rename) and unlocks. Two runners sharing the
+ * file never lose an update. Returns 0, or a negative errno with err filled
+ * (a corrupt existing file is -EINVAL and is left untouched).
+ */
+int rn_metrics_merge_file(const struct rn_metrics *m, const char *path, char *err, size_t errlen);
+
+#endif
