@@ -12,13 +12,25 @@
 
 #include "forge/alloc.h"
 
-static int read_all(int fd, size_t max, struct fg_buf *out, size_t expect)
+/* Puts out back to its state before a failed read: same length, and no
+ * allocation left behind when it had none, so "left as it was" holds. */
+static void restore_buf(struct fg_buf *out, size_t start, int had_data)
+{
+	if (!had_data) {
+		fg_buf_release(out);
+		return;
+	}
+	out->len = start;
+	out->data[start] = '\0';
+}
+
+static int read_all(int fd, size_t max, struct fg_buf *out)
 {
 	char chunk[65536];
 	size_t start = out->len;
+	int had_data = out->data != NULL;
 	size_t total = 0;
 
-	(void)expect;
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof(chunk));
 
@@ -27,33 +39,40 @@ static int read_all(int fd, size_t max, struct fg_buf *out, size_t expect)
 		if (n < 0) {
 			int e = -errno;
 
-			out->len = start;
-			if (out->data)
-				out->data[start] = '\0';
+			restore_buf(out, start, had_data);
 			return e;
 		}
 		if (n == 0)
 			return 0;
 		/* The file may grow while we read: the bound holds for what we read. */
 		if (total + (size_t)n > max || fg_buf_add(out, chunk, (size_t)n) < 0) {
-			out->len = start;
-			if (out->data)
-				out->data[start] = '\0';
+			restore_buf(out, start, had_data);
 			return -EFBIG;
 		}
 		total += (size_t)n;
 	}
 }
 
+static int open_nofollow(int dirfd, const char *name)
+{
+	int fd;
+
+	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer,
+	 * and opening a device must not wait for a carrier. */
+	do
+		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
+}
+
 int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out, struct stat *st)
 {
 	struct stat sb;
-	int fd, r;
+	int fd, r, fl;
 
-	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = open_nofollow(dirfd, name);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (fstat(fd, &sb) < 0) {
 		r = -errno;
 		close(fd);
@@ -67,7 +86,12 @@ int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out,
 		close(fd);
 		return -EFBIG;
 	}
-	r = read_all(fd, max, out, (size_t)sb.st_size);
+	/* A regular file: blocking reads are fine again, and a non-blocking
+	 * descriptor could fail with EAGAIN on a mandatory-locked file. */
+	fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		(void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	r = read_all(fd, max, out);
 	close(fd);
 	if (r == 0 && st)
 		*st = sb;
@@ -103,8 +127,24 @@ static int write_full(int fd, const char *p, size_t len)
 			continue;
 		if (n < 0)
 			return -errno;
+		/* A zero-length write of a non-empty buffer would loop forever. */
+		if (n == 0)
+			return -EIO;
 		p += n;
 		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_fd(int fd)
+{
+	while (fsync(fd) < 0) {
+		if (errno == EINTR)
+			continue;
+		/* Some filesystems cannot sync a directory; that is not our error. */
+		if (errno == EINVAL || errno == EROFS)
+			return 0;
+		return -errno;
 	}
 	return 0;
 }
@@ -112,14 +152,36 @@ static int write_full(int fd, const char *p, size_t len)
 static int fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r = 0;
+	int r;
 
 	if (fd < 0)
 		return -errno;
-	if (fsync(fd) < 0 && errno != EINVAL)
-		r = -errno;
+	r = fsync_fd(fd);
 	close(fd);
 	return r;
+}
+
+/*
+ * Creates the temp file exclusively. A leftover with the same name (a crash
+ * of an earlier process that had our pid, or something planted by another
+ * writer of the directory) is unlinked, never truncated in place: truncating
+ * could write through a hard link into an unrelated file.
+ */
+static int create_tmp(const char *tmp_path)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+		if (fd >= 0)
+			return fd;
+		if (errno == EINTR)
+			continue;
+		if (errno != EEXIST)
+			return -errno;
+		if (unlink(tmp_path) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len)
@@ -130,15 +192,16 @@ int fg_write_atomic(const char *dir, const char *name, const void *data, size_t 
 	int fd, r;
 
 	free(tmp);
-	fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = create_tmp(tmp_path);
 	if (fd < 0) {
-		r = -errno;
+		r = fd;
 		goto out;
 	}
 	r = write_full(fd, data, len);
-	if (!r && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && !r)
+	if (!r)
+		r = fsync_fd(fd);
+	/* close() is not retried on EINTR: on Linux the descriptor is gone. */
+	if (close(fd) < 0 && !r && errno != EINTR)
 		r = -errno;
 	if (!r && rename(tmp_path, final_path) < 0)
 		r = -errno;
@@ -196,5 +259,10 @@ char *fg_path_join(const char *a, const char *b)
 		la--;
 	while (*b == '/')
 		b++;
+	/* "" joins to a relative name and "/" must not become "//b". */
+	if (la == 0)
+		return fg_xstrdup(b);
+	if (la == 1 && a[0] == '/')
+		return fg_xasprintf("/%s", b);
 	return fg_xasprintf("%.*s/%s", (int)la, a, b);
 }

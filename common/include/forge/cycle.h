@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "forge/buf.h"
 #include "forge/timeutil.h"
 #include "forge/verdict.h"
 

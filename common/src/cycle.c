@@ -1,0 +1,425 @@
+/*
+ * cycle.c - review_cycle_N.json: names, JSON shape, validation, atomic
+ * writes and directory listings (see cycle.h and docs/reference/cycle-files.md).
+ */
+#include "forge/cycle.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "internal.h"
+
+#define CYCLE_PREFIX "review_cycle_"
+#define CYCLE_SUFFIX ".json"
+
+void fg_cycle_init(struct fg_cycle *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->verdict = FG_VERDICT_REJECTED;
+	c->format = FG_FORMAT_NONE;
+}
+
+void fg_cycle_release(struct fg_cycle *c)
+{
+	free(c->feedback);
+	free(c->skill);
+	free(c->run_id);
+	free(c->reviewer_log);
+	fg_findings_free(c->findings, c->nfindings);
+	fg_cycle_init(c);
+}
+
+int fg_cycle_name_parse(const char *name, int *n)
+{
+	const size_t plen = sizeof(CYCLE_PREFIX) - 1;
+	const char *p;
+	long v = 0;
+	int ndig = 0;
+
+	if (strncmp(name, CYCLE_PREFIX, plen))
+		return 0;
+	p = name + plen;
+	/* No leading zeros: the name of cycle N is unique, so one file per cycle. */
+	if (*p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9') {
+		/* Seven digits already exceed FG_CYCLE_NUMBER_MAX; stop before overflow. */
+		if (++ndig > 7)
+			return 0;
+		v = v * 10 + (*p - '0');
+		p++;
+	}
+	if (strcmp(p, CYCLE_SUFFIX) || v > FG_CYCLE_NUMBER_MAX)
+		return 0;
+	*n = (int)v;
+	return 1;
+}
+
+char *fg_cycle_file_name(int n)
+{
+	return fg_xasprintf(CYCLE_PREFIX "%d" CYCLE_SUFFIX, n);
+}
+
+/* Rounds a wall time to milliseconds for the file. Non-finite or negative
+ * values (a clock gone wrong) are written as 0 so that our own reader never
+ * rejects what we wrote; huge values are left as they are. */
+static double elapsed_for_file(double x)
+{
+	if (!isfinite(x) || x < 0)
+		return 0;
+	if (x >= 1e12)
+		return x;
+	return (double)(long long)(x * 1000.0 + 0.5) / 1000.0;
+}
+
+static void add_optional(cJSON *o, const struct fg_cycle *c)
+{
+	if (c->run_id)
+		cJSON_AddStringToObject(o, "run_id", c->run_id);
+	if (c->synthetic)
+		cJSON_AddTrueToObject(o, "synthetic");
+	if (c->stalled)
+		cJSON_AddTrueToObject(o, "stalled");
+	if (c->has_format)
+		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->format));
+	if (c->has_findings)
+		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(c->findings, c->nfindings));
+	if (c->reviewer_log)
+		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
+}
+
+struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		abort();
+	cJSON_AddNumberToObject(o, "cycle", c->cycle);
+	cJSON_AddNumberToObject(o, "max_cycles", c->max_cycles);
+	cJSON_AddStringToObject(o, "verdict", c->verdict == FG_VERDICT_APPROVED ? "approved" : "rejected");
+	cJSON_AddStringToObject(o, "feedback", c->feedback ? c->feedback : "");
+	cJSON_AddStringToObject(o, "skill", c->skill ? c->skill : "");
+	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed_for_file(c->elapsed_seconds));
+	cJSON_AddStringToObject(o, "timestamp", c->timestamp);
+	add_optional(o, c);
+	return o;
+}
+
+char *fg_cycle_to_json(const struct fg_cycle *c)
+{
+	cJSON *o = fg_cycle_to_cjson(c);
+	char *text = cJSON_Print(o);
+	char *out;
+
+	cJSON_Delete(o);
+	if (!text)
+		abort();
+	out = fg_xasprintf("%s\n", text);
+	cJSON_free(text);
+	return out;
+}
+
+/* An integer-valued JSON number in [lo, hi]. JSON does not tell 1 from 1.0,
+ * so an integral value written either way is accepted. */
+static int get_int(const cJSON *o, const char *key, long lo, long hi, int *out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	double d;
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	if (isfinite(d) && d > (double)hi) {
+		fg__seterr(err, errlen, "field '%s' must be at most %ld", key, hi);
+		return -EINVAL;
+	}
+	/* The range is checked before the cast, which is undefined out of range. */
+	if (!isfinite(d) || d < (double)lo || d != (double)(long)d) {
+		fg__seterr(err, errlen, "field '%s' must be an integer >= %ld", key, lo);
+		return -EINVAL;
+	}
+	*out = (int)d;
+	return 0;
+}
+
+/* A required string field; *out borrows the cJSON string. */
+static int get_str(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		fg__seterr(err, errlen, "field '%s' must be a string", key);
+		return -EINVAL;
+	}
+	*out = v->valuestring;
+	return 0;
+}
+
+static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
+{
+	const char *s;
+	int r = get_str(o, "verdict", &s, err, errlen);
+
+	if (r)
+		return r;
+	/* Exactly the two lower-case words of the spec, nothing looser. */
+	if (!strcmp(s, "approved")) {
+		c->verdict = FG_VERDICT_APPROVED;
+	} else if (!strcmp(s, "rejected")) {
+		c->verdict = FG_VERDICT_REJECTED;
+	} else {
+		fg__seterr(err, errlen, "field 'verdict' must be \"approved\" or \"rejected\"");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field 'elapsed_seconds'");
+		return -EINVAL;
+	}
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
+		fg__seterr(err, errlen, "field 'elapsed_seconds' must be a number >= 0");
+		return -EINVAL;
+	}
+	c->elapsed_seconds = v->valuedouble;
+	return 0;
+}
+
+static int get_timestamp(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
+{
+	const char *s;
+	int r = get_str(o, "timestamp", &s, err, errlen);
+
+	if (r)
+		return r;
+	if (!fg_time_iso_valid(s)) {
+		fg__seterr(err, errlen, "field 'timestamp' must be UTC 'YYYY-MM-DDTHH:MM:SSZ'");
+		return -EINVAL;
+	}
+	fg__strlcpy(c->timestamp, s, sizeof(c->timestamp));
+	return 0;
+}
+
+/* The required fields, checked in the spec's table order so the reason
+ * names the first problem a reader of the table would find. */
+static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
+{
+	const char *feedback, *skill;
+	int r;
+
+	r = get_int(o, "cycle", 1, FG_CYCLE_NUMBER_MAX, &c->cycle, err, errlen);
+	if (!r)
+		r = get_int(o, "max_cycles", 1, INT_MAX, &c->max_cycles, err, errlen);
+	if (!r)
+		r = get_verdict(o, c, err, errlen);
+	if (!r)
+		r = get_str(o, "feedback", &feedback, err, errlen);
+	if (!r)
+		r = get_str(o, "skill", &skill, err, errlen);
+	if (!r)
+		r = get_elapsed(o, c, err, errlen);
+	if (!r)
+		r = get_timestamp(o, c, err, errlen);
+	if (r)
+		return r;
+	c->feedback = fg_xstrdup(feedback);
+	c->skill = fg_xstrdup(skill);
+	return 0;
+}
+
+/* A reviewer log name is opened relative to the step directory by readers,
+ * so only a plain file name in that directory is kept. */
+static int safe_base_name(const char *s)
+{
+	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+/* Optional fields: a wrong type makes the field count as absent (the spec
+ * says readers may ignore them), it never rejects the cycle. */
+static void parse_optional(const cJSON *o, struct fg_cycle *c)
+{
+	const cJSON *v;
+
+	v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+	if (cJSON_IsString(v) && v->valuestring)
+		c->run_id = fg_xstrdup(v->valuestring);
+	c->synthetic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "synthetic"));
+	c->stalled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stalled"));
+	v = cJSON_GetObjectItemCaseSensitive(o, "format");
+	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->format))
+		c->has_format = true;
+	else
+		c->format = FG_FORMAT_NONE;
+	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
+	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &c->findings, &c->nfindings))
+		c->has_findings = true;
+	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
+	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
+		c->reviewer_log = fg_xstrdup(v->valuestring);
+}
+
+int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
+{
+	struct fg_cycle tmp;
+	cJSON *o = NULL;
+	int r = -EINVAL;
+
+	fg_cycle_release(c);
+	fg_cycle_init(&tmp);
+	/* A NUL byte would let cJSON stop early and accept a prefix. */
+	if (len && !memchr(data, '\0', len))
+		o = cJSON_ParseWithLengthOpts(data, len, NULL, 1);
+	if (!o) {
+		fg__seterr(err, errlen, "not valid JSON");
+		return -EINVAL;
+	}
+	if (!cJSON_IsObject(o)) {
+		fg__seterr(err, errlen, "not a JSON object");
+		goto out;
+	}
+	r = parse_required(o, &tmp, err, errlen);
+	if (r)
+		goto out;
+	parse_optional(o, &tmp);
+	*c = tmp;
+	fg_cycle_init(&tmp);
+out:
+	fg_cycle_release(&tmp);
+	cJSON_Delete(o);
+	return r;
+}
+
+int fg_cycle_write(const char *dir, const struct fg_cycle *c)
+{
+	char *name, *text;
+	int r;
+
+	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
+		return -EINVAL;
+	name = fg_cycle_file_name(c->cycle);
+	text = fg_cycle_to_json(c);
+	r = fg_write_atomic(dir, name, text, strlen(text));
+	free(name);
+	free(text);
+	return r;
+}
+
+static void read_error(int r, const char *name, char *err, size_t errlen)
+{
+	if (r == -ELOOP)
+		fg__seterr(err, errlen, "'%s' is a symbolic link", name);
+	else if (r == -EINVAL)
+		fg__seterr(err, errlen, "'%s' is not a regular file", name);
+	else if (r == -EFBIG)
+		fg__seterr(err, errlen, "'%s' is larger than %d bytes", name, FG_CYCLE_MAX_BYTES);
+	else
+		fg__seterr(err, errlen, "cannot read '%s': %s", name, strerror(-r));
+}
+
+int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_buf *raw,
+		     char *err, size_t errlen)
+{
+	struct fg_buf local;
+	struct fg_buf *b = raw ? raw : &local;
+	int r;
+
+	fg_buf_init(&local, FG_CYCLE_MAX_BYTES);
+	if (raw)
+		fg_buf_reset(raw);
+	r = fg_read_file_at(dirfd, name, FG_CYCLE_MAX_BYTES, b, NULL);
+	if (r) {
+		/* A read error must not hand back an earlier cycle as if current. */
+		fg_cycle_release(c);
+		read_error(r, name, err, errlen);
+	} else {
+		r = fg_cycle_parse(c, fg_buf_str(b), b->len, err, errlen);
+	}
+	fg_buf_release(&local);
+	return r;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct fg_cycle_entry *x = a, *y = b;
+
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count)
+{
+	struct fg_cycle_entry *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int num, r = 0;
+
+	if (!d)
+		return -errno;
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		if (!fg_cycle_name_parse(de->d_name, &num))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = fg_xreallocarray(v, cap, sizeof(*v));
+		}
+		v[n].n = num;
+		v[n].name = fg_xstrdup(de->d_name);
+		n++;
+	}
+	if (errno)
+		r = -errno;
+	closedir(d);
+	if (r) {
+		fg_cycle_entries_free(v, n);
+		return r;
+	}
+	/* Canonical names make N unique, so the order is total. */
+	if (n)
+		qsort(v, n, sizeof(*v), entry_cmp);
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+void fg_cycle_entries_free(struct fg_cycle_entry *e, size_t count)
+{
+	for (size_t i = 0; e && i < count; i++)
+		free(e[i].name);
+	free(e);
+}
+
+bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n)
+{
+	const struct fg_cycle *last = NULL;
+
+	/* The last cycle is the highest number; among equal numbers the later
+	 * element wins, as a rewrite of a file is appended after the original. */
+	for (size_t i = 0; i < n; i++) {
+		if (!last || cycles[i].cycle >= last->cycle)
+			last = &cycles[i];
+	}
+	return last && last->verdict == FG_VERDICT_REJECTED && last->cycle >= last->max_cycles;
+}

@@ -1,0 +1,225 @@
+/*
+ * summary.c - review_summary.json (see summary.h and
+ * docs/reference/cycle-files.md).
+ */
+#include "forge/summary.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "internal.h"
+
+/* Indexed by enum fg_review_state; the spec's spelling. */
+static const char *const state_names[] = {
+	[FG_STATE_APPROVED] = "approved",
+	[FG_STATE_EXHAUSTED] = "exhausted",
+	[FG_STATE_STALLED] = "stalled",
+	[FG_STATE_FAILED] = "failed",
+	[FG_STATE_DISABLED] = "disabled",
+	[FG_STATE_NO_REVIEW] = "no_review",
+};
+
+#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
+
+const char *fg_review_state_name(enum fg_review_state s)
+{
+	if ((size_t)s >= NSTATES)
+		return "failed";
+	return state_names[s];
+}
+
+int fg_review_state_parse(const char *s, enum fg_review_state *out)
+{
+	for (size_t i = 0; i < NSTATES; i++) {
+		if (!strcmp(s, state_names[i])) {
+			*out = (enum fg_review_state)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void fg_summary_init(struct fg_summary *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->state = FG_STATE_NO_REVIEW;
+}
+
+void fg_summary_release(struct fg_summary *s)
+{
+	free(s->step);
+	free(s->skill);
+	free(s->task_key);
+	free(s->run_id);
+	free(s->review_md);
+	fg_summary_init(s);
+}
+
+static char *summary_to_json(const struct fg_summary *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *text, *out;
+
+	if (!o)
+		abort();
+	cJSON_AddStringToObject(o, "state", fg_review_state_name(s->state));
+	cJSON_AddNumberToObject(o, "cycles", s->cycles);
+	cJSON_AddNumberToObject(o, "max_cycles", s->max_cycles);
+	cJSON_AddStringToObject(o, "step", s->step ? s->step : "");
+	cJSON_AddStringToObject(o, "skill", s->skill ? s->skill : "");
+	cJSON_AddStringToObject(o, "task_key", s->task_key ? s->task_key : "");
+	cJSON_AddStringToObject(o, "run_id", s->run_id ? s->run_id : "");
+	if (s->review_md)
+		cJSON_AddStringToObject(o, "review_md", s->review_md);
+	else
+		cJSON_AddNullToObject(o, "review_md");
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!text)
+		abort();
+	out = fg_xasprintf("%s\n", text);
+	cJSON_free(text);
+	return out;
+}
+
+int fg_summary_write(const char *dir, const struct fg_summary *s)
+{
+	char *text = summary_to_json(s);
+	int r = fg_write_atomic(dir, FG_SUMMARY_FILE, text, strlen(text));
+
+	free(text);
+	return r;
+}
+
+static int get_count(const cJSON *o, const char *key, int *out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	double d;
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	/* Range first: the cast below is undefined outside int's range. */
+	if (!isfinite(d) || d < 0 || d > INT_MAX || d != (double)(int)d) {
+		fg__seterr(err, errlen, "field '%s' must be an integer >= 0", key);
+		return -EINVAL;
+	}
+	*out = (int)d;
+	return 0;
+}
+
+/* Required string: owned copy in *out. */
+static int get_string(const cJSON *o, const char *key, char **out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		fg__seterr(err, errlen, "field '%s' must be a string", key);
+		return -EINVAL;
+	}
+	*out = fg_xstrdup(v->valuestring);
+	return 0;
+}
+
+/* Optional string: a missing field, null or a wrong type yields dflt
+ * (NULL or a copy of it). */
+static char *opt_string(const cJSON *o, const char *key, const char *dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (cJSON_IsString(v) && v->valuestring)
+		return fg_xstrdup(v->valuestring);
+	return dflt ? fg_xstrdup(dflt) : NULL;
+}
+
+static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
+{
+	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
+	int r;
+
+	if (!st) {
+		fg__seterr(err, errlen, "missing field 'state'");
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(st) || !st->valuestring || fg_review_state_parse(st->valuestring, &s->state)) {
+		fg__seterr(err, errlen, "field 'state' must be one of approved, exhausted, stalled, "
+			   "failed, disabled, no_review");
+		return -EINVAL;
+	}
+	r = get_count(o, "cycles", &s->cycles, err, errlen);
+	if (!r)
+		r = get_count(o, "max_cycles", &s->max_cycles, err, errlen);
+	if (!r)
+		r = get_string(o, "step", &s->step, err, errlen);
+	if (!r)
+		r = get_string(o, "skill", &s->skill, err, errlen);
+	if (r)
+		return r;
+	s->task_key = opt_string(o, "task_key", "");
+	s->run_id = opt_string(o, "run_id", "");
+	s->review_md = opt_string(o, "review_md", NULL);
+	return 0;
+}
+
+static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, size_t errlen)
+{
+	struct fg_summary tmp;
+	cJSON *o = NULL;
+	int r = -EINVAL;
+
+	fg_summary_init(&tmp);
+	if (b->len && !memchr(b->data, '\0', b->len))
+		o = cJSON_ParseWithLengthOpts(b->data, b->len, NULL, 1);
+	if (!o) {
+		fg__seterr(err, errlen, "not valid JSON");
+		return -EINVAL;
+	}
+	if (cJSON_IsObject(o))
+		r = parse_summary(o, &tmp, err, errlen);
+	else
+		fg__seterr(err, errlen, "not a JSON object");
+	if (!r) {
+		*s = tmp;
+		fg_summary_init(&tmp);
+	}
+	fg_summary_release(&tmp);
+	cJSON_Delete(o);
+	return r;
+}
+
+int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen)
+{
+	char *path = fg_path_join(dir, FG_SUMMARY_FILE);
+	struct fg_buf b;
+	int r;
+
+	fg_summary_release(s);
+	fg_buf_init(&b, FG_SUMMARY_MAX_BYTES);
+	r = fg_read_file_at(AT_FDCWD, path, FG_SUMMARY_MAX_BYTES, &b, NULL);
+	if (r == -ELOOP)
+		fg__seterr(err, errlen, "'%s' is a symbolic link", path);
+	else if (r == -EINVAL)
+		fg__seterr(err, errlen, "'%s' is not a regular file", path);
+	else if (r == -EFBIG)
+		fg__seterr(err, errlen, "'%s' is larger than %d bytes", path, FG_SUMMARY_MAX_BYTES);
+	else if (r)
+		fg__seterr(err, errlen, "cannot read '%s': %s", path, strerror(-r));
+	else
+		r = parse_text(s, &b, err, errlen);
+	fg_buf_release(&b);
+	free(path);
+	return r;
+}
