@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# run.sh SECONDS - build the libFuzzer targets with clang and run each for
+# SECONDS (default 60) on a working copy of its seed corpus (fuzz/corpus/<t>
+# plus the test fixtures). A crash leaves its input in fuzz/out/<t>/ and makes
+# this script exit non-zero; turn it into a regression test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+build=${FORGE_FUZZ_BUILD:-build-fuzz}
+
+CC=clang cmake -S . -B "$build" -DFORGE_FUZZ=ON -DFORGE_BUILD_TESTS=OFF \
+  -DFORGE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz_reviewmd fuzz_verdict fuzz_cycle fuzz_cmdline >/dev/null
+
+declare -A fixtures=( [reviewmd]=tests/fixtures/reviewmd [verdict]=tests/fixtures/verdict
+                      [cycle]=tests/fixtures/cycle [cmdline]=tests/fixtures/cmdline )
+status=0
+for t in reviewmd verdict cycle cmdline; do
+  work="fuzz/out/$t"
+  rm -rf "$work"; mkdir -p "$work/corpus" "$work/crashes"
+  cp -r fuzz/corpus/"$t"/. "$work/corpus/" 2>/dev/null || true
+  if [ -d "${fixtures[$t]}" ]; then
+    find "${fixtures[$t]}" -type f -size -1M -exec cp {} "$work/corpus/" \; 2>/dev/null || true
+  fi
+  echo "fuzz: $t for ${secs}s"
+  if ! "$build/fuzz/fuzz_$t" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="$work/crashes/" -print_final_stats=1 "$work/corpus" >"$work/log" 2>&1; then
+    echo "fuzz: $t FAILED, see $work/log and $work/crashes/" >&2
+    tail -n 30 "$work/log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done" "$work/log" | tail -n 2 || true
+  fi
+done
+exit $status
