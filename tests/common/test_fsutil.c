@@ -1,0 +1,396 @@
+/*
+ * test_fsutil.c - bounded symlink-safe reads, atomic writes, temp names,
+ * mkdir -p and path joining.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "forge/buf.h"
+#include "forge/fsutil.h"
+
+TestSuite(fsutil, .timeout = 30);
+
+/* Number of entries in dir other than . and .. */
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	for (de = readdir(d); de; de = readdir(d)) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Reads path expecting error want; checks that a pre-filled buffer and an
+ * empty one are both left exactly as they were. */
+static void expect_read_refused(const char *path, size_t max, int want)
+{
+	struct fg_buf b, empty;
+
+	fg_buf_init(&b, 1024);
+	fg_buf_init(&empty, 1024);
+	fg_buf_adds(&b, "keep");
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, &b, NULL), want, "%s", path);
+	cr_assert_str_eq(fg_buf_str(&b), "keep");
+	cr_assert_eq(b.len, 4);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, &empty, NULL), want);
+	cr_assert_null(empty.data);
+	cr_assert_eq(empty.len, 0);
+	fg_buf_release(&b);
+	fg_buf_release(&empty);
+}
+
+Test(fsutil, read_appends_regular_file_and_fills_stat)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/f", dir);
+	struct fg_buf b;
+	struct stat st;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	fgt_write(p, "hello\n");
+	fg_buf_init(&b, 100);
+	fg_buf_adds(&b, ">");
+	cr_assert_eq(fg_read_file_at(dfd, "f", 100, &b, &st), 0);
+	cr_assert_str_eq(fg_buf_str(&b), ">hello\n");
+	cr_assert_eq(st.st_size, 6);
+	cr_assert(S_ISREG(st.st_mode));
+	/* Exactly max bytes is allowed. */
+	fg_buf_reset(&b);
+	cr_assert_eq(fg_read_file_at(dfd, "f", 6, &b, NULL), 0);
+	cr_assert_str_eq(fg_buf_str(&b), "hello\n");
+	close(dfd);
+	fg_buf_release(&b);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, read_keeps_nul_bytes)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/bin", dir);
+	struct fg_buf b;
+
+	fgt_write_bytes(p, "a\0b", 3);
+	fg_buf_init(&b, 100);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, &b, NULL), 0);
+	cr_assert_eq(b.len, 3);
+	cr_assert_eq(memcmp(b.data, "a\0b", 3), 0);
+	fg_buf_release(&b);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, read_refuses_symlink)
+{
+	char *dir = fgt_tmpdir();
+	char *target = fgt_fmt("%s/target", dir);
+	char *link = fgt_fmt("%s/link", dir);
+
+	fgt_write(target, "secret");
+	cr_assert_eq(symlink(target, link), 0);
+	expect_read_refused(link, 100, -ELOOP);
+	fgt_rm_rf(dir);
+	free(target);
+	free(link);
+	free(dir);
+}
+
+Test(fsutil, read_refuses_fifo_without_blocking)
+{
+	char *dir = fgt_tmpdir();
+	char *fifo = fgt_fmt("%s/fifo", dir);
+
+	/* No writer ever opens it: a blocking open would hang until the
+	 * suite's timeout fails the test. */
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	expect_read_refused(fifo, 100, -EINVAL);
+	fgt_rm_rf(dir);
+	free(fifo);
+	free(dir);
+}
+
+Test(fsutil, read_refuses_directory_and_device)
+{
+	char *dir = fgt_tmpdir();
+
+	expect_read_refused(dir, 100, -EINVAL);
+	expect_read_refused("/dev/null", 100, -EINVAL);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(fsutil, read_refuses_file_over_max)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/big", dir);
+
+	fgt_write(p, "0123456789");
+	expect_read_refused(p, 9, -EFBIG);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, read_refuses_file_over_buffer_max)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/big", dir);
+	struct fg_buf b;
+
+	fgt_write(p, "0123456789");
+	fg_buf_init(&b, 12);
+	fg_buf_adds(&b, "abcd");
+	/* The caller's max allows it, the buffer's own max does not. */
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, &b, NULL), -EFBIG);
+	cr_assert_str_eq(fg_buf_str(&b), "abcd");
+	fg_buf_release(&b);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, read_missing_file_is_enoent)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/none", dir);
+
+	expect_read_refused(p, 100, -ENOENT);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+struct tmp_case {
+	const char *name;
+	int want;
+};
+
+Test(fsutil, is_atomic_tmp_name_table)
+{
+	static const struct tmp_case cases[] = {
+		{ ".review_cycle_1.json.tmp.123", 1 },
+		{ ".x.tmp.1", 1 },
+		{ ".review_summary.json.tmp.4194304", 1 },
+		{ "..tmp.1", 0 },            /* nothing between the dot and .tmp. */
+		{ ".tmp.1", 0 },
+		{ ".x.tmp.", 0 },            /* no pid */
+		{ ".x.tmp.12a", 0 },
+		{ ".x.tmp", 0 },
+		{ "x.tmp.1", 0 },            /* no leading dot */
+		{ "review_cycle_1.json.tmp", 0 },
+		{ "review_cycle_1.json", 0 },
+		{ ".x.tmpx1", 0 },
+		{ ".x_tmp.1", 0 },
+		{ "", 0 },
+		{ ".", 0 },
+		{ "..", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(fg_is_atomic_tmp_name(cases[i].name), cases[i].want, "'%s'", cases[i].name);
+}
+
+Test(fsutil, tmp_name_never_matches_cycle_glob)
+{
+	static const char *const names[] = { "review_cycle_1.json", "review_cycle_10.json",
+					     "review_summary.json", "x" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *t = fg_atomic_tmp_name(names[i]);
+		char *want = fgt_fmt(".%s.tmp.%ld", names[i], (long)getpid());
+
+		cr_assert_str_eq(t, want);
+		cr_assert(fg_is_atomic_tmp_name(t), "%s", t);
+		/* The glob as a shell or a watcher matches it, leading dot or not. */
+		cr_assert_neq(fnmatch("review_cycle_*.json", t, 0), 0, "%s", t);
+		cr_assert_neq(fnmatch("*review_cycle_*.json", t, 0), 0, "%s", t);
+		free(t);
+		free(want);
+	}
+}
+
+Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/out.json", dir);
+	struct stat st;
+	mode_t old = umask(022);
+	char *got;
+
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "first", 5), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "first");
+	free(got);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "second!", 7), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "second!");
+	free(got);
+	cr_assert_eq(count_entries(dir), 1);
+	/* Empty content is a valid write too. */
+	cr_assert_eq(fg_write_atomic(dir, "empty", "", 0), 0);
+	free(p);
+	p = fgt_fmt("%s/empty", dir);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "");
+	free(got);
+	umask(old);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
+{
+	char *dir = fgt_tmpdir();
+	char *missing = fgt_fmt("%s/nope", dir);
+
+	cr_assert_eq(fg_write_atomic(missing, "f.json", "x", 1), -ENOENT);
+	cr_assert_eq(count_entries(dir), 0);
+	fgt_rm_rf(dir);
+	free(missing);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
+{
+	char *dir = fgt_tmpdir();
+	char *target = fgt_fmt("%s/out.json", dir);
+	char *inner = fgt_fmt("%s/out.json/keep", dir);
+	char *got;
+	int r;
+
+	/* The target is a non-empty directory: rename() fails even as root. */
+	fgt_write(inner, "old");
+	r = fg_write_atomic(dir, "out.json", "new", 3);
+	cr_assert_lt(r, 0);
+	cr_assert(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST, "r=%d", r);
+	got = fgt_read(inner, NULL);
+	cr_assert_str_eq(got, "old");
+	free(got);
+	cr_assert_eq(count_entries(dir), 1, "a temp file was left behind");
+	fgt_rm_rf(dir);
+	free(target);
+	free(inner);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
+{
+	char *dir, *p, *got;
+
+	if (geteuid() == 0)
+		cr_skip("running as root: directory permissions are not enforced");
+	dir = fgt_tmpdir();
+	p = fgt_fmt("%s/out.json", dir);
+	fgt_write(p, "old");
+	cr_assert_eq(chmod(dir, 0555), 0);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), -EACCES);
+	chmod(dir, 0755);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "old");
+	free(got);
+	cr_assert_eq(count_entries(dir), 1);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
+{
+	char *dir = fgt_tmpdir();
+	char *victim = fgt_fmt("%s/victim", dir);
+	char *tmpname = fg_atomic_tmp_name("out.json");
+	char *tmp = fgt_fmt("%s/%s", dir, tmpname);
+	char *out = fgt_fmt("%s/out.json", dir);
+	char *got;
+
+	fgt_write(victim, "precious");
+	/* A hard link at the temp name: truncating it would destroy victim. */
+	cr_assert_eq(link(victim, tmp), 0);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), 0);
+	got = fgt_read(victim, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	/* A symlink at the temp name is replaced, not followed. */
+	cr_assert_eq(symlink(victim, tmp), 0);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "newer", 5), 0);
+	got = fgt_read(victim, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "newer");
+	free(got);
+	cr_assert_not(fgt_exists(tmp));
+	fgt_rm_rf(dir);
+	free(victim);
+	free(tmpname);
+	free(tmp);
+	free(out);
+	free(dir);
+}
+
+Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
+{
+	char *dir = fgt_tmpdir();
+	char *deep = fgt_fmt("%s/a/b/c/", dir);
+	char *file = fgt_fmt("%s/file", dir);
+	char *under = fgt_fmt("%s/file/sub", dir);
+	struct stat st;
+
+	cr_assert_eq(fg_mkdir_p(deep, 0755), 0);
+	cr_assert_eq(stat(deep, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(fg_mkdir_p(deep, 0755), 0, "existing directories are fine");
+	fgt_write(file, "x");
+	cr_assert_eq(fg_mkdir_p(file, 0755), -ENOTDIR);
+	cr_assert_eq(fg_mkdir_p(under, 0755), -ENOTDIR);
+	cr_assert_eq(fg_mkdir_p("", 0755), -ENOENT);
+	cr_assert_eq(fg_mkdir_p("/", 0755), 0);
+	fgt_rm_rf(dir);
+	free(deep);
+	free(file);
+	free(under);
+	free(dir);
+}
+
+struct join_case {
+	const char *a, *b, *want;
+};
+
+Test(fsutil, path_join_table)
+{
+	static const struct join_case cases[] = {
+		{ "a", "b", "a/b" },
+		{ "a/", "b", "a/b" },
+		{ "a//", "/b", "a/b" },
+		{ "/", "b", "/b" },
+		{ "/", "/b", "/b" },
+		{ "", "b", "b" },
+		{ "/w/.forge", "step/x", "/w/.forge/step/x" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = fg_path_join(cases[i].a, cases[i].b);
+
+		cr_expect_str_eq(got, cases[i].want, "join('%s', '%s')", cases[i].a, cases[i].b);
+		free(got);
+	}
+}
