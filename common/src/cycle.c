@@ -277,17 +277,38 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 		c->reviewer_log = fg_xstrdup(v->valuestring);
 }
 
+/* Parses exactly len bytes as one JSON value with nothing but whitespace
+ * after it. cJSON's own trailing-garbage check wants the NUL inside the
+ * length, so the end is checked here. NUL bytes anywhere are refused: cJSON
+ * would stop at one and accept a prefix. Returns NULL when invalid. */
+static cJSON *parse_exact(const char *data, size_t len)
+{
+	const char *end = NULL;
+	cJSON *o;
+
+	if (!len || memchr(data, '\0', len))
+		return NULL;
+	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!o)
+		return NULL;
+	for (; end && end < data + len; end++) {
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
 {
 	struct fg_cycle tmp;
-	cJSON *o = NULL;
+	cJSON *o;
 	int r = -EINVAL;
 
 	fg_cycle_release(c);
 	fg_cycle_init(&tmp);
-	/* A NUL byte would let cJSON stop early and accept a prefix. */
-	if (len && !memchr(data, '\0', len))
-		o = cJSON_ParseWithLengthOpts(data, len, NULL, 1);
+	o = parse_exact(data, len);
 	if (!o) {
 		fg__seterr(err, errlen, "not valid JSON");
 		return -EINVAL;

@@ -174,15 +174,37 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	return 0;
 }
 
+/* Parses exactly len bytes as one JSON value with nothing but whitespace
+ * after it. cJSON's own trailing-garbage check wants the NUL inside the
+ * length, so the end is checked here. NUL bytes anywhere are refused: cJSON
+ * would stop at one and accept a prefix. Returns NULL when invalid. */
+static cJSON *parse_exact(const char *data, size_t len)
+{
+	const char *end = NULL;
+	cJSON *o;
+
+	if (!len || memchr(data, '\0', len))
+		return NULL;
+	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!o)
+		return NULL;
+	for (; end && end < data + len; end++) {
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, size_t errlen)
 {
 	struct fg_summary tmp;
-	cJSON *o = NULL;
+	cJSON *o;
 	int r = -EINVAL;
 
 	fg_summary_init(&tmp);
-	if (b->len && !memchr(b->data, '\0', b->len))
-		o = cJSON_ParseWithLengthOpts(b->data, b->len, NULL, 1);
+	o = parse_exact(fg_buf_str(b), b->len);
 	if (!o) {
 		fg__seterr(err, errlen, "not valid JSON");
 		return -EINVAL;
