@@ -1,0 +1,811 @@
+/*
+ * metrics.c - in-memory metric series, rendered in the Prometheus text
+ * exposition format 0.0.4 and merged into a node_exporter textfile.
+ *
+ * A run produces at most a few dozen series, so series live in one flat
+ * array with a linear lookup (O(n) per observation); rendering sorts a copy
+ * of the pointers so the file's order is stable and diffs cleanly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "metrics.h"
+
+#define NBUCKETS 9               /* the finite bounds plus +Inf */
+#define MAX_LABELS 3             /* the most labels one of our families has */
+#define PARSE_MAX_LABELS 64      /* labels accepted on a foreign sample */
+#define METRICS_FILE_MAX ((size_t)16 << 20)
+#define SEEN_SUM (1u << NBUCKETS)
+#define SEEN_COUNT (1u << (NBUCKETS + 1))
+#define SEEN_HISTOGRAM ((1u << (NBUCKETS + 2)) - 1)
+
+static const double bucket_bound[NBUCKETS - 1] = { 1, 5, 10, 30, 60, 120, 300, 600 };
+static const char *const bucket_le[NBUCKETS] = {
+	"1", "5", "10", "30", "60", "120", "300", "600", "+Inf"
+};
+
+/* In alphabetical order of name: sorting series by family sorts the file. */
+enum family { F_CYCLES, F_DURATION, F_EXHAUSTED, F_SWEEP, F_VERDICTS, F_RUNS, F_COUNT };
+
+struct family_def {
+	const char *name;
+	const char *help;
+	int histogram;
+	size_t nlabels;
+	const char *labels[MAX_LABELS];
+};
+
+static const struct family_def families[F_COUNT] = {
+	[F_CYCLES] = { "forge_review_cycles_total",
+		       "Review cycles detected, by skill and step.", 0, 2, { "skill", "step" } },
+	[F_DURATION] = { "forge_review_duration_seconds",
+			 "Wall time of one review cycle in seconds.", 1, 2, { "skill", "step" } },
+	[F_EXHAUSTED] = { "forge_review_exhausted_total",
+			  "Runs whose review loop ended rejected at its cycle limit.", 0, 2,
+			  { "skill", "step" } },
+	[F_SWEEP] = { "forge_review_sweep_caught_total",
+		      "Review cycles seen only by the final sweep, not while watching.", 0, 2,
+		      { "skill", "step" } },
+	[F_VERDICTS] = { "forge_review_verdicts_total",
+			 "Review verdicts, by skill, step and verdict.", 0, 3,
+			 { "skill", "step", "verdict" } },
+	[F_RUNS] = { "forge_runner_runs_total",
+		     "Runner runs, by step and outcome.", 0, 2, { "step", "outcome" } },
+};
+
+struct rn_metric_series {
+	enum family fam;
+	char *label[MAX_LABELS];     /* owned values, in the family's label order */
+	double value;                /* counters */
+	double bucket[NBUCKETS];     /* histograms: cumulative counts */
+	double sum;
+	double count;
+	unsigned seen;               /* parsing only: samples of this series already read */
+};
+
+void rn_metrics_init(struct rn_metrics *m)
+{
+	m->series = NULL;
+	m->n = 0;
+	m->cap = 0;
+}
+
+void rn_metrics_release(struct rn_metrics *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		for (size_t j = 0; j < MAX_LABELS; j++)
+			free(m->series[i].label[j]);
+	free(m->series);
+	rn_metrics_init(m);
+}
+
+/* Finds the series of fam with these label values (NULL reads as ""), adding it if new. */
+static struct rn_metric_series *series_get(struct rn_metrics *m, enum family fam,
+					   const char *const *vals)
+{
+	size_t nl = families[fam].nlabels, i, j;
+	struct rn_metric_series *s;
+
+	for (i = 0; i < m->n; i++) {
+		s = &m->series[i];
+		if (s->fam != fam)
+			continue;
+		for (j = 0; j < nl; j++)
+			if (strcmp(s->label[j], vals[j] ? vals[j] : ""))
+				break;
+		if (j == nl)
+			return s;
+	}
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 8;
+		m->series = fg_xreallocarray(m->series, m->cap, sizeof(*m->series));
+	}
+	s = &m->series[m->n++];
+	memset(s, 0, sizeof(*s));
+	s->fam = fam;
+	for (j = 0; j < nl; j++)
+		s->label[j] = fg_xstrdup(vals[j] ? vals[j] : "");
+	return s;
+}
+
+static void counter_add(struct rn_metrics *m, enum family fam, const char *a, const char *b,
+			const char *c, double n)
+{
+	const char *vals[MAX_LABELS] = { a, b, c };
+
+	series_get(m, fam, vals)->value += n;
+}
+
+static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
+{
+	const char *vals[MAX_LABELS] = { skill, step, NULL };
+	struct rn_metric_series *s = series_get(m, F_DURATION, vals);
+
+	/* A negative or non-finite duration is a clock oddity, not a real
+	 * observation; counting it as 0 keeps _sum finite and parseable. */
+	if (!isfinite(x) || x < 0)
+		x = 0;
+	for (size_t i = 0; i < NBUCKETS; i++)
+		if (i == NBUCKETS - 1 || x <= bucket_bound[i])
+			s->bucket[i] += 1;
+	s->sum += x;
+	s->count += 1;
+}
+
+void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const char *step,
+			      const char *verdict, double elapsed_seconds)
+{
+	counter_add(m, F_CYCLES, skill, step, NULL, 1);
+	counter_add(m, F_VERDICTS, skill, step, verdict, 1);
+	histogram_observe(m, skill, step, elapsed_seconds);
+}
+
+void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n)
+{
+	counter_add(m, F_SWEEP, skill, step, NULL, n);
+}
+
+void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step)
+{
+	counter_add(m, F_EXHAUSTED, skill, step, NULL, 1);
+}
+
+void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome)
+{
+	counter_add(m, F_RUNS, step, outcome, NULL, 1);
+}
+
+/* ---- rendering ---- */
+
+static int series_cmp(const void *pa, const void *pb)
+{
+	const struct rn_metric_series *a = *(const struct rn_metric_series *const *)pa;
+	const struct rn_metric_series *b = *(const struct rn_metric_series *const *)pb;
+
+	if (a->fam != b->fam)
+		return a->fam < b->fam ? -1 : 1;
+	for (size_t j = 0; j < families[a->fam].nlabels; j++) {
+		int c = strcmp(a->label[j], b->label[j]);
+
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+/* Shortest decimal form that reads back as the same double; integers without exponent. */
+static void format_value(double v, char *out, size_t outlen)
+{
+	if (isinf(v)) {
+		snprintf(out, outlen, "%s", v > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (isnan(v)) {
+		snprintf(out, outlen, "NaN");
+		return;
+	}
+	if (v == floor(v) && fabs(v) < 1e15) {
+		snprintf(out, outlen, "%.0f", v);
+		return;
+	}
+	snprintf(out, outlen, "%.15g", v);
+	if (strtod(out, NULL) != v)
+		snprintf(out, outlen, "%.17g", v);
+}
+
+/* Label values escape exactly backslash, double quote and newline (format 0.0.4). */
+static int add_escaped(struct fg_buf *b, const char *s)
+{
+	int r = 0;
+
+	for (; *s && !r; s++) {
+		if (*s == '\\')
+			r = fg_buf_adds(b, "\\\\");
+		else if (*s == '"')
+			r = fg_buf_adds(b, "\\\"");
+		else if (*s == '\n')
+			r = fg_buf_adds(b, "\\n");
+		else
+			r = fg_buf_addc(b, *s);
+	}
+	return r;
+}
+
+/* Appends "name{k="v",...[,le="x"]} value\n". le may be NULL. */
+static int add_sample(struct fg_buf *b, const struct rn_metric_series *s, const char *suffix,
+		      const char *le, double v)
+{
+	const struct family_def *f = &families[s->fam];
+	char num[64];
+	int r;
+
+	r = fg_buf_addf(b, "%s%s{", f->name, suffix);
+	for (size_t j = 0; j < f->nlabels && !r; j++) {
+		r = fg_buf_addf(b, "%s%s=\"", j ? "," : "", f->labels[j]);
+		if (!r)
+			r = add_escaped(b, s->label[j]);
+		if (!r)
+			r = fg_buf_addc(b, '"');
+	}
+	if (!r && le)
+		r = fg_buf_addf(b, ",le=\"%s\"", le);
+	format_value(v, num, sizeof(num));
+	if (!r)
+		r = fg_buf_addf(b, "} %s\n", num);
+	return r;
+}
+
+static int render_series(struct fg_buf *b, const struct rn_metric_series *s)
+{
+	int r = 0;
+
+	if (!families[s->fam].histogram)
+		return add_sample(b, s, "", NULL, s->value);
+	for (size_t i = 0; i < NBUCKETS && !r; i++)
+		r = add_sample(b, s, "_bucket", bucket_le[i], s->bucket[i]);
+	if (!r)
+		r = add_sample(b, s, "_sum", NULL, s->sum);
+	if (!r)
+		r = add_sample(b, s, "_count", NULL, s->count);
+	return r;
+}
+
+int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
+{
+	const struct rn_metric_series **v = fg_xcalloc(m->n ? m->n : 1, sizeof(*v));
+	size_t old_len = out->len;
+	int r = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		v[i] = &m->series[i];
+	qsort(v, m->n, sizeof(*v), series_cmp);
+	for (size_t i = 0; i < m->n && !r; i++) {
+		const struct family_def *f = &families[v[i]->fam];
+
+		if (i == 0 || v[i - 1]->fam != v[i]->fam)
+			r = fg_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
+					f->name, f->histogram ? "histogram" : "counter");
+		if (!r)
+			r = render_series(out, v[i]);
+	}
+	free(v);
+	/* On -E2BIG drop the partial text so out is left as it was. */
+	if (r && out->data) {
+		out->len = old_len;
+		out->data[old_len] = '\0';
+	}
+	return r;
+}
+
+/* ---- parsing an existing textfile ---- */
+
+/* One line being parsed; why names the first problem (a static string). */
+struct cursor {
+	const char *p;
+	const char *end;
+	const char *why;
+};
+
+struct label_set {
+	size_t n;
+	char *name[PARSE_MAX_LABELS];   /* owned */
+	char *val[PARSE_MAX_LABELS];    /* owned, unescaped */
+};
+
+enum part { P_VALUE, P_BUCKET, P_SUM, P_COUNT };
+
+static void label_set_release(struct label_set *ls)
+{
+	for (size_t i = 0; i < ls->n; i++) {
+		free(ls->name[i]);
+		free(ls->val[i]);
+	}
+	ls->n = 0;
+}
+
+static int fail(struct cursor *c, const char *why)
+{
+	if (!c->why)
+		c->why = why;
+	return -EINVAL;
+}
+
+static void skip_blank(struct cursor *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
+		c->p++;
+}
+
+static int is_name_char(char ch, int first, int metric)
+{
+	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_')
+		return 1;
+	if (metric && ch == ':')
+		return 1;
+	return !first && ch >= '0' && ch <= '9';
+}
+
+/* Reads a metric (metric != 0) or label name; returns it owned, or NULL. */
+static char *parse_name(struct cursor *c, int metric)
+{
+	const char *start = c->p;
+
+	while (c->p < c->end && is_name_char(*c->p, c->p == start, metric))
+		c->p++;
+	if (c->p == start) {
+		fail(c, metric ? "expected a metric name" : "expected a label name");
+		return NULL;
+	}
+	return fg_xstrndup(start, (size_t)(c->p - start));
+}
+
+/* Reads a quoted label value, undoing the three escapes the format defines. */
+static char *parse_label_value(struct cursor *c)
+{
+	struct fg_buf v;
+
+	fg_buf_init(&v, METRICS_FILE_MAX);
+	if (c->p >= c->end || *c->p != '"')
+		goto bad;
+	for (c->p++; c->p < c->end && *c->p != '"'; c->p++) {
+		char ch = *c->p;
+
+		if (ch == '\\') {
+			if (++c->p >= c->end)
+				goto bad;
+			ch = *c->p == 'n' ? '\n' : *c->p;
+			if (*c->p != 'n' && *c->p != '\\' && *c->p != '"')
+				goto bad;
+		}
+		fg_buf_addc(&v, ch);
+	}
+	if (c->p >= c->end)
+		goto bad;
+	c->p++;
+	return fg_buf_detach(&v, NULL);
+bad:
+	fg_buf_release(&v);
+	fail(c, "malformed label value");
+	return NULL;
+}
+
+static int parse_labels(struct cursor *c, struct label_set *ls)
+{
+	c->p++; /* '{' */
+	for (;;) {
+		skip_blank(c);
+		if (c->p < c->end && *c->p == '}') {
+			c->p++;
+			return 0;
+		}
+		if (ls->n == PARSE_MAX_LABELS)
+			return fail(c, "too many labels");
+		ls->name[ls->n] = parse_name(c, 0);
+		if (!ls->name[ls->n])
+			return -EINVAL;
+		ls->val[ls->n] = NULL;
+		ls->n++;
+		skip_blank(c);
+		if (c->p >= c->end || *c->p != '=')
+			return fail(c, "expected '=' after a label name");
+		c->p++;
+		skip_blank(c);
+		ls->val[ls->n - 1] = parse_label_value(c);
+		if (!ls->val[ls->n - 1])
+			return -EINVAL;
+		skip_blank(c);
+		if (c->p < c->end && *c->p == ',')
+			c->p++;
+		else if (c->p >= c->end || *c->p != '}')
+			return fail(c, "expected ',' or '}' in labels");
+	}
+}
+
+/* Reads the value and an optional integer timestamp, which must end the line. */
+static int parse_value(struct cursor *c, double *v)
+{
+	char tok[64], *endp;
+	const char *start;
+	size_t n;
+
+	skip_blank(c);
+	start = c->p;
+	while (c->p < c->end && *c->p != ' ' && *c->p != '\t')
+		c->p++;
+	n = (size_t)(c->p - start);
+	if (n == 0 || n >= sizeof(tok))
+		return fail(c, "expected a sample value");
+	memcpy(tok, start, n);
+	tok[n] = '\0';
+	errno = 0;
+	*v = strtod(tok, &endp);
+	if (*endp || errno == ERANGE)
+		return fail(c, "invalid sample value");
+	skip_blank(c);
+	if (c->p < c->end && *c->p == '-')
+		c->p++;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
+		c->p++;
+	skip_blank(c);
+	if (c->p != c->end)
+		return fail(c, "trailing characters after the sample value");
+	return 0;
+}
+
+/* 1 if name is a sample of one of our families, with *fam and *part set. */
+static int classify(const char *name, enum family *fam, enum part *part)
+{
+	static const struct { const char *suffix; enum part part; } parts[] = {
+		{ "_bucket", P_BUCKET }, { "_sum", P_SUM }, { "_count", P_COUNT },
+	};
+
+	for (int f = 0; f < F_COUNT; f++) {
+		size_t bl = strlen(families[f].name);
+
+		*fam = (enum family)f;
+		if (!families[f].histogram) {
+			*part = P_VALUE;
+			if (!strcmp(name, families[f].name))
+				return 1;
+			continue;
+		}
+		if (strncmp(name, families[f].name, bl))
+			continue;
+		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+			*part = parts[i].part;
+			if (!strcmp(name + bl, parts[i].suffix))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Index of the bucket whose bound le names, or -1. */
+static int bucket_index(const char *le)
+{
+	char *endp;
+	double v;
+
+	if (!strcmp(le, "+Inf"))
+		return NBUCKETS - 1;
+	v = strtod(le, &endp);
+	if (endp == le || *endp)
+		return -1;
+	for (int i = 0; i < NBUCKETS - 1; i++)
+		if (v == bucket_bound[i])
+			return i;
+	return -1;
+}
+
+/*
+ * Orders ls's labels as the family declares them (vals) and finds the
+ * bucket of a _bucket sample. Every declared label must be present once,
+ * and nothing else but le on a bucket.
+ */
+static int match_labels(struct cursor *c, enum family fam, enum part part,
+			const struct label_set *ls, const char **vals, int *bucket)
+{
+	const struct family_def *f = &families[fam];
+	size_t need = f->nlabels + (part == P_BUCKET);
+
+	*bucket = -1;
+	for (size_t j = 0; j < MAX_LABELS; j++)
+		vals[j] = NULL;
+	for (size_t i = 0; i < ls->n; i++) {
+		size_t j;
+
+		if (part == P_BUCKET && !strcmp(ls->name[i], "le")) {
+			if (*bucket >= 0)
+				return fail(c, "duplicate label");
+			*bucket = bucket_index(ls->val[i]);
+			if (*bucket < 0)
+				return fail(c, "unknown histogram bucket");
+			continue;
+		}
+		for (j = 0; j < f->nlabels && strcmp(ls->name[i], f->labels[j]); j++)
+			;
+		if (j == f->nlabels)
+			return fail(c, "unexpected label");
+		if (vals[j])
+			return fail(c, "duplicate label");
+		vals[j] = ls->val[i];
+	}
+	return ls->n == need ? 0 : fail(c, "missing label");
+}
+
+/* Adds one sample of our families to acc; each sample may appear once. */
+static int apply_sample(struct cursor *c, struct rn_metrics *acc, enum family fam,
+			enum part part, const struct label_set *ls, double v)
+{
+	const char *vals[MAX_LABELS];
+	struct rn_metric_series *s;
+	unsigned bit;
+	int bucket;
+
+	if (match_labels(c, fam, part, ls, vals, &bucket))
+		return -EINVAL;
+	if (!isfinite(v) || v < 0)
+		return fail(c, "negative or non-finite value");
+	s = series_get(acc, fam, vals);
+	bit = part == P_VALUE ? 1u : part == P_BUCKET ? 1u << bucket
+		: part == P_SUM ? SEEN_SUM : SEEN_COUNT;
+	if (s->seen & bit)
+		return fail(c, "duplicate sample");
+	s->seen |= bit;
+	if (part == P_VALUE)
+		s->value = v;
+	else if (part == P_BUCKET)
+		s->bucket[bucket] = v;
+	else if (part == P_SUM)
+		s->sum = v;
+	else
+		s->count = v;
+	return 0;
+}
+
+/* A sample line: ours goes into acc, a foreign one is kept verbatim in keep. */
+static int parse_sample_line(struct cursor *c, struct rn_metrics *acc, struct fg_buf *keep)
+{
+	const char *line = c->p;
+	struct label_set ls = { 0 };
+	enum family fam;
+	enum part part;
+	char *name;
+	double v;
+	int r = -EINVAL;
+
+	name = parse_name(c, 1);
+	if (!name)
+		return -EINVAL;
+	skip_blank(c);
+	if (c->p < c->end && *c->p == '{' && parse_labels(c, &ls))
+		goto out;
+	if (parse_value(c, &v))
+		goto out;
+	if (classify(name, &fam, &part))
+		r = apply_sample(c, acc, fam, part, &ls, v);
+	else if (fg_buf_add(keep, line, (size_t)(c->end - line)) || fg_buf_addc(keep, '\n'))
+		r = fail(c, "file too large");
+	else
+		r = 0;
+out:
+	label_set_release(&ls);
+	free(name);
+	return r;
+}
+
+/* Our own HELP and TYPE lines are dropped (render writes them); others are kept. */
+static int parse_comment_line(struct cursor *c, struct fg_buf *keep)
+{
+	const char *line = c->p, *kw, *want;
+	char *name = NULL;
+	size_t rest;
+	int r = 0;
+
+	c->p++; /* '#' */
+	skip_blank(c);
+	kw = c->p;
+	if ((size_t)(c->end - kw) > 5 && (!strncmp(kw, "HELP ", 5) || !strncmp(kw, "TYPE ", 5))) {
+		c->p += 5;
+		skip_blank(c);
+		name = parse_name(c, 1);
+		c->why = NULL; /* a comment may hold anything */
+	}
+	for (int f = 0; name && f < F_COUNT; f++) {
+		if (strcmp(name, families[f].name))
+			continue;
+		want = families[f].histogram ? "histogram" : "counter";
+		skip_blank(c);
+		rest = (size_t)(c->end - c->p);
+		if (kw[0] == 'T' && (rest != strlen(want) || strncmp(c->p, want, rest)))
+			r = fail(c, "wrong TYPE for a forge metric");
+		free(name);
+		return r;
+	}
+	free(name);
+	if (fg_buf_add(keep, line, (size_t)(c->end - line)) || fg_buf_addc(keep, '\n'))
+		return fail(c, "file too large");
+	return 0;
+}
+
+/* Histograms read back must be whole and self-consistent before we add to them. */
+static int check_histograms(const struct rn_metrics *acc, const char **why)
+{
+	for (size_t i = 0; i < acc->n; i++) {
+		const struct rn_metric_series *s = &acc->series[i];
+
+		if (!families[s->fam].histogram)
+			continue;
+		if (s->seen != SEEN_HISTOGRAM) {
+			*why = "incomplete histogram";
+			return -EINVAL;
+		}
+		for (size_t b = 1; b < NBUCKETS; b++)
+			if (s->bucket[b] < s->bucket[b - 1]) {
+				*why = "histogram buckets not cumulative";
+				return -EINVAL;
+			}
+		if (s->bucket[NBUCKETS - 1] != s->count) {
+			*why = "histogram +Inf bucket differs from _count";
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Parses a whole textfile into acc (our families) and keep (every other
+ * line, verbatim, in order). On -EINVAL *lineno and *why say where and why
+ * (lineno 0: a whole-file problem).
+ */
+static int parse_textfile(const char *data, size_t len, struct rn_metrics *acc,
+			  struct fg_buf *keep, unsigned *lineno, const char **why)
+{
+	const char *p = data, *end = data + len;
+
+	*lineno = 0;
+	*why = NULL;
+	if (memchr(data, '\0', len)) {
+		*why = "NUL byte in file";
+		return -EINVAL;
+	}
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		struct cursor c = { p, nl ? nl : end, NULL };
+		int r = 0;
+
+		++*lineno;
+		if (!nl)
+			r = fail(&c, "last line does not end in a newline");
+		else if (c.p < c.end && *c.p == '#')
+			r = parse_comment_line(&c, keep);
+		else if (c.p < c.end)
+			r = parse_sample_line(&c, acc, keep);
+		if (r) {
+			*why = c.why;
+			return r;
+		}
+		p = nl + 1;
+	}
+	*lineno = 0;
+	return check_histograms(acc, why);
+}
+
+/* ---- merging into the textfile ---- */
+
+/* Adds every series of src into dst. */
+static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const struct rn_metric_series *s = &src->series[i];
+		struct rn_metric_series *t = series_get(dst, s->fam, (const char *const *)s->label);
+
+		t->value += s->value;
+		for (size_t b = 0; b < NBUCKETS; b++)
+			t->bucket[b] += s->bucket[b];
+		t->sum += s->sum;
+		t->count += s->count;
+	}
+}
+
+/* Splits path into an owned directory ("." when none) and an owned base name. */
+static int split_path(const char *path, char **dir, char **name)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!*path || (slash && !slash[1]))
+		return -EISDIR;
+	if (!slash) {
+		*dir = fg_xstrdup(".");
+		*name = fg_xstrdup(path);
+	} else {
+		*dir = slash == path ? fg_xstrdup("/") : fg_xstrndup(path, (size_t)(slash - path));
+		*name = fg_xstrdup(slash + 1);
+	}
+	return 0;
+}
+
+/* Opens and exclusively flocks "path.lock"; returns the descriptor or -errno. */
+static int lock_file(const char *path)
+{
+	char *lock_path = fg_xasprintf("%s.lock", path);
+	int fd, r;
+
+	do
+		fd = open(lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	while (fd < 0 && errno == EINTR);
+	free(lock_path);
+	if (fd < 0)
+		return -errno;
+	do
+		r = flock(fd, LOCK_EX);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/*
+ * Reads and parses the current file (missing is empty), adds m and writes
+ * the result atomically. Called with the lock held.
+ */
+static int merge_locked(const struct rn_metrics *m, const char *path, char *err, size_t errlen)
+{
+	struct rn_metrics acc;
+	struct fg_buf old, keep, out;
+	char *dir = NULL, *name = NULL;
+	const char *why;
+	unsigned lineno;
+	int r;
+
+	rn_metrics_init(&acc);
+	fg_buf_init(&old, METRICS_FILE_MAX);
+	fg_buf_init(&keep, METRICS_FILE_MAX);
+	fg_buf_init(&out, 2 * METRICS_FILE_MAX);
+	r = fg_read_file_at(AT_FDCWD, path, METRICS_FILE_MAX, &old, NULL);
+	if (r == -ENOENT) {
+		r = 0;
+	} else if (r) {
+		snprintf(err, errlen, "cannot read metrics file '%s': %s", path, strerror(-r));
+		goto out;
+	}
+	r = parse_textfile(fg_buf_str(&old), old.len, &acc, &keep, &lineno, &why);
+	if (r) {
+		if (lineno)
+			snprintf(err, errlen, "corrupt metrics file '%s': line %u: %s", path, lineno, why);
+		else
+			snprintf(err, errlen, "corrupt metrics file '%s': %s", path, why);
+		goto out;
+	}
+	metrics_add(&acc, m);
+	r = rn_metrics_render(&acc, &out);
+	if (!r)
+		r = fg_buf_add(&out, keep.data ? keep.data : "", keep.len);
+	if (!r)
+		r = split_path(path, &dir, &name);
+	if (!r)
+		r = fg_write_atomic(dir, name, fg_buf_str(&out), out.len);
+	if (r)
+		snprintf(err, errlen, "cannot write metrics file '%s': %s", path, strerror(-r));
+out:
+	free(dir);
+	free(name);
+	fg_buf_release(&old);
+	fg_buf_release(&keep);
+	fg_buf_release(&out);
+	rn_metrics_release(&acc);
+	return r;
+}
+
+int rn_metrics_merge_file(const struct rn_metrics *m, const char *path, char *err, size_t errlen)
+{
+	char dummy[1];
+	int fd, r;
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	fd = lock_file(path);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot lock metrics file '%s.lock': %s", path, strerror(-fd));
+		return fd;
+	}
+	r = merge_locked(m, path, err, errlen);
+	/* Closing the descriptor releases the flock; the lock file stays for the next runner. */
+	close(fd);
+	return r;
+}
