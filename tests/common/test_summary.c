@@ -1,0 +1,281 @@
+/*
+ * test_summary.c - review_summary.json: states, writing, reading, validation.
+ */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "forge/fsutil.h"
+#include "forge/summary.h"
+
+TestSuite(summary, .timeout = 30);
+
+#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+struct state_case {
+	enum fg_review_state s;
+	const char *name;
+};
+
+static const struct state_case states[] = {
+	{ FG_STATE_APPROVED, "approved" },   { FG_STATE_EXHAUSTED, "exhausted" },
+	{ FG_STATE_STALLED, "stalled" },     { FG_STATE_FAILED, "failed" },
+	{ FG_STATE_DISABLED, "disabled" },   { FG_STATE_NO_REVIEW, "no_review" },
+};
+
+Test(summary, state_names_and_parse_table)
+{
+	static const char *const bad[] = { "", "APPROVED", "Approved", "none", "no-review",
+					   "exhausted ", "rejected" };
+
+	for (size_t i = 0; i < N_ELEMS(states); i++) {
+		enum fg_review_state got = FG_STATE_APPROVED;
+
+		cr_expect_str_eq(fg_review_state_name(states[i].s), states[i].name);
+		cr_expect_eq(fg_review_state_parse(states[i].name, &got), 0);
+		cr_expect_eq(got, states[i].s);
+	}
+	for (size_t i = 0; i < N_ELEMS(bad); i++) {
+		enum fg_review_state got = FG_STATE_STALLED;
+
+		cr_expect_eq(fg_review_state_parse(bad[i], &got), -EINVAL, "'%s'", bad[i]);
+		cr_expect_eq(got, FG_STATE_STALLED, "untouched on failure");
+	}
+}
+
+static void fill(struct fg_summary *s, enum fg_review_state st)
+{
+	fg_summary_init(s);
+	s->state = st;
+	s->cycles = 2;
+	s->max_cycles = 3;
+	s->step = fgt_fmt("implement_task");
+	s->skill = fgt_fmt("implement-task");
+	s->task_key = fgt_fmt("PROJ-12");
+	s->run_id = fgt_fmt("run-1");
+	s->review_md = fgt_fmt("/skills/proj/implement-task/review.md");
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	for (de = readdir(d); de; de = readdir(d)) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+Test(summary, round_trip_every_state)
+{
+	for (size_t i = 0; i < N_ELEMS(states); i++) {
+		char *dir = fgt_tmpdir();
+		struct fg_summary s, back;
+		char err[256] = "";
+
+		fill(&s, states[i].s);
+		cr_assert_eq(fg_summary_write(dir, &s), 0);
+		cr_assert_eq(count_entries(dir), 1, "only review_summary.json, no temp");
+		fg_summary_init(&back);
+		cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(back.state, states[i].s);
+		cr_assert_eq(back.cycles, 2);
+		cr_assert_eq(back.max_cycles, 3);
+		cr_assert_str_eq(back.step, "implement_task");
+		cr_assert_str_eq(back.skill, "implement-task");
+		cr_assert_str_eq(back.task_key, "PROJ-12");
+		cr_assert_str_eq(back.run_id, "run-1");
+		cr_assert_str_eq(back.review_md, "/skills/proj/implement-task/review.md");
+		fg_summary_release(&back);
+		fg_summary_release(&s);
+		fgt_rm_rf(dir);
+		free(dir);
+	}
+}
+
+Test(summary, written_shape_has_exact_fields_and_null_review_md)
+{
+	static const char *const keys[] = { "state", "cycles", "max_cycles", "step", "skill",
+					    "task_key", "run_id", "review_md" };
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	struct fg_summary s, back;
+	char *text;
+	cJSON *o, *it;
+	size_t i = 0;
+	char err[256] = "";
+
+	fg_summary_init(&s);
+	s.state = FG_STATE_NO_REVIEW;
+	s.step = fgt_fmt("review");
+	s.skill = fgt_fmt("x");
+	/* task_key, run_id and review_md NULL */
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	text = fgt_read(path, NULL);
+	cr_assert_eq(text[strlen(text) - 1], '\n');
+	o = cJSON_Parse(text);
+	cr_assert_not_null(o);
+	cJSON_ArrayForEach(it, o) {
+		cr_assert_lt(i, N_ELEMS(keys), "unexpected field '%s'", it->string);
+		cr_assert_str_eq(it->string, keys[i]);
+		i++;
+	}
+	cr_assert_eq(i, N_ELEMS(keys));
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "state")->valuestring, "no_review");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "review_md")));
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "task_key")->valuestring, "");
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "run_id")->valuestring, "");
+	cr_assert_eq(cJSON_GetObjectItem(o, "cycles")->valuedouble, 0);
+	cJSON_Delete(o);
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_null(back.review_md);
+	cr_assert_str_eq(back.task_key, "");
+	free(text);
+	fg_summary_release(&back);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+Test(summary, temp_name_is_not_a_cycle_or_summary_name)
+{
+	char *tmp = fg_atomic_tmp_name(FG_SUMMARY_FILE);
+
+	cr_assert_neq(fnmatch("review_cycle_*.json", tmp, 0), 0);
+	cr_assert_str_neq(tmp, FG_SUMMARY_FILE);
+	cr_assert(fg_is_atomic_tmp_name(tmp));
+	free(tmp);
+}
+
+Test(summary, write_into_missing_dir_fails)
+{
+	char *dir = fgt_tmpdir();
+	char *missing = fgt_fmt("%s/none", dir);
+	struct fg_summary s;
+
+	fill(&s, FG_STATE_APPROVED);
+	cr_assert_eq(fg_summary_write(missing, &s), -ENOENT);
+	cr_assert_eq(count_entries(dir), 0);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(missing);
+	free(dir);
+}
+
+struct bad_case {
+	const char *text;
+	const char *reason;
+};
+
+#define TAIL "\"step\": \"s\", \"skill\": \"k\", \"task_key\": \"\", \"run_id\": \"\", \"review_md\": null}"
+
+Test(summary, invalid_files_table)
+{
+	static const struct bad_case cases[] = {
+		{ "", "not valid JSON" },
+		{ "{\"state\": \"approved\"", "not valid JSON" },
+		{ "[]", "not a JSON object" },
+		{ "{\"cycles\": 1, \"max_cycles\": 3, " TAIL, "missing field 'state'" },
+		{ "{\"state\": \"done\", \"cycles\": 1, \"max_cycles\": 3, " TAIL,
+		  "field 'state' must be one of approved, exhausted, stalled, failed, disabled, no_review" },
+		{ "{\"state\": 1, \"cycles\": 1, \"max_cycles\": 3, " TAIL,
+		  "field 'state' must be one of approved, exhausted, stalled, failed, disabled, no_review" },
+		{ "{\"state\": \"approved\", \"max_cycles\": 3, " TAIL, "missing field 'cycles'" },
+		{ "{\"state\": \"approved\", \"cycles\": -1, \"max_cycles\": 3, " TAIL,
+		  "field 'cycles' must be an integer >= 0" },
+		{ "{\"state\": \"approved\", \"cycles\": 1.5, \"max_cycles\": 3, " TAIL,
+		  "field 'cycles' must be an integer >= 0" },
+		{ "{\"state\": \"approved\", \"cycles\": \"1\", \"max_cycles\": 3, " TAIL,
+		  "field 'cycles' must be an integer >= 0" },
+		{ "{\"state\": \"approved\", \"cycles\": 1e30, \"max_cycles\": 3, " TAIL,
+		  "field 'cycles' must be an integer >= 0" },
+		{ "{\"state\": \"approved\", \"cycles\": 1, " TAIL, "missing field 'max_cycles'" },
+		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": true, " TAIL,
+		  "field 'max_cycles' must be an integer >= 0" },
+		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"skill\": \"k\"}",
+		  "missing field 'step'" },
+		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": null, \"skill\": \"k\"}",
+		  "field 'step' must be a string" },
+		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"s\"}",
+		  "missing field 'skill'" },
+	};
+
+	for (size_t i = 0; i < N_ELEMS(cases); i++) {
+		char *dir = fgt_tmpdir();
+		char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+		struct fg_summary s;
+		char err[256] = "";
+
+		fgt_write(path, cases[i].text);
+		fill(&s, FG_STATE_APPROVED);
+		cr_expect_eq(fg_summary_read(dir, &s, err, sizeof(err)), -EINVAL, "%s", cases[i].text);
+		cr_expect_str_eq(err, cases[i].reason, "%s", cases[i].text);
+		cr_expect_null(s.step, "earlier contents released");
+		fg_summary_release(&s);
+		fgt_rm_rf(dir);
+		free(path);
+		free(dir);
+	}
+}
+
+Test(summary, optional_strings_tolerate_absence_and_wrong_types)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	struct fg_summary s;
+	char err[256] = "";
+
+	fgt_write(path, "{\"state\": \"disabled\", \"cycles\": 0, \"max_cycles\": 0, \"step\": \"s\","
+			" \"skill\": \"k\", \"run_id\": 5, \"review_md\": 7, \"future\": [1]}");
+	fg_summary_init(&s);
+	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(s.state, FG_STATE_DISABLED);
+	cr_assert_eq(s.max_cycles, 0);
+	cr_assert_str_eq(s.task_key, "");
+	cr_assert_str_eq(s.run_id, "");
+	cr_assert_null(s.review_md);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+Test(summary, read_refuses_missing_symlink_and_fifo)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	char *real = fgt_fmt("%s/real.json", dir);
+	struct fg_summary s;
+	char err[512] = "";
+
+	fg_summary_init(&s);
+	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -ENOENT);
+	cr_assert_not_null(strstr(err, "cannot read"), "%s", err);
+	fgt_write(real, "{}");
+	cr_assert_eq(symlink(real, path), 0);
+	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -ELOOP);
+	cr_assert_not_null(strstr(err, "symbolic link"), "%s", err);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkfifo(path, 0600), 0);
+	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "not a regular file"), "%s", err);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(path);
+	free(real);
+	free(dir);
+}
