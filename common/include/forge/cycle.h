@@ -7,6 +7,23 @@
  * Optional: run_id, synthetic, format, findings, reviewer_log, stalled.
  * Readers tolerate and ignore unknown fields.
  *
+ * Validation (fg_cycle_parse): required fields are checked in the order
+ * above and the first problem is reported. Integers must be integral JSON
+ * numbers (1.5, "1", true, null are refused; 2.0 and 2e0 are 2, JSON does
+ * not tell them apart); cycle is at most FG_CYCLE_NUMBER_MAX, max_cycles
+ * at most INT_MAX. verdict is exactly "approved" or "rejected" (case
+ * matters). elapsed_seconds is a finite number >= 0. timestamp must pass
+ * fg_time_iso_valid(). An optional field of the wrong type, or with a value
+ * we do not know (format "telepathy"), counts as absent; it never makes the
+ * cycle invalid. reviewer_log is kept only when it is a plain file name (no
+ * '/', not "." or ".."), since readers open it next to the cycle file.
+ *
+ * Writing: required fields always; run_id when non-NULL, synthetic and
+ * stalled only when true, format when has_format, findings when
+ * has_findings (possibly []), reviewer_log when non-NULL. elapsed_seconds is
+ * rounded to milliseconds; a non-finite or negative value is written as 0 so
+ * that what we write always reads back.
+ *
  * The canonical file name is "review_cycle_N.json", N in decimal without
  * leading zeros; other names (review_cycle_01.json, review_cycle_x.json)
  * are not cycle files.
@@ -68,14 +85,19 @@ int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, 
 
 /*
  * Writes dir/review_cycle_{c->cycle}.json atomically (fsutil.h).
- * Returns 0 or a negative errno.
+ * Returns 0, -EINVAL when c->cycle is outside 1..FG_CYCLE_NUMBER_MAX
+ * (nothing written), or a negative errno from fg_write_atomic().
  */
 int fg_cycle_write(const char *dir, const struct fg_cycle *c);
 
 /*
  * Reads and parses dir/name safely (fg_read_file_at with FG_CYCLE_MAX_BYTES).
- * raw (may be NULL) receives the exact bytes. Returns 0, -EINVAL (invalid
- * content; err says why) or the fg_read_file_at() errors (err says why).
+ * raw (may be NULL) is reset, then receives the exact bytes whenever the
+ * read succeeded, even when the content is invalid (so a caller can report
+ * or fingerprint it); after a read error it is empty. Returns 0, -EINVAL
+ * (invalid content, or not a regular file; err says which) or the other
+ * fg_read_file_at() errors (err says why). On any failure c is released to
+ * initialised-empty, never left holding an earlier cycle.
  */
 int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_buf *raw,
 		     char *err, size_t errlen);
@@ -95,8 +117,9 @@ struct fg_cycle_entry {
 int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count);
 void fg_cycle_entries_free(struct fg_cycle_entry *e, size_t count);
 
-/* Exhausted: the last cycle (highest number) is rejected and cycle >= max_cycles.
- * cycles need not be sorted. */
+/* Exhausted: the last cycle (highest number) is rejected and cycle >= max_cycles
+ * (its own max_cycles). cycles need not be sorted; among equal numbers the
+ * later element counts. synthetic plays no part. false when n == 0. */
 bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n);
 
 #endif

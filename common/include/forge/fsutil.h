@@ -29,7 +29,11 @@ int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out,
 /*
  * Writes data atomically to dir/name with mode 0644 (minus umask).
  * Returns 0 or a negative errno (e.g. -ENOSPC, -EROFS, -EACCES); on failure
- * the temp file is removed and any earlier dir/name is untouched.
+ * the temp file is removed and any earlier dir/name is untouched. One
+ * exception: when only the final fsync of the directory fails, the new
+ * content is already in place (but may not survive a crash) and that
+ * error is returned. The temp file is created with O_EXCL; a leftover at
+ * its name (a symlink, a hard link) is unlinked, never written through.
  */
 int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len);
 
