@@ -1,0 +1,879 @@
+/*
+ * reviewmd.c - the review.md format (see reviewmd.h and
+ * docs/reference/review-md-schema.md, which records every decision below).
+ *
+ * Parsing never fails: each problem becomes a diagnostic and the parser falls
+ * back to the documented default, so a broken review.md never silently skips
+ * review. The frontmatter is read with libyaml's event API rather than its
+ * document API because only events tell an untagged plain scalar (3) apart
+ * from an explicitly tagged string (!!str 3), and the schema accepts only
+ * the former as an integer.
+ */
+#include "forge/reviewmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/num.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define TREATED_EMPTY "treated as an empty file: the reviewer runs without instructions"
+/* First line of the frontmatter text inside the file (line 1 is "---"). */
+#define FM_FIRST_LINE 2
+/* How much of an offending value a message echoes. */
+#define SHOW_MAX 40
+
+/* What the frontmatter set, before the environment is applied. */
+struct fm_fields {
+	int has_retries;
+	long retries;
+	int retries_line;    /* line of the first max_retries key, for duplicates */
+	int has_stalled;
+	int stalled;
+	int stalled_line;
+};
+
+/* The three parts of a review.md once the delimiters are found. */
+struct split {
+	int opened;          /* line 1 is "---" */
+	int closed;          /* a closing "---" line was found */
+	const char *fm;      /* frontmatter text between the delimiters */
+	size_t fm_len;
+	const char *body;    /* everything after the closing line (or the whole file) */
+	size_t body_len;
+};
+
+/* State of one walk over the frontmatter's YAML events. */
+struct walker {
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int have_ev;          /* ev holds an event that must be deleted */
+	int failed;           /* the YAML is malformed */
+	int lint;             /* add advice (unknown fields, duplicates) */
+	struct fm_fields f;
+	struct fg_diags diags; /* kept only if the whole frontmatter parses */
+};
+
+/* ---- content checks ---------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid.
+ * names.c has the same rule; it is small enough not to warrant a shared
+ * internal symbol. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	size_t need;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		need = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		need = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		need = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < need)
+		return 0;
+	for (size_t i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need;
+}
+
+/*
+ * Adds an error and returns 1 when data cannot be a review.md (too large, a
+ * NUL byte, not UTF-8), so that the caller treats it as empty. One linear
+ * pass; the line number points at the first offending byte.
+ */
+static int content_refused(struct fg_diags *d, const char *data, size_t len)
+{
+	const char *nul;
+	int line = 1;
+
+	if (len > FG_REVIEWMD_MAX_BYTES) {
+		fg_diags_add(d, FG_DIAG_ERROR, 0, "file is %zu bytes, over the %d-byte limit: %s",
+			     len, FG_REVIEWMD_MAX_BYTES, TREATED_EMPTY);
+		return 1;
+	}
+	/* A NUL byte first: for a binary file it is the clearer reason. */
+	nul = memchr(data, '\0', len);
+	if (nul) {
+		for (const char *p = data; p < nul; p++)
+			line += *p == '\n';
+		fg_diags_add(d, FG_DIAG_ERROR, line, "file contains a NUL byte (a binary file?): %s",
+			     TREATED_EMPTY);
+		return 1;
+	}
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_seq((const unsigned char *)data + i, len - i);
+
+		if (!n) {
+			fg_diags_add(d, FG_DIAG_ERROR, line, "file is not valid UTF-8: %s",
+				     TREATED_EMPTY);
+			return 1;
+		}
+		line += data[i] == '\n';
+		i += n;
+	}
+	return 0;
+}
+
+/* ---- delimiters and body ----------------------------------------------- */
+
+/* Length of the line at p without its LF; *next points past the LF (or at end). */
+static size_t line_at(const char *p, const char *end, const char **next)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	*next = nl ? nl + 1 : end;
+	return (size_t)((nl ? nl : end) - p);
+}
+
+/* "---" followed only by spaces, tabs or the CR of a CRLF line end. */
+static int is_delim(const char *p, size_t n)
+{
+	if (n < 3 || memcmp(p, "---", 3) != 0)
+		return 0;
+	for (size_t i = 3; i < n; i++) {
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+			return 0;
+	}
+	return 1;
+}
+
+static int is_blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\f' && p[i] != '\v')
+			return 0;
+	}
+	return 1;
+}
+
+/* Finds the frontmatter. *close_line receives the closing delimiter's line. */
+static void split_file(const char *data, size_t len, struct split *s)
+{
+	const char *end = data + len;
+	const char *next;
+	size_t n = line_at(data, end, &next);
+
+	memset(s, 0, sizeof(*s));
+	s->body = data;
+	s->body_len = len;
+	if (!is_delim(data, n))
+		return;
+	s->opened = 1;
+	for (const char *p = next; p < end;) {
+		const char *after;
+		size_t ln = line_at(p, end, &after);
+
+		if (is_delim(p, ln)) {
+			s->closed = 1;
+			s->fm = next;
+			s->fm_len = (size_t)(p - next);
+			s->body = after;
+			s->body_len = (size_t)(end - after);
+			return;
+		}
+		p = after;
+	}
+}
+
+/* Instructions: blank lines at the start and whitespace at the end dropped,
+ * CRLF turned into LF so the prompt we assemble has one line-end style. */
+static char *make_instructions(const char *p, size_t len)
+{
+	const char *end = p + len;
+	struct fg_buf b;
+
+	for (;;) {
+		const char *next;
+		size_t n = line_at(p, end, &next);
+
+		if (p == end || !is_blank(p, n) || next == end)
+			break;
+		p = next;
+	}
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' ||
+			   end[-1] == '\n' || end[-1] == '\f' || end[-1] == '\v'))
+		end--;
+	fg_buf_init(&b, (size_t)(end - p) + 1);
+	for (const char *q = p; q < end; q++) {
+		if (q[0] == '\r' && q + 1 < end && q[1] == '\n')
+			continue;
+		fg_buf_addc(&b, *q);
+	}
+	return fg_buf_detach(&b, NULL);
+}
+
+/* Warns about a "---" that was meant as frontmatter but does not start the
+ * file (a leading blank line or indentation): it is silently instructions
+ * otherwise, which is the most common authoring mistake. */
+static void check_late_delim(struct fg_diags *d, const char *data, size_t len)
+{
+	const char *end = data + len;
+	int line = 1;
+
+	for (const char *p = data; p < end; line++) {
+		const char *next;
+		size_t n = line_at(p, end, &next);
+
+		if (!is_blank(p, n)) {
+			while (n && (*p == ' ' || *p == '\t')) {
+				p++;
+				n--;
+			}
+			if (is_delim(p, n))
+				fg_diags_add(d, FG_DIAG_WARNING, line,
+					     "'---' is not on the first line of the file, so it does not open frontmatter: "
+					     "the whole file is instructions");
+			return;
+		}
+		p = next;
+	}
+}
+
+/* ---- YAML walk --------------------------------------------------------- */
+
+/* Copies at most SHOW_MAX bytes of s into out for a message, control
+ * characters replaced, cut on a UTF-8 boundary. */
+static void show(const char *s, size_t n, char *out, size_t outlen)
+{
+	size_t k = n < SHOW_MAX ? n : SHOW_MAX;
+
+	while (k < n && k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	if (k + 4 > outlen)
+		k = outlen - 4;
+	for (size_t i = 0; i < k; i++)
+		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	memcpy(out + k, k < n ? "..." : "", k < n ? 4 : 1);
+}
+
+static int ev_line(const yaml_event_t *ev)
+{
+	return (int)ev->start_mark.line + FM_FIRST_LINE;
+}
+
+/* Deletes the current event and parses the next; 0 when the YAML is malformed. */
+static int next_event(struct walker *w)
+{
+	if (w->have_ev)
+		yaml_event_delete(&w->ev);
+	w->have_ev = 0;
+	if (!yaml_parser_parse(&w->parser, &w->ev)) {
+		w->failed = 1;
+		return 0;
+	}
+	w->have_ev = 1;
+	return 1;
+}
+
+/* Skips the node that starts with the current event (scalars and aliases
+ * are one event; collections run to their matching end). */
+static int skip_node(struct walker *w)
+{
+	long depth = 0;
+
+	do {
+		yaml_event_type_t t = w->ev.type;
+
+		if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT)
+			depth++;
+		else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT)
+			depth--;
+		if (depth > 0 && !next_event(w))
+			return 0;
+	} while (depth > 0);
+	return 1;
+}
+
+static int str_in(const char *s, const char *const *set)
+{
+	for (; *set; set++) {
+		if (!strcmp(s, *set))
+			return 1;
+	}
+	return 0;
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+	}
+	return 1;
+}
+
+/* What a plain scalar would be under YAML's core schema, for messages. */
+static const char *plain_kind(const char *v)
+{
+	static const char *const nulls[] = { "", "~", "null", "Null", "NULL", NULL };
+	static const char *const bools[] = { "true", "True", "TRUE", "false", "False", "FALSE",
+					     "yes", "Yes", "YES", "no", "No", "NO", "on", "On",
+					     "ON", "off", "Off", "OFF", NULL };
+	char *end;
+
+	if (str_in(v, nulls))
+		return "null";
+	if (str_in(v, bools))
+		return "a boolean";
+	if ((v[0] == '-' || v[0] == '+') && all_digits(v + 1))
+		return v[0] == '-' ? "a negative number" : "a signed number";
+	if (v[0] == '0' && (v[1] == 'x' || v[1] == 'o' || v[1] == 'X' || v[1] == 'O'))
+		return "a hexadecimal or octal number";
+	if (v[0] == '0' && all_digits(v + 1))
+		return "a number with a leading zero";
+	if (!strcmp(v, ".inf") || !strcmp(v, "-.inf") || !strcmp(v, ".nan") || !strcmp(v, ".NaN") ||
+	    !strcmp(v, ".Inf") || !strcmp(v, ".NAN") || !strcmp(v, ".INF"))
+		return "a float";
+	strtod(v, &end);
+	if (end != v && *end == '\0')
+		return "a float";
+	return "a string";
+}
+
+/* Kind of the current event's node for a message ("a quoted string", ...). */
+static const char *node_kind(const yaml_event_t *ev, const char *ok_tag)
+{
+	const char *tag;
+
+	switch (ev->type) {
+	case YAML_MAPPING_START_EVENT:
+		return "a mapping";
+	case YAML_SEQUENCE_START_EVENT:
+		return "a sequence";
+	case YAML_ALIAS_EVENT:
+		return "an alias";
+	case YAML_SCALAR_EVENT:
+		break;
+	default:
+		return "not a value";
+	}
+	tag = (const char *)ev->data.scalar.tag;
+	if (tag && strcmp(tag, ok_tag) != 0)
+		return "an explicitly tagged value";
+	if (ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+	    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE)
+		return "a quoted string";
+	if (ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return "a block string";
+	return plain_kind((const char *)ev->data.scalar.value);
+}
+
+/* Error for an invalid known field; the value is ignored. */
+static void bad_value(struct walker *w, const char *field, const char *kind, const char *expect)
+{
+	char shown[SHOW_MAX + 8] = "";
+
+	if (w->ev.type == YAML_SCALAR_EVENT)
+		show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, shown,
+		     sizeof(shown));
+	if (w->ev.type == YAML_SCALAR_EVENT)
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+			     "invalid '%s' value '%s' (%s): expected %s; ignored", field, shown,
+			     kind, expect);
+	else
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+			     "invalid '%s' value (%s): expected %s; ignored", field, kind, expect);
+}
+
+/* max_retries: an untagged (or !!int) plain scalar of decimal digits without
+ * sign or leading zero; a leading zero is refused because YAML 1.1 readers
+ * (PyYAML, the seed's) take 010 as octal 8. */
+static int is_plain_decimal(const yaml_event_t *ev)
+{
+	const char *tag, *v;
+
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	tag = (const char *)ev->data.scalar.tag;
+	if (tag && strcmp(tag, YAML_INT_TAG) != 0)
+		return 0;
+	v = (const char *)ev->data.scalar.value;
+	return all_digits(v) && !(v[0] == '0' && v[1]);
+}
+
+static void take_retries(struct walker *w)
+{
+	static const char expect[] = "a plain decimal integer from 0 to " STR(FG_MAX_RETRIES_LIMIT);
+	long n;
+
+	w->f.has_retries = 0;   /* a later duplicate replaces an earlier value */
+	if (!is_plain_decimal(&w->ev)) {
+		bad_value(w, "max_retries", node_kind(&w->ev, YAML_INT_TAG), expect);
+		return;
+	}
+	if (fg_parse_long((const char *)w->ev.data.scalar.value, 0, FG_MAX_RETRIES_LIMIT, &n) < 0) {
+		bad_value(w, "max_retries", "above the limit", expect);
+		return;
+	}
+	w->f.has_retries = 1;
+	w->f.retries = n;
+}
+
+/* stop_when_stalled: an untagged (or !!bool) plain YAML 1.2 boolean. */
+static void take_stalled(struct walker *w)
+{
+	static const char *const yes[] = { "true", "True", "TRUE", NULL };
+	static const char *const no[] = { "false", "False", "FALSE", NULL };
+	const yaml_event_t *ev = &w->ev;
+	const char *v;
+
+	w->f.has_stalled = 0;
+	if (ev->type == YAML_SCALAR_EVENT && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+	    (!ev->data.scalar.tag || !strcmp((const char *)ev->data.scalar.tag, YAML_BOOL_TAG))) {
+		v = (const char *)ev->data.scalar.value;
+		if (str_in(v, yes) || str_in(v, no)) {
+			w->f.has_stalled = 1;
+			w->f.stalled = str_in(v, yes);
+			return;
+		}
+	}
+	bad_value(w, "stop_when_stalled", node_kind(ev, YAML_BOOL_TAG), "true or false");
+}
+
+/* ---- the root mapping -------------------------------------------------- */
+
+#define KEY_MAX 64
+
+static const char *const known_fields[] = { "max_retries", "stop_when_stalled", NULL };
+
+/* Edit distance between short strings, capped: enough for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t prev[KEY_MAX + 1], cur[KEY_MAX + 1];
+
+	if (la > KEY_MAX || lb > KEY_MAX)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			cur[j] = best;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
+	}
+	return prev[lb];
+}
+
+static void unknown_field(struct walker *w, const char *key, int line)
+{
+	const char *hint = NULL;
+	char shown[SHOW_MAX + 8];
+
+	if (!w->lint)
+		return;
+	for (size_t i = 0; known_fields[i]; i++) {
+		if (distance(key, known_fields[i]) <= 3)
+			hint = known_fields[i];
+	}
+	show(key, strlen(key), shown, sizeof(shown));
+	if (hint)
+		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
+			     "unknown field '%s' is ignored (did you mean '%s'?)", shown, hint);
+	else
+		fg_diags_add(&w->diags, FG_DIAG_WARNING, line, "unknown field '%s' is ignored", shown);
+}
+
+/* Notes where a field first appeared; a repeat is advice (the last one counts,
+ * as with the seed's YAML reader). */
+static void seen_field(struct walker *w, const char *key, int *first, int line)
+{
+	if (*first && w->lint)
+		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
+			     "field '%s' is repeated (first on line %d): the last one counts", key, *first);
+	if (!*first)
+		*first = line;
+}
+
+/* Handles the value event of one pair, then skips it if it is a collection. */
+static int take_value(struct walker *w, const char *key, int key_line)
+{
+	if (!strcmp(key, "max_retries")) {
+		seen_field(w, key, &w->f.retries_line, key_line);
+		take_retries(w);
+	} else if (!strcmp(key, "stop_when_stalled")) {
+		seen_field(w, key, &w->f.stalled_line, key_line);
+		take_stalled(w);
+	} else if (*key) {
+		unknown_field(w, key, key_line);
+	}
+	return skip_node(w);
+}
+
+/* Walks the pairs of the root mapping; the current event is its start. */
+static int walk_mapping(struct walker *w)
+{
+	for (;;) {
+		char key[KEY_MAX + 1] = "";
+		int line;
+
+		if (!next_event(w))
+			return 0;
+		if (w->ev.type == YAML_MAPPING_END_EVENT)
+			return 1;
+		line = ev_line(&w->ev);
+		if (w->ev.type == YAML_SCALAR_EVENT && w->ev.data.scalar.length <= KEY_MAX) {
+			memcpy(key, w->ev.data.scalar.value, w->ev.data.scalar.length);
+			key[w->ev.data.scalar.length] = '\0';
+		} else if (w->ev.type == YAML_SCALAR_EVENT) {
+			/* Longer than any field: unknown, shown cut. */
+			show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, key,
+			     sizeof(key));
+		} else {
+			if (w->lint)
+				fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
+					     "a key that is not a plain name is ignored");
+			if (!skip_node(w))
+				return 0;
+		}
+		if (!next_event(w) || !take_value(w, key, line))
+			return 0;
+	}
+}
+
+/* Walks the whole stream: at most one document whose root is a mapping. */
+static int walk_stream(struct walker *w)
+{
+	if (!next_event(w) || !next_event(w))
+		return 0;
+	if (w->ev.type == YAML_STREAM_END_EVENT)
+		return 1;   /* nothing but blank lines and comments */
+	if (!next_event(w))
+		return 0;
+	if (w->ev.type == YAML_MAPPING_START_EVENT) {
+		if (!walk_mapping(w))
+			return 0;
+	} else if (!(w->ev.type == YAML_SCALAR_EVENT && w->ev.data.scalar.length == 0 &&
+		     w->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+			     "frontmatter is not a mapping of fields: ignored, defaults used");
+		if (!skip_node(w))
+			return 0;
+	}
+	if (!next_event(w) || !next_event(w))
+		return 0;
+	if (w->ev.type != YAML_STREAM_END_EVENT) {
+		memset(&w->f, 0, sizeof(w->f));
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+			     "frontmatter holds more than one YAML document: ignored, defaults used");
+	}
+	return 1;
+}
+
+static void move_diags(struct fg_diags *to, const struct fg_diags *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		fg_diags_add(to, from->v[i].level, from->v[i].line, "%s", from->v[i].msg);
+}
+
+/* Reads the fields of fm into *f; on malformed YAML, *f stays empty and the
+ * only diagnostic is the YAML error (field errors before it would mislead). */
+static void parse_frontmatter(struct fg_diags *out, const char *fm, size_t len, int lint,
+			      struct fm_fields *f)
+{
+	struct walker w;
+
+	memset(&w, 0, sizeof(w));
+	w.lint = lint;
+	fg_diags_init(&w.diags);
+	if (!yaml_parser_initialize(&w.parser)) {
+		fg_diags_add(out, FG_DIAG_ERROR, 0, "cannot start the YAML parser: out of memory");
+		return;
+	}
+	yaml_parser_set_input_string(&w.parser, (const unsigned char *)fm, len);
+	if (walk_stream(&w)) {
+		move_diags(out, &w.diags);
+		*f = w.f;
+	} else {
+		const char *problem = w.parser.problem ? w.parser.problem : "syntax error";
+		const char *ctx = w.parser.context;
+
+		fg_diags_add(out, FG_DIAG_ERROR, (int)w.parser.problem_mark.line + FM_FIRST_LINE,
+			     "malformed YAML in the frontmatter (%s%s%s): fields ignored, defaults used",
+			     ctx ? ctx : "", ctx ? ": " : "", problem);
+	}
+	if (w.have_ev)
+		yaml_event_delete(&w.ev);
+	yaml_parser_delete(&w.parser);
+	fg_diags_release(&w.diags);
+}
+
+/* ---- settings ---------------------------------------------------------- */
+
+/* An environment value, or NULL when unset or empty (both mean "not set"). */
+static const char *env_value(const struct fg_review_env *env, int which)
+{
+	const char *s;
+
+	if (!env)
+		return NULL;
+	s = which ? env->stop_when_stalled : env->max_retries;
+	return s && *s ? s : NULL;
+}
+
+static void apply_retries(struct fg_review_config *c, const struct fm_fields *f,
+			  const struct fg_review_env *env)
+{
+	const char *s = env_value(env, 0);
+	char shown[SHOW_MAX + 8];
+	long n = -1;
+
+	if (s && fg_parse_long(s, 0, FG_MAX_RETRIES_LIMIT, &n) < 0) {
+		show(s, strlen(s), shown, sizeof(shown));
+		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
+			     "ignoring AUTO_REVIEW_MAX_RETRIES='%s': not an integer from 0 to %d",
+			     shown, FG_MAX_RETRIES_LIMIT);
+		n = -1;
+	}
+	if (n == 0) {
+		c->max_retries = 0;
+		c->source = FG_RETRIES_ENV_DISABLED;
+	} else if (f->has_retries) {
+		c->max_retries = (int)f->retries;
+		c->source = FG_RETRIES_FRONTMATTER;
+	} else if (n > 0) {
+		c->max_retries = (int)n;
+		c->source = FG_RETRIES_ENV;
+	} else {
+		c->max_retries = FG_DEFAULT_MAX_RETRIES;
+		c->source = FG_RETRIES_DEFAULT;
+	}
+}
+
+static void apply_stalled(struct fg_review_config *c, const struct fm_fields *f,
+			  const struct fg_review_env *env)
+{
+	const char *s = env_value(env, 1);
+	char shown[SHOW_MAX + 8];
+	int b = 0;
+
+	if (s && fg_parse_bool(s, &b) < 0) {
+		show(s, strlen(s), shown, sizeof(shown));
+		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
+			     "ignoring AUTO_REVIEW_STOP_WHEN_STALLED='%s': not a boolean (true/false, 1/0, yes/no, on/off)",
+			     shown);
+		b = 0;
+	}
+	c->stop_when_stalled = f->has_stalled ? f->stalled != 0 : b != 0;
+}
+
+/* ---- public API -------------------------------------------------------- */
+
+void fg_review_env_from_environ(struct fg_review_env *env)
+{
+	env->max_retries = getenv("AUTO_REVIEW_MAX_RETRIES");
+	env->stop_when_stalled = getenv("AUTO_REVIEW_STOP_WHEN_STALLED");
+}
+
+void fg_review_config_init(struct fg_review_config *c)
+{
+	c->max_retries = FG_DEFAULT_MAX_RETRIES;
+	c->source = FG_RETRIES_DEFAULT;
+	c->stop_when_stalled = false;
+	c->has_frontmatter = false;
+	c->instructions = NULL;
+	fg_diags_init(&c->diags);
+}
+
+void fg_review_config_release(struct fg_review_config *c)
+{
+	free(c->instructions);
+	fg_diags_release(&c->diags);
+	fg_review_config_init(c);
+}
+
+/* The parser proper; c is freshly initialised. Returns 1 when the content
+ * was refused (treated as empty). */
+static int parse_content(struct fg_review_config *c, const char *data, size_t len,
+			 const struct fg_review_env *env, int lint)
+{
+	struct fm_fields f;
+	struct split s;
+	int refused = content_refused(&c->diags, data, len);
+
+	memset(&f, 0, sizeof(f));
+	if (refused)
+		len = 0;
+	/* A UTF-8 byte order mark is not content: editors on Windows add it. */
+	if (len >= 3 && !memcmp(data, "\xef\xbb\xbf", 3)) {
+		data += 3;
+		len -= 3;
+	}
+	split_file(data, len, &s);
+	if (s.opened && !s.closed)
+		fg_diags_add(&c->diags, FG_DIAG_ERROR, 1,
+			     "frontmatter opened on line 1 is never closed by a '---' line: no field is read "
+			     "and the whole file is instructions");
+	if (s.closed) {
+		c->has_frontmatter = true;
+		parse_frontmatter(&c->diags, s.fm, s.fm_len, lint, &f);
+	}
+	if (!s.opened)
+		check_late_delim(&c->diags, data, len);
+	c->instructions = make_instructions(s.body, s.body_len);
+	apply_retries(c, &f, env);
+	apply_stalled(c, &f, env);
+	return refused;
+}
+
+int fg_review_config_parse(struct fg_review_config *c, const char *data, size_t len,
+			   const struct fg_review_env *env)
+{
+	fg_review_config_release(c);
+	parse_content(c, data ? data : "", data ? len : 0, env, 0);
+	return 0;
+}
+
+/* Reads path into out, following symlinks (the resolver has already checked
+ * where they lead) but never blocking on a FIFO or reading a device.
+ * 0, or -errno: -EISDIR, -EINVAL (not a regular file), -EFBIG (too large). */
+static int read_bounded(const char *path, struct fg_buf *out)
+{
+	char chunk[65536];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	int r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		r = -errno;
+	else if (S_ISDIR(st.st_mode))
+		r = -EISDIR;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else if ((unsigned long long)st.st_size > FG_REVIEWMD_MAX_BYTES)
+		r = -EFBIG;
+	while (!r) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? -errno : 0;
+			break;
+		}
+		/* The file may grow while we read: the bound holds for what we read. */
+		if (fg_buf_add(out, chunk, (size_t)n) < 0)
+			r = -EFBIG;
+	}
+	close(fd);
+	return r;
+}
+
+/* Turns a read failure into the diagnostic that says why the file counts as
+ * empty. */
+static void read_failed(struct fg_diags *d, int err)
+{
+	char why[128];
+
+	switch (err) {
+	case -ENOENT:
+		fg_diags_add(d, FG_DIAG_ERROR, 0, "file does not exist");
+		return;
+	case -EISDIR:
+		fg_diags_add(d, FG_DIAG_ERROR, 0, "is a directory, not a file: %s", TREATED_EMPTY);
+		return;
+	case -EINVAL:
+		fg_diags_add(d, FG_DIAG_ERROR, 0, "is not a regular file: %s", TREATED_EMPTY);
+		return;
+	case -EFBIG:
+		fg_diags_add(d, FG_DIAG_ERROR, 0, "file is larger than %d bytes (1 MiB): %s",
+			     FG_REVIEWMD_MAX_BYTES, TREATED_EMPTY);
+		return;
+	}
+	/* Messages are lower case (house style); strerror's are capitalised. */
+	snprintf(why, sizeof(why), "%s", strerror(-err));
+	if (why[0] >= 'A' && why[0] <= 'Z')
+		why[0] = (char)(why[0] - 'A' + 'a');
+	fg_diags_add(d, FG_DIAG_ERROR, 0, "cannot read the file: %s: %s", why, TREATED_EMPTY);
+}
+
+/* Loads path into c (released first). *refused is set when the content is
+ * treated as empty. Returns 0, or -ENOENT when the file does not exist (c is
+ * then parsed as an empty file too, so its fields are usable). */
+static int load(struct fg_review_config *c, const char *path, const struct fg_review_env *env,
+		int lint, int *refused)
+{
+	struct fg_buf b;
+	int r;
+
+	fg_review_config_release(c);
+	/* The buffer's own limit also catches a file that grew after fstat(). */
+	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
+	r = read_bounded(path, &b);
+	if (r < 0) {
+		read_failed(&c->diags, r);
+		*refused = 1;
+		parse_content(c, "", 0, env, lint);
+	} else {
+		*refused = parse_content(c, fg_buf_str(&b), b.len, env, lint);
+	}
+	fg_buf_release(&b);
+	return r == -ENOENT ? -ENOENT : 0;
+}
+
+int fg_review_config_load(struct fg_review_config *c, const char *path,
+			  const struct fg_review_env *env)
+{
+	int refused;
+
+	return load(c, path, env, 0, &refused);
+}
+
+size_t fg_review_lint_file(const char *path, struct fg_diags *out)
+{
+	struct fg_review_config c;
+	const char *base = strrchr(path, '/');
+	size_t before = fg_diags_count(out, FG_DIAG_ERROR);
+	char shown[SHOW_MAX + 8];
+	int refused = 0;
+
+	base = base ? base + 1 : path;
+	if (strcmp(base, "review.md") != 0) {
+		show(base, strlen(base), shown, sizeof(shown));
+		fg_diags_add(out, FG_DIAG_ERROR, 0,
+			     "file is named '%s': a review file must be named exactly 'review.md'", shown);
+	}
+	fg_review_config_init(&c);
+	load(&c, path, NULL, 1, &refused);
+	move_diags(out, &c.diags);
+	if (!refused && !*c.instructions)
+		fg_diags_add(out, FG_DIAG_WARNING, 0,
+			     "no review instructions: the reviewer gets only the verdict protocol");
+	fg_review_config_release(&c);
+	return fg_diags_count(out, FG_DIAG_ERROR) - before;
+}

@@ -1,0 +1,553 @@
+/*
+ * test_reviewmd.c - the review.md parser, loader and lint, case by case
+ * against docs/reference/review-md-schema.md.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "forge/reviewmd.h"
+
+TestSuite(reviewmd, .timeout = 60);
+
+#define FIX FG_FIXTURES_DIR "/reviewmd/"
+
+/* Expectation for one diagnostic (or none when sub is NULL). */
+struct want_diag {
+	enum fg_diag_level level;
+	int line;
+	const char *sub;
+};
+
+struct pcase {
+	const char *what;
+	const char *data;
+	size_t len;                 /* 0: strlen(data) */
+	int max;
+	enum fg_retries_source src;
+	const char *instr;
+	int has_fm;
+	struct want_diag diag;      /* the only diagnostic expected, or sub NULL: none */
+};
+
+static void check_diag(const struct fg_diags *d, const struct want_diag *w, const char *what)
+{
+	if (!w->sub) {
+		cr_assert_eq(d->n, 0, "%s: unexpected diagnostic '%s'", what, d->n ? d->v[0].msg : "");
+		return;
+	}
+	cr_assert_eq(d->n, 1, "%s: %zu diagnostics (first '%s')", what, d->n, d->n ? d->v[0].msg : "");
+	cr_assert_eq(d->v[0].level, w->level, "%s: level of '%s'", what, d->v[0].msg);
+	cr_assert_eq(d->v[0].line, w->line, "%s: line %d of '%s'", what, d->v[0].line, d->v[0].msg);
+	cr_assert(strstr(d->v[0].msg, w->sub), "%s: '%s' lacks '%s'", what, d->v[0].msg, w->sub);
+}
+
+#define E(l, s) { FG_DIAG_ERROR, l, s }
+#define W(l, s) { FG_DIAG_WARNING, l, s }
+#define NONE { FG_DIAG_WARNING, 0, NULL }
+#define FM FG_RETRIES_FRONTMATTER
+#define DEF FG_RETRIES_DEFAULT
+
+static const struct pcase parse_cases[] = {
+	/* The schema's edge cases. */
+	{ "empty file", "", 0, 3, DEF, "", 0, NONE },
+	{ "whitespace only", " \n\t\n  \r\n", 0, 3, DEF, "", 0, NONE },
+	{ "frontmatter only", "---\nmax_retries: 5\n---\n", 0, 5, FM, "", 1, NONE },
+	{ "frontmatter only, no final newline", "---\nmax_retries: 5\n---", 0, 5, FM, "", 1, NONE },
+	{ "no frontmatter", "Review the code for bugs and style issues.\n", 0, 3, DEF,
+	  "Review the code for bugs and style issues.", 0, NONE },
+	{ "schema example", "---\nmax_retries: 5\n---\n\n# Review Instructions\n\nVerify it...\n", 0, 5,
+	  FM, "# Review Instructions\n\nVerify it...", 1, NONE },
+	{ "schema malformed example", "---\nmax_retries: \"not a number\"\n---\n\nInstructions here...\n",
+	  0, 3, DEF, "Instructions here...", 1, E(2, "quoted string") },
+	/* max_retries types. */
+	{ "quoted integer", "---\nmax_retries: \"3\"\n---\nb", 0, 3, DEF, "b", 1, E(2, "'3' (a quoted string)") },
+	{ "single quoted", "---\nmax_retries: '4'\n---\nb", 0, 3, DEF, "b", 1, E(2, "quoted string") },
+	{ "float", "---\nmax_retries: 3.0\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a float)") },
+	{ "exponent", "---\nmax_retries: 1e2\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a float)") },
+	{ "infinity", "---\nmax_retries: .inf\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a float)") },
+	{ "bool", "---\nmax_retries: true\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a boolean)") },
+	{ "yaml 1.1 bool", "---\nmax_retries: yes\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a boolean)") },
+	{ "negative", "---\nmax_retries: -1\n---\nb", 0, 3, DEF, "b", 1, E(2, "negative") },
+	{ "plus sign", "---\nmax_retries: +3\n---\nb", 0, 3, DEF, "b", 1, E(2, "signed") },
+	{ "hex", "---\nmax_retries: 0x10\n---\nb", 0, 3, DEF, "b", 1, E(2, "hexadecimal or octal") },
+	{ "octal", "---\nmax_retries: 0o7\n---\nb", 0, 3, DEF, "b", 1, E(2, "hexadecimal or octal") },
+	{ "leading zero", "---\nmax_retries: 010\n---\nb", 0, 3, DEF, "b", 1, E(2, "leading zero") },
+	{ "above limit", "---\nmax_retries: 101\n---\nb", 0, 3, DEF, "b", 1, E(2, "above the limit") },
+	{ "huge", "---\nmax_retries: 99999999999999999999999\n---\nb", 0, 3, DEF, "b", 1,
+	  E(2, "above the limit") },
+	{ "limit", "---\nmax_retries: 100\n---\nb", 0, 100, FM, "b", 1, NONE },
+	{ "zero disables", "---\nmax_retries: 0\n---\nb", 0, 0, FM, "b", 1, NONE },
+	{ "null", "---\nmax_retries:\n---\nb", 0, 3, DEF, "b", 1, E(2, "(null)") },
+	{ "tilde", "---\nmax_retries: ~\n---\nb", 0, 3, DEF, "b", 1, E(2, "(null)") },
+	{ "word", "---\nmax_retries: three\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a string)") },
+	{ "mapping", "---\nmax_retries:\n  value: 3\n---\nb", 0, 3, DEF, "b", 1, E(3, "(a mapping)") },
+	{ "flow mapping", "---\nmax_retries: {a: 1}\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a mapping)") },
+	{ "sequence", "---\nmax_retries: [3]\n---\nb", 0, 3, DEF, "b", 1, E(2, "(a sequence)") },
+	{ "block scalar", "---\nmax_retries: |\n  3\n---\nb", 0, 3, DEF, "b", 1, E(2, "block string") },
+	{ "str tag", "---\nmax_retries: !!str 3\n---\nb", 0, 3, DEF, "b", 1, E(2, "tagged") },
+	{ "int tag", "---\nmax_retries: !!int 3\n---\nb", 0, 3, FM, "b", 1, NONE },
+	{ "alias", "---\nx: &n 4\nmax_retries: *n\n---\nb", 0, 3, DEF, "b", 1, E(3, "(an alias)") },
+	{ "anchored value", "---\nmax_retries: &n 4\n---\nb", 0, 4, FM, "b", 1, NONE },
+	{ "comment after value", "---\nmax_retries: 4 # four\n---\nb", 0, 4, FM, "b", 1, NONE },
+	{ "quoted key", "---\n\"max_retries\": 4\n---\nb", 0, 4, FM, "b", 1, NONE },
+	{ "duplicate, last wins", "---\nmax_retries: 2\nmax_retries: 7\n---\nb", 0, 7, FM, "b", 1, NONE },
+	{ "duplicate, last invalid", "---\nmax_retries: 2\nmax_retries: x\n---\nb", 0, 3, DEF, "b", 1,
+	  E(3, "(a string)") },
+	{ "line numbers count comments", "---\n# c\nauthor: me\nmax_retries: nope\n---\nb", 0, 3, DEF, "b",
+	  1, E(4, "'nope'") },
+	/* Unknown fields. */
+	{ "unknown fields ignored", "---\nmax_retries: 4\nauthor: me\nnested: {a: [1, 2]}\n---\nb", 0, 4,
+	  FM, "b", 1, NONE },
+	{ "deep unknown field", "---\nx: [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]\nmax_retries: 6\n---\nb", 0,
+	  6, FM, "b", 1, NONE },
+	{ "complex key", "---\n? [a, b]\n: 1\nmax_retries: 6\n---\nb", 0, 6, FM, "b", 1, NONE },
+	/* Malformed YAML. */
+	{ "unclosed flow", "---\nmax_retries: [1\n---\nbody", 0, 3, DEF, "body", 1, E(3, "malformed YAML") },
+	{ "bad indentation", "---\nmax_retries: 5\n  bad: 1\n---\nbody", 0, 3, DEF, "body", 1,
+	  E(3, "malformed YAML") },
+	{ "tab indentation", "---\na:\n\tb: 1\nmax_retries: 5\n---\nbody", 0, 3, DEF, "body", 1,
+	  E(3, "malformed YAML") },
+	{ "unclosed quote", "---\nmax_retries: \"5\n---\nbody", 0, 3, DEF, "body", 1, E(3, "malformed YAML") },
+	{ "not a mapping", "---\njust some text\n---\nbody", 0, 3, DEF, "body", 1, E(2, "not a mapping") },
+	{ "a list", "---\n- max_retries: 5\n---\nbody", 0, 3, DEF, "body", 1, E(2, "not a mapping") },
+	{ "two documents", "---\nmax_retries: 5\n--- x\n---\nbody", 0, 3, DEF, "body", 1,
+	  E(3, "more than one YAML document") },
+	{ "document end marker", "---\nmax_retries: 5\n...\n---\nbody", 0, 5, FM, "body", 1, NONE },
+	{ "empty frontmatter", "---\n---\nbody", 0, 3, DEF, "body", 1, NONE },
+	{ "comment-only frontmatter", "---\n# nothing yet\n---\nbody", 0, 3, DEF, "body", 1, NONE },
+	/* Delimiters. */
+	{ "leading blank line", "\n---\nmax_retries: 5\n---\nbody", 0, 3, DEF,
+	  "---\nmax_retries: 5\n---\nbody", 0, W(2, "not on the first line") },
+	{ "leading space", " ---\nmax_retries: 5\n---\nbody", 0, 3, DEF,
+	  " ---\nmax_retries: 5\n---\nbody", 0, W(1, "not on the first line") },
+	{ "four dashes", "----\nmax_retries: 5\n----\nbody", 0, 3, DEF, "----\nmax_retries: 5\n----\nbody",
+	  0, NONE },
+	{ "closing with trailing spaces", "---\nmax_retries: 2\n--- \t\nbody", 0, 2, FM, "body", 1, NONE },
+	{ "opening with trailing spaces", "---  \nmax_retries: 2\n---\nbody", 0, 2, FM, "body", 1, NONE },
+	{ "closing with text is not closing", "---\nmax_retries: 2\n--- end\nbody\n", 0, 3, DEF,
+	  "---\nmax_retries: 2\n--- end\nbody", 0, E(1, "never closed") },
+	{ "unclosed", "---\nmax_retries: 2\nbody\n", 0, 3, DEF, "---\nmax_retries: 2\nbody", 0,
+	  E(1, "never closed") },
+	{ "lone opener", "---", 0, 3, DEF, "---", 0, E(1, "never closed") },
+	{ "body keeps later rules", "---\nmax_retries: 2\n---\na\n---\nb\n", 0, 2, FM, "a\n---\nb", 1, NONE },
+	{ "crlf", "---\r\nmax_retries: 4\r\n---\r\n\r\nLine one\r\nLine two\r\n", 0, 4, FM,
+	  "Line one\nLine two", 1, NONE },
+	{ "crlf without frontmatter", "a\r\nb\r\n", 0, 3, DEF, "a\nb", 0, NONE },
+	{ "utf-8 bom stripped", "\xef\xbb\xbf---\nmax_retries: 2\n---\nbody", 0, 2, FM, "body", 1, NONE },
+	{ "bom only", "\xef\xbb\xbf", 0, 3, DEF, "", 0, NONE },
+	{ "trimming", "---\nmax_retries: 1\n---\n\n \n\t\n  indented\nx  \n\n\t\n", 0, 1, FM,
+	  "  indented\nx", 1, NONE },
+	{ "utf-8 body", "---\nmax_retries: 1\n---\nR\xc3\xa9vision \xe2\x9c\x93\n", 0, 1, FM,
+	  "R\xc3\xa9vision \xe2\x9c\x93", 1, NONE },
+	/* Content that is treated as empty. */
+	{ "nul byte", "---\nmax_retries: 5\n---\nab\0c", 27, 3, DEF, "", 0, E(4, "NUL byte") },
+	{ "invalid utf-8", "body\n\xff\n", 0, 3, DEF, "", 0, E(2, "not valid UTF-8") },
+	{ "overlong utf-8", "\xc0\x80", 0, 3, DEF, "", 0, E(1, "not valid UTF-8") },
+	{ "surrogate", "a\xed\xa0\x80", 0, 3, DEF, "", 0, E(1, "not valid UTF-8") },
+	{ "truncated utf-8", "a\xe2\x9c", 0, 3, DEF, "", 0, E(1, "not valid UTF-8") },
+	{ "latin-1", "---\nmax_retries: 5\n---\ncaf\xe9\n", 0, 3, DEF, "", 0, E(4, "not valid UTF-8") },
+	/* stop_when_stalled does not disturb max_retries. */
+	{ "stalled and retries", "---\nstop_when_stalled: true\nmax_retries: 2\n---\nb", 0, 2, FM, "b", 1,
+	  NONE },
+	{ "stalled invalid", "---\nstop_when_stalled: yes\n---\nb", 0, 3, DEF, "b", 1,
+	  E(2, "'stop_when_stalled' value 'yes'") },
+};
+
+Test(reviewmd, parse_table)
+{
+	for (size_t i = 0; i < sizeof(parse_cases) / sizeof(parse_cases[0]); i++) {
+		const struct pcase *k = &parse_cases[i];
+		struct fg_review_config c;
+		size_t len = k->len ? k->len : strlen(k->data);
+
+		fg_review_config_init(&c);
+		cr_assert_eq(fg_review_config_parse(&c, k->data, len, NULL), 0, "%s", k->what);
+		cr_assert_eq(c.max_retries, k->max, "%s: max_retries %d", k->what, c.max_retries);
+		cr_assert_eq(c.source, k->src, "%s: source %d", k->what, (int)c.source);
+		cr_assert_not_null(c.instructions, "%s", k->what);
+		cr_assert_str_eq(c.instructions, k->instr, "%s", k->what);
+		cr_assert_eq(c.has_frontmatter, k->has_fm, "%s: has_frontmatter", k->what);
+		check_diag(&c.diags, &k->diag, k->what);
+		fg_review_config_release(&c);
+	}
+}
+
+struct ecase {
+	const char *what;
+	const char *data;
+	const char *env_retries;
+	const char *env_stalled;
+	int max;
+	enum fg_retries_source src;
+	int stalled;
+	size_t warnings;
+	size_t errors;
+};
+
+static const struct ecase env_cases[] = {
+	{ "env 0 beats frontmatter", "---\nmax_retries: 5\n---\nb", "0", NULL, 0, FG_RETRIES_ENV_DISABLED, 0, 0, 0 },
+	{ "env 0 with frontmatter 0", "---\nmax_retries: 0\n---\nb", "0", NULL, 0, FG_RETRIES_ENV_DISABLED, 0, 0, 0 },
+	{ "env used without frontmatter", "b", "7", NULL, 7, FG_RETRIES_ENV, 0, 0, 0 },
+	{ "frontmatter beats env", "---\nmax_retries: 5\n---\nb", "7", NULL, 5, FM, 0, 0, 0 },
+	{ "frontmatter 0 beats env", "---\nmax_retries: 0\n---\nb", "7", NULL, 0, FM, 0, 0, 0 },
+	{ "env used when frontmatter invalid", "---\nmax_retries: \"3\"\n---\nb", "7", NULL, 7,
+	  FG_RETRIES_ENV, 0, 0, 1 },
+	{ "env used when yaml malformed", "---\nmax_retries: [\n---\nb", "8", NULL, 8, FG_RETRIES_ENV, 0, 0, 1 },
+	{ "invalid env ignored", "b", "abc", NULL, 3, DEF, 0, 1, 0 },
+	{ "invalid env, frontmatter", "---\nmax_retries: 5\n---\nb", "abc", NULL, 5, FM, 0, 1, 0 },
+	{ "negative env", "b", "-1", NULL, 3, DEF, 0, 1, 0 },
+	{ "env above limit", "b", "101", NULL, 3, DEF, 0, 1, 0 },
+	{ "env with spaces", "b", " 4", NULL, 3, DEF, 0, 1, 0 },
+	{ "env float", "b", "2.5", NULL, 3, DEF, 0, 1, 0 },
+	{ "empty env is unset", "b", "", "", 3, DEF, 0, 0, 0 },
+	{ "env 0 on a binary file", "a\0b", "0", NULL, 0, FG_RETRIES_ENV_DISABLED, 0, 0, 1 },
+	{ "env on an empty file", "", "9", NULL, 9, FG_RETRIES_ENV, 0, 0, 0 },
+	{ "stalled env true", "b", NULL, "1", 3, DEF, 1, 0, 0 },
+	{ "stalled env yes", "b", NULL, "yes", 3, DEF, 1, 0, 0 },
+	{ "stalled env TRUE", "b", NULL, "TRUE", 3, DEF, 1, 0, 0 },
+	{ "stalled env off", "b", NULL, "off", 3, DEF, 0, 0, 0 },
+	{ "stalled env invalid", "b", NULL, "maybe", 3, DEF, 0, 1, 0 },
+	{ "stalled frontmatter beats env", "---\nstop_when_stalled: false\n---\nb", NULL, "1", 3, DEF, 0, 0, 0 },
+	{ "stalled frontmatter true", "---\nstop_when_stalled: True\n---\nb", NULL, "0", 3, DEF, 1, 0, 0 },
+	{ "stalled frontmatter invalid, env", "---\nstop_when_stalled: \"true\"\n---\nb", NULL, "1", 3, DEF,
+	  1, 0, 1 },
+	{ "stalled frontmatter 1 is not a bool", "---\nstop_when_stalled: 1\n---\nb", NULL, NULL, 3, DEF, 0,
+	  0, 1 },
+	{ "stalled default", "b", NULL, NULL, 3, DEF, 0, 0, 0 },
+};
+
+Test(reviewmd, environment_priority_table)
+{
+	for (size_t i = 0; i < sizeof(env_cases) / sizeof(env_cases[0]); i++) {
+		const struct ecase *k = &env_cases[i];
+		struct fg_review_env env = { k->env_retries, k->env_stalled };
+		struct fg_review_config c;
+		size_t len = strlen(k->data);
+
+		if (!strcmp(k->what, "env 0 on a binary file"))
+			len = 3;
+		fg_review_config_init(&c);
+		fg_review_config_parse(&c, k->data, len, &env);
+		cr_assert_eq(c.max_retries, k->max, "%s: max_retries %d", k->what, c.max_retries);
+		cr_assert_eq(c.source, k->src, "%s: source %d", k->what, (int)c.source);
+		cr_assert_eq(c.stop_when_stalled, k->stalled, "%s: stop_when_stalled", k->what);
+		cr_assert_eq(fg_diags_count(&c.diags, FG_DIAG_WARNING), k->warnings, "%s: warnings", k->what);
+		cr_assert_eq(fg_diags_count(&c.diags, FG_DIAG_ERROR), k->errors, "%s: errors", k->what);
+		fg_review_config_release(&c);
+	}
+}
+
+Test(reviewmd, invalid_env_warning_names_the_variable)
+{
+	struct fg_review_env env = { "lots", "sometimes" };
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, "b", 1, &env);
+	cr_assert_eq(c.diags.n, 2);
+	cr_assert_str_eq(c.diags.v[0].msg,
+			 "ignoring AUTO_REVIEW_MAX_RETRIES='lots': not an integer from 0 to 100");
+	cr_assert(strstr(c.diags.v[1].msg, "AUTO_REVIEW_STOP_WHEN_STALLED='sometimes'"));
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, env_from_environ)
+{
+	struct fg_review_env env;
+
+	setenv("AUTO_REVIEW_MAX_RETRIES", "6", 1);
+	unsetenv("AUTO_REVIEW_STOP_WHEN_STALLED");
+	fg_review_env_from_environ(&env);
+	cr_assert_str_eq(env.max_retries, "6");
+	cr_assert_null(env.stop_when_stalled);
+	unsetenv("AUTO_REVIEW_MAX_RETRIES");
+}
+
+Test(reviewmd, reparse_and_null_data)
+{
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, "---\nmax_retries: \"x\"\n---\nfirst", 30, NULL);
+	cr_assert_eq(c.diags.n, 1);
+	/* A second parse replaces everything: nothing leaks, no stale warning. */
+	fg_review_config_parse(&c, NULL, 5, NULL);
+	cr_assert_str_eq(c.instructions, "");
+	cr_assert_eq(c.diags.n, 0);
+	cr_assert_eq(c.max_retries, 3);
+	fg_review_config_release(&c);
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, messages_are_single_line_and_bounded)
+{
+	struct fg_review_config c;
+	const char *data = "---\nmax_retries: \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\nb\"\n---\n";
+
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, data, strlen(data), NULL);
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert_null(strchr(c.diags.v[0].msg, '\n'));
+	cr_assert(strstr(c.diags.v[0].msg, "...'"), "%s", c.diags.v[0].msg);
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, size_limit_on_parse)
+{
+	size_t n = FG_REVIEWMD_MAX_BYTES + 1;
+	char *big = malloc(n);
+	struct fg_review_config c;
+
+	memset(big, 'a', n);
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, big, n, NULL);
+	cr_assert_str_eq(c.instructions, "");
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert(strstr(c.diags.v[0].msg, "over the 1048576-byte limit"), "%s", c.diags.v[0].msg);
+	/* Exactly the limit is fine. */
+	fg_review_config_parse(&c, big, n - 1, NULL);
+	cr_assert_eq(c.diags.n, 0);
+	cr_assert_eq(strlen(c.instructions), n - 1);
+	fg_review_config_release(&c);
+	free(big);
+}
+
+/* ---- loading files ---------------------------------------------------- */
+
+Test(reviewmd, load_fixture_valid)
+{
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, FIX "valid/review.md", NULL), 0);
+	cr_assert_eq(c.max_retries, 5);
+	cr_assert(c.stop_when_stalled);
+	cr_assert(c.has_frontmatter);
+	cr_assert_eq(c.diags.n, 0);
+	cr_assert(!strncmp(c.instructions, "# Code Review Checklist\n\nEvaluate", 33));
+	cr_assert(strstr(c.instructions, "for the implementer"));
+	cr_assert_eq(c.instructions[strlen(c.instructions) - 1], 'r');
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, load_fixture_crlf)
+{
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, FIX "crlf/review.md", NULL), 0);
+	cr_assert_eq(c.max_retries, 4);
+	cr_assert_str_eq(c.instructions, "# Review\n\nCheck the tests.");
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, load_missing_file)
+{
+	struct fg_review_config c;
+	struct fg_review_env env = { "4", NULL };
+
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, "/nonexistent/review.md", &env), -ENOENT);
+	cr_assert_str_eq(c.instructions, "");
+	cr_assert_eq(c.max_retries, 4);
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert_str_eq(c.diags.v[0].msg, "file does not exist");
+	fg_review_config_release(&c);
+}
+
+/* Loads path and checks it was treated as empty, with why in the error. */
+static void assert_treated_empty(const char *path, const char *why)
+{
+	struct fg_review_config c;
+	struct fg_review_env env = { "2", NULL };
+
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, path, &env), 0, "%s", path);
+	cr_assert_str_eq(c.instructions, "");
+	cr_assert_eq(c.max_retries, 2, "reviewer still runs with the env value");
+	cr_assert_eq(c.source, FG_RETRIES_ENV);
+	cr_assert_eq(fg_diags_count(&c.diags, FG_DIAG_ERROR), 1, "%s", path);
+	cr_assert(strstr(c.diags.v[0].msg, why), "'%s' lacks '%s'", c.diags.v[0].msg, why);
+	cr_assert(strstr(c.diags.v[0].msg, "treated as an empty file"), "%s", c.diags.v[0].msg);
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, load_bad_files_are_treated_as_empty)
+{
+	char *dir = fgt_tmpdir();
+	char *bin = fgt_fmt("%s/bin/review.md", dir);
+	char *big = fgt_fmt("%s/big/review.md", dir);
+	char *fifo = fgt_fmt("%s/fifo", dir);
+	char *latin = fgt_fmt("%s/latin/review.md", dir);
+	unsigned char binary[512];
+	size_t n = 2u * 1024 * 1024;
+	char *blob = malloc(n);
+
+	/* A binary review.md: an ELF-like header with NUL bytes. */
+	for (size_t i = 0; i < sizeof(binary); i++)
+		binary[i] = (unsigned char)(i * 7);
+	memcpy(binary, "\x7f" "ELF", 4);
+	fgt_write_bytes(bin, binary, sizeof(binary));
+	memset(blob, 'x', n);
+	fgt_write_bytes(big, blob, n);
+	fgt_write(latin, "---\nmax_retries: 5\n---\nR\xe9vision\n");
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+
+	assert_treated_empty(bin, "NUL byte");
+	assert_treated_empty(big, "larger than 1048576 bytes");
+	assert_treated_empty(fifo, "not a regular file");
+	assert_treated_empty(dir, "is a directory");
+	assert_treated_empty(latin, "not valid UTF-8");
+	assert_treated_empty("/dev/null", "not a regular file");
+	free(blob);
+	free(bin);
+	free(big);
+	free(fifo);
+	free(latin);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(reviewmd, load_unreadable_file)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/review.md", dir);
+	FILE *f;
+
+	fgt_write(path, "---\nmax_retries: 5\n---\nbody\n");
+	cr_assert_eq(chmod(path, 0), 0);
+	f = fopen(path, "r");
+	if (f) {
+		fclose(f);
+		fgt_rm_rf(dir);
+		cr_skip("running with privileges that read a mode-000 file (root)");
+	}
+	assert_treated_empty(path, "cannot read the file: permission denied");
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+Test(reviewmd, load_follows_symlink)
+{
+	char *dir = fgt_tmpdir();
+	char *target = fgt_fmt("%s/real.md", dir);
+	char *link = fgt_fmt("%s/review.md", dir);
+	struct fg_review_config c;
+
+	fgt_write(target, "---\nmax_retries: 9\n---\nbody\n");
+	cr_assert_eq(symlink("real.md", link), 0);
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, link, NULL), 0);
+	cr_assert_eq(c.max_retries, 9);
+	fg_review_config_release(&c);
+	fgt_rm_rf(dir);
+	free(target);
+	free(link);
+	free(dir);
+}
+
+/* ---- lint ------------------------------------------------------------- */
+
+struct lcase {
+	const char *path;
+	size_t errors;
+	struct want_diag first;    /* first diagnostic, or sub NULL: no diagnostic at all */
+	size_t total;
+};
+
+Test(reviewmd, lint_fixtures_table)
+{
+	static const struct lcase cases[] = {
+		{ FIX "valid/review.md", 0, NONE, 0 },
+		{ FIX "crlf/review.md", 0, NONE, 0 },
+		/* No APPROVED/REJECTED needed: the entrypoint adds the verdict protocol. */
+		{ FIX "no-verdict-words/review.md", 0, NONE, 0 },
+		{ FIX "typo/review.md", 0, W(2, "unknown field 'max_retry' is ignored (did you mean 'max_retries'?)"), 1 },
+		{ FIX "bad-type/review.md", 1, E(3, "invalid 'max_retries' value '3' (a quoted string)"), 1 },
+		{ FIX "wrong-name/REVIEW.md", 1, E(0, "must be named exactly 'review.md'"), 1 },
+		{ FIX "missing/review.md", 1, E(0, "file does not exist"), 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fg_diags d;
+		size_t errors;
+
+		fg_diags_init(&d);
+		errors = fg_review_lint_file(cases[i].path, &d);
+		cr_assert_eq(errors, cases[i].errors, "%s: %zu errors", cases[i].path, errors);
+		cr_assert_eq(d.n, cases[i].total, "%s: %zu diagnostics (first '%s')", cases[i].path, d.n,
+			     d.n ? d.v[0].msg : "");
+		if (cases[i].first.sub) {
+			cr_assert_eq(d.v[0].level, cases[i].first.level, "%s", cases[i].path);
+			cr_assert_eq(d.v[0].line, cases[i].first.line, "%s: line %d", cases[i].path, d.v[0].line);
+			cr_assert(strstr(d.v[0].msg, cases[i].first.sub), "%s: '%s'", cases[i].path, d.v[0].msg);
+		}
+		fg_diags_release(&d);
+	}
+}
+
+struct lcontent {
+	const char *what;
+	const char *data;
+	size_t len;
+	size_t errors;
+	size_t warnings;
+	int line;               /* line of the first diagnostic */
+	const char *sub;        /* in the first diagnostic */
+};
+
+Test(reviewmd, lint_content_table)
+{
+	static const struct lcontent cases[] = {
+		{ "empty", "", 0, 0, 1, 0, "no review instructions" },
+		{ "frontmatter only", "---\nmax_retries: 2\n---\n", 0, 0, 1, 0, "no review instructions" },
+		{ "unclosed", "---\nmax_retries: 2\nbody\n", 0, 1, 0, 1, "never closed" },
+		{ "malformed", "---\nmax_retries: [\n---\nbody\n", 0, 1, 0, 3, "malformed YAML" },
+		{ "leading blank line", "\n---\nmax_retries: 2\n---\nbody\n", 0, 0, 1, 2, "not on the first line" },
+		{ "duplicate", "---\nmax_retries: 2\nmax_retries: 3\n---\nbody\n", 0, 0, 1, 3, "repeated (first on line 2)" },
+		{ "unknown, no hint", "---\nowner: me\n---\nbody\n", 0, 0, 1, 2, "unknown field 'owner' is ignored" },
+		{ "non-scalar key", "---\n? [a]\n: 1\n---\nbody\n", 0, 0, 1, 2, "not a plain name" },
+		{ "stalled typo", "---\nstop_when_stall: true\n---\nbody\n", 0, 0, 1, 2, "did you mean 'stop_when_stalled'" },
+		{ "binary", "ab\0cd", 5, 1, 0, 1, "NUL byte" },
+		{ "above limit", "---\nmax_retries: 1000\n---\nbody\n", 0, 1, 0, 2, "above the limit" },
+	};
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/review.md", dir);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct lcontent *k = &cases[i];
+		struct fg_diags d;
+
+		fgt_write_bytes(path, k->data, k->len ? k->len : strlen(k->data));
+		fg_diags_init(&d);
+		cr_assert_eq(fg_review_lint_file(path, &d), k->errors, "%s", k->what);
+		cr_assert_eq(fg_diags_count(&d, FG_DIAG_ERROR), k->errors, "%s", k->what);
+		cr_assert_eq(fg_diags_count(&d, FG_DIAG_WARNING), k->warnings, "%s: first '%s'", k->what,
+			     d.n ? d.v[0].msg : "");
+		cr_assert_eq(d.v[0].line, k->line, "%s: line %d", k->what, d.v[0].line);
+		cr_assert(strstr(d.v[0].msg, k->sub), "%s: '%s'", k->what, d.v[0].msg);
+		fg_diags_release(&d);
+	}
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+Test(reviewmd, lint_appends_and_counts_only_its_errors)
+{
+	struct fg_diags d;
+
+	fg_diags_init(&d);
+	fg_diags_add(&d, FG_DIAG_ERROR, 1, "earlier error");
+	cr_assert_eq(fg_review_lint_file(FIX "bad-type/review.md", &d), 1);
+	cr_assert_eq(d.n, 2);
+	cr_assert_str_eq(d.v[0].msg, "earlier error");
+	fg_diags_release(&d);
+}
