@@ -360,7 +360,8 @@ static char *parse_label_value(struct cursor *c)
 		char ch = *c->p;
 
 		if (ch == '\\') {
-			if (++c->p >= c->end)
+			c->p++;
+			if (c->p >= c->end)
 				goto bad;
 			ch = *c->p == 'n' ? '\n' : *c->p;
 			if (*c->p != 'n' && *c->p != '\\' && *c->p != '"')

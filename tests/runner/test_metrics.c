@@ -246,7 +246,7 @@ static void assert_only_files(const char *dir, const char *a, const char *b)
 	struct dirent *e;
 
 	cr_assert_not_null(d);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		cr_assert(!strcmp(e->d_name, a) || !strcmp(e->d_name, b), "unexpected file %s", e->d_name);

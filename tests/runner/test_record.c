@@ -60,7 +60,7 @@ static void assert_sole_entry(const char *dir, const char *want)
 	int seen = 0;
 
 	cr_assert_not_null(d, "cannot open %s", dir);
-	while ((e = readdir(d))) {
+	for (e = readdir(d); e; e = readdir(d)) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		cr_assert_str_eq(e->d_name, want);
@@ -165,7 +165,7 @@ Test(record, copy_refuses_bad_components_and_creates_nothing)
 	cr_assert_eq(rn_record_copy("", "s", "r", "review_cycle_1.json", "x", 1), -EINVAL);
 	d = opendir(root);
 	cr_assert_not_null(d);
-	while ((e = readdir(d)))
+	for (e = readdir(d); e; e = readdir(d))
 		cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "created %s", e->d_name);
 	closedir(d);
 	fgt_rm_rf(root);
