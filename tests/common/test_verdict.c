@@ -1,0 +1,640 @@
+/*
+ * test_verdict.c - the verdict parser: every rule, the precedence between
+ * rules, code fences and inline code, word boundaries, CRLF, NUL bytes,
+ * large and hostile outputs, findings to and from JSON, and the fixtures.
+ */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fgtest.h"
+#include "forge/verdict.h"
+
+TestSuite(verdict, .timeout = 120);
+
+#define A FG_VERDICT_APPROVED
+#define R FG_VERDICT_REJECTED
+#define F_JSON FG_FORMAT_JSON_SHADOW
+#define F_RRM FG_FORMAT_REVIEW_RESULT_MARKER
+#define F_LINE FG_FORMAT_VERDICT_LINE
+#define F_MARK FG_FORMAT_MARKER
+#define F_NONE FG_FORMAT_NONE
+#define UNPARSED "Verdict could not be parsed"
+/* Input with an explicit length, so that cases may hold NUL bytes. */
+#define IN(s) s, sizeof(s) - 1
+
+struct vcase {
+	const char *name;
+	const char *in;
+	size_t len;
+	enum fg_verdict_kind kind;
+	enum fg_verdict_format format;
+	const char *feedback;
+};
+
+static void check_case(const struct vcase *c)
+{
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	cr_assert_eq(fg_verdict_parse(&v, c->in, c->len), 0, "%s", c->name);
+	cr_expect_eq(v.verdict, c->kind, "%s: verdict %s", c->name, fg_verdict_kind_name(v.verdict));
+	cr_expect_eq(v.format, c->format, "%s: format %s", c->name, fg_verdict_format_name(v.format));
+	cr_assert_not_null(v.feedback, "%s", c->name);
+	cr_expect_str_eq(v.feedback, c->feedback, "%s: feedback [%s]", c->name, v.feedback);
+	fg_verdict_release(&v);
+}
+
+static void check_table(const struct vcase *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		check_case(&cases[i]);
+}
+
+#define CHECK_TABLE(t) check_table(t, sizeof(t) / sizeof((t)[0]))
+
+Test(verdict, marker_rule_and_feedback)
+{
+	static const struct vcase t[] = {
+		{ "plain approved", IN("APPROVED"), A, F_MARK, "" },
+		{ "lower case", IN("looks good, approved\n"), A, F_MARK, "" },
+		{ "mixed case", IN("Rejected: nope"), R, F_MARK, "nope" },
+		{ "colon", IN("REJECTED: missing tests"), R, F_MARK, "missing tests" },
+		{ "dash", IN("REJECTED - missing tests"), R, F_MARK, "missing tests" },
+		{ "em dash", IN("REJECTED \xE2\x80\x94 missing tests"), R, F_MARK, "missing tests" },
+		{ "colon then dash", IN("REJECTED: - missing tests"), R, F_MARK, "missing tests" },
+		{ "bold marker", IN("**REJECTED**: missing tests"), R, F_MARK, "missing tests" },
+		{ "bold with colon inside", IN("**REJECTED:** missing tests"), R, F_MARK, "missing tests" },
+		{ "emphasis of the feedback kept", IN("REJECTED: **no tests**"), R, F_MARK, "**no tests**" },
+		{ "list on the next line kept", IN("REJECTED\n- fix a\n- fix b\n"), R, F_MARK, "- fix a\n- fix b" },
+		{ "numbered list", IN("I ran `make test`: 2 failures.\n\nREJECTED\n1. a.c:4: x\n2. b.c: y\n"),
+		  R, F_MARK, "1. a.c:4: x\n2. b.c: y" },
+		{ "nothing after: text before", IN("Missing tests for parse().\n\nREJECTED\n"),
+		  R, F_MARK, "Missing tests for parse()." },
+		{ "nothing after, bold", IN("Missing tests.\n\n**REJECTED**\n"), R, F_MARK, "Missing tests." },
+		{ "nothing at all", IN("  REJECTED  "), R, F_MARK, "" },
+		{ "approved has no feedback", IN("APPROVED: nice work"), A, F_MARK, "" },
+		{ "first wins approved", IN("APPROVED, the earlier draft was REJECTED"), A, F_MARK, "" },
+		{ "first wins rejected", IN("REJECTED: not APPROVED until tests pass"), R, F_MARK,
+		  "not APPROVED until tests pass" },
+		{ "no marker", IN("I looked at the change."), R, F_NONE, UNPARSED },
+		{ "empty", IN(""), R, F_NONE, UNPARSED },
+		{ "blank", IN("  \n\t\r\n\n"), R, F_NONE, UNPARSED },
+		{ "approve is not approved", IN("I approve."), R, F_NONE, UNPARSED },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, word_boundaries)
+{
+	static const struct vcase t[] = {
+		{ "prefix letter", IN("UNAPPROVED changes"), R, F_NONE, UNPARSED },
+		{ "suffix underscore", IN("APPROVED_BY: bob"), R, F_NONE, UNPARSED },
+		{ "prefix underscore", IN("NOT_APPROVED"), R, F_NONE, UNPARSED },
+		{ "suffix digit", IN("APPROVED2 REJECTED3"), R, F_NONE, UNPARSED },
+		{ "suffix letter", IN("APPROVEDLY"), R, F_NONE, UNPARSED },
+		{ "skips non-words to the real one", IN("PREAPPROVED. REJECTED: x"), R, F_MARK, "x" },
+		{ "parentheses", IN("(APPROVED)"), A, F_MARK, "" },
+		{ "full stop", IN("Status: approved."), A, F_MARK, "" },
+		{ "hyphen is a boundary", IN("re-REJECTED-again"), R, F_MARK, "again" },
+		{ "slash is a boundary", IN("APPROVED/merged"), A, F_MARK, "" },
+		{ "at the very end", IN("fine: APPROVED"), A, F_MARK, "" },
+		{ "utf-8 letter around is no word character", IN("\xC3\xA9REJECTED\xC3\xA9"), R, F_MARK,
+		  "\xC3\xA9" },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, code_fences_and_inline_code)
+{
+	static const struct vcase t[] = {
+		{ "backtick fence", IN("```\nAPPROVED\n```\nREJECTED: bad"), R, F_MARK, "bad" },
+		{ "tilde fence", IN("~~~\nAPPROVED\n~~~\nREJECTED: bad"), R, F_MARK, "bad" },
+		{ "fence with info", IN("```c\nint APPROVED = 1;\n```\nAPPROVED"), A, F_MARK, "" },
+		{ "indented fence", IN("- log:\n    ```\n    REJECTED\n    ```\n- APPROVED"), A, F_MARK, "" },
+		{ "shorter fence does not close",
+		  IN("````\n```\nAPPROVED\n```\nstill code APPROVED\n````\nREJECTED: x"), R, F_MARK, "x" },
+		{ "other char does not close", IN("~~~\nAPPROVED\n```\nAPPROVED\n~~~\nREJECTED: y"), R, F_MARK, "y" },
+		{ "longer closing fence closes", IN("```\nAPPROVED\n`````\nREJECTED: z"), R, F_MARK, "z" },
+		{ "closing fence with text is no fence", IN("```\nAPPROVED\n``` x\nREJECTED\n```\nAPPROVED"),
+		  A, F_MARK, "" },
+		{ "two-backtick line is no fence", IN("``\nAPPROVED\n``"), R, F_NONE, UNPARSED },
+		{ "unclosed fence runs to the end", IN("ok\n```\nAPPROVED\n"), R, F_NONE, UNPARSED },
+		{ "inline code", IN("`APPROVED` is the word, but REJECTED: tests fail"), R, F_MARK, "tests fail" },
+		{ "double backtick span", IN("``APPROVED ` still`` REJECTED: z"), R, F_MARK, "z" },
+		{ "run lengths must match", IN("`APPROVED`` REJECTED`"), R, F_NONE, UNPARSED },
+		{ "unmatched double run is literal", IN("``APPROVED` x"), A, F_MARK, "" },
+		{ "unmatched backtick is literal", IN("a ` APPROVED"), A, F_MARK, "" },
+		{ "span across lines", IN("`code\nAPPROVED` REJECTED: q"), R, F_MARK, "q" },
+		{ "no span across paragraphs", IN("`code\n\nAPPROVED`"), A, F_MARK, "" },
+		{ "no span across a fence", IN("`a\n```\nx\n```\nREJECTED: `b"), R, F_MARK, "`b" },
+		{ "backticks with text on the line are inline code",
+		  IN("```APPROVED``` then REJECTED: r"), R, F_MARK, "r" },
+		{ "tilde line with text is still a fence", IN("~~~ APPROVED ~~~\nREJECTED\n~~~\nAPPROVED"),
+		  A, F_MARK, "" },
+		{ "only code", IN("```\nREJECTED\n```\n`APPROVED`"), R, F_NONE, UNPARSED },
+		{ "feedback keeps code after the marker", IN("REJECTED:\n```\nAPPROVED\n```"), R, F_MARK,
+		  "```\nAPPROVED\n```" },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, crlf_input)
+{
+	static const struct vcase t[] = {
+		{ "approved", IN("Looks good.\r\nAPPROVED\r\n"), A, F_MARK, "" },
+		{ "feedback trimmed", IN("REJECTED:\r\n  missing tests\r\n\r\n"), R, F_MARK, "missing tests" },
+		{ "fence", IN("```\r\nAPPROVED\r\n```\r\nREJECTED: a\r\n"), R, F_MARK, "a" },
+		{ "blank line ends a paragraph", IN("`x\r\n\r\nAPPROVED`\r\n"), A, F_MARK, "" },
+		{ "verdict line", IN("- Verdict: **APPROVE**\r\n"), A, F_LINE, "" },
+		{ "review-result marker", IN("report\r\n<!-- review-result: findings=0 -->\r\n"), A, F_RRM, "" },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, nul_bytes)
+{
+	static const struct vcase t[] = {
+		{ "nul before the marker", IN("\0\0APPROVED"), A, F_MARK, "" },
+		{ "nul is a boundary", IN("x\0REJECTED\0"), R, F_MARK, "\xEF\xBF\xBD" },
+		{ "nul in the feedback is replaced", IN("REJECTED: bad\0stuff"), R, F_MARK,
+		  "bad\xEF\xBF\xBDstuff" },
+		{ "invalid utf-8 in the feedback is replaced", IN("REJECTED: a\xFF\xC3 b"), R, F_MARK,
+		  "a\xEF\xBF\xBD\xEF\xBF\xBD b" },
+		{ "only nul", IN("\0\0\0"), R, F_NONE, UNPARSED },
+		{ "nul in a fence", IN("```\n\0APPROVED\n```\nREJECTED: n"), R, F_MARK, "n" },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, verdict_line_rule)
+{
+	static const struct vcase t[] = {
+		{ "summary list item", IN("## Summary\n- BLOCKING: 0 issues\n- NOTE: 1 issues\n- Verdict: **APPROVE**\n"),
+		  A, F_LINE, "" },
+		{ "request changes feedback is the report",
+		  IN("\n# Review\n\n## Summary\n- Verdict: **REQUEST CHANGES**\n\n"), R, F_LINE,
+		  "# Review\n\n## Summary\n- Verdict: **REQUEST CHANGES**" },
+		{ "no emphasis", IN("Verdict: REQUEST CHANGES"), R, F_LINE, "Verdict: REQUEST CHANGES" },
+		{ "any case", IN("verdict: approve"), A, F_LINE, "" },
+		{ "bold label", IN("**Verdict:** APPROVE"), A, F_LINE, "" },
+		{ "bold label outside colon", IN("* **Verdict**: _APPROVE_"), A, F_LINE, "" },
+		{ "numbered item and full stop", IN("3. Verdict: APPROVE."), A, F_LINE, "" },
+		{ "underscore form", IN("Verdict: REQUEST_CHANGES"), R, F_LINE, "Verdict: REQUEST_CHANGES" },
+		{ "last line wins", IN("Verdict: APPROVE\nlater:\nVerdict: REQUEST CHANGES"), R, F_LINE,
+		  "Verdict: APPROVE\nlater:\nVerdict: REQUEST CHANGES" },
+		{ "last line wins approve", IN("Verdict: REQUEST CHANGES\nfixed\nVerdict: APPROVE"), A, F_LINE, "" },
+		{ "beats the marker rule", IN("REJECTED earlier\nVerdict: APPROVE"), A, F_LINE, "" },
+		{ "the template line is no verdict", IN("- Verdict: **APPROVE** / **REQUEST CHANGES**"), R, F_NONE,
+		  UNPARSED },
+		{ "text after the verdict", IN("Verdict: APPROVE with nits\nREJECTED: nits"), R, F_MARK, "nits" },
+		{ "approved is the marker rule", IN("Verdict: APPROVED"), A, F_MARK, "" },
+		{ "inside a fence it does not count", IN("```\nVerdict: APPROVE\n```\nREJECTED: n"), R, F_MARK, "n" },
+		{ "heading is no verdict line", IN("## Verdict: APPROVE"), R, F_NONE, UNPARSED },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, review_result_marker_rule)
+{
+	static const struct vcase t[] = {
+		{ "zero findings", IN("All good.\n\n<!-- review-result: findings=0 -->\n"), A, F_RRM, "" },
+		{ "findings", IN("| 1 | BLOCKING | x |\n\n<!-- review-result: findings=2 -->\n\n"), R, F_RRM,
+		  "| 1 | BLOCKING | x |" },
+		{ "leading zeros", IN("<!-- review-result: findings=000 -->"), A, F_RRM, "" },
+		{ "huge count", IN("r\n<!-- review-result: findings=99999999999999999999999 -->"), R, F_RRM, "r" },
+		{ "blanks and case", IN("x\n  <!--Review-Result:findings = 1-->  "), R, F_RRM, "x" },
+		{ "beats the verdict line", IN("- Verdict: REQUEST CHANGES\n<!-- review-result: findings=0 -->"),
+		  A, F_RRM, "" },
+		{ "beats the marker", IN("REJECTED\n<!-- review-result: findings=0 -->"), A, F_RRM, "" },
+		{ "not the last line", IN("<!-- review-result: findings=0 -->\nREJECTED: more"), R, F_MARK, "more" },
+		{ "not the last line, nothing else", IN("<!-- review-result: findings=0 -->\nthanks"), R, F_NONE,
+		  UNPARSED },
+		{ "no number", IN("<!-- review-result: findings= -->"), R, F_NONE, UNPARSED },
+		{ "negative", IN("<!-- review-result: findings=-1 -->"), R, F_NONE, UNPARSED },
+		{ "text after", IN("<!-- review-result: findings=0 --> ok"), R, F_NONE, UNPARSED },
+	};
+
+	CHECK_TABLE(t);
+}
+
+#define SHADOW_RC "{\"cycle\":1,\"reviewerRole\":\"correctness\",\"verdict\":\"request_changes\"," \
+	"\"rawMarkdown\":\"  # Review\\n\\nB1 leak  \",\"findings\":[{\"severity\":\"BLOCKING\"," \
+	"\"ordinal\":1,\"filePath\":\"a.c\",\"line\":3,\"title\":\"Leak\",\"description\":\"d\"," \
+	"\"evidence\":null,\"fix\":\"free it\"}]}"
+
+Test(verdict, json_shadow_rule)
+{
+	static const struct vcase t[] = {
+		{ "raw markdown is the feedback",
+		  IN("# Review\n- Verdict: **REQUEST CHANGES**\n\n```json\n" SHADOW_RC "\n```\n"), R, F_JSON,
+		  "# Review\n\nB1 leak" },
+		{ "without raw markdown the output without the block",
+		  IN("Intro text.\n\n```json\n{\"verdict\":\"request_changes\"}\n```\n\nTrailer.\n"), R, F_JSON,
+		  "Intro text.\n\n\nTrailer." },
+		{ "empty raw markdown", IN("Report.\n```json\n{\"verdict\":\"request_changes\",\"rawMarkdown\":\" \"}\n```"),
+		  R, F_JSON, "Report." },
+		{ "approve", IN("APPROVED? no:\n```json\n{\"verdict\":\"approve\"}\n```"), A, F_JSON, "" },
+		{ "out of scope is approved", IN("```json\n{\"verdict\":\"out_of_scope\",\"findings\":[]}\n```"),
+		  A, F_JSON, "" },
+		{ "info string in any case", IN("```JSON\n{\"verdict\":\"approve\"}\n```\nREJECTED"), A, F_JSON, "" },
+		{ "tilde fence", IN("~~~json\n{\"verdict\":\"approve\"}\n~~~\nREJECTED"), A, F_JSON, "" },
+		{ "last block wins", IN("```json\n{\"verdict\":\"approve\"}\n```\n```json\n{\"verdict\":\"request_changes\","
+		  "\"rawMarkdown\":\"second\"}\n```\n"), R, F_JSON, "second" },
+		{ "malformed last block: the earlier one wins",
+		  IN("```json\n{\"verdict\":\"approve\"}\n```\n```json\n{\"verdict\":\"request_changes\",}\n```\n"),
+		  A, F_JSON, "" },
+		{ "malformed block falls through", IN("```json\n{\"verdict\": \"approve\",}\n```\nREJECTED: bad"),
+		  R, F_MARK, "bad" },
+		{ "no verdict key falls through", IN("```json\n{\"cycle\":1}\n```\nVerdict: APPROVE"), A, F_LINE, "" },
+		{ "unknown verdict falls through", IN("```json\n{\"verdict\":\"maybe\"}\n```\nAPPROVED"), A, F_MARK, "" },
+		{ "array falls through", IN("```json\n[{\"verdict\":\"approve\"}]\n```\nREJECTED: a"), R, F_MARK, "a" },
+		{ "trailing garbage falls through", IN("```json\n{\"verdict\":\"approve\"} x\n```\nREJECTED: g"),
+		  R, F_MARK, "g" },
+		{ "not json info", IN("```js\n{\"verdict\":\"approve\"}\n```\nREJECTED: js"), R, F_MARK, "js" },
+		{ "beats the review-result marker",
+		  IN("```json\n{\"verdict\":\"approve\"}\n```\n<!-- review-result: findings=3 -->"), A, F_JSON, "" },
+		{ "unclosed block at the end", IN("Report.\n```json\n{\"verdict\":\"request_changes\"}\n"), R, F_JSON,
+		  "Report." },
+		{ "crlf block", IN("R.\r\n```json\r\n{\"verdict\":\r\n\"request_changes\"}\r\n```\r\n"), R, F_JSON, "R." },
+		{ "json block does not count for markers", IN("```json\n{\"note\":\"APPROVED\"}\n```\nREJECTED: c"),
+		  R, F_MARK, "c" },
+	};
+
+	CHECK_TABLE(t);
+}
+
+Test(verdict, json_shadow_keeps_findings)
+{
+	const char *in = "# Review\n\n```json\n" SHADOW_RC "\n```\n";
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, in, strlen(in));
+	cr_assert_eq(v.format, FG_FORMAT_JSON_SHADOW);
+	cr_assert(v.has_findings);
+	cr_assert_eq(v.nfindings, 1);
+	cr_assert_str_eq(v.findings[0].severity, "BLOCKING");
+	cr_assert_eq(v.findings[0].ordinal, 1);
+	cr_assert_str_eq(v.findings[0].file_path, "a.c");
+	cr_assert_eq(v.findings[0].line, 3);
+	cr_assert_str_eq(v.findings[0].title, "Leak");
+	cr_assert_str_eq(v.findings[0].description, "d");
+	cr_assert_null(v.findings[0].evidence);
+	cr_assert_str_eq(v.findings[0].fix, "free it");
+	fg_verdict_release(&v);
+	cr_assert_null(v.findings);
+}
+
+Test(verdict, out_of_scope_keeps_findings)
+{
+	const char *in = "```json\n{\"verdict\":\"out_of_scope\",\"findings\":[1,{\"severity\":\"NOTE\","
+			 "\"ordinal\":1,\"title\":\"docs only\",\"line\":null}]}\n```\n";
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, in, strlen(in));
+	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
+	cr_assert_str_eq(v.feedback, "");
+	cr_assert(v.has_findings);
+	cr_assert_eq(v.nfindings, 1);
+	cr_assert_str_eq(v.findings[0].severity, "NOTE");
+	cr_assert_eq(v.findings[0].line, -1);
+	cr_assert_null(v.findings[0].file_path);
+	fg_verdict_release(&v);
+}
+
+Test(verdict, other_rules_have_no_findings)
+{
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, IN("```json\n{\"verdict\":\"approve\"}\n```"));
+	cr_assert_not(v.has_findings);
+	cr_assert_eq(v.nfindings, 0);
+	fg_verdict_parse(&v, IN("REJECTED: x"));
+	cr_assert_not(v.has_findings);
+	fg_verdict_release(&v);
+}
+
+Test(verdict, parse_twice_reuses_the_struct)
+{
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, IN("```json\n" SHADOW_RC "\n```"));
+	cr_assert_eq(v.nfindings, 1);
+	/* The second parse must release the first result (LSan checks). */
+	fg_verdict_parse(&v, IN("APPROVED"));
+	cr_assert_eq(v.nfindings, 0);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	fg_verdict_parse(&v, NULL, 0);
+	cr_assert_str_eq(v.feedback, UNPARSED);
+	fg_verdict_release(&v);
+	fg_verdict_release(&v);
+}
+
+static bool valid_utf8(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t k = *p < 0x80 ? 1 : *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC2 ? 2 : 0;
+
+		if (!k)
+			return false;
+		for (size_t i = 1; i < k; i++)
+			if ((p[i] & 0xC0) != 0x80)
+				return false;
+		p += k;
+	}
+	return true;
+}
+
+Test(verdict, feedback_is_capped_on_a_character_boundary)
+{
+	/* 300 KiB of two-byte characters after one odd byte: the cap falls
+	 * in the middle of a character. */
+	size_t n = 300 * 1024, len = 0;
+	char *in = malloc(n + 32);
+	struct fg_verdict v;
+
+	len += (size_t)snprintf(in, 32, "REJECTED: x");
+	while (len + 2 <= n) {
+		in[len++] = '\xC3';
+		in[len++] = '\xA9';
+	}
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, in, len);
+	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
+	cr_assert_leq(strlen(v.feedback), FG_FEEDBACK_MAX);
+	cr_assert_geq(strlen(v.feedback), FG_FEEDBACK_MAX - 3);
+	cr_assert(valid_utf8(v.feedback));
+	cr_assert_eq(v.feedback[0], 'x');
+	fg_verdict_release(&v);
+	free(in);
+}
+
+/* 50 MB of prose in paragraphs, with inline code and a fence now and then. */
+static char *big_output(size_t size, size_t *len)
+{
+	static const char para[] =
+		"The change to `parse_line()` looks careful; see the log below.\n"
+		"Nothing here says the word the parser looks for.\n\n"
+		"```\nmake test: 120 passed\n```\n\n";
+	char *b = malloc(size + 256);
+	size_t n = 0;
+
+	cr_assert_not_null(b);
+	while (n + sizeof(para) - 1 <= size) {
+		memcpy(b + n, para, sizeof(para) - 1);
+		n += sizeof(para) - 1;
+	}
+	*len = n;
+	return b;
+}
+
+Test(verdict, fifty_megabytes_marker_at_the_end)
+{
+	size_t len;
+	char *b = big_output(50u * 1024 * 1024, &len);
+	struct fg_verdict v;
+
+	memcpy(b + len, "REJECTED: final words\n", 22);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, b, len + 22);
+	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	cr_assert_str_eq(v.feedback, "final words");
+	fg_verdict_release(&v);
+	free(b);
+}
+
+Test(verdict, fifty_megabytes_marker_at_the_start)
+{
+	size_t len;
+	char *b = big_output(50u * 1024 * 1024, &len);
+	struct fg_verdict v;
+
+	memcpy(b, "REJECTED\n", 9);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, b, len);
+	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	cr_assert_leq(strlen(v.feedback), FG_FEEDBACK_MAX);
+	cr_assert(!strncmp(v.feedback, "e to `parse_line()`", 19), "%.40s", v.feedback);
+	fg_verdict_parse(&v, b, len);
+	memcpy(b, "APPROVED\n", 9);
+	fg_verdict_parse(&v, b, len);
+	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
+	fg_verdict_release(&v);
+	free(b);
+}
+
+Test(verdict, hostile_backtick_runs_stay_linear)
+{
+	/* Runs of 1, 2, 3, ... backticks, none closed, in one paragraph:
+	 * a naive span matcher rescans the paragraph for every opener. */
+	size_t cap = 48u * 1024 * 1024, n = 0;
+	char *b = malloc(cap + 64);
+	struct fg_verdict v;
+
+	for (size_t k = 1; n + k + 1 < cap; k++) {
+		memset(b + n, '`', k);
+		n += k;
+		b[n++] = k % 2 ? ' ' : 'x';
+	}
+	memcpy(b + n, "\n\nAPPROVED", 10);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, b, n + 10);
+	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	fg_verdict_release(&v);
+	free(b);
+}
+
+Test(verdict, hostile_single_line_and_many_json_blocks)
+{
+	static const char blk[] = "```json\n{\"x\":1}\n```\n";
+	size_t cap = 40u * 1024 * 1024, n = 0;
+	char *b = malloc(cap + 64);
+	struct fg_verdict v;
+
+	/* One 40 MB line of single backticks separated by letters. */
+	for (; n + 2 < cap; n += 2) {
+		b[n] = '`';
+		b[n + 1] = 'a';
+	}
+	memcpy(b + n, " REJECTED: end", 14);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, b, n + 14);
+	/* The backticks pair up; an odd one out is literal: the marker is
+	 * outside code either way. */
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	cr_assert_str_eq(v.feedback, "end");
+	/* A million small json blocks, none a shadow object. */
+	for (n = 0; n + sizeof(blk) < cap / 2; n += sizeof(blk) - 1)
+		memcpy(b + n, blk, sizeof(blk) - 1);
+	memcpy(b + n, "APPROVED", 8);
+	fg_verdict_parse(&v, b, n + 8);
+	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	fg_verdict_release(&v);
+	free(b);
+}
+
+Test(verdict, oversized_json_block_is_skipped)
+{
+	size_t pad = 5u * 1024 * 1024, n = 0;
+	char *b = malloc(pad + 128);
+	struct fg_verdict v;
+
+	n += (size_t)snprintf(b, 64, "```json\n{\"verdict\":\"approve\",\"pad\":\"");
+	memset(b + n, 'x', pad);
+	n += pad;
+	memcpy(b + n, "\"}\n```\nREJECTED: big", 20);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, b, n + 20);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	cr_assert_str_eq(v.feedback, "big");
+	fg_verdict_release(&v);
+	free(b);
+}
+
+Test(verdict, names_and_their_inverses)
+{
+	static const char *const kinds[] = { "approved", "rejected" };
+	static const char *const formats[] = { "json_shadow", "review_result_marker", "verdict_line",
+					       "marker", "none" };
+	enum fg_verdict_kind k;
+	enum fg_verdict_format f;
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_str_eq(fg_verdict_kind_name((enum fg_verdict_kind)i), kinds[i]);
+		cr_assert_eq(fg_verdict_kind_parse(kinds[i], &k), 0);
+		cr_assert_eq((int)k, i);
+	}
+	for (int i = 0; i < 5; i++) {
+		cr_assert_str_eq(fg_verdict_format_name((enum fg_verdict_format)i), formats[i]);
+		cr_assert_eq(fg_verdict_format_parse(formats[i], &f), 0);
+		cr_assert_eq((int)f, i);
+	}
+	cr_assert_eq(fg_verdict_kind_parse("APPROVED", &k), -EINVAL);
+	cr_assert_eq(fg_verdict_kind_parse(NULL, &k), -EINVAL);
+	cr_assert_eq(fg_verdict_format_parse("json", &f), -EINVAL);
+	cr_assert_eq(fg_verdict_format_parse("", &f), -EINVAL);
+}
+
+Test(verdict, findings_to_json_has_the_exact_shape)
+{
+	struct fg_finding f[2] = {
+		{ "BLOCKING", 1, "src/a.c", 42, "Leak", "d", "e", "x" },
+		{ NULL, 0, NULL, -1, NULL, NULL, NULL, NULL },
+	};
+	cJSON *arr = fg_findings_to_json(f, 2);
+	char *s = cJSON_PrintUnformatted(arr);
+
+	cr_assert_str_eq(s, "[{\"severity\":\"BLOCKING\",\"ordinal\":1,\"filePath\":\"src/a.c\",\"line\":42,"
+			    "\"title\":\"Leak\",\"description\":\"d\",\"evidence\":\"e\",\"fix\":\"x\"},"
+			    "{\"severity\":\"\",\"ordinal\":0,\"filePath\":null,\"line\":null,"
+			    "\"title\":\"\",\"description\":\"\",\"evidence\":null,\"fix\":null}]");
+	free(s);
+	cJSON_Delete(arr);
+	arr = fg_findings_to_json(NULL, 0);
+	s = cJSON_PrintUnformatted(arr);
+	cr_assert_str_eq(s, "[]");
+	free(s);
+	cJSON_Delete(arr);
+}
+
+Test(verdict, findings_from_json_round_trip_and_bounds)
+{
+	cJSON *in = cJSON_Parse("[{\"severity\":\"NOTE\",\"ordinal\":2,\"filePath\":null,\"line\":7,"
+				"\"title\":\"t\",\"description\":\"d\",\"evidence\":null,\"fix\":null},"
+				"\"skip me\",{\"title\":5,\"line\":\"9\",\"ordinal\":1e30}]");
+	struct fg_finding *f = NULL;
+	size_t n = 0;
+	cJSON *out, *big, *obj;
+	char *a, *b;
+
+	cr_assert_eq(fg_findings_from_json(in, &f, &n), 0);
+	cr_assert_eq(n, 2);
+	cr_assert_null(f[1].title);
+	cr_assert_eq(f[1].line, -1);
+	cr_assert_eq(f[1].ordinal, 2147483647);
+	out = fg_findings_to_json(f, 1);
+	a = cJSON_PrintUnformatted(out);
+	obj = cJSON_DetachItemFromArray(in, 0);
+	b = cJSON_PrintUnformatted(obj);
+	cr_assert_str_eq(a, "[" "{\"severity\":\"NOTE\",\"ordinal\":2,\"filePath\":null,\"line\":7,"
+			    "\"title\":\"t\",\"description\":\"d\",\"evidence\":null,\"fix\":null}" "]");
+	cr_assert(!strncmp(a + 1, b, strlen(b)));
+	free(a);
+	free(b);
+	cJSON_Delete(obj);
+	cJSON_Delete(out);
+	cr_assert_eq(fg_findings_from_json(in, &f, &n), 0);
+	cr_assert_eq(n, 3, "from_json appends");
+	cr_assert_eq(fg_findings_from_json(cJSON_GetArrayItem(in, 1), &f, &n), -EINVAL);
+	cr_assert_eq(fg_findings_from_json(NULL, &f, &n), -EINVAL);
+	cr_assert_eq(n, 3);
+	big = cJSON_CreateArray();
+	for (int i = 0; i < 600; i++)
+		cJSON_AddItemToArray(big, cJSON_CreateObject());
+	cr_assert_eq(fg_findings_from_json(big, &f, &n), 0);
+	cr_assert_eq(n, FG_FINDINGS_MAX);
+	fg_findings_free(f, n);
+	fg_findings_free(NULL, 0);
+	cJSON_Delete(big);
+	cJSON_Delete(in);
+}
+
+struct fixture {
+	const char *file;
+	enum fg_verdict_kind kind;
+	enum fg_verdict_format format;
+	const char *feedback_start;   /* the feedback begins with this */
+	size_t nfindings;
+};
+
+Test(verdict, realistic_fixtures)
+{
+	static const struct fixture t[] = {
+		{ "structured-request-changes.md", R, F_JSON, "# Correctness Review: parser bounds", 2 },
+		{ "structured-out-of-scope.md", A, F_JSON, "", 1 },
+		{ "review-result-findings.md", R, F_RRM, "# Code review: cycle file writer", 0 },
+		{ "review-result-clean.md", A, F_RRM, "", 0 },
+		{ "plain-approved.txt", A, F_MARK, "", 0 },
+		{ "plain-rejected.txt", R, F_MARK, "1. src/parse.c:42:", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char *path = fgt_fmt("%s/verdict/%s", FG_FIXTURES_DIR, t[i].file);
+		size_t len;
+		char *text = fgt_read(path, &len);
+		struct fg_verdict v;
+
+		cr_assert_not_null(text, "%s", path);
+		fg_verdict_init(&v);
+		fg_verdict_parse(&v, text, len);
+		cr_expect_eq(v.verdict, t[i].kind, "%s", t[i].file);
+		cr_expect_eq(v.format, t[i].format, "%s: %s", t[i].file, fg_verdict_format_name(v.format));
+		cr_expect(!strncmp(v.feedback, t[i].feedback_start, strlen(t[i].feedback_start)),
+			  "%s: feedback [%.60s]", t[i].file, v.feedback);
+		if (!*t[i].feedback_start)
+			cr_expect_str_eq(v.feedback, "", "%s", t[i].file);
+		cr_expect_eq(v.nfindings, t[i].nfindings, "%s", t[i].file);
+		fg_verdict_release(&v);
+		free(text);
+		free(path);
+	}
+}
