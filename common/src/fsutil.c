@@ -151,7 +151,8 @@ static int fsync_fd(int fd)
 
 static int fsync_dir(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* "" is the current directory, as fg_path_join() treats it. */
+	int fd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r;
 
 	if (fd < 0)

@@ -257,6 +257,24 @@ Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
 	free(dir);
 }
 
+Test(fsutil, write_atomic_with_empty_dir_means_current_directory)
+{
+	char *dir = fgt_tmpdir();
+	char *cwd = getcwd(NULL, 0);
+	char *got;
+
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(fg_write_atomic("", "here.json", "x", 1), 0);
+	got = fgt_read("here.json", NULL);
+	cr_assert_str_eq(got, "x");
+	free(got);
+	cr_assert_eq(count_entries("."), 1);
+	cr_assert_eq(chdir(cwd), 0);
+	fgt_rm_rf(dir);
+	free(cwd);
+	free(dir);
+}
+
 Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
 {
 	char *dir = fgt_tmpdir();
