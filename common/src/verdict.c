@@ -691,6 +691,7 @@ static void scan_all(struct scan *sc)
 	struct line l;
 	size_t pos = 0, bs = 0, cs = 0, info = 0;
 	bool in = false, json = false;
+	int k;
 
 	while (next_line(sc->t, sc->len, pos, &l)) {
 		pos = l.next;
@@ -716,12 +717,9 @@ static void scan_all(struct scan *sc)
 		}
 		if (sc->ps == NONE)
 			sc->ps = l.s;
-		{
-			int k = verdict_line(sc->t, l.s, l.e);
-
-			if (k >= 0)
-				sc->vline = k;
-		}
+		k = verdict_line(sc->t, l.s, l.e);
+		if (k >= 0)
+			sc->vline = k;
 	}
 	/* An unclosed fence runs to the end; a truncated shadow block that
 	 * still parses is the reviewer's verdict all the same. */

@@ -21,6 +21,38 @@
  * trimmed. Feedback is capped at FG_FEEDBACK_MAX bytes (on a UTF-8 boundary).
  *
  * Linear time in the input; no regex; inputs of many megabytes are fine.
+ *
+ * Details of the rules (the parser's exact reading of the list above):
+ *   - Fences: a line of >= 3 backticks or tildes after any indentation opens
+ *     a block (a backtick fence whose info string holds a backtick is inline
+ *     code instead); a line of >= as many of the same character, then only
+ *     blanks, closes it; an unclosed fence runs to the end of the input.
+ *   - Inline code (CommonMark): a run of n backticks opens a span closed by
+ *     the next run of exactly n in the same paragraph (a blank line or a
+ *     fence ends a paragraph); without a closer the backticks are literal.
+ *     Runs longer than 128 never open a span.
+ *   - json_shadow: the fence's info string starts with the word "json" (any
+ *     case); the block's whole content is one JSON object (blocks over
+ *     4 MiB are not parsed); "verdict" compares in any case; an unclosed
+ *     json block at the end still counts. Blocks that fail any of this are
+ *     ignored, so an earlier valid block, or the next rule, decides.
+ *     rawMarkdown counts when it is non-empty after trimming.
+ *   - review_result_marker: blanks around the parts and the keywords' case
+ *     are tolerated; N is one or more decimal digits (any length).
+ *   - verdict_line: "Verdict", ':', then APPROVE or REQUEST CHANGES (or
+ *     REQUEST_CHANGES), with optional * or _ emphasis around each part, an
+ *     optional "- ", "* ", "+ ", "1. " list marker and a trailing '.'; any
+ *     other text on the line disqualifies it ("APPROVE / REQUEST CHANGES").
+ *     Lines inside fences do not count; rejected feedback is the whole
+ *     output, trimmed.
+ *   - marker: word characters are ASCII letters, digits and '_'; NUL and
+ *     non-ASCII bytes are boundaries. After REJECTED the parser skips
+ *     closing emphasis ("**REJECTED**: x"), then, on the same line, ':' '-'
+ *     en/em dash separators and blanks, then emphasis closed right after
+ *     them ("**REJECTED:** x"); a list on the next line is kept. Text before
+ *     the marker loses the emphasis that opens it.
+ *   - The feedback is always valid UTF-8: NUL bytes and invalid sequences
+ *     are replaced by U+FFFD; trimming removes ASCII white space.
  */
 #ifndef FORGE_VERDICT_H
 #define FORGE_VERDICT_H
@@ -76,13 +108,21 @@ void fg_verdict_init(struct fg_verdict *v);
 void fg_verdict_release(struct fg_verdict *v);
 
 /* Parses len bytes of reviewer output (need not be NUL-terminated, may hold
- * NULs). Always returns 0: every input yields a verdict. */
+ * NULs; text == NULL reads as empty). text is borrowed. v must have been
+ * initialised; its previous contents are released first, so one struct may
+ * be parsed into repeatedly. Always returns 0: every input yields a verdict.
+ * Findings are filled (and has_findings set) only by the json_shadow rule. */
 int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len);
 
 /* Findings <-> JSON array of {severity, ordinal, filePath, line, title,
  * description, evidence, fix}. to_json returns a new cJSON array (owned).
  * from_json appends valid entries of arr (skipping non-objects), at most
  * FG_FINDINGS_MAX; returns 0 or -EINVAL when arr is not an array. */
+/* to_json: absent severity/title/description become "", absent filePath,
+ * line (-1), evidence and fix become null. from_json: arr is borrowed;
+ * *out and *n are grown in place (start from NULL and 0); members of the wrong type
+ * count as absent, numbers are clamped to int, a negative line becomes -1,
+ * strings are copied as valid UTF-8. Free with fg_findings_free(*out, *n). */
 struct cJSON *fg_findings_to_json(const struct fg_finding *f, size_t n);
 int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size_t *n);
 void fg_findings_free(struct fg_finding *f, size_t n);
