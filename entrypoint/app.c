@@ -1,14 +1,144 @@
 /*
- * app.c - subcommand dispatch (placeholder until the entrypoint lands).
+ * app.c - subcommand dispatch and the `run` options (see app.h).
  */
 #include "app.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "forge/opts.h"
+
+#include "cli.h"
+#include "inspect.h"
+#include "loop.h"
+#include "task.h"
+
+enum {
+	OPT_HELP = 1, OPT_VERSION, OPT_TASK_FILE, OPT_WORKSPACE, OPT_SKILLS_DIR, OPT_STEP,
+	OPT_SKILL, OPT_TASK_KEY
+};
+
+static const struct fg_opt RUN_OPTS[] = {
+	{ OPT_TASK_FILE, "task-file", 0, "FILE", "FORGE_TASK_FILE",
+	  "task JSON {task_key, summary, description, skill_name, step_name, previous_task_keys}" },
+	{ OPT_WORKSPACE, "workspace", 0, "DIR", "FORGE_WORKSPACE", "the agents' working directory (default /workspace)" },
+	{ OPT_SKILLS_DIR, "skills-dir", 0, "DIR", "FORGE_SKILLS_DIR", "skills root holding review.md files (default /skills)" },
+	{ OPT_STEP, "step", 0, "NAME", "FORGE_STEP_NAME", "workflow step: cycle files go to WORKSPACE/.forge/NAME/" },
+	{ OPT_SKILL, "skill", 0, "NAME", "FORGE_SKILL_NAME", "skill under review (default: the step, '_' -> '-')" },
+	{ OPT_TASK_KEY, "task-key", 0, "KEY", "FORGE_TASK_KEY", "ticket key; PROJ-1 selects skills/proj/ overrides" },
+	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+static const struct fg_opt TOP_OPTS[] = {
+	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
+	{ OPT_VERSION, "version", 'V', NULL, NULL, "print the version" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+static const char RUN_ABOUT[] =
+	"Runs the worker agent on the task, then, when the skill has a review.md, the review\n"
+	"loop: reviewer, verdict, WORKSPACE/.forge/STEP/review_cycle_N.json, retry with the\n"
+	"feedback, until approved or out of retries.\n"
+	"\n"
+	"environment:\n"
+	"  FORGE_WORKER_CMD, FORGE_REVIEWER_CMD  agent commands (quoted words, no shell);\n"
+	"      placeholders {prompt_file} {system_prompt_file} {workspace} {cycle} {step}\n"
+	"      {skill} {task_key}; FORGE_WORKER_CMD is required, FORGE_REVIEWER_CMD when\n"
+	"      a review.md applies\n"
+	"  FORGE_AGENT_TIMEOUT (3600)        seconds per agent run\n"
+	"  FORGE_AGENT_IDLE_TIMEOUT (900)    seconds without output before an agent counts\n"
+	"                                    as hung (0: off)\n"
+	"  FORGE_AGENT_KILL_GRACE (5)        seconds between SIGTERM and SIGKILL\n"
+	"  FORGE_RUN_ID                      copied into every cycle file\n"
+	"  AUTO_REVIEW_MAX_RETRIES           default max_retries (0 disables review)\n"
+	"  AUTO_REVIEW_STOP_WHEN_STALLED     stop when two rejections in a row are the same\n"
+	"  AUTO_REVIEW_FAIL_ON_EXHAUSTION    1: exhausted or stalled exits 3\n"
+	"\n"
+	"exit: 0 success (approved, no review, disabled, or exhausted/stalled), 1 the task\n"
+	"failed, 2 configuration or usage error (nothing run), 3 exhausted or stalled with\n"
+	"AUTO_REVIEW_FAIL_ON_EXHAUSTION=1, 128+N ended by signal N.";
+
+static const char RUN_USAGE[] =
+	"forge-entrypoint [run] [--task-file F] [--workspace DIR] [--skills-dir DIR]\n"
+	"                 [--step NAME] [--skill NAME] [--task-key KEY]";
+
+int ep_cmd_run(int argc, char **argv)
+{
+	struct ep_run_args a = { 0 };
+	struct fg_opts_iter it;
+	struct ep_task t;
+	const char *v;
+	char err[512];
+	int id, rc;
+
+	fg_opts_init(&it, RUN_OPTS, argc, argv, 1);
+	for (;;) {
+		const char **slot[] = { [OPT_TASK_FILE] = &a.task_file, [OPT_WORKSPACE] = &a.workspace,
+					[OPT_SKILLS_DIR] = &a.skills_dir, [OPT_STEP] = &a.step,
+					[OPT_SKILL] = &a.skill, [OPT_TASK_KEY] = &a.task_key };
+
+		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
+		if (rc <= 0)
+			break;
+		if (id == OPT_HELP)
+			return ep_help(RUN_USAGE, RUN_ABOUT, RUN_OPTS);
+		if (id == FG_OPT_POSITIONAL)
+			return ep_usage("run: unexpected argument '%s'", v);
+		*slot[id] = v;
+	}
+	if (rc < 0)
+		return ep_usage("%s", err);
+	ep_task_init(&t);
+	rc = ep_task_load(&t, &a, err, sizeof(err));
+	if (rc < 0) {
+		ep_error("%s", err);
+		ep_task_release(&t);
+		return EP_EXIT_USAGE;
+	}
+	rc = ep_loop_run(&t);
+	ep_task_release(&t);
+	return rc;
+}
+
+static int top_help(void)
+{
+	printf("usage: %s\n"
+	       "       forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]\n"
+	       "       forge-entrypoint config FILE\n"
+	       "       forge-entrypoint verdict [FILE|-]\n"
+	       "       forge-entrypoint lint PATH...\n"
+	       "       forge-entrypoint --help | --version\n\n"
+	       "The container side of forge-review: runs the worker agent and the automatic review\n"
+	       "loop (run, the default), and inspects review.md files and reviewer outputs.\n"
+	       "'forge-entrypoint COMMAND --help' describes each command.\n\n",
+	       RUN_USAGE);
+	ep_help("forge-entrypoint --help | --version", "Global options.", TOP_OPTS);
+	putchar('\n');
+	return ep_help("forge-entrypoint run [options]", RUN_ABOUT, RUN_OPTS);
+}
 
 int ep_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("forge-entrypoint: not built yet\n", stderr);
-	return 2;
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "run", ep_cmd_run }, { "resolve", ep_cmd_resolve }, { "config", ep_cmd_config },
+		{ "verdict", ep_cmd_verdict }, { "lint", ep_cmd_lint },
+	};
+	const char *first = argc > 1 ? argv[1] : NULL;
+
+	if (first && (!strcmp(first, "--help") || !strcmp(first, "-h")))
+		return top_help();
+	if (first && (!strcmp(first, "--version") || !strcmp(first, "-V"))) {
+		printf("forge-entrypoint %s\n", FORGE_VERSION);
+		return 0;
+	}
+	if (!first || first[0] == '-')
+		return ep_cmd_run(argc, argv);   /* run is the default subcommand */
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(first, cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	return ep_usage("unknown command '%s' (run, resolve, config, verdict or lint)", first);
 }

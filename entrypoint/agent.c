@@ -1,0 +1,489 @@
+/*
+ * agent.c - run one agent: spawn, stream, watchdogs, group cleanup (see agent.h).
+ */
+#include "agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "forge/timeutil.h"
+
+#define TICK_MS 100
+#define NS_PER_S 1000000000.0
+/* After SIGKILL, how long we keep waiting for pipes held by a process
+ * outside the group (it escaped with setsid) before giving up on them. */
+#define FORCE_CLOSE_NS (2ull * 1000000000ull)
+
+struct stream {
+	int fd;
+	bool is_out;
+	char line[EP_AGENT_LINE_MAX];
+	size_t len;
+};
+
+struct run {
+	struct ep_pid1 *p;
+	const struct ep_agent_spec *s;
+	struct ep_agent_result *r;
+	pid_t pid;
+	bool reaped;
+	int status;
+	int in_fd;
+	size_t in_off;
+	struct stream out, err;
+	uint64_t start, last_output, reaped_at, kill_at, force_at;
+	int stage;                 /* 0 running, 1 SIGTERM sent, 2 SIGKILL sent */
+	bool have_reason;
+	enum ep_agent_end reason;
+	unsigned nterm_seen;
+	uint64_t log_written;
+	bool log_cut;
+};
+
+struct spawn_err {
+	int stage;   /* 0 redirect, 1 chdir, 2 exec */
+	int err;
+};
+
+static uint64_t secs_ns(double s)
+{
+	return s <= 0 ? 0 : (uint64_t)(s * NS_PER_S);
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t k = write(fd, c, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return;   /* a closed stderr must not stop the agent's supervision */
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+static void emit_line(struct run *x, struct stream *st)
+{
+	char prefix[64];
+	int n = snprintf(prefix, sizeof(prefix), "[%s] ", x->s->role);
+	struct iovec iov[3] = {
+		{ prefix, (size_t)n }, { st->line, st->len }, { (void *)"\n", 1 },
+	};
+	ssize_t want = n + (ssize_t)st->len + 1;
+	ssize_t k;
+
+	st->len = 0;
+	if (x->s->echo_fd < 0)
+		return;
+	do {
+		k = writev(x->s->echo_fd, iov, 3);
+	} while (k < 0 && errno == EINTR);
+	if (k >= 0 && k < want) {
+		/* Short write on a pipe: send the rest plainly. */
+		char tmp[sizeof(prefix) + EP_AGENT_LINE_MAX + 1];
+		size_t len = 0;
+
+		for (int i = 0; i < 3; i++) {
+			memcpy(tmp + len, iov[i].iov_base, iov[i].iov_len);
+			len += iov[i].iov_len;
+		}
+		write_all(x->s->echo_fd, tmp + k, len - (size_t)k);
+	}
+}
+
+static void echo_bytes(struct run *x, struct stream *st, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n') {
+			emit_line(x, st);
+			continue;
+		}
+		st->line[st->len++] = p[i];
+		if (st->len == sizeof(st->line))
+			emit_line(x, st);   /* an endless line goes out in chunks */
+	}
+}
+
+static void log_bytes(struct run *x, const char *p, size_t n)
+{
+	const struct ep_agent_spec *s = x->s;
+	uint64_t room = s->log_max > x->log_written ? s->log_max - x->log_written : 0;
+	size_t k = n < room ? n : (size_t)room;
+
+	if (s->log_fd < 0)
+		return;
+	write_all(s->log_fd, p, k);
+	x->log_written += k;
+	if (k < n && !x->log_cut) {
+		char note[128];
+		int m = snprintf(note, sizeof(note),
+				 "\n[forge-entrypoint: output truncated here, the log keeps %llu bytes]\n",
+				 (unsigned long long)s->log_max);
+
+		write_all(s->log_fd, note, (size_t)m);
+		x->log_cut = true;
+	}
+}
+
+static void on_data(struct run *x, struct stream *st, const char *p, size_t n)
+{
+	x->last_output = fg_monotonic_ns();
+	if (st->is_out) {
+		x->r->out_bytes += n;
+		if (x->s->capture)
+			ep_capture_add(x->s->capture, p, n);
+		log_bytes(x, p, n);
+	} else {
+		x->r->err_bytes += n;
+	}
+	echo_bytes(x, st, p, n);
+}
+
+static void close_stream(struct run *x, struct stream *st)
+{
+	if (st->fd < 0)
+		return;
+	close(st->fd);
+	st->fd = -1;
+	if (st->len)
+		emit_line(x, st);
+}
+
+static void read_stream(struct run *x, struct stream *st)
+{
+	char buf[65536];
+	ssize_t n = read(st->fd, buf, sizeof(buf));
+
+	if (n > 0)
+		on_data(x, st, buf, (size_t)n);
+	else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+		close_stream(x, st);
+}
+
+static void close_input(struct run *x)
+{
+	if (x->in_fd >= 0)
+		close(x->in_fd);
+	x->in_fd = -1;
+}
+
+static void feed_input(struct run *x)
+{
+	const struct ep_agent_spec *s = x->s;
+	ssize_t n = write(x->in_fd, s->input + x->in_off, s->input_len - x->in_off);
+
+	if (n > 0)
+		x->in_off += (size_t)n;
+	if ((n < 0 && errno != EINTR && errno != EAGAIN) || x->in_off >= s->input_len)
+		close_input(x);   /* EOF right after the prompt; EPIPE: it closed stdin */
+}
+
+/* Starts ending the run: signal the group, SIGKILL after the grace. */
+static void terminate(struct run *x, enum ep_agent_end why, int sig)
+{
+	if (!x->have_reason) {
+		x->reason = why;
+		x->have_reason = true;
+	}
+	if (x->stage == 0) {
+		killpg(x->pid, sig);
+		x->stage = 1;
+		x->kill_at = fg_monotonic_ns() + secs_ns(x->s->kill_grace_s);
+	}
+}
+
+static void kill_hard(struct run *x)
+{
+	killpg(x->pid, SIGKILL);
+	x->stage = 2;
+	x->force_at = fg_monotonic_ns() + FORCE_CLOSE_NS;
+}
+
+static void check_signals(struct run *x)
+{
+	if (x->p->nterm == x->nterm_seen)
+		return;
+	if (x->nterm_seen == 0)
+		terminate(x, EP_AGENT_INTERRUPTED, x->p->term_sig);
+	else if (x->stage < 2)
+		kill_hard(x);   /* a second SIGTERM: no more grace */
+	x->nterm_seen = x->p->nterm;
+}
+
+static void check_clock(struct run *x)
+{
+	uint64_t now = fg_monotonic_ns();
+	const struct ep_agent_spec *s = x->s;
+
+	if (x->stage == 1 && now >= x->kill_at)
+		kill_hard(x);
+	if (!x->reaped) {
+		if (now >= x->start + secs_ns(s->timeout_s))
+			terminate(x, EP_AGENT_TIMEOUT, SIGTERM);
+		else if (s->idle_timeout_s > 0 && now >= x->last_output + secs_ns(s->idle_timeout_s))
+			terminate(x, EP_AGENT_IDLE, SIGTERM);
+	} else if (x->stage == 0 && now >= x->reaped_at + secs_ns(s->kill_grace_s)) {
+		/* The agent is gone but its leftovers hold the pipes open. */
+		killpg(x->pid, SIGTERM);
+		x->stage = 1;
+		x->kill_at = now + secs_ns(s->kill_grace_s);
+	}
+	if (x->stage == 2 && now >= x->force_at) {
+		close_stream(x, &x->out);
+		close_stream(x, &x->err);
+	}
+}
+
+static void supervise(struct run *x)
+{
+	while (!x->reaped || x->out.fd >= 0 || x->err.fd >= 0) {
+		struct pollfd pf[4] = {
+			{ x->p->fd, POLLIN, 0 },
+			{ x->in_fd, POLLOUT, 0 },
+			{ x->out.fd, POLLIN, 0 },
+			{ x->err.fd, POLLIN, 0 },
+		};
+
+		if (poll(pf, 4, TICK_MS) < 0 && errno != EINTR)
+			break;
+		if (pf[1].revents)
+			feed_input(x);
+		if (pf[2].revents)
+			read_stream(x, &x->out);
+		if (pf[3].revents)
+			read_stream(x, &x->err);
+		if (!x->reaped && ep_pid1_poll(x->p, x->pid, &x->status)) {
+			x->reaped = true;
+			x->reaped_at = fg_monotonic_ns();
+			close_input(x);
+		} else if (x->reaped) {
+			ep_pid1_poll(x->p, 0, NULL);
+		}
+		check_signals(x);
+		check_clock(x);
+	}
+	close_input(x);
+}
+
+/* SIGTERM what is left of the group, SIGKILL after the grace, reap it. */
+static void clean_group(struct run *x)
+{
+	uint64_t t0 = fg_monotonic_ns();
+	uint64_t grace = secs_ns(x->s->kill_grace_s);
+	bool killed = false;
+
+	if (killpg(x->pid, 0) < 0)
+		return;
+	killpg(x->pid, SIGTERM);
+	while (killpg(x->pid, 0) == 0) {
+		struct pollfd pf = { x->p->fd, POLLIN, 0 };
+		uint64_t now = fg_monotonic_ns();
+
+		if (!killed && now >= t0 + grace) {
+			killpg(x->pid, SIGKILL);
+			killed = true;
+		}
+		if (now >= t0 + grace + FORCE_CLOSE_NS)
+			break;   /* not our child any more (no subreaper): init reaps it */
+		poll(&pf, 1, 20);
+		ep_pid1_poll(x->p, 0, NULL);
+		check_signals(x);
+	}
+}
+
+static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const int fds[3], int errfd)
+{
+	struct spawn_err e = { 0, 0 };
+
+	ep_pid1_child_reset(p);
+	setpgid(0, 0);
+	if (dup2(fds[0], 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[2], 2) < 0) {
+		e.err = errno;
+	} else if (chdir(s->cwd) < 0) {
+		e.stage = 1;
+		e.err = errno;
+	} else {
+		execvpe(s->argv[0], s->argv, s->envp);
+		e.stage = 2;
+		e.err = errno;
+	}
+	write_all(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+/* Forks the agent; fds are the child's ends. 0 started, 1 not started
+ * (r filled), or a negative errno. */
+static int spawn(struct run *x, const int fds[3])
+{
+	struct spawn_err e;
+	int ep[2];
+	ssize_t n;
+
+	if (pipe2(ep, O_CLOEXEC) < 0)
+		return -errno;
+	x->pid = fork();
+	if (x->pid < 0) {
+		int err = errno;
+
+		close(ep[0]);
+		close(ep[1]);
+		return -err;
+	}
+	if (x->pid == 0)
+		child(x->p, x->s, fds, ep[1]);
+	close(ep[1]);
+	setpgid(x->pid, x->pid);   /* both sides: no race with the first killpg */
+	do {
+		n = read(ep[0], &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(ep[0]);
+	if (n != (ssize_t)sizeof(e))
+		return 0;
+	while (waitpid(x->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	x->r->end = EP_AGENT_NOT_STARTED;
+	x->r->error = e.err;
+	if (e.stage == 1)
+		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s: cannot enter '%s': %s",
+			 x->s->role, x->s->cwd, strerror(e.err));
+	else
+		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s '%s': %s",
+			 x->s->role, x->s->argv[0], strerror(e.err));
+	return 1;
+}
+
+static void describe(struct run *x)
+{
+	struct ep_agent_result *r = x->r;
+	const char *role = x->s->role;
+
+	if (x->have_reason) {
+		r->end = x->reason;
+	} else if (WIFSIGNALED(x->status)) {
+		r->end = EP_AGENT_SIGNALED;
+		r->signal = WTERMSIG(x->status);
+	} else {
+		r->end = EP_AGENT_EXITED;
+		r->exit_code = WEXITSTATUS(x->status);
+	}
+	switch (r->end) {
+	case EP_AGENT_EXITED:
+		snprintf(r->what, sizeof(r->what), "%s exited with status %d", role, r->exit_code);
+		break;
+	case EP_AGENT_SIGNALED:
+		snprintf(r->what, sizeof(r->what), "%s was killed by signal %d (%s)", role, r->signal,
+			 strsignal(r->signal));
+		break;
+	case EP_AGENT_TIMEOUT:
+		snprintf(r->what, sizeof(r->what), "%s timed out after %g s (FORGE_AGENT_TIMEOUT)",
+			 role, x->s->timeout_s);
+		break;
+	case EP_AGENT_IDLE:
+		snprintf(r->what, sizeof(r->what),
+			 "%s printed nothing for %g s and was stopped as hung (FORGE_AGENT_IDLE_TIMEOUT)",
+			 role, x->s->idle_timeout_s);
+		break;
+	case EP_AGENT_INTERRUPTED:
+		r->signal = x->p->term_sig;
+		snprintf(r->what, sizeof(r->what), "%s stopped: forge-entrypoint received signal %d (%s)",
+			 role, r->signal, strsignal(r->signal));
+		break;
+	case EP_AGENT_NOT_STARTED:
+		break;
+	}
+}
+
+static void init_run(struct run *x, struct ep_pid1 *p, const struct ep_agent_spec *s,
+		     struct ep_agent_result *r)
+{
+	memset(x, 0, sizeof(*x));
+	memset(r, 0, sizeof(*r));
+	x->p = p;
+	x->s = s;
+	x->r = r;
+	x->in_fd = x->out.fd = x->err.fd = -1;
+	x->out.is_out = true;
+	x->nterm_seen = p->nterm;
+	x->start = x->last_output = fg_monotonic_ns();
+}
+
+static void close_pipes(int a[2], int b[2], int c[2])
+{
+	int *all[3] = { a, b, c };
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 2; j++)
+			if (all[i][j] >= 0)
+				close(all[i][j]);
+}
+
+int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_agent_result *r)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	struct run x;
+	int rc;
+
+	init_run(&x, p, s, r);
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		rc = -errno;
+		close_pipes(in, out, err);
+		return rc;
+	}
+	rc = spawn(&x, (const int[3]){ in[0], out[1], err[1] });
+	close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	if (rc != 0) {
+		close(in[1]);
+		close(out[0]);
+		close(err[0]);
+		r->seconds = fg_seconds_since(x.start);
+		return rc < 0 ? rc : 0;
+	}
+	x.in_fd = in[1];
+	x.out.fd = out[0];
+	x.err.fd = err[0];
+	fcntl(x.in_fd, F_SETFL, O_NONBLOCK);
+	if (!s->input || !s->input_len)
+		close_input(&x);
+	supervise(&x);
+	clean_group(&x);
+	describe(&x);
+	r->seconds = fg_seconds_since(x.start);
+	return 0;
+}
+
+bool ep_agent_ok(const struct ep_agent_result *r)
+{
+	return r->end == EP_AGENT_EXITED && r->exit_code == 0;
+}
+
+static bool overridden(const char *entry, char *const *set)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (size_t i = 0; set && set[i]; i++)
+		if (strcspn(set[i], "=") == n && !strncmp(entry, set[i], n))
+			return true;
+	return false;
+}
+
+void ep_env_build(struct fg_strvec *out, char *const *base, char *const *set)
+{
+	for (size_t i = 0; base && base[i]; i++)
+		if (!overridden(base[i], set))
+			fg_strvec_push(out, base[i]);
+	for (size_t i = 0; set && set[i]; i++)
+		if (strchr(set[i], '='))
+			fg_strvec_push(out, set[i]);
+}

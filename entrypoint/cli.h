@@ -1,0 +1,22 @@
+/*
+ * cli.h - shared command-line plumbing of forge-entrypoint's subcommands.
+ */
+#ifndef EP_CLI_H
+#define EP_CLI_H
+
+#include "forge/opts.h"
+
+#define EP_EXIT_USAGE 2
+
+/* Prints "forge-entrypoint: <msg>" and "try 'forge-entrypoint --help'" on
+ * stderr; returns EP_EXIT_USAGE. */
+int ep_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "usage: <usage>", a description and the option table (borrowed)
+ * on stdout; returns 0. */
+int ep_help(const char *usage, const char *about, const struct fg_opt *table);
+
+/* Prints "forge-entrypoint: <msg>" on stderr. */
+void ep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

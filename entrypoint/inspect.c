@@ -1,0 +1,341 @@
+/*
+ * inspect.c - resolve, config, verdict, lint (see inspect.h).
+ */
+#include "inspect.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cli.h"
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "forge/resolve.h"
+#include "forge/reviewmd.h"
+#include "forge/verdict.h"
+
+#define LINT_MAX_DEPTH 32
+
+enum { OPT_HELP = 1, OPT_SKILLS_DIR, OPT_SKILL, OPT_TICKET };
+
+static const struct fg_opt HELP_ONLY[] = {
+	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+static const struct fg_opt RESOLVE_OPTS[] = {
+	{ OPT_SKILLS_DIR, "skills-dir", 0, "DIR", "FORGE_SKILLS_DIR", "skills root (default /skills)" },
+	{ OPT_SKILL, "skill", 0, "NAME", "FORGE_SKILL_NAME", "skill whose review.md is wanted" },
+	{ OPT_TICKET, "ticket", 0, "KEY", "FORGE_TASK_KEY",
+	  "ticket key; its project (PROJ-1 -> proj) may override the default" },
+	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+static void print_json(cJSON *o)
+{
+	char *s = cJSON_PrintUnformatted(o);
+
+	if (!s) {
+		fputs("forge-entrypoint: out of memory\n", stderr);
+		abort();
+	}
+	printf("%s\n", s);
+	free(s);
+}
+
+/* Collects the positionals of a subcommand with no options but --help.
+ * Returns -1 when help was printed, EP_EXIT_USAGE on a usage error, 0. */
+static int positionals(int argc, char **argv, const char *usage, const char *about,
+		       const char **out, int max, int *n)
+{
+	struct fg_opts_iter it;
+	const char *v;
+	char err[256];
+	int id, rc;
+
+	*n = 0;
+	fg_opts_init(&it, HELP_ONLY, argc, argv, 1);
+	for (;;) {
+		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
+		if (rc <= 0)
+			break;
+		if (id == OPT_HELP) {
+			ep_help(usage, about, HELP_ONLY);
+			return -1;
+		}
+		if (*n == max)
+			return ep_usage("%s: unexpected argument '%s'", argv[0], v);
+		out[(*n)++] = v;
+	}
+	return rc < 0 ? ep_usage("%s: %s", argv[0], err) : 0;
+}
+
+static void print_diags_stderr(const struct fg_diags *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		fprintf(stderr, "forge-entrypoint: %s: %s\n",
+			d->v[i].level == FG_DIAG_ERROR ? "error" : "warning", d->v[i].msg);
+}
+
+static const char *env_or(const char *name, const char *def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : def;
+}
+
+int ep_cmd_resolve(int argc, char **argv)
+{
+	static const char usage[] = "forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]";
+	const char *dir = env_or("FORGE_SKILLS_DIR", "/skills");
+	const char *skill = env_or("FORGE_SKILL_NAME", NULL);
+	const char *ticket = env_or("FORGE_TASK_KEY", NULL);
+	struct fg_opts_iter it;
+	struct fg_diags d;
+	char err[256], *path = NULL;
+	const char *v;
+	int id, rc;
+
+	fg_opts_init(&it, RESOLVE_OPTS, argc, argv, 1);
+	for (;;) {
+		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
+		if (rc <= 0)
+			break;
+		if (id == OPT_HELP)
+			return ep_help(usage, "Prints the review.md that applies: the ticket's project "
+				       "override first, then the default.\nExit 0 found, 1 none, 2 invalid input.",
+				       RESOLVE_OPTS);
+		if (id == FG_OPT_POSITIONAL)
+			return ep_usage("resolve: unexpected argument '%s'", v);
+		*(id == OPT_SKILLS_DIR ? &dir : id == OPT_SKILL ? &skill : &ticket) = v;
+	}
+	if (rc < 0)
+		return ep_usage("resolve: %s", err);
+	if (!skill)
+		return ep_usage("resolve: --skill is required");
+	fg_diags_init(&d);
+	rc = fg_resolve_review_md(dir, skill, ticket, &path, &d);
+	print_diags_stderr(&d);
+	fg_diags_release(&d);
+	if (rc == 0)
+		printf("%s\n", path);
+	free(path);
+	return rc == 0 ? 0 : rc == -ENOENT ? 1 : EP_EXIT_USAGE;
+}
+
+static void add_warnings(cJSON *o, const struct fg_diags *d)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "warnings");
+
+	for (size_t i = 0; i < d->n; i++) {
+		char *m = d->v[i].line > 0 ? fg_xasprintf("line %d: %s", d->v[i].line, d->v[i].msg)
+					   : fg_xstrdup(d->v[i].msg);
+
+		cJSON_AddItemToArray(arr, cJSON_CreateString(m));
+		free(m);
+	}
+}
+
+int ep_cmd_config(int argc, char **argv)
+{
+	const char *file[1] = { NULL };
+	struct fg_review_config c;
+	struct fg_review_env env;
+	cJSON *o;
+	int n, rc = positionals(argc, argv, "forge-entrypoint config FILE",
+				"Prints a review.md's resolved configuration as JSON: "
+				"{\"max_retries\", \"instructions\", \"warnings\"}.\n"
+				"Honours AUTO_REVIEW_MAX_RETRIES.", file, 1, &n);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (n != 1)
+		return ep_usage("config: expected one FILE");
+	fg_review_env_from_environ(&env);
+	fg_review_config_init(&c);
+	if (fg_review_config_load(&c, file[0], &env) == -ENOENT) {
+		ep_error("config: cannot read '%s': %s", file[0], strerror(ENOENT));
+		fg_review_config_release(&c);
+		return EP_EXIT_USAGE;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "max_retries", c.max_retries);
+	cJSON_AddStringToObject(o, "instructions", c.instructions);
+	add_warnings(o, &c.diags);
+	print_json(o);
+	cJSON_Delete(o);
+	fg_review_config_release(&c);
+	return 0;
+}
+
+/* Reads path ("-" or NULL: stdin) into the bounded capture. 0 or -errno. */
+static int read_capture(const char *path, struct ep_capture *cap)
+{
+	bool is_stdin = !path || !strcmp(path, "-");
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	char buf[65536];
+	struct stat st;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = -EISDIR;
+	while (!rc) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : 0;
+			break;
+		}
+		ep_capture_add(cap, buf, (size_t)n);
+	}
+	if (!is_stdin)
+		close(fd);
+	return rc;
+}
+
+static void print_verdict(const struct fg_verdict *v)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "verdict", fg_verdict_kind_name(v->verdict));
+	cJSON_AddStringToObject(o, "feedback", v->feedback);
+	cJSON_AddStringToObject(o, "format", fg_verdict_format_name(v->format));
+	if (v->has_findings)
+		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(v->findings, v->nfindings));
+	print_json(o);
+	cJSON_Delete(o);
+}
+
+int ep_cmd_verdict(int argc, char **argv)
+{
+	const char *file[1] = { NULL };
+	struct ep_capture cap;
+	struct fg_verdict v;
+	struct fg_buf text;
+	int n, rc = positionals(argc, argv, "forge-entrypoint verdict [FILE|-]",
+				"Reads a reviewer's output (a file, or standard input) and prints its "
+				"verdict as JSON:\n{\"verdict\", \"feedback\", \"format\"} plus "
+				"\"findings\" when structured findings were given.", file, 1, &n);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
+	rc = read_capture(file[0], &cap);
+	if (rc < 0) {
+		ep_error("verdict: cannot read '%s': %s", file[0] ? file[0] : "-", strerror(-rc));
+		ep_capture_release(&cap);
+		return EP_EXIT_USAGE;
+	}
+	fg_buf_init(&text, EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX + 256);
+	ep_capture_text(&cap, &text);
+	ep_capture_release(&cap);
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, fg_buf_str(&text), text.len);
+	print_verdict(&v);
+	fg_verdict_release(&v);
+	fg_buf_release(&text);
+	return 0;
+}
+
+/* Appends every file named review.md under dir (not following symlinks). */
+static void walk(const char *dir, int depth, struct fg_strvec *found)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	for (;;) {
+		struct stat st;
+		char *p;
+
+		e = readdir(d);
+		if (!e)
+			break;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		p = fg_path_join(dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < LINT_MAX_DEPTH)
+			walk(p, depth + 1, found);
+		else if (!strcmp(e->d_name, "review.md"))
+			fg_strvec_push(found, p);
+		free(p);
+	}
+	closedir(d);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t lint_file(const char *path)
+{
+	struct fg_diags d;
+	size_t errors;
+
+	fg_diags_init(&d);
+	errors = fg_review_lint_file(path, &d);
+	for (size_t i = 0; i < d.n; i++)
+		printf("%s:%d: %s: %s\n", path, d.v[i].line > 0 ? d.v[i].line : 1,
+		       d.v[i].level == FG_DIAG_ERROR ? "error" : "warning", d.v[i].msg);
+	fg_diags_release(&d);
+	return errors;
+}
+
+static size_t lint_path(const char *path)
+{
+	struct fg_strvec found;
+	struct stat st;
+	size_t errors = 0;
+
+	if (stat(path, &st) < 0) {
+		printf("%s:1: error: cannot access: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return lint_file(path);
+	fg_strvec_init(&found);
+	walk(path, 0, &found);
+	if (!found.n)
+		printf("%s:1: warning: no review.md found in this directory\n", path);
+	if (found.n)
+		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
+	for (size_t i = 0; i < found.n; i++)
+		errors += lint_file(found.v[i]);
+	fg_strvec_release(&found);
+	return errors;
+}
+
+int ep_cmd_lint(int argc, char **argv)
+{
+	const char **paths = fg_xcalloc((size_t)argc + 1, sizeof(*paths));
+	size_t errors = 0;
+	int n, rc = positionals(argc, argv, "forge-entrypoint lint PATH...",
+				"Checks review.md files, and directories of skills (searched recursively "
+				"for review.md),\nagainst the schema. One line per problem: "
+				"PATH:LINE: error|warning: message.\nExit 1 if any error, else 0.",
+				paths, argc, &n);
+
+	if (!rc && n == 0)
+		rc = ep_usage("lint: expected at least one PATH");
+	for (int i = 0; !rc && i < n; i++)
+		errors += lint_path(paths[i]);
+	free(paths);
+	fflush(stdout);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	return errors ? 1 : 0;
+}

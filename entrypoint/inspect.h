@@ -1,0 +1,27 @@
+/*
+ * inspect.h - the inspection subcommands (spec section 2), for skill authors,
+ * operators and tests. Each takes the subcommand's own argv (argv[0] is the
+ * subcommand name) and returns the process exit code:
+ *   resolve --skills-dir DIR --skill NAME [--ticket KEY]
+ *           prints the chosen review.md path: 0; none: 1 (prints nothing);
+ *           invalid input or unusable skills directory: 2.
+ *   config FILE      {"max_retries", "instructions", "warnings"}: 0; unreadable
+ *                    argument (missing file): 2.
+ *   verdict [FILE|-] {"verdict", "feedback", "format"[, "findings"]}: 0;
+ *                    unreadable input: 2. Input beyond the first and last
+ *                    4 MiB is dropped, as in the loop (capture.h).
+ *   lint PATH...     "PATH:LINE: error|warning: msg" lines on stdout; a file
+ *                    is linted as it is, a directory is searched recursively
+ *                    (symlinks not followed) for files named review.md;
+ *                    1 if any error, else 0.
+ * Warnings and diagnostics that are not the output go to stderr.
+ */
+#ifndef EP_INSPECT_H
+#define EP_INSPECT_H
+
+int ep_cmd_resolve(int argc, char **argv);
+int ep_cmd_config(int argc, char **argv);
+int ep_cmd_verdict(int argc, char **argv);
+int ep_cmd_lint(int argc, char **argv);
+
+#endif

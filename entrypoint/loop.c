@@ -1,0 +1,599 @@
+/*
+ * loop.c - the worker and the review loop (see loop.h).
+ */
+#include "loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "capture.h"
+#include "pid1.h"
+#include "prompt.h"
+#include "forge/alloc.h"
+#include "forge/cmdline.h"
+#include "forge/cycle.h"
+#include "forge/fsutil.h"
+#include "forge/resolve.h"
+#include "forge/reviewmd.h"
+#include "forge/summary.h"
+#include "forge/timeutil.h"
+#include "forge/verdict.h"
+
+extern char **environ;
+
+#define EXIT_FAILED 1
+#define EXIT_CONFIG 2
+#define EXIT_EXHAUSTED 3
+/* Internal: an agent run ended because we received a signal. */
+#define STOP_SIGNAL (-1)
+
+static const char *const TMP_FILES[] = {
+	"worker-prompt.md", "reviewer-prompt.md", "system-prompt.md", "feedback.md",
+};
+
+struct loop {
+	const struct ep_task *t;
+	struct ep_pid1 pid1;
+	char *tmpdir;                 /* owned */
+	char *step_dir;               /* owned: W/.forge/{step} */
+	char *review_md;              /* owned or NULL */
+	struct fg_review_config cfg;
+	int max;                      /* resolved max_retries */
+	struct fg_cycle *hist;        /* owned: real cycles so far */
+	bool *reviewer_failed;        /* parallel to hist */
+	size_t nhist;
+};
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("forge-entrypoint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void print_diags(const char *subject, const struct fg_diags *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		const struct fg_diag *g = &d->v[i];
+
+		if (g->line > 0)
+			say("%s: %s:%d: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject,
+			    g->line, g->msg);
+		else
+			say("%s: %s: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject, g->msg);
+	}
+}
+
+/* Step 1: which review.md, and its configuration. EXIT_CONFIG or 0. */
+static int configure(struct loop *l)
+{
+	struct fg_review_env env;
+	struct fg_diags d;
+	int rc;
+
+	fg_diags_init(&d);
+	rc = fg_resolve_review_md(l->t->skills_dir, l->t->skill, l->t->task_key, &l->review_md, &d);
+	print_diags("resolve", &d);
+	fg_diags_release(&d);
+	if (rc < 0 && rc != -ENOENT)
+		return EXIT_CONFIG;
+	if (!l->review_md) {
+		say("no review.md for skill '%s' under '%s': the worker's result is final",
+		    l->t->skill, l->t->skills_dir);
+		return 0;
+	}
+	fg_review_env_from_environ(&env);
+	fg_review_config_load(&l->cfg, l->review_md, &env);
+	print_diags(l->review_md, &l->cfg.diags);
+	l->max = l->cfg.max_retries;
+	say("review.md: %s (max_retries %d%s)", l->review_md, l->max,
+	    l->max == 0 ? ": review disabled" : "");
+	if (l->max > 0 && !l->t->reviewer_cmd) {
+		say("FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+static int make_tmpdir(struct loop *l)
+{
+	const char *base = getenv("TMPDIR");
+	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
+
+	if (!mkdtemp(tmpl)) {
+		say("cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	l->tmpdir = tmpl;
+	return 0;
+}
+
+static void remove_tmpdir(struct loop *l)
+{
+	if (!l->tmpdir)
+		return;
+	for (size_t i = 0; i < sizeof(TMP_FILES) / sizeof(TMP_FILES[0]); i++) {
+		char *p = fg_path_join(l->tmpdir, TMP_FILES[i]);
+
+		unlink(p);
+		free(p);
+	}
+	rmdir(l->tmpdir);
+	free(l->tmpdir);
+	l->tmpdir = NULL;
+}
+
+/* One agent invocation: what differs between worker and reviewer runs. */
+struct call {
+	const char *role;          /* "worker" or "reviewer" */
+	int cycle;                 /* FORGE_CYCLE: 0 first worker run */
+	const char *prompt;
+	const char *prompt_name;   /* file in tmpdir */
+	bool system;               /* reviewer: FORGE_SYSTEM_PROMPT_FILE */
+	bool feedback;             /* worker retry: FORGE_FEEDBACK_FILE */
+	struct ep_capture *capture;
+	int log_fd;
+};
+
+static void build_argv(struct loop *l, const struct call *c, const char *prompt_file,
+		       const char *cycle, struct fg_strvec *argv)
+{
+	const struct ep_task *t = l->t;
+	char *sys = c->system ? fg_path_join(l->tmpdir, "system-prompt.md") : fg_xstrdup("");
+	const struct fg_placeholder ph[] = {
+		{ "prompt_file", prompt_file }, { "system_prompt_file", sys },
+		{ "workspace", t->workspace }, { "cycle", cycle }, { "step", t->step },
+		{ "skill", t->skill }, { "task_key", t->task_key },
+	};
+	char err[128];
+
+	/* Validated by ep_task_load(): this split cannot fail. */
+	fg_cmdline_split(!strcmp(c->role, "worker") ? t->worker_cmd : t->reviewer_cmd, argv, err,
+			 sizeof(err));
+	fg_cmdline_expand(argv, ph, sizeof(ph) / sizeof(ph[0]));
+	free(sys);
+}
+
+static void build_env(struct loop *l, const struct call *c, const char *prompt_file,
+		      struct fg_strvec *envp)
+{
+	const struct ep_task *t = l->t;
+	struct fg_strvec set;
+
+	fg_strvec_init(&set);
+	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
+	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", c->cycle);
+	fg_strvec_pushf(&set, "FORGE_PROMPT_FILE=%s", prompt_file);
+	if (c->system)
+		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/system-prompt.md", l->tmpdir);
+	else
+		fg_strvec_push(&set, "FORGE_SYSTEM_PROMPT_FILE");
+	if (c->feedback)
+		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
+	else
+		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
+	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
+	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
+	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
+	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
+	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
+	ep_env_build(envp, environ, set.v);
+	fg_strvec_release(&set);
+}
+
+/* Runs one agent. 0 (r filled, whatever the agent did) or STOP_SIGNAL. */
+static int call_agent(struct loop *l, const struct call *c, struct ep_agent_result *r)
+{
+	struct fg_strvec argv, envp;
+	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
+	char cycle[16];
+	struct ep_agent_spec s;
+	int rc;
+
+	/* A signal that came between two agents: start no new one. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	if (l->pid1.term_sig) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_INTERRUPTED;
+		r->signal = l->pid1.term_sig;
+		free(prompt_file);
+		return STOP_SIGNAL;
+	}
+	rc = fg_write_atomic(l->tmpdir, c->prompt_name, c->prompt, strlen(c->prompt));
+	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
+	fg_strvec_init(&argv);
+	fg_strvec_init(&envp);
+	build_argv(l, c, prompt_file, cycle, &argv);
+	build_env(l, c, prompt_file, &envp);
+	s = (struct ep_agent_spec){
+		.role = c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
+		.input = c->prompt, .input_len = strlen(c->prompt),
+		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
+		.kill_grace_s = l->t->kill_grace_s, .capture = c->capture, .log_fd = c->log_fd,
+		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2,
+	};
+	if (rc < 0)
+		say("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
+	rc = ep_agent_run(&l->pid1, &s, r);
+	if (rc < 0) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_NOT_STARTED;
+		r->error = -rc;
+		snprintf(r->what, sizeof(r->what), "cannot run %s: %s", c->role, strerror(-rc));
+	}
+	fg_strvec_release(&argv);
+	fg_strvec_release(&envp);
+	free(prompt_file);
+	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? STOP_SIGNAL : 0;
+}
+
+/* A worker run; 0 success, EXIT_FAILED (r->what says why) or STOP_SIGNAL. */
+static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
+{
+	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
+	struct call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, NULL, -1 };
+	int rc = 0;
+
+	if (cycle) {
+		struct fg_buf fb;
+
+		fg_buf_init(&fb, EP_PROMPT_MAX);
+		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
+		rc = fg_write_atomic(l->tmpdir, "feedback.md", fg_buf_str(&fb), fb.len);
+		if (rc < 0)
+			say("warning: cannot write the feedback file: %s", strerror(-rc));
+		fg_buf_release(&fb);
+	}
+	say("running the worker (%s)", cycle ? "retry with the reviewer's feedback" : "first run");
+	rc = call_agent(l, &c, r);
+	free(prompt);
+	if (rc == STOP_SIGNAL)
+		return STOP_SIGNAL;
+	return ep_agent_ok(r) ? 0 : EXIT_FAILED;
+}
+
+static int open_log(struct loop *l, const char *name)
+{
+	int dfd = open(l->step_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = -1;
+
+	if (dfd >= 0) {
+		/* O_NOFOLLOW: the workspace is the agents' playground; a symlink
+		 * planted under this name must not redirect our write. */
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		close(dfd);
+	}
+	if (fd < 0)
+		say("warning: cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
+	return fd;
+}
+
+static bool blank(const struct fg_buf *b)
+{
+	for (size_t i = 0; i < b->len; i++)
+		if (!strchr(" \t\r\n\v\f", b->data[i]) || !b->data[i])
+			return false;
+	return true;
+}
+
+/* Turns a reviewer run into c's verdict, feedback, format and findings. */
+static void judge(const struct ep_agent_result *r, const struct ep_capture *cap, struct fg_cycle *c,
+		  bool *failed)
+{
+	struct fg_buf text;
+	struct fg_verdict v;
+
+	fg_buf_init(&text, EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX + 256);
+	ep_capture_text(cap, &text);
+	c->verdict = FG_VERDICT_REJECTED;
+	c->has_format = true;
+	c->format = FG_FORMAT_NONE;
+	*failed = !ep_agent_ok(r) || blank(&text);
+	if (*failed) {
+		c->feedback = fg_xasprintf("The review could not be completed: %s.",
+					   ep_agent_ok(r) ? "the reviewer printed nothing" : r->what);
+		fg_buf_release(&text);
+		return;
+	}
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, text.data, text.len);
+	c->verdict = v.verdict;
+	c->format = v.format;
+	c->feedback = v.feedback;
+	c->has_findings = v.has_findings;
+	c->findings = v.findings;
+	c->nfindings = v.nfindings;
+	v.feedback = NULL;
+	v.findings = NULL;
+	v.nfindings = 0;
+	fg_verdict_release(&v);
+	fg_buf_release(&text);
+}
+
+/* One reviewer run into c (initialised here). 0 or STOP_SIGNAL. */
+static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
+{
+	uint64_t t0 = fg_monotonic_ns();
+	char *prompt = ep_prompt_reviewer(l->t, l->hist, l->nhist);
+	char *logname = fg_xasprintf("review_cycle_%d.reviewer.log", k);
+	struct ep_capture cap;
+	struct call call = { "reviewer", k, prompt, "reviewer-prompt.md", true, false, &cap, -1 };
+	struct ep_agent_result r;
+	int rc;
+
+	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
+	call.log_fd = open_log(l, logname);
+	say("running the reviewer (cycle %d/%d)", k, l->max);
+	rc = call_agent(l, &call, &r);
+	fg_cycle_init(c);
+	if (rc != STOP_SIGNAL) {
+		judge(&r, &cap, c, failed);
+		c->cycle = k;
+		c->max_cycles = l->max;
+		c->skill = fg_xstrdup(l->t->skill);
+		c->run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
+		c->reviewer_log = call.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		c->elapsed_seconds = fg_seconds_since(t0);
+		fg_time_iso_utc(c->timestamp, time(NULL));
+	}
+	if (call.log_fd >= 0)
+		close(call.log_fd);
+	ep_capture_release(&cap);
+	free(logname);
+	free(prompt);
+	return rc;
+}
+
+/* Equal after collapsing whitespace runs and trimming. */
+static bool same_text(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a && strchr(" \t\r\n\v\f", *a))
+			a++;
+		while (*b && strchr(" \t\r\n\v\f", *b))
+			b++;
+		if (!*a || !*b)
+			return !*a && !*b;
+		while (*a && *b && !strchr(" \t\r\n\v\f", *a) && *a == *b) {
+			a++;
+			b++;
+		}
+		if ((*a && !strchr(" \t\r\n\v\f", *a)) || (*b && !strchr(" \t\r\n\v\f", *b)))
+			return false;
+	}
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return !strcmp(a ? a : "", b ? b : "");
+}
+
+/* Every (file, title) of a occurs in b. */
+static bool findings_within(const struct fg_cycle *a, const struct fg_cycle *b)
+{
+	for (size_t i = 0; i < a->nfindings; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < b->nfindings && !found; j++)
+			found = same_str(a->findings[i].file_path, b->findings[j].file_path) &&
+				same_str(a->findings[i].title, b->findings[j].title);
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/* The last two cycles rejected the work for the same reasons (issue 10). */
+static bool stalled(const struct loop *l)
+{
+	const struct fg_cycle *a, *b;
+
+	if (!l->cfg.stop_when_stalled || l->nhist < 2)
+		return false;
+	a = &l->hist[l->nhist - 2];
+	b = &l->hist[l->nhist - 1];
+	/* A crashed reviewer says nothing about the work. */
+	if (a->verdict != FG_VERDICT_REJECTED || b->verdict != FG_VERDICT_REJECTED ||
+	    l->reviewer_failed[l->nhist - 2] || l->reviewer_failed[l->nhist - 1])
+		return false;
+	if (a->has_findings && a->nfindings && b->has_findings && b->nfindings)
+		return findings_within(a, b) && findings_within(b, a);
+	return same_text(a->feedback, b->feedback);
+}
+
+static void progress(const struct fg_cycle *c)
+{
+	char line[1024];
+
+	if (c->verdict == FG_VERDICT_APPROVED) {
+		fprintf(stderr, "Review cycle %d/%d: APPROVED\n", c->cycle, c->max_cycles);
+	} else {
+		ep_one_line(line, sizeof(line), c->feedback, EP_FEEDBACK_LINE_CHARS);
+		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s\n", c->cycle, c->max_cycles, line,
+			c->stalled ? " (stalled: same findings as the previous cycle)" : "");
+	}
+	fflush(stderr);
+}
+
+/* Writes review_summary.json and returns code. */
+static int finish(struct loop *l, enum fg_review_state state, int code)
+{
+	struct fg_summary s;
+	int rc;
+
+	fg_summary_init(&s);
+	s.state = state;
+	s.cycles = (int)l->nhist;
+	s.max_cycles = l->max;
+	s.step = fg_xstrdup(l->t->step);
+	s.skill = fg_xstrdup(l->t->skill);
+	s.task_key = fg_xstrdup(l->t->task_key);
+	s.run_id = fg_xstrdup(l->t->run_id);
+	s.review_md = l->review_md ? fg_xstrdup(l->review_md) : NULL;
+	rc = fg_summary_write(l->step_dir, &s);
+	if (rc < 0)
+		say("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+	say("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
+	fg_summary_release(&s);
+	return code;
+}
+
+/* The exhaustion marker after a failed worker retry (issue 3 item 4). */
+static int synthetic(struct loop *l, int after, const struct ep_agent_result *r)
+{
+	struct fg_cycle c;
+	int rc;
+
+	fg_cycle_init(&c);
+	c.cycle = l->max;
+	c.max_cycles = l->max;
+	c.verdict = FG_VERDICT_REJECTED;
+	c.synthetic = true;
+	c.feedback = fg_xasprintf("The worker failed while addressing the feedback of review cycle %d: "
+				  "%s. The review loop stopped; the work was not approved.", after, r->what);
+	c.skill = fg_xstrdup(l->t->skill);
+	c.run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
+	c.elapsed_seconds = r->seconds;
+	fg_time_iso_utc(c.timestamp, time(NULL));
+	rc = fg_cycle_write(l->step_dir, &c);
+	if (rc < 0)
+		say("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, l->max, strerror(-rc));
+	say("the task failed: %s", r->what);
+	fg_cycle_release(&c);
+	return finish(l, FG_STATE_FAILED, EXIT_FAILED);
+}
+
+static int exhausted_code(const struct loop *l)
+{
+	return l->t->fail_on_exhaustion ? EXIT_EXHAUSTED : 0;
+}
+
+/* Step 4: cycles 1..max. Returns the exit code or STOP_SIGNAL. */
+static int review_phase(struct loop *l)
+{
+	for (int k = 1; k <= l->max; k++) {
+		struct fg_cycle *c = &l->hist[l->nhist];
+		struct ep_agent_result r;
+		bool failed = false;
+		int rc = review(l, k, c, &failed);
+
+		if (rc == STOP_SIGNAL)
+			return STOP_SIGNAL;
+		l->reviewer_failed[l->nhist++] = failed;
+		c->stalled = stalled(l);
+		rc = fg_cycle_write(l->step_dir, c);
+		if (rc < 0) {
+			say("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, k, strerror(-rc));
+			return finish(l, FG_STATE_FAILED, EXIT_FAILED);
+		}
+		progress(c);
+		if (c->verdict == FG_VERDICT_APPROVED)
+			return finish(l, FG_STATE_APPROVED, 0);
+		if (c->stalled)
+			return finish(l, FG_STATE_STALLED, exhausted_code(l));
+		if (k == l->max)
+			return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
+		rc = run_worker(l, k, &r);
+		if (rc == STOP_SIGNAL)
+			return STOP_SIGNAL;
+		if (rc)
+			return synthetic(l, k, &r);
+	}
+	return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
+}
+
+/* Steps 2-4. Returns the exit code or STOP_SIGNAL. */
+static int run_all(struct loop *l)
+{
+	struct ep_agent_result r;
+	char *sys;
+	int rc = run_worker(l, 0, &r);
+
+	if (rc == STOP_SIGNAL)
+		return STOP_SIGNAL;
+	if (rc) {
+		say("the task failed: %s", r.what);
+		return EXIT_FAILED;
+	}
+	if (!l->review_md)
+		return finish(l, FG_STATE_NO_REVIEW, 0);
+	if (l->max == 0)
+		return finish(l, FG_STATE_DISABLED, 0);
+	sys = ep_prompt_reviewer_system(l->cfg.instructions);
+	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
+	free(sys);
+	if (rc < 0)
+		say("warning: cannot write the system prompt file: %s", strerror(-rc));
+	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
+	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
+	return review_phase(l);
+}
+
+/* Everything an agent run needs: signals, the temp dir, the step dir. */
+static int start(struct loop *l)
+{
+	int rc = ep_pid1_init(&l->pid1);
+
+	if (rc < 0) {
+		say("cannot set up signal handling: %s", strerror(-rc));
+		return EXIT_FAILED;
+	}
+	l->step_dir = fg_xasprintf("%s/.forge/%s", l->t->workspace, l->t->step);
+	rc = fg_mkdir_p(l->step_dir, 0755);
+	if (rc < 0) {
+		say("cannot create '%s': %s", l->step_dir, strerror(-rc));
+		return EXIT_CONFIG;
+	}
+	return make_tmpdir(l) < 0 ? EXIT_FAILED : 0;
+}
+
+static void loop_release(struct loop *l)
+{
+	remove_tmpdir(l);
+	for (size_t i = 0; i < l->nhist; i++)
+		fg_cycle_release(&l->hist[i]);
+	free(l->hist);
+	free(l->reviewer_failed);
+	free(l->step_dir);
+	free(l->review_md);
+	fg_review_config_release(&l->cfg);
+	/* Orphans that ended after the last agent: no zombie outlives us. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	ep_pid1_release(&l->pid1);
+}
+
+int ep_loop_run(const struct ep_task *t)
+{
+	struct loop l;
+	int rc;
+
+	memset(&l, 0, sizeof(l));
+	l.t = t;
+	l.pid1.fd = -1;
+	fg_review_config_init(&l.cfg);
+	rc = configure(&l);
+	if (!rc)
+		rc = start(&l);
+	if (!rc)
+		rc = run_all(&l);
+	if (rc == STOP_SIGNAL) {
+		rc = ep_pid1_exit_code(&l.pid1);
+		say("stopped by signal %d (%s): exit %d", l.pid1.term_sig, strsignal(l.pid1.term_sig), rc);
+	}
+	loop_release(&l);
+	return rc;
+}

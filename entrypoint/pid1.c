@@ -1,0 +1,111 @@
+/*
+ * pid1.c - signals through a signalfd, reaping, subreaper (see pid1.h).
+ */
+#include "pid1.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void watched_set(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGCHLD);
+}
+
+int ep_pid1_init(struct ep_pid1 *p)
+{
+	sigset_t set;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	watched_set(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &p->old_mask) < 0)
+		return -errno;
+	p->fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (p->fd < 0) {
+		int e = errno;
+
+		sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
+		return -e;
+	}
+	/* Not PID 1 (a local run, a test, docker --init): orphans of our agents
+	 * would go to the real init and escape our reaping and group checks. */
+	p->subreaper = getpid() == 1 || prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+	return 0;
+}
+
+void ep_pid1_release(struct ep_pid1 *p)
+{
+	if (p->fd < 0)
+		return;
+	close(p->fd);
+	p->fd = -1;
+	sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
+}
+
+void ep_pid1_child_reset(const struct ep_pid1 *p)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	/* main() ignores SIGPIPE, and an ignored disposition survives exec. */
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
+}
+
+static void drain_signals(struct ep_pid1 *p)
+{
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		ssize_t n = read(p->fd, &si, sizeof(si));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(si))
+			return;
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			if (!p->term_sig)
+				p->term_sig = (int)si.ssi_signo;
+			p->nterm++;
+		}
+	}
+}
+
+int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
+{
+	int found = 0;
+
+	if (p->fd >= 0)
+		drain_signals(p);
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid <= 0)
+			break;
+		if (watch > 0 && pid == watch) {
+			*status = st;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+int ep_pid1_exit_code(const struct ep_pid1 *p)
+{
+	return 128 + p->term_sig;
+}

@@ -1,0 +1,181 @@
+/*
+ * prompt.c - worker and reviewer prompts (see prompt.h).
+ */
+#include "prompt.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+#include <strings.h>
+
+static const char VERDICT_PROTOCOL[] =
+	"You are the reviewer in an automatic review loop. A worker agent has just worked on a\n"
+	"task in the current directory (the workspace). Inspect the workspace and judge the work\n"
+	"against the review instructions below. Do not change any file.\n"
+	"\n"
+	"Verdict protocol (your standard output is your review):\n"
+	"- End your review with exactly one verdict word in capitals, outside code blocks:\n"
+	"  APPROVED when the work meets the instructions, or\n"
+	"  REJECTED when it does not.\n"
+	"- After REJECTED, list every problem the worker must fix, most important first, each\n"
+	"  with the file and line where it applies and what to change. The text after REJECTED\n"
+	"  is handed to the worker as its feedback, so make it specific and actionable.\n"
+	"- Do not write the other verdict word anywhere in your review.\n";
+
+void ep_one_line(char *out, size_t outlen, const char *s, size_t max_chars)
+{
+	size_t o = 0, chars = 0;
+	bool space = false;
+
+	if (!outlen)
+		return;
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	for (; *s && o + 4 < outlen; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (isspace(c)) {
+			space = true;
+			continue;
+		}
+		if ((c & 0xc0) != 0x80 && chars == max_chars) {
+			memcpy(out + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (space && o + 5 < outlen) {
+			out[o++] = ' ';
+			chars++;
+			space = false;
+		}
+		if ((c & 0xc0) != 0x80)
+			chars++;
+		out[o++] = (char)c;
+	}
+	out[o] = '\0';
+}
+
+static void add_task(struct fg_buf *b, const struct ep_task *t)
+{
+	if (*t->summary)
+		fg_buf_addf(b, "%s\n", t->summary);
+	if (*t->summary && *t->description)
+		fg_buf_addc(b, '\n');
+	if (*t->description)
+		fg_buf_addf(b, "%s\n", t->description);
+	if (!*t->summary && !*t->description)
+		fg_buf_adds(b, "(no task summary or description was given)\n");
+	if (t->previous.n) {
+		fg_buf_adds(b, "\nPrevious tasks:");
+		for (size_t i = 0; i < t->previous.n; i++)
+			fg_buf_addf(b, "%s %s", i ? "," : "", t->previous.v[i]);
+		fg_buf_addc(b, '\n');
+	}
+}
+
+char *ep_prompt_worker(const struct ep_task *t)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	add_task(&b, t);
+	return fg_buf_detach(&b, NULL);
+}
+
+static bool blocking(const struct fg_finding *f)
+{
+	return f->severity && (!strcasecmp(f->severity, "blocking") ||
+			       !strcasecmp(f->severity, "critical") || !strcasecmp(f->severity, "high"));
+}
+
+static void add_finding(struct fg_buf *b, const struct fg_finding *f)
+{
+	fg_buf_addf(b, "- [%s] ", f->severity ? f->severity : "NOTE");
+	if (f->file_path && f->line > 0)
+		fg_buf_addf(b, "%s:%d: ", f->file_path, f->line);
+	else if (f->file_path)
+		fg_buf_addf(b, "%s: ", f->file_path);
+	fg_buf_addf(b, "%s\n", f->title ? f->title : "(untitled finding)");
+	if (f->description)
+		fg_buf_addf(b, "  %s\n", f->description);
+	if (f->evidence)
+		fg_buf_addf(b, "  Evidence: %s\n", f->evidence);
+	if (f->fix)
+		fg_buf_addf(b, "  Fix: %s\n", f->fix);
+}
+
+void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c)
+{
+	if (!c->has_findings || !c->nfindings) {
+		fg_buf_addf(b, "%s\n", *c->feedback ? c->feedback : "(the reviewer gave no details)");
+		return;
+	}
+	/* Blocking findings first, each group in the reviewer's order. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < c->nfindings; i++)
+			if (blocking(&c->findings[i]) == (pass == 0))
+				add_finding(b, &c->findings[i]);
+}
+
+static void add_history(struct fg_buf *b, const struct fg_cycle *hist, size_t n)
+{
+	char line[1024];
+
+	fg_buf_adds(b, "\n### Review cycles so far\n\n");
+	for (size_t i = 0; i < n; i++) {
+		ep_one_line(line, sizeof(line), hist[i].feedback, EP_FEEDBACK_LINE_CHARS);
+		fg_buf_addf(b, "- Cycle %d/%d: %s%s%s\n", hist[i].cycle, hist[i].max_cycles,
+			    fg_verdict_kind_name(hist[i].verdict), *line ? " - " : "", line);
+	}
+}
+
+char *ep_prompt_worker_retry(const struct ep_task *t, const struct fg_cycle *hist, size_t n)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	add_task(&b, t);
+	fg_buf_adds(&b, "\n## Reviewer Feedback\n\n");
+	fg_buf_addf(&b, "The reviewer rejected your work (cycle %d of %d). Address every point below.\n\n",
+		    hist[n - 1].cycle, hist[n - 1].max_cycles);
+	ep_prompt_feedback(&b, &hist[n - 1]);
+	add_history(&b, hist, n);
+	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_reviewer_system(const char *instructions)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, VERDICT_PROTOCOL);
+	fg_buf_adds(&b, "\n## Review instructions\n\n");
+	if (*instructions)
+		fg_buf_addf(&b, "%s%s", instructions,
+			    instructions[strlen(instructions) - 1] == '\n' ? "" : "\n");
+	else
+		fg_buf_adds(&b, "(none given: judge whether the task was done correctly and completely)\n");
+	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_addf(&b, "Review the work done in the workspace %s for step '%s' (skill '%s')%s%s.\n",
+		    t->workspace, t->step, t->skill, *t->task_key ? ", task " : "", t->task_key);
+	fg_buf_adds(&b, "\n## Task\n\n");
+	add_task(&b, t);
+	if (n) {
+		const struct fg_cycle *last = &hist[n - 1];
+
+		fg_buf_addf(&b, "\n## Previous review (cycle %d of %d)\n\n", last->cycle, last->max_cycles);
+		fg_buf_adds(&b, "The previous review rejected the work with this feedback:\n\n");
+		ep_prompt_feedback(&b, last);
+		fg_buf_adds(&b, "\nThe worker has tried to address it since. For each item above, confirm "
+				"whether it is fixed now; then report any regression the fixes introduced "
+				"and anything still missing.\n");
+	}
+	return fg_buf_detach(&b, NULL);
+}

@@ -1,0 +1,48 @@
+/*
+ * prompt.h - the text the agents get.
+ *
+ *   worker, first run:  the task summary and description (and the keys of
+ *                       earlier tasks, when given);
+ *   worker, retry:      the same, then "## Reviewer Feedback" with the last
+ *                       rejection (structured findings as a list, blocking
+ *                       first, with file:line), then the list of the cycles
+ *                       so far (number, verdict, one line of feedback);
+ *   reviewer system:    a fixed verdict-protocol preamble, then the review.md
+ *                       body;
+ *   reviewer prompt:    what to review (the task, the workspace); from cycle 2
+ *                       on the previous cycle's feedback, with the request to
+ *                       confirm each item fixed and report regressions.
+ * Every function returns an owned NUL-terminated string (bounded by
+ * EP_PROMPT_MAX: longer input is cut).
+ */
+#ifndef EP_PROMPT_H
+#define EP_PROMPT_H
+
+#include <stddef.h>
+
+#include "forge/buf.h"
+#include "forge/cycle.h"
+#include "task.h"
+
+#define EP_PROMPT_MAX (8u * 1024 * 1024)
+#define EP_FEEDBACK_LINE_CHARS 200
+
+/* Borrowed t. */
+char *ep_prompt_worker(const struct ep_task *t);
+/* hist[0..n-1] are the cycles so far, oldest first, n >= 1; hist[n-1] is the
+ * rejection to address. Borrowed. */
+char *ep_prompt_worker_retry(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
+/* instructions: the review.md body (may be ""). */
+char *ep_prompt_reviewer_system(const char *instructions);
+/* hist as above, n may be 0 (first cycle). */
+char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
+/* What a worker retry must address: findings as a list when the cycle has
+ * them, else its feedback. Appends to b. */
+void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c);
+
+/* One line of s for progress lines and lists: whitespace runs become one
+ * space, trimmed, cut after max_chars UTF-8 characters ("..." appended).
+ * Writes into out (always NUL-terminated). */
+void ep_one_line(char *out, size_t outlen, const char *s, size_t max_chars);
+
+#endif

@@ -1,0 +1,286 @@
+/*
+ * task.c - task file, options and environment (see task.h).
+ */
+#include "task.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/cmdline.h"
+#include "forge/names.h"
+#include "forge/num.h"
+
+void ep_task_init(struct ep_task *t)
+{
+	memset(t, 0, sizeof(*t));
+	fg_strvec_init(&t->previous);
+}
+
+void ep_task_release(struct ep_task *t)
+{
+	char **owned[] = { &t->workspace, &t->skills_dir, &t->step, &t->skill, &t->task_key,
+			   &t->summary, &t->description, &t->worker_cmd, &t->reviewer_cmd,
+			   &t->run_id };
+
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+		free(*owned[i]);
+		*owned[i] = NULL;
+	}
+	fg_strvec_release(&t->previous);
+}
+
+/* getenv, with an empty value counting as unset. */
+static const char *env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+/* Sets *dst to a copy of the first non-NULL of opt, env(name), unless *dst
+ * is already set and neither is given. */
+static void pick(char **dst, const char *opt, const char *name)
+{
+	const char *v = opt ? opt : env(name);
+
+	if (!v)
+		return;
+	free(*dst);
+	*dst = fg_xstrdup(v);
+}
+
+static int json_str(const cJSON *root, const char *field, char **dst, char *err, size_t errlen)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, field);
+
+	if (!f || cJSON_IsNull(f))
+		return 0;
+	if (!cJSON_IsString(f)) {
+		snprintf(err, errlen, "task file: field '%s' must be a string", field);
+		return -EINVAL;
+	}
+	if (!*dst)
+		*dst = fg_xstrdup(f->valuestring);
+	return 0;
+}
+
+static int json_keys(const cJSON *root, struct fg_strvec *out, char *err, size_t errlen)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "previous_task_keys");
+	const cJSON *k;
+
+	if (!arr || cJSON_IsNull(arr))
+		return 0;
+	if (!cJSON_IsArray(arr)) {
+		snprintf(err, errlen, "task file: field 'previous_task_keys' must be an array of strings");
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(k, arr) {
+		if (!cJSON_IsString(k)) {
+			snprintf(err, errlen, "task file: 'previous_task_keys' must hold only strings");
+			return -EINVAL;
+		}
+	}
+	if (out->n)
+		return 0;
+	cJSON_ArrayForEach(k, arr)
+		fg_strvec_push(out, k->valuestring);
+	return 0;
+}
+
+int ep_task_parse_json(struct ep_task *t, const char *data, size_t len, char *err, size_t errlen)
+{
+	cJSON *root = cJSON_ParseWithLength(data, len);
+	int rc = 0;
+
+	if (!root || !cJSON_IsObject(root)) {
+		snprintf(err, errlen, "task file is not a JSON object");
+		cJSON_Delete(root);
+		return -EINVAL;
+	}
+	if (!rc)
+		rc = json_str(root, "task_key", &t->task_key, err, errlen);
+	if (!rc)
+		rc = json_str(root, "summary", &t->summary, err, errlen);
+	if (!rc)
+		rc = json_str(root, "description", &t->description, err, errlen);
+	if (!rc)
+		rc = json_str(root, "skill_name", &t->skill, err, errlen);
+	if (!rc)
+		rc = json_str(root, "step_name", &t->step, err, errlen);
+	if (!rc)
+		rc = json_keys(root, &t->previous, err, errlen);
+	cJSON_Delete(root);
+	return rc;
+}
+
+/* Reads a regular file of at most max bytes (symlinks followed: the task
+ * file comes from the orchestrator, often through a mounted volume). */
+static int read_bounded(const char *path, size_t max, struct fg_buf *out)
+{
+	struct stat st;
+	char chunk[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	while (!rc) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : 0;
+			break;
+		}
+		if (out->len + (size_t)n > max)
+			rc = -EFBIG;
+		else
+			fg_buf_add(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return rc;
+}
+
+static int load_file(struct ep_task *t, const char *path, char *err, size_t errlen)
+{
+	struct fg_buf b;
+	int rc;
+
+	fg_buf_init(&b, EP_TASK_FILE_MAX);
+	rc = read_bounded(path, EP_TASK_FILE_MAX, &b);
+	if (rc < 0)
+		snprintf(err, errlen, "cannot read task file '%s': %s", path,
+			 rc == -EINVAL ? "not a regular file" :
+			 rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
+	else
+		rc = ep_task_parse_json(t, fg_buf_str(&b), b.len, err, errlen);
+	fg_buf_release(&b);
+	return rc;
+}
+
+int ep_env_seconds(const char *name, double def, double min, double max, double *out,
+		   char *err, size_t errlen)
+{
+	const char *v = env(name);
+
+	if (!v) {
+		*out = def;
+		return 0;
+	}
+	if (fg_parse_double(v, min, max, out) < 0) {
+		snprintf(err, errlen, "invalid %s '%.40s': expected a number of seconds from %g to %g",
+			 name, v, min, max);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void defaults(struct ep_task *t)
+{
+	char **slot[] = { &t->workspace, &t->skills_dir, &t->task_key, &t->summary,
+			  &t->description, &t->run_id };
+	const char *def[] = { "/workspace", "/skills", "", "", "", "" };
+
+	for (size_t i = 0; i < sizeof(slot) / sizeof(slot[0]); i++)
+		if (!*slot[i])
+			*slot[i] = fg_xstrdup(def[i]);
+	if (t->step && !t->skill) {
+		/* implement_task -> implement-task: the peer's naming convention. */
+		t->skill = fg_xstrdup(t->step);
+		for (char *c = t->skill; *c; c++)
+			if (*c == '_')
+				*c = '-';
+		t->skill_from_step = true;
+	}
+}
+
+static int check_names(const struct ep_task *t, char *err, size_t errlen)
+{
+	if (!t->step) {
+		snprintf(err, errlen, "no step name: give --step, FORGE_STEP_NAME or step_name in the task file");
+		return -EINVAL;
+	}
+	if (fg_name_check(FG_NAME_STEP, t->step, strlen(t->step), err, errlen) < 0 ||
+	    fg_name_check(FG_NAME_SKILL, t->skill, strlen(t->skill), err, errlen) < 0)
+		return -EINVAL;
+	if (*t->task_key &&
+	    fg_name_check(FG_NAME_TASK_KEY, t->task_key, strlen(t->task_key), err, errlen) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_cmd(const char *var, const char *cmd, char *err, size_t errlen)
+{
+	struct fg_strvec v;
+	char why[128];
+	int rc;
+
+	fg_strvec_init(&v);
+	rc = fg_cmdline_split(cmd, &v, why, sizeof(why));
+	fg_strvec_release(&v);
+	if (rc < 0)
+		snprintf(err, errlen, "invalid %s: %s", var, why);
+	return rc;
+}
+
+static int check_env(struct ep_task *t, char *err, size_t errlen)
+{
+	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
+	int b = 0;
+
+	if (ep_env_seconds("FORGE_AGENT_TIMEOUT", EP_DEFAULT_TIMEOUT, 0.01, 1e7, &t->timeout_s, err, errlen) ||
+	    ep_env_seconds("FORGE_AGENT_IDLE_TIMEOUT", EP_DEFAULT_IDLE_TIMEOUT, 0, 1e7,
+			   &t->idle_timeout_s, err, errlen) ||
+	    ep_env_seconds("FORGE_AGENT_KILL_GRACE", EP_DEFAULT_KILL_GRACE, 0, 60,
+			   &t->kill_grace_s, err, errlen))
+		return -EINVAL;
+	if (v && fg_parse_bool(v, &b) < 0) {
+		snprintf(err, errlen, "invalid AUTO_REVIEW_FAIL_ON_EXHAUSTION '%.40s': expected 0 or 1", v);
+		return -EINVAL;
+	}
+	t->fail_on_exhaustion = b;
+	pick(&t->worker_cmd, NULL, "FORGE_WORKER_CMD");
+	pick(&t->reviewer_cmd, NULL, "FORGE_REVIEWER_CMD");
+	pick(&t->run_id, NULL, "FORGE_RUN_ID");
+	if (!t->worker_cmd) {
+		snprintf(err, errlen, "FORGE_WORKER_CMD is not set: no worker agent to run");
+		return -EINVAL;
+	}
+	if (check_cmd("FORGE_WORKER_CMD", t->worker_cmd, err, errlen) ||
+	    (t->reviewer_cmd && check_cmd("FORGE_REVIEWER_CMD", t->reviewer_cmd, err, errlen)))
+		return -EINVAL;
+	return 0;
+}
+
+int ep_task_load(struct ep_task *t, const struct ep_run_args *a, char *err, size_t errlen)
+{
+	const char *file = a->task_file ? a->task_file : env("FORGE_TASK_FILE");
+	struct stat st;
+
+	pick(&t->workspace, a->workspace, "FORGE_WORKSPACE");
+	pick(&t->skills_dir, a->skills_dir, "FORGE_SKILLS_DIR");
+	pick(&t->step, a->step, "FORGE_STEP_NAME");
+	pick(&t->skill, a->skill, "FORGE_SKILL_NAME");
+	pick(&t->task_key, a->task_key, "FORGE_TASK_KEY");
+	if (file && load_file(t, file, err, errlen) < 0)
+		return -EINVAL;
+	defaults(t);
+	if (check_names(t, err, errlen) < 0)
+		return -EINVAL;
+	if (stat(t->workspace, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "workspace '%s' is not a directory", t->workspace);
+		return -EINVAL;
+	}
+	return check_env(t, err, errlen);
+}
