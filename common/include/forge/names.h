@@ -5,8 +5,8 @@
  * Names become path components (.forge/{step}/, skills/{project}/{skill}/),
  * so a valid name is: 1..FG_NAME_MAX bytes, no '/', no '\\', no NUL, not "."
  * or "..", no ".." anywhere, no leading '.', no control characters
- * (bytes < 0x20 or 0x7f, so no newline can reach a log line) and no
- * whitespace. Task keys follow the same rule.
+ * (bytes < 0x20 or 0x7f, so no newline can reach a log line), no
+ * whitespace, and valid UTF-8. Task keys follow the same rule.
  */
 #ifndef FORGE_NAMES_H
 #define FORGE_NAMES_H
@@ -30,8 +30,10 @@ int fg_name_check(enum fg_name_kind kind, const char *name, size_t len, char *er
 /*
  * Project key of a ticket: "MYPROJECT-123" -> "myproject". The key must be
  * LETTERS (ASCII letters, then letters, digits or '_') '-' DIGITS.
- * Returns 0 with out filled, or -ENOENT when the key has no project part
- * (out set to ""), or -ENAMETOOLONG when out is too small.
+ * Returns 0 with out filled, or -ENOENT when the key is a valid task key
+ * without project part (out set to ""), or -EINVAL when key is NULL or not a
+ * valid task key at all (fg_name_check(), e.g. "../../etc-1"; out set to ""),
+ * or -ENAMETOOLONG when out is too small (out set to "").
  */
 int fg_ticket_project(const char *key, char *out, size_t outlen);
 

@@ -17,7 +17,9 @@
  * may be NULL or "" (no project override). On 0, *out_path is an owned path
  * (skills_dir joined with the relative part, as given, not canonicalised).
  * Returns 0 found, -ENOENT none, -EINVAL invalid skill or ticket name
- * (diagnostic added), other negative errno when skills_dir is unusable.
+ * (diagnostic added), other negative errno when skills_dir is unusable
+ * (error diagnostic added; a missing skills_dir is -ENOTDIR, never -ENOENT).
+ * On failure *out_path is NULL.
  * Warnings (e.g. a ticket without project key, a refused symlink) go to diags.
  */
 int fg_resolve_review_md(const char *skills_dir, const char *skill, const char *ticket,

@@ -61,7 +61,9 @@ void fg_review_config_init(struct fg_review_config *c);
 void fg_review_config_release(struct fg_review_config *c);
 
 /*
- * Parses len bytes of review.md content. env may be NULL (nothing set).
+ * Parses len bytes of review.md content (data NULL: empty). c must have been
+ * initialised; whatever it held is released first, so a config can be
+ * parsed again. env may be NULL (nothing set).
  * Always succeeds for any input (problems become diagnostics): returns 0.
  * Diagnostics that lint must treat as errors are FG_DIAG_ERROR (invalid
  * max_retries type, malformed YAML, binary/oversized content, unclosed
@@ -73,7 +75,9 @@ int fg_review_config_parse(struct fg_review_config *c, const char *data, size_t 
 /*
  * Reads path (a regular file, at most FG_REVIEWMD_MAX_BYTES) and parses it.
  * An unreadable file is treated as empty with a diagnostic; returns 0 then
- * too. Returns -ENOENT only when the file does not exist.
+ * too. Returns -ENOENT only when the file does not exist; c is then filled
+ * as for an empty file, with the diagnostic "file does not exist".
+ * Symlinks are followed (the resolver checks where they lead).
  */
 int fg_review_config_load(struct fg_review_config *c, const char *path,
 			  const struct fg_review_env *env);
