@@ -1,14 +1,62 @@
 /*
- * app.c - subcommand dispatch (placeholder until the entrypoint lands).
+ * app.c - subcommand dispatch, --help and --version.
  */
 #include "app.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "forge/buf.h"
+
+#define RN_MAX_HELP (64 * 1024)
+
+static void print_help(void)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, RN_MAX_HELP);
+	fg_buf_adds(&b,
+		"usage: forge-runner run --workspace DIR --step NAME [options]\n"
+		"       forge-runner watch DIR... [options]\n"
+		"       forge-runner sweep DIR [--run-id ID]\n"
+		"       forge-runner --help | --version\n"
+		"\n"
+		"Launches one workflow step's sandbox (local process, docker or podman),\n"
+		"reports every review cycle it writes to .forge/{step}/, and writes a result.\n"
+		"\nrun options:\n");
+	fg_opts_help(rn_run_options, &b);
+	fg_buf_adds(&b, "\nwatch options:\n");
+	fg_opts_help(rn_watch_options, &b);
+	fg_buf_adds(&b, "\nsweep options:\n");
+	fg_opts_help(rn_sweep_options, &b);
+	fg_buf_adds(&b,
+		"\nContainers get the FORGE_* and AUTO_REVIEW_* environment, plus --env NAME.\n"
+		"\nExit codes (run): the entrypoint's code; 124 timeout; 125 runner failure;\n"
+		"128+N ended by signal N; 2 usage or configuration error.\n");
+	fputs(fg_buf_str(&b), stdout);
+	fg_buf_release(&b);
+}
 
 int rn_main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("forge-runner: not built yet\n", stderr);
-	return 2;
+	const char *cmd = argc > 1 ? argv[1] : NULL;
+
+	if (!cmd)
+		return rn_usage("missing subcommand (run, watch or sweep)");
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		print_help();
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		printf("forge-runner %s\n", FORGE_VERSION);
+		return 0;
+	}
+	if (!strcmp(cmd, "run"))
+		return rn_cmd_run(argc - 1, argv + 1);
+	if (!strcmp(cmd, "watch"))
+		return rn_cmd_watch(argc - 1, argv + 1);
+	if (!strcmp(cmd, "sweep"))
+		return rn_cmd_sweep(argc - 1, argv + 1);
+	return rn_usage("unknown subcommand '%s'", cmd);
 }

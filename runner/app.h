@@ -1,5 +1,5 @@
 /*
- * app.h - forge-runner's top level: subcommand dispatch.
+ * app.h - forge-runner's top level: subcommand dispatch, --help, --version.
  */
 #ifndef RN_APP_H
 #define RN_APP_H

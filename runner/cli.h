@@ -1,0 +1,50 @@
+/*
+ * cli.h - the subcommands of forge-runner and what their parsers share.
+ *
+ * Exit codes: run passes the entrypoint's code through, 124 when --timeout
+ * ran out, 125 when the runner itself failed at run time, 128+N when ended
+ * by signal N; every subcommand exits 2 on a usage or configuration error
+ * (nothing was started). watch exits 0 after SIGINT/SIGTERM; sweep exits 0,
+ * or 1 when the directory cannot be read.
+ */
+#ifndef RN_CLI_H
+#define RN_CLI_H
+
+#include "forge/opts.h"
+#include "log.h"
+
+#define RN_EXIT_USAGE 2
+#define RN_EXIT_TIMEOUT 124
+#define RN_EXIT_FAILURE 125
+#define RN_DEFAULT_POLL_INTERVAL 5.0
+
+extern const struct fg_opt rn_run_options[];
+extern const struct fg_opt rn_watch_options[];
+extern const struct fg_opt rn_sweep_options[];
+
+/* The subcommands; argv[0] is the subcommand's name. Return the exit code. */
+int rn_cmd_run(int argc, char **argv);
+int rn_cmd_watch(int argc, char **argv);
+int rn_cmd_sweep(int argc, char **argv);
+
+/* Prints "forge-runner: <msg>" and "try 'forge-runner --help'" to stderr;
+ * returns RN_EXIT_USAGE. */
+int rn_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints "usage: <usage>" and the option table to stdout; returns 0. */
+int rn_cmd_help(const char *usage, const struct fg_opt *table);
+
+/* Parses a poll interval in seconds (fractional, 0.001 .. 86400). 0 or -EINVAL. */
+int rn_parse_interval(const char *s, double *out);
+
+/* Log settings gathered from options and environment. */
+struct rn_log_cfg {
+	const char *format;     /* NULL: text */
+	const char *level;      /* NULL: FORGE_LOG_LEVEL, else info */
+	const char *file;       /* NULL: the given stream */
+};
+/* Sets up l per cfg writing to fp unless a file is named. 0, or RN_EXIT_USAGE
+ * after printing the usage error, or RN_EXIT_FAILURE when the file cannot be opened. */
+int rn_log_setup(struct rn_log *l, const struct rn_log_cfg *cfg, FILE *fp);
+
+#endif

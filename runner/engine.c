@@ -1,0 +1,100 @@
+/*
+ * engine.c - engine names, the environment allowlist and dispatch to the
+ * engine-specific argv builders (see engine.h).
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+
+#define RN_ENV_PREFIX_FORGE "FORGE_"
+#define RN_ENV_PREFIX_REVIEW "AUTO_REVIEW_"
+
+static const char *const engine_names[] = { "local", "docker", "podman" };
+
+/* Settings that describe the host side; inside a container they would be
+ * wrong (host paths) or meaningless. */
+static const char *const runner_only[] = {
+	"FORGE_ENGINE", "FORGE_IMAGE", "FORGE_ENTRYPOINT_BIN", "FORGE_REVIEW_RECORDING_DIR",
+	"FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_TASK_FILE", "FORGE_RUN_ID",
+	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
+};
+
+const char *rn_engine_name(enum rn_engine_kind k)
+{
+	return engine_names[k];
+}
+
+int rn_engine_parse(const char *s, enum rn_engine_kind *out)
+{
+	for (size_t i = 0; i < sizeof(engine_names) / sizeof(engine_names[0]); i++) {
+		if (!strcmp(s, engine_names[i])) {
+			*out = (enum rn_engine_kind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int rn_engine_env_is_runner_only(const char *name)
+{
+	for (size_t i = 0; i < sizeof(runner_only) / sizeof(runner_only[0]); i++)
+		if (!strcmp(name, runner_only[i]))
+			return 1;
+	return 0;
+}
+
+char *rn_engine_container_name(const char *run_id)
+{
+	return fg_xasprintf("forge-%s", run_id);
+}
+
+static int env_name_has(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(entry, name, n) && entry[n] == '=';
+}
+
+/* The runner's environment passed through, with FORGE_RUN_ID replaced. */
+static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
+{
+	for (char *const *e = p->environ; e && *e; e++)
+		if (!env_name_has(*e, "FORGE_RUN_ID"))
+			fg_strvec_push(env, *e);
+	fg_strvec_pushf(env, "FORGE_RUN_ID=%s", p->run_id);
+}
+
+int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
+		    struct fg_strvec *env, char *err, size_t errlen)
+{
+	int r;
+
+	if (p->kind == RN_ENGINE_LOCAL)
+		r = rn__engine_build_local(p, argv, err, errlen);
+	else
+		r = rn__engine_build_container(p, argv, err, errlen);
+	if (r)
+		return r;
+	build_env(p, env);
+	return 0;
+}
+
+int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_strvec *argv)
+{
+	if (p->kind == RN_ENGINE_LOCAL)
+		return -EINVAL;
+	fg_strvec_push(argv, p->program);
+	if (force) {
+		fg_strvec_push(argv, "kill");
+	} else {
+		fg_strvec_push(argv, "stop");
+		fg_strvec_push(argv, "-t");
+		fg_strvec_pushf(argv, "%d", RN_ENGINE_STOP_GRACE);
+	}
+	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
+	return 0;
+}

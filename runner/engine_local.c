@@ -1,0 +1,82 @@
+/*
+ * engine_local.c - the local engine: forge-entrypoint as a child process.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+
+static void push_opt(struct fg_strvec *argv, const char *name, const char *value)
+{
+	if (!value)
+		return;
+	fg_strvec_push(argv, name);
+	fg_strvec_push(argv, value);
+}
+
+int rn__engine_build_local(const struct rn_engine_params *p, struct fg_strvec *argv,
+			   char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	fg_strvec_push(argv, p->program);
+	fg_strvec_push(argv, "run");
+	push_opt(argv, "--workspace", p->workspace);
+	push_opt(argv, "--skills-dir", p->skills_dir);
+	push_opt(argv, "--step", p->step);
+	push_opt(argv, "--skill", p->skill);
+	push_opt(argv, "--task-key", p->task_key);
+	push_opt(argv, "--task-file", p->task_file);
+	return 0;
+}
+
+static int is_executable(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+/* Directory of the running executable, owned, or NULL. */
+static char *self_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	return fg_xstrdup(buf[0] ? buf : "/");
+}
+
+char *rn_engine_find_entrypoint(const char *explicit_path)
+{
+	static const char *const candidates[] = {
+		"forge-entrypoint", "../entrypoint/forge-entrypoint",
+	};
+	char *dir;
+
+	if (explicit_path && *explicit_path)
+		return fg_xstrdup(explicit_path);
+	dir = self_dir();
+	for (size_t i = 0; dir && i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		char *path = fg_path_join(dir, candidates[i]);
+
+		if (is_executable(path)) {
+			free(dir);
+			return path;
+		}
+		free(path);
+	}
+	free(dir);
+	return fg_xstrdup("forge-entrypoint");
+}

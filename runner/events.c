@@ -1,0 +1,61 @@
+/*
+ * events.c - log events with format-specific shapes (see events.h).
+ */
+#include "events.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+
+char *rn_utf8_prefix(const char *s, size_t max_chars)
+{
+	size_t i = 0, chars = 0;
+
+	while (s[i] && chars < max_chars) {
+		i++;
+		/* Continuation bytes belong to the character already counted. */
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		chars++;
+	}
+	if (!s[i])
+		return fg_xstrdup(s);
+	return fg_xasprintf("%.*s...", (int)i, s);
+}
+
+void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
+		    int full_path)
+{
+	const struct fg_cycle *c = r->cycle;
+	char *fb = rn_utf8_prefix(c->feedback ? c->feedback : "", RN_FEEDBACK_LOG_CHARS);
+	char *file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
+	const char *verdict = fg_verdict_kind_name(c->verdict);
+	const char *source = rn_source_name(r->source);
+
+	if (l->format == RN_LOG_JSON) {
+		struct rn_log_field f[] = {
+			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
+			RN_LI("max_cycles", c->max_cycles), RN_LS("verdict", verdict),
+			RN_LN("elapsed_seconds", c->elapsed_seconds), RN_LS("feedback", fb),
+			RN_LS("file", file), RN_LS("source", source), RN_LS("run_id", c->run_id),
+		};
+
+		rn_log_event(l, level, "review_cycle", f, c->run_id ? 10 : 9);
+	} else {
+		char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
+		char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
+		struct rn_log_field f[] = {
+			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LS("cycle", cyc),
+			RN_LS("verdict", verdict), RN_LS("elapsed", el), RN_LS("source", source),
+			RN_LS("file", file), RN_LS("feedback", fb),
+		};
+
+		rn_log_event(l, level, "review_cycle", f, 8);
+		free(cyc);
+		free(el);
+	}
+	free(fb);
+	free(file);
+}

@@ -1,0 +1,29 @@
+/*
+ * events.h - log events shared by run and watch whose text and JSON shapes
+ * differ (spec section 3): a detected cycle is
+ *   text: review_cycle step=S skill=K cycle=1/3 verdict=rejected elapsed=45.2s
+ *         source=watch file=F feedback="..."
+ *   json: {"event":"review_cycle","step","skill","cycle","max_cycles","verdict",
+ *          "elapsed_seconds","feedback","file","source", "run_id"?}
+ * feedback is cut to its first RN_FEEDBACK_LOG_CHARS characters (UTF-8 aware).
+ */
+#ifndef RN_EVENTS_H
+#define RN_EVENTS_H
+
+#include <stddef.h>
+
+#include "log.h"
+#include "watch.h"
+
+#define RN_FEEDBACK_LOG_CHARS 200
+
+/* Logs r as a review_cycle event at level. file is logged as r->name when
+ * full_path is 0, else as dir/name. */
+void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
+		    int full_path);
+
+/* Owned copy of the first max_chars UTF-8 characters of s ("..." appended
+ * when cut). */
+char *rn_utf8_prefix(const char *s, size_t max_chars);
+
+#endif

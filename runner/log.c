@@ -1,0 +1,349 @@
+/*
+ * log.c - the runner's operator log (see log.h).
+ *
+ * Every line is built in a bounded buffer and written with one fwrite()
+ * followed by fflush(), so a line is never interleaved with another writer's
+ * partial line and `tail -f` sees whole events. String values are capped at
+ * RN_LOG_VALUE_MAX bytes: a hostile container cannot make one event huge.
+ */
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/timeutil.h"
+
+#define RN_LOG_VALUE_MAX 8192
+#define RN_LOG_LINE_MAX (256 * 1024)
+
+static const char *const level_upper[] = { "DEBUG", "INFO", "WARN", "ERROR" };
+static const char *const level_lower[] = { "debug", "info", "warn", "error" };
+
+int rn_log_init(struct rn_log *l, enum rn_log_format format, enum rn_log_level level, FILE *fp)
+{
+	l->format = format;
+	l->level = level;
+	l->fp = fp;
+	l->path = NULL;
+	l->owns_fp = 0;
+	return 0;
+}
+
+static int open_append(const char *path, FILE **out)
+{
+	int fd;
+	FILE *fp;
+
+	do
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	fp = fdopen(fd, "a");
+	if (!fp) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	*out = fp;
+	return 0;
+}
+
+int rn_log_open_file(struct rn_log *l, const char *path)
+{
+	FILE *fp;
+	int r = open_append(path, &fp);
+
+	if (r)
+		return r;
+	if (l->owns_fp)
+		fclose(l->fp);
+	free(l->path);
+	l->fp = fp;
+	l->owns_fp = 1;
+	l->path = fg_xstrdup(path);
+	return 0;
+}
+
+int rn_log_reopen(struct rn_log *l)
+{
+	FILE *fp;
+	int r;
+
+	if (!l->path)
+		return 0;
+	/* Open the new file before closing the old one: on failure we keep
+	 * logging to the old (possibly renamed) file rather than nowhere. */
+	r = open_append(l->path, &fp);
+	if (r)
+		return r;
+	if (l->owns_fp)
+		fclose(l->fp);
+	l->fp = fp;
+	l->owns_fp = 1;
+	return 0;
+}
+
+void rn_log_close(struct rn_log *l)
+{
+	if (l->owns_fp && l->fp)
+		fclose(l->fp);
+	free(l->path);
+	l->path = NULL;
+	l->fp = NULL;
+	l->owns_fp = 0;
+}
+
+int rn_log_level_parse(const char *s, enum rn_log_level *out)
+{
+	for (int i = 0; i < 4; i++) {
+		if (!strcasecmp(s, level_lower[i])) {
+			*out = (enum rn_log_level)i;
+			return 0;
+		}
+	}
+	if (!strcasecmp(s, "warning")) {
+		*out = RN_LOG_WARN;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int rn_log_format_parse(const char *s, enum rn_log_format *out)
+{
+	if (!strcmp(s, "text")) {
+		*out = RN_LOG_TEXT;
+		return 0;
+	}
+	if (!strcmp(s, "json")) {
+		*out = RN_LOG_JSON;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
+ * bytes there are not valid UTF-8 (overlong forms and surrogates refused).
+ */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A UTF-8 code point that must not reach a terminal raw: C1 controls
+ * (U+0080..U+009F, e.g. the 8-bit CSI) and the Unicode line separators. */
+static int utf8_is_control(const unsigned char *s, size_t len)
+{
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 1;
+	return len == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
+}
+
+static int text_needs_quotes(const char *s, size_t n)
+{
+	if (n == 0)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= 0x20 || c >= 0x7f || c == '"' || c == '=' || c == '\\')
+			return 1;
+	}
+	return 0;
+}
+
+static void text_escape(struct fg_buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if (!text_needs_quotes(s, n)) {
+		fg_buf_add(b, s, n);
+		return;
+	}
+	fg_buf_addc(b, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t len = utf8_len(u + i, n - i);
+
+		if (c == '"' || c == '\\') {
+			fg_buf_addc(b, '\\');
+			fg_buf_addc(b, (char)c);
+		} else if (c == '\n') {
+			fg_buf_adds(b, "\\n");
+		} else if (c == '\r') {
+			fg_buf_adds(b, "\\r");
+		} else if (c == '\t') {
+			fg_buf_adds(b, "\\t");
+		} else if (c < 0x20 || c == 0x7f || len == 0) {
+			fg_buf_addf(b, "\\x%02x", c);
+			len = 1;
+		} else if (len > 1 && utf8_is_control(u + i, len)) {
+			for (size_t k = 0; k < len; k++)
+				fg_buf_addf(b, "\\x%02x", u[i + k]);
+		} else {
+			fg_buf_add(b, u + i, len);
+		}
+		i += len ? len : 1;
+	}
+	fg_buf_addc(b, '"');
+}
+
+/* JSON string: control characters as \uXXXX, invalid UTF-8 as U+FFFD, so
+ * every line is valid UTF-8 JSON whatever bytes a cycle file held. */
+static void json_escape(struct fg_buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	fg_buf_addc(b, '"');
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t len = utf8_len(u + i, n - i);
+
+		if (c == '"' || c == '\\') {
+			fg_buf_addc(b, '\\');
+			fg_buf_addc(b, (char)c);
+		} else if (c == '\n') {
+			fg_buf_adds(b, "\\n");
+		} else if (c == '\r') {
+			fg_buf_adds(b, "\\r");
+		} else if (c == '\t') {
+			fg_buf_adds(b, "\\t");
+		} else if (c < 0x20 || c == 0x7f) {
+			fg_buf_addf(b, "\\u%04x", c);
+		} else if (len == 0) {
+			fg_buf_adds(b, "\\ufffd");
+			len = 1;
+		} else if (len > 1 && utf8_is_control(u + i, len)) {
+			fg_buf_adds(b, "\\ufffd");
+		} else {
+			fg_buf_add(b, u + i, len);
+		}
+		i += len ? len : 1;
+	}
+	fg_buf_addc(b, '"');
+}
+
+/* Caps a value at RN_LOG_VALUE_MAX bytes, backing off to a UTF-8 boundary. */
+static size_t capped_len(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n <= RN_LOG_VALUE_MAX)
+		return n;
+	n = RN_LOG_VALUE_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+static void add_number(struct fg_buf *b, double v, int json)
+{
+	if (!isfinite(v)) {
+		fg_buf_adds(b, json ? "null" : "nan");
+		return;
+	}
+	/* %.15g round-trips every decimal a person wrote (45.2 stays 45.2). */
+	fg_buf_addf(b, "%.15g", v);
+}
+
+static void add_value(struct fg_buf *b, const struct rn_log_field *f, int json)
+{
+	switch (f->type) {
+	case RN_LF_STR:
+		if (!f->str)
+			fg_buf_adds(b, json ? "null" : "\"\"");
+		else if (json)
+			json_escape(b, f->str, capped_len(f->str));
+		else
+			text_escape(b, f->str, capped_len(f->str));
+		break;
+	case RN_LF_INT:
+		fg_buf_addf(b, "%lld", f->integer);
+		break;
+	case RN_LF_NUM:
+		add_number(b, f->num, json);
+		break;
+	case RN_LF_BOOL:
+		fg_buf_adds(b, f->integer ? "true" : "false");
+		break;
+	}
+}
+
+static void build_line(const struct rn_log *l, struct fg_buf *b, enum rn_log_level level,
+		       const char *event, const struct rn_log_field *fields, size_t nfields)
+{
+	char ts[FG_TIMESTAMP_LEN];
+	int json = l->format == RN_LOG_JSON;
+
+	fg_time_rfc3339_ms(ts);
+	if (json) {
+		fg_buf_addf(b, "{\"ts\":\"%s\",\"level\":\"%s\",\"event\":", ts, level_lower[level]);
+		json_escape(b, event, strlen(event));
+	} else {
+		fg_buf_addf(b, "%s %s ", ts, level_upper[level]);
+		text_escape(b, event, strlen(event));
+	}
+	for (size_t i = 0; i < nfields; i++) {
+		if (json) {
+			fg_buf_addc(b, ',');
+			json_escape(b, fields[i].key, strlen(fields[i].key));
+			fg_buf_addc(b, ':');
+		} else {
+			fg_buf_addc(b, ' ');
+			fg_buf_adds(b, fields[i].key);
+			fg_buf_addc(b, '=');
+		}
+		add_value(b, &fields[i], json);
+	}
+	if (json)
+		fg_buf_addc(b, '}');
+}
+
+void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
+		  const struct rn_log_field *fields, size_t nfields)
+{
+	struct fg_buf b;
+
+	if (level < l->level || !l->fp)
+		return;
+	/* The newline is reserved up front so a line that hit the cap still ends. */
+	fg_buf_init(&b, RN_LOG_LINE_MAX);
+	build_line(l, &b, level, event, fields, nfields);
+	b.max = RN_LOG_LINE_MAX + 1;
+	fg_buf_addc(&b, '\n');
+	fwrite(fg_buf_str(&b), 1, b.len, l->fp);
+	fflush(l->fp);
+	fg_buf_release(&b);
+}

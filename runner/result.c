@@ -1,0 +1,160 @@
+/*
+ * result.c - cycles of a run and the result file (see result.h).
+ */
+#include "result.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+
+void rn_cycles_init(struct rn_cycles *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void rn_cycles_release(struct rn_cycles *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].c.skill);
+		cJSON_Delete(s->v[i].obj);
+	}
+	free(s->v);
+	rn_cycles_init(s);
+}
+
+void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
+{
+	size_t i = 0;
+	struct rn_cycle_rec *r;
+
+	while (i < s->n && s->v[i].c.cycle < c->cycle)
+		i++;
+	if (i < s->n && s->v[i].c.cycle == c->cycle) {
+		free(s->v[i].c.skill);
+		cJSON_Delete(s->v[i].obj);
+	} else {
+		if (s->n == s->cap) {
+			s->cap = s->cap ? s->cap * 2 : 8;
+			s->v = fg_xreallocarray(s->v, s->cap, sizeof(*s->v));
+		}
+		memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
+		s->n++;
+	}
+	r = &s->v[i];
+	/* Only scalar fields are kept in the copy; the full content lives in obj. */
+	fg_cycle_init(&r->c);
+	r->c.cycle = c->cycle;
+	r->c.max_cycles = c->max_cycles;
+	r->c.verdict = c->verdict;
+	r->c.stalled = c->stalled;
+	r->c.synthetic = c->synthetic;
+	r->c.elapsed_seconds = c->elapsed_seconds;
+	r->c.skill = fg_xstrdup(c->skill ? c->skill : "");
+	r->obj = fg_cycle_to_cjson(c);
+}
+
+bool rn_cycles_exhausted(const struct rn_cycles *s)
+{
+	struct fg_cycle *v = fg_xcalloc(s->n ? s->n : 1, sizeof(*v));
+	bool r;
+
+	for (size_t i = 0; i < s->n; i++)
+		v[i] = s->v[i].c;
+	r = fg_cycles_exhausted(v, s->n);
+	free(v);
+	return r;
+}
+
+const char *rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary)
+{
+	const struct fg_cycle *last;
+
+	if (summary) {
+		switch (summary->state) {
+		case FG_STATE_APPROVED: return "approved";
+		case FG_STATE_EXHAUSTED: return "exhausted";
+		case FG_STATE_STALLED: return "stalled";
+		case FG_STATE_FAILED: return "failed";
+		case FG_STATE_DISABLED:
+		case FG_STATE_NO_REVIEW: return "none";
+		}
+	}
+	if (s->n == 0)
+		return "none";
+	if (rn_cycles_exhausted(s))
+		return "exhausted";
+	last = &s->v[s->n - 1].c;
+	if (last->stalled)
+		return "stalled";
+	return last->verdict == FG_VERDICT_APPROVED ? "approved" : "failed";
+}
+
+static void add_str_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+char *rn_result_to_json(const struct rn_result *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON *arr = cJSON_CreateArray();
+	char *text, *out;
+
+	cJSON_AddBoolToObject(o, "success", r->exit_code == 0);
+	cJSON_AddNumberToObject(o, "exit_code", r->exit_code);
+	add_str_or_null(o, "error_message", r->error_message);
+	add_str_or_null(o, "step", r->step);
+	add_str_or_null(o, "skill", r->skill);
+	add_str_or_null(o, "task_key", r->task_key);
+	add_str_or_null(o, "run_id", r->run_id);
+	add_str_or_null(o, "engine", r->engine);
+	cJSON_AddNumberToObject(o, "duration_seconds", (double)(long long)(r->duration_seconds * 1000.0) / 1000.0);
+	for (size_t i = 0; r->cycles && i < r->cycles->n; i++)
+		cJSON_AddItemToArray(arr, cJSON_Duplicate(r->cycles->v[i].obj, 1));
+	cJSON_AddItemToObject(o, "review_cycles", arr);
+	cJSON_AddBoolToObject(o, "review_exhausted", r->review_exhausted);
+	cJSON_AddStringToObject(o, "review_state", r->review_state);
+	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
+	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	if (!text)
+		abort();
+	out = fg_xasprintf("%s\n", text);
+	cJSON_free(text);
+	return out;
+}
+
+int rn_result_write(const char *path, const struct rn_result *r)
+{
+	char *json = rn_result_to_json(r);
+	char *dir = fg_xstrdup(path);
+	char *slash = strrchr(dir, '/');
+	const char *base = path;
+	int ret;
+
+	if (slash) {
+		base = path + (slash - dir) + 1;
+		if (slash == dir)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	} else {
+		free(dir);
+		dir = fg_xstrdup(".");
+	}
+	if (!*base)
+		ret = -EISDIR;
+	else
+		ret = fg_write_atomic(dir, base, json, strlen(json));
+	free(dir);
+	free(json);
+	return ret;
+}

@@ -1,0 +1,66 @@
+/*
+ * result.h - the run's detected cycles and the result file (--result).
+ *
+ * Result file (spec section 3), written atomically:
+ *   {"success", "exit_code", "error_message", "step", "skill", "task_key",
+ *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
+ *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
+ *    "sweep_caught"}
+ * review_state comes from review_summary.json when it belongs to this run
+ * (approved|exhausted|stalled|failed; disabled and no_review become none),
+ * else it is derived from the cycles: none without cycles, exhausted per
+ * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
+ * the last cycle is approved, failed otherwise (the loop ended early: the
+ * worker failed, a timeout, a signal).
+ */
+#ifndef RN_RESULT_H
+#define RN_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "forge/cycle.h"
+#include "forge/summary.h"
+
+struct cJSON;
+
+/* The latest reported content of one cycle number. */
+struct rn_cycle_rec {
+	struct fg_cycle c;    /* the fields the state derivation needs (no owned strings but skill) */
+	struct cJSON *obj;    /* owned: fg_cycle_to_cjson() of the content */
+};
+
+/* Cycles ordered by number; a newer content replaces an older one. */
+struct rn_cycles {
+	struct rn_cycle_rec *v;
+	size_t n, cap;
+};
+
+void rn_cycles_init(struct rn_cycles *s);
+void rn_cycles_release(struct rn_cycles *s);
+/* Stores (a copy of) c, replacing an earlier content of the same number. */
+void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c);
+/* fg_cycles_exhausted() over the stored cycles. */
+bool rn_cycles_exhausted(const struct rn_cycles *s);
+
+/* review_state: summary may be NULL (absent or not ours). Static string. */
+const char *rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary);
+
+struct rn_result {
+	int exit_code;
+	const char *error_message;   /* NULL: null */
+	const char *step, *skill, *task_key, *run_id, *engine;  /* NULL: null */
+	double duration_seconds;
+	const struct rn_cycles *cycles;
+	bool review_exhausted;
+	const char *review_state;
+	long stale_files_cleared;
+	long sweep_caught;
+};
+
+/* The result as JSON text (pretty, trailing newline). Owned. */
+char *rn_result_to_json(const struct rn_result *r);
+/* Writes the result atomically to path. 0 or negative errno. */
+int rn_result_write(const char *path, const struct rn_result *r);
+
+#endif

@@ -1,0 +1,406 @@
+/*
+ * run.c - `forge-runner run`: options, preparation, the session, the result
+ * file and the metrics (see run.h for the protocol).
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "forge/names.h"
+#include "forge/num.h"
+#include "forge/summary.h"
+
+enum {
+	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
+	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
+	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_HELP,
+};
+
+const struct fg_opt rn_run_options[] = {
+	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required)" },
+	{ R_STEP, "step", 0, "NAME", NULL, "workflow step; cycles go to DIR/.forge/NAME/ (required)" },
+	{ R_SKILL, "skill", 0, "NAME", NULL, "skill under review" },
+	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
+	{ R_TASK_FILE, "task-file", 0, "FILE", NULL, "task JSON file" },
+	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker or podman" },
+	{ R_IMAGE, "image", 0, "IMAGE", "FORGE_IMAGE", "container image (docker, podman)" },
+	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
+	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
+	{ R_ENV, "env", 0, "NAME", NULL, "also pass NAME into the container (repeatable)" },
+	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit 124)" },
+	{ R_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL", "safety-net rescan period (default 5)" },
+	{ R_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
+	{ R_RECORD, "record", 0, "MODE", "AUTO_REVIEW_RECORD_POLLED_FILES", "log, copy or none (default)" },
+	{ R_RECDIR, "recording-dir", 0, "DIR", "FORGE_REVIEW_RECORDING_DIR", "where copy keeps the files" },
+	{ R_RESULT, "result", 0, "FILE", NULL, "write the result JSON here" },
+	{ R_METRICS, "metrics-file", 0, "FILE", NULL, "merge Prometheus metrics into this textfile" },
+	{ R_LOG_FORMAT, "log-format", 0, "FMT", NULL, "text (default) or json" },
+	{ R_LOG_FILE, "log-file", 0, "FILE", NULL, "append the log here (SIGHUP reopens)" },
+	{ R_LOG_LEVEL, "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" },
+	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+/* Raw option values before validation; all borrowed. */
+struct run_args {
+	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
+	const char *entrypoint;
+	struct rn_log_cfg log;
+};
+
+void rn_run_config_release(struct rn_run_config *c)
+{
+	free(c->workspace);
+	free(c->task_file);
+	free(c->skills_dir);
+	free(c->entrypoint);
+	fg_strvec_release(&c->extra_env);
+}
+
+static const char *env_or_null(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : NULL;
+}
+
+static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
+{
+	switch (id) {
+	case R_WORKSPACE: a->workspace = v; break;
+	case R_STEP: c->step = v; break;
+	case R_SKILL: c->skill = v; break;
+	case R_TASK_KEY: c->task_key = v; break;
+	case R_TASK_FILE: a->task_file = v; break;
+	case R_ENGINE: a->engine = v; break;
+	case R_IMAGE: c->image = v; break;
+	case R_SKILLS: a->skills_dir = v; break;
+	case R_ENTRYPOINT: a->entrypoint = v; break;
+	case R_ENV: fg_strvec_push(&c->extra_env, v); break;
+	case R_TIMEOUT: a->timeout = v; break;
+	case R_POLL: a->poll = v; break;
+	case R_NO_INOTIFY: c->no_inotify = 1; break;
+	case R_RECORD: a->record = v; break;
+	case R_RECDIR: c->recording_dir = v; break;
+	case R_RESULT: c->result_path = v; break;
+	case R_METRICS: c->metrics_file = v; break;
+	case R_LOG_FORMAT: a->log.format = v; break;
+	case R_LOG_FILE: a->log.file = v; break;
+	case R_LOG_LEVEL: a->log.level = v; break;
+	case R_HELP: return -1;
+	default: return rn_usage("unexpected argument");
+	}
+	return 0;
+}
+
+static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run_args *a)
+{
+	struct fg_opts_iter it;
+	const char *v;
+	char err[256];
+	int id, r;
+
+	/* Environment twins first: the option wins. */
+	a->engine = env_or_null("FORGE_ENGINE");
+	c->image = env_or_null("FORGE_IMAGE");
+	a->entrypoint = env_or_null("FORGE_ENTRYPOINT_BIN");
+	a->poll = env_or_null("AUTO_REVIEW_POLL_INTERVAL");
+	a->record = env_or_null("AUTO_REVIEW_RECORD_POLLED_FILES");
+	c->recording_dir = env_or_null("FORGE_REVIEW_RECORDING_DIR");
+	fg_opts_init(&it, rn_run_options, argc, argv, 1);
+	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
+		if (id == FG_OPT_POSITIONAL)
+			return rn_usage("unexpected argument '%s'", v);
+		r = take_opt(c, a, id, v);
+		if (r)
+			return r;
+	}
+	return r < 0 ? rn_usage("%s", err) : 0;
+}
+
+static int check_name(enum fg_name_kind kind, const char *v)
+{
+	char err[256];
+
+	if (v && fg_name_check(kind, v, strlen(v), err, sizeof(err)))
+		return rn_usage("%s", err);
+	return 0;
+}
+
+static int resolve_path(const char *what, const char *v, char **out)
+{
+	char buf[PATH_MAX];
+
+	if (!v)
+		return 0;
+	if (!realpath(v, buf))
+		return rn_usage("%s '%s': %s", what, v, strerror(errno));
+	*out = fg_xstrdup(buf);
+	return 0;
+}
+
+static int validate_values(struct rn_run_config *c, const struct run_args *a)
+{
+	if (a->engine && rn_engine_parse(a->engine, &c->engine))
+		return rn_usage("invalid engine '%s' (local, docker or podman)", a->engine);
+	if (a->timeout && fg_parse_double(a->timeout, 0.001, 1e9, &c->timeout))
+		return rn_usage("invalid --timeout '%s'", a->timeout);
+	if (a->poll && rn_parse_interval(a->poll, &c->poll_interval))
+		return rn_usage("invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
+	if (a->record && rn_record_mode_parse(a->record, &c->record))
+		return rn_usage("invalid record mode '%s' (log, copy or none)", a->record);
+	/* The reference design silently downgraded copy to log; here it is an error. */
+	if (c->record == RN_RECORD_COPY && !c->recording_dir)
+		return rn_usage("record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
+	return 0;
+}
+
+static int validate(struct rn_run_config *c, const struct run_args *a)
+{
+	int r;
+
+	if (!a->workspace)
+		return rn_usage("run needs --workspace");
+	if (!c->step)
+		return rn_usage("run needs --step");
+	r = check_name(FG_NAME_STEP, c->step);
+	if (!r)
+		r = check_name(FG_NAME_SKILL, c->skill);
+	if (!r)
+		r = check_name(FG_NAME_TASK_KEY, c->task_key);
+	if (!r)
+		r = validate_values(c, a);
+	if (!r)
+		r = resolve_path("workspace", a->workspace, &c->workspace);
+	if (!r)
+		r = resolve_path("task file", a->task_file, &c->task_file);
+	if (!r)
+		r = resolve_path("skills dir", a->skills_dir, &c->skills_dir);
+	if (r)
+		return r;
+	c->entrypoint = rn_engine_find_entrypoint(a->entrypoint);
+	c->engine_cli = c->engine == RN_ENGINE_PODMAN ? "podman" : "docker";
+	return 0;
+}
+
+/* ---- after the session ---- */
+
+static const char *outcome(const struct rn_session_result *sr, const char *state)
+{
+	if (sr->failed)
+		return "error";
+	if (sr->timed_out)
+		return "timeout";
+	if (!strcmp(state, "none") && sr->exit_code != 0)
+		return "failed";
+	return state;
+}
+
+static void load_summary(const char *step_dir, const char *run_id, struct fg_summary *sum,
+			 int *have)
+{
+	char err[256];
+
+	*have = 0;
+	fg_summary_init(sum);
+	if (fg_summary_read(step_dir, sum, err, sizeof(err)))
+		return;
+	/* A summary of another run (a stale or foreign writer) says nothing about ours. */
+	*have = !sum->run_id || !*sum->run_id || !strcmp(sum->run_id, run_id);
+}
+
+struct run_state {
+	struct rn_run_config *cfg;
+	struct rn_log *log;
+	const char *run_id;
+	const char *step_dir;
+	struct rn_cycles cycles;
+	struct rn_metrics metrics;
+	struct rn_session_result sr;
+	long stale;
+	uint64_t t0;
+};
+
+static const char *result_skill(const struct run_state *st)
+{
+	if (st->cfg->skill)
+		return st->cfg->skill;
+	return st->cycles.n ? st->cycles.v[st->cycles.n - 1].c.skill : NULL;
+}
+
+static void write_result(struct run_state *st, const char *state, bool exhausted)
+{
+	struct rn_result res = {
+		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
+		.step = st->cfg->step, .skill = result_skill(st), .task_key = st->cfg->task_key,
+		.run_id = st->run_id, .engine = rn_engine_name(st->cfg->engine),
+		.duration_seconds = fg_seconds_since(st->t0), .cycles = &st->cycles,
+		.review_exhausted = exhausted, .review_state = state,
+		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
+	};
+	int r;
+
+	if (!st->cfg->result_path)
+		return;
+	r = rn_result_write(st->cfg->result_path, &res);
+	if (r) {
+		struct rn_log_field f[] = { RN_LS("file", st->cfg->result_path), RN_LS("error", strerror(-r)) };
+
+		rn_log_event(st->log, RN_LOG_ERROR, "result_error", f, 2);
+		st->sr.exit_code = RN_EXIT_FAILURE;
+	}
+}
+
+static void write_metrics(struct run_state *st, const char *state, bool exhausted)
+{
+	const char *skill = result_skill(st);
+	char err[256] = "";
+	int r;
+
+	skill = skill ? skill : "";
+	if (exhausted)
+		rn_metrics_add_exhausted(&st->metrics, skill, st->cfg->step);
+	if (st->sr.sweep_caught > 0)
+		rn_metrics_add_sweep_caught(&st->metrics, skill, st->cfg->step,
+					    (unsigned)st->sr.sweep_caught);
+	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
+	if (!st->cfg->metrics_file)
+		return;
+	r = rn_metrics_merge_file(&st->metrics, st->cfg->metrics_file, err, sizeof(err));
+	if (r) {
+		struct rn_log_field f[] = {
+			RN_LS("file", st->cfg->metrics_file), RN_LS("error", err[0] ? err : strerror(-r)),
+		};
+
+		rn_log_event(st->log, RN_LOG_ERROR, "metrics_error", f, 2);
+	}
+}
+
+static void conclude(struct run_state *st)
+{
+	struct fg_summary sum;
+	int have_sum;
+	const char *state;
+	bool exhausted;
+
+	load_summary(st->step_dir, st->run_id, &sum, &have_sum);
+	state = rn_review_state(&st->cycles, have_sum ? &sum : NULL);
+	exhausted = !strcmp(state, "exhausted") || rn_cycles_exhausted(&st->cycles);
+	{
+		struct rn_log_field f[] = {
+			RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
+			RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", state),
+			RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
+			RN_LI("sweep_caught", st->sr.sweep_caught),
+			RN_LN("duration_seconds", fg_seconds_since(st->t0)),
+		};
+
+		rn_log_event(st->log, RN_LOG_INFO, "sweep", &f[6], 1);
+		rn_log_event(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit", f, 8);
+	}
+	write_metrics(st, state, exhausted);
+	write_result(st, state, exhausted);
+	fg_summary_release(&sum);
+}
+
+static void log_start(struct run_state *st)
+{
+	const struct rn_run_config *c = st->cfg;
+	struct rn_log_field f[] = {
+		RN_LS("engine", rn_engine_name(c->engine)),
+		RN_LS("image", c->engine == RN_ENGINE_LOCAL ? NULL : c->image),
+		RN_LS("step", c->step), RN_LS("skill", c->skill), RN_LS("task_key", c->task_key),
+		RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
+		RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
+		RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
+		RN_LS("entrypoint", c->engine == RN_ENGINE_LOCAL ? c->entrypoint : c->engine_cli),
+	};
+
+	rn_log_event(st->log, RN_LOG_INFO, "run_start", f, 12);
+}
+
+static void run_session(struct run_state *st)
+{
+	struct rn_session_params sp = {
+		.cfg = st->cfg, .run_id = st->run_id, .step_dir = st->step_dir, .log = st->log,
+		.metrics = &st->metrics, .cycles = &st->cycles,
+	};
+	int r = rn_session_run(&sp, &st->sr);
+
+	if (r) {
+		st->sr.failed = 1;
+		st->sr.exit_code = RN_EXIT_FAILURE;
+		st->sr.error_message = fg_xasprintf("cannot set up the event loop: %s", strerror(-r));
+	}
+}
+
+static int run_prepared(struct run_state *st)
+{
+	long stale = 0;
+	int r;
+
+	log_start(st);
+	r = rn_prepare_step_dir(st->step_dir, &stale);
+	st->stale = stale;
+	if (r) {
+		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LS("error", strerror(-r)) };
+
+		rn_log_event(st->log, RN_LOG_ERROR, "run_error", f, 2);
+		st->sr.failed = 1;
+		st->sr.exit_code = RN_EXIT_FAILURE;
+		st->sr.error_message = fg_xasprintf("cannot prepare '%s': %s", st->step_dir, strerror(-r));
+	} else {
+		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LI("count", stale) };
+
+		rn_log_event(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared", f, 2);
+		run_session(st);
+	}
+	conclude(st);
+	return st->sr.exit_code;
+}
+
+int rn_cmd_run(int argc, char **argv)
+{
+	struct rn_run_config cfg = { .poll_interval = RN_DEFAULT_POLL_INTERVAL };
+	struct run_args a = { 0 };
+	struct rn_log log;
+	struct run_state st = { .cfg = &cfg, .log = &log };
+	char run_id[RN_RUN_ID_LEN + 1];
+	char *forge_dir;
+	int r;
+
+	fg_strvec_init(&cfg.extra_env);
+	r = parse_args(argc, argv, &cfg, &a);
+	if (!r)
+		r = validate(&cfg, &a);
+	if (!r)
+		r = rn_log_setup(&log, &a.log, stderr);
+	if (r) {
+		rn_run_config_release(&cfg);
+		return r < 0 ? rn_cmd_help("forge-runner run --workspace DIR --step NAME [options]",
+					   rn_run_options) : r;
+	}
+	st.t0 = fg_monotonic_ns();
+	rn_run_id_generate(run_id);
+	st.run_id = run_id;
+	forge_dir = fg_path_join(cfg.workspace, ".forge");
+	st.step_dir = fg_path_join(forge_dir, cfg.step);
+	free(forge_dir);
+	rn_cycles_init(&st.cycles);
+	rn_metrics_init(&st.metrics);
+	r = run_prepared(&st);
+	rn_metrics_release(&st.metrics);
+	rn_cycles_release(&st.cycles);
+	free(st.sr.error_message);
+	free((char *)st.step_dir);
+	rn_log_close(&log);
+	rn_run_config_release(&cfg);
+	return r;
+}

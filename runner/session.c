@@ -1,0 +1,504 @@
+/*
+ * session.c - one run on a private libuv loop (see run.h).
+ *
+ * Order matters: the watch is armed before the engine starts, so nothing the
+ * engine writes can precede our watches. When the engine exits, the inotify
+ * queue is drained first (what the kernel already told us counts as seen by
+ * the watch), then the remaining output is read until EOF (bounded by a
+ * short drain timer: a leftover grandchild may hold the pipe), then the final
+ * sweep runs and every handle is closed.
+ *
+ * Stopping (timeout, SIGINT, SIGTERM): local engine: SIGTERM to the process
+ * group, SIGKILL after a grace period; containers: `docker stop -t 5`, then
+ * `docker kill` and SIGKILL to the CLI after the grace period. After a local
+ * engine exits, its process group is sent SIGKILL so no straggler survives.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "events.h"
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+
+extern char **environ;
+
+struct session {
+	const struct rn_session_params *p;
+	struct rn_session_result *res;
+	uv_loop_t loop;
+	struct rn_watch watch;
+	struct rn_engine_params ep;
+	uv_process_t proc;
+	int proc_pid;
+	int exited;
+	int exit_code;
+	uv_pipe_t out[2];
+	int out_open[2];
+	struct fg_buf line[2];
+	struct fg_buf tail;
+	uv_timer_t timeout_timer, grace_timer, drain_timer;
+	uv_signal_t sig[3];
+	uv_process_t stopper;
+	int stopper_running;
+	int stop_phase;
+	int finished;
+};
+
+static void on_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void logf_event(struct session *s, enum rn_log_level lvl, const char *event,
+		       const struct rn_log_field *f, size_t n)
+{
+	rn_log_event(s->p->log, lvl, event, f, n);
+}
+
+/* ---- cycles ---- */
+
+static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
+{
+	struct session *s = w->opts.data;
+	const struct rn_run_config *cfg = s->p->cfg;
+	const struct fg_cycle *c = r->cycle;
+
+	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
+	if (cfg->record == RN_RECORD_LOG) {
+		struct rn_log_field f[] = { RN_LS("file", r->name), RN_LS("content", r->raw) };
+
+		logf_event(s, RN_LOG_INFO, "cycle_recorded", f, 2);
+	} else if (cfg->record == RN_RECORD_COPY) {
+		int e = rn_record_copy(cfg->recording_dir, cfg->step, s->p->run_id, r->name, r->raw,
+				       r->raw_len);
+
+		if (e) {
+			struct rn_log_field f[] = { RN_LS("file", r->name), RN_LS("error", strerror(-e)) };
+
+			logf_event(s, RN_LOG_WARN, "record_error", f, 2);
+		}
+	}
+	rn_metrics_observe_cycle(s->p->metrics, c->skill, cfg->step, fg_verdict_kind_name(c->verdict),
+				 c->elapsed_seconds);
+	rn_cycles_put(s->p->cycles, c);
+	if (r->source == RN_SOURCE_SWEEP)
+		s->res->sweep_caught++;
+}
+
+/* ---- output ---- */
+
+static void tail_add(struct fg_buf *t, const char *p, size_t n)
+{
+	if (n >= t->max) {
+		p += n - t->max / 2;
+		n = t->max / 2;
+	}
+	if (t->len + n > t->max) {
+		/* Keep the newest half: amortised O(1) per byte. */
+		size_t drop = t->len + n - t->max / 2;
+
+		drop = drop > t->len ? t->len : drop;
+		memmove(t->data, t->data + drop, t->len - drop);
+		t->len -= drop;
+		t->data[t->len] = '\0';
+	}
+	fg_buf_add(t, p, n);
+}
+
+static void emit_line(struct session *s, int idx)
+{
+	struct rn_log_field f[] = {
+		RN_LS("stream", idx ? "stderr" : "stdout"), RN_LS("line", fg_buf_str(&s->line[idx])),
+	};
+
+	logf_event(s, RN_LOG_INFO, "output", f, 2);
+	fg_buf_reset(&s->line[idx]);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	buf->base = fg_xmalloc(16384);
+	buf->len = 16384;
+}
+
+static void maybe_finish(struct session *s);
+
+static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
+{
+	struct session *s = st->data;
+	int idx = st == (uv_stream_t *)&s->out[1];
+
+	for (ssize_t i = 0; i < n; i++) {
+		char c = buf->base[i];
+
+		if (c == '\n') {
+			if (s->line[idx].len)
+				emit_line(s, idx);
+			continue;
+		}
+		/* A line longer than the cap is logged in pieces. */
+		if (fg_buf_addc(&s->line[idx], c) < 0) {
+			emit_line(s, idx);
+			fg_buf_addc(&s->line[idx], c);
+		}
+	}
+	if (n > 0)
+		tail_add(&s->tail, buf->base, (size_t)n);
+	free(buf->base);
+	if (n < 0) {
+		if (s->line[idx].len)
+			emit_line(s, idx);
+		uv_close((uv_handle_t *)st, on_closed);
+		s->out_open[idx] = 0;
+		maybe_finish(s);
+	}
+}
+
+/* ---- stopping ---- */
+
+static void on_stopper_exit(uv_process_t *p, int64_t status, int sig)
+{
+	struct session *s = p->data;
+
+	(void)status;
+	(void)sig;
+	s->stopper_running = 0;
+	uv_close((uv_handle_t *)p, on_closed);
+}
+
+static void spawn_stopper(struct session *s, int force)
+{
+	struct fg_strvec argv;
+	uv_process_options_t o = { 0 };
+	int r;
+
+	if (s->stopper_running)
+		return;
+	fg_strvec_init(&argv);
+	rn_engine_stop_argv(&s->ep, force, &argv);
+	o.file = argv.v[0];
+	o.args = argv.v;
+	o.exit_cb = on_stopper_exit;
+	s->stopper.data = s;
+	r = uv_spawn(&s->loop, &s->stopper, &o);
+	if (r == 0) {
+		s->stopper_running = 1;
+	} else {
+		struct rn_log_field f[] = { RN_LS("command", argv.v[0]), RN_LS("error", uv_strerror(r)) };
+
+		logf_event(s, RN_LOG_ERROR, "stop_error", f, 2);
+		uv_close((uv_handle_t *)&s->stopper, on_closed);
+	}
+	fg_strvec_release(&argv);
+}
+
+static void kill_group(struct session *s, int sig)
+{
+	if (s->proc_pid > 0)
+		kill(-s->proc_pid, sig);
+}
+
+static void on_grace(uv_timer_t *t)
+{
+	struct session *s = t->data;
+	struct rn_log_field f[] = { RN_LS("engine", rn_engine_name(s->ep.kind)) };
+
+	if (s->exited)
+		return;
+	s->stop_phase = 2;
+	logf_event(s, RN_LOG_WARN, "stop_kill", f, 1);
+	if (s->ep.kind != RN_ENGINE_LOCAL)
+		spawn_stopper(s, 1);
+	kill_group(s, SIGKILL);
+}
+
+static void begin_stop(struct session *s)
+{
+	if (s->exited || s->stop_phase)
+		return;
+	s->stop_phase = 1;
+	if (s->ep.kind == RN_ENGINE_LOCAL) {
+		kill_group(s, SIGTERM);
+		uv_timer_start(&s->grace_timer, on_grace, RN_LOCAL_STOP_GRACE_MS, 0);
+	} else {
+		spawn_stopper(s, 0);
+		uv_timer_start(&s->grace_timer, on_grace, RN_CONTAINER_STOP_GRACE_MS, 0);
+	}
+}
+
+static void on_timeout(uv_timer_t *t)
+{
+	struct session *s = t->data;
+	struct rn_log_field f[] = { RN_LN("timeout_seconds", s->p->cfg->timeout) };
+
+	if (s->exited)
+		return;
+	s->res->timed_out = 1;
+	logf_event(s, RN_LOG_WARN, "timeout", f, 1);
+	begin_stop(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+	struct session *s = h->data;
+	struct rn_log_field f[] = { RN_LS("signal", sigabbrev_np(signum)) };
+
+	if (signum == SIGHUP) {
+		int r = rn_log_reopen(s->p->log);
+
+		logf_event(s, r ? RN_LOG_ERROR : RN_LOG_INFO, r ? "log_reopen_error" : "log_reopened",
+			   NULL, 0);
+		return;
+	}
+	logf_event(s, RN_LOG_WARN, "signal", f, 1);
+	if (!s->res->signal)
+		s->res->signal = signum;
+	if (s->stop_phase == 1)
+		on_grace(&s->grace_timer);  /* a second signal: do not wait */
+	else
+		begin_stop(s);
+}
+
+/* ---- exit and finish ---- */
+
+static void finish(struct session *s)
+{
+	s->finished = 1;
+	rn_watch_sweep(&s->watch);
+	rn_watch_close(&s->watch, NULL);
+	uv_close((uv_handle_t *)&s->timeout_timer, on_closed);
+	uv_close((uv_handle_t *)&s->grace_timer, on_closed);
+	uv_close((uv_handle_t *)&s->drain_timer, on_closed);
+	for (int i = 0; i < 3; i++)
+		uv_close((uv_handle_t *)&s->sig[i], on_closed);
+	for (int i = 0; i < 2; i++) {
+		if (s->out_open[i]) {
+			uv_close((uv_handle_t *)&s->out[i], on_closed);
+			s->out_open[i] = 0;
+		}
+	}
+}
+
+static void maybe_finish(struct session *s)
+{
+	if (!s->finished && s->exited && !s->out_open[0] && !s->out_open[1])
+		finish(s);
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+	struct session *s = t->data;
+
+	if (!s->finished)
+		finish(s);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
+{
+	struct session *s = p->data;
+
+	s->exited = 1;
+	s->exit_code = sig ? 128 + sig : (int)status;
+	if (s->ep.kind == RN_ENGINE_LOCAL)
+		kill_group(s, SIGKILL);
+	uv_close((uv_handle_t *)p, on_closed);
+	uv_timer_stop(&s->timeout_timer);
+	uv_timer_stop(&s->grace_timer);
+	/* Events the kernel queued before the exit were seen by the watch. */
+	rn_watch_drain(&s->watch);
+	uv_timer_start(&s->drain_timer, on_drain_timeout, RN_OUTPUT_DRAIN_MS, 0);
+	maybe_finish(s);
+}
+
+/* ---- start ---- */
+
+static int spawn_engine(struct session *s, struct fg_strvec *argv, struct fg_strvec *env)
+{
+	uv_stdio_container_t stdio[3];
+	uv_process_options_t o = { 0 };
+	int r;
+
+	stdio[0].flags = UV_IGNORE;
+	for (int i = 0; i < 2; i++) {
+		uv_pipe_init(&s->loop, &s->out[i], 0);
+		s->out[i].data = s;
+		s->out_open[i] = 1;
+		stdio[i + 1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+		stdio[i + 1].data.stream = (uv_stream_t *)&s->out[i];
+	}
+	o.file = argv->v[0];
+	o.args = argv->v;
+	o.env = env->v;
+	o.stdio = stdio;
+	o.stdio_count = 3;
+	/* Its own session and process group: we can signal the whole group, and
+	 * a Ctrl-C at the terminal reaches only us, who stop it in order. */
+	o.flags = UV_PROCESS_DETACHED;
+	o.exit_cb = on_exit_cb;
+	s->proc.data = s;
+	r = uv_spawn(&s->loop, &s->proc, &o);
+	if (r) {
+		uv_close((uv_handle_t *)&s->proc, on_closed);
+		return r;
+	}
+	s->proc_pid = s->proc.pid;
+	for (int i = 0; i < 2; i++)
+		uv_read_start((uv_stream_t *)&s->out[i], on_alloc, on_read);
+	return 0;
+}
+
+static void init_handles(struct session *s)
+{
+	int signums[3] = { SIGINT, SIGTERM, SIGHUP };
+	uv_timer_t *timers[3] = { &s->timeout_timer, &s->grace_timer, &s->drain_timer };
+
+	for (int i = 0; i < 3; i++) {
+		uv_timer_init(&s->loop, timers[i]);
+		timers[i]->data = s;
+		uv_signal_init(&s->loop, &s->sig[i]);
+		s->sig[i].data = s;
+		uv_signal_start(&s->sig[i], on_signal, signums[i]);
+	}
+	if (s->p->cfg->timeout > 0)
+		uv_timer_start(&s->timeout_timer, on_timeout,
+			       (uint64_t)(s->p->cfg->timeout * 1000.0 + 0.5), 0);
+}
+
+static void fill_engine_params(struct session *s)
+{
+	const struct rn_run_config *c = s->p->cfg;
+
+	s->ep.kind = c->engine;
+	s->ep.program = c->engine == RN_ENGINE_LOCAL ? c->entrypoint : c->engine_cli;
+	s->ep.image = c->image;
+	s->ep.workspace = c->workspace;
+	s->ep.skills_dir = c->skills_dir;
+	s->ep.step = c->step;
+	s->ep.skill = c->skill;
+	s->ep.task_key = c->task_key;
+	s->ep.task_file = c->task_file;
+	s->ep.run_id = s->p->run_id;
+	s->ep.extra_env = (const char *const *)c->extra_env.v;
+	s->ep.nextra_env = c->extra_env.n;
+	s->ep.uid = getuid();
+	s->ep.gid = getgid();
+	s->ep.environ = environ;
+}
+
+static void start_watch(struct session *s)
+{
+	struct rn_watch_opts o = {
+		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
+		.run_id = s->p->run_id, .log = s->p->log, .cb = on_cycle, .data = s,
+	};
+	int r;
+
+	rn_watch_init(&s->watch, &s->loop, &o);
+	rn_watch_add(&s->watch, s->p->step_dir);
+	r = rn_watch_start(&s->watch);
+	if (r) {
+		struct rn_log_field f[] = { RN_LS("error", uv_strerror(r)) };
+
+		logf_event(s, RN_LOG_ERROR, "watch_error", f, 1);
+	}
+}
+
+static void fail(struct session *s, char *msg)
+{
+	struct rn_log_field f[] = { RN_LS("error", msg) };
+
+	logf_event(s, RN_LOG_ERROR, "run_error", f, 1);
+	s->res->failed = 1;
+	free(s->res->error_message);
+	s->res->error_message = msg;
+}
+
+/* Builds and spawns; on failure the session is marked failed and finished. */
+static void start_engine(struct session *s)
+{
+	struct fg_strvec argv, env;
+	char err[512] = "";
+	int r;
+
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	r = rn_engine_build(&s->ep, &argv, &env, err, sizeof(err));
+	if (r) {
+		fail(s, fg_xstrdup(err));
+	} else {
+		r = spawn_engine(s, &argv, &env);
+		if (r)
+			fail(s, fg_xasprintf("cannot start '%s': %s", argv.v[0], uv_strerror(r)));
+	}
+	if (r) {
+		s->exited = 1;
+		for (int i = 0; i < 2; i++) {
+			if (s->out_open[i])
+				uv_close((uv_handle_t *)&s->out[i], on_closed);
+			s->out_open[i] = 0;
+		}
+		finish(s);
+	}
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
+}
+
+static char *exit_message(struct session *s)
+{
+	const char *tail = fg_buf_str(&s->tail);
+
+	if (s->res->timed_out)
+		return fg_xasprintf("timed out after %gs", s->p->cfg->timeout);
+	if (s->res->signal)
+		return fg_xasprintf("stopped by %s", sigabbrev_np(s->res->signal));
+	if (!*tail)
+		return fg_xasprintf("%s exited with code %d", rn_engine_name(s->ep.kind), s->exit_code);
+	return fg_xasprintf("%s exited with code %d; last output:\n%s", rn_engine_name(s->ep.kind),
+			    s->exit_code, tail);
+}
+
+int rn_session_run(const struct rn_session_params *p, struct rn_session_result *res)
+{
+	struct session *s = fg_xcalloc(1, sizeof(*s));
+	int r = uv_loop_init(&s->loop);
+
+	if (r) {
+		free(s);
+		return r;
+	}
+	s->p = p;
+	s->res = res;
+	fg_buf_init(&s->line[0], RN_OUTPUT_LINE_MAX);
+	fg_buf_init(&s->line[1], RN_OUTPUT_LINE_MAX);
+	fg_buf_init(&s->tail, RN_OUTPUT_TAIL_MAX);
+	fill_engine_params(s);
+	init_handles(s);
+	start_watch(s);
+	start_engine(s);
+	uv_run(&s->loop, UV_RUN_DEFAULT);
+	r = uv_loop_close(&s->loop);
+	if (r)
+		fail(s, fg_xasprintf("event loop still busy at exit: %s", uv_strerror(r)));
+	if (res->failed)
+		res->exit_code = RN_EXIT_FAILURE_CODE;
+	else if (res->timed_out)
+		res->exit_code = 124;
+	else if (res->signal)
+		res->exit_code = 128 + res->signal;
+	else
+		res->exit_code = s->exit_code;
+	if (!res->failed && res->exit_code != 0)
+		res->error_message = exit_message(s);
+	fg_buf_release(&s->line[0]);
+	fg_buf_release(&s->line[1]);
+	fg_buf_release(&s->tail);
+	free(s);
+	return 0;
+}

@@ -1,0 +1,617 @@
+/*
+ * watch.c - inotify + poll detection of cycle files (see watch.h).
+ *
+ * Events are matched to directories by scanning the directory array: O(number
+ * of directories) per event, which stays far below a microsecond per event
+ * for a thousand directories and needs no second index to keep consistent.
+ * Ancestor watches that are no longer needed are left in place (watches are
+ * shared between directories with a common parent, and an extra watch only
+ * costs an ignored event); closing the descriptor drops them all.
+ */
+#include "watch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+#include "forge/fsutil.h"
+
+#define WATCH_BUF_SIZE (64 * 1024)
+#define DIR_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+		  IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
+#define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+		  IN_ONLYDIR | IN_MASK_ADD)
+#define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
+
+enum {
+	E_HAVE_ID = 1,      /* ino/size/mtime hold the last examined identity */
+	E_REPORTED = 2,     /* hash/len hold the last reported content */
+	E_PENDING = 4,      /* the examined identity did not parse */
+	E_FOREIGN = 8,      /* the examined identity had another run_id (warned) */
+	E_CORRUPT = 16,     /* the examined identity was reported corrupt */
+};
+
+struct rn_watch_entry {
+	int n;
+	unsigned flags;
+	ino_t ino;
+	off_t size;
+	long long mtime_ns;
+	uint64_t hash;
+	size_t len;
+};
+
+struct rn_watch_dir {
+	char *path;        /* absolute */
+	char *step;        /* last component, points into path */
+	int wd;            /* watch on the directory, -1 when none */
+	int anc_wd;        /* watch on the parent or nearest existing ancestor */
+	char *anc_next;    /* owned: child of the ancestor on the way to path */
+	int fallback;      /* inotify unavailable for it: polled only (logged) */
+	int rearm;         /* re-arm and rescan after the current event batch */
+	struct rn_watch_entry *e;  /* sorted by n */
+	size_t ne, cap;
+};
+
+const char *rn_source_name(enum rn_source s)
+{
+	static const char *const names[] = { "watch", "poll", "sweep" };
+
+	return names[s];
+}
+
+int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts)
+{
+	memset(w, 0, sizeof(*w));
+	w->loop = loop;
+	w->opts = *opts;
+	w->ifd = -1;
+	return 0;
+}
+
+static char *absolute_path(const char *dir)
+{
+	char buf[PATH_MAX];
+	char *p;
+	size_t n;
+
+	/* An existing directory is resolved once, so a symlink the user named
+	 * is followed here and never later (the watches use IN_DONT_FOLLOW). */
+	if (realpath(dir, buf))
+		return fg_xstrdup(buf);
+	if (dir[0] == '/' || !getcwd(buf, sizeof(buf)))
+		p = fg_xstrdup(dir);
+	else
+		p = fg_path_join(buf, dir);
+	n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	return p;
+}
+
+int rn_watch_add(struct rn_watch *w, const char *dir)
+{
+	char *path = absolute_path(dir);
+	struct rn_watch_dir *d;
+	char *slash;
+
+	for (size_t i = 0; i < w->ndirs; i++) {
+		if (!strcmp(w->dirs[i].path, path)) {
+			free(path);
+			return 0;
+		}
+	}
+	w->dirs = fg_xreallocarray(w->dirs, w->ndirs + 1, sizeof(*w->dirs));
+	d = &w->dirs[w->ndirs++];
+	memset(d, 0, sizeof(*d));
+	d->path = path;
+	slash = strrchr(path, '/');
+	d->step = slash ? slash + 1 : path;
+	d->wd = -1;
+	d->anc_wd = -1;
+	return 0;
+}
+
+/* ---- identity table ---- */
+
+static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
+{
+	size_t lo = 0, hi = d->ne;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->e[mid].n == n)
+			return &d->e[mid];
+		if (d->e[mid].n < n)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (d->ne == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 16;
+		d->e = fg_xreallocarray(d->e, d->cap, sizeof(*d->e));
+	}
+	memmove(&d->e[lo + 1], &d->e[lo], (d->ne - lo) * sizeof(*d->e));
+	memset(&d->e[lo], 0, sizeof(*d->e));
+	d->e[lo].n = n;
+	d->ne++;
+	return &d->e[lo];
+}
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static long long mtime_ns(const struct stat *st)
+{
+	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
+/* Records st as the entry's identity; returns 1 if it is the one already
+ * examined (nothing changed since). A new identity forgets the per-identity
+ * warnings, so a new file gets its own. */
+static int identity_update(struct rn_watch_entry *e, const struct stat *st)
+{
+	if ((e->flags & E_HAVE_ID) && e->ino == st->st_ino && e->size == st->st_size &&
+	    e->mtime_ns == mtime_ns(st))
+		return 1;
+	e->flags = (e->flags & E_REPORTED) | E_HAVE_ID;
+	e->ino = st->st_ino;
+	e->size = st->st_size;
+	e->mtime_ns = mtime_ns(st);
+	return 0;
+}
+
+/* ---- examining one file ---- */
+
+static void log_file_event(struct rn_watch *w, enum rn_log_level level, const char *event,
+			   const struct rn_watch_dir *d, const char *name, const char *k,
+			   const char *v)
+{
+	struct rn_log_field f[] = {
+		RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name), RN_LS(k, v),
+	};
+
+	if (w->opts.log)
+		rn_log_event(w->opts.log, level, event, f, 4);
+}
+
+static void bad_file(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
+		     const char *name, const char *why, int final)
+{
+	e->flags |= E_PENDING;
+	if (!final) {
+		log_file_event(w, RN_LOG_DEBUG, "cycle_pending", d, name, "error", why);
+		return;
+	}
+	if (!(e->flags & E_CORRUPT)) {
+		e->flags |= E_CORRUPT;
+		log_file_event(w, RN_LOG_WARN, "cycle_corrupt", d, name, "error", why);
+	}
+}
+
+static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
+		      const char *name, const struct fg_cycle *c)
+{
+	if (!w->opts.run_id || !c->run_id || !strcmp(c->run_id, w->opts.run_id))
+		return 0;
+	if (!(e->flags & E_FOREIGN)) {
+		struct rn_log_field f[] = {
+			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name),
+			RN_LS("run_id", c->run_id), RN_LS("expected_run_id", w->opts.run_id),
+		};
+
+		e->flags |= E_FOREIGN;
+		if (w->opts.log)
+			rn_log_event(w->opts.log, RN_LOG_WARN, "cycle_ignored", f, 5);
+	}
+	return 1;
+}
+
+static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
+		    const char *name, const struct fg_cycle *c, const struct fg_buf *raw,
+		    enum rn_source source)
+{
+	uint64_t h = fnv1a(fg_buf_str(raw), raw->len);
+	struct rn_cycle_report r = {
+		.dir = d->path, .step = d->step, .name = name, .n = e->n, .cycle = c,
+		.raw = fg_buf_str(raw), .raw_len = raw->len, .source = source,
+		.first = !(e->flags & E_REPORTED),
+	};
+
+	if ((e->flags & E_REPORTED) && e->hash == h && e->len == raw->len)
+		return;
+	e->flags |= E_REPORTED;
+	e->hash = h;
+	e->len = raw->len;
+	if (w->opts.cb)
+		w->opts.cb(w, &r);
+}
+
+static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const char *name, int n,
+		    enum rn_source source, int final)
+{
+	struct rn_watch_entry *e;
+	struct stat st;
+	struct fg_cycle c;
+	struct fg_buf raw;
+	char err[256] = "";
+	int r;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	e = entry_get(d, n);
+	if (identity_update(e, &st) &&
+	    (!(e->flags & E_PENDING) || !final || (e->flags & E_CORRUPT)))
+		return;
+	fg_cycle_init(&c);
+	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
+	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
+	if (r == -ENOENT) {
+		e->flags &= ~(unsigned)E_HAVE_ID;
+	} else if (r == 0 && c.cycle != n) {
+		snprintf(err, sizeof(err), "field 'cycle' is %d, the file name says %d", c.cycle, n);
+		bad_file(w, d, e, name, err, final);
+	} else if (r) {
+		bad_file(w, d, e, name, err[0] ? err : strerror(-r), final);
+	} else if (!is_foreign(w, d, e, name, &c)) {
+		deliver(w, d, e, name, &c, &raw, source);
+	}
+	fg_cycle_release(&c);
+	fg_buf_release(&raw);
+}
+
+static int open_dir(const struct rn_watch_dir *d)
+{
+	int fd;
+
+	do
+		fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *name,
+			enum rn_source source)
+{
+	int n, dfd;
+
+	if (!fg_cycle_name_parse(name, &n))
+		return;
+	dfd = open_dir(d);
+	if (dfd < 0)
+		return;
+	examine(w, d, dfd, name, n, source, 0);
+	close(dfd);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct fg_cycle_entry *x = a, *y = b;
+
+	return (x->n > y->n) - (x->n < y->n);
+}
+
+/* Reads the directory through the descriptor we examine files with, so the
+ * listing and the reads concern the same directory even if it is replaced. */
+static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, int final)
+{
+	struct fg_cycle_entry *v = NULL;
+	size_t nv = 0, cap = 0;
+	struct dirent *de;
+	int dfd = open_dir(d);
+	DIR *dir;
+
+	if (dfd < 0)
+		return;
+	dir = fdopendir(dup(dfd));
+	while (dir && (de = readdir(dir)) != NULL) {
+		int n;
+
+		if (!fg_cycle_name_parse(de->d_name, &n))
+			continue;
+		if (nv == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = fg_xreallocarray(v, cap, sizeof(*v));
+		}
+		v[nv].n = n;
+		v[nv++].name = fg_xstrdup(de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), cmp_entry);
+	for (size_t i = 0; i < nv; i++)
+		examine(w, d, dfd, v[i].name, v[i].n, source, final);
+	fg_cycle_entries_free(v, nv);
+	close(dfd);
+}
+
+/* ---- arming ---- */
+
+static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
+{
+	struct rn_log_field f[] = {
+		RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("reason", strerror(err)),
+		RN_LN("poll_interval", w->opts.poll_interval),
+	};
+
+	if (d->fallback)
+		return;
+	d->fallback = 1;
+	if (w->opts.log)
+		rn_log_event(w->opts.log, RN_LOG_WARN, "watch_fallback", f, 4);
+}
+
+static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	int wd;
+
+	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches) {
+		errno = ENOSPC;
+		return -1;
+	}
+	wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
+	if (wd >= 0) {
+		w->nwatches++;
+		d->wd = wd;
+	}
+	return wd;
+}
+
+/* Watches the parent, or the nearest ancestor that exists. */
+static void arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	char *p = fg_xstrdup(d->path);
+
+	for (;;) {
+		char *slash = strrchr(p, '/');
+		int wd;
+
+		if (!slash)
+			break;
+		free(d->anc_next);
+		d->anc_next = fg_xstrdup(slash + 1);
+		if (slash == p)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		wd = inotify_add_watch(w->ifd, p, ANC_MASK);
+		if (wd >= 0) {
+			d->anc_wd = wd;
+			break;
+		}
+		if (errno == ENOSPC || errno == ENOMEM) {
+			fallback(w, d, errno);
+			break;
+		}
+		if (slash == p)
+			break;
+	}
+	free(p);
+}
+
+static void arm(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	if (w->ifd < 0 || d->fallback)
+		return;
+	if (d->wd < 0 && add_dir_watch(w, d) < 0 && errno != ENOENT && errno != ENOTDIR)
+		fallback(w, d, errno);
+	if (!d->fallback)
+		arm_ancestor(w, d);
+}
+
+/* ---- inotify events ---- */
+
+static void on_dir_event(struct rn_watch *w, struct rn_watch_dir *d,
+			 const struct inotify_event *ev)
+{
+	if ((ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->len)
+		examine_one(w, d, ev->name, RN_SOURCE_WATCH);
+	if (ev->mask & GONE_MASK) {
+		/* A directory moved away keeps its watch on the moved inode: drop it,
+		 * or its events would be taken for ours. */
+		if ((ev->mask & IN_MOVE_SELF) && d->wd >= 0)
+			inotify_rm_watch(w->ifd, d->wd);
+		d->wd = -1;
+		d->rearm = 1;
+	}
+}
+
+static void on_anc_event(struct rn_watch_dir *d, const struct inotify_event *ev)
+{
+	if (ev->mask & GONE_MASK) {
+		d->anc_wd = -1;
+		d->rearm = 1;
+	} else if (ev->len && d->anc_next && !strcmp(ev->name, d->anc_next)) {
+		d->rearm = 1;
+	}
+}
+
+static void on_event(struct rn_watch *w, const struct inotify_event *ev)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		if (w->opts.log)
+			rn_log_event(w->opts.log, RN_LOG_WARN, "watch_overflow", NULL, 0);
+		for (size_t i = 0; i < w->ndirs; i++)
+			w->dirs[i].rearm = 1;
+		return;
+	}
+	for (size_t i = 0; i < w->ndirs; i++) {
+		struct rn_watch_dir *d = &w->dirs[i];
+
+		if (ev->wd == d->wd)
+			on_dir_event(w, d, ev);
+		if (ev->wd == d->anc_wd)
+			on_anc_event(d, ev);
+	}
+}
+
+static void rearm_marked(struct rn_watch *w)
+{
+	for (size_t i = 0; i < w->ndirs; i++) {
+		struct rn_watch_dir *d = &w->dirs[i];
+
+		if (!d->rearm)
+			continue;
+		d->rearm = 0;
+		arm(w, d);
+		scan(w, d, RN_SOURCE_WATCH, 0);
+	}
+}
+
+/* Reads until the queue is empty, one bounded buffer at a time. */
+void rn_watch_drain(struct rn_watch *w)
+{
+	if (w->ifd < 0)
+		return;
+	for (;;) {
+		ssize_t n = read(w->ifd, w->buf, WATCH_BUF_SIZE);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (char *p = w->buf; p < w->buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)(void *)p;
+
+			on_event(w, ev);
+			p += sizeof(*ev) + ev->len;
+		}
+		rearm_marked(w);
+	}
+}
+
+static void on_inotify(uv_poll_t *h, int status, int events)
+{
+	(void)events;
+	if (status < 0)
+		return;
+	rn_watch_drain(h->data);
+}
+
+static void on_poll_timer(uv_timer_t *t)
+{
+	struct rn_watch *w = t->data;
+
+	for (size_t i = 0; i < w->ndirs; i++) {
+		struct rn_watch_dir *d = &w->dirs[i];
+
+		/* A directory that appeared where inotify could not tell us. */
+		if (w->ifd >= 0 && d->wd < 0)
+			arm(w, d);
+		scan(w, d, RN_SOURCE_POLL, 0);
+	}
+}
+
+static void start_inotify(struct rn_watch *w)
+{
+	int r;
+
+	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->ifd < 0) {
+		for (size_t i = 0; i < w->ndirs; i++)
+			fallback(w, &w->dirs[i], errno);
+		return;
+	}
+	r = uv_poll_init(w->loop, &w->poll, w->ifd);
+	if (r == 0) {
+		w->poll.data = w;
+		r = uv_poll_start(&w->poll, UV_READABLE, on_inotify);
+		w->pending_closes |= 1;
+	}
+	if (r) {
+		for (size_t i = 0; i < w->ndirs; i++)
+			fallback(w, &w->dirs[i], -r);
+	}
+}
+
+int rn_watch_start(struct rn_watch *w)
+{
+	uint64_t ms;
+	int r;
+
+	w->buf = fg_xmalloc(WATCH_BUF_SIZE);
+	w->started = 1;
+	if (!w->opts.no_inotify)
+		start_inotify(w);
+	for (size_t i = 0; i < w->ndirs; i++) {
+		arm(w, &w->dirs[i]);
+		scan(w, &w->dirs[i], RN_SOURCE_POLL, 0);
+	}
+	r = uv_timer_init(w->loop, &w->timer);
+	if (r)
+		return r;
+	w->pending_closes |= 2;
+	w->timer.data = w;
+	ms = (uint64_t)(w->opts.poll_interval * 1000.0 + 0.5);
+	if (ms == 0)
+		ms = 1;
+	return uv_timer_start(&w->timer, on_poll_timer, ms, ms);
+}
+
+void rn_watch_sweep(struct rn_watch *w)
+{
+	for (size_t i = 0; i < w->ndirs; i++)
+		scan(w, &w->dirs[i], RN_SOURCE_SWEEP, 1);
+}
+
+static void free_all(struct rn_watch *w)
+{
+	for (size_t i = 0; i < w->ndirs; i++) {
+		free(w->dirs[i].path);
+		free(w->dirs[i].anc_next);
+		free(w->dirs[i].e);
+	}
+	free(w->dirs);
+	w->dirs = NULL;
+	w->ndirs = 0;
+	free(w->buf);
+	w->buf = NULL;
+	if (w->ifd >= 0)
+		close(w->ifd);
+	w->ifd = -1;
+	if (w->close_cb)
+		w->close_cb(w);
+}
+
+static void on_closed(uv_handle_t *h)
+{
+	struct rn_watch *w = h->data;
+
+	w->pending_closes &= h == (uv_handle_t *)&w->poll ? ~1 : ~2;
+	if (!w->pending_closes)
+		free_all(w);
+}
+
+void rn_watch_close(struct rn_watch *w, rn_watch_close_cb cb)
+{
+	w->close_cb = cb;
+	if (!w->pending_closes) {
+		free_all(w);
+		return;
+	}
+	if (w->pending_closes & 1) {
+		w->poll.data = w;
+		uv_close((uv_handle_t *)&w->poll, on_closed);
+	}
+	if (w->pending_closes & 2) {
+		w->timer.data = w;
+		uv_close((uv_handle_t *)&w->timer, on_closed);
+	}
+}

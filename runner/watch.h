@@ -1,0 +1,119 @@
+/*
+ * watch.h - detection of review cycle files in step directories, on libuv.
+ *
+ * A raw inotify descriptor (IN_NONBLOCK|IN_CLOEXEC) is read through a
+ * uv_poll_t; uv_fs_event is not used because on Linux it drops
+ * IN_Q_OVERFLOW, has no IN_CLOSE_WRITE and goes deaf when the watched
+ * directory is deleted. Per directory:
+ *   - the directory itself is watched for IN_CLOSE_WRITE|IN_MOVED_TO (a file
+ *     written in place or renamed into place) and IN_DELETE_SELF|IN_MOVE_SELF;
+ *   - its parent (or, while it does not exist, its nearest existing
+ *     ancestor) is watched for the directory appearing or being recreated
+ *     (git clean -fdx): the watch is re-armed and the directory rescanned;
+ *   - IN_Q_OVERFLOW rescans every directory;
+ *   - when the kernel's watch limit is reached (ENOSPC) the directory falls
+ *     back to polling, logged once as a `watch_fallback` warning;
+ *   - a poll timer (poll_interval seconds) rescans everything as a safety
+ *     net for filesystems where inotify sees nothing; no_inotify makes it
+ *     the only mechanism.
+ * Detection happens in the inotify callback itself: no debouncing timer.
+ *
+ * Identity: a file is its canonical name (review_cycle_N.json, nothing else)
+ * plus (inode, size, mtime in ns). When the identity changes the file is
+ * re-read (bounded, O_NOFOLLOW, never blocking on a FIFO). Each distinct
+ * content is reported once: a rewrite with new content under the same name
+ * is reported again, an identical rewrite is not. A file that does not parse
+ * yet stays pending and is retried on the next event or poll; the final
+ * sweep reports it as `cycle_corrupt` and skips it. A cycle whose run_id
+ * differs from the expected one is ignored with a `cycle_ignored` warning,
+ * once per identity; a cycle without run_id is accepted.
+ *
+ * Protocol (loop thread only):
+ *   1. rn_watch_init(); rn_watch_add() once per directory;
+ *   2. rn_watch_start(): arms inotify, scans what is already there (source
+ *      poll), starts the timer;
+ *   3. reports arrive through opts.cb while the loop runs;
+ *   4. optionally rn_watch_drain() (process queued events now, e.g. when
+ *      the container exited) and rn_watch_sweep() (synchronous final scan,
+ *      source sweep);
+ *   5. rn_watch_close(): closes every handle; close_cb runs once all are
+ *      closed and the watcher's memory is freed; then w may be freed.
+ */
+#ifndef RN_WATCH_H
+#define RN_WATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "forge/cycle.h"
+#include "log.h"
+
+enum rn_source { RN_SOURCE_WATCH, RN_SOURCE_POLL, RN_SOURCE_SWEEP };
+
+/* "watch", "poll", "sweep". */
+const char *rn_source_name(enum rn_source s);
+
+/* One detected cycle; everything is borrowed for the duration of the callback. */
+struct rn_cycle_report {
+	const char *dir;               /* the watched directory (absolute) */
+	const char *step;              /* its last component */
+	const char *name;              /* file name in dir */
+	int n;                         /* cycle number from the name */
+	const struct fg_cycle *cycle;  /* parsed and validated */
+	const char *raw;               /* the file's exact bytes */
+	size_t raw_len;
+	enum rn_source source;
+	int first;                     /* 1 when cycle n was never reported before in dir */
+};
+
+struct rn_watch;
+typedef void (*rn_watch_cb)(struct rn_watch *w, const struct rn_cycle_report *r);
+typedef void (*rn_watch_close_cb)(struct rn_watch *w);
+
+struct rn_watch_opts {
+	double poll_interval;   /* seconds, > 0 */
+	int no_inotify;         /* 1: poll only */
+	const char *run_id;     /* expected run_id, NULL: accept any (borrowed, must outlive w) */
+	size_t max_watches;     /* 0: no limit; else dir watches beyond it behave as ENOSPC (tests) */
+	struct rn_log *log;     /* warnings (borrowed) */
+	rn_watch_cb cb;
+	void *data;             /* for the callback */
+};
+
+struct rn_watch_entry;
+struct rn_watch_dir;
+
+struct rn_watch {
+	uv_loop_t *loop;
+	struct rn_watch_opts opts;
+	int ifd;                        /* inotify descriptor, -1 when polling only */
+	uv_poll_t poll;
+	uv_timer_t timer;
+	struct rn_watch_dir *dirs;      /* owned */
+	size_t ndirs;
+	size_t nwatches;                /* dir watches added (for max_watches) */
+	int started;
+	int pending_closes;
+	rn_watch_close_cb close_cb;
+	char *buf;                      /* inotify read buffer, fixed size, owned */
+};
+
+/* Fills w; nothing is started. opts is copied (its pointers stay borrowed). 0. */
+int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts);
+/* Adds a directory (need not exist yet; made absolute). Before start only.
+ * A duplicate of an added directory is ignored. 0 or negative errno. */
+int rn_watch_add(struct rn_watch *w, const char *dir);
+/* Starts watching; inotify problems fall back to polling with a warning. 0 or -errno
+ * (a uv error starting the timer). */
+int rn_watch_start(struct rn_watch *w);
+/* Reads and handles every queued inotify event now (source watch). */
+void rn_watch_drain(struct rn_watch *w);
+/* Final synchronous scan of every directory (source sweep); files that still
+ * do not parse are reported as cycle_corrupt. */
+void rn_watch_sweep(struct rn_watch *w);
+/* Closes all handles; cb (may be NULL) runs when all are closed and memory is freed. */
+void rn_watch_close(struct rn_watch *w, rn_watch_close_cb cb);
+
+#endif
