@@ -1,0 +1,415 @@
+/*
+ * test_runner_run.c - `forge-runner run --engine local` end to end, with a
+ * scripted entrypoint (--entrypoint) that writes cycle files itself
+ * (atomically, with mv) so each test controls exactly what appears when.
+ * Scripts that must know the runner saw something wait for its JSON log
+ * line in the log file instead of sleeping, so no test depends on timing.
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+
+TestSuite(runner_run, .timeout = 60);
+
+static const char *script_head =
+	"#!/bin/sh\n"
+	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
+	"D=$W/.forge/$S\n"
+	"cyc() {\n"
+	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}\n"
+	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"sk\","
+	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
+	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$r\" > \"$D/.c$1.tmp\"\n"
+	"  mv \"$D/.c$1.tmp\" \"$D/review_cycle_$1.json\"\n"
+	"}\n"
+	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 99; sleep 0.01; done; }\n";
+
+struct rr {
+	char *dir, *ws, *log, *result;
+	struct fgt_proc p;
+	cJSON *res;
+	cJSON **lines;
+	size_t nlines;
+};
+
+static void load_log(struct rr *r)
+{
+	char *text = fgt_read(r->log, NULL), *save = NULL;
+
+	cr_assert_not_null(text, "no log file");
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+
+		cr_assert_not_null(o, "log line is not JSON: %s", line);
+		r->lines = realloc(r->lines, (r->nlines + 1) * sizeof(*r->lines));
+		r->lines[r->nlines++] = o;
+	}
+	free(text);
+}
+
+/* Creates the temp tree and the script. */
+static void rr_setup(struct rr *r, const char *body)
+{
+	char *script = NULL, *content;
+
+	r->dir = fgt_tmpdir();
+	r->ws = fgt_fmt("%s/ws", r->dir);
+	r->log = fgt_fmt("%s/runner.log", r->dir);
+	r->result = fgt_fmt("%s/result.json", r->dir);
+	script = fgt_fmt("%s/ep.sh", r->dir);
+	content = fgt_fmt("%s%s", script_head, body);
+	fgt_write(script, content);
+	fgt_chmod_x(script);
+	fgt_write(fgt_fmt("%s/README", r->ws), "workspace\n");
+	free(content);
+	free(script);
+}
+
+/* Runs forge-runner on the prepared tree with extra args (NULL-terminated). */
+static void rr_exec(struct rr *r, const char *const *extra, const char *const *env)
+{
+	char *script = fgt_fmt("%s/ep.sh", r->dir), *content;
+	const char *argv[40];
+	const char *envv[8];
+	size_t n = 0, ne = 0;
+	char *logenv = fgt_fmt("LOG=%s", r->log);
+
+	argv[n++] = FG_RUNNER_BIN;
+	argv[n++] = "run";
+	argv[n++] = "--workspace"; argv[n++] = r->ws;
+	argv[n++] = "--step"; argv[n++] = "impl";
+	argv[n++] = "--skill"; argv[n++] = "sk";
+	argv[n++] = "--entrypoint"; argv[n++] = script;
+	argv[n++] = "--result"; argv[n++] = r->result;
+	argv[n++] = "--log-format"; argv[n++] = "json";
+	argv[n++] = "--log-file"; argv[n++] = r->log;
+	for (size_t i = 0; extra && extra[i]; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	envv[ne++] = logenv;
+	envv[ne++] = "FORGE_LOG_LEVEL";
+	for (size_t i = 0; env && env[i]; i++)
+		envv[ne++] = env[i];
+	envv[ne] = NULL;
+	cr_assert_eq(fgt_run(&r->p, argv, envv, NULL, NULL, 40), 0);
+	cr_assert_eq(r->p.timed_out, 0, "runner hung; stderr: %s", r->p.err);
+	load_log(r);
+	content = fgt_read(r->result, NULL);
+	cr_assert_not_null(content, "no result file; stderr: %s", r->p.err);
+	r->res = cJSON_Parse(content);
+	cr_assert_not_null(r->res, "result is not JSON: %s", content);
+	free(content);
+	free(script);
+	free(logenv);
+}
+
+static void run_script(struct rr *r, const char *body, const char *const *extra, const char *const *env)
+{
+	rr_setup(r, body);
+	rr_exec(r, extra, env);
+}
+
+static int count_events(const struct rr *r, const char *event, const char *key, const char *val)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->nlines; i++) {
+		const cJSON *e = cJSON_GetObjectItem(r->lines[i], "event");
+		const cJSON *k = key ? cJSON_GetObjectItem(r->lines[i], key) : NULL;
+
+		if (!cJSON_IsString(e) || strcmp(e->valuestring, event))
+			continue;
+		if (key && !(cJSON_IsString(k) && !strcmp(k->valuestring, val)))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+static int res_int(const struct rr *r, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(r->res, key);
+
+	cr_assert(cJSON_IsNumber(v), "result lacks %s", key);
+	return v->valueint;
+}
+
+static const char *res_str(const struct rr *r, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(r->res, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *res_cycles(const struct rr *r)
+{
+	const cJSON *v = cJSON_GetObjectItem(r->res, "review_cycles");
+
+	cr_assert(cJSON_IsArray(v));
+	return v;
+}
+
+static int cycle_field_int(const cJSON *c, const char *k)
+{
+	return cJSON_GetObjectItem(c, k)->valueint;
+}
+
+static const char *cycle_field_str(const cJSON *c, const char *k)
+{
+	return cJSON_GetObjectItem(c, k)->valuestring;
+}
+
+/* 1 if pid exists and is not a zombie (waits briefly for the reaper). */
+static int process_alive(int pid)
+{
+	for (int i = 0; i < 200; i++) {
+		char *path = fgt_fmt("/proc/%d/stat", pid);
+		char *st = fgt_read(path, NULL);
+		char *rp = st ? strrchr(st, ')') : NULL;
+		int zombie_or_gone = !rp || rp[2] == 'Z' || rp[2] == 'X';
+
+		free(path);
+		free(st);
+		if (zombie_or_gone)
+			return 0;
+		usleep(10000);
+	}
+	return 1;
+}
+
+static void rr_free(struct rr *r)
+{
+	for (size_t i = 0; i < r->nlines; i++)
+		cJSON_Delete(r->lines[i]);
+	free(r->lines);
+	cJSON_Delete(r->res);
+	fgt_proc_release(&r->p);
+	fgt_rm_rf(r->dir);
+	free(r->dir);
+	free(r->ws);
+	free(r->log);
+	free(r->result);
+}
+
+Test(runner_run, result_file_and_cycle_order)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 approved\nexit 0\n", NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.res, "success")));
+	cr_assert_eq(res_int(&r, "exit_code"), 0);
+	cr_assert_str_eq(res_str(&r, "review_state"), "approved");
+	cr_assert_str_eq(res_str(&r, "step"), "impl");
+	cr_assert_str_eq(res_str(&r, "skill"), "sk");
+	cr_assert_str_eq(res_str(&r, "engine"), "local");
+	cr_assert_eq(strlen(res_str(&r, "run_id")), 16);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r.res, "error_message")));
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.res, "review_exhausted")));
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 3);
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
+		cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, i), "run_id"), res_str(&r, "run_id"));
+	}
+	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 3);
+	cr_assert_eq(count_events(&r, "run_start", "engine", "local"), 1);
+	cr_assert_str_eq(cJSON_GetObjectItem(r.lines[0], "event")->valuestring, "run_start");
+	rr_free(&r);
+}
+
+Test(runner_run, exit_code_passthrough_and_exhausted)
+{
+	struct rr r = { 0 };
+
+	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 rejected\necho boom >&2\nexit 3\n", NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 3);
+	cr_assert_eq(res_int(&r, "exit_code"), 3);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.res, "success")));
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.res, "review_exhausted")));
+	cr_assert_str_eq(res_str(&r, "review_state"), "exhausted");
+	cr_assert_not_null(strstr(res_str(&r, "error_message"), "boom"));
+	rr_free(&r);
+}
+
+Test(runner_run, timeout_stops_the_process_group_with_124)
+{
+	struct rr r = { 0 };
+	const char *extra[] = { "--timeout", "0.5", NULL };
+
+	char *pidfile, *pidtext;
+
+	run_script(&r, "cyc 1 rejected\nsleep 30 &\necho $! > \"$W/bg.pid\"\nwait\n", extra, NULL);
+	cr_assert_eq(r.p.exit_code, 124, "stderr: %s", r.p.err);
+	cr_assert_eq(res_int(&r, "exit_code"), 124);
+	cr_assert_eq(count_events(&r, "timeout", NULL, NULL), 1);
+	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 1);
+	/* The agent's background child was in the process group: it is gone. */
+	pidfile = fgt_fmt("%s/bg.pid", r.ws);
+	pidtext = fgt_read(pidfile, NULL);
+	cr_assert_not_null(pidtext);
+	cr_assert(!process_alive((int)strtol(pidtext, NULL, 10)), "background process %s survived", pidtext);
+	free(pidtext);
+	free(pidfile);
+	rr_free(&r);
+}
+
+Test(runner_run, stale_files_removed_and_never_reported)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+	char *d;
+
+	/* Files of an earlier run exist before start; the script checks they were
+	 * gone when it started, writes only cycle 1 and exits. */
+	rr_setup(&r, "[ -e \"$D/review_cycle_2.json\" ] && exit 7\n"
+		     "[ -e \"$D/review_summary.json\" ] && exit 8\n"
+		     "cyc 1 approved \"\" new\nexit 0\n");
+	d = fgt_fmt("%s/.forge/impl", r.ws);
+	fgt_write(fgt_fmt("%s/review_cycle_1.json", d),
+		  "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
+		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
+	fgt_write(fgt_fmt("%s/review_cycle_2.json", d),
+		  "{\"cycle\":2,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
+		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
+	fgt_write(fgt_fmt("%s/review_summary.json", d), "{}\n");
+	fgt_write(fgt_fmt("%s/.review_cycle_3.json.tmp.123", d), "x");
+	fgt_write(fgt_fmt("%s/notes.txt", d), "keep me\n");
+	cr_assert_eq(symlink("/etc/passwd", fgt_fmt("%s/review_cycle_4.json", d)), 0);
+	rr_exec(&r, NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(res_int(&r, "stale_files_cleared"), 3);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 1);
+	cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, 0), "feedback"), "new");
+	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "OLD"), 0);
+	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 1);
+	cr_assert(fgt_exists(fgt_fmt("%s/notes.txt", d)));
+	cr_assert(fgt_exists("/etc/passwd"));
+	cr_assert(!fgt_exists(fgt_fmt("%s/review_cycle_4.json", d)));
+	cr_assert(!fgt_exists(fgt_fmt("%s/.review_cycle_3.json.tmp.123", d)));
+	free(d);
+	rr_free(&r);
+}
+
+Test(runner_run, same_name_rewrite_reported_twice)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r,
+		   "cyc 1 rejected \"\" first\nwait_log '\"feedback\":\"first\"'\n"
+		   "cyc 1 rejected \"\" first\n"  /* identical content: not reported again */
+		   "cyc 1 approved \"\" second\nwait_log '\"feedback\":\"second\"'\nexit 0\n",
+		   NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "first"), 1);
+	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "second"), 1);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 1);
+	cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, 0), "feedback"), "second");
+	rr_free(&r);
+}
+
+Test(runner_run, numeric_order_cycle_10_after_9)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r, "export MAX=10\nfor i in 10 2 9 1 3 4 5 6 7 8; do cyc $i rejected; done\nexit 0\n",
+		   NULL, NULL);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 10);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
+	cr_assert_str_eq(res_str(&r, "review_state"), "exhausted");
+	rr_free(&r);
+}
+
+Test(runner_run, foreign_run_id_ignored)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r, "cyc 1 rejected someoneelse\ncyc 2 approved\nexit 0\n", NULL, NULL);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 1);
+	cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, 0), "cycle"), 2);
+	cr_assert_eq(count_events(&r, "cycle_ignored", "run_id", "someoneelse"), 1);
+	rr_free(&r);
+}
+
+Test(runner_run, corrupt_file_reported_and_skipped)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r, "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n",
+		   NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 2);
+	cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
+	cr_assert_eq(count_events(&r, "cycle_corrupt", "file", "review_cycle_2.json"), 1);
+	rr_free(&r);
+}
+
+Test(runner_run, step_dir_removed_and_recreated_mid_run)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	run_script(&r,
+		   "cyc 1 rejected\nwait_log 'review_cycle_1.json'\n"
+		   "rm -rf \"$D\"\nmkdir \"$D\"\ncyc 2 rejected\nwait_log 'review_cycle_2.json'\n"
+		   "rm -rf \"$W/.forge\"\nmkdir -p \"$D\"\ncyc 3 approved\nexit 0\n",
+		   NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 3);
+	cr_assert_eq(count_events(&r, "review_cycle", "source", "watch"), 3);
+	cr_assert_eq(res_int(&r, "sweep_caught"), 0);
+	rr_free(&r);
+}
+
+Test(runner_run, fast_exit_every_cycle_once_from_the_watch)
+{
+	struct rr r = { 0 };
+
+	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 approved\nexit 0\n", NULL, NULL);
+	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 3);
+	cr_assert_eq(count_events(&r, "review_cycle", "source", "watch"), 3);
+	cr_assert_eq(res_int(&r, "sweep_caught"), 0);
+	rr_free(&r);
+}
+
+Test(runner_run, sweep_catches_what_the_watch_could_not_see)
+{
+	struct rr r = { 0 };
+	const char *extra[] = { "--no-inotify", "--poll-interval", "600", NULL };
+
+	run_script(&r, "cyc 1 rejected\ncyc 2 approved\nexit 0\n", extra, NULL);
+	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 2);
+	cr_assert_eq(count_events(&r, "review_cycle", "source", "sweep"), 2);
+	cr_assert_eq(res_int(&r, "sweep_caught"), 2);
+	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 2);
+	rr_free(&r);
+}
+
+Test(runner_run, copy_without_recording_dir_is_a_usage_error)
+{
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", "/tmp", "--step", "x",
+			       "--record", "copy", NULL };
+	const char *env[] = { "FORGE_REVIEW_RECORDING_DIR", NULL };
+	struct fgt_proc p;
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
+	cr_assert_eq(p.exit_code, 2);
+	cr_assert_not_null(strstr(p.err, "try 'forge-runner --help'"));
+	fgt_proc_release(&p);
+}
