@@ -1,0 +1,172 @@
+/*
+ * test_log.c - the operator log: text escaping, JSON lines, levels, SIGHUP reopen.
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "log.h"
+
+TestSuite(log, .timeout = 10);
+
+/* Logs one event into a memory stream and returns the line (owned). */
+static char *log_line(enum rn_log_format fmt, const struct rn_log_field *f, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_log l;
+
+	rn_log_init(&l, fmt, RN_LOG_INFO, fp);
+	rn_log_event(&l, RN_LOG_INFO, "ev", f, n);
+	rn_log_close(&l);
+	fclose(fp);
+	return buf;
+}
+
+struct esc_case {
+	const char *in;
+	const char *want;  /* the text form of the value */
+};
+
+Test(log, text_values_escaped_table)
+{
+	static const struct esc_case cases[] = {
+		{ "plain", "k=plain" },
+		{ "two words", "k=\"two words\"" },
+		{ "a\nb", "k=\"a\\nb\"" },
+		{ "say \"hi\"", "k=\"say \\\"hi\\\"\"" },
+		{ "x=y", "k=\"x=y\"" },
+		{ "\x1b[31mred", "k=\"\\x1b[31mred\"" },
+		{ "back\\slash", "k=\"back\\\\slash\"" },
+		{ "", "k=\"\"" },
+		{ "caf\xc3\xa9", "k=\"caf\xc3\xa9\"" },
+		{ "bad\xff", "k=\"bad\\xff\"" },
+		{ "c1\xc2\x9b", "k=\"c1\\xc2\\x9b\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rn_log_field f = RN_LS("k", cases[i].in);
+		char *line = log_line(RN_LOG_TEXT, &f, 1);
+		char *kv = strstr(line, " ev ");
+
+		cr_assert_not_null(kv, "%s", line);
+		cr_assert_eq(strchr(line, '\n'), line + strlen(line) - 1, "one line: %s", line);
+		cr_assert_null(strchr(line, '\x1b'));
+		kv += 4;
+		line[strlen(line) - 1] = '\0';
+		cr_assert_str_eq(kv, cases[i].want, "case %zu", i);
+		free(line);
+	}
+}
+
+Test(log, text_line_has_timestamp_level_and_numbers)
+{
+	struct rn_log_field f[] = { RN_LI("n", 42), RN_LN("x", 45.2), RN_LB("b", 1), RN_LS("s", NULL) };
+	char *line = log_line(RN_LOG_TEXT, f, 4);
+
+	/* 2026-01-15T10:30:00.123Z INFO ev ... */
+	cr_assert_eq(line[10], 'T');
+	cr_assert_eq(line[23], 'Z');
+	cr_assert_str_eq(line + 24, " INFO ev n=42 x=45.2 b=true s=\"\"\n");
+	free(line);
+}
+
+Test(log, json_lines_parse_back)
+{
+	struct rn_log_field f[] = {
+		RN_LS("feedback", "line1\nline2 \"q\" \x1b[0m tab\t caf\xc3\xa9 bad\xfe"),
+		RN_LI("cycle", 3), RN_LN("elapsed_seconds", 1.5), RN_LB("ok", 0), RN_LS("none", NULL),
+	};
+	char *line = log_line(RN_LOG_JSON, f, 5);
+	cJSON *o = cJSON_Parse(line);
+
+	cr_assert_not_null(o, "not JSON: %s", line);
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "event")->valuestring, "ev");
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "level")->valuestring, "info");
+	cr_assert(cJSON_IsString(cJSON_GetObjectItem(o, "ts")));
+	cr_assert_eq(cJSON_GetObjectItem(o, "cycle")->valueint, 3);
+	cr_assert_float_eq(cJSON_GetObjectItem(o, "elapsed_seconds")->valuedouble, 1.5, 1e-9);
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(o, "ok")));
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "none")));
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "feedback")->valuestring,
+			 "line1\nline2 \"q\" \x1b[0m tab\t caf\xc3\xa9 bad\xef\xbf\xbd");
+	cr_assert_null(strchr(line, '\x1b'));
+	cJSON_Delete(o);
+	free(line);
+}
+
+Test(log, level_threshold_filters)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_log l;
+	enum rn_log_level lv;
+
+	cr_assert_eq(rn_log_level_parse("warn", &lv), 0);
+	cr_assert_eq(rn_log_level_parse("loud", &lv), -EINVAL);
+	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_WARN, fp);
+	rn_log_event(&l, RN_LOG_INFO, "quiet", NULL, 0);
+	rn_log_event(&l, RN_LOG_ERROR, "loud", NULL, 0);
+	fclose(fp);
+	cr_assert_null(strstr(buf, "quiet"));
+	cr_assert_not_null(strstr(buf, "ERROR loud"));
+	free(buf);
+}
+
+Test(log, reopen_after_rotation_writes_new_file)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/runner.log", dir);
+	char *rotated = fgt_fmt("%s/runner.log.1", dir);
+	struct rn_log l;
+	char *a, *b;
+
+	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, stderr);
+	cr_assert_eq(rn_log_open_file(&l, path), 0);
+	rn_log_event(&l, RN_LOG_INFO, "before", NULL, 0);
+	cr_assert_eq(rename(path, rotated), 0);
+	rn_log_event(&l, RN_LOG_INFO, "still_old", NULL, 0);
+	cr_assert_eq(rn_log_reopen(&l), 0);
+	rn_log_event(&l, RN_LOG_INFO, "after", NULL, 0);
+	rn_log_close(&l);
+	a = fgt_read(rotated, NULL);
+	b = fgt_read(path, NULL);
+	cr_assert_not_null(strstr(a, "before"));
+	cr_assert_not_null(strstr(a, "still_old"));
+	cr_assert_null(strstr(a, "after"));
+	cr_assert_not_null(strstr(b, "after"));
+	cr_assert_null(strstr(b, "before"));
+	free(a);
+	free(b);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
+	free(rotated);
+}
+
+Test(log, open_file_appends)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/x.log", dir);
+	struct rn_log l;
+	char *text;
+
+	fgt_write(path, "existing\n");
+	rn_log_init(&l, RN_LOG_JSON, RN_LOG_INFO, stderr);
+	cr_assert_eq(rn_log_open_file(&l, path), 0);
+	rn_log_event(&l, RN_LOG_INFO, "new", NULL, 0);
+	rn_log_close(&l);
+	text = fgt_read(path, NULL);
+	cr_assert_eq(strncmp(text, "existing\n{", 10), 0, "%s", text);
+	free(text);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
+}

@@ -1,0 +1,270 @@
+/*
+ * test_watch.c - the watcher on a real loop: identity tracking (a rewrite
+ * with new content reported again, an identical one not), pending files
+ * retried, corrupt files at the sweep, foreign run ids, a directory created
+ * later and recreated, the watch-limit fallback, and uv_loop_close() == 0.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "fgtest.h"
+#include "watch.h"
+
+TestSuite(watch, .timeout = 20);
+
+struct seen {
+	int n[64];
+	char fb[64][32];
+	enum rn_source src[64];
+	int count;
+};
+
+static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
+{
+	struct seen *s = w->opts.data;
+
+	cr_assert_lt(s->count, 64);
+	s->n[s->count] = r->n;
+	snprintf(s->fb[s->count], sizeof(s->fb[0]), "%s", r->cycle->feedback);
+	s->src[s->count++] = r->source;
+}
+
+static char *cycle_json(int n, const char *fb, const char *run_id)
+{
+	return fgt_fmt("{\"cycle\":%d,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"%s\","
+		       "\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"%s%s%s}\n",
+		       n, fb, run_id ? ",\"run_id\":\"" : "", run_id ? run_id : "", run_id ? "\"" : "");
+}
+
+/* Writes a cycle atomically (temp + rename), as the entrypoint does. */
+static void put(const char *dir, int n, const char *fb, const char *run_id)
+{
+	char *tmp = fgt_fmt("%s/.tmp", dir), *dst = fgt_fmt("%s/review_cycle_%d.json", dir, n);
+	char *json = cycle_json(n, fb, run_id);
+
+	fgt_write(tmp, json);
+	cr_assert_eq(rename(tmp, dst), 0);
+	free(tmp);
+	free(dst);
+	free(json);
+}
+
+struct fixture {
+	uv_loop_t loop;
+	struct rn_watch w;
+	struct rn_log log;
+	char *logbuf;
+	size_t loglen;
+	FILE *logfp;
+	struct seen seen;
+	char *root, *dir;
+};
+
+static void fx_start(struct fixture *f, const char *run_id, size_t max_watches, int no_inotify)
+{
+	struct rn_watch_opts o = {
+		.poll_interval = 600, .run_id = run_id, .max_watches = max_watches,
+		.no_inotify = no_inotify, .log = &f->log, .cb = on_cycle, .data = &f->seen,
+	};
+
+	memset(&f->seen, 0, sizeof(f->seen));
+	f->logfp = open_memstream(&f->logbuf, &f->loglen);
+	rn_log_init(&f->log, RN_LOG_TEXT, RN_LOG_INFO, f->logfp);
+	cr_assert_eq(uv_loop_init(&f->loop), 0);
+	rn_watch_init(&f->w, &f->loop, &o);
+	cr_assert_eq(rn_watch_add(&f->w, f->dir), 0);
+	cr_assert_eq(rn_watch_start(&f->w), 0);
+}
+
+/* Runs the loop until count reports arrived (or a bounded number of turns). */
+static void fx_wait(struct fixture *f, int count)
+{
+	for (int i = 0; i < 2000 && f->seen.count < count; i++) {
+		uv_run(&f->loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+}
+
+static void fx_close(struct fixture *f)
+{
+	rn_watch_close(&f->w, NULL);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	cr_assert_eq(uv_loop_close(&f->loop), 0);
+	fclose(f->logfp);
+}
+
+static void fx_free(struct fixture *f)
+{
+	free(f->logbuf);
+	fgt_rm_rf(f->root);
+	free(f->root);
+	free(f->dir);
+}
+
+static void fx_init(struct fixture *f, int create)
+{
+	memset(f, 0, sizeof(*f));
+	f->root = fgt_tmpdir();
+	f->dir = fgt_fmt("%s/.forge/step", f->root);
+	if (create)
+		cr_assert_eq(mkdir(fgt_fmt("%s/.forge", f->root), 0755) || mkdir(f->dir, 0755), 0);
+}
+
+Test(watch, rewrite_reported_per_distinct_content)
+{
+	struct fixture f;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	put(f.dir, 1, "a", NULL);
+	fx_wait(&f, 1);
+	put(f.dir, 1, "a", NULL);          /* identical content: nothing new */
+	put(f.dir, 2, "b", NULL);
+	fx_wait(&f, 2);
+	put(f.dir, 1, "c", NULL);          /* new content, same name: reported again */
+	fx_wait(&f, 3);
+	rn_watch_drain(&f.w);
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 3);
+	cr_assert_str_eq(f.seen.fb[0], "a");
+	cr_assert_str_eq(f.seen.fb[1], "b");
+	cr_assert_str_eq(f.seen.fb[2], "c");
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(f.seen.src[i], RN_SOURCE_WATCH);
+	fx_close(&f);
+	fx_free(&f);
+}
+
+Test(watch, invalid_file_retried_then_corrupt_at_sweep)
+{
+	struct fixture f;
+	char *p;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	p = fgt_fmt("%s/review_cycle_1.json", f.dir);
+	fgt_write(p, "{\"cycle\": 1,");           /* not JSON yet */
+	fgt_write(fgt_fmt("%s/review_cycle_2.json", f.dir), "garbage");
+	fgt_write(fgt_fmt("%s/review_cycle_01.json", f.dir), "ignored name");
+	for (int i = 0; i < 50; i++) {
+		uv_run(&f.loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	cr_assert_eq(f.seen.count, 0);
+	fgt_write(p, cycle_json(1, "now valid", NULL));   /* rewritten in place */
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	rn_watch_sweep(&f.w);
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 1);
+	fx_close(&f);
+	cr_assert_not_null(strstr(f.logbuf, "cycle_corrupt"));
+	cr_assert_null(strstr(strstr(f.logbuf, "cycle_corrupt") + 1, "cycle_corrupt"), "corrupt once");
+	cr_assert_not_null(strstr(f.logbuf, "file=review_cycle_2.json"));
+	free(p);
+	fx_free(&f);
+}
+
+Test(watch, foreign_run_id_ignored_once)
+{
+	struct fixture f;
+
+	fx_init(&f, 1);
+	fx_start(&f, "mine", 0, 0);
+	put(f.dir, 1, "x", "theirs");
+	put(f.dir, 2, "y", "mine");
+	put(f.dir, 3, "z", NULL);
+	fx_wait(&f, 2);
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 2);
+	cr_assert_eq(f.seen.n[0], 2);
+	cr_assert_eq(f.seen.n[1], 3);
+	fx_close(&f);
+	cr_assert_not_null(strstr(f.logbuf, "cycle_ignored"));
+	cr_assert_null(strstr(strstr(f.logbuf, "cycle_ignored") + 1, "cycle_ignored"));
+	fx_free(&f);
+}
+
+Test(watch, directory_created_later_and_recreated)
+{
+	struct fixture f;
+	char *forge;
+
+	fx_init(&f, 0);
+	fx_start(&f, NULL, 0, 0);
+	forge = fgt_fmt("%s/.forge", f.root);
+	cr_assert_eq(mkdir(forge, 0755), 0);
+	cr_assert_eq(mkdir(f.dir, 0755), 0);
+	put(f.dir, 1, "a", NULL);
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	fgt_rm_rf(forge);
+	cr_assert_eq(mkdir(forge, 0755), 0);
+	cr_assert_eq(mkdir(f.dir, 0755), 0);
+	put(f.dir, 2, "b", NULL);
+	fx_wait(&f, 2);
+	cr_assert_eq(f.seen.count, 2);
+	cr_assert_eq(f.seen.src[0], RN_SOURCE_WATCH);
+	cr_assert_eq(f.seen.src[1], RN_SOURCE_WATCH);
+	fx_close(&f);
+	free(forge);
+	fx_free(&f);
+}
+
+Test(watch, watch_limit_falls_back_to_polling_with_a_warning)
+{
+	struct fixture f;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 1, 0);
+	/* A second directory beyond the limit of one watch. */
+	fx_close(&f);
+	free(f.logbuf);
+	f.logbuf = NULL;
+	{
+		struct rn_watch_opts o = {
+			.poll_interval = 0.01, .max_watches = 1, .log = &f.log, .cb = on_cycle,
+			.data = &f.seen,
+		};
+		char *second = fgt_fmt("%s/other", f.root);
+
+		cr_assert_eq(mkdir(second, 0755), 0);
+		memset(&f.seen, 0, sizeof(f.seen));
+		f.logfp = open_memstream(&f.logbuf, &f.loglen);
+		rn_log_init(&f.log, RN_LOG_TEXT, RN_LOG_INFO, f.logfp);
+		cr_assert_eq(uv_loop_init(&f.loop), 0);
+		rn_watch_init(&f.w, &f.loop, &o);
+		rn_watch_add(&f.w, f.dir);
+		rn_watch_add(&f.w, second);
+		cr_assert_eq(rn_watch_start(&f.w), 0);
+		put(second, 1, "polled", NULL);
+		fx_wait(&f, 1);
+		cr_assert_eq(f.seen.count, 1);
+		cr_assert_eq(f.seen.src[0], RN_SOURCE_POLL);
+		fx_close(&f);
+		cr_assert_not_null(strstr(f.logbuf, "WARN watch_fallback"));
+		free(second);
+	}
+	fx_free(&f);
+}
+
+Test(watch, no_inotify_polls_and_loop_closes)
+{
+	struct fixture f;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 1);
+	put(f.dir, 1, "a", NULL);
+	rn_watch_drain(&f.w);
+	cr_assert_eq(f.seen.count, 0);
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 1);
+	cr_assert_eq(f.seen.src[0], RN_SOURCE_SWEEP);
+	fx_close(&f);
+	fx_free(&f);
+}
