@@ -1,0 +1,544 @@
+/*
+ * test_docker.c - the sandbox image in a real Docker Engine.
+ *
+ * Builds the offline base images (docker/build-base.sh) and the image from
+ * docker/Dockerfile (tag forge-review:test), then runs forge-entrypoint in
+ * real containers with "docker run --rm": scripted sh agents mounted at
+ * /agents, a skills directory at /skills, the workspace at /workspace, and
+ * --user of the caller. Checks the review loop's files and their owner, that
+ * the entrypoint as PID 1 (no --init) reaps orphaned grandchildren, and that
+ * "docker stop" ends the run with 143 before the grace period runs out.
+ *
+ * Skipped, saying why, when no engine answers "docker info". Layer caching
+ * keeps reruns quick: only the first test of a cold machine builds anything.
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+
+#define IMAGE "forge-review:test"
+#define STEP "implement_task"
+#define SKILL "implement-task"
+/* Used as the caller when the suite runs as root, so that "files belong to
+ * the caller, not root" is a real check rather than root == root. */
+#define STAND_IN_UID 4242
+#define MAX_ARGS 64
+
+extern char **environ;
+
+TestSuite(docker, .timeout = 1700);
+
+/* A per-test sandbox: host directories mounted into the container. */
+struct box {
+	char *tmp;     /* owned; removed at the end */
+	char *ws;      /* mounted at /workspace, owned by uid */
+	char *agents;  /* mounted at /agents, read-only */
+	char *skills;  /* mounted at /skills, read-only */
+	char *name;    /* container name */
+	uid_t uid;
+	gid_t gid;
+};
+
+static char *docker_path(void)
+{
+	const char *path = getenv("PATH");
+	const char *d = path && *path ? path : "/usr/bin:/bin";
+
+	for (;;) {
+		const char *end = strchr(d, ':');
+		int len = end ? (int)(end - d) : (int)strlen(d);
+		char *p = fgt_fmt("%.*s/docker", len, d);
+
+		if (len > 0 && access(p, X_OK) == 0)
+			return p;
+		free(p);
+		if (!end)
+			return NULL;
+		d = end + 1;
+	}
+}
+
+/* Runs the docker CLI with args (NULL-terminated); the caller releases p. */
+static void docker(struct fgt_proc *p, const char *const args[], double timeout_s)
+{
+	const char *argv[MAX_ARGS];
+	char *bin = docker_path();
+	size_t n = 0;
+
+	cr_assert_not_null(bin, "docker CLI not found in PATH");
+	argv[n++] = bin;
+	while (args[n - 1] && n < MAX_ARGS - 1) {
+		argv[n] = args[n - 1];
+		n++;
+	}
+	argv[n] = NULL;
+	cr_assert_eq(fgt_run(p, argv, NULL, NULL, NULL, timeout_s), 0, "cannot start docker");
+	free(bin);
+}
+
+static void skip_without_engine(void)
+{
+	struct fgt_proc p;
+	char *bin = docker_path();
+
+	if (!bin)
+		cr_skip("no docker CLI in PATH: container tests not run");
+	free(bin);
+	docker(&p, (const char *const[]){"info", "--format", "{{.ServerVersion}}", NULL}, 60);
+	if (!p.exited || p.exit_code != 0) {
+		char *why = fgt_fmt("no Docker Engine answers 'docker info' (%s): container tests not run",
+				    p.err_len ? p.err : "no message");
+
+		fgt_proc_release(&p);
+		cr_skip("%s", why);
+	}
+	fgt_proc_release(&p);
+}
+
+static int image_exists(const char *tag)
+{
+	struct fgt_proc p;
+	int ok;
+
+	docker(&p, (const char *const[]){"image", "inspect", "-f", "{{.Id}}", tag, NULL}, 60);
+	ok = p.exited && p.exit_code == 0;
+	fgt_proc_release(&p);
+	return ok;
+}
+
+/* The last bytes of a captured stream, for failure messages. */
+static const char *tail(const char *s, size_t len)
+{
+	return len > 3000 ? s + len - 3000 : s;
+}
+
+static void build_bases(void)
+{
+	struct fgt_proc p;
+	const char *argv[] = {"/bin/sh", FG_SOURCE_DIR "/docker/build-base.sh", NULL};
+
+	if (geteuid() != 0) {
+		if (image_exists("debian:bookworm") && image_exists("debian:bookworm-slim"))
+			return;
+		cr_skip("docker/build-base.sh needs root (debootstrap) and the base images are missing");
+	}
+	cr_assert_eq(fgt_run(&p, argv, NULL, FG_SOURCE_DIR, NULL, 1500), 0);
+	cr_assert(p.exited && p.exit_code == 0, "build-base.sh failed (%d):\n%s", p.exit_code,
+		  tail(p.err, p.err_len));
+	fgt_proc_release(&p);
+}
+
+/* Skips without an engine; else makes sure forge-review:test is current. */
+static void ensure_image(void)
+{
+	struct fgt_proc p;
+
+	skip_without_engine();
+	build_bases();
+	docker(&p, (const char *const[]){"build", "-f", FG_SOURCE_DIR "/docker/Dockerfile",
+		"-t", IMAGE, "--build-arg", "VERSION=test", FG_SOURCE_DIR, NULL}, 1500);
+	cr_assert(p.exited && p.exit_code == 0, "docker build failed (%d):\n%s\n%s", p.exit_code,
+		  tail(p.out, p.out_len), tail(p.err, p.err_len));
+	fgt_proc_release(&p);
+}
+
+static void box_init(struct box *b, const char *tag, const char *review_md)
+{
+	b->uid = getuid() == 0 ? STAND_IN_UID : getuid();
+	b->gid = getuid() == 0 ? STAND_IN_UID : getgid();
+	b->tmp = fgt_tmpdir();
+	b->ws = fgt_fmt("%s/ws", b->tmp);
+	b->agents = fgt_fmt("%s/agents", b->tmp);
+	b->skills = fgt_fmt("%s/skills", b->tmp);
+	b->name = fgt_fmt("forge-test-%ld-%s", (long)getpid(), tag);
+	/* mkdtemp makes 0700; the container's user must get through to the mounts. */
+	cr_assert_eq(chmod(b->tmp, 0755), 0);
+	cr_assert_eq(mkdir(b->ws, 0755), 0);
+	cr_assert_eq(chown(b->ws, b->uid, b->gid), 0, "chown workspace: %s", strerror(errno));
+	char *rmd = fgt_fmt("%s/default/" SKILL "/review.md", b->skills);
+	fgt_write(rmd, review_md);
+	free(rmd);
+	char *task = fgt_fmt("%s/task.json", b->agents);
+	fgt_write(task, "{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
+			" \"description\": \"Append a line to work.log.\", \"skill_name\": \"" SKILL "\","
+			" \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
+	free(task);
+}
+
+static void box_release(struct box *b)
+{
+	struct fgt_proc p;
+
+	/* Normally gone already (--rm); this only cleans up after a failure. */
+	docker(&p, (const char *const[]){"rm", "-f", b->name, NULL}, 120);
+	fgt_proc_release(&p);
+	fgt_rm_rf(b->tmp);
+	free(b->tmp);
+	free(b->ws);
+	free(b->agents);
+	free(b->skills);
+	free(b->name);
+}
+
+static void box_agent(struct box *b, const char *file, const char *script)
+{
+	char *path = fgt_fmt("%s/%s", b->agents, file);
+
+	fgt_write(path, script);
+	fgt_chmod_x(path);
+	free(path);
+}
+
+/* Owned strings that make up one "docker run" command line. */
+struct cmd {
+	const char *argv[MAX_ARGS];
+	char *owned[MAX_ARGS];
+	int n, n_owned;
+};
+
+static void cmd_add(struct cmd *c, const char *arg)
+{
+	cr_assert_lt(c->n, MAX_ARGS - 1);
+	c->argv[c->n++] = arg;
+	c->argv[c->n] = NULL;
+}
+
+static void cmd_own(struct cmd *c, char *arg)
+{
+	c->owned[c->n_owned++] = arg;
+	cmd_add(c, arg);
+}
+
+static void cmd_release(struct cmd *c)
+{
+	for (int i = 0; i < c->n_owned; i++)
+		free(c->owned[i]);
+}
+
+/* docker run --rm for the box, without --init, with the given extra env. */
+static void cmd_run(struct cmd *c, struct box *b, const char *const env[])
+{
+	memset(c, 0, sizeof(*c));
+	cmd_own(c, docker_path());
+	cr_assert_not_null(c->argv[0]);
+	cmd_add(c, "run");
+	cmd_add(c, "--rm");
+	cmd_add(c, "--name");
+	cmd_add(c, b->name);
+	cmd_add(c, "--user");
+	cmd_own(c, fgt_fmt("%ld:%ld", (long)b->uid, (long)b->gid));
+	cmd_add(c, "-v");
+	cmd_own(c, fgt_fmt("%s:/workspace", b->ws));
+	cmd_add(c, "-v");
+	cmd_own(c, fgt_fmt("%s:/agents:ro", b->agents));
+	cmd_add(c, "-v");
+	cmd_own(c, fgt_fmt("%s:/skills:ro", b->skills));
+	static const char *const common[] = {
+		"FORGE_TASK_FILE=/agents/task.json", "FORGE_STEP_NAME=" STEP,
+		"FORGE_SKILL_NAME=" SKILL, "FORGE_TASK_KEY=DEMO-1", "FORGE_RUN_ID=docker-test",
+		"FORGE_WORKER_CMD=/agents/worker.sh", "FORGE_REVIEWER_CMD=/agents/reviewer.sh", NULL};
+	for (int i = 0; common[i]; i++) {
+		cmd_add(c, "-e");
+		cmd_add(c, common[i]);
+	}
+	for (int i = 0; env && env[i]; i++) {
+		cmd_add(c, "-e");
+		cmd_add(c, env[i]);
+	}
+	cmd_add(c, IMAGE);
+	cmd_add(c, "run");
+}
+
+/* Parses a cycle file of the box's step; NULL when absent or not JSON. */
+static cJSON *read_cycle(struct box *b, int n, struct stat *st)
+{
+	char *path = fgt_fmt("%s/.forge/" STEP "/review_cycle_%d.json", b->ws, n);
+	char *text = fgt_read(path, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	if (st)
+		cr_assert_eq(text ? stat(path, st) : 0, 0);
+	free(text);
+	free(path);
+	return j;
+}
+
+static const char *jstr(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+Test(docker, image_is_built_with_labels_user_and_no_compiler)
+{
+	struct fgt_proc p;
+
+	ensure_image();
+	docker(&p, (const char *const[]){"image", "inspect", "-f",
+		"{{.Config.User}}|{{json .Config.Entrypoint}}|{{json .Config.Cmd}}|{{.Config.WorkingDir}}|"
+		"{{index .Config.Labels \"org.opencontainers.image.version\"}}|"
+		"{{index .Config.Labels \"org.opencontainers.image.title\"}}", IMAGE, NULL}, 60);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cr_assert_str_eq(p.out, "10001:10001|[\"forge-entrypoint\"]|[\"run\"]|/workspace|test|forge-review\n");
+	fgt_proc_release(&p);
+
+	/* The runtime holds the program, the default skills and the demo agents,
+	 * but no compiler and no development headers. */
+	docker(&p, (const char *const[]){"run", "--rm", "--entrypoint", "/bin/sh", IMAGE, "-c",
+		"forge-entrypoint --version && test -f /skills/default/" SKILL "/review.md"
+		" && test -d /usr/local/share/forge-review/examples"
+		" && ! command -v cc && ! command -v cmake && ! test -e /usr/include/uv.h"
+		" && echo runtime-ok", NULL}, 300);
+	cr_assert(p.exited && p.exit_code == 0, "runtime check failed:\n%s%s", p.out, p.err);
+	cr_assert_not_null(strstr(p.out, "runtime-ok"));
+	fgt_proc_release(&p);
+}
+
+static const char WORKER_APPEND[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo \"worker cycle $FORGE_CYCLE\" >> work.log\n";
+
+static const char REVIEWER_REJECT_THEN_APPROVE[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: work.log needs a second line'; "
+	"else echo APPROVED; fi\n";
+
+static void assert_owned(const struct stat *st, const struct box *b, const char *what)
+{
+	cr_assert_eq(st->st_uid, b->uid, "%s belongs to uid %ld, not the caller %ld", what,
+		     (long)st->st_uid, (long)b->uid);
+	cr_assert_eq(st->st_gid, b->gid, "%s belongs to gid %ld, not the caller %ld", what,
+		     (long)st->st_gid, (long)b->gid);
+}
+
+Test(docker, reject_then_approve_writes_cycles_owned_by_the_caller)
+{
+	struct box b;
+	struct cmd c;
+	struct fgt_proc p;
+	struct stat st;
+
+	ensure_image();
+	box_init(&b, "loop", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	cmd_run(&c, &b, NULL);
+	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
+	cr_assert(p.exited && p.exit_code == 0, "container exited %d (signal %d):\n%s\n%s",
+		  p.exit_code, p.signal, p.out, p.err);
+
+	cJSON *c1 = read_cycle(&b, 1, &st);
+	cr_assert_not_null(c1, "no review_cycle_1.json:\n%s", p.err);
+	assert_owned(&st, &b, "review_cycle_1.json");
+	cr_assert_str_eq(jstr(c1, "verdict"), "rejected");
+	cr_assert_not_null(strstr(jstr(c1, "feedback"), "second line"));
+	cr_assert_str_eq(jstr(c1, "run_id"), "docker-test");
+	cJSON *c2 = read_cycle(&b, 2, &st);
+	cr_assert_not_null(c2, "no review_cycle_2.json:\n%s", p.err);
+	assert_owned(&st, &b, "review_cycle_2.json");
+	cr_assert_str_eq(jstr(c2, "verdict"), "approved");
+	cr_assert_null(read_cycle(&b, 3, NULL), "a third cycle after the approval");
+
+	/* The worker ran twice (first run and one retry), as the caller. */
+	char *log_path = fgt_fmt("%s/work.log", b.ws);
+	char *log = fgt_read(log_path, NULL);
+	cr_assert_not_null(log);
+	cr_assert_not_null(strchr(log, '\n'));
+	cr_assert_not_null(strchr(strchr(log, '\n') + 1, '\n'), "worker ran once only:\n%s", log);
+	cr_assert_eq(stat(log_path, &st), 0);
+	assert_owned(&st, &b, "work.log");
+	free(log);
+	free(log_path);
+	cJSON_Delete(c1);
+	cJSON_Delete(c2);
+	fgt_proc_release(&p);
+	cmd_release(&c);
+	box_release(&b);
+}
+
+/*
+ * The worker double-forks: a subshell starts a short sleep and exits at
+ * once, so the sleep is orphaned and re-parented to PID 1. The worker writes
+ * down the orphan's pid and parent. The reviewer then waits for the orphan to
+ * disappear from /proc, scans /proc for any zombie, and approves only when
+ * there is none: a PID 1 that does not reap leaves the sleep as a zombie.
+ */
+static const char WORKER_ORPHAN[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"( sleep 1 & echo $! > orphan.pid )\n"
+	"pid=$(cat orphan.pid)\n"
+	"sed 's/.*) //' /proc/$pid/stat | cut -d' ' -f2 > orphan.ppid\n"
+	"tr '\\0' ' ' < /proc/1/cmdline > pid1.cmdline\n";
+
+static const char REVIEWER_ZOMBIES[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"pid=$(cat orphan.pid)\n"
+	"i=0\n"
+	"while [ -e /proc/$pid ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done\n"
+	"z=\n"
+	"for f in /proc/[0-9]*/stat; do\n"
+	"  s=$(sed 's/.*) //' \"$f\" 2>/dev/null | cut -d' ' -f1)\n"
+	"  [ \"$s\" = Z ] && z=\"$z $(basename $(dirname $f))\"\n"
+	"done\n"
+	"if [ -e /proc/$pid ] || [ -n \"$z\" ]; then\n"
+	"  echo \"REJECTED: orphan $pid still in /proc, zombies:$z\"\n"
+	"else echo APPROVED; fi\n";
+
+Test(docker, entrypoint_as_pid1_reaps_orphaned_grandchildren)
+{
+	struct box b;
+	struct cmd c;
+	struct fgt_proc p;
+
+	ensure_image();
+	box_init(&b, "reap", "---\nmax_retries: 1\n---\nNo zombies allowed.\n");
+	box_agent(&b, "worker.sh", WORKER_ORPHAN);
+	box_agent(&b, "reviewer.sh", REVIEWER_ZOMBIES);
+	cmd_run(&c, &b, NULL);
+	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
+	cr_assert(p.exited && p.exit_code == 0, "container exited %d:\n%s\n%s", p.exit_code,
+		  p.out, p.err);
+
+	/* PID 1 is the entrypoint itself (no --init), and it adopted the orphan. */
+	char *pid1_path = fgt_fmt("%s/pid1.cmdline", b.ws);
+	char *pid1 = fgt_read(pid1_path, NULL);
+	cr_assert_not_null(pid1);
+	cr_assert_not_null(strstr(pid1, "forge-entrypoint"), "PID 1 is '%s'", pid1);
+	char *ppid_path = fgt_fmt("%s/orphan.ppid", b.ws);
+	char *ppid = fgt_read(ppid_path, NULL);
+	cr_assert_not_null(ppid);
+	cr_assert_str_eq(ppid, "1\n", "the orphan's parent was %s", ppid);
+
+	cJSON *c1 = read_cycle(&b, 1, NULL);
+	cr_assert_not_null(c1, "no review_cycle_1.json:\n%s", p.err);
+	cr_assert_str_eq(jstr(c1, "verdict"), "approved", "reviewer saw: %s", jstr(c1, "feedback"));
+	cJSON_Delete(c1);
+	free(pid1);
+	free(pid1_path);
+	free(ppid);
+	free(ppid_path);
+	fgt_proc_release(&p);
+	cmd_release(&c);
+	box_release(&b);
+}
+
+static const char WORKER_HANGS[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo started > started\n"
+	"exec sleep 600\n";
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Starts argv in the background with its output in files under dir. */
+static pid_t spawn_logged(const char *const argv[], const char *dir)
+{
+	posix_spawn_file_actions_t fa;
+	char *out = fgt_fmt("%s/run.out", dir);
+	char *err = fgt_fmt("%s/run.err", dir);
+	pid_t pid;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	free(out);
+	free(err);
+	return pid;
+}
+
+/* Waits up to limit_s for pid; kills it and fails the test past that. */
+static int wait_bounded(pid_t pid, int limit_s)
+{
+	int status = 0;
+
+	for (int i = 0; i < limit_s * 10; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return status;
+		cr_assert_geq(r, 0, "waitpid: %s", strerror(errno));
+		sleep_ms(100);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	cr_assert_fail("docker run still running after %d s", limit_s);
+	return status;
+}
+
+static int container_listed(const char *name)
+{
+	struct fgt_proc p;
+	char *filter = fgt_fmt("name=^%s$", name);
+	int listed;
+
+	docker(&p, (const char *const[]){"ps", "-a", "-q", "--filter", filter, NULL}, 60);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	listed = p.out_len > 0;
+	fgt_proc_release(&p);
+	free(filter);
+	return listed;
+}
+
+Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
+{
+	struct box b;
+	struct cmd c;
+	struct fgt_proc p;
+
+	ensure_image();
+	box_init(&b, "stop", "Review.\n");
+	box_agent(&b, "worker.sh", WORKER_HANGS);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	cmd_run(&c, &b, NULL);
+	pid_t client = spawn_logged(c.argv, b.tmp);
+
+	char *started = fgt_fmt("%s/started", b.ws);
+	for (int i = 0; i < 1200 && !fgt_exists(started); i++)
+		sleep_ms(100);
+	cr_assert(fgt_exists(started), "the worker never started");
+
+	/* A 60 s grace period: had the entrypoint ignored SIGTERM, docker would
+	 * SIGKILL it and the run would end with 137, not 143. */
+	docker(&p, (const char *const[]){"stop", "-t", "60", b.name, NULL}, 180);
+	cr_assert_eq(p.exit_code, 0, "docker stop: %s", p.err);
+	fgt_proc_release(&p);
+	int status = wait_bounded(client, 120);
+	char *err_path = fgt_fmt("%s/run.err", b.tmp);
+	char *err = fgt_read(err_path, NULL);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 143,
+		  "docker run ended with status %#x, want exit 143:\n%s", status, err ? err : "");
+	for (int i = 0; i < 100 && container_listed(b.name); i++)
+		sleep_ms(100);
+	cr_assert(!container_listed(b.name), "container %s left behind", b.name);
+	free(err);
+	free(err_path);
+	free(started);
+	cmd_release(&c);
+	box_release(&b);
+}
