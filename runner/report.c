@@ -1,0 +1,760 @@
+/*
+ * report.c - `forge-runner report`: merge result files into one auto-review
+ * report (JSON, or a Markdown "Auto-Review Notes" section). The contract is
+ * in report.h; the user's manual in docs/reference/report.md.
+ *
+ * Flow: parse options, load each result file into an entry (or a warning),
+ * merge the entry into the report by key (report_put), sort by key, render,
+ * write. A report holds a handful of steps, so the key lookup is a linear
+ * scan: O(n^2) over the inputs, which is fine below thousands of files.
+ */
+#include "report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/cycle.h"
+#include "forge/fsutil.h"
+#include "forge/names.h"
+
+enum { R_FORMAT = 1, R_OUTPUT, R_ONLY_OPEN, R_HELP };
+
+const struct fg_opt rn_report_options[] = {
+	{ R_FORMAT, "format", 0, "FMT", NULL, "json (default) or markdown" },
+	{ R_OUTPUT, "output", 'o', "FILE", NULL, "write the report to FILE (atomically) instead of stdout" },
+	{ R_ONLY_OPEN, "only-open", 0, NULL, NULL, "only steps left exhausted, stalled or failed" },
+	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+#define PREFIX "forge-runner report: "
+
+/* One result file, reduced to what the report shows. */
+struct entry {
+	char *key;          /* "{task_key}__{step}" */
+	char *task_key;     /* NULL: none */
+	char *step;
+	char *skill;        /* NULL: none */
+	char *run_id;       /* NULL: none */
+	char *state;        /* approved|exhausted|stalled|failed|none */
+	bool exhausted;
+	struct fg_cycle *cycles;   /* sorted by cycle number */
+	size_t ncycles;
+	char *source;       /* the path as given */
+};
+
+struct report {
+	struct entry *v;
+	size_t n, cap;
+	struct fg_strvec warnings;
+};
+
+static void entry_release(struct entry *e)
+{
+	for (size_t i = 0; i < e->ncycles; i++)
+		fg_cycle_release(&e->cycles[i]);
+	free(e->cycles);
+	free(e->key);
+	free(e->task_key);
+	free(e->step);
+	free(e->skill);
+	free(e->run_id);
+	free(e->state);
+	free(e->source);
+	memset(e, 0, sizeof(*e));
+}
+
+static void report_release(struct report *rp)
+{
+	for (size_t i = 0; i < rp->n; i++)
+		entry_release(&rp->v[i]);
+	free(rp->v);
+	fg_strvec_release(&rp->warnings);
+}
+
+/* Warnings go to stderr as they happen and into the JSON "warnings". */
+static void report_warn(struct report *rp, char *msg)
+{
+	fprintf(stderr, PREFIX "%s\n", msg);
+	fg_strvec_push_take(&rp->warnings, msg);
+}
+
+/* ---- loading ---- */
+
+/* Same exact-length rule as cycle files: one JSON value, then only
+ * whitespace; NUL bytes refused since cJSON would stop at one. */
+static cJSON *parse_exact(const char *data, size_t len)
+{
+	const char *end = NULL;
+	cJSON *o;
+
+	if (!len || memchr(data, '\0', len))
+		return NULL;
+	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!o)
+		return NULL;
+	for (; end && end < data + len; end++) {
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+static const char *read_error(int r)
+{
+	if (r == -EFBIG)
+		return "larger than 32 MiB";
+	if (r == -EINVAL)
+		return "not a regular file";
+	return strerror(-r);
+}
+
+/* Reads path into out. The user names the file, so a symlink is followed
+ * (realpath) before fg_read_file_at, which refuses one in the last part. */
+static int read_input(const char *path, struct fg_buf *out, char *err, size_t errlen)
+{
+	char *real = realpath(path, NULL);
+	int r;
+
+	if (!real) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	r = fg_read_file_at(AT_FDCWD, real, RN_REPORT_MAX_INPUT, out, NULL);
+	free(real);
+	if (r) {
+		snprintf(err, errlen, "%s", read_error(r));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A string field that may be null or absent (*out NULL) or must hold a
+ * valid name of kind (when kind >= 0). "" counts as absent. 0 or -1 with
+ * err filled.
+ */
+static int opt_string(const cJSON *o, const char *field, int kind, char **out, char *err,
+		      size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
+	char nerr[256];
+
+	*out = NULL;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v)) {
+		snprintf(err, errlen, "not a result file: field '%s' must be a string or null", field);
+		return -1;
+	}
+	if (!v->valuestring[0])
+		return 0;
+	if (kind >= 0 && fg_name_check((enum fg_name_kind)kind, v->valuestring,
+				       strlen(v->valuestring), nerr, sizeof(nerr))) {
+		snprintf(err, errlen, "not a result file: %s", nerr);
+		return -1;
+	}
+	*out = fg_xstrdup(v->valuestring);
+	return 0;
+}
+
+static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	static const char *const states[] = { "approved", "exhausted", "stalled", "failed", "none" };
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "review_state");
+
+	if (!v) {
+		snprintf(err, errlen, "not a result file: missing field 'review_state'");
+		return -1;
+	}
+	for (size_t i = 0; cJSON_IsString(v) && i < sizeof(states) / sizeof(states[0]); i++) {
+		if (!strcmp(v->valuestring, states[i])) {
+			e->state = fg_xstrdup(states[i]);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "not a result file: field 'review_state' must be one of "
+		 "approved, exhausted, stalled, failed, none");
+	return -1;
+}
+
+static int cmp_cycle(const void *a, const void *b)
+{
+	const struct fg_cycle *x = a, *y = b;
+
+	return (x->cycle > y->cycle) - (x->cycle < y->cycle);
+}
+
+/* Each element of review_cycles must be a valid cycle object (cycle.h):
+ * it is re-serialised and fed to fg_cycle_parse so both readers agree. */
+static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "review_cycles");
+	const cJSON *it;
+	char cerr[256];
+
+	if (!cJSON_IsArray(arr)) {
+		snprintf(err, errlen, "not a result file: %s",
+			 arr ? "field 'review_cycles' must be an array" : "missing field 'review_cycles'");
+		return -1;
+	}
+	e->cycles = fg_xcalloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof(*e->cycles));
+	cJSON_ArrayForEach(it, arr) {
+		char *text = cJSON_PrintUnformatted(it);
+		struct fg_cycle *c = &e->cycles[e->ncycles];
+		int r;
+
+		fg_cycle_init(c);
+		r = text ? fg_cycle_parse(c, text, strlen(text), cerr, sizeof(cerr)) : -ENOMEM;
+		cJSON_free(text);
+		if (r) {
+			snprintf(err, errlen, "not a result file: review_cycles[%zu]: %s", e->ncycles,
+				 r == -ENOMEM ? "out of memory" : cerr);
+			return -1;
+		}
+		e->ncycles++;
+	}
+	/* Written in order by the runner; sorted anyway so "last" is the highest. */
+	if (e->ncycles > 1)
+		qsort(e->cycles, e->ncycles, sizeof(*e->cycles), cmp_cycle);
+	return 0;
+}
+
+/* Fills e from the parsed object o. 0, or -1 with err filled; e is then
+ * partly filled and the caller releases it. */
+static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step");
+	const cJSON *exh = cJSON_GetObjectItemCaseSensitive(o, "review_exhausted");
+
+	if (!cJSON_IsObject(o)) {
+		snprintf(err, errlen, "not a result file: not a JSON object");
+		return -1;
+	}
+	if (!cJSON_IsString(step)) {
+		snprintf(err, errlen, "not a result file: %s",
+			 step ? "field 'step' must be a string" : "missing field 'step'");
+		return -1;
+	}
+	if (opt_string(o, "step", FG_NAME_STEP, &e->step, err, errlen) ||
+	    opt_string(o, "task_key", FG_NAME_TASK_KEY, &e->task_key, err, errlen) ||
+	    opt_string(o, "skill", FG_NAME_SKILL, &e->skill, err, errlen) ||
+	    opt_string(o, "run_id", -1, &e->run_id, err, errlen))
+		return -1;
+	if (!e->step) {
+		snprintf(err, errlen, "not a result file: field 'step' is empty");
+		return -1;
+	}
+	if (parse_state(o, e, err, errlen) || parse_cycles(o, e, err, errlen))
+		return -1;
+	/* review_exhausted is the runner's word; recomputed only when absent. */
+	e->exhausted = cJSON_IsBool(exh) ? cJSON_IsTrue(exh) : fg_cycles_exhausted(e->cycles, e->ncycles);
+	e->key = fg_xasprintf("%s__%s", e->task_key ? e->task_key : "", e->step);
+	return 0;
+}
+
+/* Loads one result file into e (initialised to zero). 0 or -1 with err. */
+static int load_entry(const char *path, struct entry *e, char *err, size_t errlen)
+{
+	struct fg_buf b;
+	cJSON *o;
+	int r = -1;
+
+	fg_buf_init(&b, RN_REPORT_MAX_INPUT);
+	if (read_input(path, &b, err, errlen))
+		goto out;
+	o = parse_exact(b.data, b.len);
+	if (!o) {
+		snprintf(err, errlen, "not valid JSON");
+		goto out;
+	}
+	r = fill_entry(o, e, err, errlen);
+	cJSON_Delete(o);
+	if (!r)
+		e->source = fg_xstrdup(path);
+out:
+	fg_buf_release(&b);
+	if (r)
+		entry_release(e);
+	return r;
+}
+
+/* ---- merging ---- */
+
+/* The last cycle's timestamp, "" without cycles (older than any stamp;
+ * the fixed-width ISO form compares correctly as a string). */
+static const char *last_stamp(const struct entry *e)
+{
+	return e->ncycles ? e->cycles[e->ncycles - 1].timestamp : "";
+}
+
+/*
+ * Adds e (taken) to the report. A key seen before keeps the newer of the
+ * two (report.h), and the replacement is reported; entries of other keys
+ * are never touched.
+ */
+static void report_put(struct report *rp, struct entry *e)
+{
+	struct entry *old = NULL;
+	const char *to, *tn;
+	int cmp;
+
+	for (size_t i = 0; i < rp->n && !old; i++)
+		if (!strcmp(rp->v[i].key, e->key))
+			old = &rp->v[i];
+	if (!old) {
+		if (rp->n == rp->cap) {
+			rp->cap = rp->cap ? rp->cap * 2 : 8;
+			rp->v = fg_xreallocarray(rp->v, rp->cap, sizeof(*rp->v));
+		}
+		rp->v[rp->n++] = *e;
+		memset(e, 0, sizeof(*e));
+		return;
+	}
+	to = last_stamp(old);
+	tn = last_stamp(e);
+	cmp = strcmp(tn, to);
+	if (cmp < 0) {
+		report_warn(rp, fg_xasprintf("duplicate key '%s': kept '%s' (its last cycle is newer: %s "
+					     "after %s), dropped '%s'", e->key, old->source, to,
+					     tn[0] ? tn : "no cycles", e->source));
+		entry_release(e);
+		return;
+	}
+	if (cmp > 0)
+		report_warn(rp, fg_xasprintf("duplicate key '%s': kept '%s' (its last cycle is newer: %s "
+					     "after %s), dropped '%s'", e->key, e->source, tn,
+					     to[0] ? to : "no cycles", old->source));
+	else
+		report_warn(rp, fg_xasprintf("duplicate key '%s': kept '%s' (last cycles equally recent, "
+					     "named later), dropped '%s'", e->key, e->source,
+					     old->source));
+	entry_release(old);
+	*old = *e;
+	memset(e, 0, sizeof(*e));
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	return strcmp(x->key, y->key);
+}
+
+static bool entry_open(const struct entry *e)
+{
+	return strcmp(e->state, "approved") && strcmp(e->state, "none");
+}
+
+/* The last cycle's feedback when it was rejected, else NULL (borrowed). */
+static const char *open_feedback(const struct entry *e)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+
+	return last && last->verdict == FG_VERDICT_REJECTED ? last->feedback : NULL;
+}
+
+/* ---- JSON ---- */
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *entry_json(const struct entry *e)
+{
+	cJSON *o = cJSON_CreateObject(), *cycles = cJSON_CreateArray();
+
+	add_str_or_null(o, "task_key", e->task_key);
+	cJSON_AddStringToObject(o, "step", e->step);
+	add_str_or_null(o, "skill", e->skill);
+	add_str_or_null(o, "run_id", e->run_id);
+	cJSON_AddStringToObject(o, "state", e->state);
+	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
+	for (size_t i = 0; i < e->ncycles; i++) {
+		const struct fg_cycle *c = &e->cycles[i];
+		cJSON *co = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(co, "cycle", c->cycle);
+		cJSON_AddNumberToObject(co, "max_cycles", c->max_cycles);
+		cJSON_AddStringToObject(co, "verdict", fg_verdict_kind_name(c->verdict));
+		cJSON_AddStringToObject(co, "feedback", c->feedback);
+		cJSON_AddStringToObject(co, "timestamp", c->timestamp);
+		cJSON_AddItemToArray(cycles, co);
+	}
+	cJSON_AddItemToObject(o, "cycles", cycles);
+	add_str_or_null(o, "open_feedback", open_feedback(e));
+	cJSON_AddStringToObject(o, "source", e->source);
+	return o;
+}
+
+/* The report as pretty JSON with a trailing newline, or -E2BIG. */
+static int render_json(const struct report *rp, bool only_open, struct fg_buf *out)
+{
+	cJSON *root = cJSON_CreateObject(), *entries = cJSON_CreateObject(), *warn;
+	char *text;
+	int r;
+
+	for (size_t i = 0; i < rp->n; i++)
+		if (!only_open || entry_open(&rp->v[i]))
+			cJSON_AddItemToObject(entries, rp->v[i].key, entry_json(&rp->v[i]));
+	cJSON_AddItemToObject(root, "entries", entries);
+	warn = cJSON_AddArrayToObject(root, "warnings");
+	for (size_t i = 0; i < rp->warnings.n; i++)
+		cJSON_AddItemToArray(warn, cJSON_CreateString(rp->warnings.v[i]));
+	text = cJSON_Print(root);
+	cJSON_Delete(root);
+	if (!text)
+		return -ENOMEM;
+	r = fg_buf_adds(out, text);
+	if (!r)
+		r = fg_buf_addc(out, '\n');
+	cJSON_free(text);
+	return r;
+}
+
+/* ---- Markdown ---- */
+
+/* A Markdown writer with a sticky error: once an append fails (the report
+ * reached RN_REPORT_MAX_OUTPUT), later smaller appends must not hide it. */
+struct md {
+	struct fg_buf *b;
+	int err;
+};
+
+static void md_add(struct md *m, const char *p, size_t n)
+{
+	if (!m->err)
+		m->err = fg_buf_add(m->b, p, n);
+}
+
+static void md_adds(struct md *m, const char *s)
+{
+	md_add(m, s, strlen(s));
+}
+
+static void md_addc(struct md *m, char c)
+{
+	md_add(m, &c, 1);
+}
+
+static void md_addf(struct md *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void md_addf(struct md *m, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!m->err)
+		m->err = fg_buf_vaddf(m->b, fmt, ap);
+	va_end(ap);
+}
+
+/* Names are validated (no whitespace or control bytes), but may still hold
+ * characters that Markdown would read as markup; those are escaped. '_'
+ * is left alone: GitHub never emphasises inside a word, and step names
+ * are full of it. */
+static void md_name(struct md *m, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("\\`*[]<>|~#", *s))
+			md_addc(m, '\\');
+		md_addc(m, *s);
+	}
+}
+
+/* Length of the prefix of s (n bytes) at most max bytes long that does not
+ * split a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+/* The first non-blank line of feedback, trimmed, cut to RN_REPORT_CELL_MAX
+ * bytes, with '|' escaped for the table; " …" marks a cut or more lines. */
+static void md_cell(struct md *m, const char *fb)
+{
+	const char *s = fb + strspn(fb, " \t\r\n");
+	size_t n = strcspn(s, "\r\n"), cut;
+	bool more;
+
+	more = s[n + strspn(s + n, " \t\r\n")] != '\0';
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n) {
+		md_adds(m, "—");
+		return;
+	}
+	cut = utf8_cut(s, n, RN_REPORT_CELL_MAX);
+	for (size_t i = 0; i < cut; i++) {
+		if (s[i] == '|')
+			md_addc(m, '\\');
+		md_addc(m, s[i] == '\t' ? ' ' : s[i]);
+	}
+	if (more || cut < n)
+		md_adds(m, " …");
+}
+
+/* Feedback as a blockquote: every line prefixed, CRLF folded, trailing
+ * blank lines dropped, so nothing in it can end the quote early. */
+static void md_quote(struct md *m, const char *fb)
+{
+	size_t len = strlen(fb);
+
+	while (len > 0 && strchr(" \t\r\n", fb[len - 1]))
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(fb + i, "\r\n");
+
+		if (n > len - i)
+			n = len - i;
+		md_adds(m, n ? "> " : ">");
+		md_add(m, fb + i, n);
+		md_addc(m, '\n');
+		/* One terminator: "\r\n", "\n" or a lone "\r". */
+		i += n;
+		if (i < len && fb[i] == '\r')
+			i++;
+		else if (i < len && fb[i] == '\n')
+			i++;
+		if (i < len && i > 0 && fb[i - 1] == '\r' && fb[i] == '\n')
+			i++;
+	}
+}
+
+static void md_cycles(struct md *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	md_addf(m, " · **Cycles:** %d/%d\n\n| Cycle | Verdict | Feedback |\n|---|---|---|\n",
+		last->cycle, last->max_cycles);
+	for (size_t i = 0; i < e->ncycles; i++) {
+		md_addf(m, "| %d | %s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].verdict));
+		md_cell(m, e->cycles[i].feedback);
+		md_adds(m, " |\n");
+	}
+	md_addc(m, '\n');
+}
+
+static void md_entry(struct md *m, const struct entry *e)
+{
+	const char *open = open_feedback(e);
+
+	md_adds(m, "### ");
+	if (e->task_key) {
+		md_name(m, e->task_key);
+		md_adds(m, " — ");
+	}
+	md_name(m, e->step);
+	md_addf(m, "\n\n**State:** %s", e->state);
+	if (e->skill) {
+		md_adds(m, " · **Skill:** ");
+		md_name(m, e->skill);
+	}
+	if (!e->ncycles) {
+		md_adds(m, " · **Cycles:** 0\n\nNo review cycles.\n\n");
+		return;
+	}
+	md_cycles(m, e);
+	if (strcmp(e->state, "approved") && open && *open) {
+		md_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);
+		md_quote(m, open);
+		md_addc(m, '\n');
+	}
+}
+
+/* The Markdown section, blocks separated by one blank line, ending with one
+ * newline. 0 or -E2BIG. */
+static int render_markdown(const struct report *rp, bool only_open, struct fg_buf *out)
+{
+	struct md m = { out, 0 };
+	size_t shown = 0;
+
+	md_adds(&m, "## Auto-Review Notes\n\n");
+	for (size_t i = 0; i < rp->n; i++) {
+		if (only_open && !entry_open(&rp->v[i]))
+			continue;
+		md_entry(&m, &rp->v[i]);
+		shown++;
+	}
+	if (!shown)
+		md_adds(&m, only_open ? "No open auto-review feedback.\n\n" : "No auto-review results.\n\n");
+	/* Every block ends with a blank line; the section ends with just one '\n'. */
+	if (!m.err && out->len >= 2 && out->data[out->len - 2] == '\n')
+		out->data[--out->len] = '\0';
+	return m.err;
+}
+
+/* ---- command ---- */
+
+struct report_opts {
+	bool markdown;
+	bool only_open;
+	const char *output;
+	struct fg_strvec inputs;
+};
+
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PREFIX, stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ntry 'forge-runner report --help'\n", stderr);
+	return RN_REPORT_EXIT_USAGE;
+}
+
+static int help(void)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 64 * 1024);
+	fg_buf_adds(&b, "usage: forge-runner report RESULT.json... [--format json|markdown] "
+			"[--only-open] [--output FILE]\n\noptions:\n");
+	fg_opts_help(rn_report_options, &b);
+	fputs(fg_buf_str(&b), stdout);
+	fflush(stdout);
+	fg_buf_release(&b);
+	return 0;
+}
+
+/* 0 to go on, 1 after --help (exit 0), or the usage exit code. */
+static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
+{
+	struct fg_opts_iter it;
+	const char *v;
+	char err[256];
+	int id, r;
+
+	fg_opts_init(&it, rn_report_options, argc, argv, 1);
+	for (r = fg_opts_next(&it, &id, &v, err, sizeof(err)); r > 0;
+	     r = fg_opts_next(&it, &id, &v, err, sizeof(err))) {
+		if (id == R_HELP) {
+			*code = help();
+			return 1;
+		}
+		if (id == R_FORMAT && strcmp(v, "json") && strcmp(v, "markdown")) {
+			*code = usage("invalid format '%s' (json or markdown)", v);
+			return 1;
+		}
+		if (id == R_FORMAT)
+			o->markdown = !strcmp(v, "markdown");
+		else if (id == R_OUTPUT)
+			o->output = v;
+		else if (id == R_ONLY_OPEN)
+			o->only_open = true;
+		else
+			fg_strvec_push(&o->inputs, v);
+	}
+	if (r < 0) {
+		*code = usage("%s", err);
+		return 1;
+	}
+	if (!o->inputs.n) {
+		*code = usage("%s", "report needs at least one result file");
+		return 1;
+	}
+	return 0;
+}
+
+/* Writes text to --output atomically, or to stdout. 0 or the failure code. */
+static int emit(const char *output, const struct fg_buf *text)
+{
+	const char *slash;
+	char *dir;
+	int r;
+
+	if (!output || !strcmp(output, "-")) {
+		fwrite(text->data, 1, text->len, stdout);
+		if (fflush(stdout) || ferror(stdout)) {
+			fprintf(stderr, PREFIX "cannot write the report to standard output\n");
+			return RN_REPORT_EXIT_FAILURE;
+		}
+		return 0;
+	}
+	slash = strrchr(output, '/');
+	dir = slash ? fg_xstrndup(output, slash == output ? 1 : (size_t)(slash - output))
+		    : fg_xstrdup(".");
+	r = fg_write_atomic(dir, slash ? slash + 1 : output, text->data, text->len);
+	free(dir);
+	if (r) {
+		fprintf(stderr, PREFIX "cannot write '%s': %s\n", output, strerror(-r));
+		return RN_REPORT_EXIT_FAILURE;
+	}
+	return 0;
+}
+
+/* Loads every input into rp; returns how many could not be used. */
+static size_t load_all(const struct fg_strvec *inputs, struct report *rp)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < inputs->n; i++) {
+		struct entry e;
+		char err[512];
+
+		memset(&e, 0, sizeof(e));
+		if (load_entry(inputs->v[i], &e, err, sizeof(err))) {
+			report_warn(rp, fg_xasprintf("cannot read '%s': %s", inputs->v[i], err));
+			bad++;
+			continue;
+		}
+		report_put(rp, &e);
+	}
+	return bad;
+}
+
+int rn_cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { 0 };
+	struct report rp = { 0 };
+	struct fg_buf out;
+	size_t bad;
+	int code = 0, r;
+
+	fg_strvec_init(&o.inputs);
+	fg_strvec_init(&rp.warnings);
+	if (parse_opts(argc, argv, &o, &code)) {
+		fg_strvec_release(&o.inputs);
+		return code;
+	}
+	bad = load_all(&o.inputs, &rp);
+	if (rp.n > 1)
+		qsort(rp.v, rp.n, sizeof(*rp.v), cmp_entry);
+	fg_buf_init(&out, RN_REPORT_MAX_OUTPUT);
+	r = o.markdown ? render_markdown(&rp, o.only_open, &out)
+		       : render_json(&rp, o.only_open, &out);
+	if (r) {
+		fprintf(stderr, PREFIX "cannot build the report: %s\n",
+			r == -E2BIG ? "larger than 256 MiB" : strerror(-r));
+		code = RN_REPORT_EXIT_FAILURE;
+	} else {
+		code = emit(o.output, &out);
+	}
+	if (!code && bad)
+		code = RN_REPORT_EXIT_PARTIAL;
+	fg_buf_release(&out);
+	report_release(&rp);
+	fg_strvec_release(&o.inputs);
+	return code;
+}

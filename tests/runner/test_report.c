@@ -1,0 +1,583 @@
+/*
+ * test_report.c - `forge-runner report`: merging result files by
+ * {task_key}__{step}, the newer-wins rule for a repeated key and its
+ * warning, JSON parsed back, Markdown checked line by line, and the exit
+ * codes for unreadable and invalid input. rn_cmd_report() is called
+ * directly with stdout and stderr redirected to files.
+ */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "report.h"
+
+TestSuite(report, .timeout = 30);
+
+struct cap {
+	int code;
+	char *out;
+	char *err;
+};
+
+/* Runs rn_cmd_report(argv) with stdout and stderr sent to files in dir. */
+static struct cap run_report(const char *dir, char **argv)
+{
+	char *op = fgt_fmt("%s/.stdout", dir), *ep = fgt_fmt("%s/.stderr", dir);
+	int ofd = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int efd = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int so, se, argc = 0;
+	struct cap c;
+
+	cr_assert(ofd >= 0 && efd >= 0);
+	while (argv[argc])
+		argc++;
+	fflush(stdout);
+	fflush(stderr);
+	so = dup(1);
+	se = dup(2);
+	dup2(ofd, 1);
+	dup2(efd, 2);
+	c.code = rn_cmd_report(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(ofd);
+	close(efd);
+	c.out = fgt_read(op, NULL);
+	c.err = fgt_read(ep, NULL);
+	cr_assert(c.out && c.err);
+	free(op);
+	free(ep);
+	return c;
+}
+
+static void cap_release(struct cap *c)
+{
+	free(c->out);
+	free(c->err);
+}
+
+/* One cycle object; feedback is JSON-escaped already. Owned. */
+static char *cyc(int n, int max, const char *verdict, const char *feedback, const char *ts)
+{
+	return fgt_fmt("{\"cycle\": %d, \"max_cycles\": %d, \"verdict\": \"%s\", \"feedback\": \"%s\","
+		       " \"skill\": \"implement-task\", \"elapsed_seconds\": 12.5, \"timestamp\": \"%s\","
+		       " \"run_id\": \"run-1\"}", n, max, verdict, feedback, ts);
+}
+
+/* Writes a result file as `run --result` would; cycles is a JSON array body. */
+static char *write_result(const char *dir, const char *name, const char *task_key, const char *step,
+			  const char *state, int exhausted, const char *cycles)
+{
+	char *path = fgt_fmt("%s/%s", dir, name);
+	char *tk = task_key ? fgt_fmt("\"%s\"", task_key) : fgt_fmt("null");
+	char *text = fgt_fmt("{\"success\": true, \"exit_code\": 0, \"error_message\": null,\n"
+			     " \"step\": \"%s\", \"skill\": \"implement-task\", \"task_key\": %s,\n"
+			     " \"run_id\": \"run-1\", \"engine\": \"local\", \"duration_seconds\": 93.1,\n"
+			     " \"review_cycles\": [%s],\n \"review_exhausted\": %s,"
+			     " \"review_state\": \"%s\", \"stale_files_cleared\": 0, \"sweep_caught\": 0}\n",
+			     step, tk, cycles, exhausted ? "true" : "false", state);
+
+	fgt_write(path, text);
+	free(tk);
+	free(text);
+	return path;
+}
+
+/* Two rejected cycles out of two: an exhausted step. Owned array body. */
+static char *exhausted_cycles(const char *fb1, const char *fb2, const char *ts2)
+{
+	char *a = cyc(1, 2, "rejected", fb1, "2026-01-15T10:00:00Z");
+	char *b = cyc(2, 2, "rejected", fb2, ts2);
+	char *s = fgt_fmt("%s, %s", a, b);
+
+	free(a);
+	free(b);
+	return s;
+}
+
+/* The three files of the merge scenario: DEMO-1 implement_task and fix_ci
+ * (both exhausted), DEMO-2 implement_task (exhausted). */
+static void write_three(const char *dir, char *paths[3])
+{
+	char *c1 = exhausted_cycles("Missing tests for the parser", "Still no tests", "2026-01-15T10:05:00Z");
+	char *c2 = exhausted_cycles("CI fails on lint", "Lint | format still failing\\nsecond line",
+				    "2026-01-15T11:05:00Z");
+	char *c3 = exhausted_cycles("No docs", "Docs incomplete", "2026-01-15T12:05:00Z");
+
+	paths[0] = write_result(dir, "r1.json", "DEMO-1", "implement_task", "exhausted", 1, c1);
+	paths[1] = write_result(dir, "r2.json", "DEMO-1", "fix_ci", "exhausted", 1, c2);
+	paths[2] = write_result(dir, "r3.json", "DEMO-2", "implement_task", "exhausted", 1, c3);
+	free(c1);
+	free(c2);
+	free(c3);
+}
+
+static void free_paths(char **p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+
+static const cJSON *get(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	cr_assert_not_null(v, "missing '%s'", k);
+	return v;
+}
+
+Test(report, merges_two_exhausted_steps_of_one_task_and_a_third_of_another)
+{
+	char *dir = fgt_tmpdir(), *p[3];
+	struct cap c;
+	cJSON *root;
+	const cJSON *entries, *e, *cycles;
+
+	write_three(dir, p);
+	c = run_report(dir, (char *[]){ "report", p[0], p[1], p[2], NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert_str_eq(c.err, "");
+	root = cJSON_Parse(c.out);
+	cr_assert_not_null(root, "not JSON: %s", c.out);
+	entries = get(root, "entries");
+	cr_assert_eq(cJSON_GetArraySize(entries), 3);
+	/* Sorted by key. */
+	cr_assert_str_eq(entries->child->string, "DEMO-1__fix_ci");
+	cr_assert_str_eq(entries->child->next->string, "DEMO-1__implement_task");
+	cr_assert_str_eq(entries->child->next->next->string, "DEMO-2__implement_task");
+	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), 0);
+
+	e = get(entries, "DEMO-1__fix_ci");
+	cr_assert_str_eq(get(e, "task_key")->valuestring, "DEMO-1");
+	cr_assert_str_eq(get(e, "step")->valuestring, "fix_ci");
+	cr_assert_str_eq(get(e, "skill")->valuestring, "implement-task");
+	cr_assert_str_eq(get(e, "run_id")->valuestring, "run-1");
+	cr_assert_str_eq(get(e, "state")->valuestring, "exhausted");
+	cr_assert(cJSON_IsTrue(get(e, "exhausted")));
+	cr_assert_str_eq(get(e, "open_feedback")->valuestring, "Lint | format still failing\nsecond line");
+	cr_assert_str_eq(get(e, "source")->valuestring, p[1]);
+	cycles = get(e, "cycles");
+	cr_assert_eq(cJSON_GetArraySize(cycles), 2);
+	cr_assert_eq(get(cycles->child, "cycle")->valueint, 1);
+	cr_assert_eq(get(cycles->child, "max_cycles")->valueint, 2);
+	cr_assert_str_eq(get(cycles->child, "verdict")->valuestring, "rejected");
+	cr_assert_str_eq(get(cycles->child, "feedback")->valuestring, "CI fails on lint");
+	cr_assert_str_eq(get(cycles->child, "timestamp")->valuestring, "2026-01-15T10:00:00Z");
+
+	e = get(entries, "DEMO-1__implement_task");
+	cr_assert_str_eq(get(e, "open_feedback")->valuestring, "Still no tests");
+	cr_assert_str_eq(get(e, "source")->valuestring, p[0]);
+	e = get(entries, "DEMO-2__implement_task");
+	cr_assert_str_eq(get(e, "task_key")->valuestring, "DEMO-2");
+	cr_assert_str_eq(get(e, "open_feedback")->valuestring, "Docs incomplete");
+	cr_assert_str_eq(get(e, "source")->valuestring, p[2]);
+
+	cJSON_Delete(root);
+	cap_release(&c);
+	free_paths(p, 3);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+/* Splits text into lines and compares them with want, one by one. */
+static void assert_lines(const char *text, const char *const *want, size_t n)
+{
+	const char *s = text;
+	size_t i = 0;
+
+	for (; *s && i < n; i++) {
+		size_t len = strcspn(s, "\n");
+
+		cr_assert_eq(s[len], '\n', "line %zu has no newline", i + 1);
+		cr_assert(len == strlen(want[i]) && !memcmp(s, want[i], len),
+			  "line %zu: got '%.*s', want '%s'", i + 1, (int)len, s, want[i]);
+		s += len + 1;
+	}
+	cr_assert_eq(i, n, "only %zu lines, want %zu:\n%s", i, n, text);
+	cr_assert_str_eq(s, "", "extra output after line %zu: '%s'", n, s);
+}
+
+Test(report, markdown_output_line_by_line)
+{
+	static const char *const want[] = {
+		"## Auto-Review Notes",
+		"",
+		"### DEMO-1 — fix_ci",
+		"",
+		"**State:** exhausted · **Skill:** implement-task · **Cycles:** 2/2",
+		"",
+		"| Cycle | Verdict | Feedback |",
+		"|---|---|---|",
+		"| 1 | rejected | CI fails on lint |",
+		"| 2 | rejected | Lint \\| format still failing … |",
+		"",
+		"**Open feedback** (cycle 2):",
+		"",
+		"> Lint | format still failing",
+		"> second line",
+		"",
+		"### DEMO-1 — implement_task",
+		"",
+		"**State:** exhausted · **Skill:** implement-task · **Cycles:** 2/2",
+		"",
+		"| Cycle | Verdict | Feedback |",
+		"|---|---|---|",
+		"| 1 | rejected | Missing tests for the parser |",
+		"| 2 | rejected | Still no tests |",
+		"",
+		"**Open feedback** (cycle 2):",
+		"",
+		"> Still no tests",
+		"",
+		"### DEMO-2 — implement_task",
+		"",
+		"**State:** exhausted · **Skill:** implement-task · **Cycles:** 2/2",
+		"",
+		"| Cycle | Verdict | Feedback |",
+		"|---|---|---|",
+		"| 1 | rejected | No docs |",
+		"| 2 | rejected | Docs incomplete |",
+		"",
+		"**Open feedback** (cycle 2):",
+		"",
+		"> Docs incomplete",
+	};
+	char *dir = fgt_tmpdir(), *p[3];
+	struct cap c;
+
+	write_three(dir, p);
+	/* Command-line order does not matter: entries come sorted by key. */
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p[2], p[0], p[1], NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	assert_lines(c.out, want, sizeof(want) / sizeof(want[0]));
+	cap_release(&c);
+	free_paths(p, 3);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, markdown_approved_step_has_no_open_feedback_and_only_open_drops_it)
+{
+	static const char *const all[] = {
+		"## Auto-Review Notes",
+		"",
+		"### DEMO-3 — implement_task",
+		"",
+		"**State:** approved · **Skill:** implement-task · **Cycles:** 2/3",
+		"",
+		"| Cycle | Verdict | Feedback |",
+		"|---|---|---|",
+		"| 1 | rejected | Add a test |",
+		"| 2 | approved | — |",
+		"",
+		"### review",
+		"",
+		"**State:** none · **Skill:** implement-task · **Cycles:** 0",
+		"",
+		"No review cycles.",
+	};
+	static const char *const open_only[] = {
+		"## Auto-Review Notes",
+		"",
+		"No open auto-review feedback.",
+	};
+	char *dir = fgt_tmpdir();
+	char *a = cyc(1, 3, "rejected", "  \\n Add a test  ", "2026-01-15T10:00:00Z");
+	char *b = cyc(2, 3, "approved", "", "2026-01-15T10:10:00Z");
+	char *cy = fgt_fmt("%s, %s", a, b);
+	char *p1 = write_result(dir, "ok.json", "DEMO-3", "implement_task", "approved", 0, cy);
+	char *p2 = write_result(dir, "none.json", NULL, "review", "none", 0, "");
+	struct cap c;
+
+	c = run_report(dir, (char *[]){ "report", "--format=markdown", p1, p2, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	assert_lines(c.out, all, sizeof(all) / sizeof(all[0]));
+	cap_release(&c);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", p1, p2, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	assert_lines(c.out, open_only, sizeof(open_only) / sizeof(open_only[0]));
+	cap_release(&c);
+	free(a);
+	free(b);
+	free(cy);
+	free(p1);
+	free(p2);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
+{
+	char *dir = fgt_tmpdir();
+	char long_fb[128];
+	char *c1, *c2, *cy, *p, *want_cell;
+	struct cap c;
+
+	/* 119 ASCII bytes then "é": the cut at 120 bytes must not split it. */
+	memset(long_fb, 'x', 119);
+	memcpy(long_fb + 119, "\xc3\xa9 tail", 8);
+	c1 = cyc(1, 2, "rejected", long_fb, "2026-01-15T10:00:00Z");
+	c2 = cyc(2, 2, "rejected", "first\\r\\n\\r\\n`a|b` third\\r\\n", "2026-01-15T10:05:00Z");
+	/* Cycles given out of order: the report sorts them by number. */
+	cy = fgt_fmt("%s, %s", c2, c1);
+	p = write_result(dir, "r.json", "T-1", "st", "exhausted", 1, cy);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	want_cell = fgt_fmt("| 1 | rejected | %.119s … |\n| 2 | rejected | first … |\n", long_fb);
+	cr_assert_not_null(strstr(c.out, want_cell), "got:\n%s", c.out);
+	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> `a|b` third\n"),
+			   "got:\n%s", c.out);
+	cr_assert_null(strchr(c.out, '\r'));
+	cap_release(&c);
+	free(want_cell);
+	free(c1);
+	free(c2);
+	free(cy);
+	free(p);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+/* Writes one exhausted DEMO-1__implement_task result whose last cycle ends at ts. */
+static char *write_dup(const char *dir, const char *name, const char *fb, const char *ts)
+{
+	char *cy = exhausted_cycles("first", fb, ts);
+	char *p = write_result(dir, name, "DEMO-1", "implement_task", "exhausted", 1, cy);
+
+	free(cy);
+	return p;
+}
+
+static const cJSON *only_entry(const cJSON *root)
+{
+	const cJSON *entries = get(root, "entries");
+
+	cr_assert_eq(cJSON_GetArraySize(entries), 1);
+	return get(entries, "DEMO-1__implement_task");
+}
+
+Test(report, same_key_twice_keeps_the_newer_and_says_so)
+{
+	char *dir = fgt_tmpdir();
+	char *old = write_dup(dir, "old.json", "old feedback", "2026-01-15T10:05:00Z");
+	char *new = write_dup(dir, "new.json", "new feedback", "2026-01-15T11:05:00Z");
+	char *other = write_dup(dir, "other.json", "x", "2026-01-15T09:00:00Z");
+	char *want;
+	struct cap c;
+	cJSON *root;
+	const cJSON *w;
+
+	/* The newer one named first: it must survive the older one named later. */
+	c = run_report(dir, (char *[]){ "report", new, old, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	root = cJSON_Parse(c.out);
+	cr_assert_not_null(root);
+	cr_assert_str_eq(get(only_entry(root), "open_feedback")->valuestring, "new feedback");
+	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
+	want = fgt_fmt("duplicate key 'DEMO-1__implement_task': kept '%s' (its last cycle is newer: "
+		       "2026-01-15T11:05:00Z after 2026-01-15T10:05:00Z), dropped '%s'", new, old);
+	w = get(root, "warnings");
+	cr_assert_eq(cJSON_GetArraySize(w), 1);
+	cr_assert_str_eq(w->child->valuestring, want);
+	cr_assert_not_null(strstr(c.err, want), "stderr: %s", c.err);
+	cr_assert_eq(strncmp(c.err, "forge-runner report: ", 21), 0);
+	cJSON_Delete(root);
+	cap_release(&c);
+	free(want);
+
+	/* Same order the other way round: the newer named later replaces. */
+	c = run_report(dir, (char *[]){ "report", old, new, NULL });
+	cr_assert_eq(c.code, 0);
+	root = cJSON_Parse(c.out);
+	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
+	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), 1);
+	cJSON_Delete(root);
+	cap_release(&c);
+
+	/* A third, oldest copy: still one entry, one warning per duplicate. */
+	c = run_report(dir, (char *[]){ "report", old, new, other, NULL });
+	cr_assert_eq(c.code, 0);
+	root = cJSON_Parse(c.out);
+	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
+	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), 2);
+	cJSON_Delete(root);
+	cap_release(&c);
+	free(old);
+	free(new);
+	free(other);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, same_key_same_time_keeps_the_one_named_later)
+{
+	char *dir = fgt_tmpdir();
+	char *a = write_dup(dir, "a.json", "from a", "2026-01-15T10:05:00Z");
+	char *b = write_dup(dir, "b.json", "from b", "2026-01-15T10:05:00Z");
+	char *want;
+	struct cap c;
+	cJSON *root;
+
+	c = run_report(dir, (char *[]){ "report", b, a, NULL });
+	cr_assert_eq(c.code, 0);
+	root = cJSON_Parse(c.out);
+	cr_assert_str_eq(get(only_entry(root), "open_feedback")->valuestring, "from a");
+	want = fgt_fmt("duplicate key 'DEMO-1__implement_task': kept '%s' (last cycles equally recent, "
+		       "named later), dropped '%s'", a, b);
+	cr_assert_str_eq(get(root, "warnings")->child->valuestring, want);
+	cr_assert_not_null(strstr(c.err, want));
+	cJSON_Delete(root);
+	cap_release(&c);
+	free(want);
+	free(a);
+	free(b);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, bad_inputs_are_skipped_named_and_exit_1)
+{
+	static const struct { const char *name; const char *content; const char *why; } cases[] = {
+		{ "missing.json", NULL, "No such file or directory" },
+		{ "garbage.json", "{\"step\": ", "not valid JSON" },
+		{ "trailing.json", "{} x", "not valid JSON" },
+		{ "empty.json", "", "not valid JSON" },
+		{ "array.json", "[1, 2]", "not a result file: not a JSON object" },
+		{ "nostep.json", "{\"review_state\": \"none\", \"review_cycles\": []}",
+		  "not a result file: missing field 'step'" },
+		{ "badstep.json", "{\"step\": \"../x\", \"review_state\": \"none\", \"review_cycles\": []}",
+		  "not a result file: invalid step name" },
+		{ "nostate.json", "{\"step\": \"s\", \"review_cycles\": []}",
+		  "not a result file: missing field 'review_state'" },
+		{ "badstate.json", "{\"step\": \"s\", \"review_state\": \"great\", \"review_cycles\": []}",
+		  "not a result file: field 'review_state' must be one of" },
+		{ "nocycles.json", "{\"step\": \"s\", \"review_state\": \"none\"}",
+		  "not a result file: missing field 'review_cycles'" },
+		{ "badcycle.json", "{\"step\": \"s\", \"review_state\": \"none\", \"review_cycles\": [{\"cycle\": 1}]}",
+		  "not a result file: review_cycles[0]: missing field" },
+		{ "dir.d", NULL, "not a regular file" },
+	};
+	char *dir = fgt_tmpdir();
+	char *good = write_dup(dir, "good.json", "open", "2026-01-15T10:05:00Z");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *path = fgt_fmt("%s/%s", dir, cases[i].name);
+		char *want = fgt_fmt("forge-runner report: cannot read '%s': %s", path, cases[i].why);
+		struct cap c;
+		cJSON *root;
+
+		if (cases[i].content)
+			fgt_write(path, cases[i].content);
+		if (!strcmp(cases[i].name, "dir.d"))
+			cr_assert_eq(mkdir(path, 0700), 0);
+		c = run_report(dir, (char *[]){ "report", path, good, NULL });
+		cr_assert_eq(c.code, 1, "case %s: code %d", cases[i].name, c.code);
+		cr_assert_not_null(strstr(c.err, want), "case %s: stderr: %s", cases[i].name, c.err);
+		/* The good input is still reported, and the skip is in the warnings. */
+		root = cJSON_Parse(c.out);
+		cr_assert_not_null(root, "case %s: stdout: %s", cases[i].name, c.out);
+		cr_assert_str_eq(get(only_entry(root), "source")->valuestring, good);
+		cr_assert_not_null(strstr(get(root, "warnings")->child->valuestring, cases[i].why));
+		cJSON_Delete(root);
+		cap_release(&c);
+		free(want);
+		free(path);
+	}
+	free(good);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, only_bad_inputs_still_print_an_empty_report_and_exit_1)
+{
+	char *dir = fgt_tmpdir();
+	char *missing = fgt_fmt("%s/nope.json", dir);
+	struct cap c = run_report(dir, (char *[]){ "report", "--format", "markdown", missing, NULL });
+
+	cr_assert_eq(c.code, 1);
+	cr_assert_str_eq(c.out, "## Auto-Review Notes\n\nNo auto-review results.\n");
+	cap_release(&c);
+	free(missing);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, usage_errors_exit_2_and_write_nothing)
+{
+	static char *cases[][5] = {
+		{ "report", NULL },
+		{ "report", "--format", "html", "x.json", NULL },
+		{ "report", "--bogus", "x.json", NULL },
+		{ "report", "x.json", "--output", NULL },
+		{ "report", "--only-open=yes", "x.json", NULL },
+	};
+	char *dir = fgt_tmpdir();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct cap c = run_report(dir, cases[i]);
+
+		cr_assert_eq(c.code, 2, "case %zu", i);
+		cr_assert_str_eq(c.out, "", "case %zu", i);
+		cr_assert_eq(strncmp(c.err, "forge-runner report: ", 21), 0, "case %zu: %s", i, c.err);
+		cr_assert_not_null(strstr(c.err, "try 'forge-runner report --help'"), "case %zu", i);
+		cap_release(&c);
+	}
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, help_lists_every_option)
+{
+	char *dir = fgt_tmpdir();
+	struct cap c = run_report(dir, (char *[]){ "report", "--help", NULL });
+
+	cr_assert_eq(c.code, 0);
+	for (const struct fg_opt *o = rn_report_options; o->name; o++) {
+		char *want = fgt_fmt("--%s", o->name);
+
+		cr_assert_not_null(strstr(c.out, want), "--help lacks %s", want);
+		free(want);
+	}
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(report, output_file_is_written_instead_of_stdout)
+{
+	char *dir = fgt_tmpdir(), *p[3];
+	char *out = fgt_fmt("%s/notes.md", dir), *bad = fgt_fmt("%s/no/such/dir/x.md", dir);
+	char *text;
+	struct cap c;
+
+	write_three(dir, p);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "-o", out, p[0], p[1], p[2], NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert_str_eq(c.out, "");
+	text = fgt_read(out, NULL);
+	cr_assert_not_null(text);
+	cr_assert_eq(strncmp(text, "## Auto-Review Notes\n\n### DEMO-1 — fix_ci\n", 42), 0, "%s", text);
+	cap_release(&c);
+	free(text);
+
+	c = run_report(dir, (char *[]){ "report", "--output", bad, p[0], NULL });
+	cr_assert_eq(c.code, 125);
+	cr_assert_not_null(strstr(c.err, "forge-runner report: cannot write '"), "%s", c.err);
+	cr_assert_eq(fgt_exists(bad), 0);
+	cap_release(&c);
+	free_paths(p, 3);
+	free(out);
+	free(bad);
+	fgt_rm_rf(dir);
+	free(dir);
+}
