@@ -1,0 +1,371 @@
+/*
+ * test_entrypoint_loop.c - the review loop end to end: the real
+ * forge-entrypoint with scripted sh agents in a temporary workspace.
+ */
+#include "entrypoint_e2e.h"
+
+TestSuite(entrypoint_loop, .timeout = 120);
+
+/* A worker that records its prompt, feedback and cycle per run. */
+static const char RECORDING_WORKER[] =
+	"cat > \"$FORGE_WORKSPACE/../worker_stdin_$FORGE_CYCLE.txt\"\n"
+	"cp \"$FORGE_PROMPT_FILE\" \"$FORGE_WORKSPACE/../worker_promptfile_$FORGE_CYCLE.txt\"\n"
+	"if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" \"$FORGE_WORKSPACE/../worker_feedback_$FORGE_CYCLE.txt\"; fi\n"
+	"echo \"role=$FORGE_ROLE cycle=$FORGE_CYCLE step=$FORGE_STEP_NAME skill=$FORGE_SKILL_NAME key=$FORGE_TASK_KEY run=$FORGE_RUN_ID pwd=$(pwd)\" >> \"$FORGE_WORKSPACE/../worker_env.txt\"\n"
+	"echo hello >> greeting.txt\n";
+
+static char *recording_worker(struct ep_ws *w)
+{
+	return ws_script(w, "worker.sh", RECORDING_WORKER);
+}
+
+/* A reviewer that records its prompts, then runs body. */
+static char *reviewer(struct ep_ws *w, const char *body)
+{
+	char *text = fgt_fmt("cat > \"$FORGE_WORKSPACE/../reviewer_stdin_$FORGE_CYCLE.txt\"\n"
+			     "cp \"$FORGE_SYSTEM_PROMPT_FILE\" \"$FORGE_WORKSPACE/../reviewer_system.txt\"\n"
+			     "echo ran >> \"$FORGE_WORKSPACE/../reviewer_ran.txt\"\n%s", body);
+	char *p = ws_script(w, "reviewer.sh", text);
+
+	free(text);
+	return p;
+}
+
+Test(entrypoint_loop, approve_on_first_cycle)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	cJSON *c, *s;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo 'Looks right. APPROVED'");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	c = ws_json(&w, "review_cycle_1.json");
+	cr_assert_eq(jint(c, "cycle"), 1);
+	cr_assert_eq(jint(c, "max_cycles"), 3);
+	cr_assert_str_eq(jstr(c, "verdict"), "approved");
+	cr_assert_str_eq(jstr(c, "feedback"), "");
+	cr_assert_str_eq(jstr(c, "skill"), "impl");
+	cr_assert_str_eq(jstr(c, "run_id"), "test-run");
+	cr_assert_str_eq(jstr(c, "format"), "marker");
+	cr_assert_str_eq(jstr(c, "reviewer_log"), "review_cycle_1.reviewer.log");
+	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
+	char *log = ws_step_file(&w, "review_cycle_1.reviewer.log");
+	cr_assert_str_eq(log, "Looks right. APPROVED\n");
+	s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), "approved");
+	cr_assert_eq(jint(s, "cycles"), 1);
+	cr_assert_str_eq(jstr(s, "task_key"), "ABC-12");
+	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED"), "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "[reviewer] Looks right. APPROVED"), "stderr:\n%s", p.err);
+	/* The agent's environment and working directory. */
+	char *env = ws_root_file(&w, "worker_env.txt");
+	char *want = fgt_fmt("role=worker cycle=0 step=impl skill=impl key=ABC-12 run=test-run pwd=%s\n", w.ws);
+	cr_assert_str_eq(env, want);
+	/* The prompt on stdin (EOF after it) is the prompt file. */
+	char *in = ws_root_file(&w, "worker_stdin_0.txt"), *pf = ws_root_file(&w, "worker_promptfile_0.txt");
+	cr_assert(strstr(in, "Add a greeting") && strstr(in, "Write hello to greeting.txt"), "%s", in);
+	cr_assert_str_eq(in, pf);
+	char *sys = ws_root_file(&w, "reviewer_system.txt");
+	cr_assert(strstr(sys, "APPROVED") && strstr(sys, "Check greeting.txt."), "%s", sys);
+	free(sys); free(in); free(pf); free(env); free(want); free(log);
+	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Check greeting.txt.\n");
+	char *wk = recording_worker(&w);
+	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: greeting.txt must say hello twice'; "
+			    "else echo APPROVED; fi");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
+	cr_assert_str_eq(jstr(c1, "verdict"), "rejected");
+	cr_assert_str_eq(jstr(c1, "feedback"), "greeting.txt must say hello twice");
+	cr_assert_str_eq(jstr(c2, "verdict"), "approved");
+	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - greeting.txt must say hello twice"), "%s", p.err);
+	/* The retry got the feedback: prompt section, feedback file, FORGE_CYCLE. */
+	char *retry = ws_root_file(&w, "worker_stdin_1.txt");
+	char *fb = ws_root_file(&w, "worker_feedback_1.txt");
+	cr_assert(retry && strstr(retry, "## Reviewer Feedback"), "%s", retry);
+	cr_assert(strstr(retry, "greeting.txt must say hello twice"), "%s", retry);
+	cr_assert(strstr(retry, "Add a greeting"), "%s", retry);
+	cr_assert(fb && strstr(fb, "greeting.txt must say hello twice"), "%s", fb);
+	cr_assert(!ws_has(&w, 0, "worker_feedback_0.txt"));
+	/* Re-review with memory: cycle 2's reviewer sees cycle 1's feedback. */
+	char *r2 = ws_root_file(&w, "reviewer_stdin_2.txt");
+	cr_assert(r2 && strstr(r2, "greeting.txt must say hello twice") && strstr(r2, "regression"), "%s", r2);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), "approved");
+	cr_assert_eq(jint(s, "cycles"), 2);
+	free(retry); free(fb); free(r2);
+	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+static void run_exhaustion(const char *fail_env, int want_exit)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	const char *extra[] = { fail_env, NULL };
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nBe strict.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo \"REJECTED: still wrong ($FORGE_CYCLE)\"");
+	ws_run(&w, &p, wk, rv, fail_env ? extra : NULL);
+	cr_assert_eq(p.exit_code, want_exit, "stderr:\n%s", p.err);
+	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(c2, "verdict"), "rejected");
+	cr_assert_eq(jint(c2, "cycle"), 2);
+	cr_assert_eq(jint(c2, "max_cycles"), 2);
+	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"));
+	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	/* The worker ran twice: first run and one retry (none after the last cycle). */
+	char *env = ws_root_file(&w, "worker_env.txt");
+	cr_assert(strstr(env, "cycle=1") && !strstr(env, "cycle=2"), "%s", env);
+	free(env);
+	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, exhaustion_exits_zero_by_default)
+{
+	run_exhaustion(NULL, 0);
+}
+
+Test(entrypoint_loop, exhaustion_exits_three_when_told_to_fail)
+{
+	run_exhaustion("AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", 3);
+}
+
+/* One cycle with a misbehaving reviewer: a rejected cycle whose feedback says what happened. */
+static void reviewer_failure(const char *body, const char *const *extra, const char *want_feedback,
+			     const char *want_format)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, body);
+	ws_run(&w, &p, wk, rv, extra);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cr_assert_str_eq(jstr(c, "verdict"), "rejected");
+	cr_assert(strstr(jstr(c, "feedback"), want_feedback), "feedback: %s", jstr(c, "feedback"));
+	cr_assert_str_eq(jstr(c, "format"), want_format);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, reviewer_nonzero_exit_is_a_rejection)
+{
+	reviewer_failure("echo APPROVED; exit 3", NULL, "reviewer exited with status 3", "none");
+}
+
+Test(entrypoint_loop, reviewer_crash_is_a_rejection)
+{
+	reviewer_failure("echo APPROVED; kill -SEGV $$", NULL, "reviewer was killed by signal 11", "none");
+}
+
+Test(entrypoint_loop, reviewer_timeout_is_a_rejection)
+{
+	const char *extra[] = { "FORGE_AGENT_TIMEOUT=1", NULL };
+
+	reviewer_failure("echo APPROVED; sleep 60", extra, "timed out after 1 s", "none");
+}
+
+Test(entrypoint_loop, silent_hung_reviewer_is_stopped_by_idle_watchdog)
+{
+	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=1", NULL };
+
+	reviewer_failure("echo APPROVED; sleep 60", extra, "FORGE_AGENT_IDLE_TIMEOUT", "none");
+}
+
+Test(entrypoint_loop, reviewer_empty_output_is_a_rejection)
+{
+	reviewer_failure("printf '  \\n\\n'", NULL, "the reviewer printed nothing", "none");
+}
+
+Test(entrypoint_loop, reviewer_without_verdict_is_a_rejection)
+{
+	reviewer_failure("echo 'I looked at it and have thoughts.'", NULL, "Verdict could not be parsed", "none");
+}
+
+Test(entrypoint_loop, missing_reviewer_binary_is_a_rejection)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = recording_worker(&w);
+	ws_run(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cr_assert(strstr(jstr(c, "feedback"), "cannot run reviewer '/nonexistent/reviewer-xyz': No such file or directory"),
+		  "%s", jstr(c, "feedback"));
+	cJSON_Delete(c); free(wk);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Check.\n");
+	char *wk = ws_script(&w, "worker.sh", "echo 'cannot do it' >&2; exit 4");
+	char *rv = reviewer(&w, "echo APPROVED");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "worker exited with status 4"), "%s", p.err);
+	cr_assert(strstr(p.err, "[worker] cannot do it"), "%s", p.err);
+	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"));
+	cr_assert(!ws_step_exists(&w, "review_summary.json"));
+	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "the reviewer must not run");
+	free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = ws_script(&w, "worker.sh", "cat >/dev/null; [ \"$FORGE_CYCLE\" = 0 ] || exit 7");
+	char *rv = reviewer(&w, "echo 'REJECTED: fix it'");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 1, "a failed retry must never exit 0; stderr:\n%s", p.err);
+	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
+	cJSON *c = ws_json(&w, "review_cycle_3.json");
+	cr_assert_eq(jint(c, "cycle"), 3);
+	cr_assert_eq(jint(c, "max_cycles"), 3);
+	cr_assert_str_eq(jstr(c, "verdict"), "rejected");
+	cr_assert(jtrue(c, "synthetic"));
+	cr_assert(strstr(jstr(c, "feedback"), "worker exited with status 7"), "%s", jstr(c, "feedback"));
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), "failed");
+	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+static void review_skipped(const char *review_md, const char *const *extra, const char *want_state)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	if (review_md)
+		ws_review_md(&w, "default", review_md);
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
+	ws_run(&w, &p, wk, review_md ? rv : NULL, extra);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "the reviewer must not run");
+	cr_assert(ws_has(&w, 1, "greeting.txt"), "the worker must run");
+	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"));
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), want_state);
+	cr_assert_eq(jint(s, "cycles"), 0);
+	cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, max_retries_zero_in_frontmatter_skips_review)
+{
+	review_skipped("---\nmax_retries: 0\n---\nCheck.\n", NULL, "disabled");
+}
+
+Test(entrypoint_loop, max_retries_zero_in_env_skips_review_despite_frontmatter)
+{
+	const char *extra[] = { "AUTO_REVIEW_MAX_RETRIES=0", NULL };
+
+	review_skipped("---\nmax_retries: 3\n---\nCheck.\n", extra, "disabled");
+}
+
+Test(entrypoint_loop, no_review_md_means_no_reviewer)
+{
+	review_skipped(NULL, NULL, "no_review");
+}
+
+Test(entrypoint_loop, project_override_is_chosen)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "DEFAULT RULES\n");
+	ws_review_md(&w, "abc", "PROJECT RULES\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *sys = ws_root_file(&w, "reviewer_system.txt");
+	cr_assert(strstr(sys, "PROJECT RULES") && !strstr(sys, "DEFAULT RULES"), "%s", sys);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert(strstr(jstr(s, "review_md"), "/abc/impl/review.md"), "%s", jstr(s, "review_md"));
+	free(sys);
+	cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, repeated_findings_stall_the_loop)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
+	char *wk = recording_worker(&w);
+	char *rv = reviewer(&w, "echo 'REJECTED:'; echo '  the   greeting is wrong  '");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"), "stalled after 2 cycles, not max");
+	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *s = ws_json(&w, "review_summary.json");
+	cr_assert(jtrue(c2, "stalled"));
+	cr_assert_str_eq(jstr(s, "state"), "stalled");
+	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_loop, changing_findings_do_not_stall)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	const char *extra[] = { "AUTO_REVIEW_STOP_WHEN_STALLED=1", "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = recording_worker(&w);
+	char *rv = reviewer(&w, "echo \"REJECTED: problem number $FORGE_CYCLE\"");
+	ws_run(&w, &p, wk, rv, extra);
+	cr_assert_eq(p.exit_code, 3, "stderr:\n%s", p.err);
+	cr_assert(ws_step_exists(&w, "review_cycle_3.json"));
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	cJSON_Delete(s); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
