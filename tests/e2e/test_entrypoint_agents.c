@@ -1,0 +1,356 @@
+/*
+ * test_entrypoint_agents.c - agents as processes, PID 1 duties and
+ * configuration errors, through the real forge-entrypoint.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "entrypoint_e2e.h"
+
+TestSuite(entrypoint_agents, .timeout = 180);
+
+static long read_pid(struct ep_ws *w, const char *name)
+{
+	char *s = ws_root_file(w, name);
+	long pid;
+
+	cr_assert(s, "missing %s", name);
+	pid = strtol(s, NULL, 10);
+	free(s);
+	return pid;
+}
+
+Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Check.\n");
+	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
+	 * receive SIGTERM, and waits. */
+	char *wk = ws_script(&w, "worker.sh",
+			     "sleep 300 &\n"
+			     "echo $! > ../gc.pid\n"
+			     "echo $$ > ../agent.pid\n"
+			     "kill -TERM $PPID\n"
+			     "wait\n");
+	char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
+	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
+	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
+	cr_assert_eq(count_group((pid_t)agent), 0, "a process of the agent's group is left");
+	cr_assert(kill((pid_t)gc, 0) < 0 && errno == ESRCH, "grandchild %ld still exists", gc);
+	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "nothing runs after SIGTERM");
+	cr_assert(!ws_step_exists(&w, "review_summary.json"));
+	free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, orphans_are_reaped)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	/* A double fork: the short sleep is re-parented to forge-entrypoint
+	 * (subreaper) and exits while the worker still runs. */
+	char *wk = ws_script(&w, "worker.sh", "(sleep 0.2 &)\nsleep 1\n");
+	/* The reviewer counts zombie children of its parent. */
+	char *rv = ws_script(&w, "reviewer.sh",
+			     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
+			     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cr_assert_str_eq(jstr(c, "verdict"), "approved", "%s", jstr(c, "feedback"));
+	cJSON_Delete(c); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = ws_script(&w, "worker.sh", "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
+	char *rv = ws_script(&w, "reviewer.sh",
+			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
+	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cr_assert_str_eq(jstr(c, "verdict"), "approved");
+	/* Streamed live (in chunks, prefixed) and the raw log capped at 32 MiB. */
+	cr_assert_gt(p.err_len, 100000000u);
+	char *path = fgt_fmt("%s/review_cycle_1.reviewer.log", w.step_dir);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_lt(st.st_size, 32 * 1024 * 1024 + 1024);
+	cr_assert_gt(st.st_size, 32 * 1024 * 1024 - 1);
+	free(path);
+	cJSON_Delete(c); free(wk); free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_arguments)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *rec = ws_script(&w, "rec args.sh",
+			      "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > ../args.txt\n"
+			      "cat \"$3\" > ../promptfile.txt");
+	char *cmd = fgt_fmt("'%s' \"--label=it's {step}\" {workspace} {prompt_file} {cycle}/{skill}/{task_key} "
+			    "'{system_prompt_file}' {unknown}", rec);
+	ws_run(&w, &p, cmd, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *args = ws_root_file(&w, "args.txt");
+	char *lines[8] = { 0 };
+	int n = 0;
+	for (char *s = args, *nl; s && *s && n < 8; s = nl + 1) {
+		nl = strchr(s, '\n');
+		cr_assert(nl);
+		*nl = '\0';
+		lines[n++] = s;
+	}
+	cr_assert_eq(n, 6, "args:\n%s", args);
+	cr_assert_str_eq(lines[0], "--label=it's impl");
+	cr_assert_str_eq(lines[1], w.ws);
+	cr_assert(strstr(lines[2], "worker-prompt.md"), "%s", lines[2]);
+	cr_assert_str_eq(lines[3], "0/impl/ABC-12");
+	cr_assert_str_eq(lines[4], "");
+	cr_assert_str_eq(lines[5], "{unknown}");
+	char *pf = ws_root_file(&w, "promptfile.txt");
+	cr_assert(strstr(pf, "Add a greeting"), "%s", pf);
+	/* The prompt files live outside the workspace and are gone afterwards. */
+	cr_assert(strncmp(lines[2], w.ws, strlen(w.ws)) != 0);
+	cr_assert(!fgt_exists(lines[2]), "prompt file left behind: %s", lines[2]);
+	free(pf); free(args); free(cmd); free(rec);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, workspace_with_spaces)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *spaced = fgt_fmt("%s/my \"odd\" ws", w.root);
+	char *keep = fgt_fmt("%s/.keep", spaced);
+	fgt_write(keep, "");
+	char *rec = ws_script(&w, "rec.sh", "printf '%s|%s' \"$1\" \"$(pwd)\" > \"$1/../where.txt\"");
+	char *cmd = fgt_fmt("%s {workspace}", rec);
+	char *wsenv = fgt_fmt("FORGE_WORKSPACE=%s", spaced);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "--step", "impl", NULL };
+	const char *env[] = { wsenv, "FORGE_SKILLS_DIR", "FORGE_TASK_FILE", "FORGE_SKILL_NAME", "FORGE_TASK_KEY",
+			      "FORGE_REVIEWER_CMD", NULL };
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", cmd);
+	const char *env2[8];
+	memcpy(env2, env, sizeof(env));
+	env2[6] = wcmd;
+	env2[7] = NULL;
+	char *skills = fgt_fmt("FORGE_SKILLS_DIR=%s", w.skills);
+	env2[1] = skills;
+	cr_assert_eq(fgt_run(&p, argv, env2, NULL, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *where = ws_root_file(&w, "where.txt");
+	char *want = fgt_fmt("%s|%s", spaced, spaced);
+	cr_assert_str_eq(where, want);
+	free(where); free(want); free(skills); free(wcmd); free(wsenv); free(cmd); free(rec); free(keep); free(spaced);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_run(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "cannot run worker 'xyz-no-such-agent': No such file or directory"), "%s", p.err);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, worker_idle_timeout_fails_the_task)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=1", NULL };
+
+	ws_setup(&w);
+	char *wk = ws_script(&w, "worker.sh", "echo working; exec sleep 60");
+	ws_run(&w, &p, wk, NULL, extra);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "FORGE_AGENT_IDLE_TIMEOUT"), "%s", p.err);
+	free(wk);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, agent_ignoring_sigterm_is_killed_after_grace)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	const char *extra[] = { "FORGE_AGENT_TIMEOUT=1", "FORGE_AGENT_KILL_GRACE=0.5", NULL };
+
+	ws_setup(&w);
+	char *wk = ws_script(&w, "worker.sh", "trap '' TERM\nwhile :; do sleep 1; done");
+	ws_run(&w, &p, wk, NULL, extra);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "worker timed out after 1 s"), "%s", p.err);
+	free(wk);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+/* A configuration error exits 2 and runs nothing. */
+static void config_error(const char *const *extra, const char *step, const char *want)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Check.\n");
+	char *wk = ws_script(&w, "worker.sh", "echo ran > ../worker_ran.txt");
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=%s", wk);
+	const char *env[16];
+	size_t n = 0;
+	for (size_t i = 0; extra && extra[i]; i++)
+		env[n++] = extra[i];
+	env[n++] = wcmd;
+	env[n++] = rcmd;
+	env[n++] = "FORGE_AGENT_TIMEOUT=30";
+	env[n] = NULL;
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "--workspace", w.ws, "--skills-dir", w.skills,
+			       "--step", step, NULL };
+	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, want), "want '%s' in:\n%s", want, p.err);
+	cr_assert(!ws_has(&w, 0, "worker_ran.txt"), "no agent may run on a configuration error");
+	free(wk); free(wcmd); free(rcmd);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, invalid_timeout_is_a_config_error)
+{
+	const char *e[] = { "FORGE_AGENT_TIMEOUT=abc", NULL };
+
+	config_error(e, "impl", "invalid FORGE_AGENT_TIMEOUT 'abc'");
+}
+
+Test(entrypoint_agents, invalid_idle_timeout_is_a_config_error)
+{
+	const char *e[] = { "FORGE_AGENT_IDLE_TIMEOUT=-5", NULL };
+
+	config_error(e, "impl", "FORGE_AGENT_IDLE_TIMEOUT");
+}
+
+Test(entrypoint_agents, invalid_fail_on_exhaustion_is_a_config_error)
+{
+	const char *e[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=maybe", NULL };
+
+	config_error(e, "impl", "AUTO_REVIEW_FAIL_ON_EXHAUSTION");
+}
+
+Test(entrypoint_agents, hostile_step_name_is_a_config_error)
+{
+	config_error(NULL, "../../etc", "invalid step name");
+}
+
+Test(entrypoint_agents, hostile_task_key_is_a_config_error)
+{
+	const char *e[] = { "FORGE_TASK_KEY=../../etc-1", NULL };
+
+	config_error(e, "impl", "task key");
+}
+
+Test(entrypoint_agents, hostile_skill_name_is_a_config_error)
+{
+	const char *e[] = { "FORGE_SKILL_NAME=a/b", NULL };
+
+	config_error(e, "impl", "invalid skill name");
+}
+
+Test(entrypoint_agents, unset_worker_cmd_is_a_config_error)
+{
+	const char *e[] = { "FORGE_WORKER_CMD=", NULL };
+
+	config_error(e, "impl", "FORGE_WORKER_CMD is not set");
+}
+
+Test(entrypoint_agents, unterminated_quote_is_a_config_error)
+{
+	const char *e[] = { "FORGE_REVIEWER_CMD=claude 'oops", NULL };
+
+	config_error(e, "impl", "invalid FORGE_REVIEWER_CMD: unterminated single quote");
+}
+
+Test(entrypoint_agents, unset_reviewer_cmd_with_review_md_is_a_config_error)
+{
+	const char *e[] = { "FORGE_REVIEWER_CMD=", NULL };
+
+	config_error(e, "impl", "FORGE_REVIEWER_CMD is not set");
+}
+
+Test(entrypoint_agents, missing_skills_dir_is_a_config_error)
+{
+	const char *e[] = { "FORGE_SKILLS_DIR=/nonexistent/skills", NULL };
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	/* --skills-dir wins over the env: run without it here. */
+	ws_setup(&w);
+	char *wk = ws_script(&w, "worker.sh", "echo ran > ../worker_ran.txt");
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	const char *env[] = { e[0], wcmd, NULL };
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--step", "impl", NULL };
+	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "/nonexistent/skills"), "%s", p.err);
+	cr_assert(!ws_has(&w, 0, "worker_ran.txt"));
+	free(wk); free(wcmd);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, bad_task_file_is_a_config_error)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *task = fgt_fmt("%s/task.json", w.root);
+	fgt_write(task, "{\"summary\": 42}");
+	ws_run(&w, &p, "/bin/true", NULL, NULL);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "'summary' must be a string"), "%s", p.err);
+	free(task);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_agents, usage_errors_exit_2_with_hint)
+{
+	struct fgt_proc p;
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--no-such-option", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 2);
+	cr_assert(strstr(p.err, "forge-entrypoint: unknown option '--no-such-option'"), "%s", p.err);
+	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"), "%s", p.err);
+	fgt_proc_release(&p);
+}
