@@ -1,0 +1,273 @@
+/*
+ * test_entrypoint_inspect.c - resolve, config, verdict, lint, --help and
+ * --version of the real forge-entrypoint: outputs and exit codes.
+ */
+#include <regex.h>
+
+#include "entrypoint_e2e.h"
+
+TestSuite(entrypoint_inspect, .timeout = 60);
+
+static void run(struct fgt_proc *p, const char *const *argv, const char *const *env, const char *in)
+{
+	cr_assert_eq(fgt_run(p, argv, env, NULL, in, 30), 0);
+	cr_assert(!p->timed_out);
+}
+
+static cJSON *out_json(const struct fgt_proc *p)
+{
+	cJSON *j = cJSON_Parse(p->out);
+
+	cr_assert(j, "not JSON: %s", p->out);
+	return j;
+}
+
+Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Default.\n");
+	ws_review_md(&w, "abc", "Project.\n");
+	const char *a1[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "impl",
+			     "--ticket", "ABC-7", NULL };
+	run(&p, a1, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	char *want = fgt_fmt("%s/abc/impl/review.md\n", w.skills);
+	cr_assert_str_eq(p.out, want);
+	fgt_proc_release(&p);
+	free(want);
+
+	const char *a2[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "impl", NULL };
+	run(&p, a2, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	want = fgt_fmt("%s/default/impl/review.md\n", w.skills);
+	cr_assert_str_eq(p.out, want);
+	fgt_proc_release(&p);
+	free(want);
+
+	const char *a3[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "other", NULL };
+	run(&p, a3, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1);
+	cr_assert_str_eq(p.out, "");
+	fgt_proc_release(&p);
+
+	const char *a4[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "../impl", NULL };
+	run(&p, a4, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	cr_assert_str_eq(p.out, "");
+	fgt_proc_release(&p);
+
+	const char *a5[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "impl",
+			     "--ticket", "../../etc-1", NULL };
+	run(&p, a5, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	fgt_proc_release(&p);
+
+	const char *a6[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, NULL };
+	run(&p, a6, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"));
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_inspect, config_prints_resolved_json)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *f = fgt_fmt("%s/review.md", w.root);
+	fgt_write(f, "---\nmax_retries: 5\n---\nBe strict.\n");
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
+	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
+	run(&p, argv, unset, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cJSON *j = out_json(&p);
+	cr_assert_eq(jint(j, "max_retries"), 5);
+	cr_assert_str_eq(jstr(j, "instructions"), "Be strict.");
+	cr_assert(cJSON_IsArray(cJSON_GetObjectItem(j, "warnings")));
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 0);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	/* The global switch wins; an invalid field warns and falls back. */
+	const char *off[] = { "AUTO_REVIEW_MAX_RETRIES=0", NULL };
+	run(&p, argv, off, NULL);
+	j = out_json(&p);
+	cr_assert_eq(jint(j, "max_retries"), 0);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	fgt_write(f, "---\nmax_retries: \"7\"\n---\nBody\n");
+	run(&p, argv, unset, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	j = out_json(&p);
+	cr_assert_eq(jint(j, "max_retries"), 3);
+	cr_assert_gt(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 0);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	const char *missing[] = { FG_ENTRYPOINT_BIN, "config", "/nonexistent/review.md", NULL };
+	run(&p, missing, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	fgt_proc_release(&p);
+	const char *none[] = { FG_ENTRYPOINT_BIN, "config", NULL };
+	run(&p, none, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	fgt_proc_release(&p);
+	free(f);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_inspect, verdict_reads_stdin_and_files)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	const char *in[] = { FG_ENTRYPOINT_BIN, "verdict", NULL };
+	run(&p, in, NULL, "Nice work.\nAPPROVED\n");
+	cr_assert_eq(p.exit_code, 0);
+	cJSON *j = out_json(&p);
+	cr_assert_str_eq(jstr(j, "verdict"), "approved");
+	cr_assert_str_eq(jstr(j, "feedback"), "");
+	cr_assert_str_eq(jstr(j, "format"), "marker");
+	cr_assert_null(cJSON_GetObjectItem(j, "findings"));
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	char *f = fgt_fmt("%s/out.txt", w.root);
+	fgt_write(f, "Summary\n```json\n{\"verdict\": \"request_changes\", \"findings\": [{\"severity\": \"BLOCKING\", "
+		     "\"ordinal\": 1, \"filePath\": \"a.c\", \"line\": 3, \"title\": \"Leak\", \"description\": \"d\", "
+		     "\"evidence\": \"e\", \"fix\": \"f\"}]}\n```\n");
+	const char *file[] = { FG_ENTRYPOINT_BIN, "verdict", f, NULL };
+	run(&p, file, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	j = out_json(&p);
+	cr_assert_str_eq(jstr(j, "verdict"), "rejected");
+	cr_assert_str_eq(jstr(j, "format"), "json_shadow");
+	cJSON *fs = cJSON_GetObjectItem(j, "findings");
+	cr_assert(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 1);
+	cr_assert_str_eq(jstr(cJSON_GetArrayItem(fs, 0), "filePath"), "a.c");
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	const char *missing[] = { FG_ENTRYPOINT_BIN, "verdict", "/nonexistent/out.txt", NULL };
+	run(&p, missing, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	fgt_proc_release(&p);
+	free(f);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_inspect, verdict_of_fifty_megabytes)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	size_t n = 50u * 1024 * 1024;
+	char *big = malloc(n + 64);
+
+	ws_setup(&w);
+	memset(big, 'x', n);
+	for (size_t i = 80; i < n; i += 81)
+		big[i] = '\n';
+	memcpy(big + n, "\nREJECTED: too big\n", 20);
+	char *f = fgt_fmt("%s/big.txt", w.root);
+	fgt_write(f, big);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "verdict", f, NULL };
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cJSON *j = out_json(&p);
+	cr_assert_str_eq(jstr(j, "verdict"), "rejected");
+	cr_assert_str_eq(jstr(j, "feedback"), "too big");
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+	free(f);
+	free(big);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	regex_t re;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nGood.\n");
+	ws_review_md(&w, "abc", "---\nmax_retries: -1\n---\nBad.\n");
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
+	char *want = fgt_fmt("%s/abc/impl/review.md:2: error: ", w.skills);
+	cr_assert(strstr(p.out, want), "out:\n%s", p.out);
+	cr_assert_eq(regcomp(&re, "^[^\n]+:[0-9]+: (error|warning): [^\n]+$", REG_EXTENDED | REG_NEWLINE), 0);
+	for (char *s = p.out, *nl; *s; s = nl + 1) {
+		nl = strchr(s, '\n');
+		cr_assert(nl);
+		*nl = '\0';
+		cr_assert_eq(regexec(&re, s, 0, NULL, 0), 0, "bad lint line: %s", s);
+		cr_assert(!strstr(s, "default/impl"), "the good file has no problem: %s", s);
+	}
+	regfree(&re);
+	free(want);
+	fgt_proc_release(&p);
+
+	char *good = fgt_fmt("%s/default/impl/review.md", w.skills);
+	const char *one[] = { FG_ENTRYPOINT_BIN, "lint", good, NULL };
+	run(&p, one, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "out:\n%s", p.out);
+	cr_assert_str_eq(p.out, "");
+	fgt_proc_release(&p);
+	free(good);
+
+	const char *none[] = { FG_ENTRYPOINT_BIN, "lint", NULL };
+	run(&p, none, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	fgt_proc_release(&p);
+	const char *missing[] = { FG_ENTRYPOINT_BIN, "lint", "/nonexistent/review.md", NULL };
+	run(&p, missing, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1);
+	cr_assert(strstr(p.out, "/nonexistent/review.md:1: error: "), "%s", p.out);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_inspect, help_lists_every_option_and_version)
+{
+	struct fgt_proc p;
+	const char *help[] = { FG_ENTRYPOINT_BIN, "--help", NULL };
+	const char *opts[] = { "--task-file", "--workspace", "--skills-dir", "--step", "--skill", "--task-key",
+			       "FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD", "FORGE_AGENT_TIMEOUT",
+			       "FORGE_AGENT_IDLE_TIMEOUT", "FORGE_AGENT_KILL_GRACE", "FORGE_RUN_ID",
+			       "AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION", "resolve", "config",
+			       "verdict", "lint", "--version", NULL };
+
+	run(&p, help, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	for (size_t i = 0; opts[i]; i++)
+		cr_assert(strstr(p.out, opts[i]), "--help lacks %s", opts[i]);
+	fgt_proc_release(&p);
+
+	const char *ver[] = { FG_ENTRYPOINT_BIN, "--version", NULL };
+	run(&p, ver, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	cr_assert(!strncmp(p.out, "forge-entrypoint ", 17), "%s", p.out);
+	fgt_proc_release(&p);
+
+	const char *sub[] = { FG_ENTRYPOINT_BIN, "resolve", "--help", NULL };
+	run(&p, sub, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	cr_assert(strstr(p.out, "--ticket"));
+	fgt_proc_release(&p);
+
+	const char *bad[] = { FG_ENTRYPOINT_BIN, "frobnicate", NULL };
+	run(&p, bad, NULL, NULL);
+	cr_assert_eq(p.exit_code, 2);
+	cr_assert(strstr(p.err, "forge-entrypoint: unknown command 'frobnicate'"), "%s", p.err);
+	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"));
+	fgt_proc_release(&p);
+}
