@@ -37,7 +37,7 @@ int fg_buf_adds(struct fg_buf *b, const char *s);
 int fg_buf_addc(struct fg_buf *b, char c);
 /* Appends formatted text. Same returns as fg_buf_add() (nothing appended on -E2BIG). */
 int fg_buf_addf(struct fg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int fg_buf_vaddf(struct fg_buf *b, const char *fmt, va_list ap);
+int fg_buf_vaddf(struct fg_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Returns a NUL-terminated string (never NULL, "" when empty): borrowed. */
 const char *fg_buf_str(const struct fg_buf *b);
 /* Transfers the string to the caller (owned, never NULL) and re-inits b. */
