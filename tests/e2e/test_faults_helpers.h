@@ -1,0 +1,433 @@
+/*
+ * test_faults_helpers.h - shared by the fault tests (test_faults_*.c): a
+ * temporary tree, the real forge-entrypoint and forge-runner, scripted sh
+ * agents or a scripted entrypoint, and a private mount namespace for the
+ * tests that mount a tmpfs or a read-only bind.
+ *
+ * Layout under a fresh temp dir R: R/ws (the workspace, step "impl"),
+ * R/skills/default/impl/review.md, R/task.json, R/out (a directory outside
+ * the workspace), R/runner.log, R/result.json, R/stdout, R/stderr.
+ *
+ * The runner is started with fork/exec (not fgt_run) so that a test can
+ * kill it mid-run and read its peak RSS from wait4(). Every wait has a hard
+ * deadline: a hung program is killed and the test fails; nothing sleeps for
+ * a fixed time to let something happen.
+ *
+ * Included by one test file each (static functions, all used by each includer
+ * or marked unused).
+ */
+#ifndef TEST_FAULTS_HELPERS_H
+#define TEST_FAULTS_HELPERS_H
+
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+
+
+
+struct fx {
+	char *root, *ws, *skills, *step_dir, *task, *out, *log, *result;
+	char *stdout_path, *stderr_path;
+	int status;          /* wait status of the last runner */
+	long maxrss_kb;      /* its peak RSS (wait4) */
+	char *err;           /* its stderr, owned */
+	char *logtext;       /* the log file, owned */
+	cJSON **lines;       /* JSON log lines (json format only) */
+	size_t nlines;
+	cJSON *res;          /* the result file, or NULL */
+};
+
+/* A scripted entrypoint (runner --entrypoint): the same helpers as
+ * test_runner_run.c. cyc N VERDICT [RUN_ID [FEEDBACK]] writes a cycle
+ * atomically; wait_log TEXT waits until the runner logged TEXT. */
+static const char FX_SCRIPT_HEAD[] =
+	"#!/bin/sh\n"
+	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
+	"D=$W/.forge/$S\n"
+	"cyc() {\n"
+	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}; dd=${DIR:-$D}\n"
+	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"impl\","
+	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
+	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$r\" > \"$dd/.c$1.tmp\"\n"
+	"  mv \"$dd/.c$1.tmp\" \"$dd/review_cycle_$1.json\"\n"
+	"}\n"
+	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 3000 ] && exit 99; sleep 0.01; done; }\n";
+
+static inline void fx_setup(struct fx *f)
+{
+	char *p;
+
+	memset(f, 0, sizeof(*f));
+	f->root = fgt_tmpdir();
+	f->ws = fgt_fmt("%s/ws", f->root);
+	f->skills = fgt_fmt("%s/skills", f->root);
+	f->step_dir = fgt_fmt("%s/.forge/impl", f->ws);
+	f->task = fgt_fmt("%s/task.json", f->root);
+	f->out = fgt_fmt("%s/out", f->root);
+	f->log = fgt_fmt("%s/runner.log", f->root);
+	f->result = fgt_fmt("%s/result.json", f->root);
+	f->stdout_path = fgt_fmt("%s/stdout", f->root);
+	f->stderr_path = fgt_fmt("%s/stderr", f->root);
+	p = fgt_fmt("%s/README", f->ws);
+	fgt_write(p, "workspace\n");
+	free(p);
+	p = fgt_fmt("%s/.keep", f->out);
+	fgt_write(p, "");
+	free(p);
+	p = fgt_fmt("%s/default/impl/review.md", f->skills);
+	fgt_write(p, "---\nmax_retries: 3\n---\nCheck the work.\n");
+	free(p);
+	fgt_write(f->task, "{\"task_key\": \"ABC-12\", \"summary\": \"Add a greeting\", "
+		  "\"description\": \"Write hello\", \"skill_name\": \"impl\", \"step_name\": \"impl\"}");
+}
+
+static inline void fx_reset_run(struct fx *f)
+{
+	for (size_t i = 0; i < f->nlines; i++)
+		cJSON_Delete(f->lines[i]);
+	free(f->lines);
+	f->lines = NULL;
+	f->nlines = 0;
+	cJSON_Delete(f->res);
+	f->res = NULL;
+	free(f->err);
+	f->err = NULL;
+	free(f->logtext);
+	f->logtext = NULL;
+	unlink(f->log);
+	unlink(f->result);
+}
+
+static inline void fx_teardown(struct fx *f)
+{
+	fx_reset_run(f);
+	fgt_rm_rf(f->root);
+	free(f->root);
+	free(f->ws);
+	free(f->skills);
+	free(f->step_dir);
+	free(f->task);
+	free(f->out);
+	free(f->log);
+	free(f->result);
+	free(f->stdout_path);
+	free(f->stderr_path);
+}
+
+/* R/name: "#!/bin/sh\n" + body, executable. Owned path. */
+static inline char *fx_script(struct fx *f, const char *name, const char *body)
+{
+	char *p = fgt_fmt("%s/%s", f->root, name);
+	char *text = fgt_fmt("#!/bin/sh\n%s\n", body);
+
+	fgt_write(p, text);
+	fgt_chmod_x(p);
+	free(text);
+	return p;
+}
+
+/* R/name: FX_SCRIPT_HEAD + body, executable: a scripted entrypoint. Owned path. */
+static inline char *fx_fake_entrypoint(struct fx *f, const char *body)
+{
+	char *p = fgt_fmt("%s/ep.sh", f->root);
+	char *text = fgt_fmt("%s%s\n", FX_SCRIPT_HEAD, body);
+
+	fgt_write(p, text);
+	fgt_chmod_x(p);
+	free(text);
+	return p;
+}
+
+/* The environment every program of these tests gets: agents bounded, no
+ * inherited forge settings. */
+static const char *const FX_BASE_ENV[] = {
+	"FORGE_AGENT_TIMEOUT=30", "FORGE_AGENT_IDLE_TIMEOUT=30", "FORGE_AGENT_KILL_GRACE=1",
+	"FORGE_RUN_ID", "AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION",
+	"AUTO_REVIEW_STOP_WHEN_STALLED", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
+	"FORGE_TASK_FILE", "FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_STEP_NAME",
+	"FORGE_SKILL_NAME", "FORGE_TASK_KEY", "FORGE_LOG_LEVEL", "FORGE_ENGINE", "FORGE_IMAGE",
+	"FORGE_ENTRYPOINT_BIN", "FORGE_REVIEW_RECORDING_DIR", NULL,
+};
+
+static inline void apply_env(const char *const *env)
+{
+	for (size_t i = 0; env && env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+
+		if (eq) {
+			char *name = strndup(env[i], (size_t)(eq - env[i]));
+
+			setenv(name, eq + 1, 1);
+			free(name);
+		} else {
+			unsetenv(env[i]);
+		}
+	}
+}
+
+/* Starts argv in its own process group, stdout/stderr to R/stdout and
+ * R/stderr, stdin from /dev/null, in R, with FX_BASE_ENV then env applied. */
+static inline pid_t fx_spawn(struct fx *f, const char *const *argv, const char *const *env)
+{
+	pid_t pid = fork();
+
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY);
+		int o = open(f->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(f->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+			_exit(126);
+		if (chdir(f->root) < 0)
+			_exit(126);
+		apply_env(FX_BASE_ENV);
+		apply_env(env);
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/* Waits up to timeout_s for pid; on timeout kills its group and fails. */
+static inline void fx_wait(struct fx *f, pid_t pid, double timeout_s)
+{
+	struct rusage ru;
+	long waited_ms = 0;
+
+	for (;;) {
+		pid_t r = wait4(pid, &f->status, WNOHANG, &ru);
+
+		if (r == pid)
+			break;
+		cr_assert(r == 0 || errno == EINTR, "wait4: %s", strerror(errno));
+		if (waited_ms > (long)(timeout_s * 1000)) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &f->status, 0);
+			cr_assert_fail("%s hung (killed after %g s); stderr:\n%s", "the program", timeout_s,
+				fgt_read(f->stderr_path, NULL));
+		}
+		usleep(10000);
+		waited_ms += 10;
+	}
+	f->maxrss_kb = ru.ru_maxrss;
+	f->err = fgt_read(f->stderr_path, NULL);
+	if (!f->err)
+		f->err = strdup("");
+}
+
+/* Exit code of the last program, or 128+signal. */
+static inline int fx_code(const struct fx *f)
+{
+	if (WIFEXITED(f->status))
+		return WEXITSTATUS(f->status);
+	return 128 + WTERMSIG(f->status);
+}
+
+/* Reads the log file (JSON lines parsed when json) and the result file. */
+static inline void fx_load(struct fx *f, int json)
+{
+	char *res = fgt_read(f->result, NULL);
+
+	f->logtext = fgt_read(f->log, NULL);
+	if (!f->logtext)
+		f->logtext = strdup("");
+	if (json) {
+		char *copy = strdup(f->logtext), *save = NULL;
+
+		for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			cJSON *o = cJSON_Parse(line);
+
+			cr_assert_not_null(o, "log line is not JSON: %s", line);
+			f->lines = realloc(f->lines, (f->nlines + 1) * sizeof(*f->lines));
+			f->lines[f->nlines++] = o;
+		}
+		free(copy);
+	}
+	if (res) {
+		f->res = cJSON_Parse(res);
+		cr_assert_not_null(f->res, "result is not JSON: %s", res);
+	}
+	free(res);
+}
+
+/* argv of `forge-runner run` on the tree, ep the entrypoint (NULL: the real
+ * one), fmt the log format, then extra (NULL-terminated), after an optional
+ * wrapper prefix (NULL-terminated, may be NULL). Owned array of borrowed
+ * strings, except the three returned through owned[]. */
+static inline const char **fx_runner_argv(struct fx *f, const char *const *wrap, const char *ep,
+				   const char *fmt, const char *const *extra)
+{
+	const char **argv = calloc(64, sizeof(*argv));
+	size_t n = 0;
+
+	for (size_t i = 0; wrap && wrap[i]; i++)
+		argv[n++] = wrap[i];
+	argv[n++] = FG_RUNNER_BIN;
+	argv[n++] = "run";
+	argv[n++] = "--workspace"; argv[n++] = f->ws;
+	argv[n++] = "--step"; argv[n++] = "impl";
+	argv[n++] = "--skill"; argv[n++] = "impl";
+	argv[n++] = "--task-key"; argv[n++] = "ABC-12";
+	argv[n++] = "--task-file"; argv[n++] = f->task;
+	argv[n++] = "--skills-dir"; argv[n++] = f->skills;
+	argv[n++] = "--entrypoint"; argv[n++] = ep ? ep : FG_ENTRYPOINT_BIN;
+	argv[n++] = "--result"; argv[n++] = f->result;
+	argv[n++] = "--log-format"; argv[n++] = fmt;
+	argv[n++] = "--log-file"; argv[n++] = f->log;
+	argv[n++] = "--poll-interval"; argv[n++] = "0.05";
+	for (size_t i = 0; extra && extra[i] && n < 62; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	return argv;
+}
+
+/* Environment for the runner: the agent commands (NULL: unset), LOG and OUT
+ * for scripts, then env. Owned strings in out[0..2]. */
+static inline void fx_runner_env(struct fx *f, const char *worker, const char *reviewer,
+			  const char *const *env, const char *envv[16], char *owned[4])
+{
+	size_t n = 0;
+
+	owned[0] = worker ? fgt_fmt("FORGE_WORKER_CMD=%s", worker) : fgt_fmt("FORGE_WORKER_CMD");
+	owned[1] = reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
+	owned[2] = fgt_fmt("LOG=%s", f->log);
+	owned[3] = fgt_fmt("OUT=%s", f->out);
+	for (int i = 0; i < 4; i++)
+		envv[n++] = owned[i];
+	for (size_t i = 0; env && env[i] && n < 15; i++)
+		envv[n++] = env[i];
+	envv[n] = NULL;
+}
+
+/* Starts the runner (see fx_runner_argv, fx_runner_env); returns its pid. */
+static inline pid_t fx_runner_start(struct fx *f, const char *const *wrap, const char *ep, const char *fmt,
+			     const char *const *extra, const char *worker, const char *reviewer,
+			     const char *const *env)
+{
+	const char **argv = fx_runner_argv(f, wrap, ep, fmt, extra);
+	const char *envv[16];
+	char *owned[4];
+	pid_t pid;
+
+	fx_reset_run(f);
+	fx_runner_env(f, worker, reviewer, env, envv, owned);
+	pid = fx_spawn(f, argv, envv);
+	for (int i = 0; i < 4; i++)
+		free(owned[i]);
+	free(argv);
+	return pid;
+}
+
+/* Runs the runner to the end (60 s deadline) and loads its log and result. */
+static inline void fx_runner(struct fx *f, const char *const *wrap, const char *ep, const char *fmt,
+		      const char *const *extra, const char *worker, const char *reviewer,
+		      const char *const *env)
+{
+	pid_t pid = fx_runner_start(f, wrap, ep, fmt, extra, worker, reviewer, env);
+
+	fx_wait(f, pid, 60);
+	fx_load(f, !strcmp(fmt, "json"));
+}
+
+/* Number of JSON log events named event, with key == val when key is given. */
+static inline int fx_count(const struct fx *f, const char *event, const char *key, const char *val)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < f->nlines; i++) {
+		const cJSON *e = cJSON_GetObjectItem(f->lines[i], "event");
+		const cJSON *k = key ? cJSON_GetObjectItem(f->lines[i], key) : NULL;
+
+		if (!cJSON_IsString(e) || strcmp(e->valuestring, event))
+			continue;
+		if (key && !(cJSON_IsString(k) && !strcmp(k->valuestring, val)))
+			continue;
+		n++;
+	}
+	return n;
+}
+
+/* First JSON log event named event with key == val (key may be NULL), or NULL. */
+static inline const cJSON *fx_event(const struct fx *f, const char *event, const char *key, const char *val)
+{
+	for (size_t i = 0; i < f->nlines; i++) {
+		const cJSON *e = cJSON_GetObjectItem(f->lines[i], "event");
+		const cJSON *k = key ? cJSON_GetObjectItem(f->lines[i], key) : NULL;
+
+		if (cJSON_IsString(e) && !strcmp(e->valuestring, event) &&
+		    (!key || (cJSON_IsString(k) && !strcmp(k->valuestring, val))))
+			return f->lines[i];
+	}
+	return NULL;
+}
+
+static inline const char *fx_str(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static inline int fx_int(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, k);
+
+	cr_assert(cJSON_IsNumber(v), "field '%s' is not a number", k);
+	return v->valueint;
+}
+
+/* The result's review_cycles (fails the test when there is no result). */
+static inline const cJSON *fx_cycles(const struct fx *f)
+{
+	const cJSON *v;
+
+	cr_assert_not_null(f->res, "no result file; stderr:\n%s\nlog:\n%s", f->err, f->logtext);
+	v = cJSON_GetObjectItem(f->res, "review_cycles");
+	cr_assert(cJSON_IsArray(v));
+	return v;
+}
+
+/* Moves this test process (and what it starts) into a private mount
+ * namespace, so mounts vanish with it even when an assertion ends the test.
+ * 0, or skips the test with the reason. */
+static inline void fx_private_mounts(void)
+{
+	if (geteuid() != 0)
+		cr_skip("needs root to mount (euid %d)", (int)geteuid());
+	if (unshare(CLONE_NEWNS) < 0)
+		cr_skip("cannot create a mount namespace: %s", strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		cr_skip("cannot make mounts private: %s", strerror(errno));
+}
+
+/* Names in dir (one per line, sorted by readdir order), owned. */
+static inline char *fx_listing(const char *dir)
+{
+	struct fgt_proc p;
+	const char *argv[] = { "/bin/ls", "-A1", dir, NULL };
+	char *s;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 10), 0);
+	s = strdup(p.out ? p.out : "");
+	fgt_proc_release(&p);
+	return s;
+}
+
+#endif
