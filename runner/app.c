@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "report.h"
 #include "forge/buf.h"
 
 #define RN_MAX_HELP (64 * 1024)
@@ -20,6 +21,7 @@ static void print_help(void)
 		"usage: forge-runner run --workspace DIR --step NAME [options]\n"
 		"       forge-runner watch DIR... [options]\n"
 		"       forge-runner sweep DIR [--run-id ID]\n"
+		"       forge-runner report RESULT.json... [options]\n"
 		"       forge-runner --help | --version\n"
 		"\n"
 		"Launches one workflow step's sandbox (local process, docker or podman),\n"
@@ -30,6 +32,8 @@ static void print_help(void)
 	fg_opts_help(rn_watch_options, &b);
 	fg_buf_adds(&b, "\nsweep options:\n");
 	fg_opts_help(rn_sweep_options, &b);
+	fg_buf_adds(&b, "\nreport options:\n");
+	fg_opts_help(rn_report_options, &b);
 	fg_buf_adds(&b,
 		"\nContainers get the FORGE_* and AUTO_REVIEW_* environment, plus --env NAME.\n"
 		"\nExit codes (run): the entrypoint's code; 124 timeout; 125 runner failure;\n"
@@ -43,7 +47,7 @@ int rn_main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : NULL;
 
 	if (!cmd)
-		return rn_usage("missing subcommand (run, watch or sweep)");
+		return rn_usage("missing subcommand (run, watch, sweep or report)");
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		print_help();
 		return 0;
@@ -58,5 +62,7 @@ int rn_main(int argc, char **argv)
 		return rn_cmd_watch(argc - 1, argv + 1);
 	if (!strcmp(cmd, "sweep"))
 		return rn_cmd_sweep(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return rn_cmd_report(argc - 1, argv + 1);
 	return rn_usage("unknown subcommand '%s'", cmd);
 }
