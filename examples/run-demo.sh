@@ -34,8 +34,8 @@ FORGE_WORKER_CMD="'$here/agents/demo-worker.sh'" \
 FORGE_REVIEWER_CMD="'$here/agents/demo-reviewer.sh'" \
 FORGE_RUN_ID="demo-$$" \
 FORGE_AGENT_TIMEOUT=60 FORGE_AGENT_IDLE_TIMEOUT=60 \
-	"$bin" run --task-file "$tmp/task.json" --workspace "$tmp/workspace" \
-	--skills-dir "$repo/skills" || status=$?
+	"$build/runner/forge-runner" run --engine local --entrypoint "$bin" --step implement_task --skill implement-task --task-key CALC-1 --task-file "$tmp/task.json" --workspace "$tmp/workspace" \
+	--skills-dir "$repo/skills" --result "$tmp/result.json" || status=$?
 
 echo "== cycle files in $tmp/workspace/.forge/implement_task:"
 for f in "$tmp/workspace/.forge/implement_task"/review_cycle_*.json \
@@ -46,5 +46,6 @@ for f in "$tmp/workspace/.forge/implement_task"/review_cycle_*.json \
 done
 echo "== tests after:"
 sh "$tmp/workspace/test.sh" || true
+echo "== forge-runner result ($tmp/result.json):"; cat "$tmp/result.json" 2>/dev/null || true
 echo "== forge-entrypoint exit code: $status (files kept in $tmp)"
 exit "$status"
