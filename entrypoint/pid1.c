@@ -22,8 +22,15 @@ int ep_pid1_init(struct ep_pid1 *p)
 {
 	sigset_t set;
 
+	struct sigaction ign;
+
 	memset(p, 0, sizeof(*p));
 	p->fd = -1;
+	/* Feeding the prompt to an agent that already exited must fail with
+	 * EPIPE, not kill us (main() does this too; tests link us without it). */
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &ign, NULL);
 	watched_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, &p->old_mask) < 0)
 		return -errno;

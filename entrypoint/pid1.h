@@ -33,7 +33,8 @@ struct ep_pid1 {
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
 };
 
-/* Blocks the signals, opens the signalfd, sets the subreaper flag.
+/* Blocks the signals, opens the signalfd, sets the subreaper flag, ignores
+ * SIGPIPE.
  * Returns 0 or a negative errno (p->fd stays -1). */
 int ep_pid1_init(struct ep_pid1 *p);
 void ep_pid1_release(struct ep_pid1 *p);

@@ -1,0 +1,262 @@
+/*
+ * test_agent.c - ep_agent_run with /bin/sh agents, and the bounded capture.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "capture.h"
+#include "fgtest.h"
+#include "pid1.h"
+
+TestSuite(agent, .timeout = 60);
+
+extern char **environ;
+
+struct fixture {
+	struct ep_pid1 pid1;
+	struct ep_capture cap;
+	struct ep_agent_result r;
+	char *dir;
+};
+
+static void run_sh(struct fixture *f, const char *script, const char *input, double timeout, double idle)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+	struct ep_agent_spec s = {
+		.role = "worker", .argv = argv, .envp = environ, .cwd = f->dir,
+		.input = input, .input_len = input ? strlen(input) : 0,
+		.timeout_s = timeout, .idle_timeout_s = idle, .kill_grace_s = 0.5,
+		.capture = &f->cap, .log_fd = -1, .echo_fd = -1,
+	};
+
+	cr_assert_eq(ep_agent_run(&f->pid1, &s, &f->r), 0);
+}
+
+static void setup_fixture(struct fixture *f)
+{
+	cr_assert_eq(ep_pid1_init(&f->pid1), 0);
+	ep_capture_init(&f->cap, 1024, 1024);
+	f->dir = fgt_tmpdir();
+}
+
+static void teardown_fixture(struct fixture *f)
+{
+	ep_capture_release(&f->cap);
+	ep_pid1_release(&f->pid1);
+	fgt_rm_rf(f->dir);
+	free(f->dir);
+}
+
+static char *captured(struct fixture *f)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 1 << 20);
+	ep_capture_text(&f->cap, &b);
+	return fg_buf_detach(&b, NULL);
+}
+
+Test(agent, exit_status_output_and_stdin_eof)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	run_sh(&f, "cat; echo \" in $(pwd)\"; exit 3", "prompt text", 10, 0);
+	cr_assert_eq(f.r.end, EP_AGENT_EXITED);
+	cr_assert_eq(f.r.exit_code, 3);
+	cr_assert(!ep_agent_ok(&f.r));
+	char *out = captured(&f), *want = fgt_fmt("prompt text in %s\n", f.dir);
+	cr_assert_str_eq(out, want);
+	cr_assert_str_eq(f.r.what, "worker exited with status 3");
+	free(out); free(want);
+	teardown_fixture(&f);
+}
+
+Test(agent, success_is_ok)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	run_sh(&f, "echo fine", NULL, 10, 0);
+	cr_assert(ep_agent_ok(&f.r));
+	teardown_fixture(&f);
+}
+
+Test(agent, large_prompt_to_agent_that_never_reads_stdin)
+{
+	struct fixture f;
+	size_t n = 1 << 20;
+	char *big = malloc(n + 1);
+
+	setup_fixture(&f);
+	memset(big, 'p', n);
+	big[n] = '\0';
+	run_sh(&f, "echo done", big, 10, 0);
+	cr_assert(ep_agent_ok(&f.r), "%s", f.r.what);
+	free(big);
+	teardown_fixture(&f);
+}
+
+Test(agent, timeout_kills_the_group)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	run_sh(&f, "sleep 60 & wait", NULL, 0.3, 0);
+	cr_assert_eq(f.r.end, EP_AGENT_TIMEOUT);
+	cr_assert(strstr(f.r.what, "timed out"), "%s", f.r.what);
+	teardown_fixture(&f);
+}
+
+Test(agent, idle_watchdog)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	run_sh(&f, "echo hi; sleep 60", NULL, 30, 0.3);
+	cr_assert_eq(f.r.end, EP_AGENT_IDLE);
+	teardown_fixture(&f);
+}
+
+Test(agent, signal_death_is_reported)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	run_sh(&f, "kill -KILL $$", NULL, 10, 0);
+	cr_assert_eq(f.r.end, EP_AGENT_SIGNALED);
+	cr_assert_eq(f.r.signal, 9);
+	teardown_fixture(&f);
+}
+
+Test(agent, missing_binary_is_not_started)
+{
+	struct fixture f;
+	char *argv[] = { "no-such-agent-binary", NULL };
+
+	setup_fixture(&f);
+	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = f.dir,
+				   .timeout_s = 5, .kill_grace_s = 0.5, .log_fd = -1, .echo_fd = -1 };
+	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	cr_assert_eq(f.r.end, EP_AGENT_NOT_STARTED);
+	cr_assert_str_eq(f.r.what, "cannot run reviewer 'no-such-agent-binary': No such file or directory");
+	teardown_fixture(&f);
+}
+
+Test(agent, leftover_background_process_is_cleaned_up)
+{
+	struct fixture f;
+
+	setup_fixture(&f);
+	/* The agent exits at once but leaves a child holding its stdout. */
+	run_sh(&f, "sleep 60 & echo $!", NULL, 10, 0);
+	cr_assert(ep_agent_ok(&f.r), "%s", f.r.what);
+	char *out = captured(&f);
+	pid_t bg = (pid_t)strtol(out, NULL, 10);
+	cr_assert_gt(bg, 0);
+	cr_assert(kill(bg, 0) < 0, "background child %d survived", (int)bg);
+	free(out);
+	teardown_fixture(&f);
+}
+
+Test(agent, log_is_capped_and_echo_is_prefixed)
+{
+	struct fixture f;
+	char *argv[] = { "/bin/sh", "-c", "printf 'one\\ntwo'; head -c 5000 /dev/zero | tr '\\0' x", NULL };
+
+	setup_fixture(&f);
+	char *logp = fgt_fmt("%s/log", f.dir), *echop = fgt_fmt("%s/echo", f.dir);
+	int lfd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644), efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = f.dir,
+				   .timeout_s = 10, .kill_grace_s = 0.5, .capture = &f.cap,
+				   .log_fd = lfd, .log_max = 100, .echo_fd = efd };
+	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	close(lfd);
+	close(efd);
+	cr_assert_eq(f.r.out_bytes, 5007);
+	size_t llen;
+	char *log = fgt_read(logp, &llen), *echo = fgt_read(echop, NULL);
+	cr_assert(!strncmp(log, "one\ntwo", 7));
+	cr_assert(strstr(log, "output truncated"), "%s", log);
+	cr_assert_lt(llen, 300);
+	cr_assert(!strncmp(echo, "[reviewer] one\n[reviewer] twoxxx", 32), "%s", echo);
+	/* "two" + 5000 x: one line, flushed at EOF with its newline. */
+	cr_assert_eq(strlen(echo), strlen("[reviewer] one\n[reviewer] ") + 5003 + 1);
+	/* Capture: 1024 head + 1024 tail of 5007, the middle counted. */
+	cr_assert_eq(ep_capture_omitted(&f.cap), 5007 - 2048);
+	free(log); free(echo); free(logp); free(echop);
+	teardown_fixture(&f);
+}
+
+Test(agent, env_build_overrides_and_unsets)
+{
+	char *base[] = { "A=1", "B=2", "C=3", NULL };
+	char *set[] = { "B=20", "C", "D=4", NULL };
+	struct fg_strvec v;
+
+	fg_strvec_init(&v);
+	ep_env_build(&v, base, set);
+	cr_assert_eq(v.n, 3);
+	cr_assert_str_eq(v.v[0], "A=1");
+	cr_assert_str_eq(v.v[1], "B=20");
+	cr_assert_str_eq(v.v[2], "D=4");
+	fg_strvec_release(&v);
+}
+
+Test(capture, keeps_head_and_tail)
+{
+	struct ep_capture c;
+	struct fg_buf b;
+
+	ep_capture_init(&c, 4, 6);
+	ep_capture_add(&c, "abcdefgh", 8);
+	ep_capture_add(&c, "ijklmnop", 8);
+	ep_capture_add(&c, "qr", 2);
+	fg_buf_init(&b, 1024);
+	cr_assert_eq(ep_capture_text(&c, &b), 0);
+	cr_assert_str_eq(fg_buf_str(&b), "abcd\n[... 8 bytes omitted ...]\nmnopqr");
+	fg_buf_release(&b);
+	ep_capture_release(&c);
+}
+
+Test(capture, small_input_is_kept_whole)
+{
+	struct ep_capture c;
+	struct fg_buf b;
+
+	ep_capture_init(&c, 4, 6);
+	ep_capture_add(&c, "abcdef", 6);
+	fg_buf_init(&b, 1024);
+	ep_capture_text(&c, &b);
+	cr_assert_str_eq(fg_buf_str(&b), "abcdef");
+	cr_assert_eq(ep_capture_omitted(&c), 0);
+	fg_buf_release(&b);
+	ep_capture_release(&c);
+}
+
+Test(agent, endless_line_is_echoed_in_prefixed_chunks)
+{
+	struct fixture f;
+	char *argv[] = { "/bin/sh", "-c", "head -c 20000 /dev/zero | tr '\\0' y", NULL };
+
+	setup_fixture(&f);
+	char *echop = fgt_fmt("%s/echo", f.dir);
+	int efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct ep_agent_spec s = { .role = "worker", .argv = argv, .envp = environ, .cwd = f.dir,
+				   .timeout_s = 10, .kill_grace_s = 0.5, .log_fd = -1, .echo_fd = efd };
+	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	close(efd);
+	char *echo = fgt_read(echop, NULL);
+	size_t lines = 0;
+	for (char *c = echo; *c; c++)
+		lines += *c == '\n';
+	/* 20000 bytes with no newline: ceil(20000 / EP_AGENT_LINE_MAX) prefixed lines. */
+	cr_assert_eq(lines, (20000 + EP_AGENT_LINE_MAX - 1) / EP_AGENT_LINE_MAX);
+	cr_assert_eq(strlen(echo), 20000 + lines * (strlen("[worker] ") + 1));
+	free(echo); free(echop);
+	teardown_fixture(&f);
+}
