@@ -98,6 +98,8 @@ static void skip_without_engine(void)
 	free(bin);
 	docker(&p, (const char *const[]){"info", "--format", "{{.ServerVersion}}", NULL}, 60);
 	if (!p.exited || p.exit_code != 0) {
+		while (p.err_len > 0 && (p.err[p.err_len - 1] == '\n' || p.err[p.err_len - 1] == ' '))
+			p.err[--p.err_len] = '\0';
 		char *why = fgt_fmt("no Docker Engine answers 'docker info' (%s): container tests not run",
 				    p.err_len ? p.err : "no message");
 
