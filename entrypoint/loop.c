@@ -272,9 +272,13 @@ static int open_log(struct loop *l, const char *name)
 	int fd = -1;
 
 	if (dfd >= 0) {
-		/* O_NOFOLLOW: the workspace is the agents' playground; a symlink
-		 * planted under this name must not redirect our write. */
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		/* The workspace is the agents' playground: a symlink or a hard
+		 * link planted under this name must not redirect or truncate
+		 * anything. Unlink the name, then create a fresh inode
+		 * (O_EXCL implies no symlink is followed). */
+		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+			say("warning: cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		close(dfd);
 	}
 	if (fd < 0)

@@ -95,11 +95,37 @@ static int json_keys(const cJSON *root, struct fg_strvec *out, char *err, size_t
 	return 0;
 }
 
+/* True when a JSON string holds the escape \u0000 (a backslash preceded by
+ * an even number of backslashes, then u0000). cJSON decodes it into a NUL
+ * that silently truncates the C string, so "a\u0000/../x" would read as the
+ * valid name "a": such a task file is refused as a whole instead. */
+static int has_nul_escape(const char *data, size_t len)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\\') {
+			run = 0;
+			continue;
+		}
+		run++;
+		if (run % 2 == 1 && len - i >= 6 && (data[i + 1] == 'u' || data[i + 1] == 'U') &&
+		    !memcmp(data + i + 2, "0000", 4))
+			return 1;
+	}
+	return 0;
+}
+
 int ep_task_parse_json(struct ep_task *t, const char *data, size_t len, char *err, size_t errlen)
 {
-	cJSON *root = cJSON_ParseWithLength(data, len);
+	cJSON *root;
 	int rc = 0;
 
+	if (memchr(data, '\0', len) || has_nul_escape(data, len)) {
+		snprintf(err, errlen, "task file holds a NUL character (\\u0000)");
+		return -EINVAL;
+	}
+	root = cJSON_ParseWithLength(data, len);
 	if (!root || !cJSON_IsObject(root)) {
 		snprintf(err, errlen, "task file is not a JSON object");
 		cJSON_Delete(root);
