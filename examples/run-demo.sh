@@ -1,8 +1,8 @@
 #!/bin/sh
 # run-demo.sh BUILD_DIR - the demo review loop: no Docker, no AI service.
 #
-# Copies examples/demo-workspace to a temporary directory and runs
-# forge-entrypoint on it with the scripted agents of examples/agents and the
+# Copies examples/demo-workspace to a temporary directory and runs the loop
+# on it through forge-runner (engine local, which starts forge-entrypoint) with the scripted agents of examples/agents and the
 # repository's skills/ (skills/default/implement-task/review.md). Expected: the
 # worker fixes one bug, the reviewer rejects (a test still fails), the worker
 # reads the feedback and fixes the rest, the reviewer approves in cycle 2.
@@ -28,11 +28,10 @@ JSON
 echo "== demo workspace: $tmp/workspace"
 echo "== tests before:"
 sh "$tmp/workspace/test.sh" || true
-echo "== forge-entrypoint run"
+echo "== forge-runner run --engine local"
 status=0
 FORGE_WORKER_CMD="'$here/agents/demo-worker.sh'" \
 FORGE_REVIEWER_CMD="'$here/agents/demo-reviewer.sh'" \
-FORGE_RUN_ID="demo-$$" \
 FORGE_AGENT_TIMEOUT=60 FORGE_AGENT_IDLE_TIMEOUT=60 \
 	"$build/runner/forge-runner" run --engine local --entrypoint "$bin" --step implement_task --skill implement-task --task-key CALC-1 --task-file "$tmp/task.json" --workspace "$tmp/workspace" \
 	--skills-dir "$repo/skills" --result "$tmp/result.json" || status=$?
@@ -47,5 +46,5 @@ done
 echo "== tests after:"
 sh "$tmp/workspace/test.sh" || true
 echo "== forge-runner result ($tmp/result.json):"; cat "$tmp/result.json" 2>/dev/null || true
-echo "== forge-entrypoint exit code: $status (files kept in $tmp)"
+echo "== forge-runner exit code: $status (files kept in $tmp)"
 exit "$status"
