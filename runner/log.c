@@ -16,6 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/timeutil.h"
@@ -130,37 +131,6 @@ int rn_log_format_parse(const char *s, enum rn_log_format *out)
 	return -EINVAL;
 }
 
-/*
- * Length of the valid UTF-8 sequence at s (at most n bytes), or 0 when the
- * bytes there are not valid UTF-8 (overlong forms and surrogates refused).
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
 
 /* A UTF-8 code point that must not reach a terminal raw: C1 controls
  * (U+0080..U+009F, e.g. the 8-bit CSI) and the Unicode line separators. */
@@ -195,7 +165,7 @@ static void text_escape(struct fg_buf *b, const char *s, size_t n)
 	fg_buf_addc(b, '"');
 	for (size_t i = 0; i < n;) {
 		unsigned char c = u[i];
-		size_t len = utf8_len(u + i, n - i);
+		size_t len = fg_utf8_seq(u + i, n - i);
 
 		if (c == '"' || c == '\\') {
 			fg_buf_addc(b, '\\');
@@ -229,7 +199,7 @@ static void json_escape(struct fg_buf *b, const char *s, size_t n)
 	fg_buf_addc(b, '"');
 	for (size_t i = 0; i < n;) {
 		unsigned char c = u[i];
-		size_t len = utf8_len(u + i, n - i);
+		size_t len = fg_utf8_seq(u + i, n - i);
 
 		if (c == '"' || c == '\\') {
 			fg_buf_addc(b, '\\');

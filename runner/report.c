@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
@@ -90,26 +91,6 @@ static void report_warn(struct report *rp, char *msg)
 
 /* ---- loading ---- */
 
-/* Same exact-length rule as cycle files: one JSON value, then only
- * whitespace; NUL bytes refused since cJSON would stop at one. */
-static cJSON *parse_exact(const char *data, size_t len)
-{
-	const char *end = NULL;
-	cJSON *o;
-
-	if (!len || memchr(data, '\0', len))
-		return NULL;
-	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!o)
-		return NULL;
-	for (; end && end < data + len; end++) {
-		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-			cJSON_Delete(o);
-			return NULL;
-		}
-	}
-	return o;
-}
 
 static const char *read_error(int r)
 {
@@ -274,7 +255,7 @@ static int load_entry(const char *path, struct entry *e, char *err, size_t errle
 	fg_buf_init(&b, RN_REPORT_MAX_INPUT);
 	if (read_input(path, &b, err, errlen))
 		goto out;
-	o = parse_exact(b.data, b.len);
+	o = fg_json_parse_exact(b.data, b.len);
 	if (!o) {
 		snprintf(err, errlen, "not valid JSON");
 		goto out;

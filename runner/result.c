@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 
@@ -105,7 +106,7 @@ char *rn_result_to_json(const struct rn_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON *arr = cJSON_CreateArray();
-	char *text, *out;
+	char *out;
 
 	cJSON_AddBoolToObject(o, "success", r->exit_code == 0);
 	cJSON_AddNumberToObject(o, "exit_code", r->exit_code);
@@ -123,12 +124,8 @@ char *rn_result_to_json(const struct rn_result *r)
 	cJSON_AddStringToObject(o, "review_state", r->review_state);
 	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
-	text = cJSON_Print(o);
+	out = fg_json_print(o);
 	cJSON_Delete(o);
-	if (!text)
-		abort();
-	out = fg_xasprintf("%s\n", text);
-	cJSON_free(text);
 	return out;
 }
 

@@ -2,6 +2,7 @@
  * cycle.c - review_cycle_N.json: names, JSON shape, validation, atomic
  * writes and directory listings (see cycle.h and docs/reference/cycle-files.md).
  */
+#include "forge/text.h"
 #include "forge/cycle.h"
 
 #include <cjson/cJSON.h>
@@ -116,14 +117,9 @@ struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
 char *fg_cycle_to_json(const struct fg_cycle *c)
 {
 	cJSON *o = fg_cycle_to_cjson(c);
-	char *text = cJSON_Print(o);
-	char *out;
+	char *out = fg_json_print(o);
 
 	cJSON_Delete(o);
-	if (!text)
-		abort();
-	out = fg_xasprintf("%s\n", text);
-	cJSON_free(text);
 	return out;
 }
 
@@ -277,28 +273,6 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 		c->reviewer_log = fg_xstrdup(v->valuestring);
 }
 
-/* Parses exactly len bytes as one JSON value with nothing but whitespace
- * after it. cJSON's own trailing-garbage check wants the NUL inside the
- * length, so the end is checked here. NUL bytes anywhere are refused: cJSON
- * would stop at one and accept a prefix. Returns NULL when invalid. */
-static cJSON *parse_exact(const char *data, size_t len)
-{
-	const char *end = NULL;
-	cJSON *o;
-
-	if (!len || memchr(data, '\0', len))
-		return NULL;
-	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!o)
-		return NULL;
-	for (; end && end < data + len; end++) {
-		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-			cJSON_Delete(o);
-			return NULL;
-		}
-	}
-	return o;
-}
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
 {
@@ -308,7 +282,7 @@ int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, 
 
 	fg_cycle_release(c);
 	fg_cycle_init(&tmp);
-	o = parse_exact(data, len);
+	o = fg_json_parse_exact(data, len);
 	if (!o) {
 		fg__seterr(err, errlen, "not valid JSON");
 		return -EINVAL;

@@ -2,6 +2,7 @@
  * names.c - validation of step, skill and task names, and ticket project keys
  * (see names.h).
  */
+#include "forge/text.h"
 #include "forge/names.h"
 
 #include <errno.h>
@@ -58,39 +59,6 @@ static void quote_name(const char *name, size_t len, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t need;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, UTF-16 surrogates and code points above U+10FFFF. */
-	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return need;
-}
 
 /* The first reason a byte of name is refused, or NULL. */
 static const char *bad_byte(const char *name, size_t len)
@@ -109,7 +77,7 @@ static const char *bad_byte(const char *name, size_t len)
 			return "contains a control character";
 		if (ch == ' ')
 			return "contains whitespace";
-		n = utf8_seq((const unsigned char *)name + i, len - i);
+		n = fg_utf8_seq((const unsigned char *)name + i, len - i);
 		if (!n)
 			return "is not valid UTF-8";
 		i += n;

@@ -9,6 +9,7 @@
  * from an explicitly tagged string (!!str 3), and the schema accepts only
  * the former as an integer.
  */
+#include "forge/text.h"
 #include "forge/reviewmd.h"
 
 #include <errno.h>
@@ -65,40 +66,6 @@ struct walker {
 
 /* ---- content checks ---------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 if invalid.
- * names.c has the same rule; it is small enough not to warrant a shared
- * internal symbol. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t need;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < need)
-		return 0;
-	for (size_t i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return need;
-}
 
 /*
  * Adds an error and returns 1 when data cannot be a review.md (too large, a
@@ -125,7 +92,7 @@ static int content_refused(struct fg_diags *d, const char *data, size_t len)
 		return 1;
 	}
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_seq((const unsigned char *)data + i, len - i);
+		size_t n = fg_utf8_seq((const unsigned char *)data + i, len - i);
 
 		if (!n) {
 			fg_diags_add(d, FG_DIAG_ERROR, line, "file is not valid UTF-8: %s",

@@ -2,6 +2,7 @@
  * summary.c - review_summary.json (see summary.h and
  * docs/reference/cycle-files.md).
  */
+#include "forge/text.h"
 #include "forge/summary.h"
 
 #include <cjson/cJSON.h>
@@ -65,7 +66,7 @@ void fg_summary_release(struct fg_summary *s)
 static char *summary_to_json(const struct fg_summary *s)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *text, *out;
+	char *out;
 
 	if (!o)
 		abort();
@@ -80,12 +81,8 @@ static char *summary_to_json(const struct fg_summary *s)
 		cJSON_AddStringToObject(o, "review_md", s->review_md);
 	else
 		cJSON_AddNullToObject(o, "review_md");
-	text = cJSON_Print(o);
+	out = fg_json_print(o);
 	cJSON_Delete(o);
-	if (!text)
-		abort();
-	out = fg_xasprintf("%s\n", text);
-	cJSON_free(text);
 	return out;
 }
 
@@ -174,28 +171,6 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	return 0;
 }
 
-/* Parses exactly len bytes as one JSON value with nothing but whitespace
- * after it. cJSON's own trailing-garbage check wants the NUL inside the
- * length, so the end is checked here. NUL bytes anywhere are refused: cJSON
- * would stop at one and accept a prefix. Returns NULL when invalid. */
-static cJSON *parse_exact(const char *data, size_t len)
-{
-	const char *end = NULL;
-	cJSON *o;
-
-	if (!len || memchr(data, '\0', len))
-		return NULL;
-	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!o)
-		return NULL;
-	for (; end && end < data + len; end++) {
-		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
-			cJSON_Delete(o);
-			return NULL;
-		}
-	}
-	return o;
-}
 
 static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, size_t errlen)
 {
@@ -204,7 +179,7 @@ static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, s
 	int r = -EINVAL;
 
 	fg_summary_init(&tmp);
-	o = parse_exact(fg_buf_str(b), b->len);
+	o = fg_json_parse_exact(fg_buf_str(b), b->len);
 	if (!o) {
 		fg__seterr(err, errlen, "not valid JSON");
 		return -EINVAL;

@@ -12,6 +12,7 @@
  * review-result marker only needs the tail of the input, read backwards.
  * Nothing is copied except the feedback, which is capped.
  */
+#include "forge/text.h"
 #include "forge/verdict.h"
 
 #include <cjson/cJSON.h>
@@ -224,35 +225,6 @@ static bool info_is_json(const char *t, size_t i, size_t e)
 
 /* ---- feedback text ----------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p (n > 0 bytes left), 0 when the
- * byte starts no valid sequence (stray continuation, overlong form,
- * surrogate, beyond U+10FFFF, truncated) or is a NUL. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t k;
-
-	if (c < 0x80)
-		return c ? 1 : 0;
-	if (c >= 0xC2 && c <= 0xDF)
-		k = 2;
-	else if (c >= 0xE0 && c <= 0xEF)
-		k = 3;
-	else if (c >= 0xF0 && c <= 0xF4)
-		k = 4;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	for (size_t i = 1; i < k; i++)
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-	if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
-	    (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] > 0x8F))
-		return 0;
-	return k;
-}
-
 /* Appends n bytes as valid UTF-8: whole characters only, each NUL or
  * invalid byte replaced by U+FFFD, so the result is a C string that any
  * JSON writer can emit. Stops with -E2BIG at the first character that does
@@ -262,7 +234,7 @@ static int put_utf8(struct fg_buf *b, const char *p, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
-		size_t k = utf8_len((const unsigned char *)p + i, n - i);
+		size_t k = p[i] ? fg_utf8_seq(p + i, n - i) : 0;
 		int r = k ? fg_buf_add(b, p + i, k) : fg_buf_add(b, "\xEF\xBF\xBD", 3);
 
 		if (r)

@@ -1,0 +1,77 @@
+/*
+ * text.c - UTF-8 and JSON helpers (see text.h).
+ */
+#include "forge/text.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+
+size_t fg_utf8_seq(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t need;
+	unsigned int cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		need = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		need = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		need = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < need)
+		return 0;
+	for (size_t i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return need;
+}
+
+cJSON *fg_json_parse_exact(const char *data, size_t len)
+{
+	const char *end = NULL;
+	cJSON *o;
+
+	if (!len || memchr(data, '\0', len))
+		return NULL;
+	/* cJSON's own trailing-garbage check wants the NUL inside the length,
+	 * so the end is checked here. */
+	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	if (!o)
+		return NULL;
+	for (; end && end < data + len; end++) {
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			cJSON_Delete(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+char *fg_json_print(const cJSON *o)
+{
+	char *text = cJSON_Print(o);
+	char *out;
+
+	/* cJSON returns NULL only when its allocation failed. */
+	if (!text)
+		abort();
+	out = fg_xasprintf("%s\n", text);
+	cJSON_free(text);
+	return out;
+}
