@@ -1,0 +1,278 @@
+/*
+ * test_docs.c - the documentation cannot drift from the programs.
+ *
+ * For each program and subcommand, --help is run for real; every long option
+ * (--name) and every environment variable (FORGE_*, AUTO_REVIEW_*) it prints
+ * must appear in docs/reference/config.md and in the program's man page (git's
+ * doc-vs-help test). The shipped skills/ tree must pass lint, and lint must
+ * be able to fail.
+ */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fgtest.h"
+
+TestSuite(docs, .timeout = 60);
+
+struct help_case {
+	const char *bin;
+	const char *man;        /* relative to FG_SOURCE_DIR */
+	const char *args[3];    /* subcommand words before --help */
+};
+
+static const struct help_case HELP_CASES[] = {
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "run", NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "resolve", NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "config", NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "verdict", NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "lint", NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { "run", NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { "watch", NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { "sweep", NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { "report", NULL } },
+};
+
+static char *read_source(const char *rel)
+{
+	char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, rel);
+	char *s = fgt_read(path, NULL);
+
+	cr_assert_not_null(s, "cannot read '%s'", path);
+	free(path);
+	return s;
+}
+
+/* Man page source as a reader sees it: font escapes (\fB, \fR, \f(CW),
+ * zero-width \& and the roff minus \- reduced to plain text. */
+static char *man_plain(const char *rel)
+{
+	char *src = read_source(rel);
+	char *out = malloc(strlen(src) + 1);
+	size_t o = 0;
+
+	cr_assert_not_null(out);
+	for (const char *p = src; *p;) {
+		if (p[0] == '\\' && p[1] == 'f' && p[2] == '(' && p[3] && p[4]) {
+			p += 5;
+		} else if (p[0] == '\\' && p[1] == 'f' && p[2]) {
+			p += 3;
+		} else if (p[0] == '\\' && (p[1] == '&' || p[1] == '%')) {
+			p += 2;
+		} else if (p[0] == '\\' && p[1] == '-') {
+			out[o++] = '-';
+			p += 2;
+		} else {
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	free(src);
+	return out;
+}
+
+static bool word_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '-';
+}
+
+/* needle occurs in hay as a whole token: "--log" is not in "--log-format",
+ * "--step" is not in "a--step", FORGE_X is not in FORGE_X_Y. */
+static bool has_token(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		if ((p == hay || !word_char(p[-1])) && !word_char(p[n]))
+			return true;
+	return false;
+}
+
+static bool opt_char(char c)
+{
+	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-';
+}
+
+static bool env_char(char c)
+{
+	return isupper((unsigned char)c) || isdigit((unsigned char)c) || c == '_';
+}
+
+/* Length of the option or variable name starting at p (0: none). "FORGE_*"
+ * is a wildcard, not a name. */
+static size_t token_len(const char *text, const char *p)
+{
+	size_t prefix, len;
+	bool opt;
+
+	if (p > text && word_char(p[-1]))
+		return 0;
+	opt = p[0] == '-' && p[1] == '-' && islower((unsigned char)p[2]);
+	if (opt)
+		prefix = 2;
+	else if (!strncmp(p, "FORGE_", 6))
+		prefix = 6;
+	else if (!strncmp(p, "AUTO_REVIEW_", 12))
+		prefix = 12;
+	else
+		return 0;
+	len = prefix;
+	while (p[len] && (opt ? opt_char(p[len]) : env_char(p[len])))
+		len++;
+	while (len > prefix && (p[len - 1] == '-' || p[len - 1] == '_'))
+		len--;
+	return len > prefix ? len : 0;
+}
+
+/* Appends to names every distinct long option (--name) and environment
+ * variable (FORGE_*, AUTO_REVIEW_*) of text. Returns the new count. */
+static size_t collect_tokens(const char *text, char names[][64], size_t n, size_t max)
+{
+	for (const char *p = text; *p; p++) {
+		size_t len = token_len(text, p);
+		bool seen = false;
+
+		if (!len)
+			continue;
+		cr_assert_lt(len, 64, "name too long in --help output");
+		for (size_t i = 0; i < n && !seen; i++)
+			seen = strlen(names[i]) == len && !strncmp(names[i], p, len);
+		if (!seen) {
+			cr_assert_lt(n, max, "too many names in --help output");
+			memcpy(names[n], p, len);
+			names[n++][len] = '\0';
+		}
+		p += len - 1;
+	}
+	return n;
+}
+
+static char *help_of(const struct help_case *c)
+{
+	const char *argv[6] = { c->bin };
+	struct fgt_proc p;
+	size_t k = 1;
+	char *out;
+
+	for (size_t i = 0; i < 3 && c->args[i]; i++)
+		argv[k++] = c->args[i];
+	argv[k++] = "--help";
+	argv[k] = NULL;
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	cr_assert(p.exited && p.exit_code == 0, "%s %s --help: exit %d, stderr: %s", c->bin,
+		  c->args[0] ? c->args[0] : "", p.exit_code, p.err);
+	out = p.out;
+	p.out = NULL;
+	fgt_proc_release(&p);
+	return out;
+}
+
+Test(docs, every_help_option_and_variable_is_in_config_md_and_the_man_page)
+{
+	char *config = read_source("docs/reference/config.md");
+	size_t checked = 0, missing = 0;
+
+	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
+		const struct help_case *c = &HELP_CASES[i];
+		char *help = help_of(c);
+		char *man = man_plain(c->man);
+		static char names[256][64];
+		size_t n = collect_tokens(help, names, 0, 256);
+
+		cr_expect_gt(n, 0, "no option found in '%s %s --help'", c->bin, c->args[0] ? c->args[0] : "");
+		if (c->args[0])
+			cr_expect(has_token(man, c->args[0]), "%s: subcommand '%s' not described", c->man,
+				  c->args[0]);
+		for (size_t j = 0; j < n; j++) {
+			bool in_config = has_token(config, names[j]);
+			bool in_man = has_token(man, names[j]);
+
+			cr_expect(in_config, "'%s' (from %s %s --help) is missing from docs/reference/config.md",
+				  names[j], c->bin, c->args[0] ? c->args[0] : "");
+			cr_expect(in_man, "'%s' (from %s %s --help) is missing from %s", names[j], c->bin,
+				  c->args[0] ? c->args[0] : "", c->man);
+			missing += !in_config + !in_man;
+			checked++;
+		}
+		free(help);
+		free(man);
+	}
+	/* Both programs print at least their ~25 run/watch options and variables. */
+	cr_expect_gt(checked, 40, "only %zu names checked: is --help output parsed?", checked);
+	cr_expect_eq(missing, 0);
+	free(config);
+}
+
+Test(docs, token_matching_needs_a_whole_name)
+{
+	static const struct {
+		const char *hay, *needle;
+		bool want;
+	} cases[] = {
+		{ "use --log-format json", "--log-format", true },
+		{ "use --log-format json", "--log", false },
+		{ "`--env NAME`", "--env", true },
+		{ "FORGE_AGENT_TIMEOUT_X", "FORGE_AGENT_TIMEOUT", false },
+		{ "| `FORGE_AGENT_TIMEOUT` |", "FORGE_AGENT_TIMEOUT", true },
+		{ "a--step", "--step", false },
+		{ "report", "report", true },
+		{ "reports", "report", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_expect_eq(has_token(cases[i].hay, cases[i].needle), cases[i].want, "'%s' in '%s'",
+			     cases[i].needle, cases[i].hay);
+}
+
+Test(docs, help_tokens_are_collected_once_and_trimmed)
+{
+	static char names[16][64];
+	size_t n = collect_tokens("  --skills-dir DIR  [env: FORGE_SKILLS_DIR]\n"
+				  "'COMMAND --help'; --skills-dir again, FORGE_*, x--no, --trail-", names, 0, 16);
+
+	cr_assert_eq(n, 4);
+	cr_expect_str_eq(names[0], "--skills-dir");
+	cr_expect_str_eq(names[1], "FORGE_SKILLS_DIR");
+	cr_expect_str_eq(names[2], "--help");
+	cr_expect_str_eq(names[3], "--trail");
+}
+
+static void expect_no_error_lines(const char *what, const char *text)
+{
+	cr_expect_null(strstr(text, ": error:"), "%s printed an error: %s", what, text);
+}
+
+Test(docs, shipped_skills_pass_lint)
+{
+	char *skills = fgt_fmt("%s/skills", FG_SOURCE_DIR);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", skills, NULL };
+	struct fgt_proc p;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	cr_expect(p.exited && p.exit_code == 0, "lint skills/: exit %d\n%s%s", p.exit_code, p.out, p.err);
+	expect_no_error_lines("lint skills/ (stdout)", p.out);
+	expect_no_error_lines("lint skills/ (stderr)", p.err);
+	fgt_proc_release(&p);
+	free(skills);
+}
+
+Test(docs, lint_fails_on_a_broken_review_md)
+{
+	char *dir = fgt_tmpdir();
+	char *file = fgt_fmt("%s/broken/review.md", dir);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", dir, NULL };
+	struct fgt_proc p;
+
+	fgt_write(file, "---\nmax_retries: three\n---\nReview the change.\n");
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	cr_expect(p.exited && p.exit_code == 1, "lint on a broken review.md: exit %d", p.exit_code);
+	cr_expect_not_null(strstr(p.out, "review.md:2: error:"), "no error line for line 2: %s", p.out);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(file);
+	free(dir);
+}
