@@ -61,7 +61,7 @@ static void set_sizes(struct fb_cfg *c)
 	memcpy(c->scale_dirs, c->smoke ? smoke_dirs : full_dirs, sizeof(c->scale_dirs));
 	c->idle_seconds = c->smoke ? 1 : 60;
 	c->ep_cycles = c->smoke ? 5 : 20;
-	c->ep_reps = c->smoke ? 1 : 5;
+	c->ep_reps = c->smoke ? 1 : 9;
 }
 
 static const char *find_in_path(const char *name)

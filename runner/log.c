@@ -131,7 +131,6 @@ int rn_log_format_parse(const char *s, enum rn_log_format *out)
 	return -EINVAL;
 }
 
-
 /* A UTF-8 code point that must not reach a terminal raw: C1 controls
  * (U+0080..U+009F, e.g. the 8-bit CSI) and the Unicode line separators. */
 static int utf8_is_control(const unsigned char *s, size_t len)

@@ -91,7 +91,6 @@ static void report_warn(struct report *rp, char *msg)
 
 /* ---- loading ---- */
 
-
 static const char *read_error(int r)
 {
 	if (r == -EFBIG)

@@ -273,7 +273,6 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 		c->reviewer_log = fg_xstrdup(v->valuestring);
 }
 
-
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
 {
 	struct fg_cycle tmp;

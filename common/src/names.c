@@ -59,7 +59,6 @@ static void quote_name(const char *name, size_t len, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
-
 /* The first reason a byte of name is refused, or NULL. */
 static const char *bad_byte(const char *name, size_t len)
 {

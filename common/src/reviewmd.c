@@ -66,7 +66,6 @@ struct walker {
 
 /* ---- content checks ---------------------------------------------------- */
 
-
 /*
  * Adds an error and returns 1 when data cannot be a review.md (too large, a
  * NUL byte, not UTF-8), so that the caller treats it as empty. One linear

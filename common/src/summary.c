@@ -171,7 +171,6 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	return 0;
 }
 
-
 static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, size_t errlen)
 {
 	struct fg_summary tmp;
