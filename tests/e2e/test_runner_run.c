@@ -54,7 +54,7 @@ static void load_log(struct rr *r)
 /* Creates the temp tree and the script. */
 static void rr_setup(struct rr *r, const char *body)
 {
-	char *script = NULL, *content;
+	char *script = NULL, *content, *readme;
 
 	r->dir = fgt_tmpdir();
 	r->ws = fgt_fmt("%s/ws", r->dir);
@@ -64,7 +64,9 @@ static void rr_setup(struct rr *r, const char *body)
 	content = fgt_fmt("%s%s", script_head, body);
 	fgt_write(script, content);
 	fgt_chmod_x(script);
-	fgt_write(fgt_fmt("%s/README", r->ws), "workspace\n");
+	readme = fgt_fmt("%s/README", r->ws);
+	fgt_write(readme, "workspace\n");
+	free(readme);
 	free(content);
 	free(script);
 }
@@ -181,6 +183,25 @@ static int process_alive(int pid)
 	return 1;
 }
 
+/* Writes dir/name (the path is freed here). */
+static void write_in(const char *dir, const char *name, const char *content)
+{
+	char *path = fgt_fmt("%s/%s", dir, name);
+
+	fgt_write(path, content);
+	free(path);
+}
+
+/* 1 if dir/name exists (lstat). */
+static int exists_in(const char *dir, const char *name)
+{
+	char *path = fgt_fmt("%s/%s", dir, name);
+	int ok = fgt_exists(path);
+
+	free(path);
+	return ok;
+}
+
 static void rr_free(struct rr *r)
 {
 	for (size_t i = 0; i < r->nlines; i++)
@@ -263,7 +284,7 @@ Test(runner_run, stale_files_removed_and_never_reported)
 {
 	struct rr r = { 0 };
 	const cJSON *cs;
-	char *d;
+	char *d, *link;
 
 	/* Files of an earlier run exist before start; the script checks they were
 	 * gone when it started, writes only cycle 1 and exits. */
@@ -271,16 +292,18 @@ Test(runner_run, stale_files_removed_and_never_reported)
 		     "[ -e \"$D/review_summary.json\" ] && exit 8\n"
 		     "cyc 1 approved \"\" new\nexit 0\n");
 	d = fgt_fmt("%s/.forge/impl", r.ws);
-	fgt_write(fgt_fmt("%s/review_cycle_1.json", d),
+	write_in(d, "review_cycle_1.json",
 		  "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
 		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
-	fgt_write(fgt_fmt("%s/review_cycle_2.json", d),
+	write_in(d, "review_cycle_2.json",
 		  "{\"cycle\":2,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
 		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
-	fgt_write(fgt_fmt("%s/review_summary.json", d), "{}\n");
-	fgt_write(fgt_fmt("%s/.review_cycle_3.json.tmp.123", d), "x");
-	fgt_write(fgt_fmt("%s/notes.txt", d), "keep me\n");
-	cr_assert_eq(symlink("/etc/passwd", fgt_fmt("%s/review_cycle_4.json", d)), 0);
+	write_in(d, "review_summary.json", "{}\n");
+	write_in(d, ".review_cycle_3.json.tmp.123", "x");
+	write_in(d, "notes.txt", "keep me\n");
+	link = fgt_fmt("%s/review_cycle_4.json", d);
+	cr_assert_eq(symlink("/etc/passwd", link), 0);
+	free(link);
 	rr_exec(&r, NULL, NULL);
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert_eq(res_int(&r, "stale_files_cleared"), 3);
@@ -289,10 +312,10 @@ Test(runner_run, stale_files_removed_and_never_reported)
 	cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, 0), "feedback"), "new");
 	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "OLD"), 0);
 	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 1);
-	cr_assert(fgt_exists(fgt_fmt("%s/notes.txt", d)));
+	cr_assert(exists_in(d, "notes.txt"));
 	cr_assert(fgt_exists("/etc/passwd"));
-	cr_assert(!fgt_exists(fgt_fmt("%s/review_cycle_4.json", d)));
-	cr_assert(!fgt_exists(fgt_fmt("%s/.review_cycle_3.json.tmp.123", d)));
+	cr_assert(!exists_in(d, "review_cycle_4.json"));
+	cr_assert(!exists_in(d, ".review_cycle_3.json.tmp.123"));
 	free(d);
 	rr_free(&r);
 }

@@ -42,8 +42,9 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 	char *dir = fgt_tmpdir();
 	const char *argv[] = { "/bin/sh", "-c", watch_script, "sh", FG_RUNNER_BIN, dir, NULL };
 	struct fgt_proc p;
-	char *out, *outp = fgt_fmt("%s/out", dir);
-	cr_assert_eq(mkdir(fgt_fmt("%s/a", dir), 0755), 0);
+	char *out, *outp = fgt_fmt("%s/out", dir), *a = fgt_fmt("%s/a", dir);
+
+	cr_assert_eq(mkdir(a, 0755), 0);
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
 	out = fgt_read(outp, NULL);
@@ -64,6 +65,7 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 	}
 	free(out);
 	free(outp);
+	free(a);
 	fgt_proc_release(&p);
 	fgt_rm_rf(dir);
 	free(dir);
@@ -146,10 +148,10 @@ Test(runner_tools, run_with_the_real_entrypoint)
 		NULL,
 	};
 	struct fgt_proc p;
-	char *text;
+	char *text, *reviewmd = fgt_fmt("%s/default/impl/review.md", skills);
 	cJSON *o, *cs;
 
-	fgt_write(fgt_fmt("%s/default/impl/review.md", skills), "---\nmax_retries: 3\n---\nReview the work.\n");
+	fgt_write(reviewmd, "---\nmax_retries: 3\n---\nReview the work.\n");
 	fgt_write(task, "{\"task_key\":\"DEMO-1\",\"summary\":\"do it\",\"description\":\"d\"}\n");
 	cr_assert_eq(mkdir(ws, 0755), 0);
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 40), 0);
@@ -169,4 +171,9 @@ Test(runner_tools, run_with_the_real_entrypoint)
 	fgt_proc_release(&p);
 	fgt_rm_rf(dir);
 	free(dir);
+	free(ws);
+	free(skills);
+	free(res);
+	free(task);
+	free(reviewmd);
 }

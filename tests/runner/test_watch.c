@@ -108,11 +108,15 @@ static void fx_free(struct fixture *f)
 
 static void fx_init(struct fixture *f, int create)
 {
+	char *forge;
+
 	memset(f, 0, sizeof(*f));
 	f->root = fgt_tmpdir();
 	f->dir = fgt_fmt("%s/.forge/step", f->root);
+	forge = fgt_fmt("%s/.forge", f->root);
 	if (create)
-		cr_assert_eq(mkdir(fgt_fmt("%s/.forge", f->root), 0755) || mkdir(f->dir, 0755), 0);
+		cr_assert_eq(mkdir(forge, 0755) || mkdir(f->dir, 0755), 0);
+	free(forge);
 }
 
 Test(watch, rewrite_reported_per_distinct_content)
@@ -143,20 +147,23 @@ Test(watch, rewrite_reported_per_distinct_content)
 Test(watch, invalid_file_retried_then_corrupt_at_sweep)
 {
 	struct fixture f;
-	char *p;
+	char *p, *p2, *p01, *json;
 
 	fx_init(&f, 1);
 	fx_start(&f, NULL, 0, 0);
 	p = fgt_fmt("%s/review_cycle_1.json", f.dir);
+	p2 = fgt_fmt("%s/review_cycle_2.json", f.dir);
+	p01 = fgt_fmt("%s/review_cycle_01.json", f.dir);
 	fgt_write(p, "{\"cycle\": 1,");           /* not JSON yet */
-	fgt_write(fgt_fmt("%s/review_cycle_2.json", f.dir), "garbage");
-	fgt_write(fgt_fmt("%s/review_cycle_01.json", f.dir), "ignored name");
+	fgt_write(p2, "garbage");
+	fgt_write(p01, "ignored name");
 	for (int i = 0; i < 50; i++) {
 		uv_run(&f.loop, UV_RUN_NOWAIT);
 		usleep(1000);
 	}
 	cr_assert_eq(f.seen.count, 0);
-	fgt_write(p, cycle_json(1, "now valid", NULL));   /* rewritten in place */
+	json = cycle_json(1, "now valid", NULL);
+	fgt_write(p, json);                         /* rewritten in place */
 	fx_wait(&f, 1);
 	cr_assert_eq(f.seen.count, 1);
 	rn_watch_sweep(&f.w);
@@ -167,6 +174,9 @@ Test(watch, invalid_file_retried_then_corrupt_at_sweep)
 	cr_assert_null(strstr(strstr(f.logbuf, "cycle_corrupt") + 1, "cycle_corrupt"), "corrupt once");
 	cr_assert_not_null(strstr(f.logbuf, "file=review_cycle_2.json"));
 	free(p);
+	free(p2);
+	free(p01);
+	free(json);
 	fx_free(&f);
 }
 
