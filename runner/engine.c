@@ -10,6 +10,8 @@
 
 #include "forge/alloc.h"
 
+#include "internal_util.h"
+
 #define RN_ENV_PREFIX_FORGE "FORGE_"
 #define RN_ENV_PREFIX_REVIEW "AUTO_REVIEW_"
 
@@ -45,6 +47,58 @@ int rn_engine_env_is_runner_only(const char *name)
 		if (!strcmp(name, runner_only[i]))
 			return 1;
 	return 0;
+}
+
+static int is_name_char(char c)
+{
+	return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+int rn_engine_env_name_check(const char *arg, char *err, size_t errlen)
+{
+	int valid = *arg && !(*arg >= '0' && *arg <= '9');
+
+	if (strchr(arg, '=')) {
+		rn__seterr(err, errlen, "option '--env' takes a variable NAME, not NAME=value "
+			   "(the value is read from the environment)");
+		return -EINVAL;
+	}
+	for (const char *s = arg; valid && *s; s++)
+		valid = is_name_char(*s);
+	if (!valid) {
+		rn__seterr(err, errlen, "option '--env' takes a variable NAME "
+			   "(letters, digits and '_', not starting with a digit)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code)
+{
+	char *name, *msg;
+
+	if (p->kind == RN_ENGINE_LOCAL)
+		return NULL;
+	name = rn_engine_container_name(p->run_id);
+	switch (exit_code) {
+	case 137:
+		msg = fg_xasprintf("container '%s' was killed from outside the runner "
+				   "(SIGKILL: %s kill or the out-of-memory killer)", name, p->program);
+		break;
+	case 125:
+		msg = fg_xasprintf("%s could not run container '%s'", p->program, name);
+		break;
+	case 126:
+		msg = fg_xasprintf("the entrypoint of image '%s' cannot be invoked", p->image);
+		break;
+	case 127:
+		msg = fg_xasprintf("the entrypoint of image '%s' was not found", p->image);
+		break;
+	default:
+		msg = NULL;
+	}
+	free(name);
+	return msg;
 }
 
 char *rn_engine_container_name(const char *run_id)

@@ -17,7 +17,10 @@
  * Protocol: fill struct rn_engine_params -> rn_engine_build() -> spawn argv
  * with env -> to stop: local: signal the process group; containers:
  * spawn rn_engine_stop_argv(force = 0) (docker stop), later force = 1
- * (docker kill). All pure functions: no I/O except reading the params.
+ * (docker kill) -> after the exit: rn_engine_exit_reason() explains the
+ * engine's own exit codes, rn_engine_container_reap() makes sure the
+ * container is gone. All pure functions except rn_engine_container_reap(),
+ * which runs the engine's CLI.
  */
 #ifndef RN_ENGINE_H
 #define RN_ENGINE_H
@@ -55,6 +58,14 @@ const char *rn_engine_name(enum rn_engine_kind k);
 /* 0 or -EINVAL. */
 int rn_engine_parse(const char *s, enum rn_engine_kind *out);
 
+/*
+ * Checks one --env argument: 0 if it is a variable name (letters, digits and
+ * '_', not starting with a digit), else -EINVAL with err filled. The message
+ * never quotes the argument: "NAME=value" may hold the very secret --env
+ * exists to keep out of command lines and logs.
+ */
+int rn_engine_env_name_check(const char *arg, char *err, size_t errlen);
+
 /* 1 if NAME (no '=') is one of the runner's own settings, never passed into a
  * container (FORGE_ENGINE, FORGE_IMAGE, FORGE_ENTRYPOINT_BIN, paths of the
  * host such as FORGE_WORKSPACE, ...). */
@@ -73,6 +84,29 @@ int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 /* Container engines: `docker stop -t 5 forge-<id>` (force 0) or
  * `docker kill forge-<id>` (force 1). -EINVAL for local. */
 int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_strvec *argv);
+
+/*
+ * Why a container engine's CLI ended with exit_code when the runner did not
+ * stop it: 137 (the container was killed from outside: docker kill, the OOM
+ * killer), 125 (the CLI could not run the container), 126/127 (the image's
+ * entrypoint cannot be run or was not found). Owned sentence, or NULL for
+ * other codes and for the local engine (its codes are the entrypoint's).
+ */
+char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code);
+
+/*
+ * Containers: makes sure the run's container is gone once the CLI has
+ * exited. `run --rm` normally removes it before the CLI returns, but the
+ * removal can lag, and a CLI that was killed leaves it behind. Lists
+ * `ps -a -q --filter name=^forge-<id>$` every 200 ms; still there after a
+ * second: `rm -f`. Runs p->program with envp (NULL: the runner's), blocks
+ * for at most timeout_ms (each CLI call is killed at the deadline). Returns
+ * 0 gone (at once, or after the lag), 1 removed with rm -f, -EBUSY still
+ * listed at the deadline, or a negative errno with err filled when the CLI
+ * cannot be run or does not answer. Local engine: 0, nothing run.
+ */
+int rn_engine_container_reap(const struct rn_engine_params *p, char *const *envp, int timeout_ms,
+			     char *err, size_t errlen);
 
 /* Owned container name "forge-<run id>". */
 char *rn_engine_container_name(const char *run_id);

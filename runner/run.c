@@ -17,6 +17,10 @@
 #include "forge/num.h"
 #include "forge/summary.h"
 
+/* How long the runner waits, after a container engine's CLI exited, for
+ * the container to disappear (rn_engine_container_reap()). */
+#define RN_CONTAINER_REAP_MS 15000
+
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
@@ -71,6 +75,18 @@ static const char *env_or_null(const char *name)
 	return v && *v ? v : NULL;
 }
 
+/* Checked while parsing, for every engine: a NAME=value here is a usage
+ * error whose message does not repeat the value. */
+static int take_env(struct rn_run_config *c, const char *v)
+{
+	char err[256];
+
+	if (rn_engine_env_name_check(v, err, sizeof(err)))
+		return rn_usage("%s", err);
+	fg_strvec_push(&c->extra_env, v);
+	return 0;
+}
+
 static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
 {
 	switch (id) {
@@ -83,7 +99,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_IMAGE: c->image = v; break;
 	case R_SKILLS: a->skills_dir = v; break;
 	case R_ENTRYPOINT: a->entrypoint = v; break;
-	case R_ENV: fg_strvec_push(&c->extra_env, v); break;
+	case R_ENV: return take_env(c, v);
 	case R_TIMEOUT: a->timeout = v; break;
 	case R_POLL: a->poll = v; break;
 	case R_NO_INOTIFY: c->no_inotify = 1; break;
@@ -326,6 +342,50 @@ static void log_start(struct run_state *st)
 	rn_log_event(st->log, RN_LOG_INFO, "run_start", f, 12);
 }
 
+/* --env NAMEs that are not set: the container would silently lack them. */
+static void warn_unset_env(struct run_state *st)
+{
+	for (size_t i = 0; i < st->cfg->extra_env.n; i++) {
+		struct rn_log_field f[] = { RN_LS("name", st->cfg->extra_env.v[i]) };
+
+		if (!getenv(st->cfg->extra_env.v[i]))
+			rn_log_event(st->log, RN_LOG_WARN, "env_unset", f, 1);
+	}
+}
+
+/* Containers, after the CLI exited: name the engine's own exit codes (a
+ * docker kill from outside is 137) and make sure the container is gone. */
+static void after_container(struct run_state *st)
+{
+	struct rn_engine_params ep = {
+		.kind = st->cfg->engine, .program = st->cfg->engine_cli, .image = st->cfg->image,
+		.run_id = st->run_id,
+	};
+	struct rn_session_result *sr = &st->sr;
+	char *name = rn_engine_container_name(st->run_id);
+	char *why = NULL;
+	char err[256] = "";
+	int r;
+
+	if (!sr->failed && !sr->timed_out && !sr->signal)
+		why = rn_engine_exit_reason(&ep, sr->exit_code);
+	if (why) {
+		char *msg = fg_xasprintf("%s; %s", why, sr->error_message ? sr->error_message : "");
+
+		free(sr->error_message);
+		sr->error_message = msg;
+		free(why);
+	}
+	r = rn_engine_container_reap(&ep, NULL, RN_CONTAINER_REAP_MS, err, sizeof(err));
+	if (r) {
+		struct rn_log_field f[] = { RN_LS("container", name), RN_LS("error", r < 0 ? err : NULL) };
+
+		rn_log_event(st->log, r < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
+			     r < 0 ? "container_left" : "container_removed", f, r < 0 ? 2 : 1);
+	}
+	free(name);
+}
+
 static void run_session(struct run_state *st)
 {
 	struct rn_session_params sp = {
@@ -338,6 +398,8 @@ static void run_session(struct run_state *st)
 		st->sr.failed = 1;
 		st->sr.exit_code = RN_EXIT_FAILURE;
 		st->sr.error_message = fg_xasprintf("cannot set up the event loop: %s", strerror(-r));
+	} else if (st->cfg->engine != RN_ENGINE_LOCAL) {
+		after_container(st);
 	}
 }
 
@@ -360,6 +422,8 @@ static int run_prepared(struct run_state *st)
 		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LI("count", stale) };
 
 		rn_log_event(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared", f, 2);
+		if (st->cfg->engine != RN_ENGINE_LOCAL)
+			warn_unset_env(st);
 		run_session(st);
 	}
 	conclude(st);

@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine.h"
@@ -145,4 +146,66 @@ Test(engine, stop_and_kill_argv)
 	fg_strvec_release(&a);
 	p.kind = RN_ENGINE_LOCAL;
 	cr_assert_eq(rn_engine_stop_argv(&p, 0, &a), -EINVAL);
+}
+
+Test(engine, env_name_check_refuses_values_without_quoting_them)
+{
+	static const struct { const char *arg; int ok; } cases[] = {
+		{ "API_TOKEN", 1 }, { "_x1", 1 }, { "a", 1 },
+		{ "API_TOKEN=s3cr3t-value", 0 }, { "=s3cr3t", 0 }, { "X=", 0 },
+		{ "", 0 }, { "1ABC", 0 }, { "BAD-NAME", 0 }, { "s3cr3t value", 0 }, { "A.B", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "";
+		int r = rn_engine_env_name_check(cases[i].arg, err, sizeof(err));
+
+		cr_assert_eq(r, cases[i].ok ? 0 : -EINVAL, "'%s'", cases[i].arg);
+		if (cases[i].ok)
+			continue;
+		cr_assert_not_null(strstr(err, "'--env'"), "'%s': %s", cases[i].arg, err);
+		cr_assert_null(strstr(err, "s3cr3t"), "'%s' quoted: %s", cases[i].arg, err);
+	}
+}
+
+Test(engine, env_value_never_reaches_the_command_line_error)
+{
+	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	static const char *const extra[] = { "API_TOKEN=s3cr3t-value" };
+	struct fg_strvec argv, env;
+	char err[256] = "";
+
+	p.extra_env = extra;
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), -EINVAL);
+	cr_assert_null(strstr(err, "s3cr3t"), "%s", err);
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
+}
+
+Test(engine, exit_reason_names_the_engines_own_codes)
+{
+	static const struct { int code; const char *want; } cases[] = {
+		{ 137, "container 'forge-0123456789abcdef' was killed from outside the runner" },
+		{ 125, "docker could not run container 'forge-0123456789abcdef'" },
+		{ 126, "the entrypoint of image 'img:1' cannot be invoked" },
+		{ 127, "the entrypoint of image 'img:1' was not found" },
+		{ 0, NULL }, { 1, NULL }, { 3, NULL }, { 143, NULL },
+	};
+	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *why = rn_engine_exit_reason(&p, cases[i].code);
+
+		if (!cases[i].want) {
+			cr_assert_null(why, "code %d: %s", cases[i].code, why);
+			continue;
+		}
+		cr_assert_not_null(why, "code %d", cases[i].code);
+		cr_assert_not_null(strstr(why, cases[i].want), "code %d: %s", cases[i].code, why);
+		free(why);
+	}
+	p.kind = RN_ENGINE_LOCAL;
+	cr_assert_null(rn_engine_exit_reason(&p, 137), "local codes are the entrypoint's own");
 }
