@@ -289,6 +289,27 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* Replaces a relative *path by its absolute form (a missing path is left
+ * as it is: the caller reports it with its own words). */
+static int absolutise(char **path, char *err, size_t errlen)
+{
+	char *abs;
+
+	if (!*path || (*path)[0] == '/')
+		return 0;
+	abs = realpath(*path, NULL);
+	if (!abs) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot resolve '%s': %s", *path, strerror(errno));
+		return -EINVAL;
+	}
+	free(*path);
+	*path = fg_xstrdup(abs);
+	free(abs);
+	return 0;
+}
+
 int ep_task_load(struct ep_task *t, const struct ep_run_args *a, char *err, size_t errlen)
 {
 	const char *file = a->task_file ? a->task_file : env("FORGE_TASK_FILE");
@@ -308,5 +329,9 @@ int ep_task_load(struct ep_task *t, const struct ep_run_args *a, char *err, size
 		snprintf(err, errlen, "workspace '%s' is not a directory", t->workspace);
 		return -EINVAL;
 	}
+	/* Agents run inside the workspace, so a relative path handed to them
+	 * as FORGE_WORKSPACE or {workspace} would point elsewhere. */
+	if (absolutise(&t->workspace, err, errlen) < 0 || absolutise(&t->skills_dir, err, errlen) < 0)
+		return -EINVAL;
 	return check_env(t, err, errlen);
 }
