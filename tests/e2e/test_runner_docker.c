@@ -1,0 +1,597 @@
+/*
+ * test_runner_docker.c - forge-runner run --engine docker (and podman)
+ * against a real engine, with the image forge-review:test.
+ *
+ * Scripted sh agents live in the workspace (/workspace/agents inside the
+ * container); the runner mounts the workspace and a skills directory and
+ * runs the whole loop in a container named forge-<run id>. The tests check
+ * what the runner promises: the result file, cycles seen live through the
+ * bind mount (source "watch"), files owned by the caller, credentials passed
+ * by --env NAME without their value reaching the log or the result, and no
+ * container left after success, --timeout, SIGTERM or a docker kill from
+ * outside (which is a failure).
+ *
+ * As root the runner is started as a stand-in user (uid/gid 4242, in the
+ * group of the engine's socket): the runner maps the container's user to
+ * its own, so "files belong to the caller" is then a real check rather than
+ * root == root.
+ *
+ * Skipped, saying why, when no engine answers "docker info" (podman: when
+ * it is not installed). CTest runs this after e2e/test_docker, which builds
+ * the image; run alone it builds the image itself (cached layers).
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fgdocker.h"
+#include "fgtest.h"
+
+#define STEP "implement_task"
+#define SKILL "implement-task"
+#define STAND_IN_ID 4242
+#define ENGINE_SOCKET "/var/run/docker.sock"
+#define MAX_ARGS 48
+#define RUN_LIMIT_S 600
+
+TestSuite(runner_docker, .timeout = 1700);
+
+/* A per-test sandbox. */
+struct rbox {
+	const char *cli;   /* "docker" or "podman" */
+	char *tmp;         /* owned; removed at the end */
+	char *ws;          /* the workspace, owned by the caller */
+	char *skills;      /* skills directory, mounted read-only */
+	char *out;         /* the runner's result, log, stdout and stderr */
+	char *result, *log, *stdout_path, *stderr_path;
+	char *token;       /* the credential passed with --env API_TOKEN */
+	uid_t uid;         /* the runner's (and so the container's) user */
+	gid_t gid;
+	gid_t sock_gid;
+	int drop;          /* start the runner as uid:gid */
+};
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void mkdir_for(const char *path, const struct rbox *b)
+{
+	cr_assert_eq(mkdir(path, 0755), 0, "mkdir '%s': %s", path, strerror(errno));
+	cr_assert_eq(chown(path, b->uid, b->gid), 0, "chown '%s': %s", path, strerror(errno));
+}
+
+/* As root with a group-accessible engine socket: the stand-in user. */
+static void choose_user(struct rbox *b)
+{
+	struct stat st;
+
+	b->uid = getuid();
+	b->gid = getgid();
+	if (getuid() != 0 || !strcmp(b->cli, "podman") || getenv("DOCKER_HOST") ||
+	    stat(ENGINE_SOCKET, &st) != 0 || !(st.st_mode & S_IRGRP) || !(st.st_mode & S_IWGRP))
+		return;
+	b->uid = STAND_IN_ID;
+	b->gid = STAND_IN_ID;
+	b->sock_gid = st.st_gid;
+	b->drop = 1;
+}
+
+static void box_init(struct rbox *b, const char *cli, const char *review_md)
+{
+	memset(b, 0, sizeof(*b));
+	b->cli = cli;
+	choose_user(b);
+	b->tmp = fgt_tmpdir();
+	/* mkdtemp makes 0700: the stand-in user and the container get through. */
+	cr_assert_eq(chmod(b->tmp, 0755), 0);
+	b->ws = fgt_fmt("%s/ws", b->tmp);
+	b->skills = fgt_fmt("%s/skills", b->tmp);
+	b->out = fgt_fmt("%s/out", b->tmp);
+	b->result = fgt_fmt("%s/result.json", b->out);
+	b->log = fgt_fmt("%s/run.log", b->out);
+	b->stdout_path = fgt_fmt("%s/runner.stdout", b->tmp);
+	b->stderr_path = fgt_fmt("%s/runner.stderr", b->tmp);
+	b->token = fgt_fmt("tok-%ld-%lx-secret", (long)getpid(), (unsigned long)time(NULL));
+	mkdir_for(b->ws, b);
+	mkdir_for(b->out, b);
+	char *rmd = fgt_fmt("%s/default/" SKILL "/review.md", b->skills);
+	fgt_write(rmd, review_md);
+	free(rmd);
+	char *task = fgt_fmt("%s/task.json", b->ws);
+	fgt_write(task, "{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
+			" \"description\": \"Append a line to work.log.\", \"skill_name\": \"" SKILL "\","
+			" \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
+	free(task);
+}
+
+static void box_release(struct rbox *b)
+{
+	fgt_rm_rf(b->tmp);
+	free(b->tmp);
+	free(b->ws);
+	free(b->skills);
+	free(b->out);
+	free(b->result);
+	free(b->log);
+	free(b->stdout_path);
+	free(b->stderr_path);
+	free(b->token);
+}
+
+static void box_agent(struct rbox *b, const char *file, const char *script)
+{
+	char *path = fgt_fmt("%s/agents/%s", b->ws, file);
+
+	fgt_write(path, script);
+	fgt_chmod_x(path);
+	free(path);
+}
+
+/* Child side of spawn_runner(): never returns. */
+static void exec_runner(const struct rbox *b, const char *const *argv, const char *const *envp)
+{
+	int in = open("/dev/null", O_RDONLY);
+	int o = open(b->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int e = open(b->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	setpgid(0, 0);
+	if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+		_exit(126);
+	if (b->drop && (setgroups(1, &b->sock_gid) || setgid(b->gid) || setuid(b->uid)))
+		_exit(126);
+	execve(argv[0], (char *const *)argv, (char *const *)envp);
+	_exit(127);
+}
+
+/*
+ * Starts forge-runner run for the box in its own process group, as the
+ * box's user, with a clean environment: PATH, HOME, the agent commands,
+ * API_TOKEN, and extra options (NULL-terminated).
+ */
+static pid_t spawn_runner(struct rbox *b, const char *const *extra)
+{
+	const char *argv[MAX_ARGS];
+	char *env[8];
+	size_t n = 0;
+	pid_t pid;
+
+	const char *const fixed[] = {
+		FG_RUNNER_BIN, "run", "--engine", b->cli, "--image", FGD_IMAGE, "--workspace", b->ws,
+		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->skills,
+		"--result", b->result, "--log-format", "json", "--log-file", b->log,
+		"--poll-interval", "30", "--env", "API_TOKEN", NULL,
+	};
+	for (size_t i = 0; fixed[i]; i++)
+		argv[n++] = fixed[i];
+	for (size_t i = 0; extra && extra[i]; i++) {
+		cr_assert_lt(n, (size_t)MAX_ARGS - 1);
+		argv[n++] = extra[i];
+	}
+	argv[n] = NULL;
+	env[0] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	env[1] = fgt_fmt("HOME=%s", b->out);
+	env[2] = fgt_fmt("FORGE_WORKER_CMD=/workspace/agents/worker.sh");
+	env[3] = fgt_fmt("FORGE_REVIEWER_CMD=/workspace/agents/reviewer.sh");
+	env[4] = fgt_fmt("FORGE_TASK_FILE=/workspace/task.json");
+	env[5] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
+	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
+	env[7] = NULL;
+	pid = fork();
+	cr_assert(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0)
+		exec_runner(b, argv, (const char *const *)env);
+	setpgid(pid, pid);
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	return pid;
+}
+
+static char *read_or_empty(const char *path)
+{
+	char *s = fgt_read(path, NULL);
+
+	return s ? s : fgt_fmt("%s", "");
+}
+
+/* Waits for the runner; its exit code, or 128+N when killed by signal N.
+ * Past RUN_LIMIT_S its group is killed and the test fails. */
+static int wait_runner(const struct rbox *b, pid_t pid)
+{
+	int status = 0;
+
+	for (int i = 0; i < RUN_LIMIT_S * 10; i++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		cr_assert_geq(r, 0, "waitpid: %s", strerror(errno));
+		sleep_ms(100);
+	}
+	kill(-pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	cr_assert_fail("forge-runner still running after %d s; log:\n%s", RUN_LIMIT_S,
+		       read_or_empty(b->log));
+	return -1;
+}
+
+/* The JSON log's events, in order (a cJSON array, owned). */
+static cJSON *log_events(const struct rbox *b)
+{
+	char *text = read_or_empty(b->log);
+	cJSON *all = cJSON_CreateArray();
+
+	for (char *line = text; *line;) {
+		char *nl = strchr(line, '\n');
+		cJSON *j;
+
+		if (nl)
+			*nl = '\0';
+		j = cJSON_Parse(line);
+		cr_assert_not_null(j, "log line is not JSON: %s", line);
+		cJSON_AddItemToArray(all, j);
+		line = nl ? nl + 1 : line + strlen(line);
+	}
+	free(text);
+	return all;
+}
+
+static const char *jstr(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double jnum(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+	cr_assert(cJSON_IsNumber(v), "no number '%s'", key);
+	return v->valuedouble;
+}
+
+/* First event named name (and, for cycle >= 1, of that cycle), or NULL. */
+static const cJSON *find_event(const cJSON *events, const char *name, int cycle)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events) {
+		if (strcmp(jstr(e, "event"), name))
+			continue;
+		if (cycle < 1 || jnum(e, "cycle") == cycle)
+			return e;
+	}
+	return NULL;
+}
+
+/* The run id from the log's run_start event, waiting for it to appear. */
+static char *wait_run_id(const struct rbox *b)
+{
+	for (int i = 0; i < 600; i++) {
+		cJSON *ev = log_events(b);
+		const cJSON *start = find_event(ev, "run_start", 0);
+		char *id = start ? fgt_fmt("%s", jstr(start, "run_id")) : NULL;
+
+		cJSON_Delete(ev);
+		if (id)
+			return id;
+		sleep_ms(100);
+	}
+	cr_assert_fail("no run_start in the log:\n%s", read_or_empty(b->log));
+	return NULL;
+}
+
+static void wait_file(const struct rbox *b, const char *name)
+{
+	char *path = fgt_fmt("%s/%s", b->ws, name);
+
+	for (int i = 0; i < 3000 && !fgt_exists(path); i++)
+		sleep_ms(100);
+	cr_assert(fgt_exists(path), "'%s' never appeared; log:\n%s", name, read_or_empty(b->log));
+	free(path);
+}
+
+static cJSON *read_result(const struct rbox *b)
+{
+	char *text = fgt_read(b->result, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	cr_assert_not_null(j, "no result file; log:\n%s", read_or_empty(b->log));
+	free(text);
+	return j;
+}
+
+static void assert_no_container(const struct rbox *b, const char *run_id)
+{
+	char *name = fgt_fmt("forge-%s", run_id);
+
+	/* Checked at once: the runner promises the container is gone when it exits. */
+	cr_assert(!fgd_container_listed(b->cli, name), "container %s left behind", name);
+	free(name);
+}
+
+/* The secret never reaches what the runner writes. */
+static void assert_token_absent(const struct rbox *b)
+{
+	const char *paths[] = { b->log, b->result, b->stdout_path, b->stderr_path };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *text = read_or_empty(paths[i]);
+
+		cr_assert_null(strstr(text, b->token), "the --env value is in %s:\n%s", paths[i], text);
+		free(text);
+	}
+}
+
+static void rot13(char *s)
+{
+	for (; *s; s++) {
+		if (*s >= 'a' && *s <= 'z')
+			*s = (char)('a' + (*s - 'a' + 13) % 26);
+	}
+}
+
+static void assert_owned(const struct rbox *b, const char *path)
+{
+	struct stat st;
+
+	cr_assert_eq(lstat(path, &st), 0, "%s: %s", path, strerror(errno));
+	cr_assert(st.st_uid == b->uid && st.st_gid == b->gid, "%s belongs to %ld:%ld, not the caller %ld:%ld",
+		  path, (long)st.st_uid, (long)st.st_gid, (long)b->uid, (long)b->gid);
+}
+
+/* Every entry of .forge/STEP and the workspace files the agents wrote. */
+static void assert_files_owned(const struct rbox *b)
+{
+	char *forge = fgt_fmt("%s/.forge", b->ws);
+	char *step = fgt_fmt("%s/" STEP, forge);
+	char *work = fgt_fmt("%s/work.log", b->ws);
+	DIR *d = opendir(step);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d, "%s: %s", step, strerror(errno));
+	assert_owned(b, forge);
+	assert_owned(b, step);
+	assert_owned(b, work);
+	while ((de = readdir(d))) {
+		char *p;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		p = fgt_fmt("%s/%s", step, de->d_name);
+		assert_owned(b, p);
+		free(p);
+		n++;
+	}
+	closedir(d);
+	cr_assert_geq(n, 3, "expected two cycles and a summary in %s", step);
+	free(forge);
+	free(step);
+	free(work);
+}
+
+static const char WORKER_APPEND[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo \"worker cycle $FORGE_CYCLE\" >> work.log\n"
+	"printf '%s' \"$API_TOKEN\" | tr 'a-z' 'n-za-m' > token.rot13\n";
+
+static const char REVIEWER_REJECT_THEN_APPROVE[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: work.log needs a second line'; "
+	"else echo APPROVED; fi\n";
+
+static const char WORKER_HANGS[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo started > started\n"
+	"exec sleep 600\n";
+
+static void check_cycle_events(const cJSON *ev, const struct rbox *b)
+{
+	for (int c = 1; c <= 2; c++) {
+		const cJSON *e = find_event(ev, "review_cycle", c);
+
+		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, read_or_empty(b->log));
+		/* Live through the bind mount, not caught afterwards by the sweep. */
+		cr_assert_str_eq(jstr(e, "source"), "watch", "cycle %d came from '%s'", c, jstr(e, "source"));
+		cr_assert_str_eq(jstr(e, "verdict"), c == 1 ? "rejected" : "approved");
+	}
+}
+
+static void check_result_approved(const cJSON *res)
+{
+	const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(res, "review_cycles");
+
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "success")));
+	cr_assert_eq(jnum(res, "exit_code"), 0);
+	cr_assert_str_eq(jstr(res, "review_state"), "approved");
+	cr_assert_str_eq(jstr(res, "engine"), "docker");
+	cr_assert_eq(jnum(res, "sweep_caught"), 0);
+	cr_assert_eq(cJSON_GetArraySize(cycles), 2);
+	cr_assert_eq(jnum(cJSON_GetArrayItem(cycles, 0), "cycle"), 1);
+	cr_assert_str_eq(jstr(cJSON_GetArrayItem(cycles, 0), "verdict"), "rejected");
+	cr_assert_eq(jnum(cJSON_GetArrayItem(cycles, 1), "cycle"), 2);
+	cr_assert_str_eq(jstr(cJSON_GetArrayItem(cycles, 1), "verdict"), "approved");
+}
+
+Test(runner_docker, loop_in_a_container_seen_live_owned_by_the_caller)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	int code = wait_runner(&b, spawn_runner(&b, NULL));
+	char *errtext = read_or_empty(b.stderr_path);
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, errtext,
+		     read_or_empty(b.log));
+
+	cJSON *res = read_result(&b);
+	check_result_approved(res);
+	cJSON *ev = log_events(&b);
+	check_cycle_events(ev, &b);
+	assert_files_owned(&b);
+	assert_no_container(&b, jstr(res, "run_id"));
+
+	/* The credential reached the agent, and only the agent. */
+	char *rot_path = fgt_fmt("%s/token.rot13", b.ws);
+	char *rot = fgt_read(rot_path, NULL);
+	cr_assert_not_null(rot, "the worker wrote no token.rot13");
+	rot13(rot);
+	cr_assert_str_eq(rot, b.token, "the agent saw another API_TOKEN");
+	assert_token_absent(&b);
+	cr_assert_null(find_event(ev, "env_unset", 0), "API_TOKEN reported unset");
+
+	free(rot);
+	free(rot_path);
+	free(errtext);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/* A run whose worker hangs; returns the runner's pid once the worker started. */
+static pid_t start_hanging(struct rbox *b, const char *const *extra, char **run_id)
+{
+	pid_t pid;
+
+	box_init(b, "docker", "Review.\n");
+	box_agent(b, "worker.sh", WORKER_HANGS);
+	box_agent(b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	pid = spawn_runner(b, extra);
+	*run_id = wait_run_id(b);
+	wait_file(b, "started");
+	return pid;
+}
+
+static void check_failed_result(const struct rbox *b, int code, const char *message_part)
+{
+	cJSON *res = read_result(b);
+
+	cr_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(res, "success")));
+	cr_assert_eq(jnum(res, "exit_code"), code);
+	cr_assert_not_null(strstr(jstr(res, "error_message"), message_part),
+			   "error_message lacks '%s': %s", message_part, jstr(res, "error_message"));
+	cJSON_Delete(res);
+}
+
+Test(runner_docker, docker_kill_from_outside_is_a_failure)
+{
+	struct rbox b;
+	struct fgt_proc p;
+	char *run_id;
+
+	fgd_ensure_image(FGD_IMAGE);
+	pid_t pid = start_hanging(&b, NULL, &run_id);
+	char *name = fgt_fmt("forge-%s", run_id);
+	fgd_cli(&p, "docker", (const char *const[]){ "kill", name, NULL }, 120);
+	cr_assert_eq(p.exit_code, 0, "docker kill: %s", p.err);
+	fgt_proc_release(&p);
+
+	int code = wait_runner(&b, pid);
+	cr_assert_eq(code, 137, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	check_failed_result(&b, 137, "was killed");
+	assert_no_container(&b, run_id);
+	assert_token_absent(&b);
+	free(name);
+	free(run_id);
+	box_release(&b);
+}
+
+Test(runner_docker, sigterm_stops_the_container_within_the_grace_period)
+{
+	struct rbox b;
+	char *run_id;
+
+	fgd_ensure_image(FGD_IMAGE);
+	pid_t pid = start_hanging(&b, NULL, &run_id);
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	int code = wait_runner(&b, pid);
+	cr_assert_eq(code, 143, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	check_failed_result(&b, 143, "stopped by TERM");
+	assert_no_container(&b, run_id);
+
+	/* docker stop's SIGTERM reached the entrypoint, which stopped the agents
+	 * and exited itself: no escalation to docker kill was needed. */
+	cJSON *ev = log_events(&b);
+	cr_assert_null(find_event(ev, "stop_kill", 0), "the runner had to kill the container");
+	char *log = read_or_empty(b.log);
+	cr_assert_not_null(strstr(log, "stopped by signal 15"), "no orderly stop in the log:\n%s", log);
+	free(log);
+	cJSON_Delete(ev);
+	free(run_id);
+	box_release(&b);
+}
+
+Test(runner_docker, timeout_stops_the_container_with_124)
+{
+	struct rbox b;
+	char *run_id;
+
+	fgd_ensure_image(FGD_IMAGE);
+	pid_t pid = start_hanging(&b, (const char *const[]){ "--timeout", "8", NULL }, &run_id);
+	int code = wait_runner(&b, pid);
+	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	check_failed_result(&b, 124, "timed out");
+	assert_no_container(&b, run_id);
+	cJSON *ev = log_events(&b);
+	cr_assert_not_null(find_event(ev, "timeout", 0));
+	cr_assert_null(find_event(ev, "stop_kill", 0), "the runner had to kill the container");
+	cJSON_Delete(ev);
+	free(run_id);
+	box_release(&b);
+}
+
+/*
+ * podman: the same loop. Podman keeps its own image store, so the image is
+ * expected there already (docker save forge-review:test | podman load).
+ */
+Test(runner_docker, podman_runs_the_loop)
+{
+	struct rbox b;
+	struct fgt_proc p;
+	char *bin = fgd_which("podman");
+
+	if (!bin)
+		cr_skip("podman is not installed: the podman engine is not tested here");
+	free(bin);
+	fgd_skip_without_engine("podman");
+	fgd_cli(&p, "podman", (const char *const[]){ "image", "exists", FGD_IMAGE, NULL }, 60);
+	if (p.exit_code != 0) {
+		fgt_proc_release(&p);
+		cr_skip("podman has no image " FGD_IMAGE " (docker save " FGD_IMAGE " | podman load)");
+	}
+	fgt_proc_release(&p);
+	box_init(&b, "podman", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	int code = wait_runner(&b, spawn_runner(&b, NULL));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cJSON *res = read_result(&b);
+	cr_assert_str_eq(jstr(res, "review_state"), "approved");
+	assert_files_owned(&b);
+	assert_no_container(&b, jstr(res, "run_id"));
+	assert_token_absent(&b);
+	cJSON_Delete(res);
+	box_release(&b);
+}
