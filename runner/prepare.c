@@ -109,8 +109,16 @@ int rn_prepare_step_dir(const char *dir, long *cycles_removed)
 	if (r)
 		return r;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
+	if (dfd < 0) {
+		struct stat st;
+
+		/* O_NOFOLLOW|O_DIRECTORY reports a symlinked step dir as
+		 * ENOTDIR; say what it really is. */
+		r = -errno;
+		if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+			r = -ELOOP;
+		return r;
+	}
 	r = clear_stale(dfd, cycles_removed);
 	close(dfd);
 	return r;
