@@ -60,7 +60,7 @@ static int open_append(const char *path, FILE **out)
 
 int rn_log_open_file(struct rn_log *l, const char *path)
 {
-	FILE *fp;
+	FILE *fp = NULL;
 	int r = open_append(path, &fp);
 
 	if (r)
@@ -76,7 +76,7 @@ int rn_log_open_file(struct rn_log *l, const char *path)
 
 int rn_log_reopen(struct rn_log *l)
 {
-	FILE *fp;
+	FILE *fp = NULL;
 	int r;
 
 	if (!l->path)
