@@ -32,8 +32,10 @@
 
 enum rn_engine_kind { RN_ENGINE_LOCAL, RN_ENGINE_DOCKER, RN_ENGINE_PODMAN };
 
-/* Seconds docker/podman stop waits before its own SIGKILL. */
-#define RN_ENGINE_STOP_GRACE 5
+/* Seconds docker/podman stop waits before its own SIGKILL: the engine's
+ * usual 10 s, so the entrypoint's own grace for the agent (5 s by default)
+ * ends well inside it and the container exits 143, not 137. */
+#define RN_ENGINE_STOP_GRACE 10
 
 struct rn_engine_params {
 	enum rn_engine_kind kind;

@@ -136,7 +136,7 @@ Test(engine, stop_and_kill_argv)
 	fg_strvec_init(&a);
 	cr_assert_eq(rn_engine_stop_argv(&p, 0, &a), 0);
 	s = joined(&a);
-	cr_assert_str_eq(s, "docker stop -t 5 forge-0123456789abcdef");
+	cr_assert_str_eq(s, "docker stop -t 10 forge-0123456789abcdef");
 	free(s);
 	fg_strvec_release(&a);
 	cr_assert_eq(rn_engine_stop_argv(&p, 1, &a), 0);
