@@ -88,6 +88,9 @@ int fb_wait_inotify_ready(pid_t pid, const char *const dirs[], size_t ndirs, int
 /* Writes a valid cycle file dir/review_cycle_<n>.json through a temp name and
  * rename(); *t_ns (may be NULL) is stamped just before rename(). 0 or -errno. */
 int fb_write_cycle(const char *dir, int n, int max_cycles, uint64_t *t_ns);
+/* The two halves of fb_write_cycle(): the complete temp file, then the rename. */
+int fb_write_cycle_temp(const char *dir, int n, int max_cycles);
+int fb_rename_cycle(const char *dir, int n, uint64_t *t_ns);
 /* mkdir -p for a scratch path. 0 or -errno. */
 int fb_mkdirs(const char *path);
 /* Removes a scratch tree (best effort). */
@@ -121,7 +124,8 @@ struct fb_load {
 	int ndirs;
 	int gap_max_us;              /* random gap before each rename: 0..gap_max_us */
 	double poll_interval;        /* runner --poll-interval */
-	int burst;                   /* 1: no gaps, throughput numbers */
+	int burst;                   /* 1: temp files written before the watcher starts,
+					renamed back to back; throughput numbers */
 };
 
 /* Runs one watcher against one workload in a fresh scratch dir. 0, or -errno

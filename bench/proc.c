@@ -338,13 +338,18 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int fb_write_cycle(const char *dir, int n, int max_cycles, uint64_t *t_ns)
+static void cycle_paths(const char *dir, int n, char *tmp, size_t tsz, char *dst, size_t dsz)
+{
+	snprintf(tmp, tsz, "%s/.review_cycle_%d.json.tmp.%d", dir, n, (int)getpid());
+	snprintf(dst, dsz, "%s/review_cycle_%d.json", dir, n);
+}
+
+int fb_write_cycle_temp(const char *dir, int n, int max_cycles)
 {
 	char tmp[600], dst[600], body[512];
 	int len, fd, r;
 
-	snprintf(tmp, sizeof(tmp), "%s/.review_cycle_%d.json.tmp.%d", dir, n, (int)getpid());
-	snprintf(dst, sizeof(dst), "%s/review_cycle_%d.json", dir, n);
+	cycle_paths(dir, n, tmp, sizeof(tmp), dst, sizeof(dst));
 	len = snprintf(body, sizeof(body),
 		       "{\"cycle\": %d, \"max_cycles\": %d, \"verdict\": \"rejected\", "
 		       "\"feedback\": \"bench cycle %d: add the missing test\", \"skill\": \"bench\", "
@@ -355,13 +360,32 @@ int fb_write_cycle(const char *dir, int n, int max_cycles, uint64_t *t_ns)
 		return -errno;
 	r = write_all(fd, body, (size_t)len);
 	close(fd);
-	if (t_ns)
-		*t_ns = fb_now_ns();
-	if (!r && rename(tmp, dst) < 0)
-		r = -errno;
 	if (r)
 		unlink(tmp);
 	return r;
+}
+
+int fb_rename_cycle(const char *dir, int n, uint64_t *t_ns)
+{
+	char tmp[600], dst[600];
+
+	cycle_paths(dir, n, tmp, sizeof(tmp), dst, sizeof(dst));
+	if (t_ns)
+		*t_ns = fb_now_ns();
+	if (rename(tmp, dst) < 0) {
+		int r = -errno;
+
+		unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+int fb_write_cycle(const char *dir, int n, int max_cycles, uint64_t *t_ns)
+{
+	int r = fb_write_cycle_temp(dir, n, max_cycles);
+
+	return r ? r : fb_rename_cycle(dir, n, t_ns);
 }
 
 int fb_mkdirs(const char *path)
