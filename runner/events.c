@@ -9,7 +9,8 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 
-char *rn_utf8_prefix(const char *s, size_t max_chars)
+/* Byte length of the first max_chars UTF-8 characters of s. */
+static size_t prefix_bytes(const char *s, size_t max_chars)
 {
 	size_t i = 0, chars = 0;
 
@@ -20,9 +21,19 @@ char *rn_utf8_prefix(const char *s, size_t max_chars)
 			i++;
 		chars++;
 	}
-	if (!s[i])
+	return i;
+}
+
+char *rn_utf8_prefix(const char *s, size_t max_chars)
+{
+	size_t keep;
+
+	if (!s[prefix_bytes(s, max_chars)])
 		return fg_xstrdup(s);
-	return fg_xasprintf("%.*s...", (int)i, s);
+	/* The "..." counts towards max_chars: the spec caps the logged
+	 * feedback at max_chars characters, marker included. */
+	keep = prefix_bytes(s, max_chars > 3 ? max_chars - 3 : 0);
+	return fg_xasprintf("%.*s...", (int)keep, s);
 }
 
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,

@@ -5,7 +5,8 @@
  *         source=watch file=F feedback="..."
  *   json: {"event":"review_cycle","step","skill","cycle","max_cycles","verdict",
  *          "elapsed_seconds","feedback","file","source", "run_id"?}
- * feedback is cut to its first RN_FEEDBACK_LOG_CHARS characters (UTF-8 aware).
+ * feedback is cut to at most RN_FEEDBACK_LOG_CHARS characters, "..." included
+ * when cut (UTF-8 aware).
  */
 #ifndef RN_EVENTS_H
 #define RN_EVENTS_H
@@ -22,8 +23,8 @@
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
 		    int full_path);
 
-/* Owned copy of the first max_chars UTF-8 characters of s ("..." appended
- * when cut). */
+/* Owned copy of s if it has at most max_chars UTF-8 characters; else its
+ * first max_chars - 3 characters followed by "..." (max_chars in all). */
 char *rn_utf8_prefix(const char *s, size_t max_chars);
 
 #endif
