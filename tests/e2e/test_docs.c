@@ -5,10 +5,12 @@
  * (--name) and every environment variable (FORGE_*, AUTO_REVIEW_*) it prints
  * must appear in docs/reference/config.md and in the program's man page (git's
  * doc-vs-help test). The shipped skills/ tree must pass lint, and lint must
- * be able to fail.
+ * be able to fail. Every log event the runner's sources can emit is named in
+ * docs/guide/operations.md (found by scanning the runner/ sources, not from a list).
  */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,4 +277,231 @@ Test(docs, lint_fails_on_a_broken_review_md)
 	fgt_rm_rf(dir);
 	free(file);
 	free(dir);
+}
+
+/* ---- log events named in the sources vs. the operations guide ---- */
+
+#define MAX_EVENTS 128
+
+struct event_set {
+	char name[MAX_EVENTS][64];
+	size_t n;
+};
+
+static bool ident_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* Past the string or character literal starting at p (its closing quote). */
+static const char *skip_literal(const char *p)
+{
+	char q = *p++;
+
+	while (*p && *p != q)
+		p += p[0] == '\\' && p[1] ? 2 : 1;
+	return *p ? p : p - 1;
+}
+
+/* Copy of src with its comments blanked, owned; literals are kept. */
+static char *strip_comments(const char *src)
+{
+	char *out = strdup(src);
+
+	cr_assert_not_null(out);
+	for (char *p = out; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			p = out + (skip_literal(p) - out);
+		} else if (p[0] == '/' && p[1] == '*') {
+			char *end = strstr(p + 2, "*/");
+
+			end = end ? end + 2 : p + strlen(p);
+			memset(p, ' ', (size_t)(end - p));
+			p = end - 1;
+		}
+	}
+	return out;
+}
+
+/*
+ * Splits the argument list opening at open (a '(') at its top-level commas:
+ * starts[i]/ends[i] delimit argument i. Returns the count (at most max), or
+ * -1 if the list does not close.
+ */
+static int split_args(const char *open, const char **starts, const char **ends, int max)
+{
+	int depth = 0, n = 0;
+
+	starts[0] = open + 1;
+	for (const char *p = open + 1; *p; p++) {
+		if (*p == '"' || *p == '\'') {
+			p = skip_literal(p);
+		} else if (*p == '(' || *p == '[' || *p == '{') {
+			depth++;
+		} else if ((*p == ')' || *p == ']' || *p == '}') && depth > 0) {
+			depth--;
+		} else if (*p == ')' || (*p == ',' && depth == 0)) {
+			if (n < max)
+				ends[n] = p;
+			n++;
+			if (*p == ')')
+				return n < max ? n : max;
+			if (n < max)
+				starts[n] = p + 1;
+		}
+	}
+	return -1;
+}
+
+static void add_event(struct event_set *s, const char *name, size_t len)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strlen(s->name[i]) == len && !strncmp(s->name[i], name, len))
+			return;
+	cr_assert(s->n < MAX_EVENTS && len < 64, "too many or too long event names");
+	memcpy(s->name[s->n], name, len);
+	s->name[s->n++][len] = '\0';
+}
+
+/* Every string literal in [a, b): `r ? "x_error" : "x"` names two events. */
+static void add_literals(struct event_set *s, const char *a, const char *b)
+{
+	for (const char *p = a; p < b; p++) {
+		if (*p == '"') {
+			const char *end = skip_literal(p);
+
+			add_event(s, p + 1, (size_t)(end - p - 1));
+			p = end;
+		}
+	}
+}
+
+/* Adds the event argument (index idx) of every call of fn in src;
+ * declarations (a "const char" among the arguments) are not calls. */
+static void scan_calls(struct event_set *s, const char *src, const char *fn, int idx)
+{
+	size_t len = strlen(fn);
+
+	for (const char *p = strstr(src, fn); p; p = strstr(p + 1, fn)) {
+		const char *starts[16], *ends[16];
+		int n;
+
+		if ((p > src && ident_char(p[-1])) || p[len] != '(')
+			continue;
+		n = split_args(p + len, starts, ends, 16);
+		if (n <= idx)
+			continue;
+		if (strstr(starts[0], "const char") && strstr(starts[0], "const char") < ends[n - 1])
+			continue;
+		add_literals(s, starts[idx], ends[idx]);
+	}
+}
+
+/*
+ * The event names src can log: rn_log_event() takes the event as its third
+ * argument, and any function with a `const char *event` parameter (a wrapper
+ * such as logf_event) passes it on, so its calls name events too.
+ */
+static void scan_events(struct event_set *s, const char *const *srcs, size_t nsrc)
+{
+	for (size_t f = 0; f < nsrc; f++) {
+		for (const char *p = strstr(srcs[f], "const char *event"); p;
+		     p = strstr(p + 1, "const char *event")) {
+			const char *open = p, *name;
+			int idx = 0, depth = 0;
+			char fn[64];
+
+			for (; open > srcs[f] && (*open != '(' || depth); open--) {
+				depth += *open == ')';
+				depth -= *open == '(' && depth;
+				idx += *open == ',' && !depth;
+			}
+			for (name = open; name > srcs[f] && ident_char(name[-1]); name--)
+				;
+			cr_assert(open > name && open - name < 64, "cannot read a wrapper's name");
+			memcpy(fn, name, (size_t)(open - name));
+			fn[open - name] = '\0';
+			for (size_t g = 0; g < nsrc; g++)
+				scan_calls(s, srcs[g], fn, idx);
+		}
+	}
+}
+
+static bool has_event(const struct event_set *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], name))
+			return true;
+	return false;
+}
+
+Test(docs, event_scanner_follows_wrappers_and_ternaries)
+{
+	const char *src[] = {
+		"/* rn_log_event(l, RN_LOG_INFO, \"in_a_comment\", f, 1); */\n"
+		"void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,\n"
+		"\t\t  const struct rn_log_field *fields, size_t nfields);\n"
+		"static void wrap(struct s *s, int lvl, const char *event, const char *k)\n"
+		"{ rn_log_event(s->log, lvl, event, (struct rn_log_field[]){ RN_LS(k, \"v\") }, 1); }\n"
+		"static void g(void) { rn_log_event(l, f(a, b), \"direct\", x, 0);\n"
+		"  wrap(s, RN_LOG_WARN, r ? \"bad_one\" : \"good_one\", \"key\"); }\n",
+	};
+	struct event_set s = { .n = 0 };
+	char *stripped = strip_comments(src[0]);
+
+	scan_events(&s, (const char *const *)&stripped, 1);
+	free(stripped);
+	cr_assert_eq(s.n, 3, "found %zu events", s.n);
+	cr_assert(has_event(&s, "direct") && has_event(&s, "bad_one") && has_event(&s, "good_one"));
+}
+
+/* The runner/ C sources, comments blanked; owned. */
+static size_t read_runner_sources(char **srcs, size_t max)
+{
+	char *dir = fgt_fmt("%s/runner", FG_SOURCE_DIR);
+	DIR *d = opendir(dir);
+	size_t n = 0;
+
+	cr_assert_not_null(d, "cannot open '%s'", dir);
+	for (struct dirent *de = readdir(d); de; de = readdir(d)) {
+		size_t len = strlen(de->d_name);
+		char *path, *text;
+
+		if (len < 3 || strcmp(de->d_name + len - 2, ".c"))
+			continue;
+		cr_assert_lt(n, max, "too many runner sources");
+		path = fgt_fmt("%s/%s", dir, de->d_name);
+		text = fgt_read(path, NULL);
+		cr_assert_not_null(text, "cannot read '%s'", path);
+		srcs[n++] = strip_comments(text);
+		free(text);
+		free(path);
+	}
+	closedir(d);
+	free(dir);
+	return n;
+}
+
+Test(docs, every_runner_log_event_is_in_the_operations_guide)
+{
+	char *srcs[64];
+	size_t nsrc = read_runner_sources(srcs, 64);
+	char *guide = read_source("docs/guide/operations.md");
+	struct event_set s = { .n = 0 };
+
+	scan_events(&s, (const char *const *)srcs, nsrc);
+	/* The scanner works on the real tree: a direct call, one through a
+	 * wrapper, one behind a ternary. */
+	cr_assert(has_event(&s, "run_start") && has_event(&s, "cycle_corrupt") &&
+		  has_event(&s, "log_reopen_error"), "the scan found only %zu events", s.n);
+	for (size_t i = 0; i < s.n; i++) {
+		char *quoted = fgt_fmt("`%s`", s.name[i]);
+
+		cr_expect_not_null(strstr(guide, quoted),
+				   "event %s is logged by runner/ but not in docs/guide/operations.md", quoted);
+		free(quoted);
+	}
+	for (size_t i = 0; i < nsrc; i++)
+		free(srcs[i]);
+	free(guide);
 }
