@@ -90,7 +90,7 @@ int rn_cmd_help(const char *usage, const struct fg_opt *table)
 struct watch_cmd {
 	uv_loop_t loop;
 	struct rn_watch w;
-	uv_signal_t sig[2];
+	uv_signal_t sig[3];  /* SIGINT, SIGTERM, SIGHUP */
 	struct rn_log out;   /* review_cycle lines: stdout */
 	struct rn_log err;   /* warnings: stderr */
 	int stopping;
@@ -112,15 +112,18 @@ static void on_stop_signal(uv_signal_t *s, int signum)
 {
 	struct watch_cmd *wc = s->data;
 
-	if (wc->stopping)
+	/* logrotate's postrotate sends SIGHUP to every forge-runner: watch
+	 * writes to stdout/stderr only, so there is nothing to reopen, but
+	 * the signal must not kill it (its default action). */
+	if (signum == SIGHUP || wc->stopping)
 		return;
 	wc->stopping = 1;
 	rn_log_event(&wc->err, RN_LOG_INFO, "watch_stop",
-		     (struct rn_log_field[]){ RN_LS("signal", strsignal(signum)) }, 1);
+		     (struct rn_log_field[]){ RN_LS("signal", sigabbrev_np(signum)) }, 1);
 	rn_watch_drain(&wc->w);
 	rn_watch_sweep(&wc->w);
 	rn_watch_close(&wc->w, NULL);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		uv_close((uv_handle_t *)&wc->sig[i], on_handle_closed);
 }
 
@@ -164,12 +167,12 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 
 static int watch_run(struct watch_cmd *wc, const char **dirs, size_t ndirs)
 {
-	int signums[2] = { SIGINT, SIGTERM };
+	int signums[3] = { SIGINT, SIGTERM, SIGHUP };
 	int r;
 
 	for (size_t i = 0; i < ndirs; i++)
 		rn_watch_add(&wc->w, dirs[i]);
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		uv_signal_init(&wc->loop, &wc->sig[i]);
 		wc->sig[i].data = wc;
 		uv_signal_start(&wc->sig[i], on_stop_signal, signums[i]);
@@ -212,7 +215,13 @@ int rn_cmd_watch(int argc, char **argv)
 	o.log = &wc.err;
 	o.cb = on_watch_cycle;
 	o.data = &wc;
-	uv_loop_init(&wc.loop);
+	r = uv_loop_init(&wc.loop);
+	if (r) {
+		fprintf(stderr, "forge-runner: cannot start the event loop: %s\n", uv_strerror(r));
+		rn_log_close(&wc.err);
+		free(dirs);
+		return RN_EXIT_FAILURE;
+	}
 	rn_watch_init(&wc.w, &wc.loop, &o);
 	r = watch_run(&wc, dirs, ndirs);
 	rn_log_close(&wc.err);

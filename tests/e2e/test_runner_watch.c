@@ -71,6 +71,39 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 	free(dir);
 }
 
+/* logrotate's postrotate sends SIGHUP to every forge-runner process: a
+ * watch must survive it, keep reporting, and still stop cleanly. */
+static const char *hup_script =
+	"R=$1; T=$2\n"
+	"\"$R\" watch \"$T/a\" --log-format json > \"$T/out\" &\n"
+	"pid=$!\n"
+	"wl() { i=0; while ! grep -q \"$1\" \"$T/out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
+	"put() { printf '{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\",'"
+	"'\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' $2 > \"$1/.t\"; "
+	"mv \"$1/.t\" \"$1/review_cycle_$2.json\"; }\n"
+	"sleep 0.3; put \"$T/a\" 1; wl review_cycle_1.json\n"
+	"kill -HUP $pid; sleep 0.2\n"
+	"kill -0 $pid || { echo died-on-hup; exit 8; }\n"
+	"put \"$T/a\" 2; wl review_cycle_2.json\n"
+	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+
+Test(runner_tools, watch_survives_sighup)
+{
+	char *dir = fgt_tmpdir();
+	const char *argv[] = { "/bin/sh", "-c", hup_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgt_proc p;
+	char *a = fgt_fmt("%s/a", dir);
+
+	cr_assert_eq(mkdir(a, 0755), 0);
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	cr_assert_null(strstr(p.out, "died-on-hup"), "watch was killed by SIGHUP");
+	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
+	free(a);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
 Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
 {
 	char *dir = fgt_tmpdir();
