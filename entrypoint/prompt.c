@@ -158,6 +158,25 @@ char *ep_prompt_reviewer_system(const char *instructions)
 	return fg_buf_detach(&b, NULL);
 }
 
+/*
+ * The previous rejection, for a re-review. Unlike the worker, which gets the
+ * findings instead of the report they came from, the reviewer gets both: the
+ * report may say things that are in no finding, and the reviewer wrote it.
+ */
+static void add_previous(struct fg_buf *b, const struct fg_cycle *last)
+{
+	bool listed = last->has_findings && last->nfindings;
+
+	fg_buf_addf(b, "\n## Previous review (cycle %d of %d)\n\n", last->cycle, last->max_cycles);
+	fg_buf_adds(b, "The previous review rejected the work with this feedback:\n\n");
+	if (listed && *last->feedback)
+		fg_buf_addf(b, "%s\n\nIts findings:\n\n", last->feedback);
+	ep_prompt_feedback(b, last);
+	fg_buf_adds(b, "\nThe worker has tried to address it since. For each item above, confirm "
+		       "whether it is fixed now; then report any regression the fixes introduced "
+		       "and anything still missing.\n");
+}
+
 char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n)
 {
 	struct fg_buf b;
@@ -167,15 +186,7 @@ char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, s
 		    t->workspace, t->step, t->skill, *t->task_key ? ", task " : "", t->task_key);
 	fg_buf_adds(&b, "\n## Task\n\n");
 	add_task(&b, t);
-	if (n) {
-		const struct fg_cycle *last = &hist[n - 1];
-
-		fg_buf_addf(&b, "\n## Previous review (cycle %d of %d)\n\n", last->cycle, last->max_cycles);
-		fg_buf_adds(&b, "The previous review rejected the work with this feedback:\n\n");
-		ep_prompt_feedback(&b, last);
-		fg_buf_adds(&b, "\nThe worker has tried to address it since. For each item above, confirm "
-				"whether it is fixed now; then report any regression the fixes introduced "
-				"and anything still missing.\n");
-	}
+	if (n)
+		add_previous(&b, &hist[n - 1]);
 	return fg_buf_detach(&b, NULL);
 }
