@@ -850,3 +850,27 @@ Test(review_loop, report_only_open_shows_a_stalled_step)
 	lp_free(&l);
 	three_free(&t);
 }
+
+/* A stall on the last allowed cycle is still reported as stalled, and
+ * review_exhausted keeps its one definition (last cycle rejected at its
+ * limit), so it is true here while it is false for a stall at 2 of 5. */
+Test(review_loop, stall_on_the_last_cycle_is_stalled_and_exhausted)
+{
+	struct lp l;
+	const struct spec s = { "plan_task", "ABC-1",
+				"---\nmax_retries: 2\nstop_when_stalled: true\n---\nReview the plan.\n",
+				repeating_reviewer, NULL };
+	cJSON *c2, *sum;
+
+	lp_run(&l, &s);
+	cr_assert_eq(l.p.exit_code, 0, "stderr: %s", l.p.err);
+	cr_assert_str_eq(jstr(l.res, "review_state"), "stalled");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(l.res, "review_exhausted")));
+	c2 = step_json(&l, "review_cycle_2.json");
+	sum = step_json(&l, "review_summary.json");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
+	cr_assert_str_eq(jstr(sum, "state"), "stalled");
+	cJSON_Delete(c2);
+	cJSON_Delete(sum);
+	lp_free(&l);
+}
