@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fgdocker.h"
 #include "fgtest.h"
 
-#define IMAGE "forge-review:test"
 #define STEP "implement_task"
 #define SKILL "implement-task"
 /* Used as the caller when the suite runs as root, so that "files belong to
@@ -50,111 +50,6 @@ struct box {
 	uid_t uid;
 	gid_t gid;
 };
-
-static char *docker_path(void)
-{
-	const char *path = getenv("PATH");
-	const char *d = path && *path ? path : "/usr/bin:/bin";
-
-	for (;;) {
-		const char *end = strchr(d, ':');
-		int len = end ? (int)(end - d) : (int)strlen(d);
-		char *p = fgt_fmt("%.*s/docker", len, d);
-
-		if (len > 0 && access(p, X_OK) == 0)
-			return p;
-		free(p);
-		if (!end)
-			return NULL;
-		d = end + 1;
-	}
-}
-
-/* Runs the docker CLI with args (NULL-terminated); the caller releases p. */
-static void docker(struct fgt_proc *p, const char *const args[], double timeout_s)
-{
-	const char *argv[MAX_ARGS];
-	char *bin = docker_path();
-	size_t n = 0;
-
-	cr_assert_not_null(bin, "docker CLI not found in PATH");
-	argv[n++] = bin;
-	while (args[n - 1] && n < MAX_ARGS - 1) {
-		argv[n] = args[n - 1];
-		n++;
-	}
-	argv[n] = NULL;
-	cr_assert_eq(fgt_run(p, argv, NULL, NULL, NULL, timeout_s), 0, "cannot start docker");
-	free(bin);
-}
-
-static void skip_without_engine(void)
-{
-	struct fgt_proc p;
-	char *bin = docker_path();
-
-	if (!bin)
-		cr_skip("no docker CLI in PATH: container tests not run");
-	free(bin);
-	docker(&p, (const char *const[]){"info", "--format", "{{.ServerVersion}}", NULL}, 60);
-	if (!p.exited || p.exit_code != 0) {
-		while (p.err_len > 0 && (p.err[p.err_len - 1] == '\n' || p.err[p.err_len - 1] == ' '))
-			p.err[--p.err_len] = '\0';
-		char *why = fgt_fmt("no Docker Engine answers 'docker info' (%s): container tests not run",
-				    p.err_len ? p.err : "no message");
-
-		fgt_proc_release(&p);
-		cr_skip("%s", why);
-	}
-	fgt_proc_release(&p);
-}
-
-static int image_exists(const char *tag)
-{
-	struct fgt_proc p;
-	int ok;
-
-	docker(&p, (const char *const[]){"image", "inspect", "-f", "{{.Id}}", tag, NULL}, 60);
-	ok = p.exited && p.exit_code == 0;
-	fgt_proc_release(&p);
-	return ok;
-}
-
-/* The last bytes of a captured stream, for failure messages. */
-static const char *tail(const char *s, size_t len)
-{
-	return len > 3000 ? s + len - 3000 : s;
-}
-
-static void build_bases(void)
-{
-	struct fgt_proc p;
-	const char *argv[] = {"/bin/sh", FG_SOURCE_DIR "/docker/build-base.sh", NULL};
-
-	if (geteuid() != 0) {
-		if (image_exists("debian:bookworm") && image_exists("debian:bookworm-slim"))
-			return;
-		cr_skip("docker/build-base.sh needs root (debootstrap) and the base images are missing");
-	}
-	cr_assert_eq(fgt_run(&p, argv, NULL, FG_SOURCE_DIR, NULL, 1500), 0);
-	cr_assert(p.exited && p.exit_code == 0, "build-base.sh failed (%d):\n%s", p.exit_code,
-		  tail(p.err, p.err_len));
-	fgt_proc_release(&p);
-}
-
-/* Skips without an engine; else makes sure forge-review:test is current. */
-static void ensure_image(void)
-{
-	struct fgt_proc p;
-
-	skip_without_engine();
-	build_bases();
-	docker(&p, (const char *const[]){"build", "-f", FG_SOURCE_DIR "/docker/Dockerfile",
-		"-t", IMAGE, "--build-arg", "VERSION=test", FG_SOURCE_DIR, NULL}, 1500);
-	cr_assert(p.exited && p.exit_code == 0, "docker build failed (%d):\n%s\n%s", p.exit_code,
-		  tail(p.out, p.out_len), tail(p.err, p.err_len));
-	fgt_proc_release(&p);
-}
 
 static void box_init(struct box *b, const char *tag, const char *review_md)
 {
@@ -184,7 +79,7 @@ static void box_release(struct box *b)
 	struct fgt_proc p;
 
 	/* Normally gone already (--rm); this only cleans up after a failure. */
-	docker(&p, (const char *const[]){"rm", "-f", b->name, NULL}, 120);
+	fgd_cli(&p, "docker", (const char *const[]){"rm", "-f", b->name, NULL}, 120);
 	fgt_proc_release(&p);
 	fgt_rm_rf(b->tmp);
 	free(b->tmp);
@@ -233,7 +128,7 @@ static void cmd_release(struct cmd *c)
 static void cmd_run(struct cmd *c, struct box *b, const char *const env[])
 {
 	memset(c, 0, sizeof(*c));
-	cmd_own(c, docker_path());
+	cmd_own(c, fgd_which("docker"));
 	cr_assert_not_null(c->argv[0]);
 	cmd_add(c, "run");
 	cmd_add(c, "--rm");
@@ -259,7 +154,7 @@ static void cmd_run(struct cmd *c, struct box *b, const char *const env[])
 		cmd_add(c, "-e");
 		cmd_add(c, env[i]);
 	}
-	cmd_add(c, IMAGE);
+	cmd_add(c, FGD_IMAGE);
 	cmd_add(c, "run");
 }
 
@@ -288,18 +183,19 @@ Test(docker, image_is_built_with_labels_user_and_no_compiler)
 {
 	struct fgt_proc p;
 
-	ensure_image();
-	docker(&p, (const char *const[]){"image", "inspect", "-f",
+	fgd_ensure_image(FGD_IMAGE);
+	fgd_cli(&p, "docker", (const char *const[]){"image", "inspect", "-f",
 		"{{.Config.User}}|{{json .Config.Entrypoint}}|{{json .Config.Cmd}}|{{.Config.WorkingDir}}|"
 		"{{index .Config.Labels \"org.opencontainers.image.version\"}}|"
-		"{{index .Config.Labels \"org.opencontainers.image.title\"}}", IMAGE, NULL}, 60);
+		"{{index .Config.Labels \"org.opencontainers.image.title\"}}", FGD_IMAGE, NULL}, 60);
 	cr_assert_eq(p.exit_code, 0, "%s", p.err);
 	cr_assert_str_eq(p.out, "10001:10001|[\"forge-entrypoint\"]|[\"run\"]|/workspace|test|forge-review\n");
 	fgt_proc_release(&p);
 
 	/* The runtime holds the program, the default skills and the demo agents,
 	 * but no compiler and no development headers. */
-	docker(&p, (const char *const[]){"run", "--rm", "--entrypoint", "/bin/sh", IMAGE, "-c",
+	fgd_cli(&p, "docker", (const char *const[]){"run", "--rm", "--entrypoint", "/bin/sh",
+		FGD_IMAGE, "-c",
 		"forge-entrypoint --version && test -f /skills/default/" SKILL "/review.md"
 		" && test -d /usr/local/share/forge-review/examples"
 		" && ! command -v cc && ! command -v cmake && ! test -e /usr/include/uv.h"
@@ -335,7 +231,7 @@ Test(docker, reject_then_approve_writes_cycles_owned_by_the_caller)
 	struct fgt_proc p;
 	struct stat st;
 
-	ensure_image();
+	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "loop", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
@@ -409,7 +305,7 @@ Test(docker, entrypoint_as_pid1_reaps_orphaned_grandchildren)
 	struct cmd c;
 	struct fgt_proc p;
 
-	ensure_image();
+	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "reap", "---\nmax_retries: 1\n---\nNo zombies allowed.\n");
 	box_agent(&b, "worker.sh", WORKER_ORPHAN);
 	box_agent(&b, "reviewer.sh", REVIEWER_ZOMBIES);
@@ -493,27 +389,13 @@ static int wait_bounded(pid_t pid, int limit_s)
 	return status;
 }
 
-static int container_listed(const char *name)
-{
-	struct fgt_proc p;
-	char *filter = fgt_fmt("name=^%s$", name);
-	int listed;
-
-	docker(&p, (const char *const[]){"ps", "-a", "-q", "--filter", filter, NULL}, 60);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
-	listed = p.out_len > 0;
-	fgt_proc_release(&p);
-	free(filter);
-	return listed;
-}
-
 Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 {
 	struct box b;
 	struct cmd c;
 	struct fgt_proc p;
 
-	ensure_image();
+	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "stop", "Review.\n");
 	box_agent(&b, "worker.sh", WORKER_HANGS);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
@@ -527,7 +409,7 @@ Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 
 	/* A 60 s grace period: had the entrypoint ignored SIGTERM, docker would
 	 * SIGKILL it and the run would end with 137, not 143. */
-	docker(&p, (const char *const[]){"stop", "-t", "60", b.name, NULL}, 180);
+	fgd_cli(&p, "docker", (const char *const[]){"stop", "-t", "60", b.name, NULL}, 180);
 	cr_assert_eq(p.exit_code, 0, "docker stop: %s", p.err);
 	fgt_proc_release(&p);
 	int status = wait_bounded(client, 120);
@@ -535,9 +417,9 @@ Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 	char *err = fgt_read(err_path, NULL);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 143,
 		  "docker run ended with status %#x, want exit 143:\n%s", status, err ? err : "");
-	for (int i = 0; i < 100 && container_listed(b.name); i++)
+	for (int i = 0; i < 100 && fgd_container_listed("docker", b.name); i++)
 		sleep_ms(100);
-	cr_assert(!container_listed(b.name), "container %s left behind", b.name);
+	cr_assert(!fgd_container_listed("docker", b.name), "container %s left behind", b.name);
 	free(err);
 	free(err_path);
 	free(started);

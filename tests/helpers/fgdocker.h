@@ -2,10 +2,10 @@
  * fgdocker.h - helpers for the tests that need a real container engine.
  *
  * Protocol: fgd_ensure_image() first (it skips the test, saying why, when no
- * engine answers), then fgd_cli() for engine commands. The image is built
- * from docker/Dockerfile exactly as tests/e2e/test_docker.c builds it (same
- * tag, same arguments), so whichever test runs first builds it and the other
- * finds the layers cached.
+ * engine answers), then fgd_cli() for engine commands. Every container test
+ * builds FGD_IMAGE from docker/Dockerfile through fgd_ensure_image() (same
+ * tag, same arguments), so whichever test runs first builds it and the others
+ * find the layers cached.
  */
 #ifndef FGDOCKER_H
 #define FGDOCKER_H
