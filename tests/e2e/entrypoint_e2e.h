@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
 
 struct ep_ws {
@@ -69,13 +70,7 @@ static inline void ws_review_md(struct ep_ws *w, const char *project, const char
 /* R/name: "#!/bin/sh" + body, executable. Returns the owned path. */
 static inline char *ws_script(struct ep_ws *w, const char *name, const char *body)
 {
-	char *p = fgt_fmt("%s/%s", w->root, name);
-	char *text = fgt_fmt("#!/bin/sh\n%s\n", body);
-
-	fgt_write(p, text);
-	fgt_chmod_x(p);
-	free(text);
-	return p;
+	return fge_script(w->root, name, "#!/bin/sh\n", body);
 }
 
 static inline int overridden(const char *entry, const char *const *extra)
@@ -131,50 +126,23 @@ static inline void ws_run(struct ep_ws *w, struct fgt_proc *p, const char *worke
 /* Content of step_dir/name (owned) or NULL. */
 static inline char *ws_step_file(struct ep_ws *w, const char *name)
 {
-	char *p = fgt_fmt("%s/%s", w->step_dir, name);
-	char *s = fgt_read(p, NULL);
-
-	free(p);
-	return s;
+	return fge_read_in(w->step_dir, name);
 }
 
 /* root/name content (owned) or NULL. */
 static inline char *ws_root_file(struct ep_ws *w, const char *name)
 {
-	char *p = fgt_fmt("%s/%s", w->root, name);
-	char *s = fgt_read(p, NULL);
-
-	free(p);
-	return s;
+	return fge_read_in(w->root, name);
 }
 
 /* step_dir/name parsed as JSON; fails the test if missing or invalid. */
 static inline cJSON *ws_json(struct ep_ws *w, const char *name)
 {
-	char *s = ws_step_file(w, name);
-	cJSON *j;
+	char *p = fgt_fmt("%s/%s", w->step_dir, name);
+	cJSON *j = fge_json_file(p, NULL);
 
-	cr_assert(s, "missing %s/%s", w->step_dir, name);
-	j = cJSON_Parse(s);
-	cr_assert(j, "invalid JSON in %s: %s", name, s);
-	free(s);
+	free(p);
 	return j;
-}
-
-static inline const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	cr_assert(cJSON_IsString(v), "field '%s' is not a string", k);
-	return v->valuestring;
-}
-
-static inline int jint(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	cr_assert(cJSON_IsNumber(v), "field '%s' is not a number", k);
-	return v->valueint;
 }
 
 static inline int jtrue(const cJSON *o, const char *k)
@@ -184,21 +152,13 @@ static inline int jtrue(const cJSON *o, const char *k)
 
 static inline int ws_step_exists(struct ep_ws *w, const char *name)
 {
-	char *p = fgt_fmt("%s/%s", w->step_dir, name);
-	int e = fgt_exists(p);
-
-	free(p);
-	return e;
+	return fge_exists_in(w->step_dir, name);
 }
 
 /* 1 if R/name (in_ws: R/ws/name) exists. */
 static inline int ws_has(struct ep_ws *w, int in_ws, const char *name)
 {
-	char *p = fgt_fmt("%s/%s", in_ws ? w->ws : w->root, name);
-	int e = fgt_exists(p);
-
-	free(p);
-	return e;
+	return fge_exists_in(in_ws ? w->ws : w->root, name);
 }
 
 /* Number of live or zombie processes whose process group is pgid. */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "fgdocker.h"
+#include "fge2e.h"
 #include "fgtest.h"
 
 #define STEP "implement_task"
@@ -91,11 +92,7 @@ static void box_release(struct box *b)
 
 static void box_agent(struct box *b, const char *file, const char *script)
 {
-	char *path = fgt_fmt("%s/%s", b->agents, file);
-
-	fgt_write(path, script);
-	fgt_chmod_x(path);
-	free(path);
+	free(fge_script(b->agents, file, "", script));
 }
 
 /* Owned strings that make up one "docker run" command line. */

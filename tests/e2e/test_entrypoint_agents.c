@@ -66,7 +66,7 @@ Test(entrypoint_agents, orphans_are_reaped)
 	ws_run(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cr_assert_str_eq(jstr(c, "verdict"), "approved", "%s", jstr(c, "feedback"));
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved", "%s", fge_jstr(c, "feedback"));
 	cJSON_Delete(c); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -85,7 +85,7 @@ Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 	ws_run(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cr_assert_str_eq(jstr(c, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
 	/* Streamed live (in chunks, prefixed) and the raw log capped at 32 MiB. */
 	cr_assert_gt(p.err_len, 100000000u);
 	char *path = fgt_fmt("%s/review_cycle_1.reviewer.log", w.step_dir);

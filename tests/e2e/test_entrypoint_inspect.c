@@ -86,8 +86,8 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	run(&p, argv, unset, NULL);
 	cr_assert_eq(p.exit_code, 0, "%s", p.err);
 	cJSON *j = out_json(&p);
-	cr_assert_eq(jint(j, "max_retries"), 5);
-	cr_assert_str_eq(jstr(j, "instructions"), "Be strict.");
+	cr_assert_eq(fge_jint(j, "max_retries"), 5);
+	cr_assert_str_eq(fge_jstr(j, "instructions"), "Be strict.");
 	cr_assert(cJSON_IsArray(cJSON_GetObjectItem(j, "warnings")));
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 0);
 	cJSON_Delete(j);
@@ -97,7 +97,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	const char *off[] = { "AUTO_REVIEW_MAX_RETRIES=0", NULL };
 	run(&p, argv, off, NULL);
 	j = out_json(&p);
-	cr_assert_eq(jint(j, "max_retries"), 0);
+	cr_assert_eq(fge_jint(j, "max_retries"), 0);
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 
@@ -105,7 +105,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	run(&p, argv, unset, NULL);
 	cr_assert_eq(p.exit_code, 0);
 	j = out_json(&p);
-	cr_assert_eq(jint(j, "max_retries"), 3);
+	cr_assert_eq(fge_jint(j, "max_retries"), 3);
 	cr_assert_gt(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 0);
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
@@ -132,9 +132,9 @@ Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 	run(&p, in, NULL, "Nice work.\nAPPROVED\n");
 	cr_assert_eq(p.exit_code, 0);
 	cJSON *j = out_json(&p);
-	cr_assert_str_eq(jstr(j, "verdict"), "approved");
-	cr_assert_str_eq(jstr(j, "feedback"), "");
-	cr_assert_str_eq(jstr(j, "format"), "marker");
+	cr_assert_str_eq(fge_jstr(j, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(j, "feedback"), "");
+	cr_assert_str_eq(fge_jstr(j, "format"), "marker");
 	cr_assert_null(cJSON_GetObjectItem(j, "findings"));
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
@@ -147,11 +147,11 @@ Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 	run(&p, file, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0);
 	j = out_json(&p);
-	cr_assert_str_eq(jstr(j, "verdict"), "rejected");
-	cr_assert_str_eq(jstr(j, "format"), "json_shadow");
+	cr_assert_str_eq(fge_jstr(j, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(j, "format"), "json_shadow");
 	cJSON *fs = cJSON_GetObjectItem(j, "findings");
 	cr_assert(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 1);
-	cr_assert_str_eq(jstr(cJSON_GetArrayItem(fs, 0), "filePath"), "a.c");
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(fs, 0), "filePath"), "a.c");
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 
@@ -181,8 +181,8 @@ Test(entrypoint_inspect, verdict_of_fifty_megabytes)
 	run(&p, argv, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0, "%s", p.err);
 	cJSON *j = out_json(&p);
-	cr_assert_str_eq(jstr(j, "verdict"), "rejected");
-	cr_assert_str_eq(jstr(j, "feedback"), "too big");
+	cr_assert_str_eq(fge_jstr(j, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(j, "feedback"), "too big");
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 	free(f);

@@ -43,21 +43,21 @@ Test(entrypoint_loop, approve_on_first_cycle)
 	ws_run(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	c = ws_json(&w, "review_cycle_1.json");
-	cr_assert_eq(jint(c, "cycle"), 1);
-	cr_assert_eq(jint(c, "max_cycles"), 3);
-	cr_assert_str_eq(jstr(c, "verdict"), "approved");
-	cr_assert_str_eq(jstr(c, "feedback"), "");
-	cr_assert_str_eq(jstr(c, "skill"), "impl");
-	cr_assert_str_eq(jstr(c, "run_id"), "test-run");
-	cr_assert_str_eq(jstr(c, "format"), "marker");
-	cr_assert_str_eq(jstr(c, "reviewer_log"), "review_cycle_1.reviewer.log");
+	cr_assert_eq(fge_jint(c, "cycle"), 1);
+	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(c, "feedback"), "");
+	cr_assert_str_eq(fge_jstr(c, "skill"), "impl");
+	cr_assert_str_eq(fge_jstr(c, "run_id"), "test-run");
+	cr_assert_str_eq(fge_jstr(c, "format"), "marker");
+	cr_assert_str_eq(fge_jstr(c, "reviewer_log"), "review_cycle_1.reviewer.log");
 	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
 	char *log = ws_step_file(&w, "review_cycle_1.reviewer.log");
 	cr_assert_str_eq(log, "Looks right. APPROVED\n");
 	s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), "approved");
-	cr_assert_eq(jint(s, "cycles"), 1);
-	cr_assert_str_eq(jstr(s, "task_key"), "ABC-12");
+	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
+	cr_assert_eq(fge_jint(s, "cycles"), 1);
+	cr_assert_str_eq(fge_jstr(s, "task_key"), "ABC-12");
 	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED"), "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "[reviewer] Looks right. APPROVED"), "stderr:\n%s", p.err);
 	/* The agent's environment and working directory. */
@@ -89,9 +89,9 @@ Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
 	ws_run(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
-	cr_assert_str_eq(jstr(c1, "verdict"), "rejected");
-	cr_assert_str_eq(jstr(c1, "feedback"), "greeting.txt must say hello twice");
-	cr_assert_str_eq(jstr(c2, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(c1, "feedback"), "greeting.txt must say hello twice");
+	cr_assert_str_eq(fge_jstr(c2, "verdict"), "approved");
 	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - greeting.txt must say hello twice"), "%s", p.err);
 	/* The retry got the feedback: prompt section, feedback file, FORGE_CYCLE. */
 	char *retry = ws_root_file(&w, "worker_stdin_1.txt");
@@ -105,8 +105,8 @@ Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
 	char *r2 = ws_root_file(&w, "reviewer_stdin_2.txt");
 	cr_assert(r2 && strstr(r2, "greeting.txt must say hello twice") && strstr(r2, "regression"), "%s", r2);
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), "approved");
-	cr_assert_eq(jint(s, "cycles"), 2);
+	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
+	cr_assert_eq(fge_jint(s, "cycles"), 2);
 	free(retry); free(fb); free(r2);
 	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
@@ -125,11 +125,11 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	ws_run(&w, &p, wk, rv, fail_env ? extra : NULL);
 	cr_assert_eq(p.exit_code, want_exit, "stderr:\n%s", p.err);
 	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(c2, "verdict"), "rejected");
-	cr_assert_eq(jint(c2, "cycle"), 2);
-	cr_assert_eq(jint(c2, "max_cycles"), 2);
+	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
+	cr_assert_eq(fge_jint(c2, "cycle"), 2);
+	cr_assert_eq(fge_jint(c2, "max_cycles"), 2);
 	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"));
-	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	/* The worker ran twice: first run and one retry (none after the last cycle). */
 	char *env = ws_root_file(&w, "worker_env.txt");
 	cr_assert(strstr(env, "cycle=1") && !strstr(env, "cycle=2"), "%s", env);
@@ -162,11 +162,11 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	ws_run(&w, &p, wk, rv, extra);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cr_assert_str_eq(jstr(c, "verdict"), "rejected");
-	cr_assert(strstr(jstr(c, "feedback"), want_feedback), "feedback: %s", jstr(c, "feedback"));
-	cr_assert_str_eq(jstr(c, "format"), want_format);
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
+	cr_assert(strstr(fge_jstr(c, "feedback"), want_feedback), "feedback: %s", fge_jstr(c, "feedback"));
+	cr_assert_str_eq(fge_jstr(c, "format"), want_format);
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -217,8 +217,8 @@ Test(entrypoint_loop, missing_reviewer_binary_is_a_rejection)
 	ws_run(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cr_assert(strstr(jstr(c, "feedback"), "cannot run reviewer '/nonexistent/reviewer-xyz': No such file or directory"),
-		  "%s", jstr(c, "feedback"));
+	cr_assert(strstr(fge_jstr(c, "feedback"), "cannot run reviewer '/nonexistent/reviewer-xyz': No such file or directory"),
+		  "%s", fge_jstr(c, "feedback"));
 	cJSON_Delete(c); free(wk);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -258,13 +258,13 @@ Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 	cr_assert_eq(p.exit_code, 1, "a failed retry must never exit 0; stderr:\n%s", p.err);
 	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
 	cJSON *c = ws_json(&w, "review_cycle_3.json");
-	cr_assert_eq(jint(c, "cycle"), 3);
-	cr_assert_eq(jint(c, "max_cycles"), 3);
-	cr_assert_str_eq(jstr(c, "verdict"), "rejected");
+	cr_assert_eq(fge_jint(c, "cycle"), 3);
+	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
 	cr_assert(jtrue(c, "synthetic"));
-	cr_assert(strstr(jstr(c, "feedback"), "worker exited with status 7"), "%s", jstr(c, "feedback"));
+	cr_assert(strstr(fge_jstr(c, "feedback"), "worker exited with status 7"), "%s", fge_jstr(c, "feedback"));
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), "failed");
+	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -285,8 +285,8 @@ static void review_skipped(const char *review_md, const char *const *extra, cons
 	cr_assert(ws_has(&w, 1, "greeting.txt"), "the worker must run");
 	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"));
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), want_state);
-	cr_assert_eq(jint(s, "cycles"), 0);
+	cr_assert_str_eq(fge_jstr(s, "state"), want_state);
+	cr_assert_eq(fge_jint(s, "cycles"), 0);
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -323,7 +323,7 @@ Test(entrypoint_loop, project_override_is_chosen)
 	char *sys = ws_root_file(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "PROJECT RULES") && !strstr(sys, "DEFAULT RULES"), "%s", sys);
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert(strstr(jstr(s, "review_md"), "/abc/impl/review.md"), "%s", jstr(s, "review_md"));
+	cr_assert(strstr(fge_jstr(s, "review_md"), "/abc/impl/review.md"), "%s", fge_jstr(s, "review_md"));
 	free(sys);
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
@@ -344,7 +344,7 @@ Test(entrypoint_loop, repeated_findings_stall_the_loop)
 	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"), "stalled after 2 cycles, not max");
 	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *s = ws_json(&w, "review_summary.json");
 	cr_assert(jtrue(c2, "stalled"));
-	cr_assert_str_eq(jstr(s, "state"), "stalled");
+	cr_assert_str_eq(fge_jstr(s, "state"), "stalled");
 	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
@@ -364,7 +364,7 @@ Test(entrypoint_loop, changing_findings_do_not_stall)
 	cr_assert_eq(p.exit_code, 3, "stderr:\n%s", p.err);
 	cr_assert(ws_step_exists(&w, "review_cycle_3.json"));
 	cJSON *s = ws_json(&w, "review_summary.json");
-	cr_assert_str_eq(jstr(s, "state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);

@@ -135,10 +135,10 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 	wk = fx_script(&f, "worker.sh", WORKER_OK);
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
 	cr_assert_eq(fx_code(&f), 125, "exit %d; stderr:\n%s", fx_code(&f), f.err);
-	cr_assert_eq(fx_count(&f, "run_error", NULL, NULL), 1, "log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fx_str(f.res, "error_message"), "cannot prepare"));
-	cr_assert_not_null(strstr(fx_str(f.res, "error_message"), strerror(EROFS)));
-	cr_assert_eq(fx_int(f.res, "exit_code"), 125);
+	cr_assert_eq(fge_count_events(f.events, "run_error", NULL, NULL), 1, "log:\n%s", f.logtext);
+	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), strerror(EROFS)));
+	cr_assert_eq(fge_jint(f.res, "exit_code"), 125);
 	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
@@ -194,13 +194,13 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	wk = fx_script(&f, "worker.sh", WORKER_OK);
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
 	cr_assert_eq(fx_code(&f), 125, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cr_assert_not_null(strstr(fx_str(f.res, "error_message"), "cannot prepare"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	/* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR (or ELOOP). */
-	cr_assert(strstr(fx_str(f.res, "error_message"), strerror(ENOTDIR)) ||
-		  strstr(fx_str(f.res, "error_message"), strerror(ELOOP)), "%s", fx_str(f.res, "error_message"));
+	cr_assert(strstr(fge_jstr_or_null(f.res, "error_message"), strerror(ENOTDIR)) ||
+		  strstr(fge_jstr_or_null(f.res, "error_message"), strerror(ELOOP)), "%s", fge_jstr_or_null(f.res, "error_message"));
 	/* The outside file was neither removed as stale nor reported. */
 	cr_assert(fgt_exists(outside), "the runner removed a file outside the workspace");
-	cr_assert_eq(fx_count(&f, "review_cycle", NULL, NULL), 0);
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 0);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"));
 	free(outside);
 	free(forge);
@@ -225,8 +225,8 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
-	cr_assert_eq(fx_int(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
-	cr_assert_eq(fx_count(&f, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
 	outside = fgt_fmt("%s/review_cycle_2.json", f.out);
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
@@ -251,11 +251,11 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	cr_assert_eq(fx_int(cJSON_GetArrayItem(cs, 1), "cycle"), 2);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 2);
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
-	ev = fx_event(&f, "cycle_corrupt", "file", "review_cycle_9.json");
+	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_9.json");
 	cr_assert_not_null(ev, "the planted link was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fx_str(ev, "error"), "symbolic link"), "%s", fx_str(ev, "error"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "symbolic link"), "%s", fge_jstr_or_null(ev, "error"));
 	free(ep);
 	fx_teardown(&f);
 }
@@ -276,10 +276,10 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	cr_assert_eq(fx_int(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
-	ev = fx_event(&f, "cycle_corrupt", "file", "review_cycle_2.json");
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
+	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_2.json");
 	cr_assert_not_null(ev, "the 100 MB file was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fx_str(ev, "error"), "large"), "%s", fx_str(ev, "error"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "large"), "%s", fge_jstr_or_null(ev, "error"));
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
 	free(ep);
@@ -302,9 +302,9 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	ev = fx_event(&f, "cycle_corrupt", "file", "review_cycle_2.json");
+	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_2.json");
 	cr_assert_not_null(ev, "the FIFO was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fx_str(ev, "error"), "not a regular file"), "%s", fx_str(ev, "error"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "not a regular file"), "%s", fge_jstr_or_null(ev, "error"));
 	free(ep);
 	fx_teardown(&f);
 }
@@ -339,7 +339,7 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	arr = cJSON_Parse(p.out);
 	cr_assert(cJSON_IsArray(arr), "stdout:\n%s", p.out);
 	cr_assert_eq(cJSON_GetArraySize(arr), 1, "stdout:\n%s", p.out);
-	cr_assert_eq(fx_int(cJSON_GetArrayItem(arr, 0), "cycle"), 4);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(arr, 0), "cycle"), 4);
 	cr_assert(strstr(p.err, "review_cycle_1.json") && strstr(p.err, "review_cycle_2.json") &&
 		  strstr(p.err, "review_cycle_3.json"), "stderr:\n%s", p.err);
 	cr_assert_null(strstr(p.out, "PLANTED"));

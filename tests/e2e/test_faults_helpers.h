@@ -35,9 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
-
-
 
 struct fx {
 	char *root, *ws, *skills, *step_dir, *task, *out, *log, *result;
@@ -46,26 +45,9 @@ struct fx {
 	long maxrss_kb;      /* its peak RSS (wait4) */
 	char *err;           /* its stderr, owned */
 	char *logtext;       /* the log file, owned */
-	cJSON **lines;       /* JSON log lines (json format only) */
-	size_t nlines;
+	cJSON *events;       /* JSON log lines as an array (json format only) */
 	cJSON *res;          /* the result file, or NULL */
 };
-
-/* A scripted entrypoint (runner --entrypoint): the same helpers as
- * test_runner_run.c. cyc N VERDICT [RUN_ID [FEEDBACK]] writes a cycle
- * atomically; wait_log TEXT waits until the runner logged TEXT. */
-static const char FX_SCRIPT_HEAD[] =
-	"#!/bin/sh\n"
-	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
-	"D=$W/.forge/$S\n"
-	"cyc() {\n"
-	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}; dd=${DIR:-$D}\n"
-	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"impl\","
-	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
-	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$r\" > \"$dd/.c$1.tmp\"\n"
-	"  mv \"$dd/.c$1.tmp\" \"$dd/review_cycle_$1.json\"\n"
-	"}\n"
-	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 3000 ] && exit 99; sleep 0.01; done; }\n";
 
 static inline void fx_setup(struct fx *f)
 {
@@ -97,11 +79,8 @@ static inline void fx_setup(struct fx *f)
 
 static inline void fx_reset_run(struct fx *f)
 {
-	for (size_t i = 0; i < f->nlines; i++)
-		cJSON_Delete(f->lines[i]);
-	free(f->lines);
-	f->lines = NULL;
-	f->nlines = 0;
+	cJSON_Delete(f->events);
+	f->events = NULL;
 	cJSON_Delete(f->res);
 	f->res = NULL;
 	free(f->err);
@@ -131,25 +110,13 @@ static inline void fx_teardown(struct fx *f)
 /* R/name: "#!/bin/sh\n" + body, executable. Owned path. */
 static inline char *fx_script(struct fx *f, const char *name, const char *body)
 {
-	char *p = fgt_fmt("%s/%s", f->root, name);
-	char *text = fgt_fmt("#!/bin/sh\n%s\n", body);
-
-	fgt_write(p, text);
-	fgt_chmod_x(p);
-	free(text);
-	return p;
+	return fge_script(f->root, name, "#!/bin/sh\n", body);
 }
 
-/* R/name: FX_SCRIPT_HEAD + body, executable: a scripted entrypoint. Owned path. */
+/* R/ep.sh: a scripted entrypoint (FGE_FAKE_EP_HEAD + body). Owned path. */
 static inline char *fx_fake_entrypoint(struct fx *f, const char *body)
 {
-	char *p = fgt_fmt("%s/ep.sh", f->root);
-	char *text = fgt_fmt("%s%s\n", FX_SCRIPT_HEAD, body);
-
-	fgt_write(p, text);
-	fgt_chmod_x(p);
-	free(text);
-	return p;
+	return fge_script(f->root, "ep.sh", FGE_FAKE_EP_HEAD, body);
 }
 
 /* The environment every program of these tests gets: agents bounded, no
@@ -248,18 +215,8 @@ static inline void fx_load(struct fx *f, int json)
 	f->logtext = fgt_read(f->log, NULL);
 	if (!f->logtext)
 		f->logtext = strdup("");
-	if (json) {
-		char *copy = strdup(f->logtext), *save = NULL;
-
-		for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			cJSON *o = cJSON_Parse(line);
-
-			cr_assert_not_null(o, "log line is not JSON: %s", line);
-			f->lines = realloc(f->lines, (f->nlines + 1) * sizeof(*f->lines));
-			f->lines[f->nlines++] = o;
-		}
-		free(copy);
-	}
+	if (json)
+		f->events = fge_json_lines(f->logtext);
 	if (res) {
 		f->res = cJSON_Parse(res);
 		cr_assert_not_null(f->res, "result is not JSON: %s", res);
@@ -344,53 +301,6 @@ static inline void fx_runner(struct fx *f, const char *const *wrap, const char *
 
 	fx_wait(f, pid, 60);
 	fx_load(f, !strcmp(fmt, "json"));
-}
-
-/* Number of JSON log events named event, with key == val when key is given. */
-static inline int fx_count(const struct fx *f, const char *event, const char *key, const char *val)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < f->nlines; i++) {
-		const cJSON *e = cJSON_GetObjectItem(f->lines[i], "event");
-		const cJSON *k = key ? cJSON_GetObjectItem(f->lines[i], key) : NULL;
-
-		if (!cJSON_IsString(e) || strcmp(e->valuestring, event))
-			continue;
-		if (key && !(cJSON_IsString(k) && !strcmp(k->valuestring, val)))
-			continue;
-		n++;
-	}
-	return n;
-}
-
-/* First JSON log event named event with key == val (key may be NULL), or NULL. */
-static inline const cJSON *fx_event(const struct fx *f, const char *event, const char *key, const char *val)
-{
-	for (size_t i = 0; i < f->nlines; i++) {
-		const cJSON *e = cJSON_GetObjectItem(f->lines[i], "event");
-		const cJSON *k = key ? cJSON_GetObjectItem(f->lines[i], key) : NULL;
-
-		if (cJSON_IsString(e) && !strcmp(e->valuestring, event) &&
-		    (!key || (cJSON_IsString(k) && !strcmp(k->valuestring, val))))
-			return f->lines[i];
-	}
-	return NULL;
-}
-
-static inline const char *fx_str(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static inline int fx_int(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItem(o, k);
-
-	cr_assert(cJSON_IsNumber(v), "field '%s' is not a number", k);
-	return v->valueint;
 }
 
 /* The result's review_cycles (fails the test when there is no result). */

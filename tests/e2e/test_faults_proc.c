@@ -52,16 +52,16 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 				"cyc 3 approved\nexit 0\n");
 	fx_runner(&f, NO_WATCHES, ep, "json", NULL, NULL, NULL, NULL);
 	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fx_code(&f), f.err, f.logtext);
-	ev = fx_event(&f, "watch_fallback", NULL, NULL);
+	ev = fge_find_event(f.events, "watch_fallback", NULL, NULL);
 	cr_assert_not_null(ev, "no watch_fallback logged; log:\n%s", f.logtext);
-	cr_assert_str_eq(fx_str(ev, "level"), "warn");
-	cr_assert_not_null(strstr(fx_str(ev, "reason"), strerror(ENOSPC)), "%s", fx_str(ev, "reason"));
-	cr_assert_eq(fx_count(&f, "watch_fallback", NULL, NULL), 1);
+	cr_assert_str_eq(fge_jstr_or_null(ev, "level"), "warn");
+	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "reason"), strerror(ENOSPC)), "%s", fge_jstr_or_null(ev, "reason"));
+	cr_assert_eq(fge_count_events(f.events, "watch_fallback", NULL, NULL), 1);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 3, "log:\n%s", f.logtext);
-	cr_assert_eq(fx_count(&f, "review_cycle", NULL, NULL), 3);
-	cr_assert_eq(fx_count(&f, "review_cycle", "source", "watch"), 0);
-	cr_assert_eq(fx_count(&f, "review_cycle", "source", "poll"), 2, "log:\n%s", f.logtext);
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 3);
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "watch"), 0);
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "poll"), 2, "log:\n%s", f.logtext);
 	free(ep);
 	fx_teardown(&f);
 }
@@ -81,10 +81,10 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	c1 = cJSON_GetArrayItem(cs, 0);
-	cr_assert_str_eq(fx_str(c1, "verdict"), "rejected");
-	cr_assert_not_null(strstr(fx_str(c1, "feedback"), "killed by signal 9"), "%s", fx_str(c1, "feedback"));
-	cr_assert_str_eq(fx_str(cJSON_GetArrayItem(cs, 1), "verdict"), "approved");
-	cr_assert_str_eq(fx_str(f.res, "review_state"), "approved");
+	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
+	cr_assert_not_null(strstr(fge_jstr_or_null(c1, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(c1, "feedback"));
+	cr_assert_str_eq(fge_jstr_or_null(cJSON_GetArrayItem(cs, 1), "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "approved");
 	free(wk);
 	free(rv);
 	fx_teardown(&f);
@@ -100,7 +100,7 @@ Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	cr_assert_eq(fx_code(&f), 1, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cr_assert_eq(fx_int(f.res, "exit_code"), 1);
+	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
 	free(wk);
@@ -123,8 +123,8 @@ Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
-	cr_assert_not_null(strstr(fx_str(last, "feedback"), "killed by signal 9"), "%s", fx_str(last, "feedback"));
-	cr_assert_str_eq(fx_str(f.res, "review_state"), "failed");
+	cr_assert_not_null(strstr(fge_jstr_or_null(last, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(last, "feedback"));
+	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "failed");
 	free(wk);
 	free(rv);
 	fx_teardown(&f);
@@ -198,20 +198,20 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: NEW feedback'; else echo APPROVED; fi");
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv2, NULL);
 	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cr_assert_geq(fx_int(f.res, "stale_files_cleared"), 1);
+	cr_assert_geq(fge_jint(f.res, "stale_files_cleared"), 1);
 	cs = fx_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	for (int i = 0; i < 2; i++) {
 		const cJSON *c = cJSON_GetArrayItem(cs, i);
 
-		cr_assert_eq(fx_int(c, "cycle"), i + 1);
-		cr_assert_str_eq(fx_str(c, "run_id"), fx_str(f.res, "run_id"));
-		cr_assert_str_neq(fx_str(c, "run_id"), old_run_id);
+		cr_assert_eq(fge_jint(c, "cycle"), i + 1);
+		cr_assert_str_eq(fge_jstr_or_null(c, "run_id"), fge_jstr_or_null(f.res, "run_id"));
+		cr_assert_str_neq(fge_jstr_or_null(c, "run_id"), old_run_id);
 	}
-	cr_assert_not_null(strstr(fx_str(cJSON_GetArrayItem(cs, 0), "feedback"), "NEW"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(cJSON_GetArrayItem(cs, 0), "feedback"), "NEW"));
 	cr_assert_null(strstr(f.logtext, "OLD feedback\""), "a stale cycle was reported:\n%s", f.logtext);
-	cr_assert_eq(fx_count(&f, "review_cycle", NULL, NULL), 2);
-	cr_assert_str_eq(fx_str(f.res, "review_state"), "approved");
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 2);
+	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "approved");
 	free(old_run_id);
 	free(pids);
 	free(pids_path);
@@ -259,7 +259,7 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cycle_text = fgt_read(cycle_path, NULL);
 	cr_assert_not_null(cycle_text);
 	cycle = cJSON_Parse(cycle_text);
-	fb = fx_str(cycle, "feedback");
+	fb = fge_jstr_or_null(cycle, "feedback");
 	cr_assert(fb && strstr(fb, "\033[31mred\033[0m alert\007\nsecond line"), "feedback: %s", fb);
 	cJSON_Delete(cycle);
 	free(cycle_text);
@@ -267,10 +267,10 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	cr_assert_eq(fx_code(&f), 0);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the JSON log");
-	ev = fx_event(&f, "review_cycle", NULL, NULL);
+	ev = fge_find_event(f.events, "review_cycle", NULL, NULL);
 	cr_assert_not_null(ev, "log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fx_str(ev, "feedback"), "\033[31mred\033[0m alert\007\nsecond line"),
-			   "json feedback: %s", fx_str(ev, "feedback"));
+	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "feedback"), "\033[31mred\033[0m alert\007\nsecond line"),
+			   "json feedback: %s", fge_jstr_or_null(ev, "feedback"));
 	free(cycle_path);
 	free(wk);
 	free(rv);

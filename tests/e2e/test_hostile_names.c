@@ -340,7 +340,7 @@ Test(hostile, runner_passes_the_entrypoint_configuration_error_through)
 	agent = fx_script(&f, "agent.sh", MARKER_AGENT);
 	fx_runner(&f, NULL, NULL, "json", NULL, agent, "sh -c 'unbalanced", env);
 	cr_assert_eq(fx_code(&f), 2, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cr_assert_eq(fx_int(f.res, "exit_code"), 2);
+	cr_assert_eq(fge_jint(f.res, "exit_code"), 2);
 	cr_assert_not_null(strstr(f.logtext, "FORGE_AGENT_TIMEOUT"), "log:\n%s", f.logtext);
 	cr_assert(!agent_ran(&f));
 	free(agent);
@@ -401,7 +401,7 @@ Test(hostile, invalid_max_retries_is_ignored_with_a_warning)
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	j = cJSON_Parse(p.out);
 	cr_assert_not_null(j, "stdout:\n%s", p.out);
-	cr_assert_eq(fx_int(j, "max_retries"), 3);
+	cr_assert_eq(fge_jint(j, "max_retries"), 3);
 	cr_assert_not_null(strstr(p.out, "AUTO_REVIEW_MAX_RETRIES"), "no warning: %s", p.out);
 	cJSON_Delete(j);
 	free(md);

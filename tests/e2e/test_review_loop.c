@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
 
 TestSuite(review_loop, .timeout = 180);
@@ -74,14 +75,6 @@ static char *in_dir(const char *dir, const char *name)
 	return fgt_fmt("%s/%s", dir, name);
 }
 
-static void write_in(const char *dir, const char *name, const char *content)
-{
-	char *path = in_dir(dir, name);
-
-	fgt_write(path, content);
-	free(path);
-}
-
 /* Lays out the tree: workspace, skill, task file, the two agents. */
 static void lp_setup(struct lp *l, const struct spec *s)
 {
@@ -94,15 +87,15 @@ static void lp_setup(struct lp *l, const struct spec *s)
 	l->skills = in_dir(l->dir, "skills");
 	l->save = in_dir(l->dir, "save");
 	l->result = in_dir(l->dir, "result.json");
-	write_in(l->ws, "README.md", "# parsre\n");
-	write_in(l->save, ".keep", "");
-	write_in(l->skills, "default/impl/review.md", s->review_md);
+	fge_write_in(l->ws, "README.md", "# parsre\n");
+	fge_write_in(l->save, ".keep", "");
+	fge_write_in(l->skills, "default/impl/review.md", s->review_md);
 	task = fgt_fmt("{\"task_key\":\"%s\",\"summary\":\"" TASK_SUMMARY "\",\"description\":\""
 		       TASK_DESCRIPTION "\"}\n", s->task_key);
-	write_in(l->dir, "task.json", task);
-	write_in(l->dir, "work.sh", worker_script);
+	fge_write_in(l->dir, "task.json", task);
+	fge_write_in(l->dir, "work.sh", worker_script);
 	rev = fgt_fmt("%s%s", reviewer_head, s->reviewer);
-	write_in(l->dir, "rev.sh", rev);
+	fge_write_in(l->dir, "rev.sh", rev);
 	free(rev);
 	free(task);
 }
@@ -123,18 +116,13 @@ static void lp_exec(struct lp *l)
 				"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "AUTO_REVIEW_MAX_RETRIES",
 				"FORGE_LOG_LEVEL" };
 	size_t ne = 7;
-	char *text;
 
 	for (size_t i = 0; l->s->env && l->s->env[i]; i++)
 		env[ne++] = l->s->env[i];
 	env[ne] = NULL;
 	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert_eq(l->p.timed_out, 0, "runner hung; stderr: %s", l->p.err);
-	text = fgt_read(l->result, NULL);
-	cr_assert_not_null(text, "no result file; stderr: %s", l->p.err);
-	l->res = cJSON_Parse(text);
-	cr_assert_not_null(l->res, "result is not JSON: %s", text);
-	free(text);
+	l->res = fge_json_file(l->result, l->p.err);
 	free(task);
 	free(wcmd);
 	free(rcmd);
@@ -162,32 +150,23 @@ static void lp_free(struct lp *l)
 /* A file the agents saved (must exist); owned. */
 static char *saved(const struct lp *l, const char *name)
 {
-	char *path = in_dir(l->save, name), *text = fgt_read(path, NULL);
+	char *text = fge_read_in(l->save, name);
 
 	cr_assert_not_null(text, "the agent did not save %s", name);
-	free(path);
 	return text;
 }
 
 static int saved_exists(const struct lp *l, const char *name)
 {
-	char *path = in_dir(l->save, name);
-	int ok = fgt_exists(path);
-
-	free(path);
-	return ok;
+	return fge_exists_in(l->save, name);
 }
 
 /* W/.forge/{step}/name parsed (must exist and be JSON); owned. */
 static cJSON *step_json(const struct lp *l, const char *name)
 {
-	char *path = fgt_fmt("%s/.forge/%s/%s", l->ws, l->s->step, name), *text = fgt_read(path, NULL);
-	cJSON *o;
+	char *path = fgt_fmt("%s/.forge/%s/%s", l->ws, l->s->step, name);
+	cJSON *o = fge_json_file(path, NULL);
 
-	cr_assert_not_null(text, "no %s", path);
-	o = cJSON_Parse(text);
-	cr_assert_not_null(o, "%s is not JSON: %s", path, text);
-	free(text);
 	free(path);
 	return o;
 }
@@ -199,22 +178,6 @@ static int step_file_exists(const struct lp *l, const char *name)
 
 	free(path);
 	return ok;
-}
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	cr_assert(cJSON_IsString(v), "field %s is not a string", k);
-	return v->valuestring;
-}
-
-static int jint(const cJSON *o, const char *k)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-
-	cr_assert(cJSON_IsNumber(v), "field %s is not a number", k);
-	return v->valueint;
 }
 
 static const cJSON *res_cycles(const struct lp *l)
@@ -243,20 +206,20 @@ static void assert_stalled_at_2_of_5(const struct lp *l, int exit_code)
 	cJSON *sum = step_json(l, "review_summary.json");
 
 	cr_assert_eq(l->p.exit_code, exit_code, "stderr: %s", l->p.err);
-	cr_assert_eq(jint(l->res, "exit_code"), exit_code);
+	cr_assert_eq(fge_jint(l->res, "exit_code"), exit_code);
 	cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(l->res, "success")), exit_code == 0);
-	cr_assert_str_eq(jstr(l->res, "review_state"), "stalled");
+	cr_assert_str_eq(fge_jstr(l->res, "review_state"), "stalled");
 	/* Exhausted means "last cycle rejected at its limit" (cycle-files.md):
 	 * a loop that stalled at 2 of 5 is not. */
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(l->res, "review_exhausted")));
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(l)), 2, "stalled after 2 cycles, not 5");
 	cr_assert(!step_file_exists(l, "review_cycle_3.json"));
-	cr_assert_eq(jint(c2, "max_cycles"), 5);
+	cr_assert_eq(fge_jint(c2, "max_cycles"), 5);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
 	cr_assert_null(cJSON_GetObjectItem(c1, "stalled"), "only the cycle that stalled says so");
-	cr_assert_str_eq(jstr(sum, "state"), "stalled");
-	cr_assert_eq(jint(sum, "cycles"), 2);
-	cr_assert_eq(jint(sum, "max_cycles"), 5);
+	cr_assert_str_eq(fge_jstr(sum, "state"), "stalled");
+	cr_assert_eq(fge_jint(sum, "cycles"), 2);
+	cr_assert_eq(fge_jint(sum, "max_cycles"), 5);
 	cr_assert_eq(stalled_cycles(l), 1);
 	cr_assert_not_null(strstr(l->p.err, "review_state=stalled"), "%s", l->p.err);
 	cr_assert_not_null(strstr(l->p.err, "Review cycle 2/5: REJECTED - Missing tests for parse.c "
@@ -320,7 +283,7 @@ Test(review_loop, frontmatter_false_wins_over_the_environment)
 
 	lp_run(&l, &s);
 	cr_assert_eq(l.p.exit_code, 0, "stderr: %s", l.p.err);
-	cr_assert_str_eq(jstr(l.res, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(l.res, "review_state"), "exhausted");
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&l)), 3);
 	cr_assert_eq(stalled_cycles(&l), 0);
 	lp_free(&l);
@@ -332,12 +295,12 @@ static void assert_exhausted_3_of_3(const struct lp *l)
 	cJSON *sum = step_json(l, "review_summary.json");
 
 	cr_assert_eq(l->p.exit_code, 0, "stderr: %s", l->p.err);
-	cr_assert_str_eq(jstr(l->res, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(l->res, "review_state"), "exhausted");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(l->res, "review_exhausted")));
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(l)), 3);
 	cr_assert_eq(stalled_cycles(l), 0);
-	cr_assert_str_eq(jstr(sum, "state"), "exhausted");
-	cr_assert_eq(jint(sum, "cycles"), 3);
+	cr_assert_str_eq(fge_jstr(sum, "state"), "exhausted");
+	cr_assert_eq(fge_jint(sum, "cycles"), 3);
 	cr_assert_null(strstr(l->p.err, "(stalled"), "%s", l->p.err);
 	cJSON_Delete(sum);
 }
@@ -379,15 +342,15 @@ Test(review_loop, same_findings_reworded_stall)
 
 	lp_run(&l, &s);
 	cr_assert_eq(l.p.exit_code, 0, "stderr: %s", l.p.err);
-	cr_assert_str_eq(jstr(l.res, "review_state"), "stalled");
+	cr_assert_str_eq(fge_jstr(l.res, "review_state"), "stalled");
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(l.res, "review_exhausted")));
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&l)), 2);
 	c2 = step_json(&l, "review_cycle_2.json");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
-	cr_assert_str_eq(jstr(c2, "format"), "json_shadow");
+	cr_assert_str_eq(fge_jstr(c2, "format"), "json_shadow");
 	/* The report text changed (## Review 2) and so did every description:
 	 * only the file and title set decides. */
-	cr_assert_str_eq(jstr(c2, "feedback"), "## Review 2\nTwo problems remain.");
+	cr_assert_str_eq(fge_jstr(c2, "feedback"), "## Review 2\nTwo problems remain.");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c2, "findings")), 2);
 	cJSON_Delete(c2);
 	lp_free(&l);
@@ -424,7 +387,7 @@ Test(review_loop, reviewer_gets_the_previous_findings_from_cycle_two)
 
 	lp_run(&l, &s);
 	cr_assert_eq(l.p.exit_code, 0, "stderr: %s", l.p.err);
-	cr_assert_str_eq(jstr(l.res, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(l.res, "review_state"), "exhausted");
 	p1 = saved(&l, "rev_prompt_1.txt");
 	p2 = saved(&l, "rev_prompt_2.txt");
 	head = fgt_fmt("Review the work done in the workspace %s for step 'implement_task' (skill 'impl'), "
@@ -546,13 +509,13 @@ static void three_run(struct three *t)
 		lp_run(&t->run[i], specs[i]);
 		cr_assert_eq(t->run[i].p.exit_code, 0, "stderr: %s", t->run[i].p.err);
 		text = fgt_read(t->run[i].result, NULL);
-		write_in(t->dir, name, text);
+		fge_write_in(t->dir, name, text);
 		free(text);
 		free(name);
 	}
-	cr_assert_str_eq(jstr(t->run[0].res, "review_state"), "exhausted");
-	cr_assert_str_eq(jstr(t->run[1].res, "review_state"), "exhausted");
-	cr_assert_str_eq(jstr(t->run[2].res, "review_state"), "approved");
+	cr_assert_str_eq(fge_jstr(t->run[0].res, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(t->run[1].res, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(t->run[2].res, "review_state"), "approved");
 }
 
 static void three_free(struct three *t)
@@ -659,26 +622,26 @@ static void assert_entry(const cJSON *e, const struct lp *l, const char *source)
 	const cJSON *last = cJSON_GetArrayItem(rc, cJSON_GetArraySize(rc) - 1);
 	const cJSON *open = cJSON_GetObjectItem(e, "open_feedback");
 
-	cr_assert_str_eq(jstr(e, "task_key"), l->s->task_key);
-	cr_assert_str_eq(jstr(e, "step"), l->s->step);
-	cr_assert_str_eq(jstr(e, "skill"), "impl");
-	cr_assert_str_eq(jstr(e, "run_id"), jstr(l->res, "run_id"));
-	cr_assert_str_eq(jstr(e, "state"), jstr(l->res, "review_state"));
+	cr_assert_str_eq(fge_jstr(e, "task_key"), l->s->task_key);
+	cr_assert_str_eq(fge_jstr(e, "step"), l->s->step);
+	cr_assert_str_eq(fge_jstr(e, "skill"), "impl");
+	cr_assert_str_eq(fge_jstr(e, "run_id"), fge_jstr(l->res, "run_id"));
+	cr_assert_str_eq(fge_jstr(e, "state"), fge_jstr(l->res, "review_state"));
 	cr_assert_eq(cJSON_IsTrue(cJSON_GetObjectItem(e, "exhausted")),
 		     cJSON_IsTrue(cJSON_GetObjectItem(l->res, "review_exhausted")));
-	cr_assert_str_eq(jstr(e, "source"), source);
+	cr_assert_str_eq(fge_jstr(e, "source"), source);
 	cr_assert_eq(cJSON_GetArraySize(ec), cJSON_GetArraySize(rc));
 	for (int i = 0; i < cJSON_GetArraySize(rc); i++) {
 		const cJSON *a = cJSON_GetArrayItem(ec, i), *b = cJSON_GetArrayItem(rc, i);
 
-		cr_assert_eq(jint(a, "cycle"), i + 1);
-		cr_assert_eq(jint(a, "max_cycles"), jint(b, "max_cycles"));
-		cr_assert_str_eq(jstr(a, "verdict"), jstr(b, "verdict"));
-		cr_assert_str_eq(jstr(a, "feedback"), jstr(b, "feedback"));
-		cr_assert_str_eq(jstr(a, "timestamp"), jstr(b, "timestamp"));
+		cr_assert_eq(fge_jint(a, "cycle"), i + 1);
+		cr_assert_eq(fge_jint(a, "max_cycles"), fge_jint(b, "max_cycles"));
+		cr_assert_str_eq(fge_jstr(a, "verdict"), fge_jstr(b, "verdict"));
+		cr_assert_str_eq(fge_jstr(a, "feedback"), fge_jstr(b, "feedback"));
+		cr_assert_str_eq(fge_jstr(a, "timestamp"), fge_jstr(b, "timestamp"));
 	}
-	if (!strcmp(jstr(last, "verdict"), "rejected"))
-		cr_assert_str_eq(open->valuestring, jstr(last, "feedback"));
+	if (!strcmp(fge_jstr(last, "verdict"), "rejected"))
+		cr_assert_str_eq(open->valuestring, fge_jstr(last, "feedback"));
 	else
 		cr_assert(cJSON_IsNull(open));
 }
@@ -709,7 +672,7 @@ Test(review_loop, report_json_keys_every_step_of_every_task)
 		free(source);
 		i++;
 	}
-	cr_assert_str_eq(jstr(cJSON_GetObjectItem(entries, keys[0]), "open_feedback"),
+	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(entries, keys[0]), "open_feedback"),
 			 "implement: problem 2 remains\nsee src/parse.c:42");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "warnings")), 0);
 	cJSON_Delete(o);
@@ -727,7 +690,7 @@ static void write_older_copy(const struct three *t)
 		cJSON_ReplaceItemInObject(c, "timestamp", cJSON_CreateString("2020-01-01T00:00:00Z"));
 	cJSON_ReplaceItemInObject(o, "run_id", cJSON_CreateString("older-run"));
 	out = cJSON_Print(o);
-	write_in(t->dir, "old.json", out);
+	fge_write_in(t->dir, "old.json", out);
 	free(out);
 	cJSON_Delete(o);
 	free(text);
@@ -773,7 +736,7 @@ Test(review_loop, report_same_key_twice_keeps_the_newer_and_says_so)
 	three_run(&t);
 	write_older_copy(&t);
 	cs = res_cycles(&t.run[0]);
-	stamp = jstr(cJSON_GetArrayItem(cs, cJSON_GetArraySize(cs) - 1), "timestamp");
+	stamp = fge_jstr(cJSON_GetArrayItem(cs, cJSON_GetArraySize(cs) - 1), "timestamp");
 	want = fgt_fmt("forge-runner report: duplicate key 'ABC-1__implement_task': kept 'r1.json' "
 		       "(its last cycle is newer: %s after 2020-01-01T00:00:00Z), dropped 'old.json'\n",
 		       stamp);
@@ -803,7 +766,7 @@ Test(review_loop, report_exit_codes)
 	fgt_proc_release(&p);
 	/* A cycle file is not a result file. */
 	cycle = cJSON_PrintUnformatted(cJSON_GetArrayItem(res_cycles(&t.run[0]), 0));
-	write_in(t.dir, "cycle.json", cycle);
+	fge_write_in(t.dir, "cycle.json", cycle);
 	free(cycle);
 	report(&p, t.dir, not_result);
 	cr_assert_eq(p.exit_code, 1);
@@ -836,7 +799,7 @@ Test(review_loop, report_only_open_shows_a_stalled_step)
 	three_run(&t);
 	lp_run(&l, &s);
 	text = fgt_read(l.result, NULL);
-	write_in(t.dir, "stalled.json", text);
+	fge_write_in(t.dir, "stalled.json", text);
 	free(text);
 	report(&p, t.dir, args);
 	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
@@ -864,12 +827,12 @@ Test(review_loop, stall_on_the_last_cycle_is_stalled_and_exhausted)
 
 	lp_run(&l, &s);
 	cr_assert_eq(l.p.exit_code, 0, "stderr: %s", l.p.err);
-	cr_assert_str_eq(jstr(l.res, "review_state"), "stalled");
+	cr_assert_str_eq(fge_jstr(l.res, "review_state"), "stalled");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(l.res, "review_exhausted")));
 	c2 = step_json(&l, "review_cycle_2.json");
 	sum = step_json(&l, "review_summary.json");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
-	cr_assert_str_eq(jstr(sum, "state"), "stalled");
+	cr_assert_str_eq(fge_jstr(sum, "state"), "stalled");
 	cJSON_Delete(c2);
 	cJSON_Delete(sum);
 	lp_free(&l);

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "fgdocker.h"
+#include "fge2e.h"
 #include "fgtest.h"
 
 #define STEP "implement_task"
@@ -136,11 +137,10 @@ static void box_release(struct rbox *b)
 
 static void box_agent(struct rbox *b, const char *file, const char *script)
 {
-	char *path = fgt_fmt("%s/agents/%s", b->ws, file);
+	char *dir = fgt_fmt("%s/agents", b->ws);
 
-	fgt_write(path, script);
-	fgt_chmod_x(path);
-	free(path);
+	free(fge_script(dir, file, "", script));
+	free(dir);
 }
 
 /* Child side of spawn_runner(): never returns. */
@@ -234,19 +234,8 @@ static int wait_runner(const struct rbox *b, pid_t pid)
 static cJSON *log_events(const struct rbox *b)
 {
 	char *text = read_or_empty(b->log);
-	cJSON *all = cJSON_CreateArray();
+	cJSON *all = fge_json_lines(text);
 
-	for (char *line = text; *line;) {
-		char *nl = strchr(line, '\n');
-		cJSON *j;
-
-		if (nl)
-			*nl = '\0';
-		j = cJSON_Parse(line);
-		cr_assert_not_null(j, "log line is not JSON: %s", line);
-		cJSON_AddItemToArray(all, j);
-		line = nl ? nl + 1 : line + strlen(line);
-	}
 	free(text);
 	return all;
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
 
 TestSuite(runner_obs, .timeout = 120);
@@ -266,18 +267,11 @@ static const struct ev *find_ev(const struct ob *o, const char *event, const cha
 
 static void ob_setup(struct ob *o, const char *body)
 {
-	char *content = fgt_fmt("%s%s", script_head, body), *readme;
-
 	o->dir = fgt_tmpdir();
 	o->ws = fgt_fmt("%s/ws", o->dir);
 	o->log = fgt_fmt("%s/runner.log", o->dir);
-	o->script = fgt_fmt("%s/ep.sh", o->dir);
-	fgt_write(o->script, content);
-	fgt_chmod_x(o->script);
-	readme = fgt_fmt("%s/README", o->ws);
-	fgt_write(readme, "workspace\n");
-	free(readme);
-	free(content);
+	o->script = fge_script(o->dir, "ep.sh", script_head, body);
+	fge_write_in(o->ws, "README", "workspace\n");
 }
 
 static void ob_clear_events(struct ob *o)

@@ -11,70 +11,33 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
 
 TestSuite(runner_run, .timeout = 60);
-
-static const char *script_head =
-	"#!/bin/sh\n"
-	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
-	"D=$W/.forge/$S\n"
-	"cyc() {\n"
-	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}\n"
-	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"sk\","
-	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
-	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$r\" > \"$D/.c$1.tmp\"\n"
-	"  mv \"$D/.c$1.tmp\" \"$D/review_cycle_$1.json\"\n"
-	"}\n"
-	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 99; sleep 0.01; done; }\n";
 
 struct rr {
 	char *dir, *ws, *log, *result;
 	struct fgt_proc p;
 	cJSON *res;
-	cJSON **lines;
-	size_t nlines;
+	cJSON *events;   /* the JSON log, line by line */
 };
-
-static void load_log(struct rr *r)
-{
-	char *text = fgt_read(r->log, NULL), *save = NULL;
-
-	cr_assert_not_null(text, "no log file");
-	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		cJSON *o = cJSON_Parse(line);
-
-		cr_assert_not_null(o, "log line is not JSON: %s", line);
-		r->lines = realloc(r->lines, (r->nlines + 1) * sizeof(*r->lines));
-		r->lines[r->nlines++] = o;
-	}
-	free(text);
-}
 
 /* Creates the temp tree and the script. */
 static void rr_setup(struct rr *r, const char *body)
 {
-	char *script = NULL, *content, *readme;
-
 	r->dir = fgt_tmpdir();
 	r->ws = fgt_fmt("%s/ws", r->dir);
 	r->log = fgt_fmt("%s/runner.log", r->dir);
 	r->result = fgt_fmt("%s/result.json", r->dir);
-	script = fgt_fmt("%s/ep.sh", r->dir);
-	content = fgt_fmt("%s%s", script_head, body);
-	fgt_write(script, content);
-	fgt_chmod_x(script);
-	readme = fgt_fmt("%s/README", r->ws);
-	fgt_write(readme, "workspace\n");
-	free(readme);
-	free(content);
-	free(script);
+	free(fge_script(r->dir, "ep.sh", FGE_FAKE_EP_HEAD, body));
+	fge_write_in(r->ws, "README", "workspace\n");
 }
 
 /* Runs forge-runner on the prepared tree with extra args (NULL-terminated). */
 static void rr_exec(struct rr *r, const char *const *extra, const char *const *env)
 {
-	char *script = fgt_fmt("%s/ep.sh", r->dir), *content;
+	char *script = fgt_fmt("%s/ep.sh", r->dir), *log;
 	const char *argv[40];
 	const char *envv[8];
 	size_t n = 0, ne = 0;
@@ -99,12 +62,11 @@ static void rr_exec(struct rr *r, const char *const *extra, const char *const *e
 	envv[ne] = NULL;
 	cr_assert_eq(fgt_run(&r->p, argv, envv, NULL, NULL, 40), 0);
 	cr_assert_eq(r->p.timed_out, 0, "runner hung; stderr: %s", r->p.err);
-	load_log(r);
-	content = fgt_read(r->result, NULL);
-	cr_assert_not_null(content, "no result file; stderr: %s", r->p.err);
-	r->res = cJSON_Parse(content);
-	cr_assert_not_null(r->res, "result is not JSON: %s", content);
-	free(content);
+	log = fgt_read(r->log, NULL);
+	cr_assert_not_null(log, "no log file");
+	r->events = fge_json_lines(log);
+	free(log);
+	r->res = fge_json_file(r->result, r->p.err);
 	free(script);
 	free(logenv);
 }
@@ -115,54 +77,12 @@ static void run_script(struct rr *r, const char *body, const char *const *extra,
 	rr_exec(r, extra, env);
 }
 
-static int count_events(const struct rr *r, const char *event, const char *key, const char *val)
-{
-	int n = 0;
-
-	for (size_t i = 0; i < r->nlines; i++) {
-		const cJSON *e = cJSON_GetObjectItem(r->lines[i], "event");
-		const cJSON *k = key ? cJSON_GetObjectItem(r->lines[i], key) : NULL;
-
-		if (!cJSON_IsString(e) || strcmp(e->valuestring, event))
-			continue;
-		if (key && !(cJSON_IsString(k) && !strcmp(k->valuestring, val)))
-			continue;
-		n++;
-	}
-	return n;
-}
-
-static int res_int(const struct rr *r, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(r->res, key);
-
-	cr_assert(cJSON_IsNumber(v), "result lacks %s", key);
-	return v->valueint;
-}
-
-static const char *res_str(const struct rr *r, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItem(r->res, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static const cJSON *res_cycles(const struct rr *r)
 {
 	const cJSON *v = cJSON_GetObjectItem(r->res, "review_cycles");
 
 	cr_assert(cJSON_IsArray(v));
 	return v;
-}
-
-static int cycle_field_int(const cJSON *c, const char *k)
-{
-	return cJSON_GetObjectItem(c, k)->valueint;
-}
-
-static const char *cycle_field_str(const cJSON *c, const char *k)
-{
-	return cJSON_GetObjectItem(c, k)->valuestring;
 }
 
 /* 1 if pid exists and is not a zombie (waits briefly for the reaper). */
@@ -183,30 +103,9 @@ static int process_alive(int pid)
 	return 1;
 }
 
-/* Writes dir/name (the path is freed here). */
-static void write_in(const char *dir, const char *name, const char *content)
-{
-	char *path = fgt_fmt("%s/%s", dir, name);
-
-	fgt_write(path, content);
-	free(path);
-}
-
-/* 1 if dir/name exists (lstat). */
-static int exists_in(const char *dir, const char *name)
-{
-	char *path = fgt_fmt("%s/%s", dir, name);
-	int ok = fgt_exists(path);
-
-	free(path);
-	return ok;
-}
-
 static void rr_free(struct rr *r)
 {
-	for (size_t i = 0; i < r->nlines; i++)
-		cJSON_Delete(r->lines[i]);
-	free(r->lines);
+	cJSON_Delete(r->events);
 	cJSON_Delete(r->res);
 	fgt_proc_release(&r->p);
 	fgt_rm_rf(r->dir);
@@ -224,23 +123,23 @@ Test(runner_run, result_file_and_cycle_order)
 	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 approved\nexit 0\n", NULL, NULL);
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.res, "success")));
-	cr_assert_eq(res_int(&r, "exit_code"), 0);
-	cr_assert_str_eq(res_str(&r, "review_state"), "approved");
-	cr_assert_str_eq(res_str(&r, "step"), "impl");
-	cr_assert_str_eq(res_str(&r, "skill"), "sk");
-	cr_assert_str_eq(res_str(&r, "engine"), "local");
-	cr_assert_eq(strlen(res_str(&r, "run_id")), 16);
+	cr_assert_eq(fge_jint(r.res, "exit_code"), 0);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
+	cr_assert_str_eq(fge_jstr(r.res, "step"), "impl");
+	cr_assert_str_eq(fge_jstr(r.res, "skill"), "sk");
+	cr_assert_str_eq(fge_jstr(r.res, "engine"), "local");
+	cr_assert_eq(strlen(fge_jstr(r.res, "run_id")), 16);
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r.res, "error_message")));
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.res, "review_exhausted")));
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 3);
 	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
-		cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, i), "run_id"), res_str(&r, "run_id"));
+		cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
+		cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, i), "run_id"), fge_jstr(r.res, "run_id"));
 	}
-	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 3);
-	cr_assert_eq(count_events(&r, "run_start", "engine", "local"), 1);
-	cr_assert_str_eq(cJSON_GetObjectItem(r.lines[0], "event")->valuestring, "run_start");
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 3);
+	cr_assert_eq(fge_count_events(r.events, "run_start", "engine", "local"), 1);
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(r.events, 0), "event"), "run_start");
 	rr_free(&r);
 }
 
@@ -250,11 +149,11 @@ Test(runner_run, exit_code_passthrough_and_exhausted)
 
 	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 rejected\necho boom >&2\nexit 3\n", NULL, NULL);
 	cr_assert_eq(r.p.exit_code, 3);
-	cr_assert_eq(res_int(&r, "exit_code"), 3);
+	cr_assert_eq(fge_jint(r.res, "exit_code"), 3);
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.res, "success")));
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.res, "review_exhausted")));
-	cr_assert_str_eq(res_str(&r, "review_state"), "exhausted");
-	cr_assert_not_null(strstr(res_str(&r, "error_message"), "boom"));
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "exhausted");
+	cr_assert_not_null(strstr(fge_jstr(r.res, "error_message"), "boom"));
 	rr_free(&r);
 }
 
@@ -267,8 +166,8 @@ Test(runner_run, timeout_stops_the_process_group_with_124)
 
 	run_script(&r, "cyc 1 rejected\nsleep 30 &\necho $! > \"$W/bg.pid\"\nwait\n", extra, NULL);
 	cr_assert_eq(r.p.exit_code, 124, "stderr: %s", r.p.err);
-	cr_assert_eq(res_int(&r, "exit_code"), 124);
-	cr_assert_eq(count_events(&r, "timeout", NULL, NULL), 1);
+	cr_assert_eq(fge_jint(r.res, "exit_code"), 124);
+	cr_assert_eq(fge_count_events(r.events, "timeout", NULL, NULL), 1);
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 1);
 	/* The agent's background child was in the process group: it is gone. */
 	pidfile = fgt_fmt("%s/bg.pid", r.ws);
@@ -292,30 +191,30 @@ Test(runner_run, stale_files_removed_and_never_reported)
 		     "[ -e \"$D/review_summary.json\" ] && exit 8\n"
 		     "cyc 1 approved \"\" new\nexit 0\n");
 	d = fgt_fmt("%s/.forge/impl", r.ws);
-	write_in(d, "review_cycle_1.json",
+	fge_write_in(d, "review_cycle_1.json",
 		  "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
 		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
-	write_in(d, "review_cycle_2.json",
+	fge_write_in(d, "review_cycle_2.json",
 		  "{\"cycle\":2,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
 		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
-	write_in(d, "review_summary.json", "{}\n");
-	write_in(d, ".review_cycle_3.json.tmp.123", "x");
-	write_in(d, "notes.txt", "keep me\n");
+	fge_write_in(d, "review_summary.json", "{}\n");
+	fge_write_in(d, ".review_cycle_3.json.tmp.123", "x");
+	fge_write_in(d, "notes.txt", "keep me\n");
 	link = fgt_fmt("%s/review_cycle_4.json", d);
 	cr_assert_eq(symlink("/etc/passwd", link), 0);
 	free(link);
 	rr_exec(&r, NULL, NULL);
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
-	cr_assert_eq(res_int(&r, "stale_files_cleared"), 3);
+	cr_assert_eq(fge_jint(r.res, "stale_files_cleared"), 3);
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1);
-	cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, 0), "feedback"), "new");
-	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "OLD"), 0);
-	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 1);
-	cr_assert(exists_in(d, "notes.txt"));
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "new");
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "feedback", "OLD"), 0);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 1);
+	cr_assert(fge_exists_in(d, "notes.txt"));
 	cr_assert(fgt_exists("/etc/passwd"));
-	cr_assert(!exists_in(d, "review_cycle_4.json"));
-	cr_assert(!exists_in(d, ".review_cycle_3.json.tmp.123"));
+	cr_assert(!fge_exists_in(d, "review_cycle_4.json"));
+	cr_assert(!fge_exists_in(d, ".review_cycle_3.json.tmp.123"));
 	free(d);
 	rr_free(&r);
 }
@@ -331,11 +230,11 @@ Test(runner_run, same_name_rewrite_reported_twice)
 		   "cyc 1 approved \"\" second\nwait_log '\"feedback\":\"second\"'\nexit 0\n",
 		   NULL, NULL);
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
-	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "first"), 1);
-	cr_assert_eq(count_events(&r, "review_cycle", "feedback", "second"), 1);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "feedback", "first"), 1);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "feedback", "second"), 1);
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1);
-	cr_assert_str_eq(cycle_field_str(cJSON_GetArrayItem(cs, 0), "feedback"), "second");
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "second");
 	rr_free(&r);
 }
 
@@ -349,8 +248,8 @@ Test(runner_run, numeric_order_cycle_10_after_9)
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 10);
 	for (int i = 0; i < 10; i++)
-		cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
-	cr_assert_str_eq(res_str(&r, "review_state"), "exhausted");
+		cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, i), "cycle"), i + 1);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "exhausted");
 	rr_free(&r);
 }
 
@@ -362,8 +261,8 @@ Test(runner_run, foreign_run_id_ignored)
 	run_script(&r, "cyc 1 rejected someoneelse\ncyc 2 approved\nexit 0\n", NULL, NULL);
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1);
-	cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, 0), "cycle"), 2);
-	cr_assert_eq(count_events(&r, "cycle_ignored", "run_id", "someoneelse"), 1);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 2);
+	cr_assert_eq(fge_count_events(r.events, "cycle_ignored", "run_id", "someoneelse"), 1);
 	rr_free(&r);
 }
 
@@ -377,8 +276,8 @@ Test(runner_run, corrupt_file_reported_and_skipped)
 	cr_assert_eq(r.p.exit_code, 0);
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2);
-	cr_assert_eq(cycle_field_int(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
-	cr_assert_eq(count_events(&r, "cycle_corrupt", "file", "review_cycle_2.json"), 1);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
+	cr_assert_eq(fge_count_events(r.events, "cycle_corrupt", "file", "review_cycle_2.json"), 1);
 	rr_free(&r);
 }
 
@@ -395,8 +294,8 @@ Test(runner_run, step_dir_removed_and_recreated_mid_run)
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cs = res_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 3);
-	cr_assert_eq(count_events(&r, "review_cycle", "source", "watch"), 3);
-	cr_assert_eq(res_int(&r, "sweep_caught"), 0);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "watch"), 3);
+	cr_assert_eq(fge_jint(r.res, "sweep_caught"), 0);
 	rr_free(&r);
 }
 
@@ -405,9 +304,9 @@ Test(runner_run, fast_exit_every_cycle_once_from_the_watch)
 	struct rr r = { 0 };
 
 	run_script(&r, "cyc 1 rejected\ncyc 2 rejected\ncyc 3 approved\nexit 0\n", NULL, NULL);
-	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 3);
-	cr_assert_eq(count_events(&r, "review_cycle", "source", "watch"), 3);
-	cr_assert_eq(res_int(&r, "sweep_caught"), 0);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 3);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "watch"), 3);
+	cr_assert_eq(fge_jint(r.res, "sweep_caught"), 0);
 	rr_free(&r);
 }
 
@@ -417,9 +316,9 @@ Test(runner_run, sweep_catches_what_the_watch_could_not_see)
 	const char *extra[] = { "--no-inotify", "--poll-interval", "600", NULL };
 
 	run_script(&r, "cyc 1 rejected\ncyc 2 approved\nexit 0\n", extra, NULL);
-	cr_assert_eq(count_events(&r, "review_cycle", NULL, NULL), 2);
-	cr_assert_eq(count_events(&r, "review_cycle", "source", "sweep"), 2);
-	cr_assert_eq(res_int(&r, "sweep_caught"), 2);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "sweep"), 2);
+	cr_assert_eq(fge_jint(r.res, "sweep_caught"), 2);
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 2);
 	rr_free(&r);
 }

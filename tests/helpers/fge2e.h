@@ -1,0 +1,64 @@
+/*
+ * fge2e.h - helpers shared by the end-to-end tests that run the real
+ * forge-runner and forge-entrypoint on a temporary tree: scripted sh agents
+ * and a scripted entrypoint, files inside a directory, JSON files and the
+ * runner's JSON log.
+ *
+ * Every helper that reads something a test depends on fails the test (with
+ * the path and what it found) instead of returning an error; the "or_null"
+ * variants are for tests that assert absence themselves.
+ */
+#ifndef FGE2E_H
+#define FGE2E_H
+
+#include <cjson/cJSON.h>
+
+/*
+ * The head of a scripted entrypoint (forge-runner run --entrypoint SCRIPT):
+ * it takes --workspace, --step and --skill from the runner's arguments, sets
+ * D to the step's directory and defines two shell functions:
+ *   cyc N VERDICT [RUN_ID [FEEDBACK]]  writes review_cycle_N.json into D (or
+ *       into $DIR when set) atomically (a temp file, then mv); max_cycles is
+ *       $MAX (default 3), the run id defaults to $FORGE_RUN_ID, the feedback
+ *       to "fbN", the skill is the one the runner passed.
+ *   wait_log TEXT  waits until the file $LOG contains TEXT (exit 99 after
+ *       about 30 s), so a script acts only after the runner logged something.
+ */
+extern const char FGE_FAKE_EP_HEAD[];
+
+/* Writes dir/name = head + body + "\n" and makes it executable. Returns the
+ * owned path. head and body are borrowed; head may be "#!/bin/sh\n" or
+ * FGE_FAKE_EP_HEAD (which starts with the #! line). */
+char *fge_script(const char *dir, const char *name, const char *head, const char *body);
+
+/* dir/name helpers (paths built and freed here): write (creating parents),
+ * read (owned, NULL if unreadable), exists (lstat, 1 or 0). */
+void fge_write_in(const char *dir, const char *name, const char *content);
+char *fge_read_in(const char *dir, const char *name);
+int fge_exists_in(const char *dir, const char *name);
+
+/* The file at path parsed as JSON (owned). Fails the test when it is missing
+ * or not JSON; context (borrowed, may be NULL) is added to the message, e.g.
+ * the program's stderr. */
+cJSON *fge_json_file(const char *path, const char *context);
+
+/* Every line of text (a JSON-lines log) parsed, in order, as an owned cJSON
+ * array. Fails the test on a line that is not JSON (an empty line included);
+ * text may be empty. */
+cJSON *fge_json_lines(const char *text);
+
+/* Number of objects in events whose "event" is event and, when key is not
+ * NULL, whose string key equals val. */
+int fge_count_events(const cJSON *events, const char *event, const char *key, const char *val);
+
+/* The first such object (borrowed from events), or NULL. */
+const cJSON *fge_find_event(const cJSON *events, const char *event, const char *key, const char *val);
+
+/* o's string member k (borrowed); fails the test when it is not a string. */
+const char *fge_jstr(const cJSON *o, const char *k);
+/* o's string member k (borrowed), or NULL when absent or not a string. */
+const char *fge_jstr_or_null(const cJSON *o, const char *k);
+/* o's number member k as int; fails the test when it is not a number. */
+int fge_jint(const cJSON *o, const char *k);
+
+#endif
