@@ -234,11 +234,29 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 	fx_teardown(&f);
 }
 
+/*
+ * The run succeeded with ncycles cycles, the last one numbered last, and the
+ * bad file name was skipped and reported as cycle_corrupt with an error that
+ * names why.
+ */
+static void assert_corrupt_skipped(const struct fx *f, int ncycles, int last, const char *name,
+				   const char *why)
+{
+	const cJSON *cs, *ev;
+
+	cr_assert_eq(fx_code(f), 0, "exit %d; log:\n%s", fx_code(f), f->logtext);
+	cs = fx_cycles(f);
+	cr_assert_eq(cJSON_GetArraySize(cs), ncycles, "log:\n%s", f->logtext);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, ncycles - 1), "cycle"), last);
+	ev = fge_find_event(f->events, "cycle_corrupt", "file", name);
+	cr_assert_not_null(ev, "%s was not reported; log:\n%s", name, f->logtext);
+	cr_assert_not_null(strstr(fge_jstr(ev, "error"), why), "%s", fge_jstr(ev, "error"));
+}
+
 Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 {
 	struct fx f;
 	char *ep;
-	const cJSON *cs, *ev;
 
 	fx_setup(&f);
 	/* The target is a valid cycle of this very run: reading it would report it. */
@@ -248,14 +266,8 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 				"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
 				"cyc 2 approved\nexit 0\n");
 	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 2);
+	assert_corrupt_skipped(&f, 2, 2, "review_cycle_9.json", "symbolic link");
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
-	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_9.json");
-	cr_assert_not_null(ev, "the planted link was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "symbolic link"), "%s", fge_jstr_or_null(ev, "error"));
 	free(ep);
 	fx_teardown(&f);
 }
@@ -264,7 +276,6 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 {
 	struct fx f;
 	char *ep;
-	const cJSON *cs, *ev;
 
 	fx_setup(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
@@ -273,13 +284,7 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 				"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
 	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
-	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_2.json");
-	cr_assert_not_null(ev, "the 100 MB file was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "large"), "%s", fge_jstr_or_null(ev, "error"));
+	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
 	free(ep);
@@ -290,7 +295,6 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 {
 	struct fx f;
 	char *ep;
-	const cJSON *cs, *ev;
 
 	fx_setup(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
@@ -299,12 +303,7 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 				"mkfifo \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
 	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
-	ev = fge_find_event(f.events, "cycle_corrupt", "file", "review_cycle_2.json");
-	cr_assert_not_null(ev, "the FIFO was not reported; log:\n%s", f.logtext);
-	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "error"), "not a regular file"), "%s", fge_jstr_or_null(ev, "error"));
+	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
 	free(ep);
 	fx_teardown(&f);
 }
