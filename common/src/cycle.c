@@ -148,27 +148,10 @@ static int get_int(const cJSON *o, const char *key, long lo, long hi, int *out, 
 	return 0;
 }
 
-/* A required string field; *out borrows the cJSON string. */
-static int get_str(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	if (!v) {
-		fg__seterr(err, errlen, "missing field '%s'", key);
-		return -EINVAL;
-	}
-	if (!cJSON_IsString(v) || !v->valuestring) {
-		fg__seterr(err, errlen, "field '%s' must be a string", key);
-		return -EINVAL;
-	}
-	*out = v->valuestring;
-	return 0;
-}
-
 static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
 	const char *s;
-	int r = get_str(o, "verdict", &s, err, errlen);
+	int r = fg__json_req_string(o, "verdict", &s, err, errlen);
 
 	if (r)
 		return r;
@@ -203,7 +186,7 @@ static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 static int get_timestamp(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
 	const char *s;
-	int r = get_str(o, "timestamp", &s, err, errlen);
+	int r = fg__json_req_string(o, "timestamp", &s, err, errlen);
 
 	if (r)
 		return r;
@@ -228,9 +211,9 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 	if (!r)
 		r = get_verdict(o, c, err, errlen);
 	if (!r)
-		r = get_str(o, "feedback", &feedback, err, errlen);
+		r = fg__json_req_string(o, "feedback", &feedback, err, errlen);
 	if (!r)
-		r = get_str(o, "skill", &skill, err, errlen);
+		r = fg__json_req_string(o, "skill", &skill, err, errlen);
 	if (!r)
 		r = get_elapsed(o, c, err, errlen);
 	if (!r)

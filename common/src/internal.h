@@ -11,4 +11,14 @@ void fg__strlcpy(char *dst, const char *src, size_t n);
 /* snprintf into err if err != NULL and errlen > 0. */
 void fg__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+struct cJSON;
+/*
+ * A required string member key of the JSON object o (the cycle and summary
+ * readers). 0 with *out borrowing the cJSON string (valid while o lives);
+ * -EINVAL with "missing field 'key'" or "field 'key' must be a string" in
+ * err (see fg__seterr) and *out untouched.
+ */
+int fg__json_req_string(const struct cJSON *o, const char *key, const char **out, char *err,
+			size_t errlen);
+
 #endif

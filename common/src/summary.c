@@ -117,17 +117,12 @@ static int get_count(const cJSON *o, const char *key, int *out, char *err, size_
 /* Required string: owned copy in *out. */
 static int get_string(const cJSON *o, const char *key, char **out, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *s;
+	int r = fg__json_req_string(o, key, &s, err, errlen);
 
-	if (!v) {
-		fg__seterr(err, errlen, "missing field '%s'", key);
-		return -EINVAL;
-	}
-	if (!cJSON_IsString(v) || !v->valuestring) {
-		fg__seterr(err, errlen, "field '%s' must be a string", key);
-		return -EINVAL;
-	}
-	*out = fg_xstrdup(v->valuestring);
+	if (r)
+		return r;
+	*out = fg_xstrdup(s);
 	return 0;
 }
 

@@ -4,10 +4,12 @@
 #include "forge/text.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "internal.h"
 
 size_t fg_utf8_seq(const void *p, size_t n)
 {
@@ -74,4 +76,20 @@ char *fg_json_print(const cJSON *o)
 	out = fg_xasprintf("%s\n", text);
 	cJSON_free(text);
 	return out;
+}
+
+int fg__json_req_string(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		fg__seterr(err, errlen, "field '%s' must be a string", key);
+		return -EINVAL;
+	}
+	*out = v->valuestring;
+	return 0;
 }
