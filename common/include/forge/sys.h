@@ -1,0 +1,20 @@
+/*
+ * sys.h - process start-up shared by the two programs' main().
+ *
+ * Protocol: main() calls fg_sanitize_stdio() first, before anything opens a
+ * file, then ignores SIGPIPE and hands over to the program.
+ */
+#ifndef FORGE_SYS_H
+#define FORGE_SYS_H
+
+/*
+ * Makes sure file descriptors 0, 1 and 2 are open: each closed one is
+ * reopened on /dev/null (0 for reading, 1 and 2 for writing), so that a
+ * later open() cannot land on 0-2 and have diagnostics or a child's stdin
+ * go to a file the program is writing. Open descriptors are left alone.
+ * Returns 0, or a negative errno when /dev/null cannot be opened onto the
+ * missing descriptor (the caller should exit; nothing was printed).
+ */
+int fg_sanitize_stdio(void);
+
+#endif

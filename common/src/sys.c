@@ -1,0 +1,27 @@
+/*
+ * sys.c - process start-up shared by the two programs (see sys.h).
+ */
+#include "forge/sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+int fg_sanitize_stdio(void)
+{
+	for (int fd = 0; fd < 3; fd++) {
+		int got;
+
+		if (fcntl(fd, F_GETFD) >= 0)
+			continue;
+		/* The lowest free descriptor is fd, as 0..fd-1 are open by now. */
+		got = open("/dev/null", fd ? O_WRONLY : O_RDONLY);
+		if (got < 0)
+			return -errno;
+		if (got != fd) {
+			close(got);
+			return -EBADF;
+		}
+	}
+	return 0;
+}
