@@ -153,6 +153,21 @@ static int text_needs_quotes(const char *s, size_t n)
 	return 0;
 }
 
+/* The escapes text and JSON forms share: quote, backslash, \n, \r, \t.
+ * 1 if c was one of them (and is written), else 0. */
+static int add_common_escape(struct fg_buf *b, unsigned char c)
+{
+	static const char from[] = "\"\\\n\r\t";
+	static const char to[] = "\"\\nrt";
+	const char *hit = c ? strchr(from, c) : NULL;
+
+	if (!hit)
+		return 0;
+	fg_buf_addc(b, '\\');
+	fg_buf_addc(b, to[hit - from]);
+	return 1;
+}
+
 static void text_escape(struct fg_buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -166,15 +181,8 @@ static void text_escape(struct fg_buf *b, const char *s, size_t n)
 		unsigned char c = u[i];
 		size_t len = fg_utf8_seq(u + i, n - i);
 
-		if (c == '"' || c == '\\') {
-			fg_buf_addc(b, '\\');
-			fg_buf_addc(b, (char)c);
-		} else if (c == '\n') {
-			fg_buf_adds(b, "\\n");
-		} else if (c == '\r') {
-			fg_buf_adds(b, "\\r");
-		} else if (c == '\t') {
-			fg_buf_adds(b, "\\t");
+		if (add_common_escape(b, c)) {
+			len = 1;
 		} else if (c < 0x20 || c == 0x7f || len == 0) {
 			fg_buf_addf(b, "\\x%02x", c);
 			len = 1;
@@ -200,15 +208,8 @@ static void json_escape(struct fg_buf *b, const char *s, size_t n)
 		unsigned char c = u[i];
 		size_t len = fg_utf8_seq(u + i, n - i);
 
-		if (c == '"' || c == '\\') {
-			fg_buf_addc(b, '\\');
-			fg_buf_addc(b, (char)c);
-		} else if (c == '\n') {
-			fg_buf_adds(b, "\\n");
-		} else if (c == '\r') {
-			fg_buf_adds(b, "\\r");
-		} else if (c == '\t') {
-			fg_buf_adds(b, "\\t");
+		if (add_common_escape(b, c)) {
+			len = 1;
 		} else if (c < 0x20 || c == 0x7f) {
 			fg_buf_addf(b, "\\u%04x", c);
 		} else if (len == 0) {
