@@ -16,8 +16,8 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
-build=${1:-$repo/build}
-case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+. "$here/lib-demo.sh"
+demo_build_dir "${1:-}"
 runner=$build/runner/forge-runner
 image=${FORGE_IMAGE:-forge-review:latest}
 agents=/usr/local/share/forge-review/examples/agents
@@ -41,16 +41,7 @@ if ! docker build -f "$repo/docker/Dockerfile" -t "$image" "$repo" >"$tmp/docker
 	echo "run-demo-docker.sh: docker build failed (log: $tmp/docker-build.log)" >&2
 	exit 1
 fi
-cp -R "$here/demo-workspace" "$tmp/workspace"
-cat > "$tmp/task.json" <<'JSON'
-{"task_key": "CALC-1", "summary": "Make the calculator's tests pass",
- "description": "sh test.sh fails. Fix calc.sh so that add, sub and mul work.",
- "skill_name": "implement-task", "step_name": "implement_task", "previous_task_keys": []}
-JSON
-
-echo "== demo workspace: $tmp/workspace"
-echo "== tests before:"
-sh "$tmp/workspace/test.sh" || true
+demo_prepare "$tmp"
 echo "== forge-runner run --engine docker --image $image"
 status=0
 FORGE_WORKER_CMD="$agents/demo-worker.sh" \
@@ -60,17 +51,7 @@ FORGE_AGENT_TIMEOUT=60 FORGE_AGENT_IDLE_TIMEOUT=60 \
 	--skill implement-task --task-key CALC-1 --task-file "$tmp/task.json" \
 	--workspace "$tmp/workspace" --result "$tmp/result.json" --timeout 600 || status=$?
 
-echo "== cycle files in $tmp/workspace/.forge/implement_task:"
-ls -ln "$tmp/workspace/.forge/implement_task" 2>/dev/null || true
-for f in "$tmp/workspace/.forge/implement_task"/review_cycle_*.json \
-	 "$tmp/workspace/.forge/implement_task"/review_summary.json; do
-	[ -f "$f" ] || continue
-	echo "-- $(basename "$f")"
-	cat "$f"
-done
-echo "== tests after:"
-sh "$tmp/workspace/test.sh" || true
-echo "== forge-runner result ($tmp/result.json):"; cat "$tmp/result.json" 2>/dev/null || true
+demo_report "$tmp" long
 run_id=$(sed -n 's/^[[:space:]]*"run_id":[[:space:]]*"\([0-9a-f]*\)".*/\1/p' "$tmp/result.json" 2>/dev/null | head -n 1)
 if [ -n "$run_id" ]; then
 	echo "== containers left named forge-$run_id: $(docker ps -a -q --filter "name=^forge-$run_id\$" | wc -l)"
