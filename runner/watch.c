@@ -243,8 +243,13 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 		w->opts.cb(w, &r);
 }
 
+/* written: inotify says the file was just written or moved into place, so
+ * it is read even when its identity looks unchanged: an in-place rewrite of
+ * the same length within one timestamp tick, an mtime carried over (cp -p,
+ * tar, rsync -t) or an inode reused after delete and create keep (inode,
+ * size, mtime) while the content differs; deliver() compares the content. */
 static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const char *name, int n,
-		    enum rn_source source, int final)
+		    enum rn_source source, int final, int written)
 {
 	struct rn_watch_entry *e;
 	struct stat st;
@@ -256,7 +261,7 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	e = entry_get(d, n);
-	if (identity_update(e, &st) &&
+	if (identity_update(e, &st) && !written &&
 	    (!(e->flags & E_PENDING) || !final || (e->flags & E_CORRUPT)))
 		return;
 	fg_cycle_init(&c);
@@ -296,7 +301,7 @@ static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *
 	dfd = open_dir(d);
 	if (dfd < 0)
 		return;
-	examine(w, d, dfd, name, n, source, 0);
+	examine(w, d, dfd, name, n, source, 0, 1);
 	close(dfd);
 }
 
@@ -337,7 +342,7 @@ static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source sour
 	if (nv > 1)
 		qsort(v, nv, sizeof(*v), cmp_entry);
 	for (size_t i = 0; i < nv; i++)
-		examine(w, d, dfd, v[i].name, v[i].n, source, final);
+		examine(w, d, dfd, v[i].name, v[i].n, source, final, 0);
 	fg_cycle_entries_free(v, nv);
 	close(dfd);
 }

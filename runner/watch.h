@@ -19,8 +19,11 @@
  * Detection happens in the inotify callback itself: no debouncing timer.
  *
  * Identity: a file is its canonical name (review_cycle_N.json, nothing else)
- * plus (inode, size, mtime in ns). When the identity changes the file is
- * re-read (bounded, O_NOFOLLOW, never blocking on a FIFO). Each distinct
+ * plus (inode, size, mtime in ns). When the identity changes, or inotify
+ * reports the file written or moved in (the identity alone misses a rewrite
+ * of the same length within one timestamp tick, a carried-over mtime, or a
+ * reused inode), the file is re-read (bounded, O_NOFOLLOW, never blocking on
+ * a FIFO); polling relies on the identity alone. Each distinct
  * content is reported once: a rewrite with new content under the same name
  * is reported again, an identical rewrite is not. A file that does not parse
  * yet stays pending and is retried on the next event or poll; the final
