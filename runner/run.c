@@ -427,6 +427,7 @@ static int run_prepared(struct run_state *st)
 		run_session(st);
 	}
 	conclude(st);
+	rn_session_unblock_signals(&st->sr);
 	return st->sr.exit_code;
 }
 

@@ -14,6 +14,7 @@
 #ifndef RN_RUN_H
 #define RN_RUN_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
@@ -78,6 +79,11 @@ struct rn_session_result {
 	int failed;             /* the runner itself failed (125) */
 	char *error_message;    /* owned or NULL */
 	long sweep_caught;
+	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing
+	 * its signal handlers (their disposition reverts to the default): the
+	 * caller writes the result and metrics, then rn_session_unblock_signals(). */
+	int signals_blocked;
+	sigset_t saved_mask;
 };
 
 /* Everything the session needs; borrowed. */
@@ -94,5 +100,11 @@ struct rn_session_params {
  * a negative errno when the loop could not be set up. res->error_message is
  * owned by the caller. */
 int rn_session_run(const struct rn_session_params *p, struct rn_session_result *res);
+
+/* After the result is written: discards a pending SIGHUP (the log was not
+ * being reopened any more) and restores res->saved_mask, so a SIGINT or
+ * SIGTERM that arrived meanwhile now takes its default effect. No-op when
+ * res->signals_blocked is 0. */
+void rn_session_unblock_signals(struct rn_session_result *res);
 
 #endif

@@ -268,9 +268,26 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- exit and finish ---- */
 
+static void stop_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
 static void finish(struct session *s)
 {
+	sigset_t set;
+
 	s->finished = 1;
+	/* Closing the signal handles restores the default disposition: a
+	 * SIGTERM while the caller merges metrics or writes the result would
+	 * kill us with nothing written. Held until rn_session_unblock_signals(). */
+	stop_signal_set(&set);
+	if (!s->res->signals_blocked &&
+	    sigprocmask(SIG_BLOCK, &set, &s->res->saved_mask) == 0)
+		s->res->signals_blocked = 1;
 	rn_watch_sweep(&s->watch);
 	rn_watch_close(&s->watch, NULL);
 	uv_close((uv_handle_t *)&s->timeout_timer, on_closed);
@@ -462,6 +479,21 @@ static char *exit_message(struct session *s)
 		return fg_xasprintf("%s exited with code %d", rn_engine_name(s->ep.kind), s->exit_code);
 	return fg_xasprintf("%s exited with code %d; last output:\n%s", rn_engine_name(s->ep.kind),
 			    s->exit_code, tail);
+}
+
+void rn_session_unblock_signals(struct rn_session_result *res)
+{
+	sigset_t hup;
+	struct timespec zero = { 0, 0 };
+
+	if (!res->signals_blocked)
+		return;
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	/* Each call takes one pending SIGHUP; standard signals do not queue. */
+	(void)sigtimedwait(&hup, NULL, &zero);
+	res->signals_blocked = 0;
+	sigprocmask(SIG_SETMASK, &res->saved_mask, NULL);
 }
 
 int rn_session_run(const struct rn_session_params *p, struct rn_session_result *res)
