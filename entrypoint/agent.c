@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -202,9 +203,51 @@ static void terminate(struct run *x, enum ep_agent_end why, int sig)
 	}
 }
 
+/*
+ * Sends sig to the agent's process group and, when we are a subreaper, to
+ * every child of ours and its group: a descendant that called setsid() (or
+ * a shell's job control setpgid()) left the agent's group, and is our child
+ * once its parent is gone. We start no other processes, so each child is
+ * the agent or a leftover of one. sig 0 only checks. True when anything
+ * was there to signal.
+ */
+static bool signal_leftovers(struct run *x, int sig)
+{
+	char path[64], buf[16384];
+	bool any = killpg(x->pid, sig) == 0;
+	ssize_t n = -1;
+	int fd;
+
+	if (!x->p->subreaper)
+		return any;
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		do {
+			n = read(fd, buf, sizeof(buf) - 1);
+		} while (n < 0 && errno == EINTR);
+		close(fd);
+	}
+	if (n <= 0)
+		return any;
+	buf[n] = '\0';
+	/* Unreaped children cannot be recycled, so these pids are safe to hit. */
+	for (char *c = buf, *end;; c = end) {
+		long pid = strtol(c, &end, 10);
+
+		if (end == c)
+			break;
+		if (pid > 1) {
+			killpg((pid_t)pid, sig);
+			any = kill((pid_t)pid, sig) == 0 || any;
+		}
+	}
+	return any;
+}
+
 static void kill_hard(struct run *x)
 {
-	killpg(x->pid, SIGKILL);
+	signal_leftovers(x, SIGKILL);
 	x->stage = 2;
 	x->force_at = fg_monotonic_ns() + FORCE_CLOSE_NS;
 }
@@ -234,7 +277,7 @@ static void check_clock(struct run *x)
 			terminate(x, EP_AGENT_IDLE, SIGTERM);
 	} else if (x->stage == 0 && now >= x->reaped_at + secs_ns(s->kill_grace_s)) {
 		/* The agent is gone but its leftovers hold the pipes open. */
-		killpg(x->pid, SIGTERM);
+		signal_leftovers(x, SIGTERM);
 		x->stage = 1;
 		x->kill_at = now + secs_ns(s->kill_grace_s);
 	}
@@ -275,22 +318,25 @@ static void supervise(struct run *x)
 	close_input(x);
 }
 
-/* SIGTERM what is left of the group, SIGKILL after the grace, reap it. */
+/* SIGTERM what is left of the group (and of the agent's other leftovers),
+ * SIGKILL after the grace, reap it. */
 static void clean_group(struct run *x)
 {
 	uint64_t t0 = fg_monotonic_ns();
 	uint64_t grace = secs_ns(x->s->kill_grace_s);
 	bool killed = false;
 
-	if (killpg(x->pid, 0) < 0)
+	ep_pid1_poll(x->p, 0, NULL);
+	if (!signal_leftovers(x, 0))
 		return;
-	killpg(x->pid, SIGTERM);
-	while (killpg(x->pid, 0) == 0) {
+	signal_leftovers(x, SIGTERM);
+	while (signal_leftovers(x, 0)) {
 		struct pollfd pf = { x->p->fd, POLLIN, 0 };
 		uint64_t now = fg_monotonic_ns();
 
-		if (!killed && now >= t0 + grace) {
-			killpg(x->pid, SIGKILL);
+		/* Again after SIGKILL: a leftover's children come to us when it dies. */
+		if (killed || now >= t0 + grace) {
+			signal_leftovers(x, SIGKILL);
 			killed = true;
 		}
 		if (now >= t0 + grace + FORCE_CLOSE_NS)

@@ -15,7 +15,9 @@
  * sends SIGTERM (or the received signal) to the whole group, then SIGKILL
  * after kill_grace_s. When the agent has exited, what is left of its group
  * (background children) gets SIGTERM, then SIGKILL after the grace, so no
- * stray process outlives the run.
+ * stray process outlives the run. As a subreaper (pid1.h) the same goes for
+ * every child of ours that is left then: a descendant that moved to its own
+ * process group or session (setsid) and was re-parented to us.
  */
 #ifndef EP_AGENT_H
 #define EP_AGENT_H

@@ -1,0 +1,229 @@
+/*
+ * test_entrypoint_review.c - the real forge-entrypoint as a container's first
+ * process would be run: descriptors the agents inherit, a prompt larger than
+ * a pipe for an agent that never reads it, signals while the reviewer runs,
+ * processes that left the agent's process group, and the temporary directory
+ * on every way out.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+
+#include "entrypoint_e2e.h"
+
+TestSuite(entrypoint_review, .timeout = 180);
+
+/* Descriptors the test process itself holds (Criterion's, the harness's)
+ * are not the entrypoint's doing: mark them close-on-exec so that whatever
+ * an agent inherits came from forge-entrypoint. */
+static void cloexec_own_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	cr_assert(d);
+	for (;;) {
+		e = readdir(d);
+		if (!e)
+			break;
+		int fd = (int)strtol(e->d_name, NULL, 10);
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd > 2 && fd != dirfd(d))
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	closedir(d);
+}
+
+/* Lines "[role] ... N -> TARGET" of `ls -l /proc/self/fd` in the echoed
+ * output: every N above 2 must be ls's own directory handle. */
+static int leaked_fds(const char *err, const char *role, int *listed)
+{
+	char *prefix = fgt_fmt("[%s] ", role);
+	int leaks = 0;
+
+	*listed = 0;
+	for (const char *s = err; s && *s;) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+		char *line = fgt_fmt("%.*s", (int)len, s);
+		char *arrow = strstr(line, " -> ");
+
+		if (!strncmp(line, prefix, strlen(prefix)) && arrow) {
+			char *num = arrow;
+
+			while (num > line && num[-1] != ' ')
+				num--;
+			(*listed)++;
+			if (strtol(num, NULL, 10) > 2 &&
+			    !(strstr(arrow, " -> /proc/") && strstr(arrow, "/fd"))) {
+				fprintf(stderr, "leaked into the %s: %s\n", role, line);
+				leaks++;
+			}
+		}
+		free(line);
+		s = nl ? nl + 1 : NULL;
+	}
+	free(prefix);
+	return leaks;
+}
+
+Test(entrypoint_review, agents_inherit_only_stdio)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	int listed;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	cloexec_own_fds();
+	/* The reviewer runs with its raw log open, the worker with none. */
+	ws_run(&w, &p, "/bin/ls -l /proc/self/fd", "/bin/ls -l /proc/self/fd", NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cr_assert_eq(leaked_fds(p.err, "worker", &listed), 0, "stderr:\n%s", p.err);
+	cr_assert_geq(listed, 3, "no fd listing from the worker:\n%s", p.err);
+	cr_assert_eq(leaked_fds(p.err, "reviewer", &listed), 0, "stderr:\n%s", p.err);
+	cr_assert_geq(listed, 3, "no fd listing from the reviewer:\n%s", p.err);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	size_t n = 1000 * 1000;
+	char *desc = malloc(n + 1);
+
+	ws_setup(&w);
+	memset(desc, 'd', n);
+	desc[n] = '\0';
+	/* Just under the 1 MiB task file limit: sixteen pipe buffers. */
+	char *task = fgt_fmt("{\"task_key\": \"ABC-12\", \"summary\": \"big\", \"description\": \"%s\", "
+			     "\"step_name\": \"impl\"}", desc);
+	fge_write_in(w.root, "task.json", task);
+	/* Stays alive without reading stdin, then exits by itself: the
+	 * entrypoint must neither block on the prompt nor lose the agent. */
+	char *wk = ws_script(&w, "worker.sh",
+			     "wc -c < \"$FORGE_PROMPT_FILE\" > ../prompt_len.txt\n"
+			     "sleep 1\n"
+			     "echo worker done\n");
+	ws_run(&w, &p, wk, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err);
+	cr_assert(strstr(p.err, "[worker] worker done"), "%s", p.err);
+	char *len = ws_root_file(&w, "prompt_len.txt");
+	cr_assert(len);
+	cr_assert_geq(strtol(len, NULL, 10), (long)n, "prompt file holds %s bytes", len);
+	free(len); free(wk); free(task); free(desc);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+static int dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert(d, "cannot open %s", path);
+	for (;;) {
+		e = readdir(d);
+		if (!e)
+			break;
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fge_write_in(w.root, "tmp/.keep", "");
+	char *tmp = fgt_fmt("%s/tmp", w.root), *tmpenv = fgt_fmt("TMPDIR=%s", tmp);
+	const char *extra[] = { tmpenv, NULL };
+	char *wk = ws_script(&w, "worker.sh", "echo worked");
+	/* Ignores the forwarded SIGTERM, so the second one must end it. */
+	char *rv = ws_script(&w, "reviewer.sh",
+			     "trap 'echo term' TERM\n"
+			     "kill -TERM $PPID\n"
+			     "sleep 0.5\n"
+			     "kill -TERM $PPID\n"
+			     "while :; do sleep 0.1; done\n");
+	ws_run(&w, &p, wk, rv, extra);
+	cr_assert(p.exited, "died by signal %d", p.signal);
+	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
+	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
+	cr_assert(!ws_step_exists(&w, "review_summary.json"));
+	char *keep = fgt_fmt("%s/.keep", tmp);
+	unlink(keep);
+	free(keep);
+	cr_assert_eq(dir_entries(tmp), 0, "the temporary directory is left in %s", tmp);
+	free(wk); free(rv); free(tmp); free(tmpenv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+static long pid_in(struct ep_ws *w, const char *name)
+{
+	char *s = ws_root_file(w, name);
+	long pid;
+
+	cr_assert(s, "missing %s", name);
+	pid = strtol(s, NULL, 10);
+	free(s);
+	return pid;
+}
+
+/* 1 while pid runs (a zombie waiting for its parent counts as gone). */
+static int alive(long pid)
+{
+	char *path = fgt_fmt("/proc/%ld/stat", pid);
+	char *s = fgt_read(path, NULL);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+
+	free(s);
+	free(path);
+	return live;
+}
+
+/* A process that called setsid() is outside the agent's process group, so
+ * killpg() misses it; as a subreaper the entrypoint is its parent once the
+ * agent is gone and must stop it too. */
+static void escapee_case(const char *worker_body, int want_code)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *body = fgt_fmt("setsid sleep 300 </dev/null >/dev/null 2>&1 &\n"
+			     "echo $! > ../escapee.pid\n"
+			     /* until it really runs in its own session */
+			     "while [ \"$(cut -d' ' -f6 /proc/$!/stat)\" != \"$!\" ]; do sleep 0.05; done\n"
+			     "%s", worker_body);
+	char *wk = ws_script(&w, "worker.sh", body);
+	ws_run(&w, &p, wk, NULL, NULL);
+	cr_assert_eq(p.exit_code, want_code, "stderr:\n%s", p.err);
+	long pid = pid_in(&w, "escapee.pid");
+	int left = alive(pid);
+	if (left)
+		kill((pid_t)pid, SIGKILL);
+	cr_assert(!left, "process %ld that left the agent's group outlived forge-entrypoint", pid);
+	free(wk); free(body);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
+{
+	escapee_case("echo done\n", 0);
+}
+
+Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
+{
+	escapee_case("kill -TERM $PPID\nwait\n", 143);
+}
