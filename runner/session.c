@@ -44,7 +44,7 @@ struct session {
 	uv_timer_t timeout_timer, grace_timer, drain_timer;
 	uv_signal_t sig[3];
 	uv_process_t stopper;
-	int stopper_running;
+	int stopper_running;    /* the stopper handle is in use: running or closing */
 	int stop_phase;
 	int finished;
 };
@@ -163,14 +163,20 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 /* ---- stopping ---- */
 
+/* The stopper handle is reusable only once its close callback ran: a handle
+ * spawned again while closing corrupts the loop (libuv aborts). */
+static void on_stopper_closed(uv_handle_t *h)
+{
+	struct session *s = h->data;
+
+	s->stopper_running = 0;
+}
+
 static void on_stopper_exit(uv_process_t *p, int64_t status, int sig)
 {
-	struct session *s = p->data;
-
 	(void)status;
 	(void)sig;
-	s->stopper_running = 0;
-	uv_close((uv_handle_t *)p, on_closed);
+	uv_close((uv_handle_t *)p, on_stopper_closed);
 }
 
 static void spawn_stopper(struct session *s, int force)
@@ -187,14 +193,13 @@ static void spawn_stopper(struct session *s, int force)
 	o.args = argv.v;
 	o.exit_cb = on_stopper_exit;
 	s->stopper.data = s;
+	s->stopper_running = 1;
 	r = uv_spawn(&s->loop, &s->stopper, &o);
-	if (r == 0) {
-		s->stopper_running = 1;
-	} else {
+	if (r) {
 		struct rn_log_field f[] = { RN_LS("command", argv.v[0]), RN_LS("error", uv_strerror(r)) };
 
 		logf_event(s, RN_LOG_ERROR, "stop_error", f, 2);
-		uv_close((uv_handle_t *)&s->stopper, on_closed);
+		uv_close((uv_handle_t *)&s->stopper, on_stopper_closed);
 	}
 	fg_strvec_release(&argv);
 }

@@ -68,3 +68,60 @@ Test(runner_review, sigterm_while_concluding_still_writes_the_result)
 	free(lock);
 	fx_teardown(&f);
 }
+
+/* Waits (bounded) until path exists; fails the test otherwise. */
+static void wait_for_file(struct fx *f, pid_t pid, const char *path)
+{
+	for (int i = 0; i < 3000 && !fgt_exists(path); i++)
+		usleep(10000);
+	if (fgt_exists(path))
+		return;
+	kill(-pid, SIGKILL);
+	waitpid(pid, &f->status, 0);
+	cr_assert_fail("'%s' never appeared", path);
+}
+
+/*
+ * Container engine, `docker stop` cannot be started (the CLI vanished from
+ * PATH after `docker run` started), and a second signal arrives in the same
+ * loop turn as the first: the stopper handle, closed after the failed
+ * spawn, must not be spawned again while it is still closing (a handle
+ * re-initialised before its close callback corrupts the loop's queues).
+ */
+Test(runner_review, second_signal_after_a_failed_stop_spawn)
+{
+	struct fx f;
+	char *bin, *docker, *started, *path_env;
+	const char *extra[] = { "--engine", "docker", "--image", "img", NULL };
+	const char *env[2];
+	pid_t pid;
+
+	fx_setup(&f);
+	bin = fgt_fmt("%s/bin", f.root);
+	docker = fgt_fmt("%s/docker", bin);
+	started = fgt_fmt("%s/started", f.out);
+	fgt_write(docker, "#!/bin/sh\n/bin/rm -f \"$0\"\n: > \"$OUT/started\"\nexec /bin/sleep 60\n");
+	fgt_chmod_x(docker);
+	path_env = fgt_fmt("PATH=%s", bin);
+	env[0] = path_env;
+	env[1] = NULL;
+	pid = fx_runner_start(&f, NULL, NULL, "json", extra, NULL, NULL, env);
+	wait_for_file(&f, pid, started);
+	/* Both signals are delivered when it resumes: one loop turn reads both. */
+	cr_assert_eq(kill(pid, SIGSTOP), 0);
+	cr_assert_eq(kill(pid, SIGINT), 0);
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	cr_assert_eq(kill(pid, SIGCONT), 0);
+	fx_wait(&f, pid, 60);
+	fx_load(&f, 1);
+	cr_assert(WIFEXITED(f.status), "runner died by signal %d; stderr:\n%s\nlog:\n%s",
+		  WIFSIGNALED(f.status) ? WTERMSIG(f.status) : 0, f.err, f.logtext);
+	cr_assert_eq(fx_code(&f), 128 + SIGINT, "log:\n%s", f.logtext);
+	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
+	cr_assert_geq(fge_count_events(f.events, "stop_error", NULL, NULL), 1, "log:\n%s", f.logtext);
+	free(bin);
+	free(docker);
+	free(started);
+	free(path_env);
+	fx_teardown(&f);
+}
