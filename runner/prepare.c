@@ -13,11 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
 #include "forge/summary.h"
@@ -100,11 +102,34 @@ static int clear_stale(int dfd, long *cycles_removed)
 	return r;
 }
 
+/* W/.forge lives in the sandbox's workspace: a symlink left there by an
+ * earlier container (a link made in the container resolves on the host)
+ * would have us create the step directory elsewhere and clear review files
+ * of another tree. The workspace itself was resolved by the caller. */
+static int check_parent(const char *dir)
+{
+	char *parent = fg_xstrdup(dir);
+	char *slash = strrchr(parent, '/');
+	struct stat st;
+	int r = 0;
+
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (lstat(parent, &st) == 0 && S_ISLNK(st.st_mode))
+			r = -ELOOP;
+	}
+	free(parent);
+	return r;
+}
+
 int rn_prepare_step_dir(const char *dir, long *cycles_removed)
 {
 	int dfd, r;
 
 	*cycles_removed = 0;
+	r = check_parent(dir);
+	if (r)
+		return r;
 	r = fg_mkdir_p(dir, 0755);
 	if (r)
 		return r;

@@ -65,8 +65,9 @@ void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1]);
  * review_cycle_*.reviewer.log and our atomic temp files. Only regular files
  * and symlinks are removed (unlinkat: a symlink is removed as an entry and
  * never followed); directories, FIFOs and devices are left alone (a FIFO
- * named like a cycle is later reported corrupt and skipped). The directory
- * itself must not be a symlink. *cycles_removed counts removed cycle files.
+ * named like a cycle is later reported corrupt and skipped). Neither the
+ * directory nor its parent (W/.forge) may be a symlink (-ELOOP, nothing
+ * created). *cycles_removed counts removed cycle files.
  * 0 or negative errno.
  */
 int rn_prepare_step_dir(const char *dir, long *cycles_removed);

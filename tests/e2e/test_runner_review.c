@@ -125,3 +125,36 @@ Test(runner_review, second_signal_after_a_failed_stop_spawn)
 	free(path_env);
 	fx_teardown(&f);
 }
+
+/*
+ * A previous sandbox left W/.forge as a symlink to a host directory (the
+ * workspace is bind-mounted: a link made in the container resolves on the
+ * host). Clearing stale files must not follow it and delete review files
+ * of that other tree; the run is refused as for a symlinked step directory.
+ */
+Test(runner_review, forge_dir_symlink_before_the_run_is_refused)
+{
+	struct fx f;
+	char *forge, *outside_dir, *outside;
+	char *ep;
+
+	fx_setup(&f);
+	forge = fgt_fmt("%s/.forge", f.ws);
+	outside_dir = fgt_fmt("%s/impl", f.out);
+	outside = fgt_fmt("%s/review_cycle_1.json", outside_dir);
+	fgt_write(outside, "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
+		  "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
+	cr_assert_eq(symlink(f.out, forge), 0);
+	ep = fx_fake_entrypoint(&f, "exit 0\n");
+	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert(fgt_exists(outside), "the runner removed a file outside the workspace");
+	cr_assert_eq(fx_code(&f), 125, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_not_null(f.res);
+	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
+	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 0);
+	free(forge);
+	free(outside_dir);
+	free(outside);
+	free(ep);
+	fx_teardown(&f);
+}
