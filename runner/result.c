@@ -27,16 +27,32 @@ void rn_cycles_release(struct rn_cycles *s)
 	rn_cycles_init(s);
 }
 
-void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
+/* Heap held by a cJSON tree: a node each, plus its key and string. O(nodes). */
+static size_t tree_bytes(const cJSON *o)
+{
+	size_t n = 0;
+
+	for (; o; o = o->next) {
+		n += sizeof(*o);
+		if (o->string)
+			n += strlen(o->string) + 1;
+		if (o->valuestring)
+			n += strlen(o->valuestring) + 1;
+		n += tree_bytes(o->child);
+	}
+	return n;
+}
+
+static struct rn_cycle_rec *slot(struct rn_cycles *s, int cycle)
 {
 	size_t i = 0;
-	struct rn_cycle_rec *r;
 
-	while (i < s->n && s->v[i].c.cycle < c->cycle)
+	while (i < s->n && s->v[i].c.cycle < cycle)
 		i++;
-	if (i < s->n && s->v[i].c.cycle == c->cycle) {
+	if (i < s->n && s->v[i].c.cycle == cycle) {
 		free(s->v[i].c.skill);
 		cJSON_Delete(s->v[i].obj);
+		s->bytes -= s->v[i].bytes;
 	} else {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 8;
@@ -45,7 +61,14 @@ void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
 		memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
 		s->n++;
 	}
-	r = &s->v[i];
+	return &s->v[i];
+}
+
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
+{
+	struct rn_cycle_rec *r = slot(s, c->cycle);
+	const char *skill = c->skill ? c->skill : "";
+
 	/* Only scalar fields are kept in the copy; the full content lives in obj. */
 	fg_cycle_init(&r->c);
 	r->c.cycle = c->cycle;
@@ -54,8 +77,28 @@ void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
 	r->c.stalled = c->stalled;
 	r->c.synthetic = c->synthetic;
 	r->c.elapsed_seconds = c->elapsed_seconds;
-	r->c.skill = fg_xstrdup(c->skill ? c->skill : "");
 	r->obj = fg_cycle_to_cjson(c);
+	r->bytes = tree_bytes(r->obj) + strlen(skill) + 1;
+	if (r->bytes > RN_CYCLES_MAX_BYTES - s->bytes) {
+		/* The tree was built to be measured; the content is dropped, the
+		 * record stays so that the review state still counts the cycle. */
+		cJSON_Delete(r->obj);
+		r->obj = NULL;
+		r->bytes = 0;
+		return 1;
+	}
+	r->c.skill = fg_xstrdup(skill);
+	s->bytes += r->bytes;
+	return 0;
+}
+
+size_t rn_cycles_dropped(const struct rn_cycles *s)
+{
+	size_t n = s->untracked;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += !s->v[i].obj;
+	return n;
 }
 
 bool rn_cycles_exhausted(const struct rn_cycles *s)
@@ -117,13 +160,20 @@ char *rn_result_to_json(const struct rn_result *r)
 	add_str_or_null(o, "run_id", r->run_id);
 	add_str_or_null(o, "engine", r->engine);
 	cJSON_AddNumberToObject(o, "duration_seconds", (double)(long long)(r->duration_seconds * 1000.0) / 1000.0);
-	for (size_t i = 0; r->cycles && i < r->cycles->n; i++)
-		cJSON_AddItemToArray(arr, cJSON_Duplicate(r->cycles->v[i].obj, 1));
+	/* References, not copies: the retained objects may reach
+	 * RN_CYCLES_MAX_BYTES and printing needs memory of its own. */
+	for (size_t i = 0; r->cycles && i < r->cycles->n; i++) {
+		if (r->cycles->v[i].obj)
+			cJSON_AddItemReferenceToArray(arr, r->cycles->v[i].obj);
+	}
 	cJSON_AddItemToObject(o, "review_cycles", arr);
 	cJSON_AddBoolToObject(o, "review_exhausted", r->review_exhausted);
 	cJSON_AddStringToObject(o, "review_state", r->review_state);
 	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
+	/* Absent when nothing was dropped: a normal run's result is unchanged. */
+	if (r->cycles && rn_cycles_dropped(r->cycles))
+		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));
 	out = fg_json_print(o);
 	cJSON_Delete(o);
 	return out;

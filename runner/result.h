@@ -5,13 +5,22 @@
  *   {"success", "exit_code", "error_message", "step", "skill", "task_key",
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
- *    "sweep_caught"}
+ *    "sweep_caught", "cycles_dropped"?}
  * review_state comes from review_summary.json when it belongs to this run
  * (approved|exhausted|stalled|failed; disabled and no_review become none),
  * else it is derived from the cycles: none without cycles, exhausted per
  * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
  * the last cycle is approved, failed otherwise (the loop ended early: the
  * worker failed, a timeout, a signal).
+ *
+ * Bounds (the cycle files are written by an untrusted sandbox): the watch
+ * tracks at most RN_WATCH_MAX_CYCLE_FILES cycle numbers per directory (it
+ * counts the rest in `untracked`), and the cycle objects kept for
+ * review_cycles hold at most RN_CYCLES_MAX_BYTES in all: a cycle whose
+ * content does not fit keeps its record (number, verdict, max_cycles,
+ * stalled: the state derivation still sees it) but not its object. The
+ * result then says "cycles_dropped": untracked numbers plus records without
+ * an object; the field is absent when nothing was dropped.
  */
 #ifndef RN_RESULT_H
 #define RN_RESULT_H
@@ -24,22 +33,36 @@
 
 struct cJSON;
 
+/* 100 cycles (FG_MAX_RETRIES_LIMIT) of FG_FEEDBACK_MAX (256 KiB) feedback
+ * with findings fit with room to spare; a sandbox writing 8 MiB cycles
+ * cannot make the host keep more. */
+#define RN_CYCLES_MAX_BYTES ((size_t)64 * 1024 * 1024)
+
 /* The latest reported content of one cycle number. */
 struct rn_cycle_rec {
-	struct fg_cycle c;    /* the fields the state derivation needs (no owned strings but skill) */
-	struct cJSON *obj;    /* owned: fg_cycle_to_cjson() of the content */
+	struct fg_cycle c;    /* the fields the state derivation needs (no owned strings but skill,
+			       * NULL when obj was dropped) */
+	struct cJSON *obj;    /* owned: fg_cycle_to_cjson() of the content; NULL: dropped */
+	size_t bytes;         /* what obj and skill hold (heap estimate), 0 when dropped */
 };
 
 /* Cycles ordered by number; a newer content replaces an older one. */
 struct rn_cycles {
 	struct rn_cycle_rec *v;
 	size_t n, cap;
+	size_t bytes;         /* sum of v[].bytes, at most RN_CYCLES_MAX_BYTES */
+	size_t untracked;     /* cycle files the watch did not track (set by the session) */
 };
 
 void rn_cycles_init(struct rn_cycles *s);
 void rn_cycles_release(struct rn_cycles *s);
-/* Stores (a copy of) c, replacing an earlier content of the same number. */
-void rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c);
+/* Stores (a copy of) c, replacing an earlier content of the same number.
+ * Returns 0 when its object is kept, 1 when it did not fit in
+ * RN_CYCLES_MAX_BYTES: then only its scalar fields are kept. */
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c);
+/* Cycle numbers detected but absent from review_cycles: s->untracked plus
+ * the records whose object was dropped. */
+size_t rn_cycles_dropped(const struct rn_cycles *s);
 /* fg_cycles_exhausted() over the stored cycles. */
 bool rn_cycles_exhausted(const struct rn_cycles *s);
 

@@ -47,6 +47,8 @@ struct session {
 	int stopper_running;    /* the stopper handle is in use: running or closing */
 	int stop_phase;
 	int finished;
+	int budget_logged;      /* cycle_limit (retained_bytes) was logged */
+	char *metrics_skill;    /* owned: the skill label of every cycle metric */
 };
 
 static void on_closed(uv_handle_t *h)
@@ -83,9 +85,22 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 			logf_event(s, RN_LOG_WARN, "record_error", f, 2);
 		}
 	}
-	rn_metrics_observe_cycle(s->p->metrics, c->skill, cfg->step, fg_verdict_kind_name(c->verdict),
-				 c->elapsed_seconds);
-	rn_cycles_put(s->p->cycles, c);
+	/* One skill label per run (--skill, else the first cycle's): a label
+	 * taken from each cycle would let rewritten files with ever new skills
+	 * grow the metric series without bound. */
+	if (!s->metrics_skill)
+		s->metrics_skill = fg_xstrdup(cfg->skill ? cfg->skill : c->skill ? c->skill : "");
+	rn_metrics_observe_cycle(s->p->metrics, s->metrics_skill, cfg->step,
+				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
+	if (rn_cycles_put(s->p->cycles, c) && !s->budget_logged) {
+		struct rn_log_field f[] = {
+			RN_LS("dir", r->dir), RN_LS("step", r->step), RN_LS("file", r->name),
+			RN_LS("limit", "retained_bytes"), RN_LI("max", (long long)RN_CYCLES_MAX_BYTES),
+		};
+
+		s->budget_logged = 1;
+		logf_event(s, RN_LOG_WARN, "cycle_limit", f, 5);
+	}
 	if (r->source == RN_SOURCE_SWEEP)
 		s->res->sweep_caught++;
 }
@@ -294,6 +309,7 @@ static void finish(struct session *s)
 	    sigprocmask(SIG_BLOCK, &set, &s->res->saved_mask) == 0)
 		s->res->signals_blocked = 1;
 	rn_watch_sweep(&s->watch);
+	s->p->cycles->untracked = rn_watch_dropped(&s->watch);
 	rn_watch_close(&s->watch, NULL);
 	uv_close((uv_handle_t *)&s->timeout_timer, on_closed);
 	uv_close((uv_handle_t *)&s->grace_timer, on_closed);
@@ -536,6 +552,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	fg_buf_release(&s->line[0]);
 	fg_buf_release(&s->line[1]);
 	fg_buf_release(&s->tail);
+	free(s->metrics_skill);
 	free(s);
 	return 0;
 }

@@ -56,8 +56,10 @@ struct rn_watch_dir {
 	char *anc_next;    /* owned: child of the ancestor on the way to path */
 	int fallback;      /* inotify unavailable for it: polled only (logged) */
 	int rearm;         /* re-arm and rescan after the current event batch */
-	struct rn_watch_entry *e;  /* sorted by n */
+	struct rn_watch_entry *e;  /* sorted by n, at most RN_WATCH_MAX_CYCLE_FILES */
 	size_t ne, cap;
+	unsigned char *dropped;    /* owned bitmap over 1..FG_CYCLE_NUMBER_MAX, or NULL */
+	size_t ndropped;           /* bits set in it */
 };
 
 const char *rn_source_name(enum rn_source s)
@@ -121,7 +123,8 @@ int rn_watch_add(struct rn_watch *w, const char *dir)
 
 /* ---- identity table ---- */
 
-static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
+/* The entry for n, or the index where it would be inserted (*at). */
+static struct rn_watch_entry *entry_find(struct rn_watch_dir *d, int n, size_t *at)
 {
 	size_t lo = 0, hi = d->ne;
 
@@ -135,6 +138,21 @@ static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
 		else
 			hi = mid;
 	}
+	*at = lo;
+	return NULL;
+}
+
+/* The entry for n, added if new; NULL when the directory already tracks
+ * RN_WATCH_MAX_CYCLE_FILES numbers. */
+static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
+{
+	size_t lo = 0;
+	struct rn_watch_entry *e = entry_find(d, n, &lo);
+
+	if (e)
+		return e;
+	if (d->ne >= RN_WATCH_MAX_CYCLE_FILES)
+		return NULL;
 	if (d->ne == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 16;
 		d->e = fg_xreallocarray(d->e, d->cap, sizeof(*d->e));
@@ -144,6 +162,37 @@ static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
 	d->e[lo].n = n;
 	d->ne++;
 	return &d->e[lo];
+}
+
+/* A cycle file past the per-directory cap: never read, counted once per
+ * number (a bitmap of FG_CYCLE_NUMBER_MAX bits, 12.5 KiB), and the first
+ * one is logged as cycle_limit. */
+static void drop_file(struct rn_watch *w, struct rn_watch_dir *d, const char *name, int n)
+{
+	unsigned char bit = (unsigned char)(1u << (n % 8));
+
+	if (!d->dropped)
+		d->dropped = fg_xcalloc(FG_CYCLE_NUMBER_MAX / 8 + 1, 1);
+	if (d->dropped[n / 8] & bit)
+		return;
+	d->dropped[n / 8] |= bit;
+	if (d->ndropped++ == 0 && w->opts.log) {
+		struct rn_log_field f[] = {
+			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name),
+			RN_LS("limit", "cycle_files"), RN_LI("max", RN_WATCH_MAX_CYCLE_FILES),
+		};
+
+		rn_log_event(w->opts.log, RN_LOG_WARN, "cycle_limit", f, 5);
+	}
+}
+
+size_t rn_watch_dropped(const struct rn_watch *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->ndirs; i++)
+		n += w->dirs[i].ndropped;
+	return n;
 }
 
 static uint64_t fnv1a(const char *p, size_t n)
@@ -261,6 +310,10 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	e = entry_get(d, n);
+	if (!e) {
+		drop_file(w, d, name, n);
+		return;
+	}
 	if (identity_update(e, &st) && !written &&
 	    (!(e->flags & E_PENDING) || !final || (e->flags & E_CORRUPT)))
 		return;
@@ -582,6 +635,7 @@ static void free_all(struct rn_watch *w)
 		free(w->dirs[i].path);
 		free(w->dirs[i].anc_next);
 		free(w->dirs[i].e);
+		free(w->dirs[i].dropped);
 	}
 	free(w->dirs);
 	w->dirs = NULL;

@@ -31,6 +31,14 @@
  * differs from the expected one is ignored with a `cycle_ignored` warning,
  * once per identity; a cycle without run_id is accepted.
  *
+ * Memory (the files come from an untrusted sandbox): per directory at most
+ * RN_WATCH_MAX_CYCLE_FILES cycle numbers are tracked, each as a fixed-size
+ * identity and a 64-bit content hash (no content is kept; one file is read
+ * at a time into a buffer of at most FG_CYCLE_MAX_BYTES). A cycle file with
+ * a number beyond them is never read: it is counted once per number
+ * (rn_watch_dropped()) and the first one is logged as a `cycle_limit`
+ * warning.
+ *
  * Protocol (loop thread only):
  *   1. rn_watch_init(); rn_watch_add() once per directory;
  *   2. rn_watch_start(): arms inotify, scans what is already there (source
@@ -52,6 +60,10 @@
 
 #include "forge/cycle.h"
 #include "log.h"
+
+/* Ten times the entrypoint's FG_MAX_RETRIES_LIMIT (100): only a hostile
+ * sandbox writes more cycle files into one step directory. */
+#define RN_WATCH_MAX_CYCLE_FILES 1000
 
 enum rn_source { RN_SOURCE_WATCH, RN_SOURCE_POLL, RN_SOURCE_SWEEP };
 
@@ -116,6 +128,9 @@ void rn_watch_drain(struct rn_watch *w);
 /* Final synchronous scan of every directory (source sweep); files that still
  * do not parse are reported as cycle_corrupt. */
 void rn_watch_sweep(struct rn_watch *w);
+/* Distinct cycle numbers left untracked (past RN_WATCH_MAX_CYCLE_FILES) in
+ * all directories so far. Before rn_watch_close() only. */
+size_t rn_watch_dropped(const struct rn_watch *w);
 /* Closes all handles; cb (may be NULL) runs when all are closed and memory is freed. */
 void rn_watch_close(struct rn_watch *w, rn_watch_close_cb cb);
 

@@ -1,0 +1,86 @@
+/*
+ * test_runner_hostile.c - forge-runner run next to a hostile sandbox, with
+ * a scripted entrypoint that plays the sandbox: thousands of cycle files,
+ * big cycle files rewritten with new content (the runner's memory must stay
+ * bounded, its peak RSS is read from wait4). docs/security.md lists the
+ * promised behaviour of each.
+ */
+#include "test_faults_helpers.h"
+
+TestSuite(runner_hostile, .timeout = 180);
+
+/* The result's cycles_dropped (fails when absent or not a number). */
+static int dropped(const struct fx *f)
+{
+	cr_assert_not_null(f->res, "no result file; stderr:\n%s", f->err);
+	return fge_jint(f->res, "cycles_dropped");
+}
+
+Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
+{
+	struct fx f;
+	const cJSON *cs, *ev;
+	char *ep;
+
+	fx_setup(&f);
+	ep = fx_fake_entrypoint(&f,
+				"i=1; while [ $i -le 2000 ]; do cyc $i rejected; i=$((i+1)); done\n"
+				"exit 0\n");
+	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	cs = fx_cycles(&f);
+	/* RN_WATCH_MAX_CYCLE_FILES (1000) are tracked, the other 1000 never read. */
+	cr_assert_eq(cJSON_GetArraySize(cs), 1000);
+	cr_assert_eq(dropped(&f), 1000);
+	cr_assert_eq(fge_count_events(f.events, "cycle_limit", NULL, NULL), 1);
+	ev = fge_find_event(f.events, "cycle_limit", "limit", "cycle_files");
+	cr_assert_not_null(ev);
+	cr_assert_eq(fge_jint(ev, "max"), 1000);
+	cr_log_info("2000 cycle files: peak RSS %ld KiB", f.maxrss_kb);
+	cr_assert_lt(f.maxrss_kb, 64 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
+	free(ep);
+	fx_teardown(&f);
+}
+
+/* big N C: review_cycle_N.json with 7 MiB of feedback made of the letter C. */
+static const char BIG_CYCLE[] =
+	"big() {\n"
+	"  { printf '{\"cycle\":%s,\"max_cycles\":40,\"verdict\":\"rejected\",\"feedback\":\"' \"$1\"\n"
+	"    head -c 7340032 /dev/zero | tr '\\0' \"$2\"\n"
+	"    printf '\",\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
+	"\"run_id\":\"%s\"}\\n' \"$K\" \"$FORGE_RUN_ID\"; } > \"$D/.big\"\n"
+	"  mv \"$D/.big\" \"$D/review_cycle_$1.json\"\n"
+	"}\n";
+
+Test(runner_hostile, big_cycle_files_rewritten_keep_memory_bounded)
+{
+	struct fx f;
+	const cJSON *cs;
+	char *body, *ep;
+	int kept;
+
+	fx_setup(&f);
+	/* 40 files of 7 MiB, each rewritten twice with new content: 280 MiB
+	 * of distinct cycles at any time, 840 MiB written in all. */
+	body = fgt_fmt("%sfor c in a b c; do i=1; while [ $i -le 40 ]; do big $i $c; i=$((i+1)); done; done\n"
+		       "exit 0\n", BIG_CYCLE);
+	ep = fx_fake_entrypoint(&f, body);
+	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	cs = fx_cycles(&f);
+	kept = cJSON_GetArraySize(cs);
+	/* RN_CYCLES_MAX_BYTES (64 MiB) holds 9 of them; the rest are counted. */
+	cr_assert(kept > 0 && kept < 10, "%d cycles kept", kept);
+	cr_assert_eq(kept + dropped(&f), 40, "%d kept, %d dropped", kept, dropped(&f));
+	cr_assert_not_null(fge_find_event(f.events, "cycle_limit", "limit", "retained_bytes"));
+	/* The dropped cycle 40 (rejected, 40 of 40) still decides the state. */
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(f.res, "review_exhausted")));
+	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "exhausted");
+	/* 64 MiB kept, one 7 MiB file being read, and printing the result:
+	 * keeping every cycle would take well over 600 MiB. */
+	cr_log_info("big rewritten cycle files: peak RSS %ld KiB", f.maxrss_kb);
+	cr_assert_lt(f.maxrss_kb, 320 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
+	free(body);
+	free(ep);
+	fx_teardown(&f);
+}
