@@ -2,6 +2,10 @@
  * sweep.c - `forge-runner sweep DIR`: the valid cycles of a step directory
  * as one JSON array on stdout, ordered by cycle number. Invalid files (and,
  * with --run-id, cycles of another run) are reported on stderr and skipped.
+ *
+ * DIR's parent is taken as the operator named it; DIR itself is opened from
+ * it with O_NOFOLLOW (a symlink is refused), and the listing and every read
+ * go through that one descriptor, like the watch does.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -12,7 +16,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "forge/alloc.h"
 #include "forge/cycle.h"
+#include "watch.h"
 
 enum { S_RUN_ID = 1, S_HELP };
 
@@ -42,18 +48,57 @@ static void sweep_one(int dfd, const char *dir, const char *name, const char *ru
 	fg_cycle_release(&c);
 }
 
+/* Opens dir: its parent by path, its last component without following it.
+ * A descriptor or a negative errno (err says why a component was refused). */
+static int open_step_dir(const char *dir, char *err, size_t errlen)
+{
+	char *d = fg_xstrdup(dir);
+	size_t n = strlen(d);
+	char *slash, *parent;
+	int base, fd;
+
+	while (n > 1 && d[n - 1] == '/')
+		d[--n] = '\0';
+	slash = strrchr(d, '/');
+	if (!strcmp(slash ? slash + 1 : d, ".") || !strcmp(slash ? slash + 1 : d, "..")) {
+		/* "sweep ." names the directory by its parent: resolve it as named. */
+		char *real = realpath(d, NULL);
+
+		free(d);
+		if (!real)
+			return -errno;
+		d = real;
+		slash = strrchr(d, '/');
+	}
+	if (!slash)
+		parent = fg_xstrdup(".");
+	else
+		parent = slash == d ? fg_xstrdup("/") : fg_xstrndup(d, (size_t)(slash - d));
+	base = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (base < 0)
+		fd = -errno;
+	else
+		fd = rn_open_beneath(base, slash ? slash + 1 : d, err, errlen);
+	if (base >= 0)
+		close(base);
+	free(parent);
+	free(d);
+	return fd;
+}
+
 static int sweep_dir(const char *dir, const char *run_id)
 {
 	struct fg_cycle_entry *e = NULL;
 	size_t n = 0;
+	char err[320] = "";
 	cJSON *arr;
 	char *text;
 	int dfd, r;
 
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	r = dfd < 0 ? -errno : fg_cycle_list(dir, &e, &n);
+	dfd = open_step_dir(dir, err, sizeof(err));
+	r = dfd < 0 ? dfd : rn_cycle_list_fd(dfd, &e, &n);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot read '%s': %s\n", dir, strerror(-r));
+		fprintf(stderr, "forge-runner: cannot read '%s': %s\n", dir, err[0] ? err : strerror(-r));
 		if (dfd >= 0)
 			close(dfd);
 		return 1;

@@ -28,6 +28,7 @@
 		  IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
 #define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
 		  IN_ONLYDIR | IN_MASK_ADD)
+#define MAX_COMPONENT 255
 #define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
 
 enum {
@@ -49,8 +50,12 @@ struct rn_watch_entry {
 };
 
 struct rn_watch_dir {
-	char *path;        /* absolute */
+	char *path;        /* absolute: base + "/" + rel (for logs and ancestor watches) */
 	char *step;        /* last component, points into path */
+	char *base;        /* owned: the trusted directory, absolute */
+	int basefd;        /* owned descriptor of base, or -1: base is opened by path */
+	char *rel;         /* owned: components below base, none followed if a symlink */
+	int refused;       /* step_dir_refused was logged for the current refusal */
 	int wd;            /* watch on the directory, -1 when none */
 	int anc_wd;        /* watch on the parent or nearest existing ancestor */
 	char *anc_next;    /* owned: child of the ancestor on the way to path */
@@ -98,16 +103,20 @@ static char *absolute_path(const char *dir)
 	return p;
 }
 
-int rn_watch_add(struct rn_watch *w, const char *dir)
+static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, char *rel,
+				    int basefd)
 {
-	char *path = absolute_path(dir);
 	struct rn_watch_dir *d;
 	char *slash;
 
 	for (size_t i = 0; i < w->ndirs; i++) {
 		if (!strcmp(w->dirs[i].path, path)) {
 			free(path);
-			return 0;
+			free(base);
+			free(rel);
+			if (basefd >= 0)
+				close(basefd);
+			return NULL;
 		}
 	}
 	w->dirs = fg_xreallocarray(w->dirs, w->ndirs + 1, sizeof(*w->dirs));
@@ -116,9 +125,96 @@ int rn_watch_add(struct rn_watch *w, const char *dir)
 	d->path = path;
 	slash = strrchr(path, '/');
 	d->step = slash ? slash + 1 : path;
+	d->base = base;
+	d->basefd = basefd;
+	d->rel = rel;
 	d->wd = -1;
 	d->anc_wd = -1;
+	return d;
+}
+
+int rn_watch_add(struct rn_watch *w, const char *dir)
+{
+	char *path = absolute_path(dir);
+	char *slash = strrchr(path, '/');
+	char *base;
+
+	/* The operator named the parent: it is trusted as named, and only the
+	 * last component is refused when it is a symlink. */
+	base = slash == path ? fg_xstrdup("/") : fg_xstrndup(path, (size_t)(slash - path));
+	dir_new(w, path, base, fg_xstrdup(slash + 1), -1);
 	return 0;
+}
+
+int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel)
+{
+	char *abase = absolute_path(base);
+	int fd;
+
+	do
+		fd = open(abase, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		int e = errno;
+
+		free(abase);
+		return -e;
+	}
+	dir_new(w, fg_path_join(abase, rel), abase, fg_xstrdup(rel), fd);
+	return 0;
+}
+
+/* Says in err why name below dirfd cannot be opened as a directory (it is a
+ * symlink or not a directory); 0 if it now can, e.g. it was just replaced. */
+static void why_refused(int dirfd, const char *name, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		snprintf(err, errlen, "'%s' is a symbolic link", name);
+	else
+		snprintf(err, errlen, "'%s' is not a directory", name);
+}
+
+int rn_open_beneath(int basefd, const char *rel, char *err, size_t errlen)
+{
+	char comp[MAX_COMPONENT + 1];
+	const char *p = rel;
+	int fd = basefd;
+
+	while (*p) {
+		const char *end = strchr(p, '/');
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+		int next;
+
+		if (n == 0 || n > MAX_COMPONENT || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			snprintf(err, errlen, "'%.*s' is not a plain name", (int)(n > 64 ? 64 : n), p);
+			next = -EINVAL;
+		} else {
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			do
+				next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			while (next < 0 && errno == EINTR);
+			if (next < 0)
+				next = -errno;
+			/* A symlink says ELOOP, or ENOTDIR with O_DIRECTORY. */
+			if (next == -ELOOP || next == -ENOTDIR) {
+				why_refused(fd, comp, err, errlen);
+				next = -ENOTDIR;
+			}
+		}
+		if (fd != basefd)
+			close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return fd == basefd ? -EINVAL : fd;
 }
 
 /* ---- identity table ---- */
@@ -334,14 +430,39 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	fg_buf_release(&raw);
 }
 
-static int open_dir(const struct rn_watch_dir *d)
+/* Opens the directory from its base, component by component, refusing
+ * symlinks below the base; the first refusal of a run of them is logged as
+ * step_dir_refused. A descriptor, or -1 with errno (ENOENT, or ENOTDIR for a
+ * refused component). */
+static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	int fd;
+	char err[MAX_COMPONENT + 64] = "";
+	int base = d->basefd, fd;
 
-	do
-		fd = open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	return fd;
+	if (base < 0) {
+		do
+			base = open(d->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		while (base < 0 && errno == EINTR);
+		if (base < 0)
+			return -1;
+	}
+	fd = rn_open_beneath(base, d->rel, err, sizeof(err));
+	if (base != d->basefd)
+		close(base);
+	if (fd >= 0) {
+		d->refused = 0;
+		return fd;
+	}
+	if (err[0] && !d->refused && w->opts.log) {
+		struct rn_log_field f[] = {
+			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("error", err),
+		};
+
+		rn_log_event(w->opts.log, RN_LOG_WARN, "step_dir_refused", f, 3);
+	}
+	d->refused = err[0] != '\0';
+	errno = -fd;
+	return -1;
 }
 
 static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *name,
@@ -351,7 +472,7 @@ static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *
 
 	if (!fg_cycle_name_parse(name, &n))
 		return;
-	dfd = open_dir(d);
+	dfd = open_dir(w, d);
 	if (dfd < 0)
 		return;
 	examine(w, d, dfd, name, n, source, 0, 1);
@@ -365,20 +486,25 @@ static int cmp_entry(const void *a, const void *b)
 	return (x->n > y->n) - (x->n < y->n);
 }
 
-/* Reads the directory through the descriptor we examine files with, so the
- * listing and the reads concern the same directory even if it is replaced. */
-static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, int final)
+int rn_cycle_list_fd(int dfd, struct fg_cycle_entry **out, size_t *count)
 {
 	struct fg_cycle_entry *v = NULL;
 	size_t nv = 0, cap = 0;
 	struct dirent *de;
-	int dfd = open_dir(d);
-	DIR *dir;
+	int fd = dup(dfd);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
 
-	if (dfd < 0)
-		return;
-	dir = fdopendir(dup(dfd));
-	while (dir && (de = readdir(dir)) != NULL) {
+	if (!dir) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return -e;
+	}
+	/* The duplicate shares dfd's offset: start from the beginning whatever
+	 * read dfd before. */
+	rewinddir(dir);
+	while ((de = readdir(dir)) != NULL) {
 		int n;
 
 		if (!fg_cycle_name_parse(de->d_name, &n))
@@ -390,13 +516,29 @@ static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source sour
 		v[nv].n = n;
 		v[nv++].name = fg_xstrdup(de->d_name);
 	}
-	if (dir)
-		closedir(dir);
+	closedir(dir);
 	if (nv > 1)
 		qsort(v, nv, sizeof(*v), cmp_entry);
-	for (size_t i = 0; i < nv; i++)
-		examine(w, d, dfd, v[i].name, v[i].n, source, final, 0);
-	fg_cycle_entries_free(v, nv);
+	*out = v;
+	*count = nv;
+	return 0;
+}
+
+/* Reads the directory through the descriptor we examine files with, so the
+ * listing and the reads concern the same directory even if it is replaced. */
+static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, int final)
+{
+	struct fg_cycle_entry *v = NULL;
+	size_t nv = 0;
+	int dfd = open_dir(w, d);
+
+	if (dfd < 0)
+		return;
+	if (rn_cycle_list_fd(dfd, &v, &nv) == 0) {
+		for (size_t i = 0; i < nv; i++)
+			examine(w, d, dfd, v[i].name, v[i].n, source, final, 0);
+		fg_cycle_entries_free(v, nv);
+	}
 	close(dfd);
 }
 
@@ -416,19 +558,32 @@ static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
 		rn_log_event(w->opts.log, RN_LOG_WARN, "watch_fallback", f, 4);
 }
 
+/* Watches the directory open_dir() reaches, through /proc/self/fd, so a
+ * symlink swapped in above it is never followed by the watch either; the
+ * path (last component not followed) only when /proc is not mounted. */
 static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	int wd;
+	char proc[64];
+	int wd, dfd, e;
 
 	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches) {
 		errno = ENOSPC;
 		return -1;
 	}
-	wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
+	dfd = open_dir(w, d);
+	if (dfd < 0)
+		return -1;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+	wd = inotify_add_watch(w->ifd, proc, DIR_MASK & ~(uint32_t)IN_DONT_FOLLOW);
+	if (wd < 0 && errno == ENOENT)
+		wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
+	e = errno;
+	close(dfd);
 	if (wd >= 0) {
 		w->nwatches++;
 		d->wd = wd;
 	}
+	errno = e;
 	return wd;
 }
 
@@ -449,7 +604,10 @@ static void arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
-		wd = inotify_add_watch(w->ifd, p, ANC_MASK);
+		/* Below the base (W/.forge for a run) a symlink is not followed:
+		 * the nearest real directory above it is watched instead. */
+		wd = inotify_add_watch(w->ifd, p, strlen(p) > strlen(d->base) ?
+				       ANC_MASK | IN_DONT_FOLLOW : ANC_MASK);
 		if (wd >= 0) {
 			d->anc_wd = wd;
 			break;
@@ -633,6 +791,10 @@ static void free_all(struct rn_watch *w)
 {
 	for (size_t i = 0; i < w->ndirs; i++) {
 		free(w->dirs[i].path);
+		free(w->dirs[i].base);
+		free(w->dirs[i].rel);
+		if (w->dirs[i].basefd >= 0)
+			close(w->dirs[i].basefd);
 		free(w->dirs[i].anc_next);
 		free(w->dirs[i].e);
 		free(w->dirs[i].dropped);

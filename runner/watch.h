@@ -31,6 +31,17 @@
  * differs from the expected one is ignored with a `cycle_ignored` warning,
  * once per identity; a cycle without run_id is accepted.
  *
+ * The step directory is never opened by its full path: each directory has a
+ * trusted base, opened as the operator named it, and below it every
+ * component is opened with openat(O_NOFOLLOW|O_DIRECTORY) (rn_open_beneath),
+ * for every scan, every file read and the inotify watch itself (set through
+ * /proc/self/fd on that descriptor). For a run the base is the workspace,
+ * opened once at the start and held, so W/.forge or W/.forge/STEP replaced
+ * by a symlink mid-run is refused (logged once as `step_dir_refused`) and
+ * nothing behind it is read. For `watch DIR` the base is DIR's parent as
+ * named (opened again by path each time): only DIR itself must not be a
+ * symlink.
+ *
  * Memory (the files come from an untrusted sandbox): per directory at most
  * RN_WATCH_MAX_CYCLE_FILES cycle numbers are tracked, each as a fixed-size
  * identity and a 64-bit content hash (no content is kept; one file is read
@@ -118,8 +129,25 @@ struct rn_watch {
 /* Fills w; nothing is started. opts is copied (its pointers stay borrowed). 0. */
 int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts);
 /* Adds a directory (need not exist yet; made absolute). Before start only.
+ * Its parent is the trusted base, opened by path whenever the directory is.
  * A duplicate of an added directory is ignored. 0 or negative errno. */
 int rn_watch_add(struct rn_watch *w, const char *dir);
+/* Adds base/rel (rel: one or more plain names separated by '/'): base is
+ * opened now and the descriptor held until close (-errno when it cannot be
+ * opened, nothing added); no component of rel is followed if it is a
+ * symlink. Before start only; a duplicate is ignored. */
+int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel);
+/* Opens rel below basefd (borrowed) one component at a time with
+ * openat(O_NOFOLLOW|O_DIRECTORY). Returns a new descriptor, or a negative
+ * errno: -ENOTDIR when a component is a symlink or not a directory, -EINVAL
+ * for an empty, "." or ".." component (err, errlen > 0, then says which:
+ * "'.forge' is a symbolic link"), else what openat() said (-ENOENT; err
+ * untouched). */
+int rn_open_beneath(int basefd, const char *rel, char *err, size_t errlen);
+/* Lists the canonical cycle file names in the directory dfd (borrowed; read
+ * through a duplicate), sorted by number. *out is owned (free with
+ * fg_cycle_entries_free). 0 or negative errno. */
+int rn_cycle_list_fd(int dfd, struct fg_cycle_entry **out, size_t *count);
 /* Starts watching; inotify problems fall back to polling with a warning. 0 or -errno
  * (a uv error starting the timer). */
 int rn_watch_start(struct rn_watch *w);

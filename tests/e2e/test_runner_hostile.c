@@ -2,8 +2,10 @@
  * test_runner_hostile.c - forge-runner run next to a hostile sandbox, with
  * a scripted entrypoint that plays the sandbox: thousands of cycle files,
  * big cycle files rewritten with new content (the runner's memory must stay
- * bounded, its peak RSS is read from wait4). docs/security.md lists the
- * promised behaviour of each.
+ * bounded, its peak RSS is read from wait4), and W/.forge swapped for a
+ * symlink to a directory outside the workspace mid-run (nothing behind it
+ * may be read), and `sweep DIR` named through a symlink. docs/security.md
+ * lists the promised behaviour of each.
  */
 #include "test_faults_helpers.h"
 
@@ -82,5 +84,69 @@ Test(runner_hostile, big_cycle_files_rewritten_keep_memory_bounded)
 	cr_assert_lt(f.maxrss_kb, 320 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
 	free(body);
 	free(ep);
+	fx_teardown(&f);
+}
+
+Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
+{
+	struct fx f;
+	const cJSON *cs, *ev;
+	char *ep, *outside;
+
+	fx_setup(&f);
+	/* Cycle 1 where it belongs; then a valid cycle 2 of this very run
+	 * outside, and W/.forge replaced by a link that puts it at
+	 * W/.forge/impl/review_cycle_2.json. */
+	ep = fx_fake_entrypoint(&f,
+				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+				"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
+				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
+				"exit 0\n");
+	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cs = fx_cycles(&f);
+	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
+	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
+	ev = fge_find_event(f.events, "step_dir_refused", NULL, NULL);
+	cr_assert_not_null(ev, "the swap was not reported; log:\n%s", f.logtext);
+	cr_assert_not_null(strstr(fge_jstr(ev, "error"), "'.forge' is a symbolic link"), "%s",
+			   fge_jstr(ev, "error"));
+	outside = fgt_fmt("%s/impl/review_cycle_2.json", f.out);
+	cr_assert(fgt_exists(outside), "the script did not write behind the link");
+	free(outside);
+	free(ep);
+	fx_teardown(&f);
+}
+
+Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
+{
+	struct fx f;
+	struct fgt_proc p;
+	char *link, *dotp;
+	const char *argv[] = { FG_RUNNER_BIN, "sweep", NULL, NULL };
+
+	fx_setup(&f);
+	/* A valid cycle outside; the operator names a link to it. */
+	fge_write_in(f.out, "impl/review_cycle_1.json",
+		     "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
+		     "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
+	link = fgt_fmt("%s/link", f.ws);
+	dotp = fgt_fmt("%s/impl/.", f.out);
+	cr_assert_eq(symlink(f.out, link), 0);
+	argv[2] = link;
+	cr_assert_eq(fgt_run(&p, argv, NULL, f.root, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 1, "exit %d; stdout:\n%s", p.exit_code, p.out);
+	cr_assert_null(strstr(p.out, "OUTSIDE"));
+	cr_assert_not_null(strstr(p.err, "'link' is a symbolic link"), "stderr:\n%s", p.err);
+	fgt_proc_release(&p);
+	/* "DIR/." names the directory itself: it is read as before. */
+	argv[2] = dotp;
+	cr_assert_eq(fgt_run(&p, argv, NULL, f.root, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	cr_assert_not_null(strstr(p.out, "OUTSIDE"));
+	fgt_proc_release(&p);
+	free(link);
+	free(dotp);
 	fx_teardown(&f);
 }
