@@ -31,6 +31,11 @@ int ep_pid1_init(struct ep_pid1 *p)
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &ign, NULL);
+	/* An ignored SIGCHLD is inherited through exec and makes the kernel
+	 * reap our children itself: waitpid() would never report the agent
+	 * and a run would wait for it forever. */
+	ign.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &ign, NULL);
 	watched_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, &p->old_mask) < 0)
 		return -errno;

@@ -34,7 +34,8 @@ struct ep_pid1 {
 };
 
 /* Blocks the signals, opens the signalfd, sets the subreaper flag, ignores
- * SIGPIPE.
+ * SIGPIPE, restores the default SIGCHLD disposition (an inherited SIG_IGN
+ * would have the kernel reap our children behind waitpid()'s back).
  * Returns 0 or a negative errno (p->fd stays -1). */
 int ep_pid1_init(struct ep_pid1 *p);
 void ep_pid1_release(struct ep_pid1 *p);

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/wait.h>
 
 #include "entrypoint_e2e.h"
 
@@ -226,4 +227,54 @@ Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
 Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
 {
 	escapee_case("kill -TERM $PPID\nwait\n", 143);
+}
+
+/*
+ * An ignored SIGCHLD survives exec, and with it the kernel reaps children
+ * by itself: waitpid() never reports the agent, so forge-entrypoint must
+ * put the default disposition back (a caller like a Python orchestrator
+ * with signal(SIGCHLD, SIG_IGN) would otherwise leave it waiting forever).
+ */
+Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
+{
+	struct ep_ws w;
+	int status = 0;
+	pid_t pid, got = 0;
+
+	ws_setup(&w);
+	char *wk = ws_script(&w, "worker.sh", "echo worked > ../worked.txt");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	char *task = fgt_fmt("%s/task.json", w.root), *errf = fgt_fmt("%s/ep.err", w.root);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sigaction ign = { .sa_handler = SIG_IGN };
+		char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--skills-dir", w.skills,
+				 "--step", "impl", "--task-file", task, NULL };
+		char *envp[] = { wenv, "FORGE_AGENT_TIMEOUT=30", "FORGE_AGENT_KILL_GRACE=1",
+				 "PATH=/usr/bin:/bin", NULL };
+		int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		setpgid(0, 0);
+		sigaction(SIGCHLD, &ign, NULL);
+		dup2(fd, 2);
+		execve(argv[0], argv, envp);
+		_exit(127);
+	}
+	/* The worker is done at once: 60 s without an end is a hang. */
+	for (int i = 0; i < 600 && got == 0; i++) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got == 0)
+			usleep(100000);
+	}
+	if (got == 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	char *err = fgt_read(errf, NULL);
+	cr_assert_neq(got, 0, "forge-entrypoint hung with SIGCHLD ignored; stderr:\n%s", err);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x; stderr:\n%s", status, err);
+	cr_assert(ws_has(&w, 0, "worked.txt"));
+	free(err); free(errf); free(task); free(wenv); free(wk);
+	ws_teardown(&w);
 }
