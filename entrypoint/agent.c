@@ -287,6 +287,24 @@ static void check_clock(struct run *x)
 	}
 }
 
+/* Supervision itself failed (poll() refused, e.g. ENOMEM): never leave the
+ * agent running unwatched, nor report it as a success. Kill everything of
+ * it and wait for it: its status then says it was killed. */
+static void abandon(struct run *x)
+{
+	signal_leftovers(x, SIGKILL);
+	while (!x->reaped) {
+		if (waitpid(x->pid, &x->status, 0) == x->pid) {
+			x->reaped = true;
+		} else if (errno != EINTR) {
+			x->status = SIGKILL;  /* a wait status meaning "killed by SIGKILL" */
+			x->reaped = true;
+		}
+	}
+	close_stream(x, &x->out);
+	close_stream(x, &x->err);
+}
+
 static void supervise(struct run *x)
 {
 	while (!x->reaped || x->out.fd >= 0 || x->err.fd >= 0) {
@@ -297,8 +315,10 @@ static void supervise(struct run *x)
 			{ x->err.fd, POLLIN, 0 },
 		};
 
-		if (poll(pf, 4, TICK_MS) < 0 && errno != EINTR)
+		if (poll(pf, 4, TICK_MS) < 0 && errno != EINTR) {
+			abandon(x);
 			break;
+		}
 		if (pf[1].revents)
 			feed_input(x);
 		if (pf[2].revents)

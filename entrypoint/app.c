@@ -1,6 +1,7 @@
 /*
  * app.c - subcommand dispatch and the `run` options (see app.h).
  */
+#include "pid1.h"
 #include "app.h"
 
 #include <stdio.h>
@@ -89,6 +90,9 @@ int ep_cmd_run(int argc, char **argv)
 	}
 	if (rc < 0)
 		return ep_usage("%s", err);
+	/* From here on a stop signal must reach the loop (pending), not be
+	 * dropped while the task and configuration load. */
+	ep_pid1_block();
 	ep_task_init(&t);
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {

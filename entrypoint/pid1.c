@@ -15,13 +15,38 @@ static void watched_set(sigset_t *s)
 	sigemptyset(s);
 	sigaddset(s, SIGTERM);
 	sigaddset(s, SIGINT);
+	sigaddset(s, SIGHUP);
+	sigaddset(s, SIGQUIT);
 	sigaddset(s, SIGCHLD);
+}
+
+/* The mask the process had before ep_pid1_block(), which agents must get
+ * back (process-wide state, like the signal dispositions themselves). */
+static sigset_t early_mask;
+static int early_blocked;
+
+int ep_pid1_block(void)
+{
+	sigset_t set;
+
+	if (early_blocked)
+		return 0;
+	watched_set(&set);
+	if (sigprocmask(SIG_BLOCK, &set, &early_mask) < 0)
+		return -errno;
+	early_blocked = 1;
+	return 0;
+}
+
+/* SIGTERM, SIGINT, SIGHUP and SIGQUIT all end a run: forwarded, 128+N. */
+static int is_stop_signal(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 }
 
 int ep_pid1_init(struct ep_pid1 *p)
 {
 	sigset_t set;
-
 	struct sigaction ign;
 
 	memset(p, 0, sizeof(*p));
@@ -39,6 +64,11 @@ int ep_pid1_init(struct ep_pid1 *p)
 	watched_set(&set);
 	if (sigprocmask(SIG_BLOCK, &set, &p->old_mask) < 0)
 		return -errno;
+	/* Blocked earlier (ep_pid1_block): what agents get back is the mask
+	 * from before that, and a signal received meanwhile is still pending
+	 * and is read from the signalfd below. */
+	if (early_blocked)
+		p->old_mask = early_mask;
 	p->fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (p->fd < 0) {
 		int e = errno;
@@ -72,6 +102,8 @@ void ep_pid1_child_reset(const struct ep_pid1 *p)
 	sigaction(SIGPIPE, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	sigprocmask(SIG_SETMASK, &p->old_mask, NULL);
 }
@@ -87,7 +119,7 @@ static void drain_signals(struct ep_pid1 *p)
 			continue;
 		if (n != (ssize_t)sizeof(si))
 			return;
-		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+		if (is_stop_signal((int)si.ssi_signo)) {
 			if (!p->term_sig)
 				p->term_sig = (int)si.ssi_signo;
 			p->nterm++;

@@ -3,7 +3,8 @@
  *
  * As PID 1 the kernel drops every signal we have no handler for, and every
  * orphan of the container is re-parented to us. So:
- *   - SIGTERM, SIGINT and SIGCHLD are blocked and read from a signalfd (no
+ *   - SIGTERM, SIGINT, SIGHUP, SIGQUIT (the stop signals: forwarded, then
+ *     exit 128+N) and SIGCHLD are blocked and read from a signalfd (no
  *     asynchronous handlers; the agent runner polls the fd next to the
  *     agent's pipes);
  *   - every exited child is reaped with a waitpid(-1) loop, re-parented
@@ -12,6 +13,10 @@
  *     (PR_SET_CHILD_SUBREAPER), so orphans of our agents come to us too.
  *
  * Protocol:
+ *   0. ep_pid1_block() as early as possible (before the task and the
+ *      configuration are read), so a stop signal that arrives meanwhile is
+ *      kept pending instead of being dropped (PID 1) or killing us without
+ *      a summary;
  *   1. ep_pid1_init() once, before any child is started;
  *   2. a forked child calls ep_pid1_child_reset() before exec;
  *   3. ep_pid1_poll() whenever fd is readable (or on any timer tick): it
@@ -28,8 +33,8 @@
 struct ep_pid1 {
 	int fd;              /* signalfd (non-blocking, close-on-exec); -1 before init */
 	sigset_t old_mask;   /* the mask before init: restored in children and at release */
-	int term_sig;        /* first SIGTERM/SIGINT received, 0 when none */
-	unsigned nterm;      /* how many SIGTERM/SIGINT arrived in total */
+	int term_sig;        /* first stop signal received, 0 when none */
+	unsigned nterm;      /* how many stop signals arrived in total */
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
 };
 
@@ -40,12 +45,16 @@ struct ep_pid1 {
 int ep_pid1_init(struct ep_pid1 *p);
 void ep_pid1_release(struct ep_pid1 *p);
 
+/* Blocks the watched signals now, remembering the mask from before, which
+ * ep_pid1_init() then hands to agents. Idempotent. 0 or a negative errno. */
+int ep_pid1_block(void);
+
 /* In a forked child before exec: restores the old mask and the default
- * dispositions of SIGPIPE, SIGTERM, SIGINT and SIGCHLD. Async-signal-safe. */
+ * dispositions of SIGPIPE, the stop signals and SIGCHLD. Async-signal-safe. */
 void ep_pid1_child_reset(const struct ep_pid1 *p);
 
 /*
- * Drains the signalfd (recording SIGTERM/SIGINT in term_sig/nterm) and reaps
+ * Drains the signalfd (recording stop signals in term_sig/nterm) and reaps
  * every exited child. If watch > 0 and that child was reaped, *status gets
  * its wait status and 1 is returned; else 0.
  */

@@ -49,6 +49,43 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	ws_teardown(&w);
 }
 
+/* SIGHUP (a closed terminal, outside a container) and SIGQUIT stop a run
+ * like SIGTERM: forwarded to the agent, nothing left behind, exit 128+N. */
+Test(entrypoint_agents, sighup_and_sigquit_stop_the_run_like_sigterm)
+{
+	static const struct {
+		const char *name;
+		int code;
+	} sigs[] = { { "HUP", 129 }, { "QUIT", 131 } };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct ep_ws w;
+		struct fgt_proc p;
+		char *body = fgt_fmt("sleep 300 &\n"
+				     "echo $$ > ../agent.pid\n"
+				     "kill -%s $PPID\n"
+				     "wait\n", sigs[i].name);
+
+		ws_setup(&w);
+		ws_review_md(&w, "default", "Check.\n");
+		char *wk = ws_script(&w, "worker.sh", body);
+		char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
+		ws_run(&w, &p, wk, rv, NULL);
+		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
+		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
+		long agent = read_pid(&w, "agent.pid");
+		cr_assert_eq(count_group((pid_t)agent), 0, "[%s] a process of the agent's group is left",
+			     sigs[i].name);
+		cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "[%s] nothing runs after the signal",
+			  sigs[i].name);
+		free(wk);
+		free(rv);
+		free(body);
+		fgt_proc_release(&p);
+		ws_teardown(&w);
+	}
+}
+
 Test(entrypoint_agents, orphans_are_reaped)
 {
 	struct ep_ws w;
