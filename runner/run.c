@@ -5,10 +5,12 @@
 #include "run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "forge/alloc.h"
@@ -16,6 +18,7 @@
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/summary.h"
+#include "watch.h"
 
 /* How long the runner waits, after a container engine's CLI exited, for
  * the container to disappear (rn_engine_container_reap()). */
@@ -219,14 +222,25 @@ static const char *outcome(const struct rn_session_result *sr, const char *state
 	return state;
 }
 
-static void load_summary(const char *step_dir, const char *run_id, struct fg_summary *sum,
+/* Reads the entrypoint's summary through the workspace, one component at a
+ * time without following symlinks, like every other read of the step
+ * directory: a sandbox that swapped .forge for a link must not feed the
+ * result a summary from outside the workspace. */
+static void load_summary(const struct rn_run_config *cfg, const char *run_id, struct fg_summary *sum,
 			 int *have)
 {
-	char err[256];
+	char err[256], *rel = fg_xasprintf(".forge/%s", cfg->step);
+	int wfd = open(cfg->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = wfd < 0 ? -1 : rn_open_beneath(wfd, rel, NULL, 0);
+	int r = dfd < 0 ? -ENOENT : fg_summary_read_at(dfd, sum, err, sizeof(err));
 
 	*have = 0;
-	fg_summary_init(sum);
-	if (fg_summary_read(step_dir, sum, err, sizeof(err)))
+	free(rel);
+	if (dfd >= 0)
+		close(dfd);
+	if (wfd >= 0)
+		close(wfd);
+	if (r)
 		return;
 	/* A summary of another run (a stale or foreign writer) says nothing about ours. */
 	*have = !sum->run_id || !*sum->run_id || !strcmp(sum->run_id, run_id);
@@ -306,7 +320,8 @@ static void conclude(struct run_state *st)
 	const char *state;
 	bool exhausted;
 
-	load_summary(st->step_dir, st->run_id, &sum, &have_sum);
+	fg_summary_init(&sum);
+	load_summary(st->cfg, st->run_id, &sum, &have_sum);
 	state = rn_review_state(&st->cycles, have_sum ? &sum : NULL);
 	exhausted = !strcmp(state, "exhausted") || rn_cycles_exhausted(&st->cycles);
 	{

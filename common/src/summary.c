@@ -191,15 +191,14 @@ static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, s
 	return r;
 }
 
-int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen)
+static int read_summary(int dirfd, const char *path, struct fg_summary *s, char *err, size_t errlen)
 {
-	char *path = fg_path_join(dir, FG_SUMMARY_FILE);
 	struct fg_buf b;
 	int r;
 
 	fg_summary_release(s);
 	fg_buf_init(&b, FG_SUMMARY_MAX_BYTES);
-	r = fg_read_file_at(AT_FDCWD, path, FG_SUMMARY_MAX_BYTES, &b, NULL);
+	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, &b, NULL);
 	if (r == -ELOOP)
 		fg__seterr(err, errlen, "'%s' is a symbolic link", path);
 	else if (r == -EINVAL)
@@ -211,6 +210,19 @@ int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t err
 	else
 		r = parse_text(s, &b, err, errlen);
 	fg_buf_release(&b);
+	return r;
+}
+
+int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen)
+{
+	char *path = fg_path_join(dir, FG_SUMMARY_FILE);
+	int r = read_summary(AT_FDCWD, path, s, err, errlen);
+
 	free(path);
 	return r;
+}
+
+int fg_summary_read_at(int dirfd, struct fg_summary *s, char *err, size_t errlen)
+{
+	return read_summary(dirfd, FG_SUMMARY_FILE, s, err, errlen);
 }

@@ -119,6 +119,9 @@ Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	ep = fx_fake_entrypoint(&f,
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
+				"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
+				"\"skill\":\"impl\",\"task_key\":\"\",\"run_id\":\"%s\",\"review_md\":null}' "
+				"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
 				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
 				"exit 0\n");
 	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
@@ -127,6 +130,8 @@ Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
+	/* Nor the summary planted behind the link: the state comes from cycle 1. */
+	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "summary read behind the link");
 	ev = fge_find_event(f.events, "step_dir_refused", NULL, NULL);
 	cr_assert_not_null(ev, "the swap was not reported; log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr(ev, "error"), "'.forge' is a symbolic link"), "%s",

@@ -43,5 +43,8 @@ void fg_summary_release(struct fg_summary *s);
 int fg_summary_write(const char *dir, const struct fg_summary *s);
 /* Reads dir/review_summary.json safely. 0, -ENOENT, -EINVAL (err says why), -errno. */
 int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen);
+/* The same, relative to the directory descriptor dirfd (borrowed), for a
+ * caller that reached the directory without following symlinks. */
+int fg_summary_read_at(int dirfd, struct fg_summary *s, char *err, size_t errlen);
 
 #endif
