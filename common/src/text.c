@@ -44,12 +44,35 @@ size_t fg_utf8_seq(const void *p, size_t n)
 	return need;
 }
 
+/* Counts structural tokens outside strings, stopping past the limit. */
+static size_t count_tokens(const char *data, size_t len)
+{
+	size_t n = 0;
+	int in_str = 0;
+
+	for (size_t i = 0; i < len && n <= FG_JSON_MAX_TOKENS; i++) {
+		char c = data[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '{' || c == '[' || c == ',' || c == ':') {
+			n++;
+		}
+	}
+	return n;
+}
+
 cJSON *fg_json_parse_exact(const char *data, size_t len)
 {
 	const char *end = NULL;
 	cJSON *o;
 
-	if (!len || memchr(data, '\0', len))
+	if (!len || memchr(data, '\0', len) || count_tokens(data, len) > FG_JSON_MAX_TOKENS)
 		return NULL;
 	/* cJSON's own trailing-garbage check wants the NUL inside the length,
 	 * so the end is checked here. */

@@ -16,10 +16,18 @@ struct cJSON;
  */
 size_t fg_utf8_seq(const void *s, size_t n);
 
+/* Most structural tokens ('{', '[', ',', ':' outside strings) a document
+ * may hold: a cJSON node costs about 64 bytes, so 8 MiB of "[]," would
+ * otherwise become some 180 MB of tree. Real cycle, summary and result
+ * files hold a few thousand at most. */
+#define FG_JSON_MAX_TOKENS (256 * 1024)
+
 /*
  * Parses exactly len bytes as one JSON value followed by nothing but
  * whitespace. NUL bytes anywhere are refused (cJSON would stop at one and
- * accept a prefix). Returns a new cJSON tree (owned) or NULL when invalid.
+ * accept a prefix), and so is a document with more than FG_JSON_MAX_TOKENS
+ * structural tokens (checked in one linear pass before cJSON allocates).
+ * Returns a new cJSON tree (owned) or NULL when invalid.
  */
 struct cJSON *fg_json_parse_exact(const char *data, size_t len);
 

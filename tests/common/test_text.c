@@ -1,0 +1,97 @@
+/*
+ * test_text.c - the shared UTF-8 decoder and the exact JSON parse/print.
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/text.h"
+
+TestSuite(text, .timeout = 30);
+
+Test(text, utf8_sequences)
+{
+	static const struct {
+		const char *bytes;
+		size_t n;
+		size_t want;
+	} cases[] = {
+		{ "a", 1, 1 },
+		{ "\xc3\xa9", 2, 2 },            /* é */
+		{ "\xe2\x82\xac", 3, 3 },        /* € */
+		{ "\xf0\x9f\x98\x80", 4, 4 },    /* emoji */
+		{ "\xc3", 1, 0 },                /* truncated */
+		{ "\xc0\xaf", 2, 0 },            /* overlong '/' */
+		{ "\xe0\x80\xaf", 3, 0 },        /* overlong, 3 bytes */
+		{ "\xed\xa0\x80", 3, 0 },        /* UTF-16 surrogate */
+		{ "\xf4\x90\x80\x80", 4, 0 },    /* above U+10FFFF */
+		{ "\x80", 1, 0 },                /* lone continuation */
+		{ "\xc3\x28", 2, 0 },            /* bad continuation */
+		{ "\xff", 1, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(fg_utf8_seq(cases[i].bytes, cases[i].n), cases[i].want, "case %zu", i);
+}
+
+Test(text, parse_exact_accepts_one_value_and_whitespace)
+{
+	static const char *ok[] = { "{}", " {\"a\":1} \n", "[1,2]\r\n\t", "\"s\"", "3" };
+	static const char *bad[] = { "{} x", "{}{}", "{", "", "   ", "{\"a\":}" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cJSON *o = fg_json_parse_exact(ok[i], strlen(ok[i]));
+
+		cr_assert_not_null(o, "refused '%s'", ok[i]);
+		cJSON_Delete(o);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_null(fg_json_parse_exact(bad[i], strlen(bad[i])), "accepted '%s'", bad[i]);
+}
+
+Test(text, parse_exact_refuses_nul_bytes)
+{
+	static const char doc[] = "{\"a\":\"x\"}\0garbage";
+
+	cr_assert_null(fg_json_parse_exact(doc, sizeof(doc) - 1));
+}
+
+Test(text, parse_exact_caps_structural_tokens)
+{
+	size_t n = FG_JSON_MAX_TOKENS + 10, len = 2 + 3 * n;
+	char *doc = malloc(len + 1), *p = doc;
+	cJSON *o;
+
+	/* [[],[],...]: tiny bytes, a huge tree. */
+	*p++ = '[';
+	for (size_t i = 0; i < n; i++) {
+		memcpy(p, i ? ",[]" : "[] ", 3);
+		p += 3;
+	}
+	*p++ = ']';
+	cr_assert_null(fg_json_parse_exact(doc, (size_t)(p - doc)), "a tree of %zu nodes was built", n);
+	/* Commas and colons inside strings are text, not tokens. */
+	p = doc;
+	*p++ = '"';
+	for (size_t i = 0; i < n; i++)
+		*p++ = ',';
+	*p++ = '"';
+	o = fg_json_parse_exact(doc, (size_t)(p - doc));
+	cr_assert_not_null(o, "a long string of commas was refused");
+	cJSON_Delete(o);
+	free(doc);
+}
+
+Test(text, print_ends_with_a_newline)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s;
+
+	cJSON_AddNumberToObject(o, "cycle", 1);
+	s = fg_json_print(o);
+	cr_assert_eq(s[strlen(s) - 1], '\n');
+	cr_assert_not_null(strstr(s, "\"cycle\""));
+	free(s);
+	cJSON_Delete(o);
+}
