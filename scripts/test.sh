@@ -7,14 +7,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Prints every skipped test with its reason (Criterion's [SKIP] lines, which
+# CTest keeps in its log but does not show for a test binary that passed).
+report_skips() {
+  local log=$1/Testing/Temporary/LastTest.log
+  if grep -q '\[SKIP\]' "$log" 2>/dev/null; then
+    echo "== skipped tests ($1), with the reason:"
+    grep -h '\[SKIP\]' "$log" | sed 's/^.*\[SKIP\]/  [SKIP]/' | sort -u
+  else
+    echo "== no test was skipped ($1)"
+  fi
+}
+
 bash scripts/setup.sh --test build
 (cd build && ctest --output-on-failure -j2)
+report_skips build
 
 if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
   bash scripts/setup.sh --test build-asan -- -DFORGE_SANITIZE=ON -DFORGE_BUILD_BENCH=OFF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest --output-on-failure -j2 -LE docker)
+  report_skips build-asan
+  echo "== (build-asan leaves out the tests labelled docker: they ran in build above)"
 fi
 
 if [ -x fuzz/run.sh ] && [ "${FORGE_SKIP_FUZZ:-0}" != 1 ]; then

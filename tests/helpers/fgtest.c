@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -263,6 +264,24 @@ void fgt_proc_release(struct fgt_proc *p)
 	free(p->out);
 	free(p->err);
 	p->out = p->err = NULL;
+}
+
+int fgt_as_nobody(int (*fn)(void *arg), void *arg)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+			_exit(255);
+		_exit(fn(arg) & 0xff);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) != 255 ? WEXITSTATUS(st) : -1;
 }
 
 int fgt_count_children(pid_t ppid)

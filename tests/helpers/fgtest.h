@@ -51,6 +51,15 @@ int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[
 	    const char *cwd, const char *stdin_data, double timeout_s);
 void fgt_proc_release(struct fgt_proc *p);
 
+/*
+ * Runs fn(arg) in a forked child that, when we are root, first drops to
+ * uid/gid 65534 (nobody), so permission checks that root bypasses really
+ * happen. Returns the child's exit status (fn's return value & 0xff), or
+ * -1 if it could not fork, drop privileges or exit normally. fn must not
+ * use cr_assert (it runs in a separate process): return a code instead.
+ */
+int fgt_as_nobody(int (*fn)(void *arg), void *arg);
+
 /* Number of zombie or live processes whose parent is ppid (reads /proc). */
 int fgt_count_children(pid_t ppid);
 
