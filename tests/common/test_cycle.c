@@ -65,21 +65,6 @@ static void fill(struct fg_cycle *c, int n, int max, enum fg_verdict_kind v)
 	snprintf(c->timestamp, sizeof(c->timestamp), "2026-01-15T10:30:0%dZ", n % 10);
 }
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	cr_assert_not_null(d);
-	for (de = readdir(d); de; de = readdir(d)) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 /* ---- names ---- */
 
 struct name_case {
@@ -291,7 +276,7 @@ static void round_trip(const struct fg_cycle *c)
 	fg_cycle_init(&back);
 	cr_assert_eq(fg_cycle_read_at(dfd, name, &back, NULL, err, sizeof(err)), 0, "%s", err);
 	assert_same(c, &back);
-	cr_assert_eq(count_entries(dir), 1, "no temp file left");
+	cr_assert_eq(fgt_count_entries(dir), 1, "no temp file left");
 	fg_cycle_release(&back);
 	close(dfd);
 	fgt_rm_rf(dir);
@@ -402,7 +387,7 @@ Test(cycle, write_refuses_out_of_range_cycle)
 	cr_assert_eq(fg_cycle_write(dir, &c), -EINVAL);
 	c.cycle = FG_CYCLE_NUMBER_MAX + 1;
 	cr_assert_eq(fg_cycle_write(dir, &c), -EINVAL);
-	cr_assert_eq(count_entries(dir), 0);
+	cr_assert_eq(fgt_count_entries(dir), 0);
 	fg_cycle_release(&c);
 	fgt_rm_rf(dir);
 	free(dir);
@@ -469,7 +454,7 @@ Test(cycle, failed_write_keeps_old_file_and_leaves_no_temp)
 	got = fgt_read(blocker, NULL);
 	cr_assert_str_eq(got, "old");
 	free(got);
-	cr_assert_eq(count_entries(dir), 1, "a temp file was left behind");
+	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
 	fg_cycle_release(&c);
 	fgt_rm_rf(dir);
 	free(missing);

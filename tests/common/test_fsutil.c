@@ -3,7 +3,6 @@
  * mkdir -p and path joining.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -17,22 +16,6 @@
 #include "forge/fsutil.h"
 
 TestSuite(fsutil, .timeout = 30);
-
-/* Number of entries in dir other than . and .. */
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	cr_assert_not_null(d);
-	for (de = readdir(d); de; de = readdir(d)) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	}
-	closedir(d);
-	return n;
-}
 
 /* Reads path expecting error want; checks that a pre-filled buffer and an
  * empty one are both left exactly as they were. */
@@ -243,7 +226,7 @@ Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
 	got = fgt_read(p, NULL);
 	cr_assert_str_eq(got, "second!");
 	free(got);
-	cr_assert_eq(count_entries(dir), 1);
+	cr_assert_eq(fgt_count_entries(dir), 1);
 	/* Empty content is a valid write too. */
 	cr_assert_eq(fg_write_atomic(dir, "empty", "", 0), 0);
 	free(p);
@@ -268,7 +251,7 @@ Test(fsutil, write_atomic_with_empty_dir_means_current_directory)
 	got = fgt_read("here.json", NULL);
 	cr_assert_str_eq(got, "x");
 	free(got);
-	cr_assert_eq(count_entries("."), 1);
+	cr_assert_eq(fgt_count_entries("."), 1);
 	cr_assert_eq(chdir(cwd), 0);
 	fgt_rm_rf(dir);
 	free(cwd);
@@ -281,7 +264,7 @@ Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
 	char *missing = fgt_fmt("%s/nope", dir);
 
 	cr_assert_eq(fg_write_atomic(missing, "f.json", "x", 1), -ENOENT);
-	cr_assert_eq(count_entries(dir), 0);
+	cr_assert_eq(fgt_count_entries(dir), 0);
 	fgt_rm_rf(dir);
 	free(missing);
 	free(dir);
@@ -303,7 +286,7 @@ Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
 	got = fgt_read(inner, NULL);
 	cr_assert_str_eq(got, "old");
 	free(got);
-	cr_assert_eq(count_entries(dir), 1, "a temp file was left behind");
+	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
 	fgt_rm_rf(dir);
 	free(target);
 	free(inner);
@@ -329,7 +312,7 @@ Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
 	got = fgt_read(p, NULL);
 	cr_assert_str_eq(got, "old");
 	free(got);
-	cr_assert_eq(count_entries(dir), 1);
+	cr_assert_eq(fgt_count_entries(dir), 1);
 	fgt_rm_rf(dir);
 	free(p);
 	free(dir);

@@ -3,7 +3,6 @@
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -63,21 +62,6 @@ static void fill(struct fg_summary *s, enum fg_review_state st)
 	s->review_md = fgt_fmt("/skills/proj/implement-task/review.md");
 }
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	cr_assert_not_null(d);
-	for (de = readdir(d); de; de = readdir(d)) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 Test(summary, round_trip_every_state)
 {
 	for (size_t i = 0; i < N_ELEMS(states); i++) {
@@ -87,7 +71,7 @@ Test(summary, round_trip_every_state)
 
 		fill(&s, states[i].s);
 		cr_assert_eq(fg_summary_write(dir, &s), 0);
-		cr_assert_eq(count_entries(dir), 1, "only review_summary.json, no temp");
+		cr_assert_eq(fgt_count_entries(dir), 1, "only review_summary.json, no temp");
 		fg_summary_init(&back);
 		cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
 		cr_assert_eq(back.state, states[i].s);
@@ -169,7 +153,7 @@ Test(summary, write_into_missing_dir_fails)
 
 	fill(&s, FG_STATE_APPROVED);
 	cr_assert_eq(fg_summary_write(missing, &s), -ENOENT);
-	cr_assert_eq(count_entries(dir), 0);
+	cr_assert_eq(fgt_count_entries(dir), 0);
 	fg_summary_release(&s);
 	fgt_rm_rf(dir);
 	free(missing);

@@ -13,7 +13,6 @@
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <ctype.h>
-#include <dirent.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -660,19 +659,6 @@ static void assert_same_file(const char *a, const char *b)
 	free(cb);
 }
 
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	int n = 0;
-
-	if (!d)
-		return 0;
-	for (struct dirent *de = readdir(d); de; de = readdir(d))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
 Test(runner_obs, record_log_adds_cycle_recorded_with_the_file_content)
 {
 	const char *extra[] = { "--record", "log", NULL };
@@ -817,7 +803,7 @@ Test(runner_obs, record_none_records_nothing)
 		cr_assert(count_ev(&o, "run_start", "record", "none"));
 		cr_assert_eq(count_ev(&o, "review_cycle", NULL, NULL), 2);
 		cr_assert_eq(count_ev(&o, "cycle_recorded", NULL, NULL), 0);
-		cr_assert_eq(count_entries(rec), 0, "something was recorded in '%s'", rec);
+		cr_assert(!fgt_exists(rec) || fgt_count_entries(rec) == 0, "something was recorded in '%s'", rec);
 		free(e);
 		free(rec);
 		ob_free(&o);

@@ -104,6 +104,21 @@ int fgt_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+int fgt_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d, "cannot open '%s': %s", dir, strerror(errno));
+	for (de = readdir(d); de; de = readdir(d)) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 void fgt_chmod_x(const char *path)
 {
 	cr_assert_eq(chmod(path, 0755), 0, "chmod '%s': %s", path, strerror(errno));

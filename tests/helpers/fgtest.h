@@ -24,6 +24,8 @@ char *fgt_read(const char *path, size_t *len);
 char *fgt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if path exists (lstat). */
 int fgt_exists(const char *path);
+/* Number of entries in dir other than . and .. (fails the test if dir cannot be opened). */
+int fgt_count_entries(const char *dir);
 /* Makes path executable (chmod 0755). */
 void fgt_chmod_x(const char *path);
 

@@ -3,8 +3,13 @@
  * with new content reported again, an identical one not), pending files
  * retried, corrupt files at the sweep, foreign run ids, a directory created
  * later and recreated, the watch-limit fallback, and uv_loop_close() == 0.
+ * Also a file whose (inode, size, mtime) identity is unchanged but whose
+ * content changed (an in-place rewrite of the same length within the
+ * timestamp granularity, or with the mtime carried over as cp -p, tar and
+ * rsync -t do) must still be reported when inotify says it was written.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,4 +282,74 @@ Test(watch, no_inotify_polls_and_loop_closes)
 	cr_assert_eq(f.seen.src[0], RN_SOURCE_SWEEP);
 	fx_close(&f);
 	fx_free(&f);
+}
+
+/* Sets path's mtime to exactly mt (what cp -p does, and what a second
+ * write within the same timestamp tick yields by itself). */
+static void set_mtime(const char *path, struct timespec mt)
+{
+	struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, mt };
+
+	cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+Test(watch, same_identity_rewrite_in_place_is_reported)
+{
+	struct fixture f;
+	char *path, *a, *b;
+	struct stat st1, st2;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	path = fgt_fmt("%s/review_cycle_1.json", f.dir);
+	a = cycle_json(1, "first", NULL);
+	b = cycle_json(1, "again", NULL);         /* same length, other content */
+	cr_assert_eq(strlen(a), strlen(b));
+	fgt_write(path, a);
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	cr_assert_eq(stat(path, &st1), 0);
+	fgt_write(path, b);                 /* in place: same inode, same size */
+	set_mtime(path, st1.st_mtim);
+	cr_assert_eq(stat(path, &st2), 0);
+	cr_assert_eq(st1.st_ino, st2.st_ino);
+	cr_assert_eq(st1.st_size, st2.st_size);
+	fx_wait(&f, 2);
+	rn_watch_drain(&f.w);
+	cr_assert_eq(f.seen.count, 2, "the rewrite with new content was not reported");
+	cr_assert_str_eq(f.seen.fb[1], "again");
+	/* The sweep does not report it a third time. */
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 2);
+	fx_close(&f);
+	fx_free(&f);
+	free(path);
+	free(a);
+	free(b);
+}
+
+Test(watch, identical_rewrite_in_place_is_not_reported_again)
+{
+	struct fixture f;
+	char *path, *a;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	path = fgt_fmt("%s/review_cycle_1.json", f.dir);
+	a = cycle_json(1, "first", NULL);
+	fgt_write(path, a);
+	fx_wait(&f, 1);
+	fgt_write(path, a);
+	fgt_write(path, a);
+	for (int i = 0; i < 30; i++) {
+		uv_run(&f.loop, UV_RUN_NOWAIT);
+		usleep(1000);
+	}
+	rn_watch_drain(&f.w);
+	rn_watch_sweep(&f.w);
+	cr_assert_eq(f.seen.count, 1);
+	fx_close(&f);
+	fx_free(&f);
+	free(path);
+	free(a);
 }
