@@ -10,8 +10,10 @@
  *   reviewer system:    a fixed verdict-protocol preamble, then the review.md
  *                       body;
  *   reviewer prompt:    what to review (the task, the workspace); from cycle 2
- *                       on the previous cycle's feedback, with the request to
- *                       confirm each item fixed and report regressions.
+ *                       on the previous cycle's feedback and, when it had
+ *                       structured findings, "Its findings:" as a list
+ *                       (file:line and title), with the request to confirm
+ *                       each item fixed and report regressions.
  * Every function returns an owned NUL-terminated string (bounded by
  * EP_PROMPT_MAX: longer input is cut).
  */
