@@ -588,9 +588,14 @@ static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
 }
 
 /* Watches the parent, or the nearest ancestor that exists. */
-static void arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
+/* Watches the nearest existing ancestor of d for the next component
+ * appearing. Returns 1 when that component exists once the watch is in
+ * place: it was created between our failed look and the watch, so its
+ * creation event was never queued and the caller must arm again. */
+static int arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
 {
 	char *p = fg_xstrdup(d->path);
+	int raced = 0;
 
 	for (;;) {
 		char *slash = strrchr(p, '/');
@@ -609,7 +614,14 @@ static void arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
 		wd = inotify_add_watch(w->ifd, p, strlen(p) > strlen(d->base) ?
 				       ANC_MASK | IN_DONT_FOLLOW : ANC_MASK);
 		if (wd >= 0) {
+			struct stat st;
+
+			char *next = fg_path_join(p, d->anc_next);
+
 			d->anc_wd = wd;
+			raced = d->wd < 0 && fstatat(AT_FDCWD, next, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				S_ISDIR(st.st_mode);
+			free(next);
 			break;
 		}
 		if (errno == ENOSPC || errno == ENOMEM) {
@@ -620,16 +632,21 @@ static void arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
 			break;
 	}
 	free(p);
+	return raced;
 }
 
 static void arm(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	if (w->ifd < 0 || d->fallback)
-		return;
-	if (d->wd < 0 && add_dir_watch(w, d) < 0 && errno != ENOENT && errno != ENOTDIR)
-		fallback(w, d, errno);
-	if (!d->fallback)
-		arm_ancestor(w, d);
+	/* A few rounds: each one that races with the tree growing (mkdir -p
+	 * of W/.forge/STEP while we arm) goes one level deeper. */
+	for (int round = 0; round < 8; round++) {
+		if (w->ifd < 0 || d->fallback)
+			return;
+		if (d->wd < 0 && add_dir_watch(w, d) < 0 && errno != ENOENT && errno != ENOTDIR)
+			fallback(w, d, errno);
+		if (d->fallback || !arm_ancestor(w, d))
+			return;
+	}
 }
 
 /* ---- inotify events ---- */
