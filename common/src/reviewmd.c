@@ -60,6 +60,9 @@ struct walker {
 	int have_ev;          /* ev holds an event that must be deleted */
 	int failed;           /* the YAML is malformed */
 	int lint;             /* add advice (unknown fields, duplicates) */
+	long depth;           /* open collections around the current event */
+	long events;          /* events read so far */
+	const char *limit;    /* set when a bound below stopped the walk */
 	struct fm_fields f;
 	struct fg_diags diags; /* kept only if the whole frontmatter parses */
 };
@@ -241,17 +244,35 @@ static int ev_line(const yaml_event_t *ev)
 	return (int)ev->start_mark.line + FM_FIRST_LINE;
 }
 
-/* Deletes the current event and parses the next; 0 when the YAML is malformed. */
+/* Deletes the current event and parses the next; 0 when the YAML is
+ * malformed or past a bound (w->limit then says which). The bounds are
+ * checked per event, before libyaml is asked for more: its scanner keeps a
+ * simple-key entry per open flow collection and walks them all for every
+ * token, so 200,000 nested '[' took 88 s; stopped at FG_REVIEWMD_MAX_DEPTH
+ * it has read a few kilobytes at most. */
 static int next_event(struct walker *w)
 {
 	if (w->have_ev)
 		yaml_event_delete(&w->ev);
 	w->have_ev = 0;
+	if (w->events >= FG_REVIEWMD_MAX_EVENTS) {
+		w->limit = "more than " STR(FG_REVIEWMD_MAX_EVENTS) " YAML events";
+		return 0;
+	}
 	if (!yaml_parser_parse(&w->parser, &w->ev)) {
 		w->failed = 1;
 		return 0;
 	}
 	w->have_ev = 1;
+	w->events++;
+	if (w->ev.type == YAML_MAPPING_START_EVENT || w->ev.type == YAML_SEQUENCE_START_EVENT)
+		w->depth++;
+	else if (w->ev.type == YAML_MAPPING_END_EVENT || w->ev.type == YAML_SEQUENCE_END_EVENT)
+		w->depth--;
+	if (w->depth > FG_REVIEWMD_MAX_DEPTH) {
+		w->limit = "nested deeper than " STR(FG_REVIEWMD_MAX_DEPTH) " levels";
+		return 0;
+	}
 	return 1;
 }
 
@@ -583,6 +604,10 @@ static void parse_frontmatter(struct fg_diags *out, const char *fm, size_t len, 
 	if (walk_stream(&w)) {
 		move_diags(out, &w.diags);
 		*f = w.f;
+	} else if (w.limit) {
+		fg_diags_add(out, FG_DIAG_ERROR, w.have_ev ? ev_line(&w.ev) : FM_FIRST_LINE,
+			     "malformed YAML in the frontmatter (%s): fields ignored, defaults used",
+			     w.limit);
 	} else {
 		const char *problem = w.parser.problem ? w.parser.problem : "syntax error";
 		const char *ctx = w.parser.context;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fgtest.h"
+#include "forge/buf.h"
 #include "forge/reviewmd.h"
 
 TestSuite(reviewmd, .timeout = 60);
@@ -316,6 +317,108 @@ Test(reviewmd, size_limit_on_parse)
 	cr_assert_eq(strlen(c.instructions), n - 1);
 	fg_review_config_release(&c);
 	free(big);
+}
+
+/* "---\n" + key + open*depth + close*depth + "\n---\nBody.\n", total bytes in *len. */
+static char *nested(const char *key, char open, char close, size_t depth, size_t *len)
+{
+	size_t klen = strlen(key), n = 4 + klen + 2 * depth + 12;
+	char *s = malloc(n + 1);
+	size_t k = 0;
+
+	cr_assert(s);
+	memcpy(s, "---\n", 4);
+	k = 4;
+	memcpy(s + k, key, klen);
+	k += klen;
+	memset(s + k, open, depth);
+	k += depth;
+	memset(s + k, close, depth);
+	k += depth;
+	memcpy(s + k, "\n---\nBody.\n", 11);
+	k += 11;
+	s[k] = '\0';
+	*len = k;
+	return s;
+}
+
+/* Defect (issue 18): 200,000 nested '[' took 88 s in libyaml's scanner. The
+ * walk stops at the depth bound: malformed, defaults, body kept. The suite's
+ * timeout is the hang guard; no timing is asserted. */
+Test(reviewmd, nesting_bomb_is_malformed_frontmatter)
+{
+	static const struct { char open, close; size_t depth; } bombs[] = {
+		{ '[', ']', 200000 }, { '{', '}', 200000 }, { '[', ']', 520000 },
+		{ '[', ']', FG_REVIEWMD_MAX_DEPTH + 1 },
+	};
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	for (size_t i = 0; i < sizeof(bombs) / sizeof(bombs[0]); i++) {
+		size_t len;
+		char *s = nested("max_retries: 1\nx: ", bombs[i].open, bombs[i].close, bombs[i].depth, &len);
+
+		cr_assert_leq(len, FG_REVIEWMD_MAX_BYTES);
+		fg_review_config_parse(&c, s, len, NULL);
+		cr_assert_eq(c.diags.n, 1, "depth %zu: %zu diagnostics", bombs[i].depth, c.diags.n);
+		cr_assert_eq(c.diags.v[0].level, FG_DIAG_ERROR);
+		cr_assert(strstr(c.diags.v[0].msg, "malformed YAML in the frontmatter (nested deeper than 64 levels)"),
+			  "%s", c.diags.v[0].msg);
+		cr_assert_eq(c.max_retries, FG_DEFAULT_MAX_RETRIES, "the frontmatter's fields are ignored");
+		cr_assert_eq(c.source, FG_RETRIES_DEFAULT);
+		cr_assert_str_eq(c.instructions, "Body.");
+		free(s);
+	}
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, nesting_at_the_bound_and_block_nesting)
+{
+	struct fg_review_config c;
+	size_t len;
+	/* The root mapping is one level: 63 more are still fine. */
+	char *s = nested("max_retries: 1\nx: ", '[', ']', FG_REVIEWMD_MAX_DEPTH - 1, &len);
+	struct fg_buf b;
+
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, s, len, NULL);
+	cr_assert_eq(c.diags.n, 0, "%s", c.diags.n ? c.diags.v[0].msg : "");
+	cr_assert_eq(c.max_retries, 1);
+	free(s);
+	/* Block style nests through indentation: bounded the same way. */
+	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
+	fg_buf_adds(&b, "---\nmax_retries: 1\nx:\n");
+	for (int d = 1; d <= 100; d++)
+		fg_buf_addf(&b, "%*s-\n", d, "");
+	fg_buf_adds(&b, "---\nBody.\n");
+	fg_review_config_parse(&c, b.data, b.len, NULL);
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert(strstr(c.diags.v[0].msg, "nested deeper than 64 levels"), "%s", c.diags.v[0].msg);
+	cr_assert_eq(c.max_retries, FG_DEFAULT_MAX_RETRIES);
+	cr_assert_str_eq(c.instructions, "Body.");
+	fg_buf_release(&b);
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, event_bound_is_malformed_frontmatter)
+{
+	struct fg_review_config c;
+	struct fg_buf b;
+
+	/* A flat list of 20,000 items: shallow, but past the event bound. */
+	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
+	fg_buf_adds(&b, "---\nmax_retries: 1\nx: [");
+	for (int i = 0; i < 20000; i++)
+		fg_buf_adds(&b, "a,");
+	fg_buf_adds(&b, "a]\n---\nBody.\n");
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, b.data, b.len, NULL);
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert(strstr(c.diags.v[0].msg, "more than 10000 YAML events"), "%s", c.diags.v[0].msg);
+	cr_assert_eq(c.max_retries, FG_DEFAULT_MAX_RETRIES);
+	cr_assert_str_eq(c.instructions, "Body.");
+	fg_buf_release(&b);
+	fg_review_config_release(&c);
 }
 
 /* ---- loading files ---------------------------------------------------- */

@@ -122,6 +122,68 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	ws_teardown(&w);
 }
 
+/* Writes a review.md of len bytes: frontmatter with a value nested depth
+ * brackets deep, then a body padded with 'b' up to len. */
+static void write_bomb(const char *path, size_t depth, size_t len)
+{
+	static const char head[] = "---\nmax_retries: 1\nx: ";
+	static const char tail[] = "\n---\nBody.\n";
+	size_t k = 0;
+	char *s = malloc(len);
+
+	cr_assert(s && len >= sizeof(head) + 2 * depth + sizeof(tail));
+	memcpy(s, head, sizeof(head) - 1);
+	k += sizeof(head) - 1;
+	memset(s + k, '[', depth);
+	k += depth;
+	memset(s + k, ']', depth);
+	k += depth;
+	memcpy(s + k, tail, sizeof(tail) - 1);
+	k += sizeof(tail) - 1;
+	memset(s + k, 'b', len - k);
+	fgt_write_bytes(path, s, len);
+	free(s);
+}
+
+/* Issue 18 defect 1: a nesting bomb in the frontmatter is malformed YAML:
+ * config warns and uses the defaults, lint reports it; both return (the
+ * suite's timeout guards against the former minutes-long parse). */
+Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
+{
+	static const size_t sizes[][2] = { { 200000, 400100 }, { 500000, 1024 * 1024 } };
+	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *f = fgt_fmt("%s/review.md", w.root);
+	for (size_t i = 0; i < 2; i++) {
+		write_bomb(f, sizes[i][0], sizes[i][1]);
+		const char *cfg[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
+		run(&p, cfg, unset, NULL);
+		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		cJSON *j = out_json(&p);
+		cJSON *warn = cJSON_GetObjectItem(j, "warnings");
+		cr_assert_eq(fge_jint(j, "max_retries"), 3, "defaults are used");
+		cr_assert_eq(strncmp(fge_jstr(j, "instructions"), "Body.\nbbb", 9), 0);
+		cr_assert_eq(cJSON_GetArraySize(warn), 1);
+		char *text = cJSON_PrintUnformatted(warn);
+		cr_assert(strstr(text, "nested deeper than 64 levels"), "%s", p.out);
+		cJSON_free(text);
+		cJSON_Delete(j);
+		fgt_proc_release(&p);
+
+		const char *lint[] = { FG_ENTRYPOINT_BIN, "lint", f, NULL };
+		run(&p, lint, NULL, NULL);
+		cr_assert_eq(p.exit_code, 1, "%s", p.out);
+		cr_assert(strstr(p.out, "error: malformed YAML in the frontmatter (nested deeper than 64 levels)"),
+			  "%s", p.out);
+		fgt_proc_release(&p);
+	}
+	free(f);
+	ws_teardown(&w);
+}
+
 Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 {
 	struct ep_ws w;

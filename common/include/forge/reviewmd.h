@@ -8,8 +8,9 @@
  *     has no frontmatter (warning) and is instructions as a whole;
  *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
  *     bool); unknown fields are ignored; a field of the wrong type is a
- *     warning and falls back; malformed YAML is a warning, defaults are
- *     used and the body is still the instructions;
+ *     warning and falls back; malformed YAML (also: nested deeper than
+ *     FG_REVIEWMD_MAX_DEPTH or more than FG_REVIEWMD_MAX_EVENTS events) is a
+ *     warning, defaults are used and the body is still the instructions;
  *   - a file over FG_REVIEWMD_MAX_BYTES, unreadable, not UTF-8 or holding a
  *     NUL byte is treated as an empty file with a warning saying why; review
  *     is never skipped because the configuration is broken.
@@ -28,6 +29,11 @@
 #include "forge/diag.h"
 
 #define FG_REVIEWMD_MAX_BYTES (1024 * 1024)
+/* Bounds on the frontmatter's YAML (a real one has a few dozen events):
+ * past either the frontmatter is malformed (fields ignored, defaults used,
+ * body kept), found in milliseconds whatever follows. */
+#define FG_REVIEWMD_MAX_DEPTH 64
+#define FG_REVIEWMD_MAX_EVENTS 10000
 #define FG_DEFAULT_MAX_RETRIES 3
 #define FG_MAX_RETRIES_LIMIT 100
 
