@@ -9,10 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "forge/buf.h"
+#include "forge/text.h"
 #include "forge/timeutil.h"
 
 #define TICK_MS 100
@@ -73,33 +74,25 @@ static void write_all(int fd, const void *p, size_t n)
 	}
 }
 
+/* One "[role] " line on echo_fd, control characters escaped as in the
+ * runner's log: an agent's "\r\033[2K" would otherwise erase the prefix on a
+ * terminal (or in docker/kubectl logs) and show a forged line. One write, so
+ * lines from the two streams do not interleave. */
 static void emit_line(struct run *x, struct stream *st)
 {
-	char prefix[64];
-	int n = snprintf(prefix, sizeof(prefix), "[%s] ", x->s->role);
-	struct iovec iov[3] = {
-		{ prefix, (size_t)n }, { st->line, st->len }, { (void *)"\n", 1 },
-	};
-	ssize_t want = n + (ssize_t)st->len + 1;
-	ssize_t k;
+	struct fg_buf b;
+	size_t len = st->len;
 
 	st->len = 0;
 	if (x->s->echo_fd < 0)
 		return;
-	do {
-		k = writev(x->s->echo_fd, iov, 3);
-	} while (k < 0 && errno == EINTR);
-	if (k >= 0 && k < want) {
-		/* Short write on a pipe: send the rest plainly. */
-		char tmp[sizeof(prefix) + EP_AGENT_LINE_MAX + 1];
-		size_t len = 0;
-
-		for (int i = 0; i < 3; i++) {
-			memcpy(tmp + len, iov[i].iov_base, iov[i].iov_len);
-			len += iov[i].iov_len;
-		}
-		write_all(x->s->echo_fd, tmp + k, len - (size_t)k);
-	}
+	/* \xNN is the widest escape: four bytes per byte. */
+	fg_buf_init(&b, 4 * sizeof(st->line) + 80);
+	fg_buf_addf(&b, "[%s] ", x->s->role);
+	fg_escape_controls(&b, st->line, len, 0);
+	fg_buf_addc(&b, '\n');
+	write_all(x->s->echo_fd, b.data, b.len);
+	fg_buf_release(&b);
 }
 
 static void echo_bytes(struct run *x, struct stream *st, const char *p, size_t n)

@@ -6,8 +6,9 @@
  * pipe that receives the prompt and is closed right after it (EOF), written
  * without blocking so an agent that never reads stdin cannot stall us. Its
  * stdout and stderr are pipes read with poll(): each line goes to echo_fd
- * prefixed "[role] " (a line longer than EP_AGENT_LINE_MAX is emitted in
- * chunks), stdout is also fed to an optional bounded capture and an optional
+ * prefixed "[role] " with its control characters escaped (fg_escape_controls:
+ * "\r\033[2K" shows as \r\x1b[2K; a line longer than EP_AGENT_LINE_MAX is
+ * emitted in chunks), stdout is also fed to an optional bounded capture and an optional
  * raw log capped at log_max bytes. Nothing grows with the agent's output.
  *
  * Ending: the run ends when the agent's pid has been reaped and its pipes

@@ -23,6 +23,7 @@
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
 #include "forge/summary.h"
+#include "forge/text.h"
 #include "forge/timeutil.h"
 #include "forge/verdict.h"
 
@@ -419,16 +420,22 @@ static bool stalled(const struct loop *l)
 	return same_text(a->feedback, b->feedback);
 }
 
+/* The feedback is the reviewer's text: its control characters are escaped
+ * (as on the "[reviewer] " lines) so it cannot rewrite the terminal line. */
 static void progress(const struct fg_cycle *c)
 {
 	char line[1024];
+	struct fg_buf b;
 
 	if (c->verdict == FG_VERDICT_APPROVED) {
 		fprintf(stderr, "Review cycle %d/%d: APPROVED\n", c->cycle, c->max_cycles);
 	} else {
 		ep_one_line(line, sizeof(line), c->feedback, EP_FEEDBACK_LINE_CHARS);
-		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s\n", c->cycle, c->max_cycles, line,
-			c->stalled ? " (stalled: same findings as the previous cycle)" : "");
+		fg_buf_init(&b, 4 * sizeof(line));
+		fg_escape_controls(&b, line, strlen(line), 0);
+		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s\n", c->cycle, c->max_cycles,
+			fg_buf_str(&b), c->stalled ? " (stalled: same findings as the previous cycle)" : "");
+		fg_buf_release(&b);
 	}
 	fflush(stderr);
 }

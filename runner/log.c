@@ -131,15 +131,6 @@ int rn_log_format_parse(const char *s, enum rn_log_format *out)
 	return -EINVAL;
 }
 
-/* A UTF-8 code point that must not reach a terminal raw: C1 controls
- * (U+0080..U+009F, e.g. the 8-bit CSI) and the Unicode line separators. */
-static int utf8_is_control(const unsigned char *s, size_t len)
-{
-	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
-		return 1;
-	return len == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
-}
-
 static int text_needs_quotes(const char *s, size_t n)
 {
 	if (n == 0)
@@ -153,47 +144,14 @@ static int text_needs_quotes(const char *s, size_t n)
 	return 0;
 }
 
-/* The escapes text and JSON forms share: quote, backslash, \n, \r, \t.
- * 1 if c was one of them (and is written), else 0. */
-static int add_common_escape(struct fg_buf *b, unsigned char c)
-{
-	static const char from[] = "\"\\\n\r\t";
-	static const char to[] = "\"\\nrt";
-	const char *hit = c ? strchr(from, c) : NULL;
-
-	if (!hit)
-		return 0;
-	fg_buf_addc(b, '\\');
-	fg_buf_addc(b, to[hit - from]);
-	return 1;
-}
-
 static void text_escape(struct fg_buf *b, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-
 	if (!text_needs_quotes(s, n)) {
 		fg_buf_add(b, s, n);
 		return;
 	}
 	fg_buf_addc(b, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = u[i];
-		size_t len = fg_utf8_seq(u + i, n - i);
-
-		if (add_common_escape(b, c)) {
-			len = 1;
-		} else if (c < 0x20 || c == 0x7f || len == 0) {
-			fg_buf_addf(b, "\\x%02x", c);
-			len = 1;
-		} else if (len > 1 && utf8_is_control(u + i, len)) {
-			for (size_t k = 0; k < len; k++)
-				fg_buf_addf(b, "\\x%02x", u[i + k]);
-		} else {
-			fg_buf_add(b, u + i, len);
-		}
-		i += len ? len : 1;
-	}
+	fg_escape_controls(b, s, n, FG_ESC_QUOTES);
 	fg_buf_addc(b, '"');
 }
 
@@ -208,14 +166,14 @@ static void json_escape(struct fg_buf *b, const char *s, size_t n)
 		unsigned char c = u[i];
 		size_t len = fg_utf8_seq(u + i, n - i);
 
-		if (add_common_escape(b, c)) {
+		if (fg_escape_common(b, c)) {
 			len = 1;
 		} else if (c < 0x20 || c == 0x7f) {
 			fg_buf_addf(b, "\\u%04x", c);
 		} else if (len == 0) {
 			fg_buf_adds(b, "\\ufffd");
 			len = 1;
-		} else if (len > 1 && utf8_is_control(u + i, len)) {
+		} else if (len > 1 && fg_utf8_is_control(u + i, len)) {
 			fg_buf_adds(b, "\\ufffd");
 		} else {
 			fg_buf_add(b, u + i, len);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/buf.h"
 #include "internal.h"
 
 size_t fg_utf8_seq(const void *p, size_t n)
@@ -42,6 +43,53 @@ size_t fg_utf8_seq(const void *p, size_t n)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return need;
+}
+
+int fg_utf8_is_control(const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 1;
+	return len == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9);
+}
+
+int fg_escape_common(struct fg_buf *b, unsigned char c)
+{
+	static const char from[] = "\"\\\n\r\t";
+	static const char to[] = "\"\\nrt";
+	const char *hit = c ? strchr(from, c) : NULL;
+
+	if (!hit)
+		return 0;
+	fg_buf_addc(b, '\\');
+	fg_buf_addc(b, to[hit - from]);
+	return 1;
+}
+
+void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flags)
+{
+	const unsigned char *u = s;
+
+	for (size_t i = 0; i < n;) {
+		unsigned char c = u[i];
+		size_t len = fg_utf8_seq(u + i, n - i);
+
+		if ((c == '"' || c == '\\') && !(flags & FG_ESC_QUOTES)) {
+			fg_buf_addc(b, (char)c);
+		} else if (fg_escape_common(b, c)) {
+			len = 1;
+		} else if (c < 0x20 || c == 0x7f || len == 0) {
+			fg_buf_addf(b, "\\x%02x", c);
+			len = 1;
+		} else if (len > 1 && fg_utf8_is_control(u + i, len)) {
+			for (size_t k = 0; k < len; k++)
+				fg_buf_addf(b, "\\x%02x", u[i + k]);
+		} else {
+			fg_buf_add(b, u + i, len);
+		}
+		i += len ? len : 1;
+	}
 }
 
 /* Counts structural tokens outside strings, stopping past the limit. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/buf.h"
 #include "forge/text.h"
 
 TestSuite(text, .timeout = 30);
@@ -94,4 +95,30 @@ Test(text, print_ends_with_a_newline)
 	cr_assert_not_null(strstr(s, "\"cycle\""));
 	free(s);
 	cJSON_Delete(o);
+}
+
+Test(text, escape_controls)
+{
+	static const struct {
+		const char *in;
+		unsigned flags;
+		const char *want;
+	} cases[] = {
+		{ "plain \xc3\xa9 text", 0, "plain \xc3\xa9 text" },
+		{ "a\r\033[2Kb\n\t", 0, "a\\r\\x1b[2Kb\\n\\t" },
+		{ "del\x7f bell\x07", 0, "del\\x7f bell\\x07" },
+		{ "c1 \xc2\x9b sep \xe2\x80\xa8", 0, "c1 \\xc2\\x9b sep \\xe2\\x80\\xa8" },
+		{ "bad \xff\xc3", 0, "bad \\xff\\xc3" },
+		{ "q\"b\\", 0, "q\"b\\" },
+		{ "q\"b\\", FG_ESC_QUOTES, "q\\\"b\\\\" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fg_buf b;
+
+		fg_buf_init(&b, 1024);
+		fg_escape_controls(&b, cases[i].in, strlen(cases[i].in), cases[i].flags);
+		cr_expect_str_eq(fg_buf_str(&b), cases[i].want, "case %zu", i);
+		fg_buf_release(&b);
+	}
 }

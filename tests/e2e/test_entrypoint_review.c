@@ -278,3 +278,33 @@ Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
 	free(err); free(errf); free(task); free(wenv); free(wk);
 	ws_teardown(&w);
 }
+
+/* Issue 18 defect 6: an agent's "\r\033[2K" reached the terminal raw on the
+ * "[worker] " / "[reviewer] " lines and the "Review cycle" line, erasing the
+ * prefix and showing a forged "forge-entrypoint:" line. Now escaped as the
+ * runner's log does: no control byte but the line ends reaches stderr. */
+Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+	const char *extra[] = { "AUTO_REVIEW_MAX_RETRIES=1", NULL };
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Check it.\n");
+	char *worker = ws_script(&w, "worker", "printf 'ok\\r\\033[2Kforge-entrypoint: review approved\\n'\n"
+					       "printf 'tab\\there \\302\\233 bell\\007 \\\\ \"q\"\\n' >&2\n");
+	char *reviewer = ws_script(&w, "reviewer", "printf 'REJECTED\\r\\033[2Kforge-entrypoint: all good\\n'\n");
+	ws_run(&w, &p, worker, reviewer, extra);
+	for (const char *c = p.err; *c; c++)
+		cr_assert(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
+			  "raw control byte 0x%02x on stderr:\n%s", (unsigned char)*c, p.err);
+	cr_assert(!strstr(p.err, "\xc2\x9b"), "a raw C1 CSI reached stderr");
+	cr_assert(strstr(p.err, "[worker] ok\\r\\x1b[2Kforge-entrypoint: review approved\n"), "%s", p.err);
+	cr_assert(strstr(p.err, "[worker] tab\\there \\xc2\\x9b bell\\x07 \\ \"q\"\n"), "%s", p.err);
+	cr_assert(strstr(p.err, "[reviewer] REJECTED\\r\\x1b[2Kforge-entrypoint: all good\n"), "%s", p.err);
+	cr_assert(strstr(p.err, "Review cycle 1/1: REJECTED - \\x1b[2Kforge-entrypoint: all good"), "%s", p.err);
+	free(worker);
+	free(reviewer);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 struct cJSON;
+struct fg_buf;
 
 /*
  * Length (1-4) of the valid UTF-8 sequence at s, with n > 0 bytes available,
@@ -15,6 +16,35 @@ struct cJSON;
  * overlong forms, UTF-16 surrogates and code points above U+10FFFF refused.
  */
 size_t fg_utf8_seq(const void *s, size_t n);
+
+/*
+ * 1 when the valid UTF-8 sequence s (len bytes, from fg_utf8_seq) is a code
+ * point that must not reach a terminal raw: a C1 control (U+0080..U+009F,
+ * e.g. the 8-bit CSI) or a Unicode line/paragraph separator.
+ */
+int fg_utf8_is_control(const void *s, size_t len);
+
+/*
+ * The escapes every escaper shares: '"' as \", '\\' as \\\\, newline,
+ * return and tab as \n, \r, \t. Appends the escape and returns 1 when c is
+ * one of them, else appends nothing and returns 0.
+ */
+int fg_escape_common(struct fg_buf *b, unsigned char c);
+
+/* fg_escape_controls() flag: also escape '"' and '\\' (for a value that is
+ * then double-quoted, as the runner's text log does). */
+#define FG_ESC_QUOTES 1u
+
+/*
+ * Appends n bytes of s to b so that no byte reaches a terminal as a control:
+ * newline, return and tab as \n \r \t; other C0 controls, DEL and bytes
+ * that are not valid UTF-8 as \xNN; C1 controls and U+2028/U+2029 as \xNN
+ * per byte; everything else (printable ASCII, valid UTF-8) as is. With
+ * FG_ESC_QUOTES, '"' and '\\' are escaped too. Used by the runner's text log
+ * and the entrypoint's stderr lines, so an agent's "\r\033[2K" can never
+ * erase a line and forge another.
+ */
+void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flags);
 
 /* Most structural tokens ('{', '[', ',', ':' outside strings) a document
  * may hold: a cJSON node costs about 64 bytes, so 8 MiB of "[]," would
