@@ -144,6 +144,26 @@ static void add_warnings(cJSON *o, const struct fg_diags *d)
 	}
 }
 
+/* The panel: [{"role", "instructions_file", "instructions"}], [] without one. */
+static void add_panel(cJSON *o, const struct fg_review_config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "reviewers");
+
+	for (size_t i = 0; i < c->nreviewers; i++) {
+		const struct fg_reviewer *r = &c->reviewers[i];
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "role", r->role);
+		if (r->instructions_file)
+			cJSON_AddStringToObject(e, "instructions_file", r->instructions_file);
+		else
+			cJSON_AddNullToObject(e, "instructions_file");
+		cJSON_AddStringToObject(e, "instructions", r->instructions);
+		cJSON_AddItemToArray(arr, e);
+	}
+	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c->rereview));
+}
+
 int ep_cmd_config(int argc, char **argv)
 {
 	const char *file[1] = { NULL };
@@ -152,7 +172,8 @@ int ep_cmd_config(int argc, char **argv)
 	cJSON *o;
 	int n, rc = positionals(argc, argv, "forge-entrypoint config FILE",
 				"Prints a review.md's resolved configuration as JSON: "
-				"{\"max_retries\", \"instructions\", \"warnings\"}.\n"
+				"{\"max_retries\", \"instructions\", \"reviewers\", \"rereview\", "
+				"\"warnings\"}.\n"
 				"Honours AUTO_REVIEW_MAX_RETRIES.", file, 1, &n);
 
 	if (rc)
@@ -169,6 +190,7 @@ int ep_cmd_config(int argc, char **argv)
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "max_retries", c.max_retries);
 	cJSON_AddStringToObject(o, "instructions", c.instructions);
+	add_panel(o, &c);
 	add_warnings(o, &c.diags);
 	print_json(o);
 	cJSON_Delete(o);

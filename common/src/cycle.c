@@ -35,6 +35,9 @@ void fg_cycle_release(struct fg_cycle *c)
 	free(c->run_id);
 	free(c->reviewer_log);
 	fg_findings_free(c->findings, c->nfindings);
+	for (size_t i = 0; i < c->nreviews; i++)
+		fg_review_release(&c->reviews[i]);
+	free(c->reviews);
 	fg_cycle_init(c);
 }
 
@@ -81,6 +84,8 @@ static double elapsed_for_file(double x)
 	return (double)(long long)(x * 1000.0 + 0.5) / 1000.0;
 }
 
+static void add_reviews(cJSON *o, const struct fg_cycle *c);
+
 static void add_optional(cJSON *o, const struct fg_cycle *c)
 {
 	if (c->run_id)
@@ -95,6 +100,8 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(c->findings, c->nfindings));
 	if (c->reviewer_log)
 		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
+	if (c->has_reviews)
+		add_reviews(o, c);
 }
 
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
@@ -232,6 +239,8 @@ static int safe_base_name(const char *s)
 	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
 }
 
+static void parse_reviews(const cJSON *arr, struct fg_cycle *c);
+
 /* Optional fields: a wrong type makes the field count as absent (the spec
  * says readers may ignore them), it never rejects the cycle. */
 static void parse_optional(const cJSON *o, struct fg_cycle *c)
@@ -254,6 +263,7 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
+	parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
 }
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
@@ -399,4 +409,162 @@ bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n)
 			last = &cycles[i];
 	}
 	return last && last->verdict == FG_VERDICT_REJECTED && last->cycle >= last->max_cycles;
+}
+
+/* ---- a panel's reviews ------------------------------------------------- */
+
+static const char *const role_verdict_names[] = { "approved", "rejected", "out_of_scope" };
+
+const char *fg_role_verdict_name(enum fg_role_verdict v)
+{
+	return (unsigned)v < 3 ? role_verdict_names[v] : "rejected";
+}
+
+int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
+{
+	for (unsigned i = 0; s && i < 3; i++) {
+		if (!strcmp(s, role_verdict_names[i])) {
+			*out = (enum fg_role_verdict)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void fg_review_init(struct fg_review *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->verdict = FG_ROLE_REJECTED;
+	r->format = FG_FORMAT_NONE;
+}
+
+void fg_review_release(struct fg_review *r)
+{
+	free(r->feedback);
+	fg_findings_free(r->findings, r->nfindings);
+	free(r->reviewer_log);
+	cJSON_Delete(r->usage);
+	fg_review_init(r);
+}
+
+void fg_review_copy(struct fg_review *dst, const struct fg_review *src)
+{
+	fg_review_release(dst);
+	*dst = *src;
+	dst->feedback = fg_xstrdup(src->feedback ? src->feedback : "");
+	dst->findings = src->nfindings ? fg_xcalloc(src->nfindings, sizeof(*dst->findings)) : NULL;
+	for (size_t i = 0; i < src->nfindings; i++)
+		fg_finding_copy(&dst->findings[i], &src->findings[i]);
+	dst->reviewer_log = src->reviewer_log ? fg_xstrdup(src->reviewer_log) : NULL;
+	dst->usage = src->usage ? cJSON_Duplicate(src->usage, 1) : NULL;
+	if (src->usage && !dst->usage)
+		abort();
+}
+
+struct cJSON *fg_review_to_cjson(const struct fg_review *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		abort();
+	cJSON_AddStringToObject(o, "role", r->role);
+	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(r->verdict));
+	if (r->failed)
+		cJSON_AddTrueToObject(o, "failed");
+	if (r->from_cycle > 0)
+		cJSON_AddNumberToObject(o, "from_cycle", r->from_cycle);
+	if (r->has_format)
+		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(r->format));
+	cJSON_AddStringToObject(o, "feedback", r->feedback ? r->feedback : "");
+	if (r->has_findings)
+		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->findings, r->nfindings));
+	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed_for_file(r->elapsed_seconds));
+	if (r->reviewer_log)
+		cJSON_AddStringToObject(o, "reviewer_log", r->reviewer_log);
+	if (r->usage) {
+		cJSON *u = cJSON_Duplicate(r->usage, 1);
+
+		if (!u)
+			abort();
+		cJSON_AddItemToObject(o, "usage", u);
+	}
+	return o;
+}
+
+/* The optional members of a review; a wrong type counts as absent. */
+static void review_optional(struct fg_review *r, const cJSON *o)
+{
+	const cJSON *v;
+
+	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
+	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
+	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
+		r->from_cycle = (int)v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(o, "format");
+	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &r->format))
+		r->has_format = true;
+	else
+		r->format = FG_FORMAT_NONE;
+	v = cJSON_GetObjectItemCaseSensitive(o, "feedback");
+	r->feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
+	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &r->findings, &r->nfindings))
+		r->has_findings = true;
+	v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
+	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
+		r->elapsed_seconds = v->valuedouble;
+	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
+	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
+		r->reviewer_log = fg_xstrdup(v->valuestring);
+	v = cJSON_GetObjectItemCaseSensitive(o, "usage");
+	if (cJSON_IsObject(v)) {
+		r->usage = cJSON_Duplicate(v, 1);
+		if (!r->usage)
+			abort();
+	}
+}
+
+int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o)
+{
+	const cJSON *role = cJSON_GetObjectItemCaseSensitive(o, "role");
+	const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(o, "verdict");
+	enum fg_role_verdict k;
+
+	fg_review_release(r);
+	if (!cJSON_IsObject(o) || !cJSON_IsString(role) || !role->valuestring ||
+	    !fg_role_valid(role->valuestring) || !cJSON_IsString(verdict) ||
+	    fg_role_verdict_parse(verdict->valuestring, &k) < 0)
+		return -EINVAL;
+	fg__strlcpy(r->role, role->valuestring, sizeof(r->role));
+	r->verdict = k;
+	review_optional(r, o);
+	return 0;
+}
+
+static void add_reviews(cJSON *o, const struct fg_cycle *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "reviews");
+
+	if (!arr)
+		abort();
+	for (size_t i = 0; i < c->nreviews; i++)
+		cJSON_AddItemToArray(arr, fg_review_to_cjson(&c->reviews[i]));
+}
+
+static void parse_reviews(const cJSON *arr, struct fg_cycle *c)
+{
+	const cJSON *it;
+
+	if (!cJSON_IsArray(arr))
+		return;
+	c->has_reviews = true;
+	cJSON_ArrayForEach(it, arr) {
+		if (c->nreviews == FG_REVIEWERS_MAX)
+			break;
+		if (!c->reviews)
+			c->reviews = fg_xcalloc(FG_REVIEWERS_MAX, sizeof(*c->reviews));
+		fg_review_init(&c->reviews[c->nreviews]);
+		if (!fg_review_from_cjson(&c->reviews[c->nreviews], it))
+			c->nreviews++;
+	}
 }

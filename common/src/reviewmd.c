@@ -23,6 +23,7 @@
 
 #include "forge/alloc.h"
 #include "forge/buf.h"
+#include "forge/fsutil.h"
 #include "forge/num.h"
 
 #define STR_(x) #x
@@ -32,8 +33,21 @@
 #define FM_FIRST_LINE 2
 /* How much of an offending value a message echoes. */
 #define SHOW_MAX 40
+/* Longest field name we read (longer ones are unknown anyway). */
+#define KEY_MAX 64
 
-/* What the frontmatter set, before the environment is applied. */
+/* A role path as written; longer ones are refused. */
+#define ROLE_FILE_MAX 255
+
+/* One reviewers: entry that passed the syntactic checks. */
+struct fm_reviewer {
+	char role[FG_ROLE_MAX + 1];
+	char file[ROLE_FILE_MAX + 1];   /* "" when the entry names no file */
+	int line;
+};
+
+/* What the frontmatter set, before the environment is applied. Plain data
+ * (no owned pointers): it is copied and reset freely. */
 struct fm_fields {
 	int has_retries;
 	long retries;
@@ -41,6 +55,13 @@ struct fm_fields {
 	int has_stalled;
 	int stalled;
 	int stalled_line;
+	int has_reviewers;   /* a reviewers: list was given (maybe with no valid entry) */
+	int reviewers_line;
+	size_t nrev;
+	struct fm_reviewer rev[FG_REVIEWERS_MAX];
+	int has_rereview;
+	int rereview;
+	int rereview_line;
 };
 
 /* The three parts of a review.md once the delimiters are found. */
@@ -443,11 +464,223 @@ static void take_stalled(struct walker *w)
 	bad_value(w, "stop_when_stalled", node_kind(ev, YAML_BOOL_TAG), "true or false");
 }
 
+/* ---- the panel: reviewers and rereview --------------------------------- */
+
+/* A string value: a scalar that is untagged or !!str, any quoting style.
+ * Copies it (cut to outlen - 1) and returns its full length, or -1. */
+static long str_value(const yaml_event_t *ev, char *out, size_t outlen)
+{
+	const char *tag;
+	size_t n;
+
+	if (ev->type != YAML_SCALAR_EVENT)
+		return -1;
+	tag = (const char *)ev->data.scalar.tag;
+	if (tag && strcmp(tag, YAML_STR_TAG) != 0)
+		return -1;
+	n = ev->data.scalar.length;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, ev->data.scalar.value, n);
+	out[n] = '\0';
+	return (long)ev->data.scalar.length;
+}
+
+int fg_role_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > FG_ROLE_MAX || *s == '-')
+		return 0;
+	for (; *s; s++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* A role path stays inside review.md's directory: relative, no "." or ".."
+ * component, no empty component, printable. 0 or the reason. */
+static const char *role_path_problem(const char *p)
+{
+	if (!*p)
+		return "it is empty";
+	if (*p == '/')
+		return "it is an absolute path: it escapes the directory of review.md";
+	for (const char *c = p; *c;) {
+		size_t n = strcspn(c, "/");
+
+		if (n == 0)
+			return "it has an empty path component";
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "it has a '.' or '..' component: it escapes the directory of review.md";
+		for (size_t i = 0; i < n; i++) {
+			if ((unsigned char)c[i] < 0x20 || c[i] == 0x7f || c[i] == '\\')
+				return "it holds a control character or a backslash";
+		}
+		c += n;
+		c += *c == '/';
+	}
+	return NULL;
+}
+
+static void bad_entry(struct walker *w, int line, const char *why)
+{
+	fg_diags_add(&w->diags, FG_DIAG_ERROR, line, "invalid 'reviewers' entry: %s; skipped", why);
+}
+
+/* Why a parsed entry cannot join the panel (written to why), or 0. */
+static int entry_problem(const struct walker *w, const struct fm_reviewer *r, int has_role,
+			 long role_len, char *why, size_t whylen)
+{
+	char shown[SHOW_MAX + 8];
+
+	if (!has_role || role_len < 0) {
+		snprintf(why, whylen, "'role' is missing or not a string");
+		return 1;
+	}
+	show(r->role, strlen(r->role), shown, sizeof(shown));
+	if (role_len > FG_ROLE_MAX || !fg_role_valid(r->role)) {
+		snprintf(why, whylen, "role '%s' is not a slug ([a-z0-9][a-z0-9-]*, at most %d "
+			 "characters)", shown, FG_ROLE_MAX);
+		return 1;
+	}
+	for (size_t i = 0; i < w->f.nrev; i++) {
+		if (!strcmp(w->f.rev[i].role, r->role)) {
+			snprintf(why, whylen, "role '%s' is repeated (first on line %d)", shown,
+				 w->f.rev[i].line);
+			return 1;
+		}
+	}
+	if (w->f.nrev == FG_REVIEWERS_MAX) {
+		snprintf(why, whylen, "role '%s' is one more than the %d a panel may have", shown,
+			 FG_REVIEWERS_MAX);
+		return 1;
+	}
+	return 0;
+}
+
+/* Checks a parsed entry and adds it to the panel. */
+static void add_entry(struct walker *w, const struct fm_reviewer *r, int has_role, long role_len,
+		      long file_len)
+{
+	char shown[SHOW_MAX + 8], why[200];
+	const char *problem;
+
+	if (entry_problem(w, r, has_role, role_len, why, sizeof(why))) {
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, r->line,
+			     "invalid 'reviewers' entry: %s; skipped", why);
+		return;
+	}
+	problem = file_len == -2 ? "'instructions' is not a string"
+		  : file_len > ROLE_FILE_MAX ? "'instructions' is longer than 255 bytes"
+		  : file_len >= 0 ? role_path_problem(r->file) : NULL;
+	if (problem) {
+		show(r->file, strlen(r->file), shown, sizeof(shown));
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, r->line,
+			     "role file '%s' of role '%s' refused: %s; role skipped", shown, r->role,
+			     problem);
+		return;
+	}
+	w->f.rev[w->f.nrev++] = *r;
+}
+
+/* One pair of an entry's mapping; the current event is the value. */
+static int take_entry_pair(struct walker *w, const char *key, int line, struct fm_reviewer *r,
+			   int *has_role, long *role_len, long *file_len)
+{
+	if (!strcmp(key, "role")) {
+		*has_role = 1;
+		*role_len = str_value(&w->ev, r->role, sizeof(r->role));
+	} else if (!strcmp(key, "instructions")) {
+		*file_len = str_value(&w->ev, r->file, sizeof(r->file));
+		if (*file_len < 0)
+			*file_len = -2;
+	} else if (w->lint) {
+		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
+			     "unknown field '%.40s' in a 'reviewers' entry is ignored", key);
+	}
+	return skip_node(w);
+}
+
+/* One entry of reviewers:; the current event is its first. */
+static int take_entry(struct walker *w)
+{
+	struct fm_reviewer r;
+	int has_role = 0;
+	long role_len = -1, file_len = -1;
+
+	memset(&r, 0, sizeof(r));
+	r.line = ev_line(&w->ev);
+	if (w->ev.type != YAML_MAPPING_START_EVENT) {
+		bad_entry(w, r.line, "expected a mapping with 'role' and optionally 'instructions'");
+		return skip_node(w);
+	}
+	for (;;) {
+		char key[KEY_MAX + 1] = "";
+		int line;
+
+		if (!next_event(w))
+			return 0;
+		if (w->ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		line = ev_line(&w->ev);
+		if (str_value(&w->ev, key, sizeof(key)) < 0 && !skip_node(w))
+			return 0;
+		if (!next_event(w) ||
+		    !take_entry_pair(w, key, line, &r, &has_role, &role_len, &file_len))
+			return 0;
+	}
+	add_entry(w, &r, has_role, role_len, file_len);
+	return 1;
+}
+
+/* reviewers: a sequence of entries. A later duplicate field replaces it. */
+static void take_reviewers(struct walker *w)
+{
+	w->f.nrev = 0;
+	w->f.has_reviewers = 0;
+	if (w->ev.type != YAML_SEQUENCE_START_EVENT) {
+		bad_value(w, "reviewers", node_kind(&w->ev, YAML_SEQ_TAG),
+			  "a list of {role, instructions}");
+		return;
+	}
+	w->f.has_reviewers = 1;
+	for (;;) {
+		if (!next_event(w))
+			return;
+		if (w->ev.type == YAML_SEQUENCE_END_EVENT)
+			return;
+		if (!take_entry(w))
+			return;
+	}
+}
+
+/* rereview: "rejected" or "all" (a plain or quoted string). */
+static void take_rereview(struct walker *w)
+{
+	char v[16];
+	long n = str_value(&w->ev, v, sizeof(v));
+
+	w->f.has_rereview = 0;
+	if (n >= 0 && (size_t)n < sizeof(v) && (!strcmp(v, "rejected") || !strcmp(v, "all"))) {
+		w->f.has_rereview = 1;
+		w->f.rereview = !strcmp(v, "all") ? FG_REREVIEW_ALL : FG_REREVIEW_REJECTED;
+		return;
+	}
+	bad_value(w, "rereview", n >= 0 ? "an unknown word" : node_kind(&w->ev, YAML_STR_TAG),
+		  "'rejected' or 'all'");
+}
+
+const char *fg_rereview_name(enum fg_rereview r)
+{
+	return r == FG_REREVIEW_ALL ? "all" : "rejected";
+}
+
 /* ---- the root mapping -------------------------------------------------- */
 
-#define KEY_MAX 64
-
-static const char *const known_fields[] = { "max_retries", "stop_when_stalled", NULL };
+static const char *const known_fields[] = { "max_retries", "stop_when_stalled", "reviewers",
+					    "rereview", NULL };
 
 /* Edit distance between short strings, capped: enough for "did you mean". */
 static size_t distance(const char *a, const char *b)
@@ -514,10 +747,16 @@ static int take_value(struct walker *w, const char *key, int key_line)
 	} else if (!strcmp(key, "stop_when_stalled")) {
 		seen_field(w, key, &w->f.stalled_line, key_line);
 		take_stalled(w);
+	} else if (!strcmp(key, "reviewers")) {
+		seen_field(w, key, &w->f.reviewers_line, key_line);
+		take_reviewers(w);
+	} else if (!strcmp(key, "rereview")) {
+		seen_field(w, key, &w->f.rereview_line, key_line);
+		take_rereview(w);
 	} else if (*key) {
 		unknown_field(w, key, key_line);
 	}
-	return skip_node(w);
+	return !w->failed && skip_node(w);
 }
 
 /* Walks the pairs of the root mapping; the current event is its start. */
@@ -681,6 +920,135 @@ static void apply_stalled(struct fg_review_config *c, const struct fm_fields *f,
 	c->stop_when_stalled = f->has_stalled ? f->stalled != 0 : b != 0;
 }
 
+static void apply_panel(struct fg_review_config *c, const struct fm_fields *f)
+{
+	c->rereview = f->has_rereview ? (enum fg_rereview)f->rereview : FG_REREVIEW_REJECTED;
+	for (size_t i = 0; i < f->nrev; i++) {
+		struct fg_reviewer *r = &c->reviewers[c->nreviewers++];
+
+		memcpy(r->role, f->rev[i].role, sizeof(r->role));
+		r->instructions_file = *f->rev[i].file ? fg_xstrdup(f->rev[i].file) : NULL;
+		r->instructions = fg_xstrdup("");
+		r->line = f->rev[i].line;
+	}
+}
+
+/* Drops role i of the panel (its file could not be used). */
+static void drop_role(struct fg_review_config *c, size_t i)
+{
+	free(c->reviewers[i].instructions_file);
+	free(c->reviewers[i].instructions);
+	memmove(&c->reviewers[i], &c->reviewers[i + 1],
+		(c->nreviewers - i - 1) * sizeof(c->reviewers[0]));
+	c->nreviewers--;
+}
+
+/* A panel whose entries were all skipped is no panel: say so once. */
+static void finish_panel(struct fg_review_config *c)
+{
+	if (c->panel_given && c->nreviewers == 0)
+		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
+			     "'reviewers' has no valid entry: one reviewer reviews, as without the field");
+}
+
+/* Opens the directory that holds the last component of rel, below dirfd,
+ * never following a symlink. *last points at that component. fd or -errno. */
+static int open_parent_beneath(int dirfd, const char *rel, const char **last)
+{
+	char comp[ROLE_FILE_MAX + 1];
+	int fd = dup(dirfd);
+
+	if (fd < 0)
+		return -errno;
+	for (const char *c = rel;;) {
+		size_t n = strcspn(c, "/");
+		int next;
+
+		if (!c[n]) {
+			*last = c;
+			return fd;
+		}
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			int e = errno == ENOTDIR ? -ELOOP : -errno;
+
+			close(fd);
+			return e;
+		}
+		close(fd);
+		fd = next;
+		c += n + 1;
+	}
+}
+
+/* Reads role r's file beside review.md (dirfd). 0, or adds an error and
+ * returns -1. */
+static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_reviewer *r)
+{
+	const char *last = NULL, *why = NULL;
+	struct fg_buf b;
+	struct fg_diags d;
+	int fd, rc;
+
+	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
+	fd = open_parent_beneath(dirfd, r->instructions_file, &last);
+	rc = fd < 0 ? fd : fg_read_file_at(fd, last, FG_REVIEWMD_MAX_BYTES, &b, NULL);
+	if (fd >= 0)
+		close(fd);
+	fg_diags_init(&d);
+	if (rc == -ELOOP)
+		why = "a symlink on the way could lead out of the directory of review.md";
+	else if (rc < 0)
+		why = strerror(-rc);
+	else if (content_refused(&d, fg_buf_str(&b), b.len))
+		why = d.v[0].msg;
+	if (why) {
+		fg_diags_add(&c->diags, FG_DIAG_ERROR, r->line,
+			     "role file '%.60s' of role '%s' refused: %s; role skipped",
+			     r->instructions_file, r->role, why);
+	} else {
+		free(r->instructions);
+		r->instructions = make_instructions(fg_buf_str(&b), b.len);
+	}
+	fg_diags_release(&d);
+	fg_buf_release(&b);
+	return why ? -1 : 0;
+}
+
+/* Reads every role file, relative to the directory of review.md (path). */
+static void load_role_files(struct fg_review_config *c, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? fg_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
+			  : fg_xstrdup(".");
+	int dfd = -1;
+
+	for (size_t i = 0; i < c->nreviewers;) {
+		if (!c->reviewers[i].instructions_file) {
+			i++;
+			continue;
+		}
+		if (dfd < 0)
+			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0) {
+			fg_diags_add(&c->diags, FG_DIAG_ERROR, c->reviewers[i].line,
+				     "role file '%.60s' of role '%s' cannot be read: %s; role skipped",
+				     c->reviewers[i].instructions_file, c->reviewers[i].role,
+				     strerror(errno));
+			drop_role(c, i);
+		} else if (read_role_file(c, dfd, &c->reviewers[i]) < 0) {
+			drop_role(c, i);
+		} else {
+			i++;
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+}
+
 /* ---- public API -------------------------------------------------------- */
 
 void fg_review_env_from_environ(struct fg_review_env *env)
@@ -696,11 +1064,19 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->stop_when_stalled = false;
 	c->has_frontmatter = false;
 	c->instructions = NULL;
+	c->nreviewers = 0;
+	c->rereview = FG_REREVIEW_REJECTED;
+	c->panel_given = false;
 	fg_diags_init(&c->diags);
 }
 
 void fg_review_config_release(struct fg_review_config *c)
 {
+	for (size_t i = 0; i < c->nreviewers; i++) {
+		free(c->reviewers[i].instructions_file);
+		free(c->reviewers[i].instructions);
+	}
+	c->nreviewers = 0;
 	free(c->instructions);
 	fg_diags_release(&c->diags);
 	fg_review_config_init(c);
@@ -737,6 +1113,8 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	c->instructions = make_instructions(s.body, s.body_len);
 	apply_retries(c, &f, env);
 	apply_stalled(c, &f, env);
+	apply_panel(c, &f);
+	c->panel_given = f.has_reviewers;
 	return refused;
 }
 
@@ -745,6 +1123,7 @@ int fg_review_config_parse(struct fg_review_config *c, const char *data, size_t 
 {
 	fg_review_config_release(c);
 	parse_content(c, data ? data : "", data ? len : 0, env, 0);
+	finish_panel(c);
 	return 0;
 }
 
@@ -834,6 +1213,8 @@ static int load(struct fg_review_config *c, const char *path, const struct fg_re
 		*refused = parse_content(c, fg_buf_str(&b), b.len, env, lint);
 	}
 	fg_buf_release(&b);
+	load_role_files(c, path);
+	finish_panel(c);
 	return r == -ENOENT ? -ENOENT : 0;
 }
 

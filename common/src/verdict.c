@@ -32,6 +32,9 @@
  * same with 80); it bounds the per-length table of the span matcher. */
 #define MAX_TICKS 128
 #define NONE SIZE_MAX
+/* A third kind a shadow block or a verdict line may declare: no objection,
+ * the role has nothing to assess (fg_verdict.out_of_scope). */
+#define OUT_OF_SCOPE 2
 
 static const char *const kind_names[] = { "approved", "rejected" };
 static const char *const format_names[] = {
@@ -78,6 +81,7 @@ void fg_verdict_init(struct fg_verdict *v)
 	v->findings = NULL;
 	v->nfindings = 0;
 	v->has_findings = false;
+	v->out_of_scope = false;
 }
 
 void fg_verdict_release(struct fg_verdict *v)
@@ -373,8 +377,48 @@ int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size
 		f->description = jstr(it, "description");
 		f->evidence = jstr(it, "evidence");
 		f->fix = jstr(it, "fix");
+		f->role = jstr(it, "role");
 	}
 	return 0;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? fg_xstrdup(s) : NULL;
+}
+
+void fg_finding_copy(struct fg_finding *dst, const struct fg_finding *src)
+{
+	*dst = *src;
+	dst->severity = dup_or_null(src->severity);
+	dst->file_path = dup_or_null(src->file_path);
+	dst->title = dup_or_null(src->title);
+	dst->description = dup_or_null(src->description);
+	dst->evidence = dup_or_null(src->evidence);
+	dst->fix = dup_or_null(src->fix);
+	dst->role = dup_or_null(src->role);
+}
+
+static bool ci_eq(const char *s, const char *w);
+
+/* Severity words in any case; the review-result marker's mapping of other
+ * graders' words (BLOCKER, CRITICAL -> BLOCKING; MAJOR, HIGH, MEDIUM ->
+ * SUGGESTION) is applied, everything else is advice. */
+int fg_finding_rank(const struct fg_finding *f)
+{
+	static const char *const blocking[] = { "blocking", "blocker", "critical" };
+	static const char *const suggestion[] = { "suggestion", "major", "high", "medium" };
+	const char *s = f->severity ? f->severity : "";
+
+	for (size_t i = 0; i < 3; i++)
+		if (ci_eq(s, blocking[i]))
+			return FG_RANK_BLOCKING;
+	for (size_t i = 0; i < 4; i++)
+		if (ci_eq(s, suggestion[i]))
+			return FG_RANK_SUGGESTION;
+	if (ci_eq(s, "question"))
+		return FG_RANK_QUESTION;
+	return FG_RANK_ADVICE;
 }
 
 /* Required string members come out as "" when absent, optional ones as
@@ -409,6 +453,8 @@ struct cJSON *fg_findings_to_json(const struct fg_finding *f, size_t n)
 		add_str(o, "description", f[i].description, false);
 		add_str(o, "evidence", f[i].evidence, true);
 		add_str(o, "fix", f[i].fix, true);
+		if (f[i].role)
+			add_str(o, "role", f[i].role, false);
 		if (!cJSON_AddItemToArray(arr, o))
 			abort();
 	}
@@ -424,6 +470,7 @@ void fg_findings_free(struct fg_finding *f, size_t n)
 		free(f[i].description);
 		free(f[i].evidence);
 		free(f[i].fix);
+		free(f[i].role);
 	}
 	free(f);
 }
@@ -446,7 +493,7 @@ struct scan {
 	size_t len;
 	/* Rule 1: the last qualifying ```json block, fences included. */
 	cJSON *json;
-	enum fg_verdict_kind json_kind;
+	int json_kind;                   /* a kind or OUT_OF_SCOPE */
 	size_t js, je;
 	/* Rule 3: the kind of the last verdict line, or -1. */
 	int vline;
@@ -466,15 +513,18 @@ static bool ci_eq(const char *s, const char *w)
 	return n == strlen(w) && ci_at(s, 0, n, w);
 }
 
-/* The kind a shadow object declares, or -1 when it is no shadow object. */
+/* The kind a shadow object declares (OUT_OF_SCOPE included), or -1 when it
+ * is no shadow object. */
 static int shadow_kind(const cJSON *j)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "verdict");
 
 	if (!cJSON_IsObject(j) || !cJSON_IsString(v) || !v->valuestring)
 		return -1;
-	if (ci_eq(v->valuestring, "approve") || ci_eq(v->valuestring, "out_of_scope"))
+	if (ci_eq(v->valuestring, "approve"))
 		return FG_VERDICT_APPROVED;
+	if (ci_eq(v->valuestring, "out_of_scope"))
+		return OUT_OF_SCOPE;
 	if (ci_eq(v->valuestring, "request_changes"))
 		return FG_VERDICT_REJECTED;
 	return -1;
@@ -502,7 +552,7 @@ static void take_json(struct scan *sc, size_t bs, size_t cs, size_t ce, size_t b
 	}
 	cJSON_Delete(sc->json);
 	sc->json = j;
-	sc->json_kind = (enum fg_verdict_kind)kind;
+	sc->json_kind = kind;
 	sc->js = bs;
 	sc->je = be;
 }
@@ -522,6 +572,28 @@ static size_t list_marker(const char *t, size_t i, size_t e)
 		k++;
 	}
 	return k < e && is_hws((unsigned char)t[k]) ? skip_hws(t, k, e) : i;
+}
+
+/* "OUT OF SCOPE" (blanks, '_' or '-' between the words) at i: the position
+ * after it, or NONE. */
+static size_t out_of_scope_words(const char *t, size_t i, size_t e)
+{
+	static const char *const words[] = { "out", "of", "scope" };
+
+	for (size_t w = 0; w < 3; w++) {
+		size_t j = i;
+
+		if (w) {
+			while (j < e && (is_hws((unsigned char)t[j]) || t[j] == '_' || t[j] == '-'))
+				j++;
+			if (j == i)
+				return NONE;
+		}
+		if (!ci_at(t, j, e, words[w]))
+			return NONE;
+		i = j + strlen(words[w]);
+	}
+	return i;
 }
 
 /* Rule 3 on the line [s, e): "Verdict: APPROVE" or "Verdict: REQUEST
@@ -551,6 +623,11 @@ static int verdict_line(const char *t, size_t s, size_t e)
 			return -1;
 		k = FG_VERDICT_REJECTED;
 		i = j + 7;
+	} else if (ci_at(t, i, e, "out")) {
+		i = out_of_scope_words(t, i, e);
+		if (i == NONE)
+			return -1;
+		k = OUT_OF_SCOPE;
 	} else {
 		return -1;
 	}
@@ -751,7 +828,8 @@ static void decide_json(struct fg_verdict *v, const struct scan *sc)
 	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(sc->json, "findings");
 
 	v->format = FG_FORMAT_JSON_SHADOW;
-	v->verdict = sc->json_kind;
+	v->out_of_scope = sc->json_kind == OUT_OF_SCOPE;
+	v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)sc->json_kind;
 	if (cJSON_IsArray(fs)) {
 		v->has_findings = true;
 		fg_findings_from_json(fs, &v->findings, &v->nfindings);
@@ -834,7 +912,8 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 			v->feedback = render1(sc->t, ls);
 	} else if (sc->vline >= 0) {
 		v->format = FG_FORMAT_VERDICT_LINE;
-		v->verdict = (enum fg_verdict_kind)sc->vline;
+		v->out_of_scope = sc->vline == OUT_OF_SCOPE;
+		v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)sc->vline;
 		if (sc->vline == FG_VERDICT_REJECTED)
 			v->feedback = render1(sc->t, sc->len);
 	} else if (sc->marker) {

@@ -924,3 +924,117 @@ Test(cycle, exhausted_table)
 	}
 	cr_expect_not(fg_cycles_exhausted(NULL, 0));
 }
+
+Test(cycle, reviews_round_trip_and_old_files_have_none)
+{
+	struct fg_cycle c, back;
+	struct fg_review *r;
+	char err[128];
+	char *text;
+
+	fg_cycle_init(&c);
+	c.cycle = 2;
+	c.max_cycles = 3;
+	c.verdict = FG_VERDICT_REJECTED;
+	c.feedback = strdup("merged");
+	c.skill = strdup("s");
+	fg_time_iso_utc(c.timestamp, 0);
+	c.has_reviews = true;
+	c.nreviews = 2;
+	c.reviews = calloc(2, sizeof(*c.reviews));
+	r = &c.reviews[0];
+	fg_review_init(r);
+	strcpy(r->role, "correctness");
+	r->verdict = FG_ROLE_REJECTED;
+	r->has_format = true;
+	r->format = FG_FORMAT_JSON_SHADOW;
+	r->feedback = strdup("fix a.c");
+	r->has_findings = true;
+	r->nfindings = 1;
+	r->findings = calloc(1, sizeof(*r->findings));
+	r->findings[0].severity = strdup("BLOCKING");
+	r->findings[0].title = strdup("Leak");
+	r->findings[0].line = 3;
+	r->findings[0].role = strdup("correctness");
+	r->elapsed_seconds = 1.25;
+	r->reviewer_log = strdup("review_cycle_2.correctness.reviewer.log");
+	r->usage = cJSON_Parse("{\"input_tokens\": 5}");
+	r = &c.reviews[1];
+	fg_review_init(r);
+	strcpy(r->role, "security");
+	r->verdict = FG_ROLE_OUT_OF_SCOPE;
+	r->from_cycle = 1;
+	r->feedback = strdup("");
+	text = fg_cycle_to_json(&c);
+	fg_cycle_init(&back);
+	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cr_assert(back.has_reviews);
+	cr_assert_eq(back.nreviews, 2);
+	cr_assert_str_eq(back.reviews[0].role, "correctness");
+	cr_assert_eq(back.reviews[0].verdict, FG_ROLE_REJECTED);
+	cr_assert_eq(back.reviews[0].format, FG_FORMAT_JSON_SHADOW);
+	cr_assert_str_eq(back.reviews[0].feedback, "fix a.c");
+	cr_assert_eq(back.reviews[0].nfindings, 1);
+	cr_assert_str_eq(back.reviews[0].findings[0].role, "correctness");
+	cr_assert_float_eq(back.reviews[0].elapsed_seconds, 1.25, 1e-9);
+	cr_assert_str_eq(back.reviews[0].reviewer_log, "review_cycle_2.correctness.reviewer.log");
+	cr_assert_eq(cJSON_GetObjectItem(back.reviews[0].usage, "input_tokens")->valueint, 5);
+	cr_assert_eq(back.reviews[1].verdict, FG_ROLE_OUT_OF_SCOPE);
+	cr_assert_eq(back.reviews[1].from_cycle, 1);
+	cr_assert_not(back.reviews[1].has_format);
+	cr_assert_not(back.reviews[1].failed);
+	/* The copy is deep. */
+	struct fg_review copy;
+
+	fg_review_init(&copy);
+	fg_review_copy(&copy, &back.reviews[0]);
+	cr_assert_str_eq(copy.findings[0].title, "Leak");
+	fg_review_release(&copy);
+	fg_cycle_release(&back);
+	free(text);
+
+	/* A cycle written without a panel has no reviews member. */
+	fg_cycle_release(&c);
+	fg_cycle_init(&c);
+	c.cycle = 1;
+	c.max_cycles = 1;
+	c.feedback = strdup("");
+	c.skill = strdup("s");
+	fg_time_iso_utc(c.timestamp, 0);
+	text = fg_cycle_to_json(&c);
+	cr_assert_null(strstr(text, "reviews"), "%s", text);
+	free(text);
+	fg_cycle_release(&c);
+}
+
+Test(cycle, invalid_review_entries_are_skipped_not_fatal)
+{
+	static const char base[] =
+		"{\"cycle\":1,\"max_cycles\":1,\"verdict\":\"approved\",\"feedback\":\"\",\"skill\":\"s\","
+		"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"reviews\":[";
+	static const char *const entries[] = {
+		"1", "{}", "{\"role\":\"Bad\",\"verdict\":\"approved\"}",
+		"{\"role\":\"a\",\"verdict\":\"maybe\"}", "{\"role\":\"a\"}",
+		"{\"role\":\"ok\",\"verdict\":\"approved\",\"feedback\":3,\"findings\":{},"
+		"\"elapsed_seconds\":-1,\"reviewer_log\":\"../x\",\"usage\":[],\"failed\":\"yes\"}",
+	};
+	struct fg_cycle c;
+	char err[128];
+
+	fg_cycle_init(&c);
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		char *t = fgt_fmt("%s%s]}", base, entries[i]);
+
+		cr_assert_eq(fg_cycle_parse(&c, t, strlen(t), err, sizeof(err)), 0, "%s: %s", t, err);
+		cr_assert(c.has_reviews);
+		free(t);
+	}
+	cr_assert_eq(c.nreviews, 1);
+	cr_assert_str_eq(c.reviews[0].feedback, "");
+	cr_assert_not(c.reviews[0].has_findings);
+	cr_assert_eq(c.reviews[0].elapsed_seconds, 0);
+	cr_assert_null(c.reviews[0].reviewer_log);
+	cr_assert_null(c.reviews[0].usage);
+	cr_assert_not(c.reviews[0].failed);
+	fg_cycle_release(&c);
+}

@@ -537,8 +537,8 @@ Test(verdict, names_and_their_inverses)
 Test(verdict, findings_to_json_has_the_exact_shape)
 {
 	struct fg_finding f[2] = {
-		{ "BLOCKING", 1, "src/a.c", 42, "Leak", "d", "e", "x" },
-		{ NULL, 0, NULL, -1, NULL, NULL, NULL, NULL },
+		{ "BLOCKING", 1, "src/a.c", 42, "Leak", "d", "e", "x", NULL },
+		{ NULL, 0, NULL, -1, NULL, NULL, NULL, NULL, NULL },
 	};
 	cJSON *arr = fg_findings_to_json(f, 2);
 	char *s = cJSON_PrintUnformatted(arr);
@@ -637,4 +637,72 @@ Test(verdict, realistic_fixtures)
 		free(text);
 		free(path);
 	}
+}
+
+Test(verdict, out_of_scope_is_no_objection)
+{
+	static const char *const yes[] = {
+		"Nothing for me here.\n\nVerdict: OUT OF SCOPE\n",
+		"- Verdict: **out of scope**.\n",
+		"Verdict: OUT_OF_SCOPE\n",
+		"x\n```json\n{\"verdict\": \"out_of_scope\", \"findings\": []}\n```\n",
+	};
+	static const char *const no[] = {
+		"Verdict: OUT OF SCOPES\n",
+		"Verdict: OUTOFSCOPE\n",
+		"Verdict: OUT OF\n",
+	};
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		fg_verdict_parse(&v, yes[i], strlen(yes[i]));
+		cr_assert_eq(v.verdict, FG_VERDICT_APPROVED, "%s", yes[i]);
+		cr_assert(v.out_of_scope, "%s", yes[i]);
+		cr_assert_str_eq(v.feedback, "");
+	}
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+		fg_verdict_parse(&v, no[i], strlen(no[i]));
+		cr_assert_eq(v.verdict, FG_VERDICT_REJECTED, "%s", no[i]);
+		cr_assert_not(v.out_of_scope, "%s", no[i]);
+		cr_assert_eq(v.format, FG_FORMAT_NONE, "%s", no[i]);
+	}
+	fg_verdict_parse(&v, "Verdict: APPROVE\n", 17);
+	cr_assert_not(v.out_of_scope);
+	fg_verdict_release(&v);
+}
+
+Test(verdict, finding_rank_and_role)
+{
+	struct fg_finding f = { "question", 1, NULL, -1, "t", NULL, NULL, NULL, "security" };
+	struct fg_finding *g = calloc(1, sizeof(*g));
+	cJSON *arr;
+	char *s;
+
+	cr_assert_eq(fg_finding_rank(&f), FG_RANK_QUESTION);
+	f.severity = "Critical";
+	cr_assert_eq(fg_finding_rank(&f), FG_RANK_BLOCKING);
+	f.severity = "MEDIUM";
+	cr_assert_eq(fg_finding_rank(&f), FG_RANK_SUGGESTION);
+	f.severity = "NOTE";
+	cr_assert_eq(fg_finding_rank(&f), FG_RANK_ADVICE);
+	f.severity = NULL;
+	cr_assert_eq(fg_finding_rank(&f), FG_RANK_ADVICE);
+	arr = fg_findings_to_json(&f, 1);
+	s = cJSON_PrintUnformatted(arr);
+	cr_assert(strstr(s, "\"role\":\"security\""), "%s", s);
+	free(s);
+	struct fg_finding *back = NULL;
+	size_t n = 0;
+
+	cr_assert_eq(fg_findings_from_json(arr, &back, &n), 0);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(back[0].role, "security");
+	fg_finding_copy(g, &back[0]);
+	cr_assert_str_eq(g->role, "security");
+	cr_assert_str_eq(g->title, "t");
+	cr_assert_neq(g->title, back[0].title);
+	fg_findings_free(back, n);
+	fg_findings_free(g, 1);
+	cJSON_Delete(arr);
 }

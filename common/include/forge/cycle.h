@@ -4,7 +4,8 @@
  * Required fields: cycle (int >= 1), max_cycles (int >= 1), verdict
  * ("approved"|"rejected"), feedback (string), skill (string),
  * elapsed_seconds (number >= 0), timestamp ("YYYY-MM-DDTHH:MM:SSZ").
- * Optional: run_id, synthetic, format, findings, reviewer_log, stalled.
+ * Optional: run_id, synthetic, format, findings, reviewer_log, stalled,
+ * reviews (a panel's per-role reviews, below).
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -20,7 +21,8 @@
  *
  * Writing: required fields always; run_id when non-NULL, synthetic and
  * stalled only when true, format when has_format, findings when
- * has_findings (possibly []), reviewer_log when non-NULL. elapsed_seconds is
+ * has_findings (possibly []), reviewer_log when non-NULL, reviews when
+ * has_reviews. elapsed_seconds is
  * rounded to milliseconds; a non-finite or negative value is written as 0 so
  * that what we write always reads back.
  *
@@ -35,11 +37,52 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/reviewmd.h"
 #include "forge/timeutil.h"
 #include "forge/verdict.h"
 
 #define FG_CYCLE_MAX_BYTES (8 * 1024 * 1024)
 #define FG_CYCLE_NUMBER_MAX 100000
+
+/*
+ * One role's review inside a cycle of a panel (the "reviews" array):
+ * {role, verdict, format, feedback, findings, elapsed_seconds, reviewer_log,
+ * usage} plus "failed": true when the reviewer could not complete and
+ * "from_cycle": K when the role was not run in this cycle and its review of
+ * cycle K stands. Reading: an entry without a valid role slug or verdict is
+ * skipped; other members of the wrong type count as absent; at most
+ * FG_REVIEWERS_MAX entries are kept.
+ */
+enum fg_role_verdict { FG_ROLE_APPROVED, FG_ROLE_REJECTED, FG_ROLE_OUT_OF_SCOPE };
+
+struct fg_review {
+	char role[FG_ROLE_MAX + 1];
+	enum fg_role_verdict verdict;
+	bool failed;                     /* crashed, timed out, printed nothing */
+	int from_cycle;                  /* 0: reviewed in this cycle */
+	bool has_format;
+	enum fg_verdict_format format;
+	char *feedback;                  /* owned, never NULL once filled */
+	bool has_findings;
+	struct fg_finding *findings;     /* owned; each carries role */
+	size_t nfindings;
+	double elapsed_seconds;
+	char *reviewer_log;              /* owned or NULL: file name in the same dir */
+	struct cJSON *usage;             /* owned or NULL: the agent's usage object, as is */
+};
+
+/* "approved", "rejected", "out_of_scope"; parse: 0 or -EINVAL. */
+const char *fg_role_verdict_name(enum fg_role_verdict v);
+int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out);
+
+void fg_review_init(struct fg_review *r);
+void fg_review_release(struct fg_review *r);
+/* Deep copy of src into dst (initialised; its contents are released first). */
+void fg_review_copy(struct fg_review *dst, const struct fg_review *src);
+/* The review as a new cJSON object (owned); from_cjson fills r (released
+ * first) from o (borrowed): 0, or -EINVAL when o is no valid review. */
+struct cJSON *fg_review_to_cjson(const struct fg_review *r);
+int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o);
 
 struct fg_cycle {
 	int cycle;
@@ -59,6 +102,9 @@ struct fg_cycle {
 	struct fg_finding *findings;     /* owned */
 	size_t nfindings;
 	char *reviewer_log;              /* owned or NULL: file name in the same dir */
+	bool has_reviews;                /* a panel reviewed: reviews[] is written */
+	struct fg_review *reviews;       /* owned, in panel order */
+	size_t nreviews;
 };
 
 void fg_cycle_init(struct fg_cycle *c);

@@ -7,10 +7,12 @@
  *     CRLF line ends work; a file that opens with "---" and never closes it
  *     has no frontmatter (warning) and is instructions as a whole;
  *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
- *     bool); unknown fields are ignored; a field of the wrong type is a
- *     warning and falls back; malformed YAML (also: nested deeper than
- *     FG_REVIEWMD_MAX_DEPTH or more than FG_REVIEWMD_MAX_EVENTS events) is a
- *     warning, defaults are used and the body is still the instructions;
+ *     bool), reviewers (a list of {role, instructions}: the reviewer panel),
+ *     rereview ("rejected" or "all"); unknown fields are ignored; a field of
+ *     the wrong type is a warning and falls back; malformed YAML (also:
+ *     nested deeper than FG_REVIEWMD_MAX_DEPTH or more than
+ *     FG_REVIEWMD_MAX_EVENTS events) is a warning, defaults are used and the
+ *     body is still the instructions;
  *   - a file over FG_REVIEWMD_MAX_BYTES, unreadable, not UTF-8 or holding a
  *     NUL byte is treated as an empty file with a warning saying why; review
  *     is never skipped because the configuration is broken.
@@ -19,6 +21,17 @@
  * the frontmatter says; else a valid frontmatter value; else a valid
  * AUTO_REVIEW_MAX_RETRIES (an invalid one is ignored with a warning); else 3.
  * stop_when_stalled: frontmatter, else AUTO_REVIEW_STOP_WHEN_STALLED, else false.
+ *
+ * The panel (reviewers:): each entry needs a role, a slug [a-z0-9][a-z0-9-]*
+ * of at most FG_ROLE_MAX bytes, unique in the list; instructions is optional,
+ * a relative path to a file beside review.md that stays inside review.md's
+ * directory (no absolute path, no "..", no symlink on the way). An invalid
+ * entry is an error-level diagnostic and is skipped; entries past
+ * FG_REVIEWERS_MAX are skipped the same way; a list left without any valid
+ * entry means one reviewer, as without the field. Role files are read only
+ * by fg_review_config_load() (fg_review_config_parse() has no directory):
+ * a role file that cannot be read, escapes the directory or is not UTF-8
+ * text skips its role with a diagnostic.
  */
 #ifndef FORGE_REVIEWMD_H
 #define FORGE_REVIEWMD_H
@@ -36,6 +49,9 @@
 #define FG_REVIEWMD_MAX_EVENTS 10000
 #define FG_DEFAULT_MAX_RETRIES 3
 #define FG_MAX_RETRIES_LIMIT 100
+/* At most this many roles in a panel, and this long a role slug. */
+#define FG_REVIEWERS_MAX 8
+#define FG_ROLE_MAX 40
 
 /* Where the resolved max_retries came from. */
 enum fg_retries_source {
@@ -51,12 +67,30 @@ struct fg_review_env {
 	const char *stop_when_stalled;  /* AUTO_REVIEW_STOP_WHEN_STALLED */
 };
 
+/* Which roles run again from cycle 2 on (review.md "rereview"). */
+enum fg_rereview {
+	FG_REREVIEW_REJECTED,   /* only roles whose last review rejected or failed (default) */
+	FG_REREVIEW_ALL         /* every role, every cycle */
+};
+
+/* One role of a panel. */
+struct fg_reviewer {
+	char role[FG_ROLE_MAX + 1];
+	char *instructions_file;         /* owned: the path as written, or NULL */
+	char *instructions;              /* owned: the role file's text ("" when none) */
+	int line;                        /* line of the entry in review.md */
+};
+
 struct fg_review_config {
 	int max_retries;                 /* resolved; 0 means review disabled */
 	enum fg_retries_source source;
 	bool stop_when_stalled;
 	bool has_frontmatter;
 	char *instructions;              /* owned, never NULL after parse ("" when none) */
+	struct fg_reviewer reviewers[FG_REVIEWERS_MAX];  /* the panel's valid roles */
+	size_t nreviewers;               /* 0: one reviewer, role "default" (no panel) */
+	enum fg_rereview rereview;
+	bool panel_given;                /* the frontmatter had a reviewers: list */
 	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */
 };
 
@@ -94,5 +128,11 @@ int fg_review_config_load(struct fg_review_config *c, const char *path,
  * Returns the number of errors appended.
  */
 size_t fg_review_lint_file(const char *path, struct fg_diags *out);
+
+/* 1 when s is a valid role slug ([a-z0-9][a-z0-9-]*, 1..FG_ROLE_MAX bytes). */
+int fg_role_valid(const char *s);
+
+/* "rejected" / "all". */
+const char *fg_rereview_name(enum fg_rereview r);
 
 #endif

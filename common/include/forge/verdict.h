@@ -5,12 +5,15 @@
  * format):
  *   1. json_shadow: a fenced ```json block whose top-level object has
  *      "verdict": "approve" | "request_changes" | "out_of_scope". The last
- *      such block wins; out_of_scope counts as approved; "findings" kept.
+ *      such block wins; out_of_scope counts as approved (and sets
+ *      out_of_scope: the reviewer's domain has nothing to assess);
+ *      "findings" kept.
  *   2. review_result_marker: the last non-empty line is
  *      "<!-- review-result: findings=N -->"; N == 0 approved, else rejected.
- *   3. verdict_line: a line "Verdict: **APPROVE**" or
- *      "Verdict: **REQUEST CHANGES**" (optionally a list item; emphasis
- *      optional; case-insensitive); the last such line wins.
+ *   3. verdict_line: a line "Verdict: **APPROVE**",
+ *      "Verdict: **REQUEST CHANGES**" or "Verdict: OUT OF SCOPE" (approved,
+ *      out_of_scope set; optionally a list item; emphasis optional;
+ *      case-insensitive); the last such line wins.
  *   4. marker: case-insensitive whole-word APPROVED / REJECTED, first
  *      occurrence wins; markers inside fenced code blocks (``` or ~~~) and
  *      inline code spans do not count.
@@ -85,6 +88,15 @@ struct fg_finding {
 	char *description;
 	char *evidence;
 	char *fix;
+	char *role;         /* the panel role that raised it; NULL outside a panel */
+};
+
+/* How much a finding weighs, by its severity word (any case). */
+enum fg_finding_rank {
+	FG_RANK_BLOCKING,     /* BLOCKING, BLOCKER, CRITICAL */
+	FG_RANK_SUGGESTION,   /* SUGGESTION, MAJOR, HIGH, MEDIUM */
+	FG_RANK_QUESTION,     /* QUESTION: a person must decide */
+	FG_RANK_ADVICE        /* NOTE, NITPICK, anything else */
 };
 
 struct fg_verdict {
@@ -94,6 +106,7 @@ struct fg_verdict {
 	struct fg_finding *findings; /* owned array */
 	size_t nfindings;
 	bool has_findings;           /* the output carried a findings array */
+	bool out_of_scope;           /* approved because the domain had nothing to assess */
 };
 
 /* "approved" / "rejected". */
@@ -115,7 +128,7 @@ void fg_verdict_release(struct fg_verdict *v);
 int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len);
 
 /* Findings <-> JSON array of {severity, ordinal, filePath, line, title,
- * description, evidence, fix}. to_json returns a new cJSON array (owned).
+ * description, evidence, fix} plus "role" when set. to_json returns a new cJSON array (owned).
  * from_json appends valid entries of arr (skipping non-objects), at most
  * FG_FINDINGS_MAX; returns 0 or -EINVAL when arr is not an array. */
 /* to_json: absent severity/title/description become "", absent filePath,
@@ -126,5 +139,9 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len);
 struct cJSON *fg_findings_to_json(const struct fg_finding *f, size_t n);
 int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size_t *n);
 void fg_findings_free(struct fg_finding *f, size_t n);
+/* Deep copy of src into dst (whose old contents are not freed). */
+void fg_finding_copy(struct fg_finding *dst, const struct fg_finding *src);
+/* The finding's enum fg_finding_rank. */
+int fg_finding_rank(const struct fg_finding *f);
 
 #endif
