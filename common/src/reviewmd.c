@@ -756,7 +756,7 @@ static int take_value(struct walker *w, const char *key, int key_line)
 	} else if (*key) {
 		unknown_field(w, key, key_line);
 	}
-	return !w->failed && skip_node(w);
+	return !w->failed && !w->limit && skip_node(w);
 }
 
 /* Walks the pairs of the root mapping; the current event is its start. */
