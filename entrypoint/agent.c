@@ -58,7 +58,7 @@ static uint64_t secs_ns(double s)
 	return s <= 0 ? 0 : (uint64_t)(s * NS_PER_S);
 }
 
-static void write_all(int fd, const void *p, size_t n)
+void ep_write_all(int fd, const void *p, size_t n)
 {
 	const char *c = p;
 
@@ -91,7 +91,7 @@ static void emit_line(struct run *x, struct stream *st)
 	fg_buf_addf(&b, "[%s] ", x->s->role);
 	fg_escape_controls(&b, st->line, len, 0);
 	fg_buf_addc(&b, '\n');
-	write_all(x->s->echo_fd, b.data, b.len);
+	ep_write_all(x->s->echo_fd, b.data, b.len);
 	fg_buf_release(&b);
 }
 
@@ -116,7 +116,7 @@ static void log_bytes(struct run *x, const char *p, size_t n)
 
 	if (s->log_fd < 0)
 		return;
-	write_all(s->log_fd, p, k);
+	ep_write_all(s->log_fd, p, k);
 	x->log_written += k;
 	if (k < n && !x->log_cut) {
 		char note[128];
@@ -124,7 +124,7 @@ static void log_bytes(struct run *x, const char *p, size_t n)
 				 "\n[forge-entrypoint: output truncated here, the log keeps %llu bytes]\n",
 				 (unsigned long long)s->log_max);
 
-		write_all(s->log_fd, note, (size_t)m);
+		ep_write_all(s->log_fd, note, (size_t)m);
 		x->log_cut = true;
 	}
 }
@@ -376,7 +376,7 @@ static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const 
 		e.stage = 2;
 		e.err = errno;
 	}
-	write_all(errfd, &e, sizeof(e));
+	ep_write_all(errfd, &e, sizeof(e));
 	_exit(127);
 }
 

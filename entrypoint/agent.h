@@ -78,6 +78,10 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 /* True when the agent exited with status 0. */
 bool ep_agent_ok(const struct ep_agent_result *r);
 
+/* Writes all n bytes to fd, retrying short writes and EINTR; gives up
+ * silently on an error (a closed stderr must not stop a run). */
+void ep_write_all(int fd, const void *p, size_t n);
+
 /*
  * Builds an environment: a copy of base (may be NULL) with every "NAME=value"
  * of set (NULL-terminated) replacing or adding NAME, and every bare "NAME"

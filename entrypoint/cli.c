@@ -8,11 +8,22 @@
 
 #include "forge/buf.h"
 
+/* One line, whatever the values quoted in it hold: a line break from a
+ * task file, a review.md or an agent's failure becomes a space, so nothing
+ * can start a line of our stderr (a frame, forge/frame.h) but us. */
 static void vsay(const char *fmt, va_list ap)
 {
-	fputs("forge-entrypoint: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char msg[EP_MESSAGE_MAX];
+	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+
+	if (n < 0)
+		n = 0;
+	for (char *p = msg; *p; p++) {
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	}
+	fprintf(stderr, "forge-entrypoint: %s%s\n", msg, (size_t)n >= sizeof(msg) ? "..." : "");
+	fflush(stderr);
 }
 
 void ep_error(const char *fmt, ...)

@@ -7,6 +7,8 @@
 #include "forge/opts.h"
 
 #define EP_EXIT_USAGE 2
+/* Bytes of one message line (longer ones are cut and end in "..."). */
+#define EP_MESSAGE_MAX 4096
 
 /* Prints "forge-entrypoint: <msg>" and "try 'forge-entrypoint --help'" on
  * stderr; returns EP_EXIT_USAGE. */
@@ -16,7 +18,8 @@ int ep_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * on stdout; returns 0. */
 int ep_help(const char *usage, const char *about, const struct fg_opt *table);
 
-/* Prints "forge-entrypoint: <msg>" on stderr. */
+/* Prints "forge-entrypoint: <msg>" on stderr as one line (line breaks in
+ * the message become spaces; cut at EP_MESSAGE_MAX bytes) and flushes it. */
 void ep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,8 @@
 
 #include "agent.h"
 #include "capture.h"
+#include "cli.h"
+#include "frames.h"
 #include "pid1.h"
 #include "prompt.h"
 #include "forge/alloc.h"
@@ -52,18 +53,6 @@ struct loop {
 	size_t nhist;
 };
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("forge-entrypoint: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-}
 
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
@@ -71,10 +60,10 @@ static void print_diags(const char *subject, const struct fg_diags *d)
 		const struct fg_diag *g = &d->v[i];
 
 		if (g->line > 0)
-			say("%s: %s:%d: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject,
+			ep_error("%s: %s:%d: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject,
 			    g->line, g->msg);
 		else
-			say("%s: %s: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject, g->msg);
+			ep_error("%s: %s: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject, g->msg);
 	}
 }
 
@@ -92,7 +81,7 @@ static int configure(struct loop *l)
 	if (rc < 0 && rc != -ENOENT)
 		return EXIT_CONFIG;
 	if (!l->review_md) {
-		say("no review.md for skill '%s' under '%s': the worker's result is final",
+		ep_error("no review.md for skill '%s' under '%s': the worker's result is final",
 		    l->t->skill, l->t->skills_dir);
 		return 0;
 	}
@@ -100,10 +89,10 @@ static int configure(struct loop *l)
 	fg_review_config_load(&l->cfg, l->review_md, &env);
 	print_diags(l->review_md, &l->cfg.diags);
 	l->max = l->cfg.max_retries;
-	say("review.md: %s (max_retries %d%s)", l->review_md, l->max,
+	ep_error("review.md: %s (max_retries %d%s)", l->review_md, l->max,
 	    l->max == 0 ? ": review disabled" : "");
 	if (l->max > 0 && !l->t->reviewer_cmd) {
-		say("FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
+		ep_error("FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return EXIT_CONFIG;
 	}
 	return 0;
@@ -115,7 +104,7 @@ static int make_tmpdir(struct loop *l)
 	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
 
 	if (!mkdtemp(tmpl)) {
-		say("cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
+		ep_error("cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
 		free(tmpl);
 		return -1;
 	}
@@ -228,7 +217,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2,
 	};
 	if (rc < 0)
-		say("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
+		ep_error("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
 	rc = ep_agent_run(&l->pid1, &s, r);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));
@@ -256,10 +245,10 @@ static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
 		rc = fg_write_atomic(l->tmpdir, "feedback.md", fg_buf_str(&fb), fb.len);
 		if (rc < 0)
-			say("warning: cannot write the feedback file: %s", strerror(-rc));
+			ep_error("warning: cannot write the feedback file: %s", strerror(-rc));
 		fg_buf_release(&fb);
 	}
-	say("running the worker (%s)", cycle ? "retry with the reviewer's feedback" : "first run");
+	ep_error("running the worker (%s)", cycle ? "retry with the reviewer's feedback" : "first run");
 	rc = call_agent(l, &c, r);
 	free(prompt);
 	if (rc == STOP_SIGNAL)
@@ -278,12 +267,12 @@ static int open_log(struct loop *l, const char *name)
 		 * anything. Unlink the name, then create a fresh inode
 		 * (O_EXCL implies no symlink is followed). */
 		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
-			say("warning: cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
+			ep_error("warning: cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
 		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		close(dfd);
 	}
 	if (fd < 0)
-		say("warning: cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
+		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
 	return fd;
 }
 
@@ -342,7 +331,7 @@ static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 
 	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
 	call.log_fd = open_log(l, logname);
-	say("running the reviewer (cycle %d/%d)", k, l->max);
+	ep_error("running the reviewer (cycle %d/%d)", k, l->max);
 	rc = call_agent(l, &call, &r);
 	fg_cycle_init(c);
 	if (rc != STOP_SIGNAL) {
@@ -457,8 +446,11 @@ static int finish(struct loop *l, enum fg_review_state state, int code)
 	s.review_md = l->review_md ? fg_xstrdup(l->review_md) : NULL;
 	rc = fg_summary_write(l->step_dir, &s);
 	if (rc < 0)
-		say("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
-	say("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
+		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+	/* Sent even when the file could not be written: a runner that cannot
+	 * see the workspace learns how the review ended from this frame. */
+	ep_frame_summary(&s);
+	ep_error("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
 	fg_summary_release(&s);
 	return code;
 }
@@ -482,8 +474,10 @@ static int synthetic(struct loop *l, int after, const struct ep_agent_result *r)
 	fg_time_iso_utc(c.timestamp, time(NULL));
 	rc = fg_cycle_write(l->step_dir, &c);
 	if (rc < 0)
-		say("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, l->max, strerror(-rc));
-	say("the task failed: %s", r->what);
+		ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, l->max, strerror(-rc));
+	else
+		ep_frame_cycle(&c, l->t->step);
+	ep_error("the task failed: %s", r->what);
 	fg_cycle_release(&c);
 	return finish(l, FG_STATE_FAILED, EXIT_FAILED);
 }
@@ -508,9 +502,11 @@ static int review_phase(struct loop *l)
 		c->stalled = stalled(l);
 		rc = fg_cycle_write(l->step_dir, c);
 		if (rc < 0) {
-			say("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, k, strerror(-rc));
+			ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, k, strerror(-rc));
 			return finish(l, FG_STATE_FAILED, EXIT_FAILED);
 		}
+		/* After the file: the stream never reports a cycle that has no file. */
+		ep_frame_cycle(c, l->t->step);
 		progress(c);
 		if (c->verdict == FG_VERDICT_APPROVED)
 			return finish(l, FG_STATE_APPROVED, 0);
@@ -537,7 +533,7 @@ static int run_all(struct loop *l)
 	if (rc == STOP_SIGNAL)
 		return STOP_SIGNAL;
 	if (rc) {
-		say("the task failed: %s", r.what);
+		ep_error("the task failed: %s", r.what);
 		return EXIT_FAILED;
 	}
 	if (!l->review_md)
@@ -548,7 +544,7 @@ static int run_all(struct loop *l)
 	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
 	free(sys);
 	if (rc < 0)
-		say("warning: cannot write the system prompt file: %s", strerror(-rc));
+		ep_error("warning: cannot write the system prompt file: %s", strerror(-rc));
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
 	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
 	return review_phase(l);
@@ -560,13 +556,13 @@ static int start(struct loop *l)
 	int rc = ep_pid1_init(&l->pid1);
 
 	if (rc < 0) {
-		say("cannot set up signal handling: %s", strerror(-rc));
+		ep_error("cannot set up signal handling: %s", strerror(-rc));
 		return EXIT_FAILED;
 	}
 	l->step_dir = fg_xasprintf("%s/.forge/%s", l->t->workspace, l->t->step);
 	rc = fg_mkdir_p(l->step_dir, 0755);
 	if (rc < 0) {
-		say("cannot create '%s': %s", l->step_dir, strerror(-rc));
+		ep_error("cannot create '%s': %s", l->step_dir, strerror(-rc));
 		return EXIT_CONFIG;
 	}
 	return make_tmpdir(l) < 0 ? EXIT_FAILED : 0;
@@ -603,7 +599,7 @@ int ep_loop_run(const struct ep_task *t)
 		rc = run_all(&l);
 	if (rc == STOP_SIGNAL) {
 		rc = ep_pid1_exit_code(&l.pid1);
-		say("stopped by signal %d (%s): exit %d", l.pid1.term_sig, strsignal(l.pid1.term_sig), rc);
+		ep_error("stopped by signal %d (%s): exit %d", l.pid1.term_sig, strsignal(l.pid1.term_sig), rc);
 	}
 	loop_release(&l);
 	return rc;

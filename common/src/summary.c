@@ -63,10 +63,9 @@ void fg_summary_release(struct fg_summary *s)
 	fg_summary_init(s);
 }
 
-static char *summary_to_json(const struct fg_summary *s)
+struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 {
 	cJSON *o = cJSON_CreateObject();
-	char *out;
 
 	if (!o)
 		abort();
@@ -81,7 +80,14 @@ static char *summary_to_json(const struct fg_summary *s)
 		cJSON_AddStringToObject(o, "review_md", s->review_md);
 	else
 		cJSON_AddNullToObject(o, "review_md");
-	out = fg_json_print(o);
+	return o;
+}
+
+static char *summary_to_json(const struct fg_summary *s)
+{
+	cJSON *o = fg_summary_to_cjson(s);
+	char *out = fg_json_print(o);
+
 	cJSON_Delete(o);
 	return out;
 }
@@ -166,14 +172,14 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	return 0;
 }
 
-static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, size_t errlen)
+int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *err, size_t errlen)
 {
 	struct fg_summary tmp;
 	cJSON *o;
 	int r = -EINVAL;
 
 	fg_summary_init(&tmp);
-	o = fg_json_parse_exact(fg_buf_str(b), b->len);
+	o = fg_json_parse_exact(data, len);
 	if (!o) {
 		fg__seterr(err, errlen, "not valid JSON");
 		return -EINVAL;
@@ -183,6 +189,7 @@ static int parse_text(struct fg_summary *s, const struct fg_buf *b, char *err, s
 	else
 		fg__seterr(err, errlen, "not a JSON object");
 	if (!r) {
+		fg_summary_release(s);
 		*s = tmp;
 		fg_summary_init(&tmp);
 	}
@@ -208,7 +215,7 @@ static int read_summary(int dirfd, const char *path, struct fg_summary *s, char 
 	else if (r)
 		fg__seterr(err, errlen, "cannot read '%s': %s", path, strerror(-r));
 	else
-		r = parse_text(s, &b, err, errlen);
+		r = fg_summary_parse(s, fg_buf_str(&b), b.len, err, errlen);
 	fg_buf_release(&b);
 	return r;
 }

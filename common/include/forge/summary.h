@@ -9,6 +9,8 @@
 
 #include "forge/buf.h"
 
+struct cJSON;
+
 #define FG_SUMMARY_FILE "review_summary.json"
 #define FG_SUMMARY_MAX_BYTES (64 * 1024)
 
@@ -39,6 +41,12 @@ int fg_review_state_parse(const char *s, enum fg_review_state *out);
 
 void fg_summary_init(struct fg_summary *s);
 void fg_summary_release(struct fg_summary *s);
+/* The summary as a new cJSON object (owned by the caller). */
+struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
+/* Parses and validates len bytes (the same rules as a file read). s must
+ * be initialised: on 0 its earlier contents are released and it is filled;
+ * on -EINVAL (err says why) it is left untouched. */
+int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *err, size_t errlen);
 /* Writes dir/review_summary.json atomically. 0 or negative errno. */
 int fg_summary_write(const char *dir, const struct fg_summary *s);
 /* Reads dir/review_summary.json safely. 0, -ENOENT, -EINVAL (err says why), -errno. */

@@ -1,0 +1,246 @@
+/*
+ * frame.c - frames on standard error (see forge/frame.h).
+ */
+#include "forge/frame.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/text.h"
+#include "internal.h"
+
+#define TYPE_CYCLE "review_cycle"
+#define TYPE_SUMMARY "review_summary"
+
+/* What a cycle keeps in its smallest frame. */
+static const char *const KEEP_MIN[] = {
+	"cycle", "max_cycles", "verdict", "feedback", "skill", "elapsed_seconds", "timestamp",
+	"run_id", "synthetic", "stalled",
+};
+
+void fg_frame_init(struct fg_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	fg_cycle_init(&f->cycle);
+	fg_summary_init(&f->summary);
+}
+
+void fg_frame_release(struct fg_frame *f)
+{
+	free(f->run_id);
+	free(f->step);
+	fg_cycle_release(&f->cycle);
+	fg_summary_release(&f->summary);
+	fg_frame_init(f);
+}
+
+/* "@@forge-review " + the compact JSON of o + "\n"; NULL when over FG_FRAME_MAX. */
+static char *frame_text(const cJSON *o, size_t *len)
+{
+	char *json = cJSON_PrintUnformatted(o);
+	size_t n;
+	char *line;
+
+	if (!json)
+		abort();
+	n = FG_FRAME_PREFIX_LEN + strlen(json) + 1;
+	if (n > FG_FRAME_MAX) {
+		cJSON_free(json);
+		return NULL;
+	}
+	line = fg_xasprintf("%s%s\n", FG_FRAME_PREFIX, json);
+	cJSON_free(json);
+	*len = n;
+	return line;
+}
+
+static cJSON *frame_head(const char *type, const char *run_id, const char *step, const char *file)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (!o)
+		abort();
+	cJSON_AddNumberToObject(o, "v", FG_FRAME_VERSION);
+	cJSON_AddStringToObject(o, "type", type);
+	cJSON_AddStringToObject(o, "run_id", run_id ? run_id : "");
+	cJSON_AddStringToObject(o, "step", step ? step : "");
+	cJSON_AddStringToObject(o, "file", file);
+	return o;
+}
+
+static int kept_in_min(const char *key)
+{
+	for (size_t i = 0; i < sizeof(KEEP_MIN) / sizeof(KEEP_MIN[0]); i++) {
+		if (!strcmp(key, KEEP_MIN[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Shrinks the cycle object one stage: 1 empties the feedback, 2 drops every
+ * field but KEEP_MIN. */
+static void shrink(cJSON *cyc, int stage)
+{
+	if (stage == 1) {
+		cJSON_ReplaceItemInObjectCaseSensitive(cyc, "feedback", cJSON_CreateString(""));
+		return;
+	}
+	for (cJSON *it = cyc->child, *next; it; it = next) {
+		next = it->next;
+		if (!it->string || !kept_in_min(it->string))
+			cJSON_Delete(cJSON_DetachItemViaPointer(cyc, it));
+	}
+}
+
+char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, size_t *len)
+{
+	char *file = fg_cycle_file_name(c->cycle);
+	cJSON *o = frame_head(TYPE_CYCLE, c->run_id, step, file);
+	cJSON *cyc = fg_cycle_to_cjson(c);
+	char *line;
+
+	free(file);
+	cJSON_AddItemToObject(o, "cycle", cyc);
+	line = frame_text(o, len);
+	for (int stage = 1; !line && stage <= 2; stage++) {
+		if (stage == 1)
+			cJSON_AddTrueToObject(o, "truncated");
+		shrink(cyc, stage);
+		line = frame_text(o, len);
+	}
+	cJSON_Delete(o);
+	return line;
+}
+
+char *fg_frame_summary_line(const struct fg_summary *s, size_t *len)
+{
+	cJSON *o = frame_head(TYPE_SUMMARY, s->run_id, s->step, FG_SUMMARY_FILE);
+	char *line;
+
+	cJSON_AddItemToObject(o, "summary", fg_summary_to_cjson(s));
+	line = frame_text(o, len);
+	cJSON_Delete(o);
+	return line;
+}
+
+int fg_frame_is(const char *line, size_t len)
+{
+	return len >= FG_FRAME_PREFIX_LEN && !memcmp(line, FG_FRAME_PREFIX, FG_FRAME_PREFIX_LEN);
+}
+
+/* The object member key as compact JSON text, validated by parse(). */
+static int parse_member(const cJSON *o, const char *key, struct fg_frame *f, char *err,
+			size_t errlen)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
+	char *text;
+	int r;
+
+	if (!cJSON_IsObject(m)) {
+		fg__seterr(err, errlen, "field '%s' must be an object", key);
+		return -EINVAL;
+	}
+	/* The very readers of the files validate what the frame carries: the
+	 * stream accepts exactly what a cycle or summary file may hold. */
+	text = cJSON_PrintUnformatted(m);
+	if (!text)
+		abort();
+	if (f->type == FG_FRAME_CYCLE)
+		r = fg_cycle_parse(&f->cycle, text, strlen(text), err, errlen);
+	else
+		r = fg_summary_parse(&f->summary, text, strlen(text), err, errlen);
+	cJSON_free(text);
+	return r;
+}
+
+/* The header fields: v, type, run_id, step, file (the last checked by the caller). */
+static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, char *err,
+		      size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "v");
+	const char *type, *run_id, *step;
+	int r;
+
+	if (!cJSON_IsNumber(v) || v->valuedouble != FG_FRAME_VERSION) {
+		fg__seterr(err, errlen, "field 'v' must be %d", FG_FRAME_VERSION);
+		return -EINVAL;
+	}
+	r = fg__json_req_string(o, "type", &type, err, errlen);
+	if (!r)
+		r = fg__json_req_string(o, "run_id", &run_id, err, errlen);
+	if (!r)
+		r = fg__json_req_string(o, "step", &step, err, errlen);
+	if (!r)
+		r = fg__json_req_string(o, "file", file, err, errlen);
+	if (r)
+		return r;
+	if (!strcmp(type, TYPE_CYCLE)) {
+		f->type = FG_FRAME_CYCLE;
+	} else if (!strcmp(type, TYPE_SUMMARY)) {
+		f->type = FG_FRAME_SUMMARY;
+	} else {
+		fg__seterr(err, errlen, "field 'type' must be " TYPE_CYCLE " or " TYPE_SUMMARY);
+		return -EINVAL;
+	}
+	f->run_id = fg_xstrdup(run_id);
+	f->step = fg_xstrdup(step);
+	f->truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "truncated"));
+	return 0;
+}
+
+/* The file named and the run id inside the payload agree with the header. */
+static int check_payload(const struct fg_frame *f, const char *file, char *err, size_t errlen)
+{
+	const char *inner = f->type == FG_FRAME_CYCLE ? f->cycle.run_id : f->summary.run_id;
+	char *want = f->type == FG_FRAME_CYCLE ? fg_cycle_file_name(f->cycle.cycle)
+					      : fg_xstrdup(FG_SUMMARY_FILE);
+	int ok = !strcmp(file, want);
+
+	free(want);
+	if (!ok) {
+		fg__seterr(err, errlen, "field 'file' does not name the %s it carries",
+			   f->type == FG_FRAME_CYCLE ? "cycle" : "summary");
+		return -EINVAL;
+	}
+	if (inner && *inner && strcmp(inner, f->run_id)) {
+		fg__seterr(err, errlen, "the run_id inside the %s differs from the frame's",
+			   f->type == FG_FRAME_CYCLE ? "cycle" : "summary");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int fg_frame_parse(struct fg_frame *f, const char *line, size_t len, char *err, size_t errlen)
+{
+	const char *file = NULL;
+	cJSON *o;
+	int r;
+
+	fg_frame_release(f);
+	if (!fg_frame_is(line, len)) {
+		fg__seterr(err, errlen, "not a frame");
+		return -EINVAL;
+	}
+	if (len > FG_FRAME_MAX) {
+		fg__seterr(err, errlen, "longer than %d bytes", FG_FRAME_MAX);
+		return -EINVAL;
+	}
+	o = fg_json_parse_exact(line + FG_FRAME_PREFIX_LEN, len - FG_FRAME_PREFIX_LEN);
+	if (!cJSON_IsObject(o)) {
+		fg__seterr(err, errlen, o ? "not a JSON object" : "not valid JSON");
+		cJSON_Delete(o);
+		return -EINVAL;
+	}
+	r = parse_head(o, f, &file, err, errlen);
+	if (!r)
+		r = parse_member(o, f->type == FG_FRAME_CYCLE ? "cycle" : "summary", f, err, errlen);
+	if (!r)
+		r = check_payload(f, file, err, errlen);
+	cJSON_Delete(o);
+	if (r)
+		fg_frame_release(f);
+	return r;
+}

@@ -1,0 +1,40 @@
+/*
+ * frames.c - frames on standard error (see frames.h).
+ */
+#include "frames.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "agent.h"
+#include "cli.h"
+#include "forge/frame.h"
+
+static void send_line(char *line, size_t len, const char *what)
+{
+	if (!line) {
+		/* Only names of absurd length get here; the file is the record. */
+		ep_error("warning: the %s frame exceeds %d bytes even in its smallest form; not sent",
+			 what, FG_FRAME_MAX);
+		return;
+	}
+	fflush(stderr);
+	ep_write_all(2, line, len);
+	free(line);
+}
+
+void ep_frame_cycle(const struct fg_cycle *c, const char *step)
+{
+	size_t len = 0;
+	char *line = fg_frame_cycle_line(c, step, &len);
+
+	send_line(line, len, "review_cycle");
+}
+
+void ep_frame_summary(const struct fg_summary *s)
+{
+	size_t len = 0;
+	char *line = fg_frame_summary_line(s, &len);
+
+	send_line(line, len, "review_summary");
+}

@@ -1,0 +1,23 @@
+/*
+ * frames.h - the entrypoint's side of the stream transport: each cycle file
+ * and the summary it writes is also sent as one frame line on its standard
+ * error (forge/frame.h, docs/reference/cycle-files.md).
+ *
+ * Stdio's stderr buffer is flushed first, and every line the entrypoint
+ * writes ends with a newline (its own messages and the agents' prefixed
+ * lines alike), so a frame always starts a line. The entrypoint is single
+ * threaded and the only writer of its stderr (agents write into pipes it
+ * reads), so no other output lands inside a frame.
+ */
+#ifndef EP_FRAMES_H
+#define EP_FRAMES_H
+
+#include "forge/cycle.h"
+#include "forge/summary.h"
+
+/* Sends the review_cycle frame of c (written for step) on fd 2. */
+void ep_frame_cycle(const struct fg_cycle *c, const char *step);
+/* Sends the review_summary frame of s on fd 2. */
+void ep_frame_summary(const struct fg_summary *s);
+
+#endif
