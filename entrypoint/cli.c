@@ -7,23 +7,27 @@
 #include <stdio.h>
 
 #include "forge/buf.h"
+#include "forge/text.h"
 
-/* One line, whatever the values quoted in it hold: a line break from a
- * task file, a review.md or an agent's failure becomes a space, so nothing
- * can start a line of our stderr (a frame, forge/frame.h) but us. */
+/* One line, whatever the values quoted in it hold: line breaks and other
+ * controls from a task file, a review.md or an agent's failure are escaped
+ * (fg_escape_controls), so nothing can start a line of our stderr (a frame,
+ * forge/frame.h) or rewrite one on a terminal but us. */
 static void vsay(const char *fmt, va_list ap)
 {
 	char msg[EP_MESSAGE_MAX];
 	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
+	struct fg_buf b;
 
-	if (n < 0)
-		n = 0;
-	for (char *p = msg; *p; p++) {
-		if (*p == '\n' || *p == '\r')
-			*p = ' ';
-	}
-	fprintf(stderr, "forge-entrypoint: %s%s\n", msg, (size_t)n >= sizeof(msg) ? "..." : "");
+	/* \xNN is the widest escape: four bytes per byte. */
+	fg_buf_init(&b, 4 * sizeof(msg) + 64);
+	fg_buf_adds(&b, "forge-entrypoint: ");
+	fg_escape_controls(&b, msg, len, 0);
+	fg_buf_adds(&b, (size_t)n >= sizeof(msg) ? "...\n" : "\n");
+	fputs(fg_buf_str(&b), stderr);
 	fflush(stderr);
+	fg_buf_release(&b);
 }
 
 void ep_error(const char *fmt, ...)

@@ -18,8 +18,9 @@ int ep_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * on stdout; returns 0. */
 int ep_help(const char *usage, const char *about, const struct fg_opt *table);
 
-/* Prints "forge-entrypoint: <msg>" on stderr as one line (line breaks in
- * the message become spaces; cut at EP_MESSAGE_MAX bytes) and flushes it. */
+/* Prints "forge-entrypoint: <msg>" on stderr as one line (controls in the
+ * message escaped as fg_escape_controls() does; cut at EP_MESSAGE_MAX bytes
+ * with "...") and flushes it. */
 void ep_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif
