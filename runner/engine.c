@@ -1,6 +1,6 @@
 /*
- * engine.c - engine names, the environment allowlist and dispatch to the
- * engine-specific argv builders (see engine.h).
+ * engine.c - the list of engines, the environment allowlist and the calls
+ * that go through an engine's ops table (see engine.h).
  */
 #include "engine.h"
 
@@ -15,7 +15,12 @@
 #define RN_ENV_PREFIX_FORGE "FORGE_"
 #define RN_ENV_PREFIX_REVIEW "AUTO_REVIEW_"
 
-static const char *const engine_names[] = { "local", "docker", "podman" };
+/* Indexed by enum rn_engine_kind. */
+static const struct rn_engine_ops *const engines[] = {
+	[RN_ENGINE_LOCAL] = &rn_engine_local_ops,
+	[RN_ENGINE_DOCKER] = &rn_engine_docker_ops,
+	[RN_ENGINE_PODMAN] = &rn_engine_podman_ops,
+};
 
 /* Settings that describe the host side; inside a container they would be
  * wrong (host paths) or meaningless. */
@@ -25,15 +30,20 @@ static const char *const runner_only[] = {
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
 };
 
+const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k)
+{
+	return engines[k];
+}
+
 const char *rn_engine_name(enum rn_engine_kind k)
 {
-	return engine_names[k];
+	return engines[k]->name;
 }
 
 int rn_engine_parse(const char *s, enum rn_engine_kind *out)
 {
-	for (size_t i = 0; i < sizeof(engine_names) / sizeof(engine_names[0]); i++) {
-		if (!strcmp(s, engine_names[i])) {
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+		if (!strcmp(s, engines[i]->name)) {
 			*out = (enum rn_engine_kind)i;
 			return 0;
 		}
@@ -75,30 +85,9 @@ int rn_engine_env_name_check(const char *arg, char *err, size_t errlen)
 
 char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code)
 {
-	char *name, *msg;
+	const struct rn_engine_ops *ops = rn_engine_ops_of(p->kind);
 
-	if (p->kind == RN_ENGINE_LOCAL)
-		return NULL;
-	name = rn_engine_container_name(p->run_id);
-	switch (exit_code) {
-	case 137:
-		msg = fg_xasprintf("container '%s' was killed from outside the runner "
-				   "(SIGKILL: %s kill or the out-of-memory killer)", name, p->program);
-		break;
-	case 125:
-		msg = fg_xasprintf("%s could not run container '%s'", p->program, name);
-		break;
-	case 126:
-		msg = fg_xasprintf("the entrypoint of image '%s' cannot be invoked", p->image);
-		break;
-	case 127:
-		msg = fg_xasprintf("the entrypoint of image '%s' was not found", p->image);
-		break;
-	default:
-		msg = NULL;
-	}
-	free(name);
-	return msg;
+	return ops->exit_reason ? ops->exit_reason(p, exit_code) : NULL;
 }
 
 char *rn_engine_container_name(const char *run_id)
@@ -125,12 +114,8 @@ static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 		    struct fg_strvec *env, char *err, size_t errlen)
 {
-	int r;
+	int r = rn_engine_ops_of(p->kind)->build(p, argv, err, errlen);
 
-	if (p->kind == RN_ENGINE_LOCAL)
-		r = rn__engine_build_local(p, argv, err, errlen);
-	else
-		r = rn__engine_build_container(p, argv, err, errlen);
 	if (r)
 		return r;
 	build_env(p, env);
@@ -139,16 +124,8 @@ int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 
 int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_strvec *argv)
 {
-	if (p->kind == RN_ENGINE_LOCAL)
-		return -EINVAL;
-	fg_strvec_push(argv, p->program);
-	if (force) {
-		fg_strvec_push(argv, "kill");
-	} else {
-		fg_strvec_push(argv, "stop");
-		fg_strvec_push(argv, "-t");
-		fg_strvec_pushf(argv, "%d", RN_ENGINE_STOP_GRACE);
-	}
-	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
-	return 0;
+	size_t n = argv->n;
+	int r = rn_engine_ops_of(p->kind)->stop(p, force, argv);
+
+	return r == 0 && argv->n > n ? 0 : -EINVAL;
 }

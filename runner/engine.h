@@ -1,26 +1,34 @@
 /*
  * engine.h - how a run is launched: the command line and environment of the
- * process the runner spawns, and how it is stopped.
+ * process the runner spawns, how it is stopped, and what is cleaned up after.
  *
- * Three engines:
- *   local   the forge-entrypoint binary itself, workspace path as is;
- *   docker  `docker run --rm --name forge-<run id> -v W:/workspace
- *           -v SKILLS:/skills:ro --user UID:GID -e NAME... IMAGE run ...`;
- *   podman  the same with the podman CLI (plus --userns=keep-id when not
- *           root, so files in the workspace stay owned by the caller).
+ * One ops table per engine kind (struct rn_engine_ops), one file each:
+ *   local   engine_local.c: the forge-entrypoint binary itself, workspace
+ *           path as is; stopped by signalling its process group;
+ *   docker  engine_docker.c: `docker run --rm --name forge-<run id>
+ *           -v W:/workspace -v SKILLS:/skills:ro --user UID:GID -e NAME...
+ *           IMAGE run ...`; stopped with `docker stop`, then `docker kill`;
+ *   podman  engine_podman.c: the same with the podman CLI (plus
+ *           --userns=keep-id when not root, so files in the workspace stay
+ *           owned by the caller).
+ * docker and podman share the container base (engine_container.c). The
+ * session only calls through the table: a new engine is one new file and
+ * one entry in engine.c's list, and the session does not change.
+ *
  * Container environment is an explicit allowlist: every FORGE_* and
  * AUTO_REVIEW_* variable of the runner's environment except the runner's own
  * settings (rn_engine_env_is_runner_only()), plus each --env NAME. They are
  * passed as `-e NAME` with the value in the CLI's environment, so a value
  * never appears in argv (ps) or in a log line.
  *
- * Protocol: fill struct rn_engine_params -> rn_engine_build() -> spawn argv
- * with env -> to stop: local: signal the process group; containers:
- * spawn rn_engine_stop_argv(force = 0) (docker stop), later force = 1
- * (docker kill) -> after the exit: rn_engine_exit_reason() explains the
- * engine's own exit codes, rn_engine_container_reap() makes sure the
- * container is gone. All pure functions except rn_engine_container_reap(),
- * which runs the engine's CLI.
+ * Protocol: fill struct rn_engine_params (ops = rn_engine_ops_of(kind)) ->
+ * rn_engine_build() -> spawn argv with env -> to stop: ops->stop(force 0),
+ * after the grace period ops->stop(force 1) (each either fills a command
+ * to run or names a signal for the process group) -> after the exit:
+ * ops->exit_reason() explains the engine's own exit codes, and when
+ * ops->reap_list is set the session runs the reap (reap.h) on its loop
+ * until the engine's leftover (the container) is gone. Every function here
+ * is pure: the engine's CLI is only ever run by the session's loop.
  */
 #ifndef RN_ENGINE_H
 #define RN_ENGINE_H
@@ -36,6 +44,10 @@ enum rn_engine_kind { RN_ENGINE_LOCAL, RN_ENGINE_DOCKER, RN_ENGINE_PODMAN };
  * usual 10 s, so the entrypoint's own grace for the agent (5 s by default)
  * ends well inside it and the container exits 143, not 137. */
 #define RN_ENGINE_STOP_GRACE 10
+/* How long the session waits after the first stop before forcing: local:
+ * SIGTERM -> SIGKILL; containers: docker stop's own grace plus 10 s. */
+#define RN_LOCAL_STOP_GRACE_MS 10000
+#define RN_CONTAINER_STOP_GRACE_MS ((RN_ENGINE_STOP_GRACE + 10) * 1000)
 
 struct rn_engine_params {
 	enum rn_engine_kind kind;
@@ -83,8 +95,57 @@ int rn_engine_env_is_runner_only(const char *name);
 int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 		    struct fg_strvec *env, char *err, size_t errlen);
 
-/* Container engines: `docker stop -t 5 forge-<id>` (force 0) or
- * `docker kill forge-<id>` (force 1). -EINVAL for local. */
+/*
+ * The ops table of one engine kind; every member is set unless said
+ * otherwise. Tables are static and shared (rn_engine_ops_of()).
+ */
+struct rn_engine_ops {
+	const char *name;        /* "local", "docker", "podman" */
+	/* The engine's CLI (p->program), or NULL when the program spawned is
+	 * the entrypoint itself (the local engine). */
+	const char *cli;
+	/* Appends the argv of the process to spawn; 0 or -EINVAL with err
+	 * filled (see rn_engine_build()). */
+	int (*build)(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,
+		     size_t errlen);
+	/* How to stop the run: force 0 first, force 1 after stop_grace_ms.
+	 * Either appends a command to run (returns 0) or returns the signal
+	 * to send to the spawned process group (argv untouched). With force 1
+	 * the session also sends SIGKILL to the group in any case. */
+	int (*stop)(const struct rn_engine_params *p, int force, struct fg_strvec *argv);
+	int stop_grace_ms;
+	/* 1: SIGKILL the process group once the spawned process exited (a
+	 * local run leaves no straggler behind). */
+	int kill_group_after_exit;
+	/* Appends a command whose standard output is empty once the run's
+	 * leftover is gone (`docker ps -a -q --filter name=^forge-<id>$`),
+	 * and one that removes it by force (`docker rm -f forge-<id>`). NULL
+	 * (both): nothing outlives the spawned process, no reap. */
+	void (*reap_list)(const struct rn_engine_params *p, struct fg_strvec *argv);
+	void (*reap_remove)(const struct rn_engine_params *p, struct fg_strvec *argv);
+	/* Owned sentence on why the spawned process ended with exit_code when
+	 * the runner did not stop it, or NULL (see rn_engine_exit_reason()). */
+	char *(*exit_reason)(const struct rn_engine_params *p, int exit_code);
+	/* 1 when the run's workspace is the host path p->workspace, which the
+	 * runner watches, clears and sweeps itself. */
+	int (*workspace_local)(const struct rn_engine_params *p);
+	/* 1 when the environment reaches the run by name only (-e NAME): an
+	 * --env NAME that is unset is then worth a warning. */
+	int env_by_name;
+};
+
+/* The table of kind k; never NULL. */
+const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k);
+
+/* The engines' tables (engine_local.c, engine_docker.c, engine_podman.c). */
+extern const struct rn_engine_ops rn_engine_local_ops;
+extern const struct rn_engine_ops rn_engine_docker_ops;
+extern const struct rn_engine_ops rn_engine_podman_ops;
+
+/* ops->stop() for the table of p->kind, kept for callers that want a
+ * command only: 0 with argv appended (`docker stop -t 10 forge-<id>`,
+ * force 1: `docker kill forge-<id>`), or -EINVAL when the engine stops by
+ * signal (local). */
 int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_strvec *argv);
 
 /*
@@ -96,29 +157,20 @@ int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_s
  */
 char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code);
 
-/*
- * Containers: makes sure the run's container is gone once the CLI has
- * exited. `run --rm` normally removes it before the CLI returns, but the
- * removal can lag, and a CLI that was killed leaves it behind. Lists
- * `ps -a -q --filter name=^forge-<id>$` every 200 ms; still there after a
- * second: `rm -f`. Runs p->program with envp (NULL: the runner's), blocks
- * for at most timeout_ms (each CLI call is killed at the deadline). Returns
- * 0 gone (at once, or after the lag), 1 removed with rm -f, -EBUSY still
- * listed at the deadline, or a negative errno with err filled when the CLI
- * cannot be run or does not answer. Local engine: 0, nothing run.
- */
-int rn_engine_container_reap(const struct rn_engine_params *p, char *const *envp, int timeout_ms,
-			     char *err, size_t errlen);
-
 /* Owned container name "forge-<run id>". */
 char *rn_engine_container_name(const char *run_id);
 
-/* Builds argv for the local engine (engine_local.c). */
-int rn__engine_build_local(const struct rn_engine_params *p, struct fg_strvec *argv,
-			   char *err, size_t errlen);
-/* Builds argv for docker/podman (engine_docker.c). */
-int rn__engine_build_container(const struct rn_engine_params *p, struct fg_strvec *argv,
-			       char *err, size_t errlen);
+/* ---- internal: the container base shared by docker and podman ---- */
+
+/* Builds the `CLI run ...` argv; userns_arg ("--userns=keep-id") goes
+ * before --user when not NULL (engine_container.c). */
+int rn__container_build(const struct rn_engine_params *p, const char *userns_arg,
+			struct fg_strvec *argv, char *err, size_t errlen);
+int rn__container_stop(const struct rn_engine_params *p, int force, struct fg_strvec *argv);
+void rn__container_reap_list(const struct rn_engine_params *p, struct fg_strvec *argv);
+void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strvec *argv);
+char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code);
+int rn__container_workspace_local(const struct rn_engine_params *p);
 
 /*
  * Finds the forge-entrypoint binary for the local engine: explicit (option

@@ -1,10 +1,12 @@
 /*
- * engine_local.c - the local engine: forge-entrypoint as a child process.
+ * engine_local.c - the local engine: forge-entrypoint as a child process,
+ * stopped by signalling its process group (see engine.h).
  */
 #include "engine.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,8 +22,8 @@ static void push_opt(struct fg_strvec *argv, const char *name, const char *value
 	fg_strvec_push(argv, value);
 }
 
-int rn__engine_build_local(const struct rn_engine_params *p, struct fg_strvec *argv,
-			   char *err, size_t errlen)
+static int local_build(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,
+		       size_t errlen)
 {
 	(void)err;
 	(void)errlen;
@@ -35,6 +37,34 @@ int rn__engine_build_local(const struct rn_engine_params *p, struct fg_strvec *a
 	push_opt(argv, "--task-file", p->task_file);
 	return 0;
 }
+
+/* The entrypoint stops its agents on SIGTERM; SIGKILL when it does not end. */
+static int local_stop(const struct rn_engine_params *p, int force, struct fg_strvec *argv)
+{
+	(void)p;
+	(void)argv;
+	return force ? SIGKILL : SIGTERM;
+}
+
+static int local_workspace(const struct rn_engine_params *p)
+{
+	(void)p;
+	return 1;
+}
+
+const struct rn_engine_ops rn_engine_local_ops = {
+	.name = "local",
+	.cli = NULL,
+	.build = local_build,
+	.stop = local_stop,
+	.stop_grace_ms = RN_LOCAL_STOP_GRACE_MS,
+	.kill_group_after_exit = 1,
+	.reap_list = NULL,
+	.reap_remove = NULL,
+	.exit_reason = NULL,
+	.workspace_local = local_workspace,
+	.env_by_name = 0,
+};
 
 static int is_executable(const char *path)
 {

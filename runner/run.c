@@ -20,10 +20,6 @@
 #include "forge/summary.h"
 #include "watch.h"
 
-/* How long the runner waits, after a container engine's CLI exited, for
- * the container to disappear (rn_engine_container_reap()). */
-#define RN_CONTAINER_REAP_MS 15000
-
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
@@ -205,7 +201,6 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 	if (r)
 		return r;
 	c->entrypoint = rn_engine_find_entrypoint(a->entrypoint);
-	c->engine_cli = c->engine == RN_ENGINE_PODMAN ? "podman" : "docker";
 	return 0;
 }
 
@@ -344,14 +339,15 @@ static void conclude(struct run_state *st)
 static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
+	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
 	struct rn_log_field f[] = {
-		RN_LS("engine", rn_engine_name(c->engine)),
-		RN_LS("image", c->engine == RN_ENGINE_LOCAL ? NULL : c->image),
+		RN_LS("engine", ops->name),
+		RN_LS("image", ops->cli ? c->image : NULL),
 		RN_LS("step", c->step), RN_LS("skill", c->skill), RN_LS("task_key", c->task_key),
 		RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
 		RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
 		RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
-		RN_LS("entrypoint", c->engine == RN_ENGINE_LOCAL ? c->entrypoint : c->engine_cli),
+		RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint),
 	};
 
 	rn_log_event(st->log, RN_LOG_INFO, "run_start", f, 12);
@@ -368,39 +364,6 @@ static void warn_unset_env(struct run_state *st)
 	}
 }
 
-/* Containers, after the CLI exited: name the engine's own exit codes (a
- * docker kill from outside is 137) and make sure the container is gone. */
-static void after_container(struct run_state *st)
-{
-	struct rn_engine_params ep = {
-		.kind = st->cfg->engine, .program = st->cfg->engine_cli, .image = st->cfg->image,
-		.run_id = st->run_id,
-	};
-	struct rn_session_result *sr = &st->sr;
-	char *name = rn_engine_container_name(st->run_id);
-	char *why = NULL;
-	char err[256] = "";
-	int r;
-
-	if (!sr->failed && !sr->timed_out && !sr->signal)
-		why = rn_engine_exit_reason(&ep, sr->exit_code);
-	if (why) {
-		char *msg = fg_xasprintf("%s; %s", why, sr->error_message ? sr->error_message : "");
-
-		free(sr->error_message);
-		sr->error_message = msg;
-		free(why);
-	}
-	r = rn_engine_container_reap(&ep, NULL, RN_CONTAINER_REAP_MS, err, sizeof(err));
-	if (r) {
-		struct rn_log_field f[] = { RN_LS("container", name), RN_LS("error", r < 0 ? err : NULL) };
-
-		rn_log_event(st->log, r < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
-			     r < 0 ? "container_left" : "container_removed", f, r < 0 ? 2 : 1);
-	}
-	free(name);
-}
-
 static void run_session(struct run_state *st)
 {
 	struct rn_session_params sp = {
@@ -413,8 +376,6 @@ static void run_session(struct run_state *st)
 		st->sr.failed = 1;
 		st->sr.exit_code = RN_EXIT_FAILURE;
 		st->sr.error_message = fg_xasprintf("cannot set up the event loop: %s", strerror(-r));
-	} else if (st->cfg->engine != RN_ENGINE_LOCAL) {
-		after_container(st);
 	}
 }
 
@@ -437,7 +398,7 @@ static int run_prepared(struct run_state *st)
 		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LI("count", stale) };
 
 		rn_log_event(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared", f, 2);
-		if (st->cfg->engine != RN_ENGINE_LOCAL)
+		if (rn_engine_ops_of(st->cfg->engine)->env_by_name)
 			warn_unset_env(st);
 		run_session(st);
 	}

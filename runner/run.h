@@ -30,8 +30,6 @@
 #define RN_RUN_ID_LEN 16
 #define RN_OUTPUT_TAIL_MAX (8 * 1024)
 #define RN_OUTPUT_LINE_MAX 4096
-#define RN_LOCAL_STOP_GRACE_MS 10000
-#define RN_CONTAINER_STOP_GRACE_MS ((RN_ENGINE_STOP_GRACE + 10) * 1000)
 #define RN_OUTPUT_DRAIN_MS 1000
 #define RN_EXIT_FAILURE_CODE 125
 
@@ -43,7 +41,6 @@ struct rn_run_config {
 	char *skills_dir;       /* owned absolute or NULL */
 	const char *image;
 	char *entrypoint;       /* owned: local engine's binary */
-	const char *engine_cli; /* "docker" / "podman" */
 	double timeout;         /* seconds, 0: none */
 	double poll_interval;
 	int no_inotify;

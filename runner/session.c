@@ -8,10 +8,16 @@
  * short drain timer: a leftover grandchild may hold the pipe), then the final
  * sweep runs and every handle is closed.
  *
- * Stopping (timeout, SIGINT, SIGTERM): local engine: SIGTERM to the process
- * group, SIGKILL after a grace period; containers: `docker stop -t 5`, then
- * `docker kill` and SIGKILL to the CLI after the grace period. After a local
- * engine exits, its process group is sent SIGKILL so no straggler survives.
+ * Stopping (timeout, SIGINT, SIGTERM) goes through the engine's ops table
+ * (engine.h): ops->stop(force 0) is a command to run (`docker stop`) or a
+ * signal for the process group (local: SIGTERM); after ops->stop_grace_ms,
+ * ops->stop(force 1) (`docker kill`, local: SIGKILL) and SIGKILL to the
+ * group in any case. After the exit, an engine with kill_group_after_exit
+ * (local) has its process group sent SIGKILL so no straggler survives, and
+ * an engine with reap commands (containers) is reaped on this same loop
+ * (reap.h) while the output drains: signals and timers keep being served,
+ * and the session finishes only once the container is gone or the reap
+ * gave up.
  */
 #include "run.h"
 
@@ -22,6 +28,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "reap.h"
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 
@@ -33,6 +40,7 @@ struct session {
 	uv_loop_t loop;
 	struct rn_watch watch;
 	struct rn_engine_params ep;
+	const struct rn_engine_ops *ops;
 	uv_process_t proc;
 	int proc_pid;
 	int exited;
@@ -46,6 +54,9 @@ struct session {
 	uv_process_t stopper;
 	int stopper_running;    /* the stopper handle is in use: running or closing */
 	int stop_phase;
+	struct rn_reap reap;
+	int reaping;            /* the reap runs: the session may not finish yet */
+	int drain_expired;      /* the output drain timer fired */
 	int finished;
 	int budget_logged;      /* cycle_limit (retained_bytes) was logged */
 	char *metrics_skill;    /* owned: the skill label of every cycle metric */
@@ -194,16 +205,27 @@ static void on_stopper_exit(uv_process_t *p, int64_t status, int sig)
 	uv_close((uv_handle_t *)p, on_stopper_closed);
 }
 
-static void spawn_stopper(struct session *s, int force)
+static void kill_group(struct session *s, int sig)
+{
+	if (s->proc_pid > 0)
+		kill(-s->proc_pid, sig);
+}
+
+/* The engine's stop (force 0) or kill (force 1): a command, or a signal. */
+static void stop_engine(struct session *s, int force)
 {
 	struct fg_strvec argv;
 	uv_process_options_t o = { 0 };
 	int r;
 
-	if (s->stopper_running)
-		return;
 	fg_strvec_init(&argv);
-	rn_engine_stop_argv(&s->ep, force, &argv);
+	r = s->ops->stop(&s->ep, force, &argv);
+	if (r > 0 || s->stopper_running) {
+		if (r > 0)
+			kill_group(s, r);
+		fg_strvec_release(&argv);
+		return;
+	}
 	o.file = argv.v[0];
 	o.args = argv.v;
 	o.exit_cb = on_stopper_exit;
@@ -219,23 +241,16 @@ static void spawn_stopper(struct session *s, int force)
 	fg_strvec_release(&argv);
 }
 
-static void kill_group(struct session *s, int sig)
-{
-	if (s->proc_pid > 0)
-		kill(-s->proc_pid, sig);
-}
-
 static void on_grace(uv_timer_t *t)
 {
 	struct session *s = t->data;
-	struct rn_log_field f[] = { RN_LS("engine", rn_engine_name(s->ep.kind)) };
+	struct rn_log_field f[] = { RN_LS("engine", s->ops->name) };
 
 	if (s->exited)
 		return;
 	s->stop_phase = 2;
 	logf_event(s, RN_LOG_WARN, "stop_kill", f, 1);
-	if (s->ep.kind != RN_ENGINE_LOCAL)
-		spawn_stopper(s, 1);
+	stop_engine(s, 1);
 	kill_group(s, SIGKILL);
 }
 
@@ -244,13 +259,8 @@ static void begin_stop(struct session *s)
 	if (s->exited || s->stop_phase)
 		return;
 	s->stop_phase = 1;
-	if (s->ep.kind == RN_ENGINE_LOCAL) {
-		kill_group(s, SIGTERM);
-		uv_timer_start(&s->grace_timer, on_grace, RN_LOCAL_STOP_GRACE_MS, 0);
-	} else {
-		spawn_stopper(s, 0);
-		uv_timer_start(&s->grace_timer, on_grace, RN_CONTAINER_STOP_GRACE_MS, 0);
-	}
+	stop_engine(s, 0);
+	uv_timer_start(&s->grace_timer, on_grace, (uint64_t)s->ops->stop_grace_ms, 0);
 }
 
 static void on_timeout(uv_timer_t *t)
@@ -324,9 +334,12 @@ static void finish(struct session *s)
 	}
 }
 
+/* Finished once the engine exited, its output is at EOF (or the drain
+ * timer gave up on it) and the reap is over. */
 static void maybe_finish(struct session *s)
 {
-	if (!s->finished && s->exited && !s->out_open[0] && !s->out_open[1])
+	if (!s->finished && s->exited && !s->reaping &&
+	    (s->drain_expired || (!s->out_open[0] && !s->out_open[1])))
 		finish(s);
 }
 
@@ -334,8 +347,27 @@ static void on_drain_timeout(uv_timer_t *t)
 {
 	struct session *s = t->data;
 
-	if (!s->finished)
-		finish(s);
+	s->drain_expired = 1;
+	maybe_finish(s);
+}
+
+static void on_reaped(struct rn_reap *r)
+{
+	struct session *s = r->data;
+	char *name = rn_engine_container_name(s->p->run_id);
+
+	if (r->result) {
+		struct rn_log_field f[] = {
+			RN_LS("container", name), RN_LS("error", r->result < 0 ? r->err : NULL),
+		};
+
+		logf_event(s, r->result < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
+			   r->result < 0 ? "container_left" : "container_removed", f,
+			   r->result < 0 ? 2 : 1);
+	}
+	free(name);
+	s->reaping = 0;
+	maybe_finish(s);
 }
 
 static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
@@ -344,7 +376,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 
 	s->exited = 1;
 	s->exit_code = sig ? 128 + sig : (int)status;
-	if (s->ep.kind == RN_ENGINE_LOCAL)
+	if (s->ops->kill_group_after_exit)
 		kill_group(s, SIGKILL);
 	uv_close((uv_handle_t *)p, on_closed);
 	uv_timer_stop(&s->timeout_timer);
@@ -352,6 +384,10 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 	/* Events the kernel queued before the exit were seen by the watch. */
 	rn_watch_drain(&s->watch);
 	uv_timer_start(&s->drain_timer, on_drain_timeout, RN_OUTPUT_DRAIN_MS, 0);
+	if (s->ops->reap_list) {
+		s->reaping = 1;
+		rn_reap_start(&s->reap, &s->loop, &s->ep, RN_REAP_TIMEOUT_MS, on_reaped, s);
+	}
 	maybe_finish(s);
 }
 
@@ -413,8 +449,9 @@ static void fill_engine_params(struct session *s)
 {
 	const struct rn_run_config *c = s->p->cfg;
 
+	s->ops = rn_engine_ops_of(c->engine);
 	s->ep.kind = c->engine;
-	s->ep.program = c->engine == RN_ENGINE_LOCAL ? c->entrypoint : c->engine_cli;
+	s->ep.program = s->ops->cli ? s->ops->cli : c->entrypoint;
 	s->ep.image = c->image;
 	s->ep.workspace = c->workspace;
 	s->ep.skills_dir = c->skills_dir;
@@ -502,9 +539,27 @@ static char *exit_message(struct session *s)
 	if (s->res->signal)
 		return fg_xasprintf("stopped by %s", sigabbrev_np(s->res->signal));
 	if (!*tail)
-		return fg_xasprintf("%s exited with code %d", rn_engine_name(s->ep.kind), s->exit_code);
-	return fg_xasprintf("%s exited with code %d; last output:\n%s", rn_engine_name(s->ep.kind),
+		return fg_xasprintf("%s exited with code %d", s->ops->name, s->exit_code);
+	return fg_xasprintf("%s exited with code %d; last output:\n%s", s->ops->name,
 			    s->exit_code, tail);
+}
+
+/* The engine's own exit codes (a docker kill from outside is 137) named
+ * before the generic message; only when the runner did not stop it. */
+static void add_exit_reason(struct session *s)
+{
+	struct rn_session_result *res = s->res;
+	char *why, *msg;
+
+	if (res->failed || res->timed_out || res->signal || !s->ops->exit_reason)
+		return;
+	why = s->ops->exit_reason(&s->ep, s->exit_code);
+	if (!why)
+		return;
+	msg = fg_xasprintf("%s; %s", why, res->error_message ? res->error_message : "");
+	free(res->error_message);
+	res->error_message = msg;
+	free(why);
 }
 
 void rn_session_unblock_signals(struct rn_session_result *res)
@@ -554,6 +609,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 		res->exit_code = s->exit_code;
 	if (!res->failed && res->exit_code != 0)
 		res->error_message = exit_message(s);
+	add_exit_reason(s);
 	fg_buf_release(&s->line[0]);
 	fg_buf_release(&s->line[1]);
 	fg_buf_release(&s->tail);

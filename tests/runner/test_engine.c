@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -208,4 +209,55 @@ Test(engine, exit_reason_names_the_engines_own_codes)
 	}
 	p.kind = RN_ENGINE_LOCAL;
 	cr_assert_null(rn_engine_exit_reason(&p, 137), "local codes are the entrypoint's own");
+}
+
+Test(engine, ops_tables_say_how_each_engine_is_stopped_and_reaped)
+{
+	const struct rn_engine_ops *local = rn_engine_ops_of(RN_ENGINE_LOCAL);
+	struct rn_engine_params p = base(RN_ENGINE_LOCAL);
+	struct fg_strvec a;
+
+	fg_strvec_init(&a);
+	cr_assert_str_eq(local->name, "local");
+	cr_assert_null(local->cli, "the local engine runs the entrypoint itself");
+	cr_assert_eq(local->stop(&p, 0, &a), SIGTERM);
+	cr_assert_eq(local->stop(&p, 1, &a), SIGKILL);
+	cr_assert_eq(a.n, 0, "a signal, not a command");
+	cr_assert(local->kill_group_after_exit);
+	cr_assert_null(local->reap_list, "nothing of a local run outlives its process");
+	for (enum rn_engine_kind k = RN_ENGINE_DOCKER; k <= RN_ENGINE_PODMAN; k++) {
+		const struct rn_engine_ops *ops = rn_engine_ops_of(k);
+		enum rn_engine_kind parsed;
+
+		cr_assert_eq(rn_engine_parse(ops->name, &parsed), 0);
+		cr_assert_eq(parsed, k);
+		cr_assert_str_eq(ops->cli, ops->name);
+		cr_assert_not_null(ops->reap_list);
+		cr_assert_not_null(ops->reap_remove);
+		cr_assert_not_null(ops->exit_reason);
+		cr_assert(ops->env_by_name);
+		cr_assert(!ops->kill_group_after_exit, "the CLI is stopped through the engine");
+		p = base(k);
+		cr_assert(ops->workspace_local(&p));
+	}
+}
+
+Test(engine, podman_as_root_has_no_user_namespace_to_keep)
+{
+	struct rn_engine_params p = base(RN_ENGINE_PODMAN);
+	struct fg_strvec argv, env;
+	char err[256] = "";
+	char *got;
+
+	p.uid = 0;
+	p.gid = 0;
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);
+	got = joined(&argv);
+	cr_assert_null(strstr(got, "--userns"), "%s", got);
+	cr_assert_not_null(strstr(got, "--user 0:0"), "%s", got);
+	free(got);
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
 }

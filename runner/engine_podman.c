@@ -1,0 +1,28 @@
+/*
+ * engine_podman.c - the podman engine: the container base (engine_container.c)
+ * with the podman CLI. Rootless podman maps the caller to root inside the
+ * container's user namespace; --userns=keep-id maps it to itself instead,
+ * so with --user UID:GID the files the container writes in the workspace
+ * belong to the caller on the host. As root there is nothing to keep.
+ */
+#include "engine.h"
+
+static int podman_build(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,
+			size_t errlen)
+{
+	return rn__container_build(p, p->uid != 0 ? "--userns=keep-id" : NULL, argv, err, errlen);
+}
+
+const struct rn_engine_ops rn_engine_podman_ops = {
+	.name = "podman",
+	.cli = "podman",
+	.build = podman_build,
+	.stop = rn__container_stop,
+	.stop_grace_ms = RN_CONTAINER_STOP_GRACE_MS,
+	.kill_group_after_exit = 0,
+	.reap_list = rn__container_reap_list,
+	.reap_remove = rn__container_reap_remove,
+	.exit_reason = rn__container_exit_reason,
+	.workspace_local = rn__container_workspace_local,
+	.env_by_name = 1,
+};

@@ -1,0 +1,206 @@
+/*
+ * test_reap.c - the container reap on an event loop, against a stand-in
+ * engine CLI: a shell script that answers `ps` and `rm` from marker files in
+ * its directory and records every call, so each path of the reap (gone at
+ * once, removal lagging, left behind, stuck, failing, not answering, not
+ * found) is checked by what was run and what was concluded.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "fgtest.h"
+#include "reap.h"
+
+TestSuite(reap, .timeout = 60);
+
+#define RUN_ID "0123456789abcdef"
+
+/*
+ * ps: lists "c0ffee" while the file 'exists' is there; after N listings when
+ * 'vanish_after' holds N, 'exists' goes away by itself (a lagging --rm);
+ * exits with the code in 'ps_code'; 'ps_hangs' makes it hang.
+ * rm: removes 'exists' when 'rm_works' is there.
+ */
+static const char FAKE_CLI[] =
+	"#!/bin/sh\n"
+	"d=$(dirname \"$0\")\n"
+	"echo \"$*\" >> \"$d/calls\"\n"
+	"case \"$1\" in\n"
+	"ps)\n"
+	"  [ -e \"$d/ps_hangs\" ] && exec sleep 30\n"
+	"  n=$(grep -c '^ps' \"$d/calls\")\n"
+	"  if [ -e \"$d/vanish_after\" ] && [ \"$n\" -ge \"$(cat \"$d/vanish_after\")\" ]; then\n"
+	"    rm -f \"$d/exists\"\n"
+	"  fi\n"
+	"  [ -e \"$d/exists\" ] && echo c0ffee\n"
+	"  exit \"$(cat \"$d/ps_code\" 2>/dev/null || echo 0)\";;\n"
+	"rm) [ -e \"$d/rm_works\" ] && rm -f \"$d/exists\"; exit 0;;\n"
+	"esac\n"
+	"exit 2\n";
+
+struct fixture {
+	char *dir;
+	char *cli;
+	struct rn_engine_params p;
+	struct rn_reap reap;
+	int done;
+};
+
+static void setup(struct fixture *f, enum rn_engine_kind kind)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir = fgt_tmpdir();
+	f->cli = fgt_fmt("%s/engine-cli", f->dir);
+	fgt_write(f->cli, FAKE_CLI);
+	fgt_chmod_x(f->cli);
+	f->p.kind = kind;
+	f->p.program = f->cli;
+	f->p.run_id = RUN_ID;
+}
+
+static void mark(const struct fixture *f, const char *name, const char *content)
+{
+	char *path = fgt_fmt("%s/%s", f->dir, name);
+
+	fgt_write(path, content);
+	free(path);
+}
+
+static void on_done(struct rn_reap *r)
+{
+	struct fixture *f = r->data;
+
+	f->done++;
+}
+
+/* Runs the reap to its end on a fresh loop; every handle must be closed. */
+static int reap(struct fixture *f, int timeout_ms)
+{
+	uv_loop_t loop;
+
+	cr_assert_eq(uv_loop_init(&loop), 0);
+	rn_reap_start(&f->reap, &loop, &f->p, timeout_ms, on_done, f);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	cr_assert_eq(f->done, 1, "done called %d times", f->done);
+	cr_assert_eq(uv_loop_close(&loop), 0, "the reap left a handle open");
+	return f->reap.result;
+}
+
+static char *calls(const struct fixture *f)
+{
+	char *path = fgt_fmt("%s/calls", f->dir);
+	char *text = fgt_read(path, NULL);
+
+	free(path);
+	return text ? text : fgt_fmt("%s", "");
+}
+
+static void teardown(struct fixture *f)
+{
+	fgt_rm_rf(f->dir);
+	free(f->dir);
+	free(f->cli);
+}
+
+Test(reap, container_already_gone_is_one_anchored_listing)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	cr_assert_eq(reap(&f, 15000), 0);
+	char *c = calls(&f);
+	cr_assert_str_eq(c, "ps -a -q --filter name=^forge-" RUN_ID "$\n");
+	free(c);
+	teardown(&f);
+}
+
+Test(reap, lagging_removal_is_waited_for_without_force)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_PODMAN);
+	mark(&f, "exists", "");
+	mark(&f, "vanish_after", "3");
+	cr_assert_eq(reap(&f, 15000), 0, "%s", f.reap.err);
+	char *c = calls(&f);
+	cr_assert_null(strstr(c, "rm -f"), "removed by force although it went by itself:\n%s", c);
+	free(c);
+	teardown(&f);
+}
+
+Test(reap, container_left_behind_is_removed_by_force)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	mark(&f, "exists", "");
+	mark(&f, "rm_works", "");
+	cr_assert_eq(reap(&f, 15000), 1, "%s", f.reap.err);
+	char *c = calls(&f);
+	cr_assert_not_null(strstr(c, "\nrm -f forge-" RUN_ID "\nps -a -q"), "calls:\n%s", c);
+	free(c);
+	teardown(&f);
+}
+
+Test(reap, container_that_stays_is_reported_at_the_deadline)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	mark(&f, "exists", "");
+	cr_assert_eq(reap(&f, 1600), -EBUSY);
+	cr_assert_str_eq(f.reap.err, "container 'forge-" RUN_ID "' still exists");
+	char *c = calls(&f);
+	cr_assert_not_null(strstr(c, "rm -f forge-" RUN_ID), "never tried rm -f:\n%s", c);
+	free(c);
+	teardown(&f);
+}
+
+Test(reap, failing_listing_is_an_error)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	mark(&f, "ps_code", "1");
+	cr_assert_eq(reap(&f, 15000), -EIO);
+	cr_assert_not_null(strstr(f.reap.err, "ps' exited with code 1"), "%s", f.reap.err);
+	teardown(&f);
+}
+
+Test(reap, listing_that_does_not_answer_is_killed_at_the_deadline)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	mark(&f, "ps_hangs", "");
+	cr_assert_eq(reap(&f, 500), -ETIMEDOUT);
+	cr_assert_not_null(strstr(f.reap.err, "cannot run"), "%s", f.reap.err);
+	teardown(&f);
+}
+
+Test(reap, missing_cli_is_an_error)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_DOCKER);
+	f.p.program = "/nonexistent/engine-cli";
+	cr_assert_eq(reap(&f, 15000), -ENOENT);
+	cr_assert_not_null(strstr(f.reap.err, "cannot run '/nonexistent/engine-cli ps'"), "%s",
+			   f.reap.err);
+	teardown(&f);
+}
+
+Test(reap, local_engine_has_nothing_to_reap)
+{
+	struct fixture f;
+
+	setup(&f, RN_ENGINE_LOCAL);
+	cr_assert_eq(reap(&f, 15000), 0);
+	char *c = calls(&f);
+	cr_assert_str_eq(c, "", "the local engine ran a command:\n%s", c);
+	free(c);
+	teardown(&f);
+}
