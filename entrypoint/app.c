@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "forge/opts.h"
+#include "forge/util.h"
 
 #include "cli.h"
 #include "inspect.h"
@@ -56,9 +57,11 @@ static const char RUN_ABOUT[] =
 	"  AUTO_REVIEW_STOP_WHEN_STALLED     stop when two rejections in a row are the same\n"
 	"  AUTO_REVIEW_FAIL_ON_EXHAUSTION    1: exhausted or stalled exits 3\n"
 	"\n"
-	"exit: 0 success (approved, no review, disabled, or exhausted/stalled), 1 the task\n"
-	"failed, 2 configuration or usage error (nothing run), 3 exhausted or stalled with\n"
-	"AUTO_REVIEW_FAIL_ON_EXHAUSTION=1, 128+N ended by signal N.";
+	"exit: " FG_XSTR(FG_EXIT_OK) " success (approved, no review, disabled, or exhausted/stalled), "
+	FG_XSTR(FG_EXIT_FAILED) " the task\nfailed, " FG_XSTR(FG_EXIT_USAGE)
+	" configuration or usage error (nothing run), " FG_XSTR(FG_EXIT_EXHAUSTED)
+	" exhausted or stalled with\nAUTO_REVIEW_FAIL_ON_EXHAUSTION=1, "
+	FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N.";
 
 static const char RUN_USAGE[] =
 	"forge-entrypoint [run] [--task-file F] [--workspace DIR] [--skills-dir DIR]\n"
@@ -98,7 +101,7 @@ int ep_cmd_run(int argc, char **argv)
 	if (rc < 0) {
 		ep_error("%s", err);
 		ep_task_release(&t);
-		return EP_EXIT_USAGE;
+		return FG_EXIT_USAGE;
 	}
 	rc = ep_loop_run(&t);
 	ep_task_release(&t);
@@ -141,7 +144,7 @@ int ep_main(int argc, char **argv)
 	}
 	if (!first || first[0] == '-')
 		return ep_cmd_run(argc, argv);   /* run is the default subcommand */
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(first, cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
 	return ep_usage("unknown command '%s' (run, resolve, config, verdict or lint)", first);

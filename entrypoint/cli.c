@@ -47,7 +47,7 @@ int ep_usage(const char *fmt, ...)
 	vsay(fmt, ap);
 	va_end(ap);
 	fputs("try 'forge-entrypoint --help'\n", stderr);
-	return EP_EXIT_USAGE;
+	return FG_EXIT_USAGE;
 }
 
 int ep_help(const char *usage, const char *about, const struct fg_opt *table)

@@ -4,14 +4,14 @@
 #ifndef EP_CLI_H
 #define EP_CLI_H
 
+#include "forge/exit.h"
 #include "forge/opts.h"
 
-#define EP_EXIT_USAGE 2
 /* Bytes of one message line (longer ones are cut and end in "..."). */
 #define EP_MESSAGE_MAX 4096
 
 /* Prints "forge-entrypoint: <msg>" and "try 'forge-entrypoint --help'" on
- * stderr; returns EP_EXIT_USAGE. */
+ * stderr; returns FG_EXIT_USAGE. */
 int ep_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "usage: <usage>", a description and the option table (borrowed)

@@ -52,7 +52,7 @@ static void print_json(cJSON *o)
 }
 
 /* Collects the positionals of a subcommand with no options but --help.
- * Returns -1 when help was printed, EP_EXIT_USAGE on a usage error, 0. */
+ * Returns -1 when help was printed, FG_EXIT_USAGE on a usage error, 0. */
 static int positionals(int argc, char **argv, const char *usage, const char *about,
 		       const char **out, int max, int *n)
 {
@@ -128,7 +128,7 @@ int ep_cmd_resolve(int argc, char **argv)
 	if (rc == 0)
 		printf("%s\n", path);
 	free(path);
-	return rc == 0 ? 0 : rc == -ENOENT ? 1 : EP_EXIT_USAGE;
+	return rc == 0 ? 0 : rc == -ENOENT ? 1 : FG_EXIT_USAGE;
 }
 
 static void add_warnings(cJSON *o, const struct fg_diags *d)
@@ -185,7 +185,7 @@ int ep_cmd_config(int argc, char **argv)
 	if (fg_review_config_load(&c, file[0], &env) == -ENOENT) {
 		ep_error("config: cannot read '%s': %s", file[0], strerror(ENOENT));
 		fg_review_config_release(&c);
-		return EP_EXIT_USAGE;
+		return FG_EXIT_USAGE;
 	}
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "max_retries", c.max_retries);
@@ -258,7 +258,7 @@ int ep_cmd_verdict(int argc, char **argv)
 	if (rc < 0) {
 		ep_error("verdict: cannot read '%s': %s", file[0] ? file[0] : "-", strerror(-rc));
 		ep_capture_release(&cap);
-		return EP_EXIT_USAGE;
+		return FG_EXIT_USAGE;
 	}
 	fg_buf_init(&text, EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX + 256);
 	ep_capture_text(&cap, &text);

@@ -20,19 +20,18 @@
 #include "forge/alloc.h"
 #include "forge/cmdline.h"
 #include "forge/cycle.h"
+#include "forge/exit.h"
 #include "forge/fsutil.h"
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
 #include "forge/summary.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
+#include "forge/util.h"
 #include "forge/verdict.h"
 
 extern char **environ;
 
-#define EXIT_FAILED 1
-#define EXIT_CONFIG 2
-#define EXIT_EXHAUSTED 3
 /* Internal: an agent run ended because we received a signal. */
 #define STOP_SIGNAL (-1)
 
@@ -67,7 +66,7 @@ static void print_diags(const char *subject, const struct fg_diags *d)
 	}
 }
 
-/* Step 1: which review.md, and its configuration. EXIT_CONFIG or 0. */
+/* Step 1: which review.md, and its configuration. FG_EXIT_USAGE or 0. */
 static int configure(struct loop *l)
 {
 	struct fg_review_env env;
@@ -79,7 +78,7 @@ static int configure(struct loop *l)
 	print_diags("resolve", &d);
 	fg_diags_release(&d);
 	if (rc < 0 && rc != -ENOENT)
-		return EXIT_CONFIG;
+		return FG_EXIT_USAGE;
 	if (!l->review_md) {
 		ep_error("no review.md for skill '%s' under '%s': the worker's result is final",
 		    l->t->skill, l->t->skills_dir);
@@ -93,7 +92,7 @@ static int configure(struct loop *l)
 	    l->max == 0 ? ": review disabled" : "");
 	if (l->max > 0 && !l->t->reviewer_cmd) {
 		ep_error("FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
-		return EXIT_CONFIG;
+		return FG_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -116,7 +115,7 @@ static void remove_tmpdir(struct loop *l)
 {
 	if (!l->tmpdir)
 		return;
-	for (size_t i = 0; i < sizeof(TMP_FILES) / sizeof(TMP_FILES[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(TMP_FILES); i++) {
 		char *p = fg_path_join(l->tmpdir, TMP_FILES[i]);
 
 		unlink(p);
@@ -154,7 +153,7 @@ static void build_argv(struct loop *l, const struct call *c, const char *prompt_
 	/* Validated by ep_task_load(): this split cannot fail. */
 	fg_cmdline_split(!strcmp(c->role, "worker") ? t->worker_cmd : t->reviewer_cmd, argv, err,
 			 sizeof(err));
-	fg_cmdline_expand(argv, ph, sizeof(ph) / sizeof(ph[0]));
+	fg_cmdline_expand(argv, ph, ARRAY_SIZE(ph));
 	free(sys);
 }
 
@@ -231,7 +230,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? STOP_SIGNAL : 0;
 }
 
-/* A worker run; 0 success, EXIT_FAILED (r->what says why) or STOP_SIGNAL. */
+/* A worker run; 0 success, FG_EXIT_FAILED (r->what says why) or STOP_SIGNAL. */
 static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
@@ -253,7 +252,7 @@ static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 	free(prompt);
 	if (rc == STOP_SIGNAL)
 		return STOP_SIGNAL;
-	return ep_agent_ok(r) ? 0 : EXIT_FAILED;
+	return ep_agent_ok(r) ? 0 : FG_EXIT_FAILED;
 }
 
 static int open_log(struct loop *l, const char *name)
@@ -479,12 +478,12 @@ static int synthetic(struct loop *l, int after, const struct ep_agent_result *r)
 		ep_frame_cycle(&c, l->t->step);
 	ep_error("the task failed: %s", r->what);
 	fg_cycle_release(&c);
-	return finish(l, FG_STATE_FAILED, EXIT_FAILED);
+	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
 }
 
 static int exhausted_code(const struct loop *l)
 {
-	return l->t->fail_on_exhaustion ? EXIT_EXHAUSTED : 0;
+	return l->t->fail_on_exhaustion ? FG_EXIT_EXHAUSTED : 0;
 }
 
 /* Step 4: cycles 1..max. Returns the exit code or STOP_SIGNAL. */
@@ -503,7 +502,7 @@ static int review_phase(struct loop *l)
 		rc = fg_cycle_write(l->step_dir, c);
 		if (rc < 0) {
 			ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, k, strerror(-rc));
-			return finish(l, FG_STATE_FAILED, EXIT_FAILED);
+			return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
 		}
 		/* After the file: the stream never reports a cycle that has no file. */
 		ep_frame_cycle(c, l->t->step);
@@ -534,7 +533,7 @@ static int run_all(struct loop *l)
 		return STOP_SIGNAL;
 	if (rc) {
 		ep_error("the task failed: %s", r.what);
-		return EXIT_FAILED;
+		return FG_EXIT_FAILED;
 	}
 	if (!l->review_md)
 		return finish(l, FG_STATE_NO_REVIEW, 0);
@@ -557,15 +556,15 @@ static int start(struct loop *l)
 
 	if (rc < 0) {
 		ep_error("cannot set up signal handling: %s", strerror(-rc));
-		return EXIT_FAILED;
+		return FG_EXIT_FAILED;
 	}
 	l->step_dir = fg_xasprintf("%s/.forge/%s", l->t->workspace, l->t->step);
 	rc = fg_mkdir_p(l->step_dir, 0755);
 	if (rc < 0) {
 		ep_error("cannot create '%s': %s", l->step_dir, strerror(-rc));
-		return EXIT_CONFIG;
+		return FG_EXIT_USAGE;
 	}
-	return make_tmpdir(l) < 0 ? EXIT_FAILED : 0;
+	return make_tmpdir(l) < 0 ? FG_EXIT_FAILED : 0;
 }
 
 static void loop_release(struct loop *l)

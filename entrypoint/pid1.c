@@ -3,6 +3,8 @@
  */
 #include "pid1.h"
 
+#include "forge/exit.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -151,5 +153,5 @@ int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
 
 int ep_pid1_exit_code(const struct ep_pid1 *p)
 {
-	return 128 + p->term_sig;
+	return FG_EXIT_SIGNAL_BASE + p->term_sig;
 }

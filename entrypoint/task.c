@@ -16,6 +16,7 @@
 #include "forge/cmdline.h"
 #include "forge/names.h"
 #include "forge/num.h"
+#include "forge/util.h"
 
 void ep_task_init(struct ep_task *t)
 {
@@ -29,7 +30,7 @@ void ep_task_release(struct ep_task *t)
 			   &t->summary, &t->description, &t->worker_cmd, &t->reviewer_cmd,
 			   &t->run_id };
 
-	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(owned); i++) {
 		free(*owned[i]);
 		*owned[i] = NULL;
 	}
@@ -218,7 +219,7 @@ static void defaults(struct ep_task *t)
 			  &t->description, &t->run_id };
 	const char *def[] = { "/workspace", "/skills", "", "", "", "" };
 
-	for (size_t i = 0; i < sizeof(slot) / sizeof(slot[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(slot); i++)
 		if (!*slot[i])
 			*slot[i] = fg_xstrdup(def[i]);
 	if (t->step && !t->skill) {

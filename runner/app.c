@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "report.h"
 #include "forge/buf.h"
+#include "forge/util.h"
 
 #define RN_MAX_HELP (64 * 1024)
 
@@ -36,8 +37,10 @@ static void print_help(void)
 	fg_opts_help(rn_report_options, &b);
 	fg_buf_adds(&b,
 		"\nContainers get the FORGE_* and AUTO_REVIEW_* environment, plus --env NAME.\n"
-		"\nExit codes (run): the entrypoint's code; 124 timeout; 125 runner failure;\n"
-		"128+N ended by signal N; 2 usage or configuration error.\n");
+		"\nExit codes (run): the entrypoint's code; " FG_XSTR(FG_EXIT_TIMEOUT) " timeout; "
+		FG_XSTR(FG_EXIT_RUNTIME) " runner failure;\n"
+		FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N; " FG_XSTR(FG_EXIT_USAGE)
+		" usage or configuration error.\n");
 	fputs(fg_buf_str(&b), stdout);
 	fg_buf_release(&b);
 }

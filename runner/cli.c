@@ -43,7 +43,7 @@ int rn_usage(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\ntry 'forge-runner --help'\n", stderr);
-	return RN_EXIT_USAGE;
+	return FG_EXIT_USAGE;
 }
 
 int rn_parse_interval(const char *s, double *out)
@@ -68,7 +68,7 @@ int rn_log_setup(struct rn_log *l, const struct rn_log_cfg *cfg, FILE *fp)
 	r = rn_log_open_file(l, cfg->file);
 	if (r) {
 		fprintf(stderr, "forge-runner: cannot open log file '%s': %s\n", cfg->file, strerror(-r));
-		return RN_EXIT_FAILURE;
+		return FG_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -118,8 +118,7 @@ static void on_stop_signal(uv_signal_t *s, int signum)
 	if (signum == SIGHUP || wc->stopping)
 		return;
 	wc->stopping = 1;
-	rn_log_event(&wc->err, RN_LOG_INFO, "watch_stop",
-		     (struct rn_log_field[]){ RN_LS("signal", sigabbrev_np(signum)) }, 1);
+	rn_log(&wc->err, RN_LOG_INFO, "watch_stop", RN_LS("signal", sigabbrev_np(signum)));
 	rn_watch_drain(&wc->w);
 	rn_watch_sweep(&wc->w);
 	rn_watch_close(&wc->w, NULL);
@@ -185,9 +184,9 @@ static int watch_run(struct watch_cmd *wc, const char **dirs, size_t ndirs)
 	uv_run(&wc->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&wc->loop)) {
 		fputs("forge-runner: event loop still has open handles\n", stderr);
-		return RN_EXIT_FAILURE;
+		return FG_EXIT_RUNTIME;
 	}
-	return r ? 1 : 0;
+	return r ? FG_EXIT_FAILED : FG_EXIT_OK;
 }
 
 int rn_cmd_watch(int argc, char **argv)
@@ -220,7 +219,7 @@ int rn_cmd_watch(int argc, char **argv)
 		fprintf(stderr, "forge-runner: cannot start the event loop: %s\n", uv_strerror(r));
 		rn_log_close(&wc.err);
 		free(dirs);
-		return RN_EXIT_FAILURE;
+		return FG_EXIT_RUNTIME;
 	}
 	rn_watch_init(&wc.w, &wc.loop, &o);
 	r = watch_run(&wc, dirs, ndirs);

@@ -1,21 +1,20 @@
 /*
  * cli.h - the subcommands of forge-runner and what their parsers share.
  *
- * Exit codes: run passes the entrypoint's code through, 124 when --timeout
- * ran out, 125 when the runner itself failed at run time, 128+N when ended
- * by signal N; every subcommand exits 2 on a usage or configuration error
+ * Exit codes (forge/exit.h): run passes the entrypoint's code through,
+ * FG_EXIT_TIMEOUT when --timeout ran out, FG_EXIT_RUNTIME when the runner
+ * itself failed at run time, FG_EXIT_SIGNAL_BASE+N when ended by signal N;
+ * every subcommand exits FG_EXIT_USAGE on a usage or configuration error
  * (nothing was started). watch exits 0 after SIGINT/SIGTERM; sweep exits 0,
- * or 1 when the directory cannot be read.
+ * or FG_EXIT_FAILED when the directory cannot be read.
  */
 #ifndef RN_CLI_H
 #define RN_CLI_H
 
+#include "forge/exit.h"
 #include "forge/opts.h"
 #include "log.h"
 
-#define RN_EXIT_USAGE 2
-#define RN_EXIT_TIMEOUT 124
-#define RN_EXIT_FAILURE 125
 #define RN_DEFAULT_POLL_INTERVAL 5.0
 
 extern const struct fg_opt rn_run_options[];
@@ -28,7 +27,7 @@ int rn_cmd_watch(int argc, char **argv);
 int rn_cmd_sweep(int argc, char **argv);
 
 /* Prints "forge-runner: <msg>" and "try 'forge-runner --help'" to stderr;
- * returns RN_EXIT_USAGE. */
+ * returns FG_EXIT_USAGE. */
 int rn_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Prints "usage: <usage>" and the option table to stdout; returns 0. */
@@ -43,8 +42,8 @@ struct rn_log_cfg {
 	const char *level;      /* NULL: FORGE_LOG_LEVEL, else info */
 	const char *file;       /* NULL: the given stream */
 };
-/* Sets up l per cfg writing to fp unless a file is named. 0, or RN_EXIT_USAGE
- * after printing the usage error, or RN_EXIT_FAILURE when the file cannot be opened. */
+/* Sets up l per cfg writing to fp unless a file is named. 0, or FG_EXIT_USAGE
+ * after printing the usage error, or FG_EXIT_RUNTIME when the file cannot be opened. */
 int rn_log_setup(struct rn_log *l, const struct rn_log_cfg *cfg, FILE *fp);
 
 #endif

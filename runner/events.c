@@ -46,24 +46,18 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	const char *source = rn_source_name(r->source);
 
 	if (l->format == RN_LOG_JSON) {
-		struct rn_log_field f[] = {
-			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
-			RN_LI("max_cycles", c->max_cycles), RN_LS("verdict", verdict),
-			RN_LN("elapsed_seconds", c->elapsed_seconds), RN_LS("feedback", fb),
-			RN_LS("file", file), RN_LS("source", source), RN_LS("run_id", c->run_id),
-		};
-
-		rn_log_event(l, level, "review_cycle", f, c->run_id ? 10 : 9);
+		rn_log(l, level, "review_cycle", RN_LS("step", r->step), RN_LS("skill", c->skill),
+		       RN_LI("cycle", c->cycle), RN_LI("max_cycles", c->max_cycles),
+		       RN_LS("verdict", verdict), RN_LN("elapsed_seconds", c->elapsed_seconds),
+		       RN_LS("feedback", fb), RN_LS("file", file), RN_LS("source", source),
+		       RN_LS_OPT("run_id", c->run_id));
 	} else {
 		char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
 		char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
-		struct rn_log_field f[] = {
-			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LS("cycle", cyc),
-			RN_LS("verdict", verdict), RN_LS("elapsed", el), RN_LS("source", source),
-			RN_LS("file", file), RN_LS("feedback", fb),
-		};
 
-		rn_log_event(l, level, "review_cycle", f, 8);
+		rn_log(l, level, "review_cycle", RN_LS("step", r->step), RN_LS("skill", c->skill),
+		       RN_LS("cycle", cyc), RN_LS("verdict", verdict), RN_LS("elapsed", el),
+		       RN_LS("source", source), RN_LS("file", file), RN_LS("feedback", fb));
 		free(cyc);
 		free(el);
 	}

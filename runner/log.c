@@ -244,6 +244,8 @@ static void build_line(const struct rn_log *l, struct fg_buf *b, enum rn_log_lev
 		text_escape(b, event, strlen(event));
 	}
 	for (size_t i = 0; i < nfields; i++) {
+		if (fields[i].optional && !fields[i].str)
+			continue;
 		if (json) {
 			fg_buf_addc(b, ',');
 			json_escape(b, fields[i].key, strlen(fields[i].key));
@@ -264,7 +266,7 @@ void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 {
 	struct fg_buf b;
 
-	if (level < l->level || !l->fp)
+	if (!l || level < l->level || !l->fp)
 		return;
 	/* The newline is reserved up front so a line that hit the cap still ends. */
 	fg_buf_init(&b, RN_LOG_LINE_MAX);

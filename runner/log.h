@@ -18,6 +18,8 @@
 
 #include <stdio.h>
 
+#include "forge/util.h"
+
 enum rn_log_level { RN_LOG_DEBUG, RN_LOG_INFO, RN_LOG_WARN, RN_LOG_ERROR };
 enum rn_log_format { RN_LOG_TEXT, RN_LOG_JSON };
 
@@ -26,12 +28,15 @@ enum rn_log_ftype { RN_LF_STR, RN_LF_INT, RN_LF_NUM, RN_LF_BOOL };
 struct rn_log_field {
 	const char *key;
 	enum rn_log_ftype type;
-	const char *str;     /* RN_LF_STR; NULL logs as null / empty */
+	const char *str;     /* RN_LF_STR; NULL logs as null / empty, or not at all when optional */
 	long long integer;   /* RN_LF_INT, RN_LF_BOOL */
 	double num;          /* RN_LF_NUM */
+	int optional;        /* 1: a NULL str leaves the field out of the line */
 };
 
 #define RN_LS(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_STR, .str = (v) })
+/* An optional string field: absent from the line when v is NULL. */
+#define RN_LS_OPT(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_STR, .str = (v), .optional = 1 })
 #define RN_LI(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_INT, .integer = (v) })
 #define RN_LN(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_NUM, .num = (v) })
 #define RN_LB(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_BOOL, .integer = !!(v) })
@@ -56,8 +61,22 @@ void rn_log_close(struct rn_log *l);
 int rn_log_level_parse(const char *s, enum rn_log_level *out);
 int rn_log_format_parse(const char *s, enum rn_log_format *out);
 
-/* Writes one event line if level passes the threshold, then flushes. */
+/* Writes one event line if level passes the threshold, then flushes: the
+ * nfields fields (borrowed; NULL when 0) in order, optional ones whose
+ * value is NULL left out. l may be NULL: nothing is logged. */
 void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 		  const struct rn_log_field *fields, size_t nfields);
+
+/*
+ * The usual way to log: rn_log(l, level, "event", RN_LS(...), RN_LI(...), ...)
+ * is rn_log_event() over those fields, counted by the compiler, so a field
+ * added or made conditional cannot be cut off by a stale count. At least
+ * one field; an event without fields is rn_log_event(l, level, event, NULL, 0).
+ * The field list is expanded twice, the second time inside sizeof, so its
+ * expressions are evaluated once.
+ */
+#define rn_log(l, level, event, ...)                                                   \
+	rn_log_event((l), (level), (event), (const struct rn_log_field[]){ __VA_ARGS__ }, \
+		     ARRAY_SIZE(((const struct rn_log_field[]){ __VA_ARGS__ })))
 
 #endif

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include "app.h"
+#include "forge/exit.h"
 #include "forge/sys.h"
 
 int main(int argc, char **argv)
@@ -12,7 +13,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = SIG_IGN };
 
 	if (fg_sanitize_stdio() < 0)
-		return 125;
+		return FG_EXIT_RUNTIME;
 	sigaction(SIGPIPE, &sa, NULL);
 	return rn_main(argc, argv);
 }

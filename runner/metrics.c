@@ -18,6 +18,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/util.h"
 #include "metrics.h"
 
 #define NBUCKETS 9               /* the finite bounds plus +Inf */
@@ -461,7 +462,7 @@ static int classify(const char *name, enum family *fam, enum part *part)
 		}
 		if (strncmp(name, families[f].name, bl))
 			continue;
-		for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
 			*part = parts[i].part;
 			if (!strcmp(name + bl, parts[i].suffix))
 				return 1;

@@ -7,6 +7,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/util.h"
 #include "record.h"
 
 static const char *const mode_names[] = {
@@ -17,7 +18,7 @@ static const char *const mode_names[] = {
 
 const char *rn_record_mode_name(enum rn_record_mode m)
 {
-	if ((unsigned)m >= sizeof(mode_names) / sizeof(mode_names[0]))
+	if ((unsigned)m >= ARRAY_SIZE(mode_names))
 		return "none";
 	return mode_names[m];
 }
@@ -29,7 +30,7 @@ int rn_record_mode_parse(const char *s, enum rn_record_mode *out)
 		*out = RN_RECORD_NONE;
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
 		if (!strcmp(s, mode_names[i])) {
 			*out = (enum rn_record_mode)i;
 			return 0;

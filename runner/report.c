@@ -24,15 +24,18 @@
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
+#include "forge/exit.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
+#include "forge/summary.h"
+#include "result.h"
 
 enum { R_FORMAT = 1, R_OUTPUT, R_ONLY_OPEN, R_HELP };
 
 const struct fg_opt rn_report_options[] = {
 	{ R_FORMAT, "format", 0, "FMT", NULL, "json (default) or markdown" },
 	{ R_OUTPUT, "output", 'o', "FILE", NULL, "write the report to FILE (atomically) instead of stdout" },
-	{ R_ONLY_OPEN, "only-open", 0, NULL, NULL, "only steps left exhausted, stalled or failed" },
+	{ R_ONLY_OPEN, "only-open", 0, NULL, NULL, "only steps left exhausted, stalled, blocked, over_budget or failed" },
 	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
@@ -46,7 +49,7 @@ struct entry {
 	char *step;
 	char *skill;        /* NULL: none */
 	char *run_id;       /* NULL: none */
-	char *state;        /* approved|exhausted|stalled|failed|none */
+	enum fg_review_state state;
 	bool exhausted;
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
@@ -69,7 +72,6 @@ static void entry_release(struct entry *e)
 	free(e->step);
 	free(e->skill);
 	free(e->run_id);
-	free(e->state);
 	free(e->source);
 	memset(e, 0, sizeof(*e));
 }
@@ -151,21 +153,25 @@ static int opt_string(const cJSON *o, const char *field, int kind, char **out, c
 
 static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	static const char *const states[] = { "approved", "exhausted", "stalled", "failed", "none" };
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "review_state");
+	size_t n;
 
 	if (!v) {
 		snprintf(err, errlen, "not a result file: missing field 'review_state'");
 		return -1;
 	}
-	for (size_t i = 0; cJSON_IsString(v) && i < sizeof(states) / sizeof(states[0]); i++) {
-		if (!strcmp(v->valuestring, states[i])) {
-			e->state = fg_xstrdup(states[i]);
-			return 0;
-		}
+	if (cJSON_IsString(v) && !fg_review_state_parse(v->valuestring, &e->state))
+		return 0;
+	/* The result's word for disabled and no_review (rn_result_state_name()). */
+	if (cJSON_IsString(v) && !strcmp(v->valuestring, "none")) {
+		e->state = FG_STATE_NO_REVIEW;
+		return 0;
 	}
-	snprintf(err, errlen, "not a result file: field 'review_state' must be one of "
-		 "approved, exhausted, stalled, failed, none");
+	n = (size_t)snprintf(err, errlen, "not a result file: field 'review_state' must be one of");
+	for (int i = 0; i < FG_STATE_COUNT && n < errlen; i++)
+		n += (size_t)snprintf(err + n, errlen - n, " %s,", fg_review_state_name((enum fg_review_state)i));
+	if (n < errlen)
+		snprintf(err + n, errlen - n, " none");
 	return -1;
 }
 
@@ -334,7 +340,8 @@ static int cmp_entry(const void *a, const void *b)
 
 static bool entry_open(const struct entry *e)
 {
-	return strcmp(e->state, "approved") && strcmp(e->state, "none");
+	return e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
+	       e->state != FG_STATE_DISABLED;
 }
 
 /* The last cycle's feedback when it was rejected, else NULL (borrowed). */
@@ -363,7 +370,7 @@ static cJSON *entry_json(const struct entry *e)
 	cJSON_AddStringToObject(o, "step", e->step);
 	add_str_or_null(o, "skill", e->skill);
 	add_str_or_null(o, "run_id", e->run_id);
-	cJSON_AddStringToObject(o, "state", e->state);
+	cJSON_AddStringToObject(o, "state", rn_result_state_name(e->state));
 	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
@@ -543,7 +550,7 @@ static void md_entry(struct md *m, const struct entry *e)
 		md_adds(m, " — ");
 	}
 	md_name(m, e->step);
-	md_addf(m, "\n\n**State:** %s", e->state);
+	md_addf(m, "\n\n**State:** %s", rn_result_state_name(e->state));
 	if (e->skill) {
 		md_adds(m, " · **Skill:** ");
 		md_name(m, e->skill);
@@ -553,7 +560,7 @@ static void md_entry(struct md *m, const struct entry *e)
 		return;
 	}
 	md_cycles(m, e);
-	if (strcmp(e->state, "approved") && open && *open) {
+	if (e->state != FG_STATE_APPROVED && open && *open) {
 		md_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);
 		md_quote(m, open);
 		md_addc(m, '\n');
@@ -601,7 +608,7 @@ static int usage(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputs("\ntry 'forge-runner report --help'\n", stderr);
-	return RN_REPORT_EXIT_USAGE;
+	return FG_EXIT_USAGE;
 }
 
 static int help(void)
@@ -668,7 +675,7 @@ static int emit(const char *output, const struct fg_buf *text)
 		fwrite(text->data, 1, text->len, stdout);
 		if (fflush(stdout) || ferror(stdout)) {
 			fprintf(stderr, PREFIX "cannot write the report to standard output\n");
-			return RN_REPORT_EXIT_FAILURE;
+			return FG_EXIT_RUNTIME;
 		}
 		return 0;
 	}
@@ -679,7 +686,7 @@ static int emit(const char *output, const struct fg_buf *text)
 	free(dir);
 	if (r) {
 		fprintf(stderr, PREFIX "cannot write '%s': %s\n", output, strerror(-r));
-		return RN_REPORT_EXIT_FAILURE;
+		return FG_EXIT_RUNTIME;
 	}
 	return 0;
 }
@@ -727,12 +734,12 @@ int rn_cmd_report(int argc, char **argv)
 	if (r) {
 		fprintf(stderr, PREFIX "cannot build the report: %s\n",
 			r == -E2BIG ? "larger than 256 MiB" : strerror(-r));
-		code = RN_REPORT_EXIT_FAILURE;
+		code = FG_EXIT_RUNTIME;
 	} else {
 		code = emit(o.output, &out);
 	}
 	if (!code && bad)
-		code = RN_REPORT_EXIT_PARTIAL;
+		code = FG_EXIT_FAILED;
 	fg_buf_release(&out);
 	report_release(&rp);
 	fg_strvec_release(&o.inputs);

@@ -19,7 +19,8 @@
  * its open feedback is the last cycle's feedback when that cycle was
  * rejected, else null.
  *
- * Exit codes of rn_cmd_report():
+ * Exit codes of rn_cmd_report() (forge/exit.h: FG_EXIT_OK, FG_EXIT_FAILED,
+ * FG_EXIT_USAGE, FG_EXIT_RUNTIME):
  *   0   every input was read and the report written;
  *   1   at least one input could not be read or is not a result file: each
  *       such input is named on stderr ("forge-runner report: cannot read
@@ -40,10 +41,6 @@
 #define RN_REPORT_MAX_OUTPUT (256u * 1024 * 1024)
 /* Bytes of a feedback line shown in a Markdown table cell before "…". */
 #define RN_REPORT_CELL_MAX 120
-
-#define RN_REPORT_EXIT_PARTIAL 1
-#define RN_REPORT_EXIT_USAGE 2
-#define RN_REPORT_EXIT_FAILURE 125
 
 /* The option table (for --help and the doc-vs-help test); ends with name == NULL. */
 extern const struct fg_opt rn_report_options[];

@@ -113,28 +113,27 @@ bool rn_cycles_exhausted(const struct rn_cycles *s)
 	return r;
 }
 
-const char *rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary)
+enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary)
 {
 	const struct fg_cycle *last;
 
-	if (summary) {
-		switch (summary->state) {
-		case FG_STATE_APPROVED: return "approved";
-		case FG_STATE_EXHAUSTED: return "exhausted";
-		case FG_STATE_STALLED: return "stalled";
-		case FG_STATE_FAILED: return "failed";
-		case FG_STATE_DISABLED:
-		case FG_STATE_NO_REVIEW: return "none";
-		}
-	}
+	if (summary)
+		return summary->state;
 	if (s->n == 0)
-		return "none";
+		return FG_STATE_NO_REVIEW;
 	if (rn_cycles_exhausted(s))
-		return "exhausted";
+		return FG_STATE_EXHAUSTED;
 	last = &s->v[s->n - 1].c;
 	if (last->stalled)
-		return "stalled";
-	return last->verdict == FG_VERDICT_APPROVED ? "approved" : "failed";
+		return FG_STATE_STALLED;
+	return last->verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
+}
+
+const char *rn_result_state_name(enum fg_review_state s)
+{
+	if (s == FG_STATE_DISABLED || s == FG_STATE_NO_REVIEW)
+		return "none";
+	return fg_review_state_name(s);
 }
 
 static void add_str_or_null(cJSON *o, const char *key, const char *v)
@@ -168,7 +167,7 @@ char *rn_result_to_json(const struct rn_result *r)
 	}
 	cJSON_AddItemToObject(o, "review_cycles", arr);
 	cJSON_AddBoolToObject(o, "review_exhausted", r->review_exhausted);
-	cJSON_AddStringToObject(o, "review_state", r->review_state);
+	cJSON_AddStringToObject(o, "review_state", rn_result_state_name(r->review_state));
 	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */

@@ -6,9 +6,8 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_dropped"?}
- * review_state comes from review_summary.json when it belongs to this run
- * (approved|exhausted|stalled|failed; disabled and no_review become none),
- * else it is derived from the cycles: none without cycles, exhausted per
+ * review_state comes from review_summary.json when it belongs to this run,
+ * else it is derived from the cycles: no_review without cycles, exhausted per
  * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
  * the last cycle is approved, failed otherwise (the loop ended early: the
  * worker failed, a timeout, a signal).
@@ -66,8 +65,12 @@ size_t rn_cycles_dropped(const struct rn_cycles *s);
 /* fg_cycles_exhausted() over the stored cycles. */
 bool rn_cycles_exhausted(const struct rn_cycles *s);
 
-/* review_state: summary may be NULL (absent or not ours). Static string. */
-const char *rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary);
+/* review_state: summary may be NULL (absent or not ours). */
+enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary);
+/* The word the result file, the run_exit log event and the runs_total
+ * metric use for s: fg_review_state_name(), except that disabled and
+ * no_review are still written "none" (static). */
+const char *rn_result_state_name(enum fg_review_state s);
 
 struct rn_result {
 	int exit_code;
@@ -76,7 +79,7 @@ struct rn_result {
 	double duration_seconds;
 	const struct rn_cycles *cycles;
 	bool review_exhausted;
-	const char *review_state;
+	enum fg_review_state review_state;
 	long stale_files_cleared;
 	long sweep_caught;
 };

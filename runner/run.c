@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "forge/alloc.h"
+#include "forge/exit.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/num.h"
@@ -37,7 +38,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
 	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
 	{ R_ENV, "env", 0, "NAME", NULL, "also pass NAME into the container (repeatable)" },
-	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit 124)" },
+	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit " FG_XSTR(FG_EXIT_TIMEOUT) ")" },
 	{ R_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL", "safety-net rescan period (default 5)" },
 	{ R_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
 	{ R_RECORD, "record", 0, "MODE", "AUTO_REVIEW_RECORD_POLLED_FILES", "log, copy or none (default)" },
@@ -206,15 +207,15 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 
 /* ---- after the session ---- */
 
-static const char *outcome(const struct rn_session_result *sr, const char *state)
+static const char *outcome(const struct rn_session_result *sr, enum fg_review_state state)
 {
 	if (sr->failed)
 		return "error";
 	if (sr->timed_out)
 		return "timeout";
-	if (!strcmp(state, "none") && sr->exit_code != 0)
+	if ((state == FG_STATE_NO_REVIEW || state == FG_STATE_DISABLED) && sr->exit_code != 0)
 		return "failed";
-	return state;
+	return rn_result_state_name(state);
 }
 
 /* Reads the entrypoint's summary through the workspace, one component at a
@@ -260,7 +261,7 @@ static const char *result_skill(const struct run_state *st)
 	return st->cycles.n ? st->cycles.v[st->cycles.n - 1].c.skill : NULL;
 }
 
-static void write_result(struct run_state *st, const char *state, bool exhausted)
+static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted)
 {
 	struct rn_result res = {
 		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
@@ -276,14 +277,13 @@ static void write_result(struct run_state *st, const char *state, bool exhausted
 		return;
 	r = rn_result_write(st->cfg->result_path, &res);
 	if (r) {
-		struct rn_log_field f[] = { RN_LS("file", st->cfg->result_path), RN_LS("error", strerror(-r)) };
-
-		rn_log_event(st->log, RN_LOG_ERROR, "result_error", f, 2);
-		st->sr.exit_code = RN_EXIT_FAILURE;
+		rn_log(st->log, RN_LOG_ERROR, "result_error", RN_LS("file", st->cfg->result_path),
+		       RN_LS("error", strerror(-r)));
+		st->sr.exit_code = FG_EXIT_RUNTIME;
 	}
 }
 
-static void write_metrics(struct run_state *st, const char *state, bool exhausted)
+static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted)
 {
 	const char *skill = result_skill(st);
 	char err[256] = "";
@@ -299,38 +299,29 @@ static void write_metrics(struct run_state *st, const char *state, bool exhauste
 	if (!st->cfg->metrics_file)
 		return;
 	r = rn_metrics_merge_file(&st->metrics, st->cfg->metrics_file, err, sizeof(err));
-	if (r) {
-		struct rn_log_field f[] = {
-			RN_LS("file", st->cfg->metrics_file), RN_LS("error", err[0] ? err : strerror(-r)),
-		};
-
-		rn_log_event(st->log, RN_LOG_ERROR, "metrics_error", f, 2);
-	}
+	if (r)
+		rn_log(st->log, RN_LOG_ERROR, "metrics_error", RN_LS("file", st->cfg->metrics_file),
+		       RN_LS("error", err[0] ? err : strerror(-r)));
 }
 
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
 	int have_sum;
-	const char *state;
+	enum fg_review_state state;
 	bool exhausted;
 
 	fg_summary_init(&sum);
 	load_summary(st->cfg, st->run_id, &sum, &have_sum);
 	state = rn_review_state(&st->cycles, have_sum ? &sum : NULL);
-	exhausted = !strcmp(state, "exhausted") || rn_cycles_exhausted(&st->cycles);
-	{
-		struct rn_log_field f[] = {
-			RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
-			RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", state),
-			RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
-			RN_LI("sweep_caught", st->sr.sweep_caught),
-			RN_LN("duration_seconds", fg_seconds_since(st->t0)),
-		};
-
-		rn_log_event(st->log, RN_LOG_INFO, "sweep", &f[6], 1);
-		rn_log_event(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit", f, 8);
-	}
+	exhausted = state == FG_STATE_EXHAUSTED || rn_cycles_exhausted(&st->cycles);
+	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
+	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
+	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
+	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", rn_result_state_name(state)),
+	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
+	       RN_LI("sweep_caught", st->sr.sweep_caught),
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)));
 	write_metrics(st, state, exhausted);
 	write_result(st, state, exhausted);
 	fg_summary_release(&sum);
@@ -340,27 +331,22 @@ static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
 	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
-	struct rn_log_field f[] = {
-		RN_LS("engine", ops->name),
-		RN_LS("image", ops->cli ? c->image : NULL),
-		RN_LS("step", c->step), RN_LS("skill", c->skill), RN_LS("task_key", c->task_key),
-		RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
-		RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
-		RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
-		RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint),
-	};
 
-	rn_log_event(st->log, RN_LOG_INFO, "run_start", f, 12);
+	rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
+	       RN_LS("image", ops->cli ? c->image : NULL),
+	       RN_LS("step", c->step), RN_LS("skill", c->skill), RN_LS("task_key", c->task_key),
+	       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
+	       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
+	       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
+	       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
 }
 
 /* --env NAMEs that are not set: the container would silently lack them. */
 static void warn_unset_env(struct run_state *st)
 {
 	for (size_t i = 0; i < st->cfg->extra_env.n; i++) {
-		struct rn_log_field f[] = { RN_LS("name", st->cfg->extra_env.v[i]) };
-
 		if (!getenv(st->cfg->extra_env.v[i]))
-			rn_log_event(st->log, RN_LOG_WARN, "env_unset", f, 1);
+			rn_log(st->log, RN_LOG_WARN, "env_unset", RN_LS("name", st->cfg->extra_env.v[i]));
 	}
 }
 
@@ -374,7 +360,7 @@ static void run_session(struct run_state *st)
 
 	if (r) {
 		st->sr.failed = 1;
-		st->sr.exit_code = RN_EXIT_FAILURE;
+		st->sr.exit_code = FG_EXIT_RUNTIME;
 		st->sr.error_message = fg_xasprintf("cannot set up the event loop: %s", strerror(-r));
 	}
 }
@@ -388,16 +374,14 @@ static int run_prepared(struct run_state *st)
 	r = rn_prepare_step_dir(st->step_dir, &stale);
 	st->stale = stale;
 	if (r) {
-		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LS("error", strerror(-r)) };
-
-		rn_log_event(st->log, RN_LOG_ERROR, "run_error", f, 2);
+		rn_log(st->log, RN_LOG_ERROR, "run_error", RN_LS("dir", st->step_dir),
+		       RN_LS("error", strerror(-r)));
 		st->sr.failed = 1;
-		st->sr.exit_code = RN_EXIT_FAILURE;
+		st->sr.exit_code = FG_EXIT_RUNTIME;
 		st->sr.error_message = fg_xasprintf("cannot prepare '%s': %s", st->step_dir, strerror(-r));
 	} else {
-		struct rn_log_field f[] = { RN_LS("dir", st->step_dir), RN_LI("count", stale) };
-
-		rn_log_event(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared", f, 2);
+		rn_log(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
+		       RN_LS("dir", st->step_dir), RN_LI("count", stale));
 		if (rn_engine_ops_of(st->cfg->engine)->env_by_name)
 			warn_unset_env(st);
 		run_session(st);

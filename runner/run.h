@@ -31,7 +31,6 @@
 #define RN_OUTPUT_TAIL_MAX (8 * 1024)
 #define RN_OUTPUT_LINE_MAX 4096
 #define RN_OUTPUT_DRAIN_MS 1000
-#define RN_EXIT_FAILURE_CODE 125
 
 struct rn_run_config {
 	enum rn_engine_kind engine;
@@ -74,7 +73,7 @@ struct rn_session_result {
 	int exit_code;          /* the process exit code of `run` */
 	int timed_out;
 	int signal;             /* runner ended by this signal, 0 if not */
-	int failed;             /* the runner itself failed (125) */
+	int failed;             /* the runner itself failed (FG_EXIT_RUNTIME) */
 	char *error_message;    /* owned or NULL */
 	long sweep_caught;
 	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing

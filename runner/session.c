@@ -30,6 +30,7 @@
 #include "events.h"
 #include "reap.h"
 #include "forge/alloc.h"
+#include "forge/exit.h"
 #include "forge/fsutil.h"
 
 extern char **environ;
@@ -67,12 +68,6 @@ static void on_closed(uv_handle_t *h)
 	(void)h;
 }
 
-static void logf_event(struct session *s, enum rn_log_level lvl, const char *event,
-		       const struct rn_log_field *f, size_t n)
-{
-	rn_log_event(s->p->log, lvl, event, f, n);
-}
-
 /* ---- cycles ---- */
 
 static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
@@ -83,18 +78,15 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 
 	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
 	if (cfg->record == RN_RECORD_LOG) {
-		struct rn_log_field f[] = { RN_LS("file", r->name), RN_LS("content", r->raw) };
-
-		logf_event(s, RN_LOG_INFO, "cycle_recorded", f, 2);
+		rn_log(s->p->log, RN_LOG_INFO, "cycle_recorded", RN_LS("file", r->name),
+		       RN_LS("content", r->raw));
 	} else if (cfg->record == RN_RECORD_COPY) {
 		int e = rn_record_copy(cfg->recording_dir, cfg->step, s->p->run_id, r->name, r->raw,
 				       r->raw_len);
 
-		if (e) {
-			struct rn_log_field f[] = { RN_LS("file", r->name), RN_LS("error", strerror(-e)) };
-
-			logf_event(s, RN_LOG_WARN, "record_error", f, 2);
-		}
+		if (e)
+			rn_log(s->p->log, RN_LOG_WARN, "record_error", RN_LS("file", r->name),
+			       RN_LS("error", strerror(-e)));
 	}
 	/* One skill label per run (--skill, else the first cycle's): a label
 	 * taken from each cycle would let rewritten files with ever new skills
@@ -104,13 +96,10 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 	rn_metrics_observe_cycle(s->p->metrics, s->metrics_skill, cfg->step,
 				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
 	if (rn_cycles_put(s->p->cycles, c) && !s->budget_logged) {
-		struct rn_log_field f[] = {
-			RN_LS("dir", r->dir), RN_LS("step", r->step), RN_LS("file", r->name),
-			RN_LS("limit", "retained_bytes"), RN_LI("max", (long long)RN_CYCLES_MAX_BYTES),
-		};
-
 		s->budget_logged = 1;
-		logf_event(s, RN_LOG_WARN, "cycle_limit", f, 5);
+		rn_log(s->p->log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", r->dir),
+		       RN_LS("step", r->step), RN_LS("file", r->name), RN_LS("limit", "retained_bytes"),
+		       RN_LI("max", (long long)RN_CYCLES_MAX_BYTES));
 	}
 	if (r->source == RN_SOURCE_SWEEP)
 		s->res->sweep_caught++;
@@ -138,11 +127,8 @@ static void tail_add(struct fg_buf *t, const char *p, size_t n)
 
 static void emit_line(struct session *s, int idx)
 {
-	struct rn_log_field f[] = {
-		RN_LS("stream", idx ? "stderr" : "stdout"), RN_LS("line", fg_buf_str(&s->line[idx])),
-	};
-
-	logf_event(s, RN_LOG_INFO, "output", f, 2);
+	rn_log(s->p->log, RN_LOG_INFO, "output", RN_LS("stream", idx ? "stderr" : "stdout"),
+	       RN_LS("line", fg_buf_str(&s->line[idx])));
 	fg_buf_reset(&s->line[idx]);
 }
 
@@ -233,9 +219,8 @@ static void stop_engine(struct session *s, int force)
 	s->stopper_running = 1;
 	r = uv_spawn(&s->loop, &s->stopper, &o);
 	if (r) {
-		struct rn_log_field f[] = { RN_LS("command", argv.v[0]), RN_LS("error", uv_strerror(r)) };
-
-		logf_event(s, RN_LOG_ERROR, "stop_error", f, 2);
+		rn_log(s->p->log, RN_LOG_ERROR, "stop_error", RN_LS("command", argv.v[0]),
+		       RN_LS("error", uv_strerror(r)));
 		uv_close((uv_handle_t *)&s->stopper, on_stopper_closed);
 	}
 	fg_strvec_release(&argv);
@@ -244,12 +229,11 @@ static void stop_engine(struct session *s, int force)
 static void on_grace(uv_timer_t *t)
 {
 	struct session *s = t->data;
-	struct rn_log_field f[] = { RN_LS("engine", s->ops->name) };
 
 	if (s->exited)
 		return;
 	s->stop_phase = 2;
-	logf_event(s, RN_LOG_WARN, "stop_kill", f, 1);
+	rn_log(s->p->log, RN_LOG_WARN, "stop_kill", RN_LS("engine", s->ops->name));
 	stop_engine(s, 1);
 	kill_group(s, SIGKILL);
 }
@@ -266,28 +250,26 @@ static void begin_stop(struct session *s)
 static void on_timeout(uv_timer_t *t)
 {
 	struct session *s = t->data;
-	struct rn_log_field f[] = { RN_LN("timeout_seconds", s->p->cfg->timeout) };
 
 	if (s->exited)
 		return;
 	s->res->timed_out = 1;
-	logf_event(s, RN_LOG_WARN, "timeout", f, 1);
+	rn_log(s->p->log, RN_LOG_WARN, "timeout", RN_LN("timeout_seconds", s->p->cfg->timeout));
 	begin_stop(s);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
 {
 	struct session *s = h->data;
-	struct rn_log_field f[] = { RN_LS("signal", sigabbrev_np(signum)) };
 
 	if (signum == SIGHUP) {
 		int r = rn_log_reopen(s->p->log);
 
-		logf_event(s, r ? RN_LOG_ERROR : RN_LOG_INFO, r ? "log_reopen_error" : "log_reopened",
-			   NULL, 0);
+		rn_log_event(s->p->log, r ? RN_LOG_ERROR : RN_LOG_INFO,
+			     r ? "log_reopen_error" : "log_reopened", NULL, 0);
 		return;
 	}
-	logf_event(s, RN_LOG_WARN, "signal", f, 1);
+	rn_log(s->p->log, RN_LOG_WARN, "signal", RN_LS("signal", sigabbrev_np(signum)));
 	if (!s->res->signal)
 		s->res->signal = signum;
 	if (s->stop_phase == 1)
@@ -356,15 +338,10 @@ static void on_reaped(struct rn_reap *r)
 	struct session *s = r->data;
 	char *name = rn_engine_container_name(s->p->run_id);
 
-	if (r->result) {
-		struct rn_log_field f[] = {
-			RN_LS("container", name), RN_LS("error", r->result < 0 ? r->err : NULL),
-		};
-
-		logf_event(s, r->result < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
-			   r->result < 0 ? "container_left" : "container_removed", f,
-			   r->result < 0 ? 2 : 1);
-	}
+	if (r->result)
+		rn_log(s->p->log, r->result < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
+		       r->result < 0 ? "container_left" : "container_removed", RN_LS("container", name),
+		       RN_LS_OPT("error", r->result < 0 ? r->err : NULL));
 	free(name);
 	s->reaping = 0;
 	maybe_finish(s);
@@ -375,7 +352,7 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 	struct session *s = p->data;
 
 	s->exited = 1;
-	s->exit_code = sig ? 128 + sig : (int)status;
+	s->exit_code = sig ? FG_EXIT_SIGNAL_BASE + sig : (int)status;
 	if (s->ops->kill_group_after_exit)
 		kill_group(s, SIGKILL);
 	uv_close((uv_handle_t *)p, on_closed);
@@ -483,18 +460,13 @@ static void start_watch(struct session *s)
 	free(rel);
 	if (r == 0)
 		r = rn_watch_start(&s->watch);
-	if (r) {
-		struct rn_log_field f[] = { RN_LS("error", uv_strerror(r)) };
-
-		logf_event(s, RN_LOG_ERROR, "watch_error", f, 1);
-	}
+	if (r)
+		rn_log(s->p->log, RN_LOG_ERROR, "watch_error", RN_LS("error", uv_strerror(r)));
 }
 
 static void fail(struct session *s, char *msg)
 {
-	struct rn_log_field f[] = { RN_LS("error", msg) };
-
-	logf_event(s, RN_LOG_ERROR, "run_error", f, 1);
+	rn_log(s->p->log, RN_LOG_ERROR, "run_error", RN_LS("error", msg));
 	s->res->failed = 1;
 	free(s->res->error_message);
 	s->res->error_message = msg;
@@ -600,11 +572,11 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	if (r)
 		fail(s, fg_xasprintf("event loop still busy at exit: %s", uv_strerror(r)));
 	if (res->failed)
-		res->exit_code = RN_EXIT_FAILURE_CODE;
+		res->exit_code = FG_EXIT_RUNTIME;
 	else if (res->timed_out)
-		res->exit_code = 124;
+		res->exit_code = FG_EXIT_TIMEOUT;
 	else if (res->signal)
-		res->exit_code = 128 + res->signal;
+		res->exit_code = FG_EXIT_SIGNAL_BASE + res->signal;
 	else
 		res->exit_code = s->exit_code;
 	if (!res->failed && res->exit_code != 0)

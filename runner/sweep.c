@@ -101,7 +101,7 @@ static int sweep_dir(const char *dir, const char *run_id)
 		fprintf(stderr, "forge-runner: cannot read '%s': %s\n", dir, err[0] ? err : strerror(-r));
 		if (dfd >= 0)
 			close(dfd);
-		return 1;
+		return FG_EXIT_FAILED;
 	}
 	arr = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++)
@@ -113,7 +113,7 @@ static int sweep_dir(const char *dir, const char *run_id)
 	cJSON_Delete(arr);
 	fg_cycle_entries_free(e, n);
 	close(dfd);
-	return text ? 0 : 1;
+	return text ? FG_EXIT_OK : FG_EXIT_FAILED;
 }
 
 int rn_cmd_sweep(int argc, char **argv)

@@ -272,14 +272,10 @@ static void drop_file(struct rn_watch *w, struct rn_watch_dir *d, const char *na
 	if (d->dropped[n / 8] & bit)
 		return;
 	d->dropped[n / 8] |= bit;
-	if (d->ndropped++ == 0 && w->opts.log) {
-		struct rn_log_field f[] = {
-			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name),
-			RN_LS("limit", "cycle_files"), RN_LI("max", RN_WATCH_MAX_CYCLE_FILES),
-		};
-
-		rn_log_event(w->opts.log, RN_LOG_WARN, "cycle_limit", f, 5);
-	}
+	if (d->ndropped++ == 0)
+		rn_log(w->opts.log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", d->path),
+		       RN_LS("step", d->step), RN_LS("file", name), RN_LS("limit", "cycle_files"),
+		       RN_LI("max", RN_WATCH_MAX_CYCLE_FILES));
 }
 
 size_t rn_watch_dropped(const struct rn_watch *w)
@@ -328,12 +324,8 @@ static void log_file_event(struct rn_watch *w, enum rn_log_level level, const ch
 			   const struct rn_watch_dir *d, const char *name, const char *k,
 			   const char *v)
 {
-	struct rn_log_field f[] = {
-		RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name), RN_LS(k, v),
-	};
-
-	if (w->opts.log)
-		rn_log_event(w->opts.log, level, event, f, 4);
+	rn_log(w->opts.log, level, event, RN_LS("dir", d->path), RN_LS("step", d->step),
+	       RN_LS("file", name), RN_LS(k, v));
 }
 
 static void bad_file(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
@@ -356,14 +348,10 @@ static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watc
 	if (!w->opts.run_id || !c->run_id || !strcmp(c->run_id, w->opts.run_id))
 		return 0;
 	if (!(e->flags & E_FOREIGN)) {
-		struct rn_log_field f[] = {
-			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("file", name),
-			RN_LS("run_id", c->run_id), RN_LS("expected_run_id", w->opts.run_id),
-		};
-
 		e->flags |= E_FOREIGN;
-		if (w->opts.log)
-			rn_log_event(w->opts.log, RN_LOG_WARN, "cycle_ignored", f, 5);
+		rn_log(w->opts.log, RN_LOG_WARN, "cycle_ignored", RN_LS("dir", d->path),
+		       RN_LS("step", d->step), RN_LS("file", name), RN_LS("run_id", c->run_id),
+		       RN_LS("expected_run_id", w->opts.run_id));
 	}
 	return 1;
 }
@@ -453,13 +441,9 @@ static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 		d->refused = 0;
 		return fd;
 	}
-	if (err[0] && !d->refused && w->opts.log) {
-		struct rn_log_field f[] = {
-			RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("error", err),
-		};
-
-		rn_log_event(w->opts.log, RN_LOG_WARN, "step_dir_refused", f, 3);
-	}
+	if (err[0] && !d->refused)
+		rn_log(w->opts.log, RN_LOG_WARN, "step_dir_refused", RN_LS("dir", d->path),
+		       RN_LS("step", d->step), RN_LS("error", err));
 	d->refused = err[0] != '\0';
 	errno = -fd;
 	return -1;
@@ -546,16 +530,12 @@ static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source sour
 
 static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
 {
-	struct rn_log_field f[] = {
-		RN_LS("dir", d->path), RN_LS("step", d->step), RN_LS("reason", strerror(err)),
-		RN_LN("poll_interval", w->opts.poll_interval),
-	};
-
 	if (d->fallback)
 		return;
 	d->fallback = 1;
-	if (w->opts.log)
-		rn_log_event(w->opts.log, RN_LOG_WARN, "watch_fallback", f, 4);
+	rn_log(w->opts.log, RN_LOG_WARN, "watch_fallback", RN_LS("dir", d->path),
+	       RN_LS("step", d->step), RN_LS("reason", strerror(err)),
+	       RN_LN("poll_interval", w->opts.poll_interval));
 }
 
 /* Watches the directory open_dir() reaches, through /proc/self/fd, so a
@@ -679,8 +659,7 @@ static void on_anc_event(struct rn_watch_dir *d, const struct inotify_event *ev)
 static void on_event(struct rn_watch *w, const struct inotify_event *ev)
 {
 	if (ev->mask & IN_Q_OVERFLOW) {
-		if (w->opts.log)
-			rn_log_event(w->opts.log, RN_LOG_WARN, "watch_overflow", NULL, 0);
+		rn_log_event(w->opts.log, RN_LOG_WARN, "watch_overflow", NULL, 0);
 		for (size_t i = 0; i < w->ndirs; i++)
 			w->dirs[i].rearm = 1;
 		return;

@@ -15,6 +15,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/util.h"
 #include "internal.h"
 
 /* Indexed by enum fg_review_state; the spec's spelling. */
@@ -22,23 +23,25 @@ static const char *const state_names[] = {
 	[FG_STATE_APPROVED] = "approved",
 	[FG_STATE_EXHAUSTED] = "exhausted",
 	[FG_STATE_STALLED] = "stalled",
+	[FG_STATE_BLOCKED] = "blocked",
+	[FG_STATE_OVER_BUDGET] = "over_budget",
 	[FG_STATE_FAILED] = "failed",
 	[FG_STATE_DISABLED] = "disabled",
 	[FG_STATE_NO_REVIEW] = "no_review",
 };
 
-#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
+_Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state without a name");
 
 const char *fg_review_state_name(enum fg_review_state s)
 {
-	if ((size_t)s >= NSTATES)
+	if ((size_t)s >= FG_STATE_COUNT)
 		return "failed";
 	return state_names[s];
 }
 
 int fg_review_state_parse(const char *s, enum fg_review_state *out)
 {
-	for (size_t i = 0; i < NSTATES; i++) {
+	for (size_t i = 0; i < FG_STATE_COUNT; i++) {
 		if (!strcmp(s, state_names[i])) {
 			*out = (enum fg_review_state)i;
 			return 0;

@@ -25,14 +25,15 @@ struct state_case {
 
 static const struct state_case states[] = {
 	{ FG_STATE_APPROVED, "approved" },   { FG_STATE_EXHAUSTED, "exhausted" },
-	{ FG_STATE_STALLED, "stalled" },     { FG_STATE_FAILED, "failed" },
+	{ FG_STATE_STALLED, "stalled" },     { FG_STATE_BLOCKED, "blocked" },
+	{ FG_STATE_OVER_BUDGET, "over_budget" }, { FG_STATE_FAILED, "failed" },
 	{ FG_STATE_DISABLED, "disabled" },   { FG_STATE_NO_REVIEW, "no_review" },
 };
 
 Test(summary, state_names_and_parse_table)
 {
 	static const char *const bad[] = { "", "APPROVED", "Approved", "none", "no-review",
-					   "exhausted ", "rejected" };
+					   "exhausted ", "rejected", "over-budget" };
 
 	for (size_t i = 0; i < N_ELEMS(states); i++) {
 		enum fg_review_state got = FG_STATE_APPROVED;
@@ -41,6 +42,9 @@ Test(summary, state_names_and_parse_table)
 		cr_expect_eq(fg_review_state_parse(states[i].name, &got), 0);
 		cr_expect_eq(got, states[i].s);
 	}
+	/* Every state has a row: a new state cannot go without a name. */
+	cr_expect_eq(N_ELEMS(states), FG_STATE_COUNT);
+	cr_expect_str_eq(fg_review_state_name(FG_STATE_COUNT), "failed", "out of range");
 	for (size_t i = 0; i < N_ELEMS(bad); i++) {
 		enum fg_review_state got = FG_STATE_STALLED;
 

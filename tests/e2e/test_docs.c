@@ -398,12 +398,15 @@ static void scan_calls(struct event_set *s, const char *src, const char *fn, int
 }
 
 /*
- * The event names src can log: rn_log_event() takes the event as its third
- * argument, and any function with a `const char *event` parameter (a wrapper
- * such as logf_event) passes it on, so its calls name events too.
+ * The event names src can log: rn_log_event() and the rn_log() macro of log.h
+ * take the event as their third argument, and any function with a
+ * `const char *event` parameter (a wrapper such as log_file_event) passes
+ * it on, so its calls name events too.
  */
 static void scan_events(struct event_set *s, const char *const *srcs, size_t nsrc)
 {
+	for (size_t g = 0; g < nsrc; g++)
+		scan_calls(s, srcs[g], "rn_log", 2);
 	for (size_t f = 0; f < nsrc; f++) {
 		for (const char *p = strstr(srcs[f], "const char *event"); p;
 		     p = strstr(p + 1, "const char *event")) {
@@ -444,15 +447,17 @@ Test(docs, event_scanner_follows_wrappers_and_ternaries)
 		"static void wrap(struct s *s, int lvl, const char *event, const char *k)\n"
 		"{ rn_log_event(s->log, lvl, event, (struct rn_log_field[]){ RN_LS(k, \"v\") }, 1); }\n"
 		"static void g(void) { rn_log_event(l, f(a, b), \"direct\", x, 0);\n"
-		"  wrap(s, RN_LOG_WARN, r ? \"bad_one\" : \"good_one\", \"key\"); }\n",
+		"  wrap(s, RN_LOG_WARN, r ? \"bad_one\" : \"good_one\", \"key\");\n"
+		"  rn_log(l, RN_LOG_INFO, \"counted\", RN_LS(\"k\", f(a, \"v\")), RN_LI(\"n\", 1)); }\n",
 	};
 	struct event_set s = { .n = 0 };
 	char *stripped = strip_comments(src[0]);
 
 	scan_events(&s, (const char *const *)&stripped, 1);
 	free(stripped);
-	cr_assert_eq(s.n, 3, "found %zu events", s.n);
-	cr_assert(has_event(&s, "direct") && has_event(&s, "bad_one") && has_event(&s, "good_one"));
+	cr_assert_eq(s.n, 4, "found %zu events", s.n);
+	cr_assert(has_event(&s, "direct") && has_event(&s, "bad_one") && has_event(&s, "good_one") &&
+		  has_event(&s, "counted"));
 }
 
 /* The runner/ C sources, comments blanked; owned. */

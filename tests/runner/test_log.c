@@ -170,3 +170,44 @@ Test(log, open_file_appends)
 	free(dir);
 	free(path);
 }
+
+/* rn_log() counts its fields; an optional field is absent when NULL, a
+ * plain one logs as null (JSON) or "" (text). */
+Test(log, counted_fields_and_absent_optional_ones)
+{
+	static const enum rn_log_format fmts[] = { RN_LOG_JSON, RN_LOG_TEXT };
+
+	for (size_t i = 0; i < ARRAY_SIZE(fmts); i++) {
+		for (int have = 0; have < 2; have++) {
+			char *buf = NULL;
+			size_t len = 0;
+			FILE *fp = open_memstream(&buf, &len);
+			struct rn_log l;
+			const char *opt = have ? "here" : NULL;
+
+			rn_log_init(&l, fmts[i], RN_LOG_INFO, fp);
+			rn_log(&l, RN_LOG_INFO, "ev", RN_LS("a", "1"), RN_LS("b", NULL),
+			       RN_LS_OPT("c", opt), RN_LI("d", 4));
+			rn_log(NULL, RN_LOG_ERROR, "nowhere", RN_LS("a", "1"));
+			rn_log_close(&l);
+			fclose(fp);
+			if (fmts[i] == RN_LOG_JSON) {
+				cJSON *o = cJSON_Parse(buf);
+
+				cr_assert_not_null(o, "%s", buf);
+				cr_expect_str_eq(cJSON_GetObjectItem(o, "a")->valuestring, "1");
+				cr_expect(cJSON_IsNull(cJSON_GetObjectItem(o, "b")), "%s", buf);
+				cr_expect_eq(cJSON_GetObjectItem(o, "d")->valueint, 4, "%s", buf);
+				if (have)
+					cr_expect_str_eq(cJSON_GetObjectItem(o, "c")->valuestring, "here");
+				else
+					cr_expect_null(cJSON_GetObjectItem(o, "c"), "%s", buf);
+				cJSON_Delete(o);
+			} else {
+				cr_expect_not_null(strstr(buf, have ? " a=1 b=\"\" c=here d=4\n" : " a=1 b=\"\" d=4\n"),
+						   "%s", buf);
+			}
+			free(buf);
+		}
+	}
+}

@@ -581,3 +581,44 @@ Test(report, output_file_is_written_instead_of_stdout)
 	fgt_rm_rf(dir);
 	free(dir);
 }
+
+/* Every review state a result can carry is read, written back in the
+ * result's own words, and open unless approved or without a review. */
+Test(report, every_review_state_is_read_and_open_unless_settled)
+{
+	static const struct { const char *in, *out; bool open; } cases[] = {
+		{ "approved", "approved", false },   { "exhausted", "exhausted", true },
+		{ "stalled", "stalled", true },      { "blocked", "blocked", true },
+		{ "over_budget", "over_budget", true }, { "failed", "failed", true },
+		{ "disabled", "none", false },       { "no_review", "none", false },
+		{ "none", "none", false },
+	};
+	char *dir = fgt_tmpdir();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *step = fgt_fmt("step_%zu", i);
+		char *p = write_result(dir, "r.json", NULL, step, cases[i].in, 0, "");
+		struct cap c = run_report(dir, (char *[]){ "report", "--only-open", p, NULL });
+		cJSON *o = cJSON_Parse(c.out), *e;
+		char *key = fgt_fmt("__%s", step);
+
+		cr_assert_eq(c.code, 0, "%s: %s", cases[i].in, c.err);
+		cr_assert_not_null(o, "%s", c.out);
+		e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), key);
+		cr_expect_eq(e != NULL, cases[i].open, "%s: %s", cases[i].in, c.out);
+		cap_release(&c);
+		cJSON_Delete(o);
+		c = run_report(dir, (char *[]){ "report", p, NULL });
+		o = cJSON_Parse(c.out);
+		e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), key);
+		cr_assert_not_null(e, "%s", c.out);
+		cr_expect_str_eq(cJSON_GetObjectItem(e, "state")->valuestring, cases[i].out);
+		cJSON_Delete(o);
+		cap_release(&c);
+		free(key);
+		free(p);
+		free(step);
+	}
+	fgt_rm_rf(dir);
+	free(dir);
+}

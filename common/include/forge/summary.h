@@ -14,14 +14,21 @@ struct cJSON;
 #define FG_SUMMARY_FILE "review_summary.json"
 #define FG_SUMMARY_MAX_BYTES (64 * 1024)
 
+/* How a review phase ended: one name per state everywhere (summary, result,
+ * logs, metrics, report). Programs keep the enum; the names appear only
+ * where JSON or a log line is written or read (fg_review_state_name() and
+ * fg_review_state_parse()). */
 enum fg_review_state {
 	FG_STATE_APPROVED,
 	FG_STATE_EXHAUSTED,
 	FG_STATE_STALLED,
+	FG_STATE_BLOCKED,       /* a reviewer panel member blocked the change */
+	FG_STATE_OVER_BUDGET,   /* the run's usage budget ran out */
 	FG_STATE_FAILED,
-	FG_STATE_DISABLED,
-	FG_STATE_NO_REVIEW
+	FG_STATE_DISABLED,      /* max_retries resolved to 0 */
+	FG_STATE_NO_REVIEW      /* no review.md applied */
 };
+#define FG_STATE_COUNT (FG_STATE_NO_REVIEW + 1)
 
 struct fg_summary {
 	enum fg_review_state state;
@@ -34,9 +41,11 @@ struct fg_summary {
 	char *review_md;  /* owned or NULL */
 };
 
-/* "approved", "exhausted", "stalled", "failed", "disabled", "no_review". */
+/* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
+ * "disabled", "no_review" (static); "failed" for a value out of range. */
 const char *fg_review_state_name(enum fg_review_state s);
-/* 0 or -EINVAL. */
+/* The state named s (exactly one of the names above): 0, or -EINVAL with
+ * *out untouched. */
 int fg_review_state_parse(const char *s, enum fg_review_state *out);
 
 void fg_summary_init(struct fg_summary *s);
