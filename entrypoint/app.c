@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "forge/buf.h"
 #include "forge/opts.h"
 #include "forge/util.h"
 
@@ -108,20 +109,29 @@ int ep_cmd_run(int argc, char **argv)
 	return rc;
 }
 
+/* The command list, the global options, then run's own help (run is the
+ * default command). Each part once: no second "usage:" line for the global
+ * options. */
 static int top_help(void)
 {
-	printf("usage: %s\n"
-	       "       forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]\n"
-	       "       forge-entrypoint config FILE\n"
-	       "       forge-entrypoint verdict [FILE|-]\n"
-	       "       forge-entrypoint lint PATH...\n"
-	       "       forge-entrypoint --help | --version\n\n"
-	       "The container side of forge-review: runs the worker agent and the automatic review\n"
-	       "loop (run, the default), and inspects review.md files and reviewer outputs.\n"
-	       "'forge-entrypoint COMMAND --help' describes each command.\n\n",
-	       RUN_USAGE);
-	ep_help("forge-entrypoint --help | --version", "Global options.", TOP_OPTS);
+	struct fg_buf b;
+
+	fg_buf_init(&b, 16 * 1024);
+	fg_buf_addf(&b, "usage: %s\n"
+		    "       forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]\n"
+		    "       forge-entrypoint config FILE\n"
+		    "       forge-entrypoint verdict [FILE|-]\n"
+		    "       forge-entrypoint lint PATH...\n"
+		    "       forge-entrypoint --help | --version\n\n"
+		    "The container side of forge-review: runs the worker agent and the automatic review\n"
+		    "loop (run, the default), and inspects review.md files and reviewer outputs.\n"
+		    "'forge-entrypoint COMMAND --help' describes each command.\n\n"
+		    "global options:\n",
+		    RUN_USAGE);
+	fg_opts_help(TOP_OPTS, &b);
+	fputs(fg_buf_str(&b), stdout);
 	putchar('\n');
+	fg_buf_release(&b);
 	return ep_help("forge-entrypoint run [options]", RUN_ABOUT, RUN_OPTS);
 }
 

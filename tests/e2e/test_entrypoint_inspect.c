@@ -312,6 +312,11 @@ Test(entrypoint_inspect, help_lists_every_option_and_version)
 	cr_assert_eq(p.exit_code, 0);
 	for (size_t i = 0; opts[i]; i++)
 		cr_assert(strstr(p.out, opts[i]), "--help lacks %s", opts[i]);
+	/* Issue 18: the global options came as a stray second "usage:" block. */
+	cr_assert(!strstr(p.out, "usage: forge-entrypoint --help"), "%s", p.out);
+	cr_assert(!strstr(p.out, "Global options."), "%s", p.out);
+	cr_assert(strstr(p.out, "\n\nglobal options:\n  -h, --help "), "%s", p.out);
+	cr_assert(strstr(p.out, "\n  -V, --version "), "%s", p.out);
 	fgt_proc_release(&p);
 
 	const char *ver[] = { FG_ENTRYPOINT_BIN, "--version", NULL };
