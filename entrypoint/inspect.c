@@ -127,6 +127,14 @@ int ep_cmd_resolve(int argc, char **argv)
 	fg_diags_release(&d);
 	if (rc == 0)
 		printf("%s\n", path);
+	if (rc == -ENOENT) {
+		struct fg_buf why;
+
+		fg_buf_init(&why, 8192);
+		fg_resolve_explain_missing(dir, skill, ticket, &why);
+		ep_error("%s", fg_buf_str(&why));
+		fg_buf_release(&why);
+	}
 	free(path);
 	return rc == 0 ? 0 : rc == -ENOENT ? 1 : FG_EXIT_USAGE;
 }

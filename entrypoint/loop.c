@@ -18,6 +18,7 @@
 #include "pid1.h"
 #include "prompt.h"
 #include "forge/alloc.h"
+#include "forge/buf.h"
 #include "forge/cmdline.h"
 #include "forge/cycle.h"
 #include "forge/exit.h"
@@ -80,8 +81,14 @@ static int configure(struct loop *l)
 	if (rc < 0 && rc != -ENOENT)
 		return FG_EXIT_USAGE;
 	if (!l->review_md) {
-		ep_error("no review.md for skill '%s' under '%s': the worker's result is final",
-		    l->t->skill, l->t->skills_dir);
+		struct fg_buf why;
+
+		/* A warning: a misspelled skill or a forgotten --skills-dir
+		 * otherwise looks like a run that was reviewed. */
+		fg_buf_init(&why, 8192);
+		fg_resolve_explain_missing(l->t->skills_dir, l->t->skill, l->t->task_key, &why);
+		ep_error("warning: %s: nothing is reviewed, the worker's result is final", fg_buf_str(&why));
+		fg_buf_release(&why);
 		return 0;
 	}
 	fg_review_env_from_environ(&env);

@@ -10,15 +10,19 @@
  */
 #include "forge/resolve.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "forge/alloc.h"
+#include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
+#include "forge/text.h"
 
 /* Lower-case strerror(), as diagnostics are lower case (house style). */
 static void errtext(int err, char *out, size_t outlen)
@@ -133,12 +137,24 @@ static char *real_root(const char *skills_dir, int *err, struct fg_diags *d)
 	return NULL;
 }
 
+/* The project directories searched, in order: the ticket's project (when it
+ * has one other than "default"), then "default". Returns how many. */
+static size_t search_order(const char *project, const char *order[2])
+{
+	size_t n = 0;
+
+	if (*project && strcmp(project, "default") != 0)
+		order[n++] = project;
+	order[n++] = "default";
+	return n;
+}
+
 int fg_resolve_review_md(const char *skills_dir, const char *skill, const char *ticket,
 			 char **out_path, struct fg_diags *diags)
 {
 	char project[FG_NAME_MAX + 1];
 	const char *order[2];
-	size_t n = 0;
+	size_t n;
 	char *root;
 	int r;
 
@@ -149,12 +165,77 @@ int fg_resolve_review_md(const char *skills_dir, const char *skill, const char *
 	root = real_root(skills_dir, &r, diags);
 	if (!root)
 		return r;
-	if (*project && strcmp(project, "default") != 0)
-		order[n++] = project;
-	order[n++] = "default";
+	n = search_order(project, order);
 	r = -ENOENT;
 	for (size_t i = 0; i < n && r; i++)
 		r = try_candidate(skills_dir, root, order[i], skill, out_path, diags);
 	free(root);
 	return r == 0 ? 0 : -ENOENT;
+}
+
+/* ---- explaining a missing review.md ------------------------------------ */
+
+struct suggestion {
+	char name[FG_NAME_MAX + 1];
+	size_t dist;
+};
+
+/* Looks through skills_dir/project for skills with a review.md whose name is
+ * close to skill; keeps the best in *best. */
+static void suggest_in(const char *skills_dir, const char *project, const char *skill,
+		       struct suggestion *best)
+{
+	char *path = fg_path_join(skills_dir, project);
+	DIR *d = opendir(path);
+	size_t seen = 0, len = strlen(skill);
+	struct dirent *e;
+
+	free(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)) && seen++ < FG_RESOLVE_SUGGEST_SCAN) {
+		size_t dist = fg_edit_distance(e->d_name, skill);
+		char *rel;
+		struct stat st;
+		int ok;
+
+		if (e->d_name[0] == '.' || dist == 0 || dist > FG_RESOLVE_SUGGEST_DISTANCE || dist >= len ||
+		    dist > best->dist || (dist == best->dist && strcmp(e->d_name, best->name) >= 0))
+			continue;
+		rel = fg_xasprintf("%s/review.md", e->d_name);
+		ok = fstatat(dirfd(d), rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+		free(rel);
+		/* Only a valid skill name is offered: it is echoed in a log line. */
+		if (ok && !fg_name_check(FG_NAME_SKILL, e->d_name, strlen(e->d_name), NULL, 0)) {
+			snprintf(best->name, sizeof(best->name), "%s", e->d_name);
+			best->dist = dist;
+		}
+	}
+	closedir(d);
+}
+
+void fg_resolve_explain_missing(const char *skills_dir, const char *skill, const char *ticket,
+				struct fg_buf *out)
+{
+	char project[FG_NAME_MAX + 1] = "";
+	struct suggestion best = { "", (size_t)-1 };
+	const char *order[2];
+	size_t n;
+
+	if (ticket && *ticket && fg_ticket_project(ticket, project, sizeof(project)) < 0)
+		project[0] = '\0';
+	n = search_order(project, order);
+	fg_buf_addf(out, "no review.md for skill '%s' (tried ", skill);
+	for (size_t i = 0; i < n; i++) {
+		char *rel = fg_xasprintf("%s/%s/review.md", order[i], skill);
+		char *path = fg_path_join(skills_dir ? skills_dir : "", rel);
+
+		fg_buf_addf(out, "%s'%s'", i ? ", " : "", path);
+		suggest_in(skills_dir ? skills_dir : "", order[i], skill, &best);
+		free(rel);
+		free(path);
+	}
+	if (best.name[0])
+		fg_buf_addf(out, "; did you mean '%s'?", best.name);
+	fg_buf_addc(out, ')');
 }

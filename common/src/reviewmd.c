@@ -34,7 +34,7 @@
 /* How much of an offending value a message echoes. */
 #define SHOW_MAX 40
 /* Longest field name we read (longer ones are unknown anyway). */
-#define KEY_MAX 64
+#define KEY_MAX FG_EDIT_MAX   /* longest key compared, for "did you mean" too */
 
 /* A role path as written; longer ones are refused. */
 #define ROLE_FILE_MAX 255
@@ -682,45 +682,35 @@ const char *fg_rereview_name(enum fg_rereview r)
 static const char *const known_fields[] = { "max_retries", "stop_when_stalled", "reviewers",
 					    "rereview", NULL };
 
-/* Edit distance between short strings, capped: enough for "did you mean". */
-static size_t distance(const char *a, const char *b)
+/* The known field an unknown key is most likely a typo of, or NULL. A key
+ * within FG_REVIEWMD_TYPO_DISTANCE edits is a typo even outside lint: a
+ * "max_retires: 1" otherwise runs with 3 cycles and no word. */
+static const char *typo_of(const char *key, size_t *dist)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	size_t prev[KEY_MAX + 1], cur[KEY_MAX + 1];
+	const char *hint = NULL;
 
-	if (la > KEY_MAX || lb > KEY_MAX)
-		return (size_t)-1;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+	*dist = (size_t)-1;
+	for (size_t i = 0; known_fields[i]; i++) {
+		size_t d = fg_edit_distance(key, known_fields[i]);
 
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			cur[j] = best;
+		if (d < *dist) {
+			*dist = d;
+			hint = known_fields[i];
 		}
-		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
 	}
-	return prev[lb];
+	return hint;
 }
 
 static void unknown_field(struct walker *w, const char *key, int line)
 {
-	const char *hint = NULL;
 	char shown[SHOW_MAX + 8];
+	size_t d;
+	const char *hint = typo_of(key, &d);
 
-	if (!w->lint)
+	if (d > FG_REVIEWMD_TYPO_DISTANCE && !w->lint)
 		return;
-	for (size_t i = 0; known_fields[i]; i++) {
-		if (distance(key, known_fields[i]) <= 3)
-			hint = known_fields[i];
-	}
 	show(key, strlen(key), shown, sizeof(shown));
-	if (hint)
+	if (d <= FG_REVIEWMD_TYPO_DISTANCE)
 		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
 			     "unknown field '%s' is ignored (did you mean '%s'?)", shown, hint);
 	else

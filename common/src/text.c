@@ -92,6 +92,31 @@ void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flag
 	}
 }
 
+size_t fg_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t prev[FG_EDIT_MAX + 1], cur[FG_EDIT_MAX + 1];
+
+	if (la > FG_EDIT_MAX || lb > FG_EDIT_MAX)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
+			if (cur[j - 1] + 1 < best)
+				best = cur[j - 1] + 1;
+			cur[j] = best;
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(prev[0]));
+	}
+	return prev[lb];
+}
+
 /* Counts structural tokens outside strings, stopping past the limit. */
 static size_t count_tokens(const char *data, size_t len)
 {

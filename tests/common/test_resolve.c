@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fgtest.h"
+#include "forge/buf.h"
 #include "forge/resolve.h"
 
 TestSuite(resolve, .timeout = 30);
@@ -299,4 +300,53 @@ Test(resolve, unusable_skills_dir, .init = setup, .fini = teardown)
 	fg_diags_release(&d);
 	free(file);
 	free(missing);
+}
+
+/* Issue 18: a misspelled skill said only "no review.md" at INFO; the
+ * explanation names the paths tried and the nearest skill with a review.md. */
+Test(resolve, explain_missing_names_paths_and_nearest_skill, .init = setup, .fini = teardown)
+{
+	static const struct {
+		const char *skill, *ticket;
+		int want_tried;    /* 1: default only, 2: proj then default, 0: not checked */
+		const char *want_hint;
+	} cases[] = {
+		{ "add-licence", NULL, 1, "did you mean 'add-license'?" },
+		{ "add-licence", "PROJ-3", 2, "did you mean 'add-license'?" },
+		{ "fix-bugz", "PROJ-3", 0, "did you mean 'fix-bugs'?" },   /* only in proj/ */
+		{ "zzz", NULL, 0, NULL },                                  /* nothing close */
+		{ "no-reviewmd", NULL, 0, NULL },   /* "no-review" has no review.md: not offered */
+	};
+
+	put("default/add-license/review.md");
+	put("default/add-lic/review.md");         /* farther than add-license */
+	put("default/.add-licence/review.md");    /* hidden: never offered */
+	put("proj/fix-bugs/review.md");
+	put("default/no-review/notes.md");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fg_buf b;
+		const char *msg;
+
+		fg_buf_init(&b, 8192);
+		fg_resolve_explain_missing(skills, cases[i].skill, cases[i].ticket, &b);
+		msg = fg_buf_str(&b);
+		char *head = fgt_fmt("no review.md for skill '%s' (tried ", cases[i].skill);
+		cr_expect(!strncmp(msg, head, strlen(head)), "case %zu: %s", i, msg);
+		if (cases[i].want_tried) {
+			char *tried = cases[i].want_tried == 1
+				? fgt_fmt("(tried '%s/default/%s/review.md'", skills, cases[i].skill)
+				: fgt_fmt("(tried '%s/proj/%s/review.md', '%s/default/%s/review.md'", skills,
+					  cases[i].skill, skills, cases[i].skill);
+
+			cr_expect(strstr(msg, tried), "case %zu: %s lacks %s", i, msg, tried);
+			free(tried);
+		}
+		if (cases[i].want_hint)
+			cr_expect(strstr(msg, cases[i].want_hint), "case %zu: %s", i, msg);
+		else
+			cr_expect(!strstr(msg, "did you mean"), "case %zu: %s", i, msg);
+		cr_expect_eq(msg[strlen(msg) - 1], ')', "case %zu: %s", i, msg);
+		free(head);
+		fg_buf_release(&b);
+	}
 }

@@ -108,6 +108,12 @@ static const struct pcase parse_cases[] = {
 	{ "deep unknown field", "---\nx: [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]\nmax_retries: 6\n---\nb", 0,
 	  6, FM, "b", 1, NONE },
 	{ "complex key", "---\n? [a, b]\n: 1\nmax_retries: 6\n---\nb", 0, 6, FM, "b", 1, NONE },
+	/* Issue 18: a typo of a known field warns at run time too (not only in lint). */
+	{ "typo of max_retries", "---\nmax_retires: 1\n---\nb", 0, 3, DEF, "b", 1,
+	  W(2, "unknown field 'max_retires' is ignored (did you mean 'max_retries'?)") },
+	{ "typo of stop_when_stalled", "---\nmax_retries: 2\nstop_when_stall: true\n---\nb", 0, 2, FM, "b",
+	  1, W(3, "unknown field 'stop_when_stall' is ignored (did you mean 'stop_when_stalled'?)") },
+	{ "far from any field", "---\nretries: 1\n---\nb", 0, 3, DEF, "b", 1, NONE },
 	/* Malformed YAML. */
 	{ "unclosed flow", "---\nmax_retries: [1\n---\nbody", 0, 3, DEF, "body", 1, E(3, "malformed YAML") },
 	{ "bad indentation", "---\nmax_retries: 5\n  bad: 1\n---\nbody", 0, 3, DEF, "body", 1,

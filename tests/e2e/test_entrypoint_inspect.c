@@ -51,6 +51,10 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	run(&p, a3, NULL, NULL);
 	cr_assert_eq(p.exit_code, 1);
 	cr_assert_str_eq(p.out, "");
+	want = fgt_fmt("forge-entrypoint: no review.md for skill 'other' (tried '%s/default/other/review.md')\n",
+		       w.skills);
+	cr_assert(strstr(p.err, want), "%s", p.err);
+	free(want);
 	fgt_proc_release(&p);
 
 	const char *a4[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "../impl", NULL };
@@ -107,6 +111,19 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	j = out_json(&p);
 	cr_assert_eq(fge_jint(j, "max_retries"), 3);
 	cr_assert_gt(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 0);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
+	/* Issue 18: a typo of a known field warns in config, with "did you mean". */
+	fgt_write(f, "---\nmax_retires: 1\n---\nBody\n");
+	run(&p, argv, unset, NULL);
+	cr_assert_eq(p.exit_code, 0);
+	j = out_json(&p);
+	cr_assert_eq(fge_jint(j, "max_retries"), 3);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 1);
+	char *wtext = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "warnings"));
+	cr_assert(strstr(wtext, "unknown field 'max_retires' is ignored (did you mean 'max_retries'?)"), "%s", wtext);
+	cJSON_free(wtext);
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 

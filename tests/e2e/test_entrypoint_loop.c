@@ -309,6 +309,51 @@ Test(entrypoint_loop, no_review_md_means_no_reviewer)
 	review_skipped(NULL, NULL, "no_review");
 }
 
+/* Issue 18: a misspelled skill silently skipped the review; now a warning
+ * names the paths tried and the nearest skill that has a review.md. */
+Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	char *near = fgt_fmt("%s/default/impls/review.md", w.skills);
+	fgt_write(near, "Check.\n");
+	char *wk = recording_worker(&w);
+	ws_run(&w, &p, wk, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *want = fgt_fmt("forge-entrypoint: warning: no review.md for skill 'impl' (tried "
+			     "'%s/abc/impl/review.md', '%s/default/impl/review.md'; did you mean 'impls'?): "
+			     "nothing is reviewed, the worker's result is final\n", w.skills, w.skills);
+	cr_assert(strstr(p.err, want), "stderr:\n%s\nwanted:\n%s", p.err, want);
+	free(want);
+	free(near);
+	free(wk);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+/* Issue 18: "max_retires: 1" ran with 3 cycles and no word outside lint. */
+Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retires: 1\n---\nCheck.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *want = fgt_fmt("forge-entrypoint: warning: %s/default/impl/review.md:2: unknown field "
+			     "'max_retires' is ignored (did you mean 'max_retries'?)\n", w.skills);
+	cr_assert(strstr(p.err, want), "stderr:\n%s", p.err);
+	free(want);
+	free(wk);
+	free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
 Test(entrypoint_loop, project_override_is_chosen)
 {
 	struct ep_ws w;

@@ -10,7 +10,11 @@
 #ifndef FORGE_RESOLVE_H
 #define FORGE_RESOLVE_H
 
+#include <stddef.h>
+
 #include "forge/diag.h"
+
+struct fg_buf;
 
 /*
  * Resolves the review.md. skills_dir, skill and ticket are borrowed; ticket
@@ -24,5 +28,24 @@
  */
 int fg_resolve_review_md(const char *skills_dir, const char *skill, const char *ticket,
 			 char **out_path, struct fg_diags *diags);
+
+/* A skill whose name is at most this many edits from the one asked for is
+ * offered as "did you mean" (fg_resolve_explain_missing()). */
+#define FG_RESOLVE_SUGGEST_DISTANCE 3
+/* Most directory entries looked at per directory for a suggestion. */
+#define FG_RESOLVE_SUGGEST_SCAN 10000
+
+/*
+ * After fg_resolve_review_md() returned -ENOENT: appends to out why, in one
+ * line without a trailing period:
+ *   no review.md for skill 'S' (tried 'DIR/proj/S/review.md', 'DIR/default/S/review.md')
+ * with, inside the parentheses, "; did you mean 'T'?" when a skill with a
+ * review.md in one of those directories has a name within
+ * FG_RESOLVE_SUGGEST_DISTANCE edits of S (and fewer than S's length): the
+ * closest, ties by name order.
+ * skill and ticket must be valid names (as fg_resolve_review_md() checked).
+ */
+void fg_resolve_explain_missing(const char *skills_dir, const char *skill, const char *ticket,
+				struct fg_buf *out);
 
 #endif

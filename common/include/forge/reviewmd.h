@@ -8,11 +8,12 @@
  *     has no frontmatter (warning) and is instructions as a whole;
  *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
  *     bool), reviewers (a list of {role, instructions}: the reviewer panel),
- *     rereview ("rejected" or "all"); unknown fields are ignored; a field of
- *     the wrong type is a warning and falls back; malformed YAML (also:
- *     nested deeper than FG_REVIEWMD_MAX_DEPTH or more than
- *     FG_REVIEWMD_MAX_EVENTS events) is a warning, defaults are used and the
- *     body is still the instructions;
+ *     rereview ("rejected" or "all"); unknown fields are ignored (one within
+ *     FG_REVIEWMD_TYPO_DISTANCE edits of a known field with a "did you mean"
+ *     warning); a field of the wrong type is a warning and falls back;
+ *     malformed YAML (also: nested deeper than FG_REVIEWMD_MAX_DEPTH or more
+ *     than FG_REVIEWMD_MAX_EVENTS events) is a warning, defaults are used and
+ *     the body is still the instructions;
  *   - a file over FG_REVIEWMD_MAX_BYTES, unreadable, not UTF-8 or holding a
  *     NUL byte is treated as an empty file with a warning saying why; review
  *     is never skipped because the configuration is broken.
@@ -47,6 +48,10 @@
  * body kept), found in milliseconds whatever follows. */
 #define FG_REVIEWMD_MAX_DEPTH 64
 #define FG_REVIEWMD_MAX_EVENTS 10000
+/* An unknown field this many edits or fewer from a known one is taken for
+ * a typo: a warning with "did you mean" at run time and in config too (other
+ * unknown fields stay silent outside lint, for forward compatibility). */
+#define FG_REVIEWMD_TYPO_DISTANCE 3
 #define FG_DEFAULT_MAX_RETRIES 3
 #define FG_MAX_RETRIES_LIMIT 100
 /* At most this many roles in a panel, and this long a role slug. */

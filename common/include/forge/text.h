@@ -46,6 +46,16 @@ int fg_escape_common(struct fg_buf *b, unsigned char c);
  */
 void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flags);
 
+/* Longest strings fg_edit_distance() compares. */
+#define FG_EDIT_MAX 64
+
+/*
+ * Levenshtein distance between a and b (insertions, deletions and
+ * substitutions of bytes), for "did you mean" hints; (size_t)-1 when either
+ * is longer than FG_EDIT_MAX bytes. No allocation.
+ */
+size_t fg_edit_distance(const char *a, const char *b);
+
 /* Most structural tokens ('{', '[', ',', ':' outside strings) a document
  * may hold: a cJSON node costs about 64 bytes, so 8 MiB of "[]," would
  * otherwise become some 180 MB of tree. Real cycle, summary and result
