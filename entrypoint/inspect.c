@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -279,8 +280,23 @@ int ep_cmd_verdict(int argc, char **argv)
 	return 0;
 }
 
-/* Appends every file named review.md under dir (not following symlinks). */
-static void walk(const char *dir, int depth, struct fg_strvec *found)
+/* A name meant as review.md that the resolver never reads: another case or
+ * a near spelling ("Review.md", "reviews.md", "review.markdown"). */
+static int misnamed_review(const char *name)
+{
+	static const char *const near[] = { "review.md", "reviews.md", "review.markdown", "review.txt" };
+
+	if (!strcmp(name, "review.md"))
+		return 0;
+	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++)
+		if (!strcasecmp(name, near[i]))
+			return 1;
+	return 0;
+}
+
+/* Appends every file named review.md under dir (not following symlinks) to
+ * found, and every misnamed one to misnamed. */
+static void walk(const char *dir, int depth, struct fg_strvec *found, struct fg_strvec *misnamed)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -298,9 +314,11 @@ static void walk(const char *dir, int depth, struct fg_strvec *found)
 			continue;
 		p = fg_path_join(dir, e->d_name);
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < LINT_MAX_DEPTH)
-			walk(p, depth + 1, found);
+			walk(p, depth + 1, found, misnamed);
 		else if (!strcmp(e->d_name, "review.md"))
 			fg_strvec_push(found, p);
+		else if (misnamed_review(e->d_name))
+			fg_strvec_push(misnamed, p);
 		free(p);
 	}
 	closedir(d);
@@ -327,7 +345,7 @@ static size_t lint_file(const char *path)
 
 static size_t lint_path(const char *path)
 {
-	struct fg_strvec found;
+	struct fg_strvec found, misnamed;
 	struct stat st;
 	size_t errors = 0;
 
@@ -338,13 +356,21 @@ static size_t lint_path(const char *path)
 	if (!S_ISDIR(st.st_mode))
 		return lint_file(path);
 	fg_strvec_init(&found);
-	walk(path, 0, &found);
+	fg_strvec_init(&misnamed);
+	walk(path, 0, &found, &misnamed);
 	if (!found.n)
 		printf("%s:1: warning: no review.md found in this directory\n", path);
 	if (found.n)
 		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
+	if (misnamed.n)
+		qsort(misnamed.v, misnamed.n, sizeof(*misnamed.v), cmp_str);
 	for (size_t i = 0; i < found.n; i++)
 		errors += lint_file(found.v[i]);
+	/* An error: the skill it sits beside is silently never reviewed. */
+	for (size_t i = 0; i < misnamed.n; i++, errors++)
+		printf("%s:1: error: a review file must be named exactly 'review.md': this one is never "
+		       "read, so its skill is not reviewed\n", misnamed.v[i]);
+	fg_strvec_release(&misnamed);
 	fg_strvec_release(&found);
 	return errors;
 }

@@ -315,6 +315,39 @@ Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 	ws_teardown(&w);
 }
 
+/* Issue 18: lint on a directory ignored a Review.md or reviews.md beside a
+ * skill, which the resolver never reads: the skill was silently unreviewed. */
+Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "Good.\n");
+	char *upper = fgt_fmt("%s/default/add-license/Review.md", w.skills);
+	char *plural = fgt_fmt("%s/default/fix-bugs/reviews.md", w.skills);
+	char *other = fgt_fmt("%s/default/fix-bugs/README.md", w.skills);
+	fgt_write(upper, "Check.\n");
+	fgt_write(plural, "Check.\n");
+	fgt_write(other, "Not a review file.\n");
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
+	char *want1 = fgt_fmt("%s:1: error: a review file must be named exactly 'review.md'", upper);
+	char *want2 = fgt_fmt("%s:1: error: a review file must be named exactly 'review.md'", plural);
+	cr_assert(strstr(p.out, want1), "out:\n%s", p.out);
+	cr_assert(strstr(p.out, want2), "out:\n%s", p.out);
+	cr_assert(!strstr(p.out, "README.md"), "out:\n%s", p.out);
+	cr_assert(!strstr(p.out, "impl/review.md"), "the good file has no problem:\n%s", p.out);
+	free(want1);
+	free(want2);
+	free(upper);
+	free(plural);
+	free(other);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
 Test(entrypoint_inspect, help_lists_every_option_and_version)
 {
 	struct fgt_proc p;
