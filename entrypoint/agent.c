@@ -415,6 +415,12 @@ static int spawn(struct run *x, const int fds[3])
 	if (e.stage == 1)
 		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s: cannot enter '%s': %s",
 			 x->s->role, x->s->cwd, strerror(e.err));
+	else if (x->s->argv[0][0] != '/' && strchr(x->s->argv[0], '/'))
+		/* execvp() takes "bin/agent" relative to the working directory:
+		 * say so, the path was likely written relative to somewhere else. */
+		snprintf(x->r->what, sizeof(x->r->what),
+			 "cannot run %s '%s': %s (a relative path is resolved from the workspace '%s')",
+			 x->s->role, x->s->argv[0], strerror(e.err), x->s->cwd);
 	else
 		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s '%s': %s",
 			 x->s->role, x->s->argv[0], strerror(e.err));

@@ -216,6 +216,16 @@ Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 	ws_run(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "cannot run worker 'xyz-no-such-agent': No such file or directory"), "%s", p.err);
+	cr_assert(!strstr(p.err, "relative path"), "a PATH lookup is not a relative path: %s", p.err);
+	fgt_proc_release(&p);
+
+	/* Issue 18: a relative path is taken from the workspace; the error says so. */
+	ws_run(&w, &p, "agents/worker.sh --go", NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	char *want = fgt_fmt("the task failed: cannot run worker 'agents/worker.sh': No such file or directory "
+			     "(a relative path is resolved from the workspace '%s')", w.ws);
+	cr_assert(strstr(p.err, want), "%s", p.err);
+	free(want);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
 }
