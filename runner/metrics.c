@@ -126,6 +126,25 @@ static void counter_add(struct rn_metrics *m, enum family fam, const char *a, co
 	series_get(m, fam, vals)->value += n;
 }
 
+/* Durations are kept to the microsecond: adding them as doubles drifts by an
+ * ulp (0.009 + 0.019 is 0.027999999999999997, printed as such), so a sum is
+ * snapped back to the microsecond grid and prints as written (0.028). */
+#define US_PER_S 1e6
+#define SNAP_MAX 9e12   /* seconds: beyond, microseconds could overflow a long long */
+
+static double add_seconds(double a, double b)
+{
+	double s = a + b;
+
+	double us;
+
+	if (!isfinite(s) || fabs(s) >= SNAP_MAX)
+		return s;
+	us = s * US_PER_S;
+	/* Rounded to the nearest by hand: no libm for one llround(). */
+	return (double)(long long)(us + (us < 0 ? -0.5 : 0.5)) / US_PER_S;
+}
+
 static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
 {
 	const char *vals[MAX_LABELS] = { skill, step, NULL };
@@ -138,7 +157,7 @@ static void histogram_observe(struct rn_metrics *m, const char *skill, const cha
 	for (size_t i = 0; i < NBUCKETS; i++)
 		if (i == NBUCKETS - 1 || x <= bucket_bound[i])
 			s->bucket[i] += 1;
-	s->sum += x;
+	s->sum = add_seconds(s->sum, x);
 	s->count += 1;
 }
 
@@ -198,10 +217,14 @@ static void format_value(double v, char *out, size_t outlen)
 		snprintf(out, outlen, "%.0f", v);
 		return;
 	}
-	snprintf(out, outlen, "%.15g", v);
-	if (strtod(out, NULL) != v)
-		snprintf(out, outlen, "%.17g", v);
+	/* 17 significant digits always round-trip; stop at the first that does. */
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, outlen, "%.*g", prec, v);
+		if (strtod(out, NULL) == v)
+			return;
+	}
 }
+
 
 /* Label values escape exactly backslash, double quote and newline (format 0.0.4). */
 static int add_escaped(struct fg_buf *b, const char *s)
@@ -694,7 +717,7 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 		t->value += s->value;
 		for (size_t b = 0; b < NBUCKETS; b++)
 			t->bucket[b] += s->bucket[b];
-		t->sum += s->sum;
+		t->sum = add_seconds(t->sum, s->sum);
 		t->count += s->count;
 	}
 }

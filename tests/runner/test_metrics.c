@@ -596,3 +596,24 @@ Test(metrics, promtool_unit_tests_of_example_rules_pass)
 		  p.exit_code, p.out, p.err);
 	fgt_proc_release(&p);
 }
+
+/* Issue 18: 0.009 + 0.019 summed as doubles is 0.027999999999999997, and
+ * that is what the file said; sums are kept to the microsecond and printed
+ * in the shortest form that reads back the same. */
+Test(metrics, duration_sum_prints_as_written)
+{
+	struct rn_metrics m;
+	char *text;
+
+	rn_metrics_init(&m);
+	rn_metrics_observe_cycle(&m, "k", "s", "rejected", 0.009);
+	rn_metrics_observe_cycle(&m, "k", "s", "approved", 0.019);
+	rn_metrics_observe_cycle(&m, "k", "t", "approved", 0.1);
+	rn_metrics_observe_cycle(&m, "k", "t", "approved", 0.2);
+	text = render(&m);
+	cr_assert(strstr(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\"} 0.028\n"), "%s", text);
+	cr_assert(strstr(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"t\"} 0.3\n"), "%s", text);
+	cr_assert(!strstr(text, "0.0279999"), "%s", text);
+	free(text);
+	rn_metrics_release(&m);
+}
