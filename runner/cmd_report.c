@@ -1,5 +1,5 @@
 /*
- * report.c - `forge-runner report`: merge result files into one auto-review
+ * cmd_report.c - `forge-runner report`: merge result files into one auto-review
  * report (JSON, or a Markdown "Auto-Review Notes" section). The contract is
  * in report.h; the user's manual in docs/reference/report.md.
  *

@@ -1,5 +1,5 @@
 /*
- * run.c - `forge-runner run`: options, preparation, the session, the result
+ * cmd_run.c - `forge-runner run`: options, preparation, the session, the result
  * file and the metrics (see run.h for the protocol).
  */
 #include "run.h"
@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "prepare.h"
+#include "session.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
 #include "forge/fsutil.h"

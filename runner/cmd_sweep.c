@@ -1,5 +1,5 @@
 /*
- * sweep.c - `forge-runner sweep DIR`: the valid cycles of a step directory
+ * cmd_sweep.c - `forge-runner sweep DIR`: the valid cycles of a step directory
  * as one JSON array on stdout, ordered by cycle number. Invalid files (and,
  * with --run-id, cycles of another run) are reported on stderr and skipped.
  *

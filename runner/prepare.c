@@ -1,13 +1,13 @@
 /*
  * prepare.c - the step directory before a run: created, stale files removed
- * (see run.h), and the run id.
+ * (see prepare.h), and the run id.
  *
  * Stale files from an earlier run must never be reported as this run's: the
  * reference design read them on a retry and then ignored the new files that
  * replaced them. Removal goes through a descriptor of the directory opened
  * with O_NOFOLLOW, and unlinkat() never follows the entry it removes.
  */
-#include "run.h"
+#include "prepare.h"
 
 #include <dirent.h>
 #include <errno.h>

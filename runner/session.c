@@ -1,5 +1,5 @@
 /*
- * session.c - one run on a private libuv loop (see run.h).
+ * session.c - one run on a private libuv loop (see session.h).
  *
  * Order matters: the watch is armed before the engine starts, so nothing the
  * engine writes can precede our watches. When the engine exits, the inotify
@@ -19,7 +19,7 @@
  * and the session finishes only once the container is gone or the reap
  * gave up.
  */
-#include "run.h"
+#include "session.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -29,6 +29,7 @@
 
 #include "events.h"
 #include "reap.h"
+#include "watch.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
 #include "forge/fsutil.h"

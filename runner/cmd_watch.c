@@ -1,0 +1,171 @@
+/*
+ * cmd_watch.c - `forge-runner watch DIR...`: prints one review_cycle line
+ * per detected cycle to stdout (text or JSON, the same shapes as the run
+ * log) and its warnings to stderr, until SIGINT or SIGTERM; then it sweeps
+ * once more and exits 0.
+ */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "events.h"
+#include "forge/alloc.h"
+#include "watch.h"
+
+enum {
+	W_POLL = 1, W_RUN_ID, W_LOG_FORMAT, W_LOG_LEVEL, W_NO_INOTIFY, W_HELP,
+};
+
+const struct fg_opt rn_watch_options[] = {
+	{ W_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL",
+	  "safety-net rescan period, fractional allowed (default 5)" },
+	{ W_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
+	{ W_RUN_ID, "run-id", 0, "ID", NULL, "ignore cycles carrying another run_id" },
+	{ W_LOG_FORMAT, "log-format", 0, "FMT", NULL, "text (default) or json" },
+	{ W_LOG_LEVEL, "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" },
+	{ W_HELP, "help", 'h', NULL, NULL, "show help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+struct watch_cmd {
+	uv_loop_t loop;
+	struct rn_watch w;
+	uv_signal_t sig[3];  /* SIGINT, SIGTERM, SIGHUP */
+	struct rn_log out;   /* review_cycle lines: stdout */
+	struct rn_log err;   /* warnings: stderr */
+	int stopping;
+};
+
+static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
+{
+	struct watch_cmd *wc = w->opts.data;
+
+	rn_event_cycle(&wc->out, RN_LOG_INFO, r, 1);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	(void)h;
+}
+
+static void on_stop_signal(uv_signal_t *s, int signum)
+{
+	struct watch_cmd *wc = s->data;
+
+	/* logrotate's postrotate sends SIGHUP to every forge-runner: watch
+	 * writes to stdout/stderr only, so there is nothing to reopen, but
+	 * the signal must not kill it (its default action). */
+	if (signum == SIGHUP || wc->stopping)
+		return;
+	wc->stopping = 1;
+	rn_log(&wc->err, RN_LOG_INFO, "watch_stop", RN_LS("signal", sigabbrev_np(signum)));
+	rn_watch_drain(&wc->w);
+	rn_watch_sweep(&wc->w);
+	rn_watch_close(&wc->w, NULL);
+	for (int i = 0; i < 3; i++)
+		uv_close((uv_handle_t *)&wc->sig[i], on_handle_closed);
+}
+
+static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn_log_cfg *lc,
+		       const char ***dirs, size_t *ndirs)
+{
+	struct fg_opts_iter it;
+	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
+	char err[256];
+	int id, r;
+
+	if (env && *env && rn_parse_interval(env, &o->poll_interval))
+		return rn_usage("invalid AUTO_REVIEW_POLL_INTERVAL '%s'", env);
+	fg_opts_init(&it, rn_watch_options, argc, argv, 1);
+	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
+		if (id == FG_OPT_POSITIONAL) {
+			*dirs = fg_xreallocarray(*dirs, *ndirs + 1, sizeof(**dirs));
+			(*dirs)[(*ndirs)++] = v;
+		} else if (id == W_POLL && rn_parse_interval(v, &o->poll_interval)) {
+			return rn_usage("invalid --poll-interval '%s'", v);
+		} else if (id == W_NO_INOTIFY) {
+			o->no_inotify = 1;
+		} else if (id == W_RUN_ID) {
+			o->run_id = v;
+		} else if (id == W_LOG_FORMAT) {
+			lc->format = v;
+		} else if (id == W_LOG_LEVEL) {
+			lc->level = v;
+		} else if (id == W_HELP) {
+			return -1;
+		}
+	}
+	if (r < 0)
+		return rn_usage("%s", err);
+	if (*ndirs == 0)
+		return rn_usage("watch needs at least one directory");
+	return 0;
+}
+
+static int watch_run(struct watch_cmd *wc, const char **dirs, size_t ndirs)
+{
+	int signums[3] = { SIGINT, SIGTERM, SIGHUP };
+	int r;
+
+	for (size_t i = 0; i < ndirs; i++)
+		rn_watch_add(&wc->w, dirs[i]);
+	for (int i = 0; i < 3; i++) {
+		uv_signal_init(&wc->loop, &wc->sig[i]);
+		wc->sig[i].data = wc;
+		uv_signal_start(&wc->sig[i], on_stop_signal, signums[i]);
+	}
+	r = rn_watch_start(&wc->w);
+	if (r) {
+		fprintf(stderr, "forge-runner: cannot start watching: %s\n", uv_strerror(r));
+		on_stop_signal(&wc->sig[0], SIGTERM);
+	}
+	uv_run(&wc->loop, UV_RUN_DEFAULT);
+	if (uv_loop_close(&wc->loop)) {
+		fputs("forge-runner: event loop still has open handles\n", stderr);
+		return FG_EXIT_RUNTIME;
+	}
+	return r ? FG_EXIT_FAILED : FG_EXIT_OK;
+}
+
+int rn_cmd_watch(int argc, char **argv)
+{
+	struct watch_cmd wc;
+	struct rn_watch_opts o = { .poll_interval = RN_DEFAULT_POLL_INTERVAL };
+	struct rn_log_cfg lc = { 0 };
+	const char **dirs = NULL;
+	size_t ndirs = 0;
+	int r;
+
+	memset(&wc, 0, sizeof(wc));
+	r = watch_parse(argc, argv, &o, &lc, &dirs, &ndirs);
+	if (r == 0)
+		r = rn_log_setup(&wc.err, &lc, stderr);
+	if (r) {
+		free(dirs);
+		if (r < 0)
+			return rn_cmd_help("forge-runner watch DIR... [options]", rn_watch_options);
+		return r;
+	}
+	/* review_cycle lines go to stdout whatever the threshold: they are the
+	 * command's output, not diagnostics. */
+	rn_log_init(&wc.out, wc.err.format, RN_LOG_DEBUG, stdout);
+	o.log = &wc.err;
+	o.cb = on_watch_cycle;
+	o.data = &wc;
+	r = uv_loop_init(&wc.loop);
+	if (r) {
+		fprintf(stderr, "forge-runner: cannot start the event loop: %s\n", uv_strerror(r));
+		rn_log_close(&wc.err);
+		free(dirs);
+		return FG_EXIT_RUNTIME;
+	}
+	rn_watch_init(&wc.w, &wc.loop, &o);
+	r = watch_run(&wc, dirs, ndirs);
+	rn_log_close(&wc.err);
+	free(dirs);
+	return r;
+}
