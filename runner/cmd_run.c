@@ -272,6 +272,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.duration_seconds = fg_seconds_since(st->t0), .cycles = &st->cycles,
 		.review_exhausted = exhausted, .review_state = state,
 		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
+		.cycles_by_source = st->sr.cycles_by_source,
 	};
 	int r;
 
@@ -315,7 +316,10 @@ static void conclude(struct run_state *st)
 
 	fg_summary_init(&sum);
 	load_summary(st->cfg, st->run_id, &sum, &have_sum);
-	state = rn_review_state(&st->cycles, have_sum ? &sum : NULL);
+	/* The file when it can be read, else the summary frame (the stream
+	 * checked its run id): it stands in for the file on a run whose
+	 * workspace the runner cannot see. */
+	state = rn_review_state(&st->cycles, have_sum ? &sum : st->sr.stream_summary);
 	exhausted = state == FG_STATE_EXHAUSTED || rn_cycles_exhausted(&st->cycles);
 	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
 	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
@@ -426,6 +430,9 @@ int rn_cmd_run(int argc, char **argv)
 	rn_metrics_release(&st.metrics);
 	rn_cycles_release(&st.cycles);
 	free(st.sr.error_message);
+	if (st.sr.stream_summary)
+		fg_summary_release(st.sr.stream_summary);
+	free(st.sr.stream_summary);
 	free((char *)st.step_dir);
 	rn_log_close(&log);
 	rn_run_config_release(&cfg);

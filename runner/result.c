@@ -10,7 +10,9 @@
 
 #include "forge/text.h"
 #include "forge/alloc.h"
+#include "forge/frame.h"
 #include "forge/fsutil.h"
+#include "watch.h"
 
 void rn_cycles_init(struct rn_cycles *s)
 {
@@ -64,7 +66,49 @@ static struct rn_cycle_rec *slot(struct rn_cycles *s, int cycle)
 	return &s->v[i];
 }
 
-int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
+/* Fingerprint of the compact text of o, which is deleted. */
+static uint64_t fingerprint(cJSON *o)
+{
+	char *text = cJSON_PrintUnformatted(o);
+	uint64_t h;
+
+	if (!text)
+		abort();
+	h = fg_hash64(text, strlen(text));
+	cJSON_free(text);
+	cJSON_Delete(o);
+	return h;
+}
+
+static const struct rn_cycle_rec *find(const struct rn_cycles *s, int cycle)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].c.cycle == cycle)
+			return &s->v[i];
+	}
+	return NULL;
+}
+
+enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg_cycle *c,
+				      bool shortened, int *first_source)
+{
+	const struct rn_cycle_rec *r = find(s, c->cycle);
+
+	if (first_source)
+		*first_source = r ? r->source : -1;
+	if (!r)
+		return RN_CYCLE_NEW;
+	/* A shortened form is the same cycle when what it kept agrees: its
+	 * feedback and optional fields are unknown, not different. */
+	if (shortened || r->shortened) {
+		if (fingerprint(fg_frame_cycle_min(c)) != r->h_min)
+			return RN_CYCLE_REWRITE;
+		return !shortened && r->shortened ? RN_CYCLE_FULLER : RN_CYCLE_SAME;
+	}
+	return fingerprint(fg_cycle_to_cjson(c)) == r->h_full ? RN_CYCLE_SAME : RN_CYCLE_REWRITE;
+}
+
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened, int source)
 {
 	struct rn_cycle_rec *r = slot(s, c->cycle);
 	const char *skill = c->skill ? c->skill : "";
@@ -77,6 +121,10 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c)
 	r->c.stalled = c->stalled;
 	r->c.synthetic = c->synthetic;
 	r->c.elapsed_seconds = c->elapsed_seconds;
+	r->shortened = shortened;
+	r->source = source;
+	r->h_min = fingerprint(fg_frame_cycle_min(c));
+	r->h_full = shortened ? 0 : fingerprint(fg_cycle_to_cjson(c));
 	r->obj = fg_cycle_to_cjson(c);
 	r->bytes = tree_bytes(r->obj) + strlen(skill) + 1;
 	if (r->bytes > RN_CYCLES_MAX_BYTES - s->bytes) {
@@ -144,6 +192,16 @@ static void add_str_or_null(cJSON *o, const char *key, const char *v)
 		cJSON_AddNullToObject(o, key);
 }
 
+/* {"watch": n, "poll": n, "sweep": n, "stream": n} */
+static cJSON *by_source(const long *counts)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (int i = 0; i < RN_SOURCE_COUNT; i++)
+		cJSON_AddNumberToObject(o, rn_source_name((enum rn_source)i), counts ? (double)counts[i] : 0);
+	return o;
+}
+
 char *rn_result_to_json(const struct rn_result *r)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -170,6 +228,7 @@ char *rn_result_to_json(const struct rn_result *r)
 	cJSON_AddStringToObject(o, "review_state", rn_result_state_name(r->review_state));
 	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
+	cJSON_AddItemToObject(o, "cycles_by_source", by_source(r->cycles_by_source));
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */
 	if (r->cycles && rn_cycles_dropped(r->cycles))
 		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));

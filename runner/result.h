@@ -5,7 +5,10 @@
  *   {"success", "exit_code", "error_message", "step", "skill", "task_key",
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
- *    "sweep_caught", "cycles_dropped"?}
+ *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
+ *    "cycles_dropped"?}
+ * cycles_by_source counts the cycles reported (new numbers and rewrites) by
+ * the source that reported each first.
  * review_state comes from review_summary.json when it belongs to this run,
  * else it is derived from the cycles: no_review without cycles, exhausted per
  * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
@@ -26,6 +29,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "forge/cycle.h"
 #include "forge/summary.h"
@@ -43,6 +47,10 @@ struct rn_cycle_rec {
 			       * NULL when obj was dropped) */
 	struct cJSON *obj;    /* owned: fg_cycle_to_cjson() of the content; NULL: dropped */
 	size_t bytes;         /* what obj and skill hold (heap estimate), 0 when dropped */
+	uint64_t h_full;      /* fingerprint of the whole content (unset when shortened) */
+	uint64_t h_min;       /* fingerprint of fg_frame_cycle_min() of it */
+	bool shortened;       /* only a truncated frame's form is known */
+	int source;           /* enum rn_source that reported this content first */
 };
 
 /* Cycles ordered by number; a newer content replaces an older one. */
@@ -55,10 +63,26 @@ struct rn_cycles {
 
 void rn_cycles_init(struct rn_cycles *s);
 void rn_cycles_release(struct rn_cycles *s);
-/* Stores (a copy of) c, replacing an earlier content of the same number.
+/* What a cycle reported by some source means for what is stored. Every
+ * source (watch, poll, sweep, stream) delivers into one rn_cycles, so one
+ * cycle is reported once whichever source saw it first. */
+enum rn_cycle_news {
+	RN_CYCLE_NEW,       /* a number not stored yet: report it */
+	RN_CYCLE_REWRITE,   /* a stored number with other content: report it again */
+	RN_CYCLE_SAME,      /* the content stored (a shortened form matches its smallest form) */
+	RN_CYCLE_FULLER,    /* the whole content of a cycle stored only in shortened form */
+};
+
+/* Compares c (shortened: it came in a truncated frame) with what is stored
+ * for its number; *first_source (may be NULL) gets the stored content's
+ * source, -1 when none. */
+enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg_cycle *c,
+				      bool shortened, int *first_source);
+/* Stores (a copy of) c, replacing an earlier content of the same number;
+ * source (enum rn_source) is kept as the content's first source.
  * Returns 0 when its object is kept, 1 when it did not fit in
  * RN_CYCLES_MAX_BYTES: then only its scalar fields are kept. */
-int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c);
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened, int source);
 /* Cycle numbers detected but absent from review_cycles: s->untracked plus
  * the records whose object was dropped. */
 size_t rn_cycles_dropped(const struct rn_cycles *s);
@@ -82,6 +106,7 @@ struct rn_result {
 	enum fg_review_state review_state;
 	long stale_files_cleared;
 	long sweep_caught;
+	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (watch.h), or NULL: all 0 */
 };
 
 /* The result as JSON text (pretty, trailing newline). Owned. */

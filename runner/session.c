@@ -32,7 +32,9 @@
 #include "watch.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
+#include "forge/frame.h"
 #include "forge/fsutil.h"
+#include "stream.h"
 
 extern char **environ;
 
@@ -41,6 +43,7 @@ struct session {
 	struct rn_session_result *res;
 	uv_loop_t loop;
 	struct rn_watch watch;
+	struct rn_stream stream;    /* frames on the engine's stderr */
 	struct rn_engine_params ep;
 	const struct rn_engine_ops *ops;
 	uv_process_t proc;
@@ -50,6 +53,8 @@ struct session {
 	uv_pipe_t out[2];
 	int out_open[2];
 	struct fg_buf line[2];
+	int piece[2];           /* line[i] continues a line logged in pieces */
+	int frame_line;         /* the current stderr line is a frame: not logged as output */
 	struct fg_buf tail;
 	uv_timer_t timeout_timer, grace_timer, drain_timer;
 	uv_signal_t sig[3];
@@ -71,13 +76,22 @@ static void on_closed(uv_handle_t *h)
 
 /* ---- cycles ---- */
 
-static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
+/* Keeps the content for the result, as first reported by source; the
+ * first cycle_limit is logged. */
+static void store(struct session *s, const struct rn_cycle_report *r, int source)
 {
-	struct session *s = w->opts.data;
-	const struct rn_run_config *cfg = s->p->cfg;
-	const struct fg_cycle *c = r->cycle;
+	if (rn_cycles_put(s->p->cycles, r->cycle, r->truncated, source) && !s->budget_logged) {
+		s->budget_logged = 1;
+		rn_log(s->p->log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", r->dir),
+		       RN_LS("step", r->step), RN_LS("file", r->name), RN_LS("limit", "retained_bytes"),
+		       RN_LI("max", (long long)RN_CYCLES_MAX_BYTES));
+	}
+}
 
-	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
+static void record(struct session *s, const struct rn_cycle_report *r)
+{
+	const struct rn_run_config *cfg = s->p->cfg;
+
 	if (cfg->record == RN_RECORD_LOG) {
 		rn_log(s->p->log, RN_LOG_INFO, "cycle_recorded", RN_LS("file", r->name),
 		       RN_LS("content", r->raw));
@@ -89,6 +103,38 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 			rn_log(s->p->log, RN_LOG_WARN, "record_error", RN_LS("file", r->name),
 			       RN_LS("error", strerror(-e)));
 	}
+}
+
+/* A cycle another source reported first (debug: cycle_seen_again). The
+ * whole content of one the stream only had shortened replaces it silently. */
+static void seen_again(struct session *s, const struct rn_cycle_report *r, int first_source,
+		       enum rn_cycle_news news)
+{
+	rn_log(s->p->log, RN_LOG_DEBUG, "cycle_seen_again", RN_LS("step", r->step),
+	       RN_LS("file", r->name), RN_LS("source", rn_source_name(r->source)),
+	       RN_LS("first_source",
+		     first_source < 0 ? "" : rn_source_name((enum rn_source)first_source)));
+	if (news == RN_CYCLE_FULLER) {
+		store(s, r, first_source);
+		record(s, r);
+	}
+}
+
+/* Every source delivers here (watch.c's inotify, poll and sweep, and
+ * stream.c): one cycle is reported once, whichever saw it first. */
+static void on_cycle(struct session *s, const struct rn_cycle_report *r)
+{
+	const struct rn_run_config *cfg = s->p->cfg;
+	const struct fg_cycle *c = r->cycle;
+	int first_source;
+	enum rn_cycle_news news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
+
+	if (news == RN_CYCLE_SAME || news == RN_CYCLE_FULLER) {
+		seen_again(s, r, first_source, news);
+		return;
+	}
+	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
+	record(s, r);
 	/* One skill label per run (--skill, else the first cycle's): a label
 	 * taken from each cycle would let rewritten files with ever new skills
 	 * grow the metric series without bound. */
@@ -96,14 +142,40 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 		s->metrics_skill = fg_xstrdup(cfg->skill ? cfg->skill : c->skill ? c->skill : "");
 	rn_metrics_observe_cycle(s->p->metrics, s->metrics_skill, cfg->step,
 				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
-	if (rn_cycles_put(s->p->cycles, c) && !s->budget_logged) {
-		s->budget_logged = 1;
-		rn_log(s->p->log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", r->dir),
-		       RN_LS("step", r->step), RN_LS("file", r->name), RN_LS("limit", "retained_bytes"),
-		       RN_LI("max", (long long)RN_CYCLES_MAX_BYTES));
-	}
+	store(s, r, (int)r->source);
+	s->res->cycles_by_source[r->source]++;
 	if (r->source == RN_SOURCE_SWEEP)
 		s->res->sweep_caught++;
+}
+
+static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
+{
+	on_cycle(w->opts.data, r);
+}
+
+static void on_stream_cycle(void *data, const struct rn_cycle_report *r)
+{
+	on_cycle(data, r);
+}
+
+/* The summary frame: how the review ended, for a run whose workspace the
+ * runner cannot read (the file, when readable, says the same). */
+static void on_stream_summary(void *data, const struct fg_summary *sum)
+{
+	struct session *s = data;
+	struct fg_summary *copy = s->res->stream_summary;
+
+	if (!copy)
+		copy = s->res->stream_summary = fg_xcalloc(1, sizeof(*copy));
+	fg_summary_release(copy);
+	copy->state = sum->state;
+	copy->cycles = sum->cycles;
+	copy->max_cycles = sum->max_cycles;
+	copy->step = fg_xstrdup(sum->step);
+	copy->skill = fg_xstrdup(sum->skill);
+	copy->task_key = fg_xstrdup(sum->task_key);
+	copy->run_id = fg_xstrdup(sum->run_id);
+	copy->review_md = sum->review_md ? fg_xstrdup(sum->review_md) : NULL;
 }
 
 /* ---- output ---- */
@@ -126,11 +198,18 @@ static void tail_add(struct fg_buf *t, const char *p, size_t n)
 	fg_buf_add(t, p, n);
 }
 
-static void emit_line(struct session *s, int idx)
+/* Logs line[idx] as an output event; last: it ends its line. A frame line
+ * on stderr (recognised by its first piece only, i.e. at the start of a
+ * line) is the stream source's: it is reported as a cycle, not as output. */
+static void emit_line(struct session *s, int idx, int last)
 {
-	rn_log(s->p->log, RN_LOG_INFO, "output", RN_LS("stream", idx ? "stderr" : "stdout"),
-	       RN_LS("line", fg_buf_str(&s->line[idx])));
+	if (idx == 1 && !s->piece[1])
+		s->frame_line = fg_frame_is(s->line[1].data, s->line[1].len);
+	if (!(idx == 1 && s->frame_line))
+		rn_log(s->p->log, RN_LOG_INFO, "output", RN_LS("stream", idx ? "stderr" : "stdout"),
+		       RN_LS("line", fg_buf_str(&s->line[idx])));
 	fg_buf_reset(&s->line[idx]);
+	s->piece[idx] = !last;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -153,21 +232,27 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 		if (c == '\n') {
 			if (s->line[idx].len)
-				emit_line(s, idx);
+				emit_line(s, idx, 1);
+			s->piece[idx] = 0;
 			continue;
 		}
 		/* A line longer than the cap is logged in pieces. */
 		if (fg_buf_addc(&s->line[idx], c) < 0) {
-			emit_line(s, idx);
+			emit_line(s, idx, 0);
 			fg_buf_addc(&s->line[idx], c);
 		}
 	}
-	if (n > 0)
+	if (n > 0) {
 		tail_add(&s->tail, buf->base, (size_t)n);
+		if (idx == 1)
+			rn_stream_feed(&s->stream, buf->base, (size_t)n);
+	}
 	free(buf->base);
 	if (n < 0) {
+		if (idx == 1)
+			rn_stream_end(&s->stream);
 		if (s->line[idx].len)
-			emit_line(s, idx);
+			emit_line(s, idx, 1);
 		uv_close((uv_handle_t *)st, on_closed);
 		s->out_open[idx] = 0;
 		maybe_finish(s);
@@ -302,7 +387,9 @@ static void finish(struct session *s)
 	    sigprocmask(SIG_BLOCK, &set, &s->res->saved_mask) == 0)
 		s->res->signals_blocked = 1;
 	rn_watch_sweep(&s->watch);
-	s->p->cycles->untracked = rn_watch_dropped(&s->watch);
+	/* Both sources cap the numbers they track alike: the larger count. */
+	s->p->cycles->untracked = rn_watch_dropped(&s->watch) > rn_stream_dropped(&s->stream)
+				  ? rn_watch_dropped(&s->watch) : rn_stream_dropped(&s->stream);
 	rn_watch_close(&s->watch, NULL);
 	uv_close((uv_handle_t *)&s->timeout_timer, on_closed);
 	uv_close((uv_handle_t *)&s->grace_timer, on_closed);
@@ -445,11 +532,21 @@ static void fill_engine_params(struct session *s)
 	s->ep.environ = environ;
 }
 
+static void start_stream(struct session *s)
+{
+	struct rn_stream_opts o = {
+		.run_id = s->p->run_id, .step = s->p->cfg->step, .dir = s->p->step_dir,
+		.log = s->p->log, .cycle_cb = on_stream_cycle, .summary_cb = on_stream_summary, .data = s,
+	};
+
+	rn_stream_init(&s->stream, &o);
+}
+
 static void start_watch(struct session *s)
 {
 	struct rn_watch_opts o = {
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
-		.run_id = s->p->run_id, .log = s->p->log, .cb = on_cycle, .data = s,
+		.run_id = s->p->run_id, .log = s->p->log, .cb = on_watch_cycle, .data = s,
 	};
 	char *rel = fg_path_join(".forge", s->p->cfg->step);
 	int r;
@@ -565,6 +662,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	fg_buf_init(&s->line[1], RN_OUTPUT_LINE_MAX);
 	fg_buf_init(&s->tail, RN_OUTPUT_TAIL_MAX);
 	fill_engine_params(s);
+	start_stream(s);
 	init_handles(s);
 	start_watch(s);
 	start_engine(s);
@@ -585,6 +683,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	add_exit_reason(s);
 	fg_buf_release(&s->line[0]);
 	fg_buf_release(&s->line[1]);
+	rn_stream_release(&s->stream);
 	fg_buf_release(&s->tail);
 	free(s->metrics_skill);
 	free(s);

@@ -13,6 +13,8 @@
 #include "metrics.h"
 #include "result.h"
 #include "run.h"
+#include "watch.h"
+#include "forge/summary.h"
 
 #define RN_OUTPUT_TAIL_MAX (8 * 1024)
 #define RN_OUTPUT_LINE_MAX 4096
@@ -26,6 +28,8 @@ struct rn_session_result {
 	int failed;             /* the runner itself failed (FG_EXIT_RUNTIME) */
 	char *error_message;    /* owned or NULL */
 	long sweep_caught;
+	long cycles_by_source[RN_SOURCE_COUNT];  /* cycles reported, by the source that saw each first */
+	struct fg_summary *stream_summary;       /* owned or NULL: the summary frame (release and free) */
 	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing
 	 * its signal handlers (their disposition reverts to the default): the
 	 * caller writes the result and metrics, then rn_session_unblock_signals(). */

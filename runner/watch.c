@@ -22,6 +22,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/text.h"
 
 #define WATCH_BUF_SIZE (64 * 1024)
 #define DIR_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
@@ -69,7 +70,7 @@ struct rn_watch_dir {
 
 const char *rn_source_name(enum rn_source s)
 {
-	static const char *const names[] = { "watch", "poll", "sweep" };
+	static const char *const names[] = { "watch", "poll", "sweep", "stream" };
 
 	return names[s];
 }
@@ -287,17 +288,6 @@ size_t rn_watch_dropped(const struct rn_watch *w)
 	return n;
 }
 
-static uint64_t fnv1a(const char *p, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 static long long mtime_ns(const struct stat *st)
 {
 	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
@@ -360,7 +350,7 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 		    const char *name, const struct fg_cycle *c, const struct fg_buf *raw,
 		    enum rn_source source)
 {
-	uint64_t h = fnv1a(fg_buf_str(raw), raw->len);
+	uint64_t h = fg_hash64(fg_buf_str(raw), raw->len);
 	struct rn_cycle_report r = {
 		.dir = d->path, .step = d->step, .name = name, .n = e->n, .cycle = c,
 		.raw = fg_buf_str(raw), .raw_len = raw->len, .source = source,

@@ -76,9 +76,11 @@
  * sandbox writes more cycle files into one step directory. */
 #define RN_WATCH_MAX_CYCLE_FILES 1000
 
-enum rn_source { RN_SOURCE_WATCH, RN_SOURCE_POLL, RN_SOURCE_SWEEP };
+/* Where a detected cycle came from: inotify, the poll net, the final sweep
+ * (watch.c), or a frame on the sandbox's stderr (stream.c). */
+enum rn_source { RN_SOURCE_WATCH, RN_SOURCE_POLL, RN_SOURCE_SWEEP, RN_SOURCE_STREAM, RN_SOURCE_COUNT };
 
-/* "watch", "poll", "sweep". */
+/* "watch", "poll", "sweep", "stream". */
 const char *rn_source_name(enum rn_source s);
 
 /* One detected cycle; everything is borrowed for the duration of the callback. */
@@ -91,7 +93,8 @@ struct rn_cycle_report {
 	const char *raw;               /* the file's exact bytes */
 	size_t raw_len;
 	enum rn_source source;
-	int first;                     /* 1 when cycle n was never reported before in dir */
+	int first;                     /* 1 when cycle n was never reported before by this source */
+	int truncated;                 /* a frame's shortened form (stream only; raw is its JSON) */
 };
 
 struct rn_watch;

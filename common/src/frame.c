@@ -115,6 +115,15 @@ char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, size_t *le
 	return line;
 }
 
+struct cJSON *fg_frame_cycle_min(const struct fg_cycle *c)
+{
+	cJSON *cyc = fg_cycle_to_cjson(c);
+
+	shrink(cyc, 1);
+	shrink(cyc, 2);
+	return cyc;
+}
+
 char *fg_frame_summary_line(const struct fg_summary *s, size_t *len)
 {
 	cJSON *o = frame_head(TYPE_SUMMARY, s->run_id, s->step, FG_SUMMARY_FILE);

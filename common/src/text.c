@@ -189,3 +189,15 @@ int fg__json_req_string(const cJSON *o, const char *key, const char **out, char 
 	*out = v->valuestring;
 	return 0;
 }
+
+uint64_t fg_hash64(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}

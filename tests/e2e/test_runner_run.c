@@ -335,3 +335,118 @@ Test(runner_run, copy_without_recording_dir_is_a_usage_error)
 	cr_assert_not_null(strstr(p.err, "try 'forge-runner --help'"));
 	fgt_proc_release(&p);
 }
+
+/* ---- the stream source: frames on the entrypoint's stderr ---- */
+
+/* Shell functions for scripts that send frames: frm N VERDICT [RUN [FB]]
+ * (TRUNC=1: a truncated frame, feedback left out), sumfrm STATE CYCLES. */
+static const char FRAMES[] =
+	"frm() {\n"
+	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}; t=''\n"
+	"  if [ -n \"$TRUNC\" ]; then f=''; t=',\"truncated\":true'; fi\n"
+	"  printf '@@forge-review {\"v\":1,\"type\":\"review_cycle\",\"run_id\":\"%s\",\"step\":\"%s\","
+	"\"file\":\"review_cycle_%s.json\",\"cycle\":{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\","
+	"\"feedback\":\"%s\",\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
+	"\"run_id\":\"%s\"}%s}\\n' \"$r\" \"$S\" \"$1\" \"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" \"$t\" >&2\n"
+	"}\n"
+	"sumfrm() {\n"
+	"  printf '@@forge-review {\"v\":1,\"type\":\"review_summary\",\"run_id\":\"%s\",\"step\":\"%s\","
+	"\"file\":\"review_summary.json\",\"summary\":{\"state\":\"%s\",\"cycles\":%s,\"max_cycles\":3,"
+	"\"step\":\"%s\",\"skill\":\"%s\",\"run_id\":\"%s\"}}\\n' \"$FORGE_RUN_ID\" \"$S\" \"$1\" \"$2\" "
+	"\"$S\" \"$K\" \"$FORGE_RUN_ID\" >&2\n"
+	"}\n";
+
+static void run_frames(struct rr *r, const char *body, const char *const *extra)
+{
+	char *text = fgt_fmt("%s%s", FRAMES, body);
+	const char *env[] = { "FORGE_LOG_LEVEL=debug", NULL };
+
+	run_script(r, text, extra, env);
+	free(text);
+}
+
+static int by_source(const struct rr *r, const char *source)
+{
+	const cJSON *o = cJSON_GetObjectItem(r->res, "cycles_by_source");
+
+	cr_assert(cJSON_IsObject(o), "no cycles_by_source");
+	return fge_jint(o, source);
+}
+
+Test(runner_run, frames_alone_report_every_cycle_and_the_summary)
+{
+	struct rr r = { 0 };
+	const cJSON *cs;
+
+	/* No file at all: what a run on a named volume or a remote engine sees. */
+	run_frames(&r, "echo '[worker] @@forge-review {}' >&2\nfrm 1 rejected\nfrm 2 rejected\n"
+		       "MAX=2 frm 2 rejected\nsumfrm exhausted 2\nexit 0\n", NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cs = res_cycles(&r);
+	cr_assert_eq(cJSON_GetArraySize(cs), 2);
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "fb1");
+	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "max_cycles"), 2, "the rewrite counts");
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "stream"), 3,
+		     "two cycles and a rewrite");
+	cr_assert_eq(by_source(&r, "stream"), 3);
+	cr_assert_eq(by_source(&r, "watch") + by_source(&r, "poll") + by_source(&r, "sweep"), 0);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "exhausted", "from the summary frame");
+	cr_assert_eq(fge_count_events(r.events, "output", "line", "[worker] @@forge-review {}"), 1);
+	cr_assert_eq(fge_count_events(r.events, "output", NULL, NULL), 1, "frames are not output lines");
+	rr_free(&r);
+}
+
+Test(runner_run, a_cycle_seen_by_file_and_frame_is_reported_once)
+{
+	struct rr r = { 0 };
+	const cJSON *e;
+
+	/* Cycle 1: the file first, then its frame once the watch reported it;
+	 * cycle 2: the frame first, then the file once the stream reported it. */
+	run_frames(&r, "cyc 1 rejected\nwait_log '\"source\":\"watch\"'\nfrm 1 rejected\n"
+		       "frm 2 approved\nwait_log '\"source\":\"stream\"'\ncyc 2 approved\n"
+		       "wait_log 'cycle_seen_again.*review_cycle_2'\nexit 0\n", NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "file", "review_cycle_1.json"), 1);
+	e = fge_find_event(r.events, "review_cycle", "file", "review_cycle_2.json");
+	cr_assert_str_eq(fge_jstr(e, "source"), "stream");
+	e = fge_find_event(r.events, "cycle_seen_again", "file", "review_cycle_1.json");
+	cr_assert_not_null(e, "the second source of cycle 1 is logged at debug");
+	cr_assert_str_eq(fge_jstr(e, "source"), "stream");
+	cr_assert_str_eq(fge_jstr(e, "first_source"), "watch");
+	e = fge_find_event(r.events, "cycle_seen_again", "file", "review_cycle_2.json");
+	cr_assert_not_null(e);
+	cr_assert_str_eq(fge_jstr(e, "first_source"), "stream");
+	cr_assert_eq(by_source(&r, "watch"), 1);
+	cr_assert_eq(by_source(&r, "stream"), 1);
+	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 2);
+	rr_free(&r);
+}
+
+Test(runner_run, a_truncated_frame_is_completed_by_its_file_silently)
+{
+	struct rr r = { 0 };
+	const cJSON *c;
+
+	run_frames(&r, "TRUNC=1 frm 1 approved\nwait_log '\"source\":\"stream\"'\ncyc 1 approved\n"
+		       "wait_log 'cycle_seen_again'\nexit 0\n", NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 1);
+	c = cJSON_GetArrayItem(res_cycles(&r), 0);
+	cr_assert_str_eq(fge_jstr(c, "feedback"), "fb1", "the file's whole content is kept");
+	cr_assert_eq(by_source(&r, "stream"), 1);
+	rr_free(&r);
+}
+
+Test(runner_run, frames_of_another_run_are_ignored_and_logged_once)
+{
+	struct rr r = { 0 };
+
+	run_frames(&r, "frm 1 approved other\nfrm 2 approved other\nexit 0\n", NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 0);
+	cr_assert_eq(fge_count_events(r.events, "frame_ignored", "run_id", "other"), 1);
+	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 0);
+	rr_free(&r);
+}

@@ -8,6 +8,7 @@
 #include "fgtest.h"
 #include "forge/util.h"
 #include "result.h"
+#include "watch.h"
 
 TestSuite(result, .timeout = 30);
 
@@ -22,7 +23,7 @@ static void put(struct rn_cycles *s, int n, int max, enum fg_verdict_kind v, boo
 	c.stalled = stalled;
 	c.feedback = strdup(v == FG_VERDICT_APPROVED ? "" : "fix it");
 	c.skill = strdup("implement-task");
-	rn_cycles_put(s, &c);
+	rn_cycles_put(s, &c, false, RN_SOURCE_WATCH);
 	fg_cycle_release(&c);
 }
 
@@ -80,4 +81,49 @@ Test(result, result_file_names_every_state)
 		free(want);
 		free(json);
 	}
+}
+
+static void make(struct fg_cycle *c, int n, const char *feedback, enum fg_verdict_kind v)
+{
+	fg_cycle_init(c);
+	c->cycle = n;
+	c->max_cycles = 3;
+	c->verdict = v;
+	c->feedback = strdup(feedback);
+	c->skill = strdup("implement-task");
+	strcpy(c->timestamp, "2026-01-15T10:30:00Z");
+}
+
+Test(result, one_cycle_from_several_sources_is_new_once)
+{
+	struct rn_cycles s;
+	struct fg_cycle c, d, e;
+	int first = 0;
+
+	rn_cycles_init(&s);
+	make(&c, 1, "fix it", FG_VERDICT_REJECTED);
+	make(&d, 1, "", FG_VERDICT_REJECTED);     /* c as a truncated frame carries it */
+	make(&e, 1, "fix it", FG_VERDICT_APPROVED);
+	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_NEW);
+	cr_expect_eq(first, -1);
+	rn_cycles_put(&s, &c, false, RN_SOURCE_WATCH);
+	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_SAME);
+	cr_expect_eq(first, RN_SOURCE_WATCH);
+	cr_expect_eq(rn_cycles_classify(&s, &d, true, NULL), RN_CYCLE_SAME, "its shortened form");
+	cr_expect_eq(rn_cycles_classify(&s, &d, false, NULL), RN_CYCLE_REWRITE, "really emptied");
+	cr_expect_eq(rn_cycles_classify(&s, &e, false, NULL), RN_CYCLE_REWRITE);
+	cr_expect_eq(rn_cycles_classify(&s, &e, true, NULL), RN_CYCLE_REWRITE, "the verdict differs");
+	rn_cycles_release(&s);
+
+	/* The truncated frame first, then the file. */
+	rn_cycles_init(&s);
+	rn_cycles_put(&s, &d, true, RN_SOURCE_STREAM);
+	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_FULLER);
+	cr_expect_eq(first, RN_SOURCE_STREAM);
+	cr_expect_eq(rn_cycles_classify(&s, &d, true, NULL), RN_CYCLE_SAME);
+	cr_expect_eq(rn_cycles_classify(&s, &e, false, NULL), RN_CYCLE_REWRITE);
+	rn_cycles_release(&s);
+	fg_cycle_release(&c);
+	fg_cycle_release(&d);
+	fg_cycle_release(&e);
 }

@@ -56,6 +56,11 @@ char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, size_t *le
 /* The same for the summary (step and run_id from s). NULL when over FG_FRAME_MAX. */
 char *fg_frame_summary_line(const struct fg_summary *s, size_t *len);
 
+/* The cycle as its smallest frame carries it (feedback "", only the
+ * required fields, run_id, synthetic and stalled): a new cJSON object
+ * (owned). Two forms of one cycle, whole and shortened, agree on it. */
+struct cJSON *fg_frame_cycle_min(const struct fg_cycle *c);
+
 /* 1 when the len bytes of line start with FG_FRAME_PREFIX. */
 int fg_frame_is(const char *line, size_t len);
 

@@ -6,6 +6,7 @@
 #define FORGE_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct cJSON;
 struct fg_buf;
@@ -73,5 +74,9 @@ struct cJSON *fg_json_parse_exact(const char *data, size_t len);
 
 /* o pretty-printed with a trailing newline: an owned string, never NULL. */
 char *fg_json_print(const struct cJSON *o);
+
+/* 64-bit FNV-1a of n bytes: a content fingerprint for deduplication (not a
+ * defence against a chosen collision). */
+uint64_t fg_hash64(const void *p, size_t n);
 
 #endif
