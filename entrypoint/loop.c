@@ -3,6 +3,7 @@
  */
 #include "loop.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "frames.h"
+#include "panel.h"
 #include "pid1.h"
 #include "prompt.h"
 #include "forge/alloc.h"
@@ -128,6 +130,17 @@ static void remove_tmpdir(struct loop *l)
 		unlink(p);
 		free(p);
 	}
+	/* A panel's per-role prompt files. */
+	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
+		static const char *const kinds[] = { "system-prompt", "reviewer-prompt" };
+
+		for (size_t j = 0; j < 2; j++) {
+			char *p = fg_xasprintf("%s/%s.%s.md", l->tmpdir, kinds[j], l->cfg.reviewers[i].role);
+
+			unlink(p);
+			free(p);
+		}
+	}
 	rmdir(l->tmpdir);
 	free(l->tmpdir);
 	l->tmpdir = NULL;
@@ -143,20 +156,31 @@ struct call {
 	bool feedback;             /* worker retry: FORGE_FEEDBACK_FILE */
 	struct ep_capture *capture;
 	int log_fd;
+	const char *panel_role;    /* a panel's reviewer: its role; NULL otherwise */
 };
+
+/* The system prompt file of a reviewer: one per panel role. Owned name. */
+static char *system_name(const char *panel_role)
+{
+	return panel_role ? fg_xasprintf("system-prompt.%s.md", panel_role)
+			  : fg_xstrdup("system-prompt.md");
+}
 
 static void build_argv(struct loop *l, const struct call *c, const char *prompt_file,
 		       const char *cycle, struct fg_strvec *argv)
 {
 	const struct ep_task *t = l->t;
-	char *sys = c->system ? fg_path_join(l->tmpdir, "system-prompt.md") : fg_xstrdup("");
+	char *name = system_name(c->panel_role);
+	char *sys = c->system ? fg_path_join(l->tmpdir, name) : fg_xstrdup("");
 	const struct fg_placeholder ph[] = {
 		{ "prompt_file", prompt_file }, { "system_prompt_file", sys },
 		{ "workspace", t->workspace }, { "cycle", cycle }, { "step", t->step },
 		{ "skill", t->skill }, { "task_key", t->task_key },
+		{ "role", c->panel_role ? c->panel_role : c->system ? "default" : "" },
 	};
 	char err[128];
 
+	free(name);
 	/* Validated by ep_task_load(): this split cannot fail. */
 	fg_cmdline_split(!strcmp(c->role, "worker") ? t->worker_cmd : t->reviewer_cmd, argv, err,
 			 sizeof(err));
@@ -174,10 +198,16 @@ static void build_env(struct loop *l, const struct call *c, const char *prompt_f
 	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", c->cycle);
 	fg_strvec_pushf(&set, "FORGE_PROMPT_FILE=%s", prompt_file);
-	if (c->system)
-		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/system-prompt.md", l->tmpdir);
-	else
+	if (c->system) {
+		char *name = system_name(c->panel_role);
+
+		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/%s", l->tmpdir, name);
+		fg_strvec_pushf(&set, "FORGE_REVIEWER_ROLE=%s", c->panel_role ? c->panel_role : "default");
+		free(name);
+	} else {
 		fg_strvec_push(&set, "FORGE_SYSTEM_PROMPT_FILE");
+		fg_strvec_push(&set, "FORGE_REVIEWER_ROLE");
+	}
 	if (c->feedback)
 		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
 	else
@@ -196,7 +226,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 {
 	struct fg_strvec argv, envp;
 	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
-	char cycle[16];
+	char cycle[16], prefix[64];
 	struct ep_agent_spec s;
 	int rc;
 
@@ -215,8 +245,10 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 	fg_strvec_init(&envp);
 	build_argv(l, c, prompt_file, cycle, &argv);
 	build_env(l, c, prompt_file, &envp);
+	if (c->panel_role)
+		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	s = (struct ep_agent_spec){
-		.role = c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
+		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
 		.input = c->prompt, .input_len = strlen(c->prompt),
 		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
 		.kill_grace_s = l->t->kill_grace_s, .capture = c->capture, .log_fd = c->log_fd,
@@ -241,7 +273,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
-	struct call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, NULL, -1 };
+	struct call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, NULL, -1, NULL };
 	int rc = 0;
 
 	if (cycle) {
@@ -292,7 +324,7 @@ static bool blank(const struct fg_buf *b)
 
 /* Turns a reviewer run into c's verdict, feedback, format and findings. */
 static void judge(const struct ep_agent_result *r, const struct ep_capture *cap, struct fg_cycle *c,
-		  bool *failed)
+		  bool *failed, bool *out_of_scope)
 {
 	struct fg_buf text;
 	struct fg_verdict v;
@@ -313,6 +345,8 @@ static void judge(const struct ep_agent_result *r, const struct ep_capture *cap,
 	fg_verdict_parse(&v, text.data, text.len);
 	c->verdict = v.verdict;
 	c->format = v.format;
+	if (out_of_scope)
+		*out_of_scope = v.out_of_scope;
 	c->feedback = v.feedback;
 	c->has_findings = v.has_findings;
 	c->findings = v.findings;
@@ -331,7 +365,7 @@ static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 	char *prompt = ep_prompt_reviewer(l->t, l->hist, l->nhist);
 	char *logname = fg_xasprintf("review_cycle_%d.reviewer.log", k);
 	struct ep_capture cap;
-	struct call call = { "reviewer", k, prompt, "reviewer-prompt.md", true, false, &cap, -1 };
+	struct call call = { "reviewer", k, prompt, "reviewer-prompt.md", true, false, &cap, -1, NULL };
 	struct ep_agent_result r;
 	int rc;
 
@@ -341,7 +375,7 @@ static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 	rc = call_agent(l, &call, &r);
 	fg_cycle_init(c);
 	if (rc != STOP_SIGNAL) {
-		judge(&r, &cap, c, failed);
+		judge(&r, &cap, c, failed, NULL);
 		c->cycle = k;
 		c->max_cycles = l->max;
 		c->skill = fg_xstrdup(l->t->skill);
@@ -356,6 +390,225 @@ static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 	free(logname);
 	free(prompt);
 	return rc;
+}
+
+
+/* ---- a reviewer panel (panel.h) ----------------------------------------- */
+
+struct panel_run {
+	struct loop *l;
+	int k;
+	const struct fg_cycle *prev;     /* the last cycle; NULL in cycle 1 */
+	size_t idx[FG_REVIEWERS_MAX];    /* panel indices of the roles that run */
+};
+
+/* A role's prompt: from cycle 2 on its own previous rejection, as a
+ * one-cycle history (borrowed pointers: the view is never released). */
+static char *role_prompt(struct loop *l, const struct fg_cycle *prev, const struct fg_review *last)
+{
+	struct fg_cycle view;
+
+	if (!prev || !last || last->verdict != FG_ROLE_REJECTED)
+		return ep_prompt_reviewer(l->t, NULL, 0);
+	fg_cycle_init(&view);
+	view.cycle = prev->cycle;
+	view.max_cycles = prev->max_cycles;
+	view.verdict = FG_VERDICT_REJECTED;
+	view.feedback = last->feedback;
+	view.has_findings = last->has_findings;
+	view.findings = last->findings;
+	view.nfindings = last->nfindings;
+	return ep_prompt_reviewer(l->t, &view, 1);
+}
+
+/* Moves a judged reviewer run (c) into rv. */
+static void take_judged(struct fg_review *rv, struct fg_cycle *c, bool failed, bool oos)
+{
+	rv->verdict = c->verdict == FG_VERDICT_REJECTED ? FG_ROLE_REJECTED
+			: oos ? FG_ROLE_OUT_OF_SCOPE : FG_ROLE_APPROVED;
+	rv->failed = failed;
+	rv->has_format = c->has_format;
+	rv->format = c->format;
+	rv->feedback = c->feedback;
+	rv->has_findings = c->has_findings;
+	rv->findings = c->findings;
+	rv->nfindings = c->nfindings;
+	c->feedback = NULL;
+	c->findings = NULL;
+	c->nfindings = 0;
+	for (size_t i = 0; i < rv->nfindings; i++) {
+		free(rv->findings[i].role);
+		rv->findings[i].role = fg_xstrdup(rv->role);
+	}
+}
+
+/* One role's reviewer run into rv (initialised), in the role's helper.
+ * 0 or STOP_SIGNAL. */
+static int review_role(struct loop *l, int k, const struct fg_reviewer *role,
+		       const struct fg_cycle *prev, struct fg_review *rv)
+{
+	uint64_t t0 = fg_monotonic_ns();
+	char *prompt = role_prompt(l, prev, ep_panel_review_of(prev, role->role));
+	char *pname = fg_xasprintf("reviewer-prompt.%s.md", role->role);
+	char *logname = fg_xasprintf("review_cycle_%d.%s.reviewer.log", k, role->role);
+	struct ep_capture cap;
+	struct call call = { "reviewer", k, prompt, pname, true, false, &cap, -1, role->role };
+	struct ep_agent_result r;
+	struct fg_cycle c;
+	bool failed = false, oos = false;
+	int rc;
+
+	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
+	call.log_fd = open_log(l, logname);
+	rc = call_agent(l, &call, &r);
+	fg_cycle_init(&c);
+	memcpy(rv->role, role->role, sizeof(rv->role));
+	if (rc != STOP_SIGNAL) {
+		judge(&r, &cap, &c, &failed, &oos);
+		take_judged(rv, &c, failed, oos);
+		rv->reviewer_log = call.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		rv->elapsed_seconds = fg_seconds_since(t0);
+	}
+	fg_cycle_release(&c);
+	if (call.log_fd >= 0)
+		close(call.log_fd);
+	ep_capture_release(&cap);
+	free(logname);
+	free(pname);
+	free(prompt);
+	return rc;
+}
+
+/* The helper's job (panel.h): review, then send the review as JSON. */
+static int role_job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)
+{
+	struct panel_run *pr = ctx;
+	struct loop *l = pr->l;
+	struct fg_review rv;
+	cJSON *o;
+	char *text;
+
+	l->pid1 = *p;   /* this helper's own signals and children */
+	fg_review_init(&rv);
+	if (review_role(l, pr->k, &l->cfg.reviewers[pr->idx[i]], pr->prev, &rv) == STOP_SIGNAL) {
+		fg_review_release(&rv);
+		return 1;
+	}
+	o = fg_review_to_cjson(&rv);
+	text = fg_json_print(o);
+	ep_write_all(out_fd, text, strlen(text));
+	free(text);
+	cJSON_Delete(o);
+	fg_review_release(&rv);
+	return 0;
+}
+
+/* What a helper sent, as role's review; nothing valid is a failed review. */
+static void take_review(const struct fg_buf *out, const char *role, struct fg_review *rv)
+{
+	cJSON *o = out->len ? fg_json_parse_exact(out->data, out->len) : NULL;
+
+	if (!o || fg_review_from_cjson(rv, o) < 0 || strcmp(rv->role, role) != 0) {
+		fg_review_release(rv);
+		snprintf(rv->role, sizeof(rv->role), "%s", role);
+		rv->verdict = FG_ROLE_REJECTED;
+		rv->failed = true;
+		rv->has_format = true;
+		rv->format = FG_FORMAT_NONE;
+		rv->feedback = fg_xstrdup("The review could not be completed: the reviewer's helper "
+					  "process ended without a result.");
+	}
+	cJSON_Delete(o);
+}
+
+static void announce(const struct loop *l, int k, const struct panel_run *pr, size_t n)
+{
+	char names[FG_REVIEWERS_MAX * (FG_ROLE_MAX + 2) + 1] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int m = snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+				 l->cfg.reviewers[pr->idx[i]].role);
+
+		len += m > 0 ? (size_t)m : 0;
+	}
+	ep_error("running %zu of %zu reviewer(s) in parallel (cycle %d/%d): %s", n,
+		 l->cfg.nreviewers, k, l->max, names);
+}
+
+/* Fills c's reviews: the roles that ran, and the others' standing reviews. */
+static void assemble(struct loop *l, const struct panel_run *pr, size_t n, struct fg_buf *out,
+		     struct fg_cycle *c)
+{
+	size_t j = 0;
+
+	c->has_reviews = true;
+	c->nreviews = l->cfg.nreviewers;
+	c->reviews = fg_xcalloc(c->nreviews, sizeof(*c->reviews));
+	for (size_t i = 0; i < c->nreviews; i++) {
+		const char *role = l->cfg.reviewers[i].role;
+		struct fg_review *rv = &c->reviews[i];
+
+		fg_review_init(rv);
+		if (j < n && pr->idx[j] == i) {
+			take_review(&out[j++], role, rv);
+			continue;
+		}
+		fg_review_copy(rv, ep_panel_review_of(pr->prev, role));
+		if (!rv->from_cycle)
+			rv->from_cycle = pr->prev->cycle;
+	}
+	ep_panel_merge(c);
+}
+
+/* One cycle of a panel into c (initialised here). 0 or STOP_SIGNAL. */
+static int panel_review(struct loop *l, int k, struct fg_cycle *c)
+{
+	struct panel_run pr = { l, k, l->nhist ? &l->hist[l->nhist - 1] : NULL, { 0 } };
+	struct fg_buf out[FG_REVIEWERS_MAX];
+	uint64_t t0 = fg_monotonic_ns();
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < l->cfg.nreviewers; i++)
+		if (ep_panel_runs(pr.prev, l->cfg.reviewers[i].role, l->cfg.rereview))
+			pr.idx[n++] = i;
+	for (size_t i = 0; i < n; i++)
+		fg_buf_init(&out[i], EP_PANEL_OUT_MAX);
+	announce(l, k, &pr, n);
+	/* A signal that came between two agents: start no new one. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	rc = l->pid1.term_sig ? 1 : ep_panel_fork(&l->pid1, n, role_job, &pr, out);
+	fg_cycle_init(c);
+	if (!rc) {
+		assemble(l, &pr, n, out, c);
+		c->cycle = k;
+		c->max_cycles = l->max;
+		c->skill = fg_xstrdup(l->t->skill);
+		c->run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
+		c->elapsed_seconds = fg_seconds_since(t0);
+		fg_time_iso_utc(c->timestamp, time(NULL));
+	}
+	for (size_t i = 0; i < n; i++)
+		fg_buf_release(&out[i]);
+	return rc ? STOP_SIGNAL : 0;
+}
+
+/* Writes each role's system prompt: protocol, review.md body, role file. */
+static void write_role_prompts(struct loop *l)
+{
+	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
+		const struct fg_reviewer *r = &l->cfg.reviewers[i];
+		char *sys = ep_prompt_reviewer_role_system(l->cfg.instructions, r->role, r->instructions);
+		char *name = system_name(r->role);
+		int rc = fg_write_atomic(l->tmpdir, name, sys, strlen(sys));
+
+		if (rc < 0)
+			ep_error("warning: cannot write the system prompt file of role '%s': %s", r->role,
+				 strerror(-rc));
+		free(name);
+		free(sys);
+	}
 }
 
 /* Equal after collapsing whitespace runs and trimming. */
@@ -432,6 +685,17 @@ static void progress(const struct fg_cycle *c)
 			fg_buf_str(&b), c->stalled ? " (stalled: same findings as the previous cycle)" : "");
 		fg_buf_release(&b);
 	}
+	for (size_t i = 0; i < c->nreviews; i++) {
+		const struct fg_review *r = &c->reviews[i];
+
+		if (r->from_cycle)
+			fprintf(stderr, "  %s: %s (cycle %d stands)\n", r->role,
+				fg_role_verdict_name(r->verdict), r->from_cycle);
+		else
+			fprintf(stderr, "  %s: %s%s, %zu finding(s), %.1f s\n", r->role,
+				fg_role_verdict_name(r->verdict), r->failed ? " (failed)" : "",
+				r->nfindings, r->elapsed_seconds);
+	}
 	fflush(stderr);
 }
 
@@ -493,6 +757,67 @@ static int exhausted_code(const struct loop *l)
 	return l->t->fail_on_exhaustion ? FG_EXIT_EXHAUSTED : 0;
 }
 
+static void shorten(struct fg_finding *f)
+{
+	free(f->description);
+	free(f->evidence);
+	free(f->fix);
+	f->description = NULL;
+	f->evidence = NULL;
+	f->fix = NULL;
+}
+
+/* Every finding is a question for a person: stop now, list them. */
+static int blocked(struct loop *l, const struct fg_cycle *c)
+{
+	char line[512];
+
+	ep_error("review blocked: every remaining finding needs a person's decision:");
+	for (size_t i = 0; i < c->nfindings; i++) {
+		const struct fg_finding *f = &c->findings[i];
+
+		if (fg_finding_rank(f) != FG_RANK_QUESTION)
+			continue;
+		ep_one_line(line, sizeof(line), f->title ? f->title : "", EP_FEEDBACK_LINE_CHARS);
+		if (f->file_path && f->line > 0)
+			ep_error("  [%s] %s:%d: %s", f->role ? f->role : "default", f->file_path, f->line,
+				 line);
+		else
+			ep_error("  [%s] %s: %s", f->role ? f->role : "default",
+				 f->file_path ? f->file_path : "-", line);
+	}
+	return finish(l, FG_STATE_BLOCKED, exhausted_code(l));
+}
+
+/* Keeps a panel's cycle file under what readers accept (FG_CYCLE_MAX_BYTES):
+ * eight roles each at the verdict parser's bounds could exceed it. First
+ * the findings' long texts go (their logs keep them), then each role's
+ * feedback (the merged top-level feedback stays). */
+static void fit(struct fg_cycle *c)
+{
+	for (int step = 0; step < 2 && c->has_reviews; step++) {
+		char *text = fg_cycle_to_json(c);
+		size_t len = strlen(text);
+
+		free(text);
+		if (len <= FG_CYCLE_MAX_BYTES)
+			return;
+		for (size_t i = 0; i < c->nreviews; i++) {
+			struct fg_review *r = &c->reviews[i];
+
+			if (step == 1) {
+				free(r->feedback);
+				r->feedback = fg_xstrdup("(too long for the cycle file: see the reviewer log)");
+				continue;
+			}
+			for (size_t j = 0; j < r->nfindings; j++)
+				shorten(&r->findings[j]);
+		}
+		for (size_t j = 0; step == 0 && j < c->nfindings; j++)
+			shorten(&c->findings[j]);
+	}
+}
+
 /* Step 4: cycles 1..max. Returns the exit code or STOP_SIGNAL. */
 static int review_phase(struct loop *l)
 {
@@ -500,12 +825,15 @@ static int review_phase(struct loop *l)
 		struct fg_cycle *c = &l->hist[l->nhist];
 		struct ep_agent_result r;
 		bool failed = false;
-		int rc = review(l, k, c, &failed);
+		int rc = l->cfg.nreviewers ? panel_review(l, k, c) : review(l, k, c, &failed);
 
 		if (rc == STOP_SIGNAL)
 			return STOP_SIGNAL;
+		if (l->cfg.nreviewers)
+			failed = ep_panel_any_failed(c);
 		l->reviewer_failed[l->nhist++] = failed;
 		c->stalled = stalled(l);
+		fit(c);
 		rc = fg_cycle_write(l->step_dir, c);
 		if (rc < 0) {
 			ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, k, strerror(-rc));
@@ -516,6 +844,8 @@ static int review_phase(struct loop *l)
 		progress(c);
 		if (c->verdict == FG_VERDICT_APPROVED)
 			return finish(l, FG_STATE_APPROVED, 0);
+		if (ep_panel_blocked(c))
+			return blocked(l, c);
 		if (c->stalled)
 			return finish(l, FG_STATE_STALLED, exhausted_code(l));
 		if (k == l->max)
@@ -551,6 +881,7 @@ static int run_all(struct loop *l)
 	free(sys);
 	if (rc < 0)
 		ep_error("warning: cannot write the system prompt file: %s", strerror(-rc));
+	write_role_prompts(l);
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
 	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
 	return review_phase(l);

@@ -129,6 +129,12 @@ static void drain_signals(struct ep_pid1 *p)
 	}
 }
 
+void ep_pid1_signals(struct ep_pid1 *p)
+{
+	if (p->fd >= 0)
+		drain_signals(p);
+}
+
 int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
 {
 	int found = 0;

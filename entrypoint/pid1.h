@@ -60,6 +60,11 @@ void ep_pid1_child_reset(const struct ep_pid1 *p);
  */
 int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status);
 
+/* Drains the signalfd only (recording stop signals), reaping nothing: for a
+ * caller that reaps its own children by pid and must know a pid it
+ * signals is still its child. */
+void ep_pid1_signals(struct ep_pid1 *p);
+
 /* Exit code for an end by signal: 128 + term_sig. */
 int ep_pid1_exit_code(const struct ep_pid1 *p);
 

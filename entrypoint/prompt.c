@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -104,8 +105,49 @@ static void add_finding(struct fg_buf *b, const struct fg_finding *f)
 		fg_buf_addf(b, "  Fix: %s\n", f->fix);
 }
 
+/* A panel's rejection as one list: blocking findings first, then the
+ * rest, each part grouped by role in panel order; a rejecting role without
+ * structured findings contributes its feedback to the blocking part. Roles
+ * whose review stands from an earlier cycle add nothing (it was approved). */
+static void panel_feedback(struct fg_buf *b, const struct fg_cycle *c)
+{
+	static const char *const parts[] = { "Blocking", "Other findings" };
+
+	for (int pass = 0; pass < 2; pass++) {
+		bool heading = false;
+
+		for (size_t i = 0; i < c->nreviews; i++) {
+			const struct fg_review *r = &c->reviews[i];
+			bool role_heading = false;
+			bool text = pass == 0 && r->verdict == FG_ROLE_REJECTED && !r->nfindings;
+
+			if (r->from_cycle)
+				continue;
+			for (size_t j = 0; j < r->nfindings || text; j++) {
+				if (!text && blocking(&r->findings[j]) != (pass == 0))
+					continue;
+				if (!heading)
+					fg_buf_addf(b, "%s### %s\n", b->len ? "\n" : "", parts[pass]);
+				if (!role_heading)
+					fg_buf_addf(b, "\n#### %s\n\n", r->role);
+				heading = role_heading = true;
+				if (text) {
+					fg_buf_addf(b, "%s\n", *r->feedback ? r->feedback
+									: "(the reviewer gave no details)");
+					break;
+				}
+				add_finding(b, &r->findings[j]);
+			}
+		}
+	}
+}
+
 void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c)
 {
+	if (c->has_reviews) {
+		panel_feedback(b, c);
+		return;
+	}
 	if (!c->has_findings || !c->nfindings) {
 		fg_buf_addf(b, "%s\n", *c->feedback ? c->feedback : "(the reviewer gave no details)");
 		return;
@@ -155,6 +197,26 @@ char *ep_prompt_reviewer_system(const char *instructions)
 			    instructions[strlen(instructions) - 1] == '\n' ? "" : "\n");
 	else
 		fg_buf_adds(&b, "(none given: judge whether the task was done correctly and completely)\n");
+	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
+				     const char *role_instructions)
+{
+	char *base = ep_prompt_reviewer_system(instructions);
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, base);
+	free(base);
+	fg_buf_addf(&b, "\n## Your role: %s\n\n", role);
+	fg_buf_addf(&b, "You are the '%s' reviewer of a panel; other reviewers cover other domains. "
+		     "Judge the work from your role's point of view. If your domain has nothing to "
+		     "assess in this work, end your review with the line 'Verdict: OUT OF SCOPE' "
+		     "instead of a verdict word.\n", role);
+	if (*role_instructions)
+		fg_buf_addf(&b, "\n%s%s", role_instructions,
+			    role_instructions[strlen(role_instructions) - 1] == '\n' ? "" : "\n");
 	return fg_buf_detach(&b, NULL);
 }
 

@@ -8,7 +8,7 @@
  *                       first, with file:line), then the list of the cycles
  *                       so far (number, verdict, one line of feedback);
  *   reviewer system:    a fixed verdict-protocol preamble, then the review.md
- *                       body;
+ *                       body (a panel role: then its role section and file);
  *   reviewer prompt:    what to review (the task, the workspace); from cycle 2
  *                       on the previous cycle's feedback and, when it had
  *                       structured findings, "Its findings:" as a list
@@ -36,10 +36,16 @@ char *ep_prompt_worker(const struct ep_task *t);
 char *ep_prompt_worker_retry(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
 /* instructions: the review.md body (may be ""). */
 char *ep_prompt_reviewer_system(const char *instructions);
-/* hist as above, n may be 0 (first cycle). */
+/* A panel role's system prompt: the above, then "## Your role: ROLE" with
+ * the OUT OF SCOPE rule and the role file's text (may be ""). */
+char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
+				     const char *role_instructions);
+/* hist as above, n may be 0 (first cycle). A panel role's re-review passes
+ * its own previous review as a one-cycle hist. */
 char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
 /* What a worker retry must address: findings as a list when the cycle has
- * them, else its feedback. Appends to b. */
+ * them, else its feedback; a panel's cycle (reviews) as one list, blocking
+ * first, grouped by role ("#### role"), with file:line. Appends to b. */
 void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c);
 
 /* One line of s for progress lines and lists: whitespace runs become one

@@ -1,0 +1,80 @@
+/*
+ * panel.h - a reviewer panel: several roles review each cycle, in parallel.
+ *
+ * Two halves:
+ *
+ * 1. Fan-out (ep_panel_fork). Each role's review runs in a helper process
+ *    forked from the entrypoint. The helper sets up its own signal handling
+ *    and subreaper (ep_pid1_init), runs the reviewer agent exactly as the
+ *    single reviewer runs (agent.h: its own process group, the same
+ *    timeouts, idle watchdog, output caps and group cleanup), and writes
+ *    its result to a pipe as one JSON document, then exits. Keeping each
+ *    agent under its own helper means the agent supervisor's duties (reap
+ *    "every child of ours", SIGKILL the leftovers of a group) stay as they
+ *    are for one agent and never touch a sibling role's agent.
+ *    The entrypoint meanwhile reads the pipes, reaps, and forwards every
+ *    stop signal it receives (SIGTERM, SIGINT, ...) to the helpers, which
+ *    forward it to their agents' groups as the single reviewer does.
+ *
+ * 2. Decisions on cycles (pure functions on struct fg_cycle): which roles
+ *    run again, the cycle's verdict, feedback and findings from its
+ *    reviews, and whether the loop is blocked.
+ *
+ * Protocol of ep_panel_fork: the caller's pid1 is initialised; job runs in
+ * the helper (never returns there: the helper _exit()s with job's value
+ * after it wrote its output to out_fd); out[i] receives what helper i
+ * wrote (bounded by EP_PANEL_OUT_MAX; more is dropped and reported as
+ * truncated[i]).
+ */
+#ifndef EP_PANEL_H
+#define EP_PANEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pid1.h"
+#include "forge/buf.h"
+#include "forge/cycle.h"
+#include "forge/reviewmd.h"
+
+#define EP_PANEL_OUT_MAX (16u * 1024 * 1024)
+
+/* Runs in helper i with its own pid1 (initialised), writes its result to
+ * out_fd; the return value is the helper's exit status. */
+typedef int (*ep_panel_job)(void *ctx, size_t i, struct ep_pid1 *p, int out_fd);
+
+/*
+ * Forks n helpers (n <= FG_REVIEWERS_MAX) and waits until every one has
+ * closed its pipe. out[0..n-1] must be initialised buffers; each receives
+ * what its helper wrote (a helper that could not be forked writes
+ * nothing). Returns 0, or 1 when a stop signal arrived meanwhile (p's
+ * term_sig; it was forwarded to the helpers, which were waited for).
+ */
+int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, struct fg_buf *out);
+
+/* True when role (index in the panel) runs in a cycle after prev (NULL: the
+ * first cycle, every role runs): rereview all, or its review in prev was
+ * rejected or failed, or prev has no review of it. */
+bool ep_panel_runs(const struct fg_cycle *prev, const char *role, enum fg_rereview rr);
+
+/* prev's review of role, or NULL. Borrowed. */
+const struct fg_review *ep_panel_review_of(const struct fg_cycle *c, const char *role);
+
+/*
+ * Sets c's top-level verdict (rejected when any review is rejected),
+ * feedback (the rejecting roles' feedback, each under "[role]") and
+ * findings (every review's findings, role set, in panel order) from
+ * c->reviews. Frees what those fields held.
+ */
+void ep_panel_merge(struct fg_cycle *c);
+
+/* True when c is rejected, no role failed, every rejecting role gave
+ * structured findings, and every finding that is not advice (NOTE,
+ * NITPICK) is a QUESTION, at least one: only a person can move on. Also
+ * for one reviewer (c without reviews: its own findings). */
+bool ep_panel_blocked(const struct fg_cycle *c);
+
+/* True when any review of c failed. */
+bool ep_panel_any_failed(const struct fg_cycle *c);
+
+#endif
