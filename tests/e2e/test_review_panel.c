@@ -1,0 +1,475 @@
+/*
+ * test_review_panel.c - issue 14 end to end: a review.md with reviewers:
+ * (a panel of roles reviewing in parallel), through the real forge-runner
+ * (`run --engine local`) starting the real forge-entrypoint, with one
+ * scripted /bin/sh reviewer that behaves by $FORGE_REVIEWER_ROLE and
+ * $FORGE_CYCLE.
+ *
+ * Every reviewer run appends "ROLE CYCLE" to $SAVE/runs and saves its
+ * prompt, system prompt and start/end times (nanoseconds, written by the
+ * agent itself) under $SAVE, so the tests assert on which role ran when,
+ * what it was told, and whether two roles overlapped in time.
+ */
+#include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+
+TestSuite(review_panel, .timeout = 180);
+
+static const char *worker_script =
+	"#!/bin/sh\n"
+	"cat > /dev/null\n"
+	"if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" \"$SAVE/work_fb_$FORGE_CYCLE.txt\"; fi\n"
+	"echo worked\n";
+
+/* The head of the reviewer; the test's case statement follows, then the
+ * tail. shadow VERDICT SEVERITY TITLE prints a JSON shadow block with one
+ * finding (none when SEVERITY is "-"). */
+static const char *reviewer_head =
+	"#!/bin/sh\n"
+	"r=$FORGE_REVIEWER_ROLE n=$FORGE_CYCLE\n"
+	"date +%s%N > \"$SAVE/start_${r}_$n\"\n"
+	"echo \"$r $n\" >> \"$SAVE/runs\"\n"
+	"cat > \"$SAVE/prompt_${r}_$n.txt\"\n"
+	"cp \"$FORGE_SYSTEM_PROMPT_FILE\" \"$SAVE/sys_${r}_$n.txt\"\n"
+	"F='```'\n"
+	"shadow() {\n"
+	"if [ \"$2\" = - ]; then fs=''; else\n"
+	"fs=\"{\\\"severity\\\": \\\"$2\\\", \\\"filePath\\\": \\\"src/$r.c\\\", \\\"line\\\": 7,"
+	" \\\"title\\\": \\\"$3\\\", \\\"description\\\": \\\"pass $n\\\"}\"; fi\n"
+	"printf '%s review\\n\\n%sjson\\n{\"verdict\": \"%s\", \"findings\": [%s]}\\n%s\\n' \"$r\" \"$F\" \"$1\" \"$fs\" \"$F\"\n"
+	"}\n";
+
+static const char *reviewer_tail = "\ndate +%s%N > \"$SAVE/end_${r}_$n\"\n";
+
+struct spec {
+	const char *review_md;     /* skills/default/impl/review.md */
+	const char *role_files[4]; /* name, content pairs beside review.md */
+	const char *reviewer;      /* the case statement */
+	const char *const *env;    /* extra environment, NULL-terminated; may be NULL */
+};
+
+struct pn {
+	char *dir, *ws, *skills, *save, *result, *step;
+	struct fgt_proc p;
+	cJSON *res;
+};
+
+static void pn_run(struct pn *t, const struct spec *s)
+{
+	char *rev = fgt_fmt("%s%s%s", reviewer_head, s->reviewer, reviewer_tail);
+	char *task, *wcmd, *rcmd, *save;
+	const char *env[16];
+	size_t ne = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->dir = fgt_tmpdir();
+	t->ws = fgt_fmt("%s/ws", t->dir);
+	t->skills = fgt_fmt("%s/skills", t->dir);
+	t->save = fgt_fmt("%s/save", t->dir);
+	t->result = fgt_fmt("%s/result.json", t->dir);
+	t->step = fgt_fmt("%s/.forge/impl", t->ws);
+	fge_write_in(t->ws, ".keep", "");
+	fge_write_in(t->save, ".keep", "");
+	fge_write_in(t->skills, "default/impl/review.md", s->review_md);
+	for (size_t i = 0; i < 4 && s->role_files[i]; i += 2) {
+		char *name = fgt_fmt("default/impl/%s", s->role_files[i]);
+
+		fge_write_in(t->skills, name, s->role_files[i + 1]);
+		free(name);
+	}
+	fge_write_in(t->dir, "task.json", "{\"task_key\":\"PAN-1\",\"summary\":\"Add a parser\"}\n");
+	fge_write_in(t->dir, "work.sh", worker_script);
+	fge_write_in(t->dir, "rev.sh", rev);
+	task = fgt_fmt("%s/task.json", t->dir);
+	wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t->dir);
+	rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh {role}", t->dir);
+	save = fgt_fmt("SAVE=%s", t->save);
+	env[ne++] = wcmd;
+	env[ne++] = rcmd;
+	env[ne++] = save;
+	env[ne++] = "AUTO_REVIEW_STOP_WHEN_STALLED";
+	env[ne++] = "AUTO_REVIEW_FAIL_ON_EXHAUSTION";
+	env[ne++] = "AUTO_REVIEW_MAX_RETRIES";
+	for (size_t i = 0; s->env && s->env[i]; i++)
+		env[ne++] = s->env[i];
+	env[ne] = NULL;
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", t->ws,
+			       "--step", "impl", "--skill", "impl", "--task-key", "PAN-1",
+			       "--task-file", task, "--skills-dir", t->skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", t->result,
+			       "--log-format", "json", NULL };
+
+	cr_assert_eq(fgt_run(&t->p, argv, env, NULL, NULL, 60), 0);
+	cr_assert_eq(t->p.timed_out, 0, "runner hung; stderr: %s", t->p.err);
+	t->res = fge_json_file(t->result, t->p.err);
+	free(task);
+	free(wcmd);
+	free(rcmd);
+	free(save);
+	free(rev);
+}
+
+static void pn_free(struct pn *t)
+{
+	cJSON_Delete(t->res);
+	fgt_proc_release(&t->p);
+	fgt_rm_rf(t->dir);
+	free(t->dir);
+	free(t->ws);
+	free(t->skills);
+	free(t->save);
+	free(t->result);
+	free(t->step);
+}
+
+static cJSON *cycle_json(const struct pn *t, int n)
+{
+	char *path = fgt_fmt("%s/review_cycle_%d.json", t->step, n);
+	cJSON *o = fge_json_file(path, t->p.err);
+
+	free(path);
+	return o;
+}
+
+static char *summary_state(const struct pn *t)
+{
+	char *path = fgt_fmt("%s/review_summary.json", t->step);
+	cJSON *o = fge_json_file(path, t->p.err);
+	char *s = strdup(fge_jstr(o, "state"));
+
+	cJSON_Delete(o);
+	free(path);
+	return s;
+}
+
+/* The entry of role in cycle c's reviews (fails the test when absent). */
+static const cJSON *review_of(const cJSON *c, const char *role)
+{
+	const cJSON *r;
+
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(c, "reviews"))
+		if (!strcmp(fge_jstr(r, "role"), role))
+			return r;
+	cr_assert_fail("no review of role '%s'", role);
+	return NULL;
+}
+
+static int nreviews(const cJSON *c)
+{
+	const cJSON *r = cJSON_GetObjectItemCaseSensitive(c, "reviews");
+
+	cr_assert(cJSON_IsArray(r), "the cycle has no reviews array");
+	return cJSON_GetArraySize(r);
+}
+
+static char *runs(const struct pn *t)
+{
+	char *s = fge_read_in(t->save, "runs");
+
+	cr_assert_not_null(s, "no reviewer ran");
+	return s;
+}
+
+static long long saved_ns(const struct pn *t, const char *what, const char *role, int n)
+{
+	char *name = fgt_fmt("%s_%s_%d", what, role, n);
+	char *s = fge_read_in(t->save, name);
+	long long v;
+
+	cr_assert_not_null(s, "the reviewer did not save %s", name);
+	v = strtoll(s, NULL, 10);
+	free(s);
+	free(name);
+	return v;
+}
+
+#define PANEL_MD(extra) \
+	"---\nmax_retries: 3\n" extra "reviewers:\n  - role: correctness\n    instructions: correctness.md\n" \
+	"  - role: security\n    instructions: roles/security.md\n---\nShared instructions.\n"
+#define ROLE_FILES { "correctness.md", "Check the logic.\n", "roles/security.md", "Check the input handling.\n" }
+
+Test(review_panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
+{
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"sleep 1\nshadow approve - -\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	cJSON *c1 = cycle_json(&t, 1);
+
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(c1, "feedback"), "");
+	cr_assert_eq(nreviews(c1), 2);
+	cr_assert_str_eq(fge_jstr(review_of(c1, "correctness"), "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "reviewer_log"),
+			 "review_cycle_1.security.reviewer.log");
+	cr_assert(fge_exists_in(t.step, "review_cycle_1.correctness.reviewer.log"));
+	cr_assert(fge_exists_in(t.step, "review_cycle_1.security.reviewer.log"));
+	cr_assert_not(fge_exists_in(t.step, "review_cycle_1.reviewer.log"));
+	/* Each role's system prompt: protocol, shared body, its own file only. */
+	char *sys = fge_read_in(t.save, "sys_security_1.txt");
+
+	cr_assert(strstr(sys, "Verdict protocol"), "%s", sys);
+	cr_assert(strstr(sys, "Shared instructions."), "%s", sys);
+	cr_assert(strstr(sys, "## Your role: security"), "%s", sys);
+	cr_assert(strstr(sys, "Check the input handling."), "%s", sys);
+	cr_assert_null(strstr(sys, "Check the logic."), "%s", sys);
+	cr_assert_lt(strstr(sys, "Shared instructions.") - sys, strstr(sys, "Check the input") - sys);
+	free(sys);
+	/* Lines on the entrypoint's stderr carry the role. */
+	cr_assert(strstr(t.p.err, "[reviewer:security] security review"), "%s", t.p.err);
+	cr_assert(strstr(t.p.err, "[reviewer:correctness] correctness review"), "%s", t.p.err);
+	/* Concurrency from the agents' own clocks: each started before the
+	 * other ended, so their runs overlapped. */
+	long long cs = saved_ns(&t, "start", "correctness", 1), ce = saved_ns(&t, "end", "correctness", 1);
+	long long ss = saved_ns(&t, "start", "security", 1), se = saved_ns(&t, "end", "security", 1);
+
+	cr_assert_lt(cs, se, "correctness started after security ended: not in parallel");
+	cr_assert_lt(ss, ce, "security started after correctness ended: not in parallel");
+	cJSON_Delete(c1);
+	pn_free(&t);
+}
+
+Test(review_panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does_not)
+{
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r$n in\n"
+		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	char *r = runs(&t);
+
+	/* Cycle 1 ran both (in either order), cycle 2 only correctness. */
+	cr_assert(strstr(r, "correctness 1\n") && strstr(r, "security 1\n") &&
+		  strstr(r, "correctness 2\n"), "%s", r);
+	cr_assert_null(strstr(r, "security 2"), "security approved in cycle 1 and ran again: %s", r);
+	free(r);
+	cJSON *c1 = cycle_json(&t, 1), *c2 = cycle_json(&t, 2);
+
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert(strstr(fge_jstr(c1, "feedback"), "[correctness]"), "%s", fge_jstr(c1, "feedback"));
+	const cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "findings"), 0);
+
+	cr_assert_str_eq(fge_jstr(f, "role"), "correctness");
+	cr_assert_str_eq(fge_jstr(c2, "verdict"), "approved");
+	cr_assert_eq(nreviews(c2), 2);
+	cr_assert_eq(fge_jint(review_of(c2, "security"), "from_cycle"), 1);
+	cr_assert_null(cJSON_GetObjectItem(review_of(c2, "correctness"), "from_cycle"));
+	/* The worker got one list, by role, with file:line. */
+	char *fb = fge_read_in(t.save, "work_fb_1.txt");
+
+	cr_assert(strstr(fb, "#### correctness"), "%s", fb);
+	cr_assert(strstr(fb, "src/correctness.c:7: Off by one"), "%s", fb);
+	cr_assert_null(strstr(fb, "#### security"), "%s", fb);
+	free(fb);
+	/* The re-review asks correctness about its own finding. */
+	char *p = fge_read_in(t.save, "prompt_correctness_2.txt");
+
+	cr_assert(strstr(p, "src/correctness.c:7: Off by one"), "%s", p);
+	cr_assert(strstr(p, "confirm whether it is fixed"), "%s", p);
+	free(p);
+	cJSON_Delete(c1);
+	cJSON_Delete(c2);
+	pn_free(&t);
+}
+
+Test(review_panel, rereview_all_runs_every_role_again)
+{
+	static const struct spec s = {
+		PANEL_MD("rereview: all\n"), ROLE_FILES,
+		"case $r$n in\n"
+		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	char *r = runs(&t);
+
+	cr_assert(strstr(r, "security 2\n"), "%s", r);
+	free(r);
+	pn_free(&t);
+}
+
+Test(review_panel, an_out_of_scope_role_never_blocks)
+{
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r in\n"
+		"security) printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n';;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	cJSON *c1 = cycle_json(&t, 1);
+
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
+	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "verdict"), "out_of_scope");
+	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "format"), "verdict_line");
+	cJSON_Delete(c1);
+	pn_free(&t);
+}
+
+Test(review_panel, a_crashing_role_rejects_the_cycle_and_runs_again)
+{
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r$n in\n"
+		"security1) echo 'segfault' >&2; exit 139;;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	cJSON *c1 = cycle_json(&t, 1);
+	const cJSON *sec = review_of(c1, "security");
+
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(sec, "verdict"), "rejected");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(sec, "failed")));
+	cr_assert(strstr(fge_jstr(sec, "feedback"), "exited with status 139"), "%s",
+		  fge_jstr(sec, "feedback"));
+	cr_assert(strstr(t.p.err, "[reviewer:security] segfault"), "%s", t.p.err);
+	char *r = runs(&t);
+
+	cr_assert(strstr(r, "security 2\n"), "%s", r);
+	cr_assert_null(strstr(r, "correctness 2"), "%s", r);
+	free(r);
+	cJSON_Delete(c1);
+	pn_free(&t);
+}
+
+Test(review_panel, only_questions_left_ends_blocked_after_one_cycle)
+{
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r in\n"
+		"security) shadow request_changes QUESTION 'Should tokens expire?';;\n"
+		"*) shadow approve NOTE 'Nice names';;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "blocked exits as exhausted: %s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	char *state = summary_state(&t);
+
+	cr_assert_str_eq(state, "blocked");
+	free(state);
+	cr_assert_not(fge_exists_in(t.save, "work_fb_1.txt"), "the worker ran again");
+	cr_assert(strstr(t.p.err, "[security] src/security.c:7: Should tokens expire?"), "%s", t.p.err);
+	pn_free(&t);
+}
+
+Test(review_panel, blocked_fails_like_exhausted_when_told_to)
+{
+	static const char *const env[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r in\n"
+		"security) shadow request_changes QUESTION 'Which licence?';;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", env,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 3, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
+	pn_free(&t);
+}
+
+Test(review_panel, the_same_findings_twice_end_stalled)
+{
+	static const struct spec s = {
+		PANEL_MD("stop_when_stalled: true\n"), ROLE_FILES,
+		"case $r in\n"
+		"correctness) shadow request_changes BLOCKING 'Off by one';;\n"
+		"*) shadow approve - -;;\n"
+		"esac\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "stalled");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 2);
+	cJSON *c2 = cycle_json(&t, 2);
+
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
+	cJSON_Delete(c2);
+	pn_free(&t);
+}
+
+Test(review_panel, a_role_file_escaping_its_directory_is_refused_with_a_warning)
+{
+	static const struct spec s = {
+		"---\nreviewers:\n  - role: correctness\n  - role: evil\n    instructions: ../../secret.md\n"
+		"---\nShared.\n",
+		{ NULL }, "shadow approve - -\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert(strstr(t.p.err, "role file '../../secret.md' of role 'evil' refused"), "%s", t.p.err);
+	cJSON *c1 = cycle_json(&t, 1);
+
+	cr_assert_eq(nreviews(c1), 1);
+	cr_assert_str_eq(fge_jstr(review_of(c1, "correctness"), "verdict"), "approved");
+	cJSON_Delete(c1);
+	char *r = runs(&t);
+
+	cr_assert_null(strstr(r, "evil"), "%s", r);
+	free(r);
+	pn_free(&t);
+}
+
+Test(review_panel, a_panel_without_a_valid_entry_is_one_reviewer)
+{
+	static const struct spec s = {
+		"---\nreviewers:\n  - role: Not_A_Slug\n---\nShared.\n", { NULL },
+		"echo \"role=$r\"; echo APPROVED\n", NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert(strstr(t.p.err, "'reviewers' has no valid entry"), "%s", t.p.err);
+	cr_assert(strstr(t.p.err, "[reviewer] role=default"), "%s", t.p.err);
+	cJSON *c1 = cycle_json(&t, 1);
+
+	cr_assert_null(cJSON_GetObjectItem(c1, "reviews"));
+	cr_assert_str_eq(fge_jstr(c1, "reviewer_log"), "review_cycle_1.reviewer.log");
+	cJSON_Delete(c1);
+	pn_free(&t);
+}
