@@ -194,7 +194,7 @@ void ep_panel_merge(struct fg_cycle *c)
 			c->verdict = FG_VERDICT_REJECTED;
 			/* Bounded: a role's feedback that does not fit is cut to
 			 * its heading; the worker still gets the findings. */
-			if (fg_buf_addf(&fb, "%s[%s]\n%s", fb.len ? "\n\n" : "", r->role, r->feedback) < 0)
+			if (fg_buf_addf(&fb, "%s[%s] %s", fb.len ? "\n\n" : "", r->role, r->feedback) < 0)
 				fg_buf_addf(&fb, "%s[%s] (feedback too long: see %s)", fb.len ? "\n\n" : "",
 					    r->role, r->reviewer_log ? r->reviewer_log : "its log");
 		}

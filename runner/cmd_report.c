@@ -352,6 +352,27 @@ static const char *open_feedback(const struct entry *e)
 	return last && last->verdict == FG_VERDICT_REJECTED ? last->feedback : NULL;
 }
 
+/* The last cycle's findings that are still open: all of them when that
+ * cycle was rejected, none when it was approved. Borrowed; *n set. */
+static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+
+	*n = 0;
+	if (!last || last->verdict != FG_VERDICT_REJECTED || !last->has_findings)
+		return NULL;
+	*n = last->nfindings;
+	return last->findings;
+}
+
+/* "path:line", "path" or NULL (no location). Owned. */
+static char *finding_location(const struct fg_finding *f)
+{
+	if (!f->file_path || !*f->file_path)
+		return NULL;
+	return f->line > 0 ? fg_xasprintf("%s:%d", f->file_path, f->line) : fg_xstrdup(f->file_path);
+}
+
 /* ---- JSON ---- */
 
 static void add_str_or_null(cJSON *o, const char *k, const char *v)
@@ -360,6 +381,43 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
 		cJSON_AddStringToObject(o, k, v);
 	else
 		cJSON_AddNullToObject(o, k);
+}
+
+/* A panel's roles as of the last cycle ("reviews", only for a panel) and
+ * the open findings ("open_findings", always: [] when none). */
+static void add_panel_json(cJSON *o, const struct entry *e)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+	const struct fg_finding *f;
+	cJSON *arr;
+	size_t n;
+
+	if (last && last->has_reviews) {
+		arr = cJSON_AddArrayToObject(o, "reviews");
+		for (size_t i = 0; i < last->nreviews; i++) {
+			const struct fg_review *r = &last->reviews[i];
+			cJSON *ro = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(ro, "role", r->role);
+			cJSON_AddStringToObject(ro, "verdict", fg_role_verdict_name(r->verdict));
+			cJSON_AddBoolToObject(ro, "failed", r->failed);
+			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
+			cJSON_AddItemToArray(arr, ro);
+		}
+	}
+	arr = cJSON_AddArrayToObject(o, "open_findings");
+	f = open_findings(e, &n);
+	for (size_t i = 0; i < n; i++) {
+		cJSON *fo = cJSON_CreateObject();
+		char *loc = finding_location(&f[i]);
+
+		cJSON_AddStringToObject(fo, "role", f[i].role ? f[i].role : "default");
+		cJSON_AddStringToObject(fo, "severity", f[i].severity ? f[i].severity : "");
+		add_str_or_null(fo, "location", loc);
+		cJSON_AddStringToObject(fo, "title", f[i].title ? f[i].title : "");
+		cJSON_AddItemToArray(arr, fo);
+		free(loc);
+	}
 }
 
 static cJSON *entry_json(const struct entry *e)
@@ -385,6 +443,7 @@ static cJSON *entry_json(const struct entry *e)
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
 	add_str_or_null(o, "open_feedback", open_feedback(e));
+	add_panel_json(o, e);
 	cJSON_AddStringToObject(o, "source", e->source);
 	return o;
 }
@@ -540,6 +599,58 @@ static void md_cycles(struct md *m, const struct entry *e)
 	md_addc(m, '\n');
 }
 
+/* The panel's verdicts as of the last cycle, on one line. */
+static void md_roles(struct md *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	if (!last->has_reviews || !last->nreviews)
+		return;
+	md_adds(m, "**Reviewers:** ");
+	for (size_t i = 0; i < last->nreviews; i++) {
+		const struct fg_review *r = &last->reviews[i];
+
+		md_adds(m, i ? " · " : "");
+		md_name(m, r->role);
+		md_addf(m, " %s", r->failed ? "failed" : fg_role_verdict_name(r->verdict));
+		if (r->from_cycle)
+			md_addf(m, " (cycle %d)", r->from_cycle);
+	}
+	md_adds(m, "\n\n");
+}
+
+/* A table cell from a short text: one line, '|' escaped, cut. */
+static void md_short(struct md *m, const char *s)
+{
+	md_cell(m, s && *s ? s : "");
+}
+
+/* The open findings: | role | severity | location | finding |. */
+static void md_findings(struct md *m, const struct entry *e)
+{
+	size_t n;
+	const struct fg_finding *f = open_findings(e, &n);
+
+	if (!n)
+		return;
+	md_adds(m, "**Open findings:**\n\n| role | severity | location | finding |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		char *loc = finding_location(&f[i]);
+
+		md_adds(m, "| ");
+		md_name(m, f[i].role ? f[i].role : "default");
+		md_adds(m, " | ");
+		md_short(m, f[i].severity);
+		md_adds(m, " | ");
+		md_short(m, loc);
+		md_adds(m, " | ");
+		md_short(m, f[i].title);
+		md_adds(m, " |\n");
+		free(loc);
+	}
+	md_addc(m, '\n');
+}
+
 static void md_entry(struct md *m, const struct entry *e)
 {
 	const char *open = open_feedback(e);
@@ -560,6 +671,8 @@ static void md_entry(struct md *m, const struct entry *e)
 		return;
 	}
 	md_cycles(m, e);
+	md_roles(m, e);
+	md_findings(m, e);
 	if (e->state != FG_STATE_APPROVED && open && *open) {
 		md_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);
 		md_quote(m, open);

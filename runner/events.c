@@ -3,11 +3,14 @@
  */
 #include "events.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/text.h"
+#include "forge/verdict.h"
 
 /* Byte length of the first max_chars UTF-8 characters of s. */
 static size_t prefix_bytes(const char *s, size_t max_chars)
@@ -63,4 +66,102 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	}
 	free(fb);
 	free(file);
+}
+
+/* "path:line", "path" or "-", cut to RN_FINDING_LOG_CHARS characters. Owned. */
+static char *location(const struct fg_finding *f)
+{
+	char *loc, *cut;
+
+	if (f->file_path && *f->file_path && f->line > 0)
+		loc = fg_xasprintf("%s:%d", f->file_path, f->line);
+	else
+		loc = fg_xstrdup(f->file_path && *f->file_path ? f->file_path : "-");
+	cut = rn_utf8_prefix(loc, RN_FINDING_LOG_CHARS);
+	free(loc);
+	return cut;
+}
+
+/* Indices of the findings to show: blocking ones first, each group in the
+ * cycle's order, at most RN_FINDINGS_LOG_MAX. Returns how many. */
+static size_t pick(const struct fg_cycle *c, size_t *idx)
+{
+	size_t n = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < c->nfindings && n < RN_FINDINGS_LOG_MAX; i++)
+			if ((fg_finding_rank(&c->findings[i]) == FG_RANK_BLOCKING) == (pass == 0))
+				idx[n++] = i;
+	return n;
+}
+
+static void add_finding_text(struct fg_buf *b, const struct fg_finding *f)
+{
+	char *loc = location(f);
+	char *title = rn_utf8_prefix(f->title ? f->title : "", RN_FINDING_LOG_CHARS);
+
+	fg_buf_addf(b, "%s[%s] %s %s %s", b->len ? " | " : "", f->role ? f->role : "default",
+		    f->severity && *f->severity ? f->severity : "-", loc, title);
+	free(loc);
+	free(title);
+}
+
+static cJSON *finding_json(const struct fg_finding *f)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *loc = location(f);
+	char *title = rn_utf8_prefix(f->title ? f->title : "", RN_FINDING_LOG_CHARS);
+
+	if (!o)
+		abort();
+	cJSON_AddStringToObject(o, "role", f->role ? f->role : "default");
+	cJSON_AddStringToObject(o, "severity", f->severity ? f->severity : "");
+	cJSON_AddStringToObject(o, "location", loc);
+	cJSON_AddStringToObject(o, "title", title);
+	free(loc);
+	free(title);
+	return o;
+}
+
+void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r)
+{
+	const struct fg_cycle *c = r->cycle;
+	size_t idx[RN_FINDINGS_LOG_MAX], n;
+
+	if (!c->has_findings)
+		return;
+	n = pick(c, idx);
+	if (l->format == RN_LOG_JSON) {
+		cJSON *arr = cJSON_CreateArray();
+		char *text;
+
+		for (size_t i = 0; i < n; i++)
+			cJSON_AddItemToArray(arr, finding_json(&c->findings[idx[i]]));
+		text = cJSON_PrintUnformatted(arr);
+		if (!text)
+			abort();
+		struct rn_log_field f[] = {
+			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
+			RN_LI("count", (long long)c->nfindings), RN_LI("shown", (long long)n),
+			RN_LJ("findings", text),
+		};
+
+		rn_log_event(l, level, "review_findings", f, 6);
+		free(text);
+		cJSON_Delete(arr);
+	} else {
+		struct fg_buf b;
+
+		fg_buf_init(&b, 1u << 20);
+		for (size_t i = 0; i < n; i++)
+			add_finding_text(&b, &c->findings[idx[i]]);
+		struct rn_log_field f[] = {
+			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
+			RN_LI("count", (long long)c->nfindings), RN_LI("shown", (long long)n),
+			RN_LS("findings", fg_buf_str(&b)),
+		};
+
+		rn_log_event(l, level, "review_findings", f, 6);
+		fg_buf_release(&b);
+	}
 }

@@ -17,11 +17,28 @@
 #include "watch.h"
 
 #define RN_FEEDBACK_LOG_CHARS 200
+/* review_findings: at most this many findings per event (then a count),
+ * each title and location cut to RN_FINDING_LOG_CHARS characters. */
+#define RN_FINDINGS_LOG_MAX 50
+#define RN_FINDING_LOG_CHARS 200
 
 /* Logs r as a review_cycle event at level. file is logged as r->name when
  * full_path is 0, else as dir/name. */
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
 		    int full_path);
+
+/*
+ * Logs the structured findings of r's cycle as one review_findings event
+ * (nothing when the cycle carries no findings array):
+ *   text: review_findings step=S skill=K cycle=2 count=3 shown=3
+ *         findings="[security] BLOCKING src/a.c:7 Title | [default] NOTE - Other"
+ *   json: {"event":"review_findings","step","skill","cycle","count","shown",
+ *          "findings":[{"role","severity","location","title"}, ...]}
+ * count is the number of findings, shown how many are listed (at most
+ * RN_FINDINGS_LOG_MAX, blocking first in the cycle's order); role is
+ * "default" for a single reviewer; location is "path:line", "path" or "-".
+ */
+void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r);
 
 /* Owned copy of s if it has at most max_chars UTF-8 characters; else its
  * first max_chars - 3 characters followed by "..." (max_chars in all). */

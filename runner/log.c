@@ -226,6 +226,13 @@ static void add_value(struct fg_buf *b, const struct rn_log_field *f, int json)
 	case RN_LF_BOOL:
 		fg_buf_adds(b, f->integer ? "true" : "false");
 		break;
+	case RN_LF_JSON:
+		/* Never cut: a cut JSON value would break the line. */
+		if (json)
+			fg_buf_adds(b, f->str ? f->str : "null");
+		else
+			text_escape(b, f->str ? f->str : "", capped_len(f->str ? f->str : ""));
+		break;
 	}
 }
 

@@ -24,11 +24,14 @@ enum rn_log_level { RN_LOG_DEBUG, RN_LOG_INFO, RN_LOG_WARN, RN_LOG_ERROR };
 enum rn_log_format { RN_LOG_TEXT, RN_LOG_JSON };
 
 /* A field of an event. Exactly one of str/num/integer is used, per type. */
-enum rn_log_ftype { RN_LF_STR, RN_LF_INT, RN_LF_NUM, RN_LF_BOOL };
+enum rn_log_ftype { RN_LF_STR, RN_LF_INT, RN_LF_NUM, RN_LF_BOOL, RN_LF_JSON };
 struct rn_log_field {
 	const char *key;
 	enum rn_log_ftype type;
-	const char *str;     /* RN_LF_STR; NULL logs as null / empty, or not at all when optional */
+	const char *str;     /* RN_LF_STR; NULL logs as null / empty, or not at all when
+	                      * optional. RN_LF_JSON: a compact JSON value the caller
+	                      * built (valid, small), written as is in JSON logs and as
+	                      * a string in text */
 	long long integer;   /* RN_LF_INT, RN_LF_BOOL */
 	double num;          /* RN_LF_NUM */
 	int optional;        /* 1: a NULL str leaves the field out of the line */
@@ -37,6 +40,8 @@ struct rn_log_field {
 #define RN_LS(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_STR, .str = (v) })
 /* An optional string field: absent from the line when v is NULL. */
 #define RN_LS_OPT(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_STR, .str = (v), .optional = 1 })
+/* A JSON value the caller built (see str above). */
+#define RN_LJ(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_JSON, .str = (v) })
 #define RN_LI(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_INT, .integer = (v) })
 #define RN_LN(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_NUM, .num = (v) })
 #define RN_LB(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_BOOL, .integer = !!(v) })

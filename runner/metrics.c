@@ -22,7 +22,7 @@
 #include "metrics.h"
 
 #define NBUCKETS 9               /* the finite bounds plus +Inf */
-#define MAX_LABELS 3             /* the most labels one of our families has */
+#define MAX_LABELS 4             /* the most labels one of our families has */
 #define PARSE_MAX_LABELS 64      /* labels accepted on a foreign sample */
 #define METRICS_FILE_MAX ((size_t)16 << 20)
 #define SEEN_SUM (1u << NBUCKETS)
@@ -35,7 +35,8 @@ static const char *const bucket_le[NBUCKETS] = {
 };
 
 /* In alphabetical order of name: sorting series by family sorts the file. */
-enum family { F_CYCLES, F_DURATION, F_EXHAUSTED, F_SWEEP, F_VERDICTS, F_RUNS, F_COUNT };
+enum family { F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP, F_VERDICTS, F_RUNS,
+	      F_COUNT };
 
 struct family_def {
 	const char *name;
@@ -53,6 +54,9 @@ static const struct family_def families[F_COUNT] = {
 	[F_EXHAUSTED] = { "forge_review_exhausted_total",
 			  "Runs whose review loop ended rejected at its cycle limit.", 0, 2,
 			  { "skill", "step" } },
+	[F_ROLE_VERDICTS] = { "forge_review_role_verdicts_total",
+			      "Reviews of a reviewer panel's roles, by skill, step, role and verdict.",
+			      0, 4, { "skill", "step", "role", "verdict" } },
 	[F_SWEEP] = { "forge_review_sweep_caught_total",
 		      "Review cycles seen only by the final sweep, not while watching.", 0, 2,
 		      { "skill", "step" } },
@@ -121,7 +125,7 @@ static struct rn_metric_series *series_get(struct rn_metrics *m, enum family fam
 static void counter_add(struct rn_metrics *m, enum family fam, const char *a, const char *b,
 			const char *c, double n)
 {
-	const char *vals[MAX_LABELS] = { a, b, c };
+	const char *vals[MAX_LABELS] = { a, b, c, NULL };
 
 	series_get(m, fam, vals)->value += n;
 }
@@ -145,9 +149,17 @@ static double add_seconds(double a, double b)
 	return (double)(long long)(us + (us < 0 ? -0.5 : 0.5)) / US_PER_S;
 }
 
+void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char *step,
+			     const char *role, const char *verdict)
+{
+	const char *vals[MAX_LABELS] = { skill, step, role, verdict };
+
+	series_get(m, F_ROLE_VERDICTS, vals)->value += 1;
+}
+
 static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
 {
-	const char *vals[MAX_LABELS] = { skill, step, NULL };
+	const char *vals[MAX_LABELS] = { skill, step, NULL, NULL };
 	struct rn_metric_series *s = series_get(m, F_DURATION, vals);
 
 	/* A negative or non-finite duration is a clock oddity, not a real

@@ -7,6 +7,9 @@
  *   forge_review_duration_seconds{skill,step}           histogram, buckets
  *                                                       1 5 10 30 60 120 300 600 +Inf
  *   forge_review_exhausted_total{skill,step}            counter
+ *   forge_review_role_verdicts_total{skill,step,role,verdict}
+ *                                                       counter, a panel's reviews by role;
+ *                                                       verdict approved|rejected|out_of_scope|failed
  *   forge_review_sweep_caught_total{skill,step}         counter (cycles seen only by the final sweep)
  *   forge_runner_runs_total{step,outcome}               counter, outcome one of
  *                                                       approved|exhausted|stalled|failed|none|timeout|error
@@ -39,6 +42,10 @@ void rn_metrics_release(struct rn_metrics *m);
  * verdict is "approved" or "rejected". Strings are borrowed (copied). */
 void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const char *step,
 			      const char *verdict, double elapsed_seconds);
+/* Adds 1 to forge_review_role_verdicts_total{skill,step,role,verdict}.
+ * Strings are borrowed (copied). */
+void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char *step,
+			     const char *role, const char *verdict);
 /* Adds n to forge_review_sweep_caught_total. */
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n);
 /* Adds 1 to forge_review_exhausted_total. */

@@ -76,6 +76,20 @@ static void on_closed(uv_handle_t *h)
 
 /* ---- cycles ---- */
 
+/* A panel's role verdicts: each review made in this cycle counts once (a
+ * review that stands from an earlier cycle was counted then). */
+static void observe_roles(struct rn_metrics *m, const char *skill, const char *step,
+			  const struct fg_cycle *c)
+{
+	for (size_t i = 0; i < c->nreviews; i++) {
+		const struct fg_review *r = &c->reviews[i];
+
+		if (!r->from_cycle)
+			rn_metrics_observe_role(m, skill, step, r->role,
+						r->failed ? "failed" : fg_role_verdict_name(r->verdict));
+	}
+}
+
 /* Keeps the content for the result, as first reported by source; the
  * first cycle_limit is logged. */
 static void store(struct session *s, const struct rn_cycle_report *r, int source)
@@ -134,6 +148,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 		return;
 	}
 	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
+	rn_event_findings(s->p->log, RN_LOG_INFO, r);
 	record(s, r);
 	/* One skill label per run (--skill, else the first cycle's): a label
 	 * taken from each cycle would let rewritten files with ever new skills
@@ -142,6 +157,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 		s->metrics_skill = fg_xstrdup(cfg->skill ? cfg->skill : c->skill ? c->skill : "");
 	rn_metrics_observe_cycle(s->p->metrics, s->metrics_skill, cfg->step,
 				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
+	observe_roles(s->p->metrics, s->metrics_skill, cfg->step, c);
 	store(s, r, (int)r->source);
 	s->res->cycles_by_source[r->source]++;
 	if (r->source == RN_SOURCE_SWEEP)

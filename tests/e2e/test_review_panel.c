@@ -51,10 +51,12 @@ struct spec {
 	const char *role_files[4]; /* name, content pairs beside review.md */
 	const char *reviewer;      /* the case statement */
 	const char *const *env;    /* extra environment, NULL-terminated; may be NULL */
+	const char *log_format;    /* the runner's --log-format; NULL: json */
 };
 
 struct pn {
 	char *dir, *ws, *skills, *save, *result, *step;
+	char *metrics;
 	struct fgt_proc p;
 	cJSON *res;
 };
@@ -73,6 +75,7 @@ static void pn_run(struct pn *t, const struct spec *s)
 	t->save = fgt_fmt("%s/save", t->dir);
 	t->result = fgt_fmt("%s/result.json", t->dir);
 	t->step = fgt_fmt("%s/.forge/impl", t->ws);
+	t->metrics = fgt_fmt("%s/metrics.prom", t->dir);
 	fge_write_in(t->ws, ".keep", "");
 	fge_write_in(t->save, ".keep", "");
 	fge_write_in(t->skills, "default/impl/review.md", s->review_md);
@@ -102,7 +105,8 @@ static void pn_run(struct pn *t, const struct spec *s)
 			       "--step", "impl", "--skill", "impl", "--task-key", "PAN-1",
 			       "--task-file", task, "--skills-dir", t->skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", t->result,
-			       "--log-format", "json", NULL };
+			       "--log-format", s->log_format ? s->log_format : "json",
+			       "--metrics-file", t->metrics, NULL };
 
 	cr_assert_eq(fgt_run(&t->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert_eq(t->p.timed_out, 0, "runner hung; stderr: %s", t->p.err);
@@ -125,6 +129,7 @@ static void pn_free(struct pn *t)
 	free(t->save);
 	free(t->result);
 	free(t->step);
+	free(t->metrics);
 }
 
 static cJSON *cycle_json(const struct pn *t, int n)
@@ -197,7 +202,7 @@ Test(review_panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel
 {
 	static const struct spec s = {
 		PANEL_MD(""), ROLE_FILES,
-		"sleep 1\nshadow approve - -\n", NULL,
+		"sleep 1\nshadow approve - -\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -248,7 +253,7 @@ Test(review_panel, a_rejecting_role_runs_again_with_its_findings_the_approving_o
 		"case $r$n in\n"
 		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -298,7 +303,7 @@ Test(review_panel, rereview_all_runs_every_role_again)
 		"case $r$n in\n"
 		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -318,7 +323,7 @@ Test(review_panel, an_out_of_scope_role_never_blocks)
 		"case $r in\n"
 		"security) printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n';;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -341,7 +346,7 @@ Test(review_panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 		"case $r$n in\n"
 		"security1) echo 'segfault' >&2; exit 139;;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -373,7 +378,7 @@ Test(review_panel, only_questions_left_ends_blocked_after_one_cycle)
 		"case $r in\n"
 		"security) shadow request_changes QUESTION 'Should tokens expire?';;\n"
 		"*) shadow approve NOTE 'Nice names';;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -398,7 +403,7 @@ Test(review_panel, blocked_fails_like_exhausted_when_told_to)
 		"case $r in\n"
 		"security) shadow request_changes QUESTION 'Which licence?';;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", env,
+		"esac\n", env, NULL,
 	};
 	struct pn t;
 
@@ -415,7 +420,7 @@ Test(review_panel, the_same_findings_twice_end_stalled)
 		"case $r in\n"
 		"correctness) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
-		"esac\n", NULL,
+		"esac\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -435,7 +440,7 @@ Test(review_panel, a_role_file_escaping_its_directory_is_refused_with_a_warning)
 	static const struct spec s = {
 		"---\nreviewers:\n  - role: correctness\n  - role: evil\n    instructions: ../../secret.md\n"
 		"---\nShared.\n",
-		{ NULL }, "shadow approve - -\n", NULL,
+		{ NULL }, "shadow approve - -\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -458,7 +463,7 @@ Test(review_panel, a_panel_without_a_valid_entry_is_one_reviewer)
 {
 	static const struct spec s = {
 		"---\nreviewers:\n  - role: Not_A_Slug\n---\nShared.\n", { NULL },
-		"echo \"role=$r\"; echo APPROVED\n", NULL,
+		"echo \"role=$r\"; echo APPROVED\n", NULL, NULL,
 	};
 	struct pn t;
 
@@ -471,5 +476,109 @@ Test(review_panel, a_panel_without_a_valid_entry_is_one_reviewer)
 	cr_assert_null(cJSON_GetObjectItem(c1, "reviews"));
 	cr_assert_str_eq(fge_jstr(c1, "reviewer_log"), "review_cycle_1.reviewer.log");
 	cJSON_Delete(c1);
+	pn_free(&t);
+}
+
+/* forge-runner report on the run's result file; owned stdout. */
+static char *report(const struct pn *t, const char *format)
+{
+	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, t->result, NULL };
+	struct fgt_proc p;
+	char *out;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "report: %s", p.err);
+	out = strdup(p.out);
+	fgt_proc_release(&p);
+	return out;
+}
+
+#define EXHAUSTING_MD \
+	"---\nmax_retries: 1\nreviewers:\n  - role: correctness\n  - role: security\n---\nShared.\n"
+#define EXHAUSTING_REVIEWER \
+	"case $r in\n" \
+	"correctness) shadow request_changes BLOCKING 'Off by one';;\n" \
+	"*) shadow approve NOTE 'Consider a limit';;\n" \
+	"esac\n"
+
+Test(review_panel, findings_are_logged_reported_by_role_and_counted)
+{
+	static const struct spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, NULL };
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "exhausted");
+	/* One review_findings event for the cycle, blocking first. */
+	cJSON *events = fge_json_lines(t.p.err);
+	const cJSON *ev = fge_find_event(events, "review_findings", "step", "impl");
+
+	cr_assert_eq(fge_count_events(events, "review_findings", NULL, NULL), 1);
+	cr_assert_not_null(ev, "%s", t.p.err);
+	cr_assert_eq(fge_jint(ev, "cycle"), 1);
+	cr_assert_eq(fge_jint(ev, "count"), 2);
+	cr_assert_eq(fge_jint(ev, "shown"), 2);
+	const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "findings"), 0);
+	const cJSON *f1 = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "findings"), 1);
+
+	cr_assert_str_eq(fge_jstr(f0, "role"), "correctness");
+	cr_assert_str_eq(fge_jstr(f0, "severity"), "BLOCKING");
+	cr_assert_str_eq(fge_jstr(f0, "location"), "src/correctness.c:7");
+	cr_assert_str_eq(fge_jstr(f0, "title"), "Off by one");
+	cr_assert_str_eq(fge_jstr(f1, "role"), "security");
+	cr_assert_str_eq(fge_jstr(f1, "severity"), "NOTE");
+	cJSON_Delete(events);
+	/* The report: per-role verdicts and the open findings as a table. */
+	char *md = report(&t, "markdown");
+
+	cr_assert(strstr(md, "**Reviewers:** correctness rejected · security approved\n"), "%s", md);
+	cr_assert(strstr(md, "| role | severity | location | finding |\n|---|---|---|---|\n"
+			     "| correctness | BLOCKING | src/correctness.c:7 | Off by one |\n"
+			     "| security | NOTE | src/security.c:7 | Consider a limit |\n"), "%s", md);
+	free(md);
+	char *js = report(&t, "json");
+	cJSON *rj = cJSON_Parse(js);
+	const cJSON *entry = cJSON_GetObjectItem(cJSON_GetObjectItem(rj, "entries"), "PAN-1__impl");
+	const cJSON *of = cJSON_GetObjectItem(entry, "open_findings");
+
+	cr_assert_eq(cJSON_GetArraySize(of), 2, "%s", js);
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(of, 0), "location"), "src/correctness.c:7");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(entry, "reviews")), 2);
+	cJSON_Delete(rj);
+	free(js);
+	/* The metric, one series per role and verdict, valid for promtool. */
+	char *prom = fgt_read(t.metrics, NULL);
+
+	cr_assert_not_null(prom);
+	cr_assert(strstr(prom, "forge_review_role_verdicts_total{skill=\"impl\",step=\"impl\","
+			       "role=\"correctness\",verdict=\"rejected\"} 1\n"), "%s", prom);
+	cr_assert(strstr(prom, "forge_review_role_verdicts_total{skill=\"impl\",step=\"impl\","
+			       "role=\"security\",verdict=\"approved\"} 1\n"), "%s", prom);
+	free(prom);
+	if (fgt_exists("/usr/bin/promtool")) {
+		const char *argv[] = { "/usr/bin/promtool", "check", "metrics", NULL };
+		char *text = fgt_read(t.metrics, NULL);
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, text, 30), 0);
+		cr_assert_eq(p.exit_code, 0, "promtool: %s%s", p.out, p.err);
+		fgt_proc_release(&p);
+		free(text);
+	} else {
+		cr_log_warn("promtool check skipped: /usr/bin/promtool is missing");
+	}
+	pn_free(&t);
+}
+
+Test(review_panel, findings_in_the_text_log)
+{
+	static const struct spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, "text" };
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert(strstr(t.p.err, " INFO review_findings step=impl skill=impl cycle=1 count=2 shown=2 "
+				  "findings=\"[correctness] BLOCKING src/correctness.c:7 Off by one | "
+				  "[security] NOTE src/security.c:7 Consider a limit\"\n"), "%s", t.p.err);
 	pn_free(&t);
 }
