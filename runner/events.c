@@ -140,13 +140,9 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
 		text = cJSON_PrintUnformatted(arr);
 		if (!text)
 			abort();
-		struct rn_log_field f[] = {
-			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
-			RN_LI("count", (long long)c->nfindings), RN_LI("shown", (long long)n),
-			RN_LJ("findings", text),
-		};
-
-		rn_log_event(l, level, "review_findings", f, 6);
+		rn_log(l, level, "review_findings", RN_LS("step", r->step), RN_LS("skill", c->skill),
+		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->nfindings),
+		       RN_LI("shown", (long long)n), RN_LJ("findings", text));
 		free(text);
 		cJSON_Delete(arr);
 	} else {
@@ -155,13 +151,9 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
 		fg_buf_init(&b, 1u << 20);
 		for (size_t i = 0; i < n; i++)
 			add_finding_text(&b, &c->findings[idx[i]]);
-		struct rn_log_field f[] = {
-			RN_LS("step", r->step), RN_LS("skill", c->skill), RN_LI("cycle", c->cycle),
-			RN_LI("count", (long long)c->nfindings), RN_LI("shown", (long long)n),
-			RN_LS("findings", fg_buf_str(&b)),
-		};
-
-		rn_log_event(l, level, "review_findings", f, 6);
+		rn_log(l, level, "review_findings", RN_LS("step", r->step), RN_LS("skill", c->skill),
+		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->nfindings),
+		       RN_LI("shown", (long long)n), RN_LS("findings", fg_buf_str(&b)));
 		fg_buf_release(&b);
 	}
 }
