@@ -51,6 +51,9 @@ struct entry {
 	char *run_id;       /* NULL: none */
 	enum fg_review_state state;
 	bool exhausted;
+	bool success;       /* the result's success (exit_code 0 when absent) */
+	int exit_code;
+	char *error;        /* error_message; NULL: none */
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
 	char *source;       /* the path as given */
@@ -67,6 +70,7 @@ static void entry_release(struct entry *e)
 	for (size_t i = 0; i < e->ncycles; i++)
 		fg_cycle_release(&e->cycles[i]);
 	free(e->cycles);
+	free(e->error);
 	free(e->key);
 	free(e->task_key);
 	free(e->step);
@@ -162,7 +166,7 @@ static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen
 	}
 	if (cJSON_IsString(v) && !fg_review_state_parse(v->valuestring, &e->state))
 		return 0;
-	/* The result's word for disabled and no_review (rn_result_state_name()). */
+	/* The word results written before issue 18 used for disabled and no_review. */
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "none")) {
 		e->state = FG_STATE_NO_REVIEW;
 		return 0;
@@ -217,6 +221,27 @@ static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errle
 	return 0;
 }
 
+/* success, exit_code and error_message: how the run ended, shown for a run
+ * that failed before (or outside) any review. Each is optional; a wrong type
+ * is refused like any other field. */
+static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "success");
+	const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "exit_code");
+
+	if (code && (!cJSON_IsNumber(code) || code->valuedouble != (double)code->valueint)) {
+		snprintf(err, errlen, "not a result file: field 'exit_code' must be an integer");
+		return -1;
+	}
+	if (ok && !cJSON_IsBool(ok)) {
+		snprintf(err, errlen, "not a result file: field 'success' must be a boolean");
+		return -1;
+	}
+	e->exit_code = code ? code->valueint : 0;
+	e->success = ok ? cJSON_IsTrue(ok) : e->exit_code == 0;
+	return opt_string(o, "error_message", -1, &e->error, err, errlen);
+}
+
 /* Fills e from the parsed object o. 0, or -1 with err filled; e is then
  * partly filled and the caller releases it. */
 static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
@@ -242,7 +267,8 @@ static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 		snprintf(err, errlen, "not a result file: field 'step' is empty");
 		return -1;
 	}
-	if (parse_state(o, e, err, errlen) || parse_cycles(o, e, err, errlen))
+	if (parse_state(o, e, err, errlen) || parse_cycles(o, e, err, errlen) ||
+	    parse_outcome(o, e, err, errlen))
 		return -1;
 	/* review_exhausted is the runner's word; recomputed only when absent. */
 	e->exhausted = cJSON_IsBool(exh) ? cJSON_IsTrue(exh) : fg_cycles_exhausted(e->cycles, e->ncycles);
@@ -338,10 +364,12 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(x->key, y->key);
 }
 
+/* Open: the review left work to do, or the run failed (a run that failed
+ * before any review says no_review, and must not vanish from --only-open). */
 static bool entry_open(const struct entry *e)
 {
-	return e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
-	       e->state != FG_STATE_DISABLED;
+	return !e->success || (e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
+			       e->state != FG_STATE_DISABLED);
 }
 
 /* The last cycle's feedback when it was rejected, else NULL (borrowed). */
@@ -428,8 +456,11 @@ static cJSON *entry_json(const struct entry *e)
 	cJSON_AddStringToObject(o, "step", e->step);
 	add_str_or_null(o, "skill", e->skill);
 	add_str_or_null(o, "run_id", e->run_id);
-	cJSON_AddStringToObject(o, "state", rn_result_state_name(e->state));
+	cJSON_AddStringToObject(o, "state", fg_review_state_name(e->state));
 	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
+	cJSON_AddBoolToObject(o, "success", e->success);
+	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
+	add_str_or_null(o, "error", e->error);
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
 		cJSON *co = cJSON_CreateObject();
@@ -651,6 +682,16 @@ static void md_findings(struct md *m, const struct entry *e)
 	md_addc(m, '\n');
 }
 
+/* "**Run failed** (exit code N): first line of the error", for a failed run. */
+static void md_failure(struct md *m, const struct entry *e)
+{
+	if (e->success)
+		return;
+	md_addf(m, "**Run failed** (exit code %d): ", e->exit_code);
+	md_cell(m, e->error ? e->error : "");
+	md_adds(m, "\n\n");
+}
+
 static void md_entry(struct md *m, const struct entry *e)
 {
 	const char *open = open_feedback(e);
@@ -661,18 +702,21 @@ static void md_entry(struct md *m, const struct entry *e)
 		md_adds(m, " — ");
 	}
 	md_name(m, e->step);
-	md_addf(m, "\n\n**State:** %s", rn_result_state_name(e->state));
+	md_addf(m, "\n\n**State:** %s", fg_review_state_name(e->state));
 	if (e->skill) {
 		md_adds(m, " · **Skill:** ");
 		md_name(m, e->skill);
 	}
 	if (!e->ncycles) {
-		md_adds(m, " · **Cycles:** 0\n\nNo review cycles.\n\n");
+		md_adds(m, " · **Cycles:** 0\n\n");
+		md_failure(m, e);
+		md_adds(m, "No review cycles.\n\n");
 		return;
 	}
 	md_cycles(m, e);
 	md_roles(m, e);
 	md_findings(m, e);
+	md_failure(m, e);
 	if (e->state != FG_STATE_APPROVED && open && *open) {
 		md_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);
 		md_quote(m, open);

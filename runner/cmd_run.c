@@ -217,7 +217,7 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
 		return "timeout";
 	if ((state == FG_STATE_NO_REVIEW || state == FG_STATE_DISABLED) && sr->exit_code != 0)
 		return "failed";
-	return rn_result_state_name(state);
+	return fg_review_state_name(state);
 }
 
 /* Reads the entrypoint's summary through the workspace, one component at a
@@ -320,11 +320,11 @@ static void conclude(struct run_state *st)
 	 * checked its run id): it stands in for the file on a run whose
 	 * workspace the runner cannot see. */
 	state = rn_review_state(&st->cycles, have_sum ? &sum : st->sr.stream_summary);
-	exhausted = state == FG_STATE_EXHAUSTED || rn_cycles_exhausted(&st->cycles);
+	exhausted = rn_review_exhausted(state, &st->cycles);
 	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
 	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
 	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
-	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", rn_result_state_name(state)),
+	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
 	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
 	       RN_LI("sweep_caught", st->sr.sweep_caught),
 	       RN_LN("duration_seconds", fg_seconds_since(st->t0)));

@@ -177,11 +177,14 @@ enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_
 	return last->verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
 }
 
-const char *rn_result_state_name(enum fg_review_state s)
+bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s)
 {
-	if (s == FG_STATE_DISABLED || s == FG_STATE_NO_REVIEW)
-		return "none";
-	return fg_review_state_name(s);
+	/* A state without a review (or an approved one) is never exhausted,
+	 * whatever cycle files stand in the directory: a result once said
+	 * no review with review_exhausted true. */
+	if (state == FG_STATE_NO_REVIEW || state == FG_STATE_DISABLED || state == FG_STATE_APPROVED)
+		return false;
+	return state == FG_STATE_EXHAUSTED || rn_cycles_exhausted(s);
 }
 
 static void add_str_or_null(cJSON *o, const char *key, const char *v)
@@ -225,7 +228,7 @@ char *rn_result_to_json(const struct rn_result *r)
 	}
 	cJSON_AddItemToObject(o, "review_cycles", arr);
 	cJSON_AddBoolToObject(o, "review_exhausted", r->review_exhausted);
-	cJSON_AddStringToObject(o, "review_state", rn_result_state_name(r->review_state));
+	cJSON_AddStringToObject(o, "review_state", fg_review_state_name(r->review_state));
 	cJSON_AddNumberToObject(o, "stale_files_cleared", (double)r->stale_files_cleared);
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
 	cJSON_AddItemToObject(o, "cycles_by_source", by_source(r->cycles_by_source));

@@ -9,7 +9,9 @@
  *    "cycles_dropped"?}
  * cycles_by_source counts the cycles reported (new numbers and rewrites) by
  * the source that reported each first.
- * review_state comes from review_summary.json when it belongs to this run,
+ * review_state is one of the summary's names (fg_review_state_name(): the
+ * result said "none" for no_review and disabled before issue 18) and comes
+ * from review_summary.json when it belongs to this run,
  * else it is derived from the cycles: no_review without cycles, exhausted per
  * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
  * the last cycle is approved, failed otherwise (the loop ended early: the
@@ -91,10 +93,14 @@ bool rn_cycles_exhausted(const struct rn_cycles *s);
 
 /* review_state: summary may be NULL (absent or not ours). */
 enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_summary *summary);
-/* The word the result file, the run_exit log event and the runs_total
- * metric use for s: fg_review_state_name(), except that disabled and
- * no_review are still written "none" (static). */
-const char *rn_result_state_name(enum fg_review_state s);
+/*
+ * review_exhausted of the result and the run_exit event: the state is
+ * exhausted, or the state had a review that did not end approved (stalled,
+ * blocked, over_budget, failed) and fg_cycles_exhausted() holds for the
+ * cycles (a stall on the last allowed cycle). Never true with no_review,
+ * disabled or approved: the state wins over cycle files that contradict it.
+ */
+bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s);
 
 struct rn_result {
 	int exit_code;

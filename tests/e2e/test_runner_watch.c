@@ -154,7 +154,7 @@ Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
 	cr_assert_not_null(text);
 	o = cJSON_Parse(text);
 	cr_assert_eq(cJSON_GetObjectItem(o, "exit_code")->valueint, 130);
-	cr_assert_str_eq(cJSON_GetObjectItem(o, "review_state")->valuestring, "none");
+	cr_assert_str_eq(cJSON_GetObjectItem(o, "review_state")->valuestring, "no_review");
 	cJSON_Delete(o);
 	free(text);
 	fgt_proc_release(&p);

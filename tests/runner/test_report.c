@@ -282,7 +282,7 @@ Test(report, markdown_approved_step_has_no_open_feedback_and_only_open_drops_it)
 		"",
 		"### review",
 		"",
-		"**State:** none · **Skill:** implement-task · **Cycles:** 0",
+		"**State:** no_review · **Skill:** implement-task · **Cycles:** 0",
 		"",
 		"No review cycles.",
 	};
@@ -582,16 +582,17 @@ Test(report, output_file_is_written_instead_of_stdout)
 	free(dir);
 }
 
-/* Every review state a result can carry is read, written back in the
- * result's own words, and open unless approved or without a review. */
+/* Every review state a result can carry is read, written back by its one
+ * name (the old result word "none" reads as no_review), and open unless
+ * approved or without a review. */
 Test(report, every_review_state_is_read_and_open_unless_settled)
 {
 	static const struct { const char *in, *out; bool open; } cases[] = {
 		{ "approved", "approved", false },   { "exhausted", "exhausted", true },
 		{ "stalled", "stalled", true },      { "blocked", "blocked", true },
 		{ "over_budget", "over_budget", true }, { "failed", "failed", true },
-		{ "disabled", "none", false },       { "no_review", "none", false },
-		{ "none", "none", false },
+		{ "disabled", "disabled", false },   { "no_review", "no_review", false },
+		{ "none", "no_review", false },     /* a result written before issue 18 */
 	};
 	char *dir = fgt_tmpdir();
 
@@ -621,4 +622,52 @@ Test(report, every_review_state_is_read_and_open_unless_settled)
 	}
 	fgt_rm_rf(dir);
 	free(dir);
+}
+
+/* Issue 18: a run that failed before any review showed as "State: none ·
+ * No review cycles", and --only-open hid it. Success, exit code and error
+ * are shown, and a failed run is open. */
+Test(report, run_failed_before_review_shows_its_error_and_is_open)
+{
+	static const char *const want[] = {
+		"## Auto-Review Notes",
+		"",
+		"### DEMO-4 — implement_task",
+		"",
+		"**State:** no_review · **Skill:** implement-task · **Cycles:** 0",
+		"",
+		"**Run failed** (exit code 1): the task failed: cannot run worker 'agent' \\| x …",
+		"",
+		"No review cycles.",
+	};
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/failed.json", dir);
+	struct cap c;
+
+	fgt_write(path, "{\"success\": false, \"exit_code\": 1, \"error_message\": "
+			"\"the task failed: cannot run worker 'agent' | x\\nsecond line\",\n"
+			" \"step\": \"implement_task\", \"skill\": \"implement-task\", \"task_key\": \"DEMO-4\",\n"
+			" \"run_id\": \"run-1\", \"engine\": \"local\", \"duration_seconds\": 0.2,\n"
+			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"no_review\",\n"
+			" \"stale_files_cleared\": 0, \"sweep_caught\": 0}\n");
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	assert_lines(c.out, want, sizeof(want) / sizeof(want[0]));
+	cap_release(&c);
+
+	c = run_report(dir, (char *[]){ "report", "--only-open", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cJSON *o = cJSON_Parse(c.out);
+	cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), "DEMO-4__implement_task");
+	cr_assert_not_null(e, "%s", c.out);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(e, "success")));
+	cr_expect_eq(cJSON_GetObjectItem(e, "exit_code")->valueint, 1);
+	cr_expect_str_eq(cJSON_GetObjectItem(e, "error")->valuestring,
+			 "the task failed: cannot run worker 'agent' | x\nsecond line");
+	cr_expect_str_eq(cJSON_GetObjectItem(e, "state")->valuestring, "no_review");
+	cJSON_Delete(o);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
 }
