@@ -307,9 +307,24 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 		       RN_LS("error", err[0] ? err : strerror(-r)));
 }
 
+/* run_exit's reason when the run failed (owned, or NULL): the entrypoint's
+ * last error line, else the first line of the error message ("timed out
+ * after 5s", "docker exited with code 125"). */
+static char *exit_reason(const struct rn_session_result *sr)
+{
+	const char *m = sr->error_message;
+
+	if (!sr->exit_code)
+		return NULL;
+	if (sr->reason)
+		return fg_xstrdup(sr->reason);
+	return m ? fg_xstrndup(m, strcspn(m, "\n")) : NULL;
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
+	char *reason;
 	int have_sum;
 	enum fg_review_state state;
 	bool exhausted;
@@ -322,12 +337,14 @@ static void conclude(struct run_state *st)
 	state = rn_review_state(&st->cycles, have_sum ? &sum : st->sr.stream_summary);
 	exhausted = rn_review_exhausted(state, &st->cycles);
 	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
+	reason = exit_reason(&st->sr);
 	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
 	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
 	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
 	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
 	       RN_LI("sweep_caught", st->sr.sweep_caught),
-	       RN_LN("duration_seconds", fg_seconds_since(st->t0)));
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason));
+	free(reason);
 	write_metrics(st, state, exhausted);
 	write_result(st, state, exhausted);
 	fg_summary_release(&sum);
@@ -433,6 +450,7 @@ int rn_cmd_run(int argc, char **argv)
 	if (st.sr.stream_summary)
 		fg_summary_release(st.sr.stream_summary);
 	free(st.sr.stream_summary);
+	free(st.sr.reason);
 	free((char *)st.step_dir);
 	rn_log_close(&log);
 	rn_run_config_release(&cfg);

@@ -132,6 +132,12 @@ struct rn_engine_ops {
 	/* 1 when the environment reaches the run by name only (-e NAME): an
 	 * --env NAME that is unset is then worth a warning. */
 	int env_by_name;
+	/* Owned hint for a line of the engine CLI's own output that shows a
+	 * common setup problem (the image is not on this host: how to build or
+	 * load it; the daemon is unreachable), or NULL; *down is set to 1 when
+	 * the line says the engine itself cannot be reached (so no container
+	 * can have been created). NULL member: no hints (local). */
+	char *(*hint)(const struct rn_engine_params *p, const char *line, int *down);
 };
 
 /* The table of kind k; never NULL. */
@@ -171,6 +177,7 @@ void rn__container_reap_list(const struct rn_engine_params *p, struct fg_strvec 
 void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strvec *argv);
 char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code);
 int rn__container_workspace_local(const struct rn_engine_params *p);
+char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down);
 
 /*
  * Finds the forge-entrypoint binary for the local engine: explicit (option

@@ -234,3 +234,52 @@ int rn__container_workspace_local(const struct rn_engine_params *p)
 	(void)p;
 	return 1;
 }
+
+/* ---- hints for the CLI's own errors ---- */
+
+static int has(const char *line, const char *what)
+{
+	return strstr(line, what) != NULL;
+}
+
+/* The CLI cannot reach its daemon (docker) or service (podman remote). */
+static int daemon_down(const char *line)
+{
+	return has(line, "Cannot connect to the Docker daemon") ||
+	       has(line, "Is the docker daemon running") ||
+	       has(line, "permission denied while trying to connect to the Docker daemon") ||
+	       has(line, "Cannot connect to Podman");
+}
+
+/* The image is not in the engine's local storage (there is no registry to
+ * pull it from: forge-review images are built locally). */
+static int image_missing(const char *line)
+{
+	return has(line, "Unable to find image") || has(line, "pull access denied") ||
+	       has(line, "repository does not exist") || has(line, "No such image") ||
+	       has(line, "manifest unknown") || has(line, "image not known") ||
+	       (has(line, "short-name") && has(line, "did not resolve"));
+}
+
+char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down)
+{
+	int podman = p->kind == RN_ENGINE_PODMAN;
+
+	if (daemon_down(line)) {
+		*down = 1;
+		return fg_xasprintf("%s cannot reach its %s: start it (%s), check %s, or run with "
+				    "--engine local", p->program, podman ? "service" : "daemon",
+				    podman ? "systemctl --user start podman.socket" : "sudo systemctl start docker",
+				    podman ? "CONTAINER_HOST" : "DOCKER_HOST and your membership of the docker group");
+	}
+	if (!image_missing(line))
+		return NULL;
+	if (podman)
+		return fg_xasprintf("image '%s' is not in podman's storage (podman does not see Docker's "
+				    "images): load it with 'docker save %s | podman load', or build it with "
+				    "'podman build -f docker/Dockerfile -t %s .' in the forge-review checkout",
+				    p->image, p->image, p->image);
+	return fg_xasprintf("image '%s' is not on this host: build it with 'docker build -f "
+			    "docker/Dockerfile -t %s .' in the forge-review checkout "
+			    "(docs/guide/container-image.md)", p->image, p->image);
+}

@@ -25,4 +25,5 @@ const struct rn_engine_ops rn_engine_podman_ops = {
 	.exit_reason = rn__container_exit_reason,
 	.workspace_local = rn__container_workspace_local,
 	.env_by_name = 1,
+	.hint = rn__container_hint,
 };

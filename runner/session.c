@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "output.h"
 #include "reap.h"
 #include "watch.h"
 #include "forge/alloc.h"
@@ -56,6 +57,7 @@ struct session {
 	int piece[2];           /* line[i] continues a line logged in pieces */
 	int frame_line;         /* the current stderr line is a frame: not logged as output */
 	struct fg_buf tail;
+	struct rn_output output;   /* levels, failure reason, hints, the cap */
 	uv_timer_t timeout_timer, grace_timer, drain_timer;
 	uv_signal_t sig[3];
 	uv_process_t stopper;
@@ -222,8 +224,7 @@ static void emit_line(struct session *s, int idx, int last)
 	if (idx == 1 && !s->piece[1])
 		s->frame_line = fg_frame_is(s->line[1].data, s->line[1].len);
 	if (!(idx == 1 && s->frame_line))
-		rn_log(s->p->log, RN_LOG_INFO, "output", RN_LS("stream", idx ? "stderr" : "stdout"),
-		       RN_LS("line", fg_buf_str(&s->line[idx])));
+		rn_output_line(&s->output, idx ? "stderr" : "stdout", fg_buf_str(&s->line[idx]));
 	fg_buf_reset(&s->line[idx]);
 	s->piece[idx] = !last;
 }
@@ -442,7 +443,9 @@ static void on_reaped(struct rn_reap *r)
 	struct session *s = r->data;
 	char *name = rn_engine_container_name(s->p->run_id);
 
-	if (r->result)
+	/* The engine said its daemon is unreachable: no container was made,
+	 * and a failed listing is not a container left behind. */
+	if (r->result && !(r->result != -EBUSY && r->result < 0 && s->output.engine_down))
 		rn_log(s->p->log, r->result < 0 ? RN_LOG_ERROR : RN_LOG_WARN,
 		       r->result < 0 ? "container_left" : "container_removed", RN_LS("container", name),
 		       RN_LS_OPT("error", r->result < 0 ? r->err : NULL));
@@ -648,6 +651,27 @@ static void add_exit_reason(struct session *s)
 	free(why);
 }
 
+/* The output's verdict on the run: output_dropped logged, the failure
+ * reason and the engine hint handed to the result. */
+static void take_output(struct session *s)
+{
+	struct rn_session_result *res = s->res;
+
+	rn_output_finish(&s->output);
+	if (res->exit_code != 0 && s->output.reason) {
+		res->reason = s->output.reason;
+		s->output.reason = NULL;
+	}
+	if (res->exit_code != 0 && s->output.hint) {
+		char *msg = fg_xasprintf("%s; hint: %s", res->error_message ? res->error_message : "",
+					 s->output.hint);
+
+		free(res->error_message);
+		res->error_message = msg;
+	}
+	rn_output_release(&s->output);
+}
+
 void rn_session_unblock_signals(struct rn_session_result *res)
 {
 	sigset_t hup;
@@ -679,6 +703,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	fg_buf_init(&s->tail, RN_OUTPUT_TAIL_MAX);
 	fill_engine_params(s);
 	start_stream(s);
+	rn_output_init(&s->output, p->log, s->ops, &s->ep);
 	init_handles(s);
 	start_watch(s);
 	start_engine(s);
@@ -697,6 +722,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	if (!res->failed && res->exit_code != 0)
 		res->error_message = exit_message(s);
 	add_exit_reason(s);
+	take_output(s);
 	fg_buf_release(&s->line[0]);
 	fg_buf_release(&s->line[1]);
 	rn_stream_release(&s->stream);

@@ -27,6 +27,9 @@ struct rn_session_result {
 	int signal;             /* runner ended by this signal, 0 if not */
 	int failed;             /* the runner itself failed (FG_EXIT_RUNTIME) */
 	char *error_message;    /* owned or NULL */
+	/* owned or NULL: the entrypoint's (or the engine CLI's) last error line
+	 * when the run failed, "the task failed: ..." (output.h) */
+	char *reason;
 	long sweep_caught;
 	long cycles_by_source[RN_SOURCE_COUNT];  /* cycles reported, by the source that saw each first */
 	struct fg_summary *stream_summary;       /* owned or NULL: the summary frame (release and free) */

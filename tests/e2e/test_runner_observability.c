@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "fge2e.h"
@@ -572,6 +573,35 @@ Test(runner_obs, forge_log_level_warn_hides_info_lines)
 	cr_assert_eq(count_ev(&o, "review_cycle", NULL, NULL), 2);
 	cr_assert_eq(count_ev(&o, "cycle_corrupt", NULL, NULL), 2, "the second run did not append");
 	cr_assert_eq(count_ev(&o, "run_start", NULL, NULL), 1);
+	ob_free(&o);
+}
+
+/* Issue 18: the entrypoint's "the task failed:" and "error:" lines were
+ * INFO output events, so at --log-level warn only run_exit exit_code=1
+ * showed. They are ERROR (warnings WARN), and run_exit carries the reason. */
+Test(runner_obs, failure_causes_are_raised_and_run_exit_says_why)
+{
+	struct ob o = { 0 };
+	const char *env[] = { "FORGE_LOG_LEVEL=warn", NULL };
+
+	ob_setup(&o, "echo '[worker] forge-entrypoint: the task failed: forged by the agent' >&2\n"
+		     "echo 'forge-entrypoint: warning: no review.md for skill sk (tried x)' >&2\n"
+		     "echo 'forge-entrypoint: running the worker (first run)' >&2\n"
+		     "echo 'forge-entrypoint: the task failed: worker exited with status 3' >&2\nexit 1\n");
+	for (int json = 0; json < 2; json++) {
+		ob_exec(&o, json, NULL, env);
+		cr_assert_eq(o.p.exit_code, 1, "stderr: %s", o.p.err);
+		const struct ev *e = find_ev(&o, "output", "line",
+					     "forge-entrypoint: the task failed: worker exited with status 3");
+		cr_assert_not_null(e, "the failure line is not shown at warn");
+		cr_assert_str_eq(e->level, "error");
+		e = find_ev(&o, "output", "line", "forge-entrypoint: warning: no review.md for skill sk (tried x)");
+		cr_assert_not_null(e);
+		cr_assert_str_eq(e->level, "warn");
+		cr_assert_eq(count_ev(&o, "output", NULL, NULL), 2, "agent and progress lines stay INFO");
+		cr_assert_eq(count_ev(&o, "run_exit", "reason", "the task failed: worker exited with status 3"), 1);
+		unlink(o.log);
+	}
 	ob_free(&o);
 }
 

@@ -1,0 +1,117 @@
+/*
+ * output.c - levels, failure reason, engine hints and the cap of the
+ * sandbox's output lines (see output.h).
+ */
+#include "output.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+
+#define EP_PREFIX "forge-entrypoint: "
+
+void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
+		    const struct rn_engine_params *ep)
+{
+	memset(o, 0, sizeof(*o));
+	o->log = log;
+	o->ops = ops;
+	o->ep = ep;
+}
+
+enum rn_log_level rn_output_level(const char *line, const char **reason)
+{
+	static const char *const errors[] = { "error: ", "the task failed: " };
+	const char *rest;
+
+	if (reason)
+		*reason = NULL;
+	if (strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1) != 0)
+		return RN_LOG_INFO;
+	rest = line + sizeof(EP_PREFIX) - 1;
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		if (!strncmp(rest, errors[i], strlen(errors[i]))) {
+			if (reason)
+				*reason = rest;
+			return RN_LOG_ERROR;
+		}
+	}
+	return strncmp(rest, "warning: ", 9) ? RN_LOG_INFO : RN_LOG_WARN;
+}
+
+/* Keeps reason as the run's failure reason, cut to RN_OUTPUT_REASON_MAX. */
+static void keep_reason(struct rn_output *o, const char *reason)
+{
+	size_t n = strlen(reason);
+
+	if (n > RN_OUTPUT_REASON_MAX) {
+		n = RN_OUTPUT_REASON_MAX;
+		while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80)
+			n--;
+	}
+	free(o->reason);
+	o->reason = fg_xstrndup(reason, n);
+}
+
+/* The engine's hint for one of its own lines, logged once per run. */
+static void engine_hint(struct rn_output *o, const char *line)
+{
+	char *hint;
+	int down = 0;
+
+	if (o->hint || !o->ops || !o->ops->hint || !o->ep)
+		return;
+	hint = o->ops->hint(o->ep, line, &down);
+	o->engine_down |= down;
+	if (!hint)
+		return;
+	o->hint = hint;
+	rn_log(o->log, RN_LOG_WARN, "engine_hint", RN_LS("engine", o->ops->name), RN_LS("hint", hint));
+}
+
+void rn_output_line(struct rn_output *o, const char *stream, const char *line)
+{
+	const char *reason;
+	enum rn_log_level level = rn_output_level(line, &reason);
+	size_t n = strlen(line);
+
+	/* Agent lines start with "[role] " and the entrypoint's with its name:
+	 * anything else comes from the engine's CLI, whose errors ("docker:
+	 * Error response from daemon: ...", podman's "Error: ...") are raised. */
+	if (line[0] != '[' && strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1) && o->ops && o->ops->cli) {
+		size_t k = strlen(o->ops->cli);
+
+		if ((!strncmp(line, o->ops->cli, k) && !strncmp(line + k, ": ", 2)) ||
+		    !strncmp(line, "Error: ", 7)) {
+			level = RN_LOG_ERROR;
+			reason = line;
+		}
+		engine_hint(o, line);
+	}
+	if (reason)
+		keep_reason(o, reason);
+	if (o->logged + n > RN_OUTPUT_LOG_MAX) {
+		o->dropped_bytes += n;
+		o->dropped_lines++;
+		return;
+	}
+	o->logged += n;
+	rn_log(o->log, level, "output", RN_LS("stream", stream), RN_LS("line", line));
+}
+
+void rn_output_finish(struct rn_output *o)
+{
+	if (!o->dropped_lines)
+		return;
+	rn_log(o->log, RN_LOG_WARN, "output_dropped", RN_LI("lines", (long long)o->dropped_lines),
+	       RN_LI("bytes", (long long)o->dropped_bytes), RN_LI("limit", (long long)RN_OUTPUT_LOG_MAX));
+}
+
+void rn_output_release(struct rn_output *o)
+{
+	free(o->reason);
+	free(o->hint);
+	o->reason = NULL;
+	o->hint = NULL;
+}

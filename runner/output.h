@@ -1,0 +1,65 @@
+/*
+ * output.h - what the runner makes of the sandbox's output lines before they
+ * become `output` log events: the level of each line, the failure reason a
+ * line carries, hints for the engine CLI's own errors, and a per-run cap on
+ * how much is logged.
+ *
+ * Levels: the entrypoint's own lines "forge-entrypoint: error: ..." and
+ * "forge-entrypoint: the task failed: ..." are ERROR, "forge-entrypoint:
+ * warning: ..." is WARN (a review that does not happen, a frontmatter typo,
+ * a refused review.md), every other line INFO. Agent lines cannot be raised:
+ * the entrypoint prefixes each with "[worker] " / "[reviewer] ". The last
+ * ERROR line, without "forge-entrypoint: ", is the run's failure reason
+ * (run_exit's `reason`).
+ *
+ * Cap: at most RN_OUTPUT_LOG_MAX bytes of lines are logged per run (350 MB
+ * of agent output made a 386 MB log); past it lines are counted, not logged,
+ * and rn_output_finish() logs one `output_dropped` event saying how many
+ * lines and bytes were dropped. The failure reason is still taken from
+ * dropped lines.
+ *
+ * Protocol: rn_output_init() -> rn_output_line() per line ->
+ * rn_output_finish() once -> rn_output_release(). Loop thread only.
+ */
+#ifndef RN_OUTPUT_H
+#define RN_OUTPUT_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "log.h"
+
+#define RN_OUTPUT_LOG_MAX (64ull * 1024 * 1024)
+/* Longest failure reason kept (bytes, cut on a UTF-8 boundary). */
+#define RN_OUTPUT_REASON_MAX 1024
+
+struct rn_output {
+	struct rn_log *log;
+	const struct rn_engine_ops *ops;     /* for engine hints; may be NULL */
+	const struct rn_engine_params *ep;
+	uint64_t logged;         /* bytes of lines logged */
+	uint64_t dropped_bytes;
+	uint64_t dropped_lines;
+	char *reason;            /* owned: the last ERROR line's text, or NULL */
+	char *hint;              /* owned: the first engine hint, or NULL */
+	int engine_down;         /* a line said the engine's daemon is unreachable */
+};
+
+void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
+		    const struct rn_engine_params *ep);
+
+/* The level a line is logged at, and in *reason (may be NULL) the text that
+ * names a failure (a pointer into line) or NULL. Pure. */
+enum rn_log_level rn_output_level(const char *line, const char **reason);
+
+/* Logs one line of stream ("stdout"/"stderr") within the cap, keeps its
+ * failure reason, and logs an `engine_hint` warning the first time the
+ * engine's ops->hint recognises a line. */
+void rn_output_line(struct rn_output *o, const char *stream, const char *line);
+
+/* Logs `output_dropped` when lines were dropped. */
+void rn_output_finish(struct rn_output *o);
+
+void rn_output_release(struct rn_output *o);
+
+#endif

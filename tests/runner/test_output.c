@@ -1,0 +1,204 @@
+/*
+ * test_output.c - the sandbox's output lines in the runner's log: levels of
+ * the entrypoint's error and warning lines, the failure reason, engine hints
+ * (a missing image, the daemon down) and the per-run cap with its one
+ * output_dropped line.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fgtest.h"
+#include "output.h"
+
+TestSuite(output, .timeout = 120);
+
+Test(output, entrypoint_error_and_warning_lines_are_raised)
+{
+	static const struct {
+		const char *line;
+		enum rn_log_level level;
+		const char *reason;
+	} cases[] = {
+		{ "forge-entrypoint: the task failed: worker exited with status 3", RN_LOG_ERROR,
+		  "the task failed: worker exited with status 3" },
+		{ "forge-entrypoint: error: cannot write 'x': No space left on device", RN_LOG_ERROR,
+		  "error: cannot write 'x': No space left on device" },
+		{ "forge-entrypoint: warning: no review.md for skill 'x' (tried 'y')", RN_LOG_WARN, NULL },
+		{ "forge-entrypoint: running the worker (first run)", RN_LOG_INFO, NULL },
+		/* An agent's line cannot be raised: the entrypoint prefixes it. */
+		{ "[worker] forge-entrypoint: the task failed: forged", RN_LOG_INFO, NULL },
+		{ " forge-entrypoint: error: indented", RN_LOG_INFO, NULL },
+		{ "", RN_LOG_INFO, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *reason = "sentinel";
+
+		cr_expect_eq(rn_output_level(cases[i].line, &reason), cases[i].level, "%s", cases[i].line);
+		if (cases[i].reason)
+			cr_expect_str_eq(reason, cases[i].reason);
+		else
+			cr_expect_null(reason, "%s", cases[i].line);
+	}
+}
+
+/* Runs lines through an rn_output of engine ops into a JSON log; returns
+ * the log text (owned) and fills *o's results before release. */
+static char *feed(const struct rn_engine_ops *ops, const char *const *lines, char **reason,
+		  char **hint, int *down)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_output o;
+	struct rn_log l;
+
+	if (ops == &rn_engine_podman_ops) {
+		ep.kind = RN_ENGINE_PODMAN;
+		ep.program = "podman";
+	}
+	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
+	rn_output_init(&o, &l, ops, &ep);
+	for (size_t i = 0; lines[i]; i++)
+		rn_output_line(&o, "stderr", lines[i]);
+	rn_output_finish(&o);
+	*reason = o.reason ? strdup(o.reason) : NULL;
+	*hint = o.hint ? strdup(o.hint) : NULL;
+	*down = o.engine_down;
+	rn_output_release(&o);
+	rn_log_close(&l);
+	fclose(fp);
+	return buf;
+}
+
+/* Issue 18: a missing image showed Docker's raw pull error with no hint. */
+Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
+{
+	static const char *const lines[] = {
+		"Unable to find image 'forge:dev' locally",
+		"docker: Error response from daemon: pull access denied for forge, repository does not exist",
+		NULL,
+	};
+	char *reason, *hint;
+	int down;
+	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+
+	cr_assert_not_null(hint);
+	cr_expect(strstr(hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", hint);
+	cr_expect(!down);
+	cr_expect(strstr(log, "\"event\":\"engine_hint\""), "%s", log);
+	cr_expect(strstr(log, "{\"ts\"") && strstr(log, "\"level\":\"error\",\"event\":\"output\""), "%s", log);
+	cr_assert_not_null(reason);
+	cr_expect(!strncmp(reason, "docker: Error response from daemon: pull access denied", 54), "%s", reason);
+	free(log);
+	free(reason);
+	free(hint);
+}
+
+/* Issue 18: Podman's "short-name did not resolve" had no hint to load it. */
+Test(output, podman_short_name_gets_a_load_hint)
+{
+	static const char *const lines[] = {
+		"Error: short-name \"forge:dev\" did not resolve to an alias and no unqualified-search "
+		"registries are defined in \"/etc/containers/registries.conf\"",
+		NULL,
+	};
+	char *reason, *hint;
+	int down;
+	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &down);
+
+	cr_assert_not_null(hint);
+	cr_expect(strstr(hint, "docker save forge:dev | podman load"), "%s", hint);
+	free(log);
+	free(reason);
+	free(hint);
+}
+
+/* Issue 18: with Docker down the run also logged container_left. */
+Test(output, docker_daemon_down_is_recognised)
+{
+	static const char *const lines[] = {
+		"docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+		"Is the docker daemon running?",
+		NULL,
+	};
+	char *reason, *hint;
+	int down;
+	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+
+	cr_expect(down);
+	cr_assert_not_null(hint);
+	cr_expect(strstr(hint, "docker cannot reach its daemon"), "%s", hint);
+	free(log);
+	free(reason);
+	free(hint);
+}
+
+Test(output, local_engine_and_agent_lines_get_no_hint)
+{
+	static const char *const lines[] = {
+		"[worker] Unable to find image 'forge:dev' locally",
+		"Unable to find image 'forge:dev' locally",
+		NULL,
+	};
+	char *reason, *hint;
+	int down;
+	char *log = feed(&rn_engine_local_ops, lines, &reason, &hint, &down);
+
+	cr_expect_null(hint);
+	cr_expect_null(reason);
+	free(log);
+	free(reason);
+	free(hint);
+}
+
+/* Issue 18: 350 MB of agent output made a 386 MB log. A bounded flood of
+ * 70 MiB in 4 KiB lines: 64 MiB of lines are logged, then one
+ * output_dropped event says how much was left out; an error line past the
+ * cap still becomes the failure reason. */
+Test(output, flood_is_capped_with_one_output_dropped_line)
+{
+	enum { LINE = 4096, TOTAL = 70 * 1024 * 1024 / LINE };
+	char *line = malloc(LINE + 1);
+	char path[] = "/tmp/fg-output-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *fp = fdopen(fd, "w+");
+	struct rn_output o;
+	struct rn_log l;
+	char *text, *last;
+	size_t size, outputs = 0;
+
+	cr_assert(line && fp);
+	memset(line, 'a', LINE);
+	line[LINE] = '\0';
+	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
+	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	for (size_t i = 0; i < TOTAL; i++)
+		rn_output_line(&o, "stdout", line);
+	rn_output_line(&o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
+	rn_output_finish(&o);
+	cr_expect_str_eq(o.reason, "the task failed: worker exited with status 1");
+	cr_expect_eq(o.dropped_lines, TOTAL - RN_OUTPUT_LOG_MAX / LINE + 1);
+	cr_expect_eq(o.dropped_bytes, (uint64_t)(TOTAL - RN_OUTPUT_LOG_MAX / LINE) * LINE + 62);
+	rn_output_release(&o);
+	fflush(fp);
+	text = fgt_read(path, &size);
+	cr_assert_not_null(text);
+	cr_expect_lt(size, RN_OUTPUT_LOG_MAX + 4 * 1024 * 1024, "the log stays near the cap: %zu", size);
+	for (char *p = text; (p = strstr(p, " INFO output ")); p++)
+		outputs++;
+	cr_expect_eq(outputs, RN_OUTPUT_LOG_MAX / LINE);
+	last = strstr(text, " WARN output_dropped ");
+	cr_assert_not_null(last, "no output_dropped line");
+	cr_expect(strstr(last, "lines=1537 bytes=6291518 limit=67108864\n"), "%.200s", last);
+	cr_expect_null(strstr(last + 20, "output_dropped"), "one output_dropped line only");
+	free(text);
+	free(line);
+	rn_log_close(&l);
+	fclose(fp);
+	unlink(path);
+}
