@@ -27,7 +27,7 @@
 #define WATCH_BUF_SIZE (64 * 1024)
 #define DIR_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
 		  IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
-#define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
+#define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | \
 		  IN_ONLYDIR | IN_MASK_ADD)
 #define MAX_COMPONENT 255
 #define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
@@ -56,6 +56,7 @@ struct rn_watch_dir {
 	char *base;        /* owned: the trusted directory, absolute */
 	int basefd;        /* owned descriptor of base, or -1: base is opened by path */
 	char *rel;         /* owned: components below base, none followed if a symlink */
+	int dfd;           /* owned descriptor of the directory itself, or < 0: not open */
 	int refused;       /* step_dir_refused was logged for the current refusal */
 	int wd;            /* watch on the directory, -1 when none */
 	int anc_wd;        /* watch on the parent or nearest existing ancestor */
@@ -129,6 +130,7 @@ static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, 
 	d->base = base;
 	d->basefd = basefd;
 	d->rel = rel;
+	d->dfd = -1;
 	d->wd = -1;
 	d->anc_wd = -1;
 	return d;
@@ -310,6 +312,16 @@ static int identity_update(struct rn_watch_entry *e, const struct stat *st)
 
 /* ---- examining one file ---- */
 
+/* How examine() treats a file. */
+enum {
+	/* The final sweep: a file that still does not parse is reported
+	 * cycle_corrupt (before it, it stays pending). */
+	EX_FINAL = 1,
+	/* inotify says the file was just written or moved into place: read it
+	 * even when its identity looks unchanged. */
+	EX_WRITTEN = 2,
+};
+
 static void log_file_event(struct rn_watch *w, enum rn_log_level level, const char *event,
 			   const struct rn_watch_dir *d, const char *name, const char *k,
 			   const char *v)
@@ -319,10 +331,10 @@ static void log_file_event(struct rn_watch *w, enum rn_log_level level, const ch
 }
 
 static void bad_file(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
-		     const char *name, const char *why, int final)
+		     const char *name, const char *why, unsigned how)
 {
 	e->flags |= E_PENDING;
-	if (!final) {
+	if (!(how & EX_FINAL)) {
 		log_file_event(w, RN_LOG_DEBUG, "cycle_pending", d, name, "error", why);
 		return;
 	}
@@ -366,13 +378,14 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 		w->opts.cb(w, &r);
 }
 
-/* written: inotify says the file was just written or moved into place, so
- * it is read even when its identity looks unchanged: an in-place rewrite of
- * the same length within one timestamp tick, an mtime carried over (cp -p,
- * tar, rsync -t) or an inode reused after delete and create keep (inode,
- * size, mtime) while the content differs; deliver() compares the content. */
+/* Examines cycle file n, name, in dfd (d's descriptor, borrowed); how
+ * holds EX_* flags. EX_WRITTEN reads the file even when its identity
+ * looks unchanged: an in-place rewrite of the same length within one
+ * timestamp tick, an mtime carried over (cp -p, tar, rsync -t) or an inode
+ * reused after delete and create keep (inode, size, mtime) while the
+ * content differs; deliver() compares the content. */
 static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const char *name, int n,
-		    enum rn_source source, int final, int written)
+		    enum rn_source source, unsigned how)
 {
 	struct rn_watch_entry *e;
 	struct stat st;
@@ -388,8 +401,8 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 		drop_file(w, d, name, n);
 		return;
 	}
-	if (identity_update(e, &st) && !written &&
-	    (!(e->flags & E_PENDING) || !final || (e->flags & E_CORRUPT)))
+	if (identity_update(e, &st) && !(how & EX_WRITTEN) &&
+	    (!(e->flags & E_PENDING) || !(how & EX_FINAL) || (e->flags & E_CORRUPT)))
 		return;
 	fg_cycle_init(&c);
 	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
@@ -398,9 +411,9 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 		e->flags &= ~(unsigned)E_HAVE_ID;
 	} else if (r == 0 && c.cycle != n) {
 		snprintf(err, sizeof(err), "field 'cycle' is %d, the file name says %d", c.cycle, n);
-		bad_file(w, d, e, name, err, final);
+		bad_file(w, d, e, name, err, how);
 	} else if (r) {
-		bad_file(w, d, e, name, err[0] ? err : strerror(-r), final);
+		bad_file(w, d, e, name, err[0] ? err : strerror(-r), how);
 	} else if (!is_foreign(w, d, e, name, &c)) {
 		deliver(w, d, e, name, &c, &raw, source);
 	}
@@ -410,8 +423,8 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 
 /* Opens the directory from its base, component by component, refusing
  * symlinks below the base; the first refusal of a run of them is logged as
- * step_dir_refused. A descriptor, or -1 with errno (ENOENT, or ENOTDIR for a
- * refused component). */
+ * step_dir_refused. A descriptor, or a negative errno (-ENOENT, or -ENOTDIR
+ * for a refused component). */
 static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 {
 	char err[MAX_COMPONENT + 64] = "";
@@ -422,7 +435,7 @@ static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 			base = open(d->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		while (base < 0 && errno == EINTR);
 		if (base < 0)
-			return -1;
+			return -errno;
 	}
 	fd = rn_open_beneath(base, d->rel, err, sizeof(err));
 	if (base != d->basefd)
@@ -435,8 +448,48 @@ static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 		rn_log(w->opts.log, RN_LOG_WARN, "step_dir_refused", RN_LS("dir", d->path),
 		       RN_LS("step", d->step), RN_LS("error", err));
 	d->refused = err[0] != '\0';
-	errno = -fd;
-	return -1;
+	return fd;
+}
+
+/*
+ * The directory's descriptor: opened from its base on first use and kept
+ * (for the first RN_WATCH_MAX_OPEN_DIRS directories), so an inotify event
+ * costs no open/close of the directory. It is dropped (dir_close) whenever
+ * the directory may no longer be the one we opened: it went away or moved
+ * (IN_DELETE_SELF, IN_MOVE_SELF, an ancestor's event), the queue
+ * overflowed, and before every poll scan and the final sweep, which
+ * therefore walk down from the base again and see a component swapped for
+ * a symlink. Returns the descriptor, or a negative errno; the caller
+ * passes it to dir_done() when finished (which closes one that was not
+ * kept).
+ */
+static int dir_open(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	int fd;
+
+	if (d->dfd >= 0)
+		return d->dfd;
+	fd = open_dir(w, d);
+	if (fd >= 0 && w->nopen < RN_WATCH_MAX_OPEN_DIRS) {
+		d->dfd = fd;
+		w->nopen++;
+	}
+	return fd;
+}
+
+static void dir_done(struct rn_watch_dir *d, int fd)
+{
+	if (fd >= 0 && fd != d->dfd)
+		close(fd);
+}
+
+static void dir_close(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	if (d->dfd >= 0) {
+		close(d->dfd);
+		w->nopen--;
+	}
+	d->dfd = -1;
 }
 
 static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *name,
@@ -446,11 +499,11 @@ static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *
 
 	if (!fg_cycle_name_parse(name, &n))
 		return;
-	dfd = open_dir(w, d);
+	dfd = dir_open(w, d);
 	if (dfd < 0)
 		return;
-	examine(w, d, dfd, name, n, source, 0, 1);
-	close(dfd);
+	examine(w, d, dfd, name, n, source, EX_WRITTEN);
+	dir_done(d, dfd);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -499,21 +552,22 @@ int rn_cycle_list_fd(int dfd, struct fg_cycle_entry **out, size_t *count)
 }
 
 /* Reads the directory through the descriptor we examine files with, so the
- * listing and the reads concern the same directory even if it is replaced. */
-static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, int final)
+ * listing and the reads concern the same directory even if it is replaced.
+ * how: EX_FINAL or 0. */
+static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, unsigned how)
 {
 	struct fg_cycle_entry *v = NULL;
 	size_t nv = 0;
-	int dfd = open_dir(w, d);
+	int dfd = dir_open(w, d);
 
 	if (dfd < 0)
 		return;
 	if (rn_cycle_list_fd(dfd, &v, &nv) == 0) {
 		for (size_t i = 0; i < nv; i++)
-			examine(w, d, dfd, v[i].name, v[i].n, source, final, 0);
+			examine(w, d, dfd, v[i].name, v[i].n, source, how);
 		fg_cycle_entries_free(v, nv);
 	}
-	close(dfd);
+	dir_done(d, dfd);
 }
 
 /* ---- arming ---- */
@@ -528,36 +582,34 @@ static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
 	       RN_LN("poll_interval", w->opts.poll_interval));
 }
 
-/* Watches the directory open_dir() reaches, through /proc/self/fd, so a
+/* Watches the directory dir_open() reaches, through /proc/self/fd, so a
  * symlink swapped in above it is never followed by the watch either; the
- * path (last component not followed) only when /proc is not mounted. */
+ * path (last component not followed) only when /proc is not mounted.
+ * 0, or a negative errno (-ENOENT, -ENOTDIR: not there or refused). */
 static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
 {
 	char proc[64];
-	int wd, dfd, e;
+	int wd, dfd;
 
-	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches) {
-		errno = ENOSPC;
-		return -1;
-	}
-	dfd = open_dir(w, d);
+	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches)
+		return -ENOSPC;
+	dfd = dir_open(w, d);
 	if (dfd < 0)
-		return -1;
+		return dfd;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
 	wd = inotify_add_watch(w->ifd, proc, DIR_MASK & ~(uint32_t)IN_DONT_FOLLOW);
 	if (wd < 0 && errno == ENOENT)
 		wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
-	e = errno;
-	close(dfd);
-	if (wd >= 0) {
-		w->nwatches++;
-		d->wd = wd;
-	}
-	errno = e;
-	return wd;
+	if (wd < 0)
+		wd = -errno;
+	dir_done(d, dfd);
+	if (wd < 0)
+		return wd;
+	w->nwatches++;
+	d->wd = wd;
+	return 0;
 }
 
-/* Watches the parent, or the nearest ancestor that exists. */
 /* Watches the nearest existing ancestor of d for the next component
  * appearing. Returns 1 when that component exists once the watch is in
  * place: it was created between our failed look and the watch, so its
@@ -610,10 +662,14 @@ static void arm(struct rn_watch *w, struct rn_watch_dir *d)
 	/* A few rounds: each one that races with the tree growing (mkdir -p
 	 * of W/.forge/STEP while we arm) goes one level deeper. */
 	for (int round = 0; round < 8; round++) {
+		int r = 0;
+
 		if (w->ifd < 0 || d->fallback)
 			return;
-		if (d->wd < 0 && add_dir_watch(w, d) < 0 && errno != ENOENT && errno != ENOTDIR)
-			fallback(w, d, errno);
+		if (d->wd < 0)
+			r = add_dir_watch(w, d);
+		if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+			fallback(w, d, -r);
 		if (d->fallback || !arm_ancestor(w, d))
 			return;
 	}
@@ -633,15 +689,23 @@ static void on_dir_event(struct rn_watch *w, struct rn_watch_dir *d,
 			inotify_rm_watch(w->ifd, d->wd);
 		d->wd = -1;
 		d->rearm = 1;
+		dir_close(w, d);
 	}
 }
 
-static void on_anc_event(struct rn_watch_dir *d, const struct inotify_event *ev)
+static void on_anc_event(struct rn_watch *w, struct rn_watch_dir *d,
+			 const struct inotify_event *ev)
 {
 	if (ev->mask & GONE_MASK) {
 		d->anc_wd = -1;
 		d->rearm = 1;
+		dir_close(w, d);
 	} else if (ev->len && d->anc_next && !strcmp(ev->name, d->anc_next)) {
+		/* The next component appeared, or was deleted: the descriptor we
+		 * hold keeps a deleted directory (and so its ancestors) alive,
+		 * which holds back their IN_DELETE_SELF until it is closed. */
+		if (ev->mask & IN_DELETE)
+			dir_close(w, d);
 		d->rearm = 1;
 	}
 }
@@ -660,7 +724,7 @@ static void on_event(struct rn_watch *w, const struct inotify_event *ev)
 		if (ev->wd == d->wd)
 			on_dir_event(w, d, ev);
 		if (ev->wd == d->anc_wd)
-			on_anc_event(d, ev);
+			on_anc_event(w, d, ev);
 	}
 }
 
@@ -672,6 +736,7 @@ static void rearm_marked(struct rn_watch *w)
 		if (!d->rearm)
 			continue;
 		d->rearm = 0;
+		dir_close(w, d);
 		arm(w, d);
 		scan(w, d, RN_SOURCE_WATCH, 0);
 	}
@@ -714,6 +779,9 @@ static void on_poll_timer(uv_timer_t *t)
 	for (size_t i = 0; i < w->ndirs; i++) {
 		struct rn_watch_dir *d = &w->dirs[i];
 
+		/* Walked down from the base again: the safety net also notices a
+		 * directory replaced where inotify could not tell us. */
+		dir_close(w, d);
 		/* A directory that appeared where inotify could not tell us. */
 		if (w->ifd >= 0 && d->wd < 0)
 			arm(w, d);
@@ -769,8 +837,10 @@ int rn_watch_start(struct rn_watch *w)
 
 void rn_watch_sweep(struct rn_watch *w)
 {
-	for (size_t i = 0; i < w->ndirs; i++)
-		scan(w, &w->dirs[i], RN_SOURCE_SWEEP, 1);
+	for (size_t i = 0; i < w->ndirs; i++) {
+		dir_close(w, &w->dirs[i]);
+		scan(w, &w->dirs[i], RN_SOURCE_SWEEP, EX_FINAL);
+	}
 }
 
 static void free_all(struct rn_watch *w)
@@ -781,6 +851,7 @@ static void free_all(struct rn_watch *w)
 		free(w->dirs[i].rel);
 		if (w->dirs[i].basefd >= 0)
 			close(w->dirs[i].basefd);
+		dir_close(w, &w->dirs[i]);
 		free(w->dirs[i].anc_next);
 		free(w->dirs[i].e);
 		free(w->dirs[i].dropped);

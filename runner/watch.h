@@ -35,7 +35,12 @@
  * trusted base, opened as the operator named it, and below it every
  * component is opened with openat(O_NOFOLLOW|O_DIRECTORY) (rn_open_beneath),
  * for every scan, every file read and the inotify watch itself (set through
- * /proc/self/fd on that descriptor). For a run the base is the workspace,
+ * /proc/self/fd on that descriptor). That descriptor is kept while the
+ * directory stays where it was (up to RN_WATCH_MAX_OPEN_DIRS directories),
+ * so an event costs no open of the directory; it is dropped and the walk
+ * done again when the directory or an ancestor is deleted or moved, on a
+ * queue overflow, and before every poll scan and the final sweep. For a
+ * run the base is the workspace,
  * opened once at the start and held, so W/.forge or W/.forge/STEP replaced
  * by a symlink mid-run is refused (logged once as `step_dir_refused`) and
  * nothing behind it is read. For `watch DIR` the base is DIR's parent as
@@ -75,6 +80,10 @@
 /* Ten times the entrypoint's FG_MAX_RETRIES_LIMIT (100): only a hostile
  * sandbox writes more cycle files into one step directory. */
 #define RN_WATCH_MAX_CYCLE_FILES 1000
+/* Directories whose descriptor stays open between events (one each); the
+ * ones past it are opened again for every event. Far below the usual
+ * 1,024-descriptor limit. */
+#define RN_WATCH_MAX_OPEN_DIRS 256
 
 /* Where a detected cycle came from: inotify, the poll net, the final sweep
  * (watch.c), or a frame on the sandbox's stderr (stream.c). */
@@ -123,6 +132,7 @@ struct rn_watch {
 	struct rn_watch_dir *dirs;      /* owned */
 	size_t ndirs;
 	size_t nwatches;                /* dir watches added (for max_watches) */
+	size_t nopen;                   /* directory descriptors kept open */
 	int started;
 	int pending_closes;
 	rn_watch_close_cb close_cb;

@@ -9,7 +9,9 @@
  * rsync -t do) must still be reported when inotify says it was written.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -352,4 +354,47 @@ Test(watch, identical_rewrite_in_place_is_not_reported_again)
 	fx_free(&f);
 	free(path);
 	free(a);
+}
+
+/* Descriptors of this process open on path (readlink of /proc/self/fd/N). */
+static int fds_on(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	char real[PATH_MAX], link[PATH_MAX + 1];
+	int n = 0;
+
+	cr_assert_not_null(d);
+	cr_assert_not_null(realpath(path, real));
+	for (struct dirent *de = readdir(d); de; de = readdir(d)) {
+		char *p = fgt_fmt("/proc/self/fd/%s", de->d_name);
+		ssize_t len = readlink(p, link, PATH_MAX);
+
+		free(p);
+		if (len > 0) {
+			link[len] = '\0';
+			n += !strcmp(link, real);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* One descriptor per watched directory, kept between events (not opened
+ * per event) and released at close. */
+Test(watch, one_descriptor_per_directory_kept_between_events)
+{
+	struct fixture f;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	cr_assert_eq(fds_on(f.dir), 1, "after start");
+	for (int i = 1; i <= 3; i++) {
+		put(f.dir, i, "x", NULL);
+		fx_wait(&f, i);
+		cr_assert_eq(f.seen.count, i);
+		cr_assert_eq(fds_on(f.dir), 1, "after event %d", i);
+	}
+	fx_close(&f);
+	cr_assert_eq(fds_on(f.dir), 0, "after close");
+	fx_free(&f);
 }
