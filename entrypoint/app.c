@@ -122,6 +122,7 @@ static int top_help(void)
 		    "       forge-entrypoint config FILE\n"
 		    "       forge-entrypoint verdict [FILE|-]\n"
 		    "       forge-entrypoint lint PATH...\n"
+		    "       forge-entrypoint agent-output --format FMT [FILE|-]\n"
 		    "       forge-entrypoint --help | --version\n\n"
 		    "The container side of forge-review: runs the worker agent and the automatic review\n"
 		    "loop (run, the default), and inspects review.md files and reviewer outputs.\n"
@@ -143,6 +144,7 @@ int ep_main(int argc, char **argv)
 	} cmds[] = {
 		{ "run", ep_cmd_run }, { "resolve", ep_cmd_resolve }, { "config", ep_cmd_config },
 		{ "verdict", ep_cmd_verdict }, { "lint", ep_cmd_lint },
+		{ "agent-output", ep_cmd_agent_output },
 	};
 	const char *first = argc > 1 ? argv[1] : NULL;
 
@@ -157,5 +159,5 @@ int ep_main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (!strcmp(first, cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
-	return ep_usage("unknown command '%s' (run, resolve, config, verdict or lint)", first);
+	return ep_usage("unknown command '%s' (run, resolve, config, verdict, lint or agent-output)", first);
 }

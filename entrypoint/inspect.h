@@ -10,6 +10,7 @@
  *   verdict [FILE|-] {"verdict", "feedback", "format"[, "findings"]}: 0;
  *                    unreadable input: 2. Input beyond the first and last
  *                    4 MiB is dropped, as in the loop (capture.h).
+ *   agent-output --format FMT [FILE|-]   see output.h.
  *   lint PATH...     "PATH:LINE: error|warning: msg" lines on stdout; a file
  *                    is linted as it is, a directory is searched recursively
  *                    (symlinks not followed) for files named review.md;
@@ -23,5 +24,9 @@ int ep_cmd_resolve(int argc, char **argv);
 int ep_cmd_config(int argc, char **argv);
 int ep_cmd_verdict(int argc, char **argv);
 int ep_cmd_lint(int argc, char **argv);
+/* agent-output --format FMT [FILE|-] (cmd_agent_output.c): the adapter's
+ * {"ok", "error", "text", "usage", "session_id"}: 0 when the input was
+ * read; usage error or unreadable input: 2. */
+int ep_cmd_agent_output(int argc, char **argv);
 
 #endif

@@ -1,0 +1,85 @@
+/*
+ * usage.h - what an agent run consumed, as its CLI reported it.
+ *
+ * Fields: input_tokens (every prompt token the model read, the cached ones
+ * included), output_tokens, cached_input_tokens (the part of input_tokens
+ * served from a cache), cost_usd, turns, duration_ms. Each field is either
+ * reported or absent: `have` holds one FG_USAGE_* bit per reported field.
+ * Nothing is invented: an absent field is written as JSON null and never
+ * counts as 0; a sum of two usages has a field when either had it.
+ *
+ * JSON shape: {"input_tokens": int|null, "output_tokens": int|null,
+ * "cached_input_tokens": int|null, "cost_usd": number|null,
+ * "turns": int|null, "duration_ms": int|null}. A reader takes each field
+ * that is a finite number >= 0 (integers for the counts) and treats any
+ * other value as absent; it never fails.
+ */
+#ifndef FORGE_USAGE_H
+#define FORGE_USAGE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct cJSON;
+
+enum fg_usage_field {
+	FG_USAGE_INPUT = 1u << 0,
+	FG_USAGE_OUTPUT = 1u << 1,
+	FG_USAGE_CACHED = 1u << 2,
+	FG_USAGE_COST = 1u << 3,
+	FG_USAGE_TURNS = 1u << 4,
+	FG_USAGE_DURATION = 1u << 5
+};
+
+/* Counts are capped at 2^53 so every value survives a JSON double. */
+#define FG_USAGE_COUNT_MAX 9007199254740992.0
+
+struct fg_usage {
+	unsigned have;                /* FG_USAGE_* bits of the reported fields */
+	int64_t input_tokens;
+	int64_t output_tokens;
+	int64_t cached_input_tokens;
+	double cost_usd;
+	int64_t turns;
+	int64_t duration_ms;
+};
+
+/* Nothing reported. */
+void fg_usage_init(struct fg_usage *u);
+/* True when no field is reported. */
+bool fg_usage_empty(const struct fg_usage *u);
+/* Sets one count field (FG_USAGE_INPUT, _OUTPUT, _CACHED, _TURNS,
+ * _DURATION) to v; a negative or non-finite v leaves it absent. */
+void fg_usage_set(struct fg_usage *u, enum fg_usage_field f, double v);
+/* Sets cost_usd; a negative or non-finite value leaves it absent. */
+void fg_usage_set_cost(struct fg_usage *u, double usd);
+/* total += u, field by field; a field absent from both stays absent. */
+void fg_usage_add(struct fg_usage *total, const struct fg_usage *u);
+
+/* The JSON object of the header (owned by the caller; never NULL). */
+struct cJSON *fg_usage_to_cjson(const struct fg_usage *u);
+/* Fills u from a JSON object (borrowed; NULL or not an object: nothing
+ * reported), lenient as the header says. */
+void fg_usage_from_cjson(struct fg_usage *u, const struct cJSON *o);
+
+/*
+ * A role pair as cycle files, the summary and the result carry it:
+ * {"worker": usage, "reviewer": usage}; a role with nothing reported is
+ * left out, and the pair is omitted by writers when both are empty.
+ */
+struct fg_usage_pair {
+	struct fg_usage worker;
+	struct fg_usage reviewer;
+};
+
+void fg_usage_pair_init(struct fg_usage_pair *p);
+bool fg_usage_pair_empty(const struct fg_usage_pair *p);
+void fg_usage_pair_add(struct fg_usage_pair *total, const struct fg_usage_pair *p);
+/* Adds the pair under "usage" to o when it is not empty. */
+void fg_usage_pair_add_to(struct cJSON *o, const struct fg_usage_pair *p);
+/* Reads o's "usage" member (absent or malformed: empty pair). */
+void fg_usage_pair_from(struct fg_usage_pair *p, const struct cJSON *o);
+/* Reported cost of both roles: *usd set and true when either reported one. */
+bool fg_usage_pair_cost(const struct fg_usage_pair *p, double *usd);
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * cmd_agent_output.c - `forge-entrypoint agent-output --format FMT [FILE|-]`:
+ * what an output adapter makes of a saved agent output (see inspect.h).
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "inspect.h"
+#include "output.h"
+
+enum { OPT_HELP = 1, OPT_FORMAT };
+
+static const struct fg_opt OPTS[] = {
+	{ OPT_FORMAT, "format", 'f', "FMT", NULL, "output format: text, claude, codex or gemini (required)" },
+	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+static const char USAGE[] = "forge-entrypoint agent-output --format FMT [FILE|-]";
+static const char ABOUT[] =
+	"Reads an agent's saved standard output (a file, or standard input) and prints what\n"
+	"the FMT adapter makes of it, as FORGE_WORKER_OUTPUT / FORGE_REVIEWER_OUTPUT=FMT would:\n"
+	"{\"ok\", \"error\", \"text\", \"usage\": {\"input_tokens\", \"output_tokens\",\n"
+	"\"cached_input_tokens\", \"cost_usd\", \"turns\", \"duration_ms\"}, \"session_id\"}\n"
+	"(null where the CLI reports nothing). Exit 0 when the input could be read, whatever\n"
+	"\"ok\" says; 2 on a usage error or an unreadable input.";
+
+/* Streams path ("-" or NULL: stdin) into o. 0 or -errno. */
+static int feed_file(const char *path, struct ep_output *o)
+{
+	bool is_stdin = !path || !strcmp(path, "-");
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	char buf[65536];
+	struct stat st;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
+		rc = -EISDIR;
+	while (!rc) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : 0;
+			break;
+		}
+		ep_output_feed(o, buf, (size_t)n);
+	}
+	if (!is_stdin)
+		close(fd);
+	return rc;
+}
+
+static int parse_args(int argc, char **argv, const char **fmt, const char **file)
+{
+	struct fg_opts_iter it;
+	const char *v;
+	char err[256];
+	int id, rc;
+
+	fg_opts_init(&it, OPTS, argc, argv, 1);
+	for (;;) {
+		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
+		if (rc <= 0)
+			break;
+		if (id == OPT_HELP) {
+			ep_help(USAGE, ABOUT, OPTS);
+			return -1;
+		}
+		if (id == OPT_FORMAT)
+			*fmt = v;
+		else if (*file)
+			return ep_usage("agent-output: unexpected argument '%s'", v);
+		else
+			*file = v;
+	}
+	if (rc < 0)
+		return ep_usage("agent-output: %s", err);
+	if (!*fmt)
+		return ep_usage("agent-output: --format is required (text, claude, codex or gemini)");
+	return 0;
+}
+
+int ep_cmd_agent_output(int argc, char **argv)
+{
+	const char *fmt = NULL, *file = NULL;
+	enum ep_output_format f;
+	struct ep_output o;
+	cJSON *j;
+	char *s;
+	int rc = parse_args(argc, argv, &fmt, &file);
+
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	if (ep_output_format_parse(fmt, &f) < 0)
+		return ep_usage("agent-output: unknown format '%s' (text, claude, codex or gemini)", fmt);
+	ep_output_init(&o, f);
+	rc = feed_file(file, &o);
+	if (rc < 0) {
+		ep_error("agent-output: cannot read '%s': %s", file ? file : "-", strerror(-rc));
+		ep_output_release(&o);
+		return EP_EXIT_USAGE;
+	}
+	ep_output_finish(&o);
+	j = ep_output_to_cjson(&o);
+	s = cJSON_PrintUnformatted(j);
+	if (!s)
+		abort();
+	printf("%s\n", s);
+	fflush(stdout);
+	free(s);
+	cJSON_Delete(j);
+	ep_output_release(&o);
+	return 0;
+}

@@ -1,0 +1,161 @@
+/*
+ * output_gemini.c - Gemini CLI's headless output (`gemini --output-format
+ * json|stream-json`; see output.h and docs/guide/agents.md).
+ *
+ * json: one object {"response", "stats": {"models": {NAME: {"tokens":
+ * {prompt, candidates, cached, thoughts, ...}}}}, "session_id"?} or, on
+ * failure, {"error": {"type", "message", "code"}}.
+ * stream-json: init {session_id}, message {role, content, delta}, tool_use,
+ * tool_result, error {message} (non-fatal), result {status, error?, stats:
+ * {input_tokens, output_tokens, cached?, duration_ms, ...}}.
+ * Outcome: a top-level `error` object, or a result whose status is not
+ * "success", is a failure (the error's message is the reason); a result
+ * with status "success" or a json object with `response` is success.
+ * Answer: `response`; in a stream, the assistant message text after the
+ * last tool call (delta messages are concatenated, a non-delta one
+ * replaces).
+ * Usage: json: tokens summed over stats.models (input = prompt, cached =
+ * cached, output = candidates + thoughts: both are generated and billed
+ * as output); stream: stats.input_tokens, output_tokens, cached when
+ * given, duration_ms. Gemini reports no cost and no turn count: null.
+ */
+#include "output.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+
+static void add_count(struct fg_usage *u, enum fg_usage_field f, int64_t *cur, double v)
+{
+	if (isnan(v))
+		return;
+	fg_usage_set(u, f, (u->have & f ? (double)*cur : 0) + v);
+}
+
+static void models_usage(struct ep_output *o, const cJSON *stats)
+{
+	const cJSON *model;
+	struct fg_usage *u = &o->usage;
+
+	cJSON_ArrayForEach(model, cJSON_GetObjectItemCaseSensitive(stats, "models")) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(model, "tokens");
+		double c = ep_json_num(t, "candidates"), th = ep_json_num(t, "thoughts");
+
+		add_count(u, FG_USAGE_INPUT, &u->input_tokens, ep_json_num(t, "prompt"));
+		add_count(u, FG_USAGE_CACHED, &u->cached_input_tokens, ep_json_num(t, "cached"));
+		if (!isnan(c) || !isnan(th))
+			add_count(u, FG_USAGE_OUTPUT, &u->output_tokens,
+				  (isnan(c) ? 0 : c) + (isnan(th) ? 0 : th));
+	}
+}
+
+static void stream_usage(struct ep_output *o, const cJSON *stats)
+{
+	struct fg_usage u;
+
+	fg_usage_init(&u);
+	fg_usage_set(&u, FG_USAGE_INPUT, ep_json_num(stats, "input_tokens"));
+	fg_usage_set(&u, FG_USAGE_OUTPUT, ep_json_num(stats, "output_tokens"));
+	fg_usage_set(&u, FG_USAGE_CACHED, ep_json_num(stats, "cached"));
+	fg_usage_set(&u, FG_USAGE_DURATION, ep_json_num(stats, "duration_ms"));
+	o->usage = u;
+}
+
+/* An error object's message (with its type when given). Owned. */
+static char *error_text(const cJSON *err)
+{
+	const char *msg = ep_json_str(err, "message");
+	const char *type = ep_json_str(err, "type");
+
+	if (cJSON_IsString(err) && *err->valuestring)
+		return fg_xstrdup(err->valuestring);
+	if (msg && *msg && type && *type)
+		return fg_xasprintf("%s (%s)", msg, type);
+	if (msg && *msg)
+		return fg_xstrdup(msg);
+	return fg_xstrdup("gemini reported an error");
+}
+
+static void fail_with(struct ep_output *o, const cJSON *err)
+{
+	char *why = error_text(err);
+
+	ep_output_fail(o, why);
+	free(why);
+}
+
+static void on_result(struct ep_output *o, const cJSON *m)
+{
+	const char *status = ep_json_str(m, "status");
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
+
+	stream_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
+	if (status && !strcmp(status, "success") && !err)
+		o->outcome = EP_OUTCOME_OK;
+	else
+		fail_with(o, err);
+}
+
+static void on_message(struct ep_output *o, const cJSON *m)
+{
+	const char *role = ep_json_str(m, "role");
+	const char *content = ep_json_str(m, "content");
+
+	if (!role || strcmp(role, "assistant") || !content)
+		return;
+	if (o->last_stale || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "delta")))
+		fg_buf_reset(&o->last);
+	o->last_stale = false;
+	fg_buf_adds(&o->last, content);
+}
+
+/* The json format's single document. */
+static void on_document(struct ep_output *o, const cJSON *m)
+{
+	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
+	const char *resp = ep_json_str(m, "response");
+
+	models_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
+	if (err && !cJSON_IsNull(err)) {
+		fail_with(o, err);
+		ep_output_set_answer(o, resp);
+	} else if (resp) {
+		o->outcome = EP_OUTCOME_OK;
+		ep_output_set_answer(o, resp);
+	}
+}
+
+static void gemini_message(struct ep_output *o, const cJSON *m)
+{
+	const char *type = ep_json_str(m, "type");
+	const char *sid = ep_json_str(m, "session_id");
+
+	if (sid && *sid) {
+		free(o->session_id);
+		o->session_id = fg_xstrdup(sid);
+	}
+	if (!type) {
+		on_document(o, m);
+	} else if (!strcmp(type, "result")) {
+		on_result(o, m);
+	} else if (!strcmp(type, "message")) {
+		on_message(o, m);
+	} else if (!strcmp(type, "tool_use")) {
+		/* The answer is what the assistant says after its last tool call. */
+		o->last_stale = true;
+	} else if (!strcmp(type, "error")) {
+		char *why = error_text(m);
+
+		free(o->retry_note);
+		o->retry_note = why;
+	}
+}
+
+const struct ep_output_ops ep_output_gemini = {
+	.name = "gemini",
+	.message = gemini_message,
+	.finish = NULL,
+};

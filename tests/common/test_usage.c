@@ -1,0 +1,85 @@
+/*
+ * test_usage.c - agent usage (usage.h): nothing invented, sums, JSON.
+ */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "forge/usage.h"
+
+TestSuite(usage, .timeout = 10);
+
+Test(usage, absent_fields_are_null_and_never_zero)
+{
+	struct fg_usage u;
+	cJSON *j;
+
+	fg_usage_init(&u);
+	fg_usage_set(&u, FG_USAGE_OUTPUT, 0);
+	fg_usage_set(&u, FG_USAGE_INPUT, -1);
+	fg_usage_set_cost(&u, NAN);
+	j = fg_usage_to_cjson(&u);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "input_tokens")));
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "cost_usd")));
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "turns")));
+	cr_assert_eq(cJSON_GetObjectItem(j, "output_tokens")->valuedouble, 0);
+	cJSON_Delete(j);
+}
+
+Test(usage, sums_keep_a_field_when_either_side_has_it)
+{
+	struct fg_usage a, b;
+
+	fg_usage_init(&a);
+	fg_usage_init(&b);
+	fg_usage_set(&a, FG_USAGE_INPUT, 10);
+	fg_usage_set_cost(&b, 0.1);
+	fg_usage_set(&b, FG_USAGE_INPUT, 5);
+	fg_usage_add(&a, &b);
+	cr_assert_eq(a.input_tokens, 15);
+	cr_assert_float_eq(a.cost_usd, 0.1, 1e-12);
+	cr_assert_not(a.have & FG_USAGE_OUTPUT);
+	fg_usage_add(&a, &b);
+	cr_assert_float_eq(a.cost_usd, 0.2, 1e-12);
+}
+
+Test(usage, reader_is_lenient_and_round_trips)
+{
+	cJSON *o = cJSON_Parse("{\"input_tokens\":3,\"output_tokens\":1.5,\"cost_usd\":0.3,"
+			       "\"turns\":\"2\",\"duration_ms\":-4,\"cached_input_tokens\":null}");
+	struct fg_usage u, back;
+	cJSON *j;
+
+	fg_usage_from_cjson(&u, o);
+	cr_assert_eq(u.have, FG_USAGE_INPUT | FG_USAGE_COST);
+	j = fg_usage_to_cjson(&u);
+	fg_usage_from_cjson(&back, j);
+	cr_assert_eq(back.have, u.have);
+	cr_assert_eq(back.input_tokens, 3);
+	cJSON_Delete(j);
+	cJSON_Delete(o);
+	fg_usage_from_cjson(&u, NULL);
+	cr_assert(fg_usage_empty(&u));
+}
+
+Test(usage, pair_is_omitted_when_empty_and_roles_are_kept_apart)
+{
+	struct fg_usage_pair p, back;
+	cJSON *o = cJSON_CreateObject();
+	double usd = -1;
+
+	fg_usage_pair_init(&p);
+	fg_usage_pair_add_to(o, &p);
+	cr_assert_null(cJSON_GetObjectItem(o, "usage"));
+	cr_assert_not(fg_usage_pair_cost(&p, &usd));
+	fg_usage_set_cost(&p.reviewer, 0.25);
+	fg_usage_set(&p.worker, FG_USAGE_TURNS, 2);
+	fg_usage_pair_add_to(o, &p);
+	cr_assert_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "usage"), "worker"));
+	fg_usage_pair_from(&back, o);
+	cr_assert_eq(back.worker.turns, 2);
+	cr_assert(fg_usage_pair_cost(&back, &usd));
+	cr_assert_float_eq(usd, 0.25, 1e-12);
+	cJSON_Delete(o);
+}

@@ -1,0 +1,274 @@
+/*
+ * test_output.c - the agent output adapters (output.h) on fixtures of our
+ * own (tests/fixtures/output/): outcome, answer, usage, session, and the
+ * streaming reader's rules (noise, pretty-printed documents, arrays, cut
+ * off, a stray brace, byte-by-byte feeding, size limits).
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fgtest.h"
+#include "output.h"
+
+TestSuite(output, .timeout = 30);
+
+/* Runs format over data fed in chunks of step bytes (0: all at once). */
+static void run_on(struct ep_output *o, enum ep_output_format f, const char *data, size_t len, size_t step)
+{
+	ep_output_init(o, f);
+	for (size_t i = 0; i < len;) {
+		size_t n = step && len - i > step ? step : len - i;
+
+		ep_output_feed(o, data + i, n);
+		i += n;
+	}
+	ep_output_finish(o);
+}
+
+/* The fixture through format, whole and byte by byte: both must agree. */
+static void run_fixture(struct ep_output *o, enum ep_output_format f, const char *name)
+{
+	char *path = fgt_fmt("%s/output/%s", FG_FIXTURES_DIR, name);
+	size_t len;
+	char *data = fgt_read(path, &len);
+	struct ep_output bytewise;
+
+	cr_assert(data, "cannot read %s", path);
+	run_on(o, f, data, len, 0);
+	run_on(&bytewise, f, data, len, 1);
+	cr_assert_eq(bytewise.ok, o->ok, "%s: byte-by-byte feeding changed ok", name);
+	cr_assert_str_eq(bytewise.text, o->text, "%s: byte-by-byte feeding changed the text", name);
+	cr_assert_eq(bytewise.usage.have, o->usage.have, "%s", name);
+	ep_output_release(&bytewise);
+	free(data);
+	free(path);
+}
+
+Test(output, claude_empty_result_falls_back_to_the_last_assistant_text)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_result_empty_fallback.jsonl");
+	cr_assert(o.ok);
+	cr_assert_null(o.error);
+	cr_assert_str_eq(o.text, "REJECTED: the answer");
+	cr_assert_str_eq(o.session_id, "s-1");
+	cr_assert_eq(o.usage.input_tokens, 6);       /* 1 + cache read 2 + cache creation 3 */
+	cr_assert_eq(o.usage.cached_input_tokens, 2);
+	cr_assert_eq(o.usage.output_tokens, 4);
+	cr_assert_eq(o.usage.turns, 2);
+	cr_assert_eq(o.usage.duration_ms, 10);
+	cr_assert_float_eq(o.usage.cost_usd, 0.5, 1e-12);
+	cr_assert(o.noise_lines >= 1, "the warning line is noise");
+	ep_output_release(&o);
+}
+
+Test(output, claude_is_error_with_subtype_success_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_is_error_success.json");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "API Error: 529 Overloaded");
+	cr_assert_str_eq(o.session_id, "s-2");
+	/* Reported as 0: kept as 0, not turned into null. */
+	cr_assert(o.usage.have & FG_USAGE_COST);
+	cr_assert_eq(o.usage.cost_usd, 0);
+	cr_assert_not(o.usage.have & FG_USAGE_INPUT);
+	ep_output_release(&o);
+}
+
+Test(output, claude_error_subtype_without_result_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_error_during_execution.json");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "claude reported an error (error_during_execution)");
+	cr_assert_eq(o.usage.turns, 3);
+	ep_output_release(&o);
+}
+
+Test(output, claude_output_cut_off_inside_the_result_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_cut_off.jsonl");
+	cr_assert_not(o.ok);
+	cr_assert(strstr(o.error, "cut off"), "%s", o.error);
+	cr_assert_str_eq(o.text, "half");
+	ep_output_release(&o);
+}
+
+Test(output, claude_array_elements_are_messages_and_brackets_in_strings_do_not_count)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_array_crlf.json");
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_str_eq(o.text, "done {ok]");
+	cr_assert_str_eq(o.session_id, "s-5");
+	cr_assert_eq(o.messages, 3);
+	/* modelUsage summed over both models; m2 reports no cache reads. */
+	cr_assert_eq(o.usage.input_tokens, 35);
+	cr_assert_eq(o.usage.output_tokens, 3);
+	cr_assert_eq(o.usage.cached_input_tokens, 5);
+	cr_assert_float_eq(o.usage.cost_usd, 0.25, 1e-12);
+	cr_assert_not(o.usage.have & FG_USAGE_TURNS);
+	ep_output_release(&o);
+}
+
+Test(output, codex_reconnecting_is_no_failure_and_the_answer_is_the_last_agent_message)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CODEX, "codex_reconnect_then_ok.jsonl");
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_str_eq(o.text, "APPROVED");
+	cr_assert_str_eq(o.session_id, "th-1");
+	cr_assert_eq(o.usage.input_tokens, 100);
+	cr_assert_eq(o.usage.cached_input_tokens, 60);
+	cr_assert_eq(o.usage.output_tokens, 7);
+	cr_assert_eq(o.usage.turns, 1);
+	cr_assert_not(o.usage.have & (FG_USAGE_COST | FG_USAGE_DURATION));
+	ep_output_release(&o);
+}
+
+Test(output, codex_turn_failed_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CODEX, "codex_turn_failed.jsonl");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "stream disconnected before completion");
+	ep_output_release(&o);
+}
+
+Test(output, codex_only_retries_names_no_outcome_and_the_last_error)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CODEX, "codex_only_errors.jsonl");
+	cr_assert_not(o.ok);
+	cr_assert(strstr(o.error, "names no outcome; last error: Reconnecting... 2/5"), "%s", o.error);
+	ep_output_release(&o);
+}
+
+Test(output, gemini_error_object_after_a_warning_line_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_error.json");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "API key not valid (FatalAuthenticationError)");
+	cr_assert(fg_usage_empty(&o.usage));
+	ep_output_release(&o);
+}
+
+Test(output, gemini_stream_answer_is_the_text_after_the_last_tool_call)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_stream_tool_then_answer.jsonl");
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_str_eq(o.text, "APPROVED all good");
+	cr_assert_str_eq(o.session_id, "g-1");
+	cr_assert_eq(o.usage.input_tokens, 9);
+	cr_assert_eq(o.usage.cached_input_tokens, 4);
+	cr_assert_eq(o.usage.output_tokens, 3);
+	cr_assert_eq(o.usage.duration_ms, 77);
+	ep_output_release(&o);
+}
+
+Test(output, gemini_stream_error_status_is_a_failure)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_stream_error.jsonl");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "Quota exceeded (quota)");
+	cr_assert_eq(o.usage.input_tokens, 1);
+	ep_output_release(&o);
+}
+
+Test(output, a_stray_open_document_does_not_swallow_a_json_lines_stream)
+{
+	struct ep_output o;
+
+	run_fixture(&o, EP_OUTPUT_CODEX, "stray_brace_then_jsonl.txt");
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_str_eq(o.text, "hi");
+	cr_assert_str_eq(o.session_id, "th-4");
+	ep_output_release(&o);
+}
+
+Test(output, empty_and_noise_only_outputs_are_failures_saying_which)
+{
+	static const char noise[] = "Loading...\nwarning: deprecated flag\n";
+	struct ep_output o;
+
+	run_on(&o, EP_OUTPUT_CLAUDE, "", 0, 0);
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "the agent printed nothing");
+	ep_output_release(&o);
+	run_on(&o, EP_OUTPUT_GEMINI, noise, strlen(noise), 0);
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "no gemini JSON in the output (2 line(s) of other text)");
+	cr_assert_str_eq(o.text, "");
+	ep_output_release(&o);
+	/* Valid JSON of the wrong kind names no outcome either. */
+	run_on(&o, EP_OUTPUT_CODEX, "{\"type\":\"turn.started\"}", 23, 0);
+	cr_assert_not(o.ok);
+	cr_assert(strstr(o.error, "names no outcome"), "%s", o.error);
+	ep_output_release(&o);
+}
+
+Test(output, text_format_keeps_the_output_and_succeeds)
+{
+	static const char out[] = "{\"type\":\"result\",\"is_error\":true}\nAPPROVED\n";
+	struct ep_output o;
+
+	run_on(&o, EP_OUTPUT_TEXT, out, strlen(out), 3);
+	cr_assert(o.ok);
+	cr_assert_null(o.error);
+	cr_assert_str_eq(o.text, out);
+	cr_assert(fg_usage_empty(&o.usage));
+	cr_assert_null(o.session_id);
+	ep_output_release(&o);
+}
+
+Test(output, a_line_over_the_limit_is_skipped_and_memory_stays_bounded)
+{
+	size_t big = EP_OUTPUT_LINE_MAX + 10;
+	char *line = malloc(big);
+	static const char tail[] = "\n{\"type\":\"turn.completed\",\"usage\":{}}\n";
+	struct ep_output o;
+
+	memset(line, 'x', big);
+	line[0] = '{';
+	line[1] = '"';
+	ep_output_init(&o, EP_OUTPUT_CODEX);
+	ep_output_feed(&o, line, big);
+	cr_assert_leq(o.line.len, EP_OUTPUT_LINE_MAX);
+	ep_output_feed(&o, tail, strlen(tail));
+	ep_output_finish(&o);
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_eq(o.skipped, 1);
+	ep_output_release(&o);
+	free(line);
+}
+
+Test(output, format_names_round_trip)
+{
+	static const char *const names[] = { "text", "claude", "codex", "gemini" };
+	enum ep_output_format f;
+
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(ep_output_format_parse(names[i], &f), 0);
+		cr_assert_str_eq(ep_output_format_name(f), names[i]);
+	}
+	cr_assert_lt(ep_output_format_parse("Claude", &f), 0);
+	cr_assert_lt(ep_output_format_parse("", &f), 0);
+}
