@@ -17,6 +17,7 @@
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/util.h"
+#include "preset.h"
 
 void ep_task_init(struct ep_task *t)
 {
@@ -261,6 +262,34 @@ static int check_cmd(const char *var, const char *cmd, char *err, size_t errlen)
 	return rc;
 }
 
+/* Commands and output formats of both roles (preset.h). */
+static int load_agents(struct ep_task *t, char *err, size_t errlen)
+{
+	struct ep_role_agent w, r;
+	int rc;
+
+	ep_role_agent_init(&w);
+	ep_role_agent_init(&r);
+	rc = ep_role_agent_load(&w, "worker", err, errlen);
+	if (!rc)
+		rc = ep_role_agent_load(&r, "reviewer", err, errlen);
+	if (!rc) {
+		free(t->worker_cmd);
+		free(t->reviewer_cmd);
+		t->worker_cmd = w.cmd;
+		t->reviewer_cmd = r.cmd;
+		w.cmd = r.cmd = NULL;
+		t->worker_output = w.format;
+		t->reviewer_output = r.format;
+		t->worker_preset = w.preset;
+		t->reviewer_preset = r.preset;
+		t->reviewer_system_in_prompt = r.system_in_prompt;
+	}
+	ep_role_agent_release(&w);
+	ep_role_agent_release(&r);
+	return rc;
+}
+
 static int check_env(struct ep_task *t, char *err, size_t errlen)
 {
 	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
@@ -277,11 +306,18 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	t->fail_on_exhaustion = b;
-	pick(&t->worker_cmd, NULL, "FORGE_WORKER_CMD");
-	pick(&t->reviewer_cmd, NULL, "FORGE_REVIEWER_CMD");
+	v = env("AUTO_REVIEW_REASK");
+	b = 1;
+	if (v && fg_parse_bool(v, &b) < 0) {
+		snprintf(err, errlen, "invalid AUTO_REVIEW_REASK '%.40s': expected 0 or 1", v);
+		return -EINVAL;
+	}
+	t->reask = b;
+	if (load_agents(t, err, errlen) < 0)
+		return -EINVAL;
 	pick(&t->run_id, NULL, "FORGE_RUN_ID");
 	if (!t->worker_cmd) {
-		snprintf(err, errlen, "FORGE_WORKER_CMD is not set: no worker agent to run");
+		snprintf(err, errlen, "FORGE_WORKER_CMD is not set (nor FORGE_WORKER_AGENT): no worker agent to run");
 		return -EINVAL;
 	}
 	if (check_cmd("FORGE_WORKER_CMD", t->worker_cmd, err, errlen) ||

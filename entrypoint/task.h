@@ -10,7 +10,9 @@
  * Every problem found here is a configuration error (exit 2, nothing run):
  * an unreadable or invalid task file, an invalid name, a missing step, a
  * workspace that is not a directory, an unset or unsplittable
- * FORGE_WORKER_CMD, an unsplittable FORGE_REVIEWER_CMD, a malformed number.
+ * FORGE_WORKER_CMD (unless FORGE_WORKER_AGENT gives one), an unsplittable
+ * FORGE_REVIEWER_CMD, an unknown FORGE_*_AGENT or FORGE_*_OUTPUT, a
+ * malformed number or boolean.
  */
 #ifndef EP_TASK_H
 #define EP_TASK_H
@@ -19,6 +21,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "output.h"
 
 #define EP_TASK_FILE_MAX (1024 * 1024)
 #define EP_DEFAULT_TIMEOUT 3600.0
@@ -47,6 +50,11 @@ struct ep_task {
 	struct fg_strvec previous;  /* previous_task_keys */
 	char *worker_cmd;           /* owned, never NULL after a successful load */
 	char *reviewer_cmd;         /* owned or NULL when unset */
+	/* preset.h: FORGE_*_CMD, FORGE_*_OUTPUT, FORGE_*_AGENT */
+	enum ep_output_format worker_output, reviewer_output;
+	const char *worker_preset, *reviewer_preset;   /* static or NULL */
+	bool reviewer_system_in_prompt;                 /* preset CLI without a system prompt */
+	bool reask;                 /* AUTO_REVIEW_REASK (default on) */
 	char *run_id;               /* owned, "" when none */
 	double timeout_s;           /* FORGE_AGENT_TIMEOUT */
 	double idle_timeout_s;      /* FORGE_AGENT_IDLE_TIMEOUT, 0 = off */
