@@ -136,6 +136,8 @@ static void on_data(struct run *x, struct stream *st, const char *p, size_t n)
 		x->r->out_bytes += n;
 		if (x->s->capture)
 			ep_capture_add(x->s->capture, p, n);
+		if (x->s->output)
+			ep_output_feed(x->s->output, p, n);
 		log_bytes(x, p, n);
 	} else {
 		x->r->err_bytes += n;

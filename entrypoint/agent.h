@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "output.h"
 #include "pid1.h"
 
 #define EP_AGENT_LINE_MAX 8192
@@ -52,6 +53,7 @@ struct ep_agent_spec {
 	double idle_timeout_s;       /* 0: no idle watchdog */
 	double kill_grace_s;         /* between SIGTERM and SIGKILL */
 	struct ep_capture *capture;  /* stdout kept for the verdict, or NULL; borrowed */
+	struct ep_output *output;    /* stdout fed to an output adapter, or NULL; borrowed */
 	int log_fd;                  /* raw stdout copy, or -1; borrowed */
 	uint64_t log_max;            /* cap on log_fd bytes (a note is added when cut) */
 	int echo_fd;                 /* prefixed lines go here (usually 2), or -1 */
@@ -65,7 +67,7 @@ struct ep_agent_result {
 	uint64_t out_bytes;          /* bytes the agent wrote to stdout */
 	uint64_t err_bytes;          /* bytes it wrote to stderr */
 	double seconds;              /* wall time of the run */
-	char what[256];              /* "exited with status 3", "timed out after 3 s", ... */
+	char what[1024];             /* "exited with status 3", "timed out after 3 s", ... */
 };
 
 /*

@@ -109,7 +109,7 @@ int ep_cmd_agent_output(int argc, char **argv)
 	if (rc < 0) {
 		ep_error("agent-output: cannot read '%s': %s", file ? file : "-", strerror(-rc));
 		ep_output_release(&o);
-		return EP_EXIT_USAGE;
+		return FG_EXIT_USAGE;
 	}
 	ep_output_finish(&o);
 	j = ep_output_to_cjson(&o);

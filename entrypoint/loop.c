@@ -16,6 +16,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "frames.h"
+#include "output.h"
 #include "panel.h"
 #include "pid1.h"
 #include "prompt.h"
@@ -53,6 +54,10 @@ struct loop {
 	struct fg_cycle *hist;        /* owned: real cycles so far */
 	bool *reviewer_failed;        /* parallel to hist */
 	size_t nhist;
+	char *system_prompt;          /* owned: the reviewer's, once review starts */
+	char *role_system[FG_REVIEWERS_MAX];  /* owned: each panel role's system prompt */
+	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
+	struct fg_usage_pair total;   /* the step's totals */
 };
 
 
@@ -154,7 +159,7 @@ struct call {
 	const char *prompt_name;   /* file in tmpdir */
 	bool system;               /* reviewer: FORGE_SYSTEM_PROMPT_FILE */
 	bool feedback;             /* worker retry: FORGE_FEEDBACK_FILE */
-	struct ep_capture *capture;
+	struct ep_output *out;     /* initialised here, finished after the run */
 	int log_fd;
 	const char *panel_role;    /* a panel's reviewer: its role; NULL otherwise */
 };
@@ -166,14 +171,38 @@ static char *system_name(const char *panel_role)
 			  : fg_xstrdup("system-prompt.md");
 }
 
+/* The reviewer's system prompt text: its panel role's, or the single one's. */
+static const char *system_text(const struct loop *l, const struct call *c)
+{
+	for (size_t i = 0; c->panel_role && i < l->cfg.nreviewers; i++)
+		if (!strcmp(l->cfg.reviewers[i].role, c->panel_role))
+			return l->role_system[i];
+	return c->panel_role ? NULL : l->system_prompt;
+}
+
+/* {system_prompt}: the text itself, or, past what one argument may hold
+ * (Linux: 128 KiB), a pointer to the file that holds it. Owned. */
+static char *system_arg(const struct loop *l, const struct call *c, const char *file)
+{
+	const char *text = c->system ? system_text(l, c) : NULL;
+
+	if (!text)
+		return fg_xstrdup("");
+	if (strlen(text) <= EP_SYSTEM_ARG_MAX)
+		return fg_xstrdup(text);
+	return fg_xasprintf("Your instructions as the reviewer are in the file %s. Read all of it "
+			    "before anything else and follow it.", file);
+}
+
 static void build_argv(struct loop *l, const struct call *c, const char *prompt_file,
 		       const char *cycle, struct fg_strvec *argv)
 {
 	const struct ep_task *t = l->t;
 	char *name = system_name(c->panel_role);
 	char *sys = c->system ? fg_path_join(l->tmpdir, name) : fg_xstrdup("");
+	char *text = system_arg(l, c, sys);
 	const struct fg_placeholder ph[] = {
-		{ "prompt_file", prompt_file }, { "system_prompt_file", sys },
+		{ "prompt_file", prompt_file }, { "system_prompt_file", sys }, { "system_prompt", text },
 		{ "workspace", t->workspace }, { "cycle", cycle }, { "step", t->step },
 		{ "skill", t->skill }, { "task_key", t->task_key },
 		{ "role", c->panel_role ? c->panel_role : c->system ? "default" : "" },
@@ -185,6 +214,7 @@ static void build_argv(struct loop *l, const struct call *c, const char *prompt_
 	fg_cmdline_split(!strcmp(c->role, "worker") ? t->worker_cmd : t->reviewer_cmd, argv, err,
 			 sizeof(err));
 	fg_cmdline_expand(argv, ph, ARRAY_SIZE(ph));
+	free(text);
 	free(sys);
 }
 
@@ -221,6 +251,68 @@ static void build_env(struct loop *l, const struct call *c, const char *prompt_f
 	fg_strvec_release(&set);
 }
 
+/*
+ * Whether a run failed, by its exit and by what its output says: a run the
+ * output marks as failed is a failed run whatever the exit status. When it
+ * failed, r->what is rewritten to say why (the output's reason included)
+ * and true is returned.
+ */
+static bool run_failed(struct ep_agent_result *r, const struct ep_output *o)
+{
+	char what[sizeof(r->what)];
+
+	if (ep_agent_ok(r) && o->ok)
+		return false;
+	if (!o->ok && ep_agent_ok(r))
+		snprintf(what, sizeof(what), "%.900s (its %s output names a failure, exit status 0)", o->error,
+			 ep_output_format_name(o->format));
+	else if (!o->ok && r->end == EP_AGENT_EXITED)
+		snprintf(what, sizeof(what), "%.200s: %.800s", r->what, o->error);
+	else
+		memcpy(what, r->what, sizeof(what));
+	memcpy(r->what, what, sizeof(what));
+	return true;
+}
+
+/* "input_tokens=N ... cost_usd=X" of the reported fields, into buf. */
+static void usage_line(const struct fg_usage *u, char *buf, size_t n)
+{
+	static const struct { unsigned bit; const char *name; } f[] = {
+		{ FG_USAGE_INPUT, "input_tokens" }, { FG_USAGE_OUTPUT, "output_tokens" },
+		{ FG_USAGE_CACHED, "cached_input_tokens" }, { FG_USAGE_TURNS, "turns" },
+		{ FG_USAGE_DURATION, "duration_ms" },
+	};
+	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens, u->turns,
+			      u->duration_ms };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(f) && o < n; i++)
+		if (u->have & f[i].bit)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s=%lld", o ? " " : "", f[i].name,
+					      (long long)v[i]);
+	if ((u->have & FG_USAGE_COST) && o < n)
+		snprintf(buf + o, n - o, "%scost_usd=%.6f", o ? " " : "", u->cost_usd);
+}
+
+/* Adds a finished run's usage to the step's totals. */
+static void account(struct loop *l, const struct call *c, const struct ep_agent_result *r)
+{
+	const struct fg_usage *u = &c->out->usage;
+	bool worker = !strcmp(c->role, "worker");
+
+	char line[512];
+
+	(void)r;
+	fg_usage_add(worker ? &l->total.worker : &l->total.reviewer, u);
+	if (worker)
+		l->worker_last = *u;
+	if (!fg_usage_empty(u)) {
+		usage_line(u, line, sizeof(line));
+		ep_error("%s usage: %s", c->role, line);
+	}
+}
+
 /* Runs one agent. 0 (r filled, whatever the agent did) or STOP_SIGNAL. */
 static int call_agent(struct loop *l, const struct call *c, struct ep_agent_result *r)
 {
@@ -236,6 +328,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 		memset(r, 0, sizeof(*r));
 		r->end = EP_AGENT_INTERRUPTED;
 		r->signal = l->pid1.term_sig;
+		ep_output_init(c->out, EP_OUTPUT_TEXT);
 		free(prompt_file);
 		return STOP_SIGNAL;
 	}
@@ -247,11 +340,12 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 	build_env(l, c, prompt_file, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
+	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
 	s = (struct ep_agent_spec){
 		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
 		.input = c->prompt, .input_len = strlen(c->prompt),
 		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
-		.kill_grace_s = l->t->kill_grace_s, .capture = c->capture, .log_fd = c->log_fd,
+		.kill_grace_s = l->t->kill_grace_s, .output = c->out, .log_fd = c->log_fd,
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2,
 	};
 	if (rc < 0)
@@ -263,6 +357,8 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 		r->error = -rc;
 		snprintf(r->what, sizeof(r->what), "cannot run %s: %s", c->role, strerror(-rc));
 	}
+	ep_output_finish(c->out);
+	account(l, c, r);
 	fg_strvec_release(&argv);
 	fg_strvec_release(&envp);
 	free(prompt_file);
@@ -273,7 +369,9 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
-	struct call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, NULL, -1, NULL };
+	struct ep_output out;
+	struct call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL };
+	bool failed;
 	int rc = 0;
 
 	if (cycle) {
@@ -288,10 +386,12 @@ static int run_worker(struct loop *l, int cycle, struct ep_agent_result *r)
 	}
 	ep_error("running the worker (%s)", cycle ? "retry with the reviewer's feedback" : "first run");
 	rc = call_agent(l, &c, r);
+	failed = run_failed(r, &out);
+	ep_output_release(&out);
 	free(prompt);
 	if (rc == STOP_SIGNAL)
 		return STOP_SIGNAL;
-	return ep_agent_ok(r) ? 0 : FG_EXIT_FAILED;
+	return failed ? FG_EXIT_FAILED : 0;
 }
 
 static int open_log(struct loop *l, const char *name)
@@ -314,35 +414,37 @@ static int open_log(struct loop *l, const char *name)
 	return fd;
 }
 
-static bool blank(const struct fg_buf *b)
+static bool blank(const char *s)
 {
-	for (size_t i = 0; i < b->len; i++)
-		if (!strchr(" \t\r\n\v\f", b->data[i]) || !b->data[i])
+	for (; *s; s++)
+		if (!strchr(" \t\r\n\v\f", *s))
 			return false;
 	return true;
 }
 
-/* Turns a reviewer run into c's verdict, feedback, format and findings. */
-static void judge(const struct ep_agent_result *r, const struct ep_capture *cap, struct fg_cycle *c,
+/* Turns a reviewer run into c's verdict, feedback, format and findings
+ * (releasing what an earlier judgement of the same cycle put there). */
+static void judge(struct ep_agent_result *r, const struct ep_output *out, struct fg_cycle *c,
 		  bool *failed, bool *out_of_scope)
 {
-	struct fg_buf text;
 	struct fg_verdict v;
 
-	fg_buf_init(&text, EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX + 256);
-	ep_capture_text(cap, &text);
+	free(c->feedback);
+	fg_findings_free(c->findings, c->nfindings);
+	c->findings = NULL;
+	c->nfindings = 0;
+	c->has_findings = false;
 	c->verdict = FG_VERDICT_REJECTED;
 	c->has_format = true;
 	c->format = FG_FORMAT_NONE;
-	*failed = !ep_agent_ok(r) || blank(&text);
+	*failed = run_failed(r, out) || blank(out->text);
 	if (*failed) {
 		c->feedback = fg_xasprintf("The review could not be completed: %s.",
-					   ep_agent_ok(r) ? "the reviewer printed nothing" : r->what);
-		fg_buf_release(&text);
+					   ep_agent_ok(r) && out->ok ? "the reviewer printed nothing" : r->what);
 		return;
 	}
 	fg_verdict_init(&v);
-	fg_verdict_parse(&v, text.data, text.len);
+	fg_verdict_parse(&v, out->text, strlen(out->text));
 	c->verdict = v.verdict;
 	c->format = v.format;
 	if (out_of_scope)
@@ -355,43 +457,151 @@ static void judge(const struct ep_agent_result *r, const struct ep_capture *cap,
 	v.findings = NULL;
 	v.nfindings = 0;
 	fg_verdict_release(&v);
-	fg_buf_release(&text);
 }
 
-/* One reviewer run into c (initialised here). 0 or STOP_SIGNAL. */
+/* Appends s to a reviewer log (best effort: the log is a record). */
+static void log_note(int fd, const char *s, size_t n)
+{
+	while (fd >= 0 && n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* After the raw output, the log keeps the final text the verdict parser
+ * saw, when an output format extracted it (for text they are the same). */
+static void log_final_text(int fd, const struct ep_output *o)
+{
+	char *head;
+
+	if (o->format == EP_OUTPUT_TEXT)
+		return;
+	head = fg_xasprintf("\n----- forge-entrypoint: final text (%s output%s%s) -----\n",
+			    ep_output_format_name(o->format), o->ok ? "" : ", failed: ",
+			    o->ok ? "" : o->error);
+	log_note(fd, head, strlen(head));
+	log_note(fd, o->text, strlen(o->text));
+	log_note(fd, "\n", 1);
+	free(head);
+}
+
+/* The step's reported cost has passed max_cost_usd (*spent: the cost). */
+static bool over_budget(const struct loop *l, double *spent)
+{
+	double usd = 0;
+
+	if (l->cfg.max_cost_usd < 0 || !fg_usage_pair_cost(&l->total, &usd))
+		return false;
+	if (spent)
+		*spent = usd;
+	return usd > l->cfg.max_cost_usd;
+}
+
+/* An answer with no verdict at all (not a rejection) is asked for once more. */
+static bool want_reask(const struct loop *l, const struct fg_cycle *c, bool failed)
+{
+	return l->t->reask && !failed && c->format == FG_FORMAT_NONE && !over_budget(l, NULL);
+}
+
+/* What differs between the single reviewer and a panel role's. */
+struct rv_call {
+	int k;
+	const char *prompt_name;     /* file in tmpdir */
+	const char *panel_role;      /* NULL: the single reviewer */
+	int log_fd;
+	bool out_of_scope;           /* set by the judgement */
+};
+
+/* One reviewer run judged into c (its usage added to c's). 0 or STOP_SIGNAL. */
+static int reviewer_run(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
+			bool *failed)
+{
+	struct ep_output out;
+	struct call call = { "reviewer", rc_->k, prompt, rc_->prompt_name, true, false, &out,
+			     rc_->log_fd, rc_->panel_role };
+	struct ep_agent_result r;
+	int rc = call_agent(l, &call, &r);
+
+	if (rc != STOP_SIGNAL) {
+		judge(&r, &out, c, failed, &rc_->out_of_scope);
+		log_final_text(rc_->log_fd, &out);
+		fg_usage_add(&c->usage.reviewer, &out.usage);
+	}
+	ep_output_release(&out);
+	return rc;
+}
+
+/* A reviewer's run into c, asked once more when its answer holds no
+ * verdict (want_reask). 0 or STOP_SIGNAL. */
+static int reviewer_answer(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
+			   bool *failed)
+{
+	static const char again_note[] = "\n----- forge-entrypoint: no verdict, asked once more -----\n";
+	char *again;
+	int rc = reviewer_run(l, rc_, prompt, c, failed);
+
+	if (rc == STOP_SIGNAL || !want_reask(l, c, *failed))
+		return rc;
+	ep_error("the reviewer%s%s's answer holds no verdict: asking once more (cycle %d/%d)",
+		 rc_->panel_role ? " " : "", rc_->panel_role ? rc_->panel_role : "", rc_->k, l->max);
+	log_note(rc_->log_fd, again_note, sizeof(again_note) - 1);
+	again = ep_prompt_reask(prompt);
+	c->reask = true;
+	rc = reviewer_run(l, rc_, again, c, failed);
+	free(again);
+	return rc;
+}
+
+
+static char *reviewer_prompt(const struct loop *l)
+{
+	char *p = ep_prompt_reviewer(l->t, l->hist, l->nhist), *both;
+
+	if (!l->t->reviewer_system_in_prompt || !l->system_prompt)
+		return p;
+	both = ep_prompt_with_system(l->system_prompt, p);
+	free(p);
+	return both;
+}
+
+/* Cycle k's review into c (initialised here), re-asked once when the
+ * answer holds no verdict. 0 or STOP_SIGNAL (c then empty). */
 static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 {
 	uint64_t t0 = fg_monotonic_ns();
-	char *prompt = ep_prompt_reviewer(l->t, l->hist, l->nhist);
+	char *prompt = reviewer_prompt(l);
 	char *logname = fg_xasprintf("review_cycle_%d.reviewer.log", k);
-	struct ep_capture cap;
-	struct call call = { "reviewer", k, prompt, "reviewer-prompt.md", true, false, &cap, -1, NULL };
-	struct ep_agent_result r;
+	int log_fd = open_log(l, logname);
+	struct rv_call call = { k, "reviewer-prompt.md", NULL, log_fd, false };
 	int rc;
 
-	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
-	call.log_fd = open_log(l, logname);
-	ep_error("running the reviewer (cycle %d/%d)", k, l->max);
-	rc = call_agent(l, &call, &r);
 	fg_cycle_init(c);
-	if (rc != STOP_SIGNAL) {
-		judge(&r, &cap, c, failed, NULL);
+	c->usage.worker = l->worker_last;
+	ep_error("running the reviewer (cycle %d/%d)", k, l->max);
+	rc = reviewer_answer(l, &call, prompt, c, failed);
+	if (rc == STOP_SIGNAL) {
+		fg_cycle_release(c);
+	} else {
 		c->cycle = k;
 		c->max_cycles = l->max;
 		c->skill = fg_xstrdup(l->t->skill);
 		c->run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
-		c->reviewer_log = call.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		c->reviewer_log = log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		c->elapsed_seconds = fg_seconds_since(t0);
 		fg_time_iso_utc(c->timestamp, time(NULL));
 	}
-	if (call.log_fd >= 0)
-		close(call.log_fd);
-	ep_capture_release(&cap);
+	if (log_fd >= 0)
+		close(log_fd);
 	free(logname);
 	free(prompt);
 	return rc;
 }
-
 
 /* ---- a reviewer panel (panel.h) ----------------------------------------- */
 
@@ -451,28 +661,31 @@ static int review_role(struct loop *l, int k, const struct fg_reviewer *role,
 	char *prompt = role_prompt(l, prev, ep_panel_review_of(prev, role->role));
 	char *pname = fg_xasprintf("reviewer-prompt.%s.md", role->role);
 	char *logname = fg_xasprintf("review_cycle_%d.%s.reviewer.log", k, role->role);
-	struct ep_capture cap;
-	struct call call = { "reviewer", k, prompt, pname, true, false, &cap, -1, role->role };
-	struct ep_agent_result r;
+	struct rv_call call = { k, pname, role->role, open_log(l, logname), false };
 	struct fg_cycle c;
-	bool failed = false, oos = false;
+	bool failed = false;
 	int rc;
 
-	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
-	call.log_fd = open_log(l, logname);
-	rc = call_agent(l, &call, &r);
+	if (l->t->reviewer_system_in_prompt && system_text(l, &(struct call){ .system = true,
+								      .panel_role = role->role })) {
+		char *both = ep_prompt_with_system(l->role_system[role - l->cfg.reviewers], prompt);
+
+		free(prompt);
+		prompt = both;
+	}
 	fg_cycle_init(&c);
+	rc = reviewer_answer(l, &call, prompt, &c, &failed);
 	memcpy(rv->role, role->role, sizeof(rv->role));
 	if (rc != STOP_SIGNAL) {
-		judge(&r, &cap, &c, &failed, &oos);
-		take_judged(rv, &c, failed, oos);
+		take_judged(rv, &c, failed, call.out_of_scope);
 		rv->reviewer_log = call.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		rv->elapsed_seconds = fg_seconds_since(t0);
+		if (!fg_usage_empty(&c.usage.reviewer))
+			rv->usage = fg_usage_to_cjson(&c.usage.reviewer);
 	}
 	fg_cycle_release(&c);
 	if (call.log_fd >= 0)
 		close(call.log_fd);
-	ep_capture_release(&cap);
 	free(logname);
 	free(pname);
 	free(prompt);
@@ -561,6 +774,22 @@ static void assemble(struct loop *l, const struct panel_run *pr, size_t n, struc
 	ep_panel_merge(c);
 }
 
+/* The roles that ran this cycle did so in helper processes: their usage
+ * comes back in their reviews and is counted here, in the cycle and the
+ * step's totals. */
+static void panel_usage(struct loop *l, struct fg_cycle *c)
+{
+	for (size_t i = 0; i < c->nreviews; i++) {
+		struct fg_usage u;
+
+		if (c->reviews[i].from_cycle)
+			continue;
+		fg_usage_from_cjson(&u, c->reviews[i].usage);
+		fg_usage_add(&c->usage.reviewer, &u);
+		fg_usage_add(&l->total.reviewer, &u);
+	}
+}
+
 /* One cycle of a panel into c (initialised here). 0 or STOP_SIGNAL. */
 static int panel_review(struct loop *l, int k, struct fg_cycle *c)
 {
@@ -582,6 +811,8 @@ static int panel_review(struct loop *l, int k, struct fg_cycle *c)
 	fg_cycle_init(c);
 	if (!rc) {
 		assemble(l, &pr, n, out, c);
+		c->usage.worker = l->worker_last;
+		panel_usage(l, c);
 		c->cycle = k;
 		c->max_cycles = l->max;
 		c->skill = fg_xstrdup(l->t->skill);
@@ -607,7 +838,7 @@ static void write_role_prompts(struct loop *l)
 			ep_error("warning: cannot write the system prompt file of role '%s': %s", r->role,
 				 strerror(-rc));
 		free(name);
-		free(sys);
+		l->role_system[i] = sys;   /* {system_prompt}, or in front of the prompt */
 	}
 }
 
@@ -681,8 +912,9 @@ static void progress(const struct fg_cycle *c)
 		ep_one_line(line, sizeof(line), c->feedback, EP_FEEDBACK_LINE_CHARS);
 		fg_buf_init(&b, 4 * sizeof(line));
 		fg_escape_controls(&b, line, strlen(line), 0);
-		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s\n", c->cycle, c->max_cycles,
-			fg_buf_str(&b), c->stalled ? " (stalled: same findings as the previous cycle)" : "");
+		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s%s\n", c->cycle, c->max_cycles,
+			fg_buf_str(&b), c->stalled ? " (stalled: same findings as the previous cycle)" : "",
+			c->over_budget ? " (over budget: the step's cost passed max_cost_usd)" : "");
 		fg_buf_release(&b);
 	}
 	for (size_t i = 0; i < c->nreviews; i++) {
@@ -714,6 +946,8 @@ static int finish(struct loop *l, enum fg_review_state state, int code)
 	s.task_key = fg_xstrdup(l->t->task_key);
 	s.run_id = fg_xstrdup(l->t->run_id);
 	s.review_md = l->review_md ? fg_xstrdup(l->review_md) : NULL;
+	s.usage = l->total;
+	s.max_cost_usd = l->review_md ? l->cfg.max_cost_usd : -1;
 	rc = fg_summary_write(l->step_dir, &s);
 	if (rc < 0)
 		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
@@ -741,6 +975,7 @@ static int synthetic(struct loop *l, int after, const struct ep_agent_result *r)
 	c.skill = fg_xstrdup(l->t->skill);
 	c.run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
 	c.elapsed_seconds = r->seconds;
+	c.usage.worker = l->worker_last;
 	fg_time_iso_utc(c.timestamp, time(NULL));
 	rc = fg_cycle_write(l->step_dir, &c);
 	if (rc < 0)
@@ -750,6 +985,40 @@ static int synthetic(struct loop *l, int after, const struct ep_agent_result *r)
 	ep_error("the task failed: %s", r->what);
 	fg_cycle_release(&c);
 	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
+}
+
+static int exhausted_code(const struct loop *l);
+
+/* The budget ran out after a worker run, before review cycle n: a
+ * synthetic cycle n records it (usage: that worker run), then the summary. */
+static int budget_cycle(struct loop *l, int n, const char *after)
+{
+	struct fg_cycle c;
+	double spent = 0;
+	int rc;
+
+	over_budget(l, &spent);
+	fg_cycle_init(&c);
+	c.cycle = n;
+	c.max_cycles = l->max;
+	c.verdict = FG_VERDICT_REJECTED;
+	c.synthetic = true;
+	c.over_budget = true;
+	c.feedback = fg_xasprintf("The step's reported cost, $%.4f, passed its budget (max_cost_usd $%.4f) "
+				  "after %s: no further agent run was started; the work was not approved.",
+				  spent, l->cfg.max_cost_usd, after);
+	c.skill = fg_xstrdup(l->t->skill);
+	c.run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
+	c.usage.worker = l->worker_last;
+	fg_time_iso_utc(c.timestamp, time(NULL));
+	rc = fg_cycle_write(l->step_dir, &c);
+	if (rc < 0)
+		ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, n, strerror(-rc));
+	else
+		ep_frame_cycle(&c, l->t->step);
+	progress(&c);
+	fg_cycle_release(&c);
+	return finish(l, FG_STATE_OVER_BUDGET, exhausted_code(l));
 }
 
 static int exhausted_code(const struct loop *l)
@@ -833,6 +1102,10 @@ static int review_phase(struct loop *l)
 			failed = ep_panel_any_failed(c);
 		l->reviewer_failed[l->nhist++] = failed;
 		c->stalled = stalled(l);
+		/* Approved, blocked, stalled and exhausted end the loop anyway;
+		 * otherwise a spent budget is why no worker retry starts. */
+		c->over_budget = c->verdict != FG_VERDICT_APPROVED && !ep_panel_blocked(c) && !c->stalled &&
+				 k < l->max && over_budget(l, NULL);
 		fit(c);
 		rc = fg_cycle_write(l->step_dir, c);
 		if (rc < 0) {
@@ -850,11 +1123,19 @@ static int review_phase(struct loop *l)
 			return finish(l, FG_STATE_STALLED, exhausted_code(l));
 		if (k == l->max)
 			return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
+		if (c->over_budget)
+			return finish(l, FG_STATE_OVER_BUDGET, exhausted_code(l));
 		rc = run_worker(l, k, &r);
 		if (rc == STOP_SIGNAL)
 			return STOP_SIGNAL;
 		if (rc)
 			return synthetic(l, k, &r);
+		if (over_budget(l, NULL)) {
+			char after[64];
+
+			snprintf(after, sizeof(after), "the worker's retry for review cycle %d", k);
+			return budget_cycle(l, k + 1, after);
+		}
 	}
 	return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
 }
@@ -878,12 +1159,14 @@ static int run_all(struct loop *l)
 		return finish(l, FG_STATE_DISABLED, 0);
 	sys = ep_prompt_reviewer_system(l->cfg.instructions);
 	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
-	free(sys);
+	l->system_prompt = sys;
 	if (rc < 0)
 		ep_error("warning: cannot write the system prompt file: %s", strerror(-rc));
 	write_role_prompts(l);
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
 	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
+	if (over_budget(l, NULL))
+		return budget_cycle(l, 1, "the worker's first run");
 	return review_phase(l);
 }
 
@@ -912,6 +1195,9 @@ static void loop_release(struct loop *l)
 		fg_cycle_release(&l->hist[i]);
 	free(l->hist);
 	free(l->reviewer_failed);
+	free(l->system_prompt);
+	for (size_t i = 0; i < FG_REVIEWERS_MAX; i++)
+		free(l->role_system[i]);
 	free(l->step_dir);
 	free(l->review_md);
 	fg_review_config_release(&l->cfg);

@@ -28,6 +28,10 @@
 
 #include "task.h"
 
+/* Longest system prompt given as one argument ({system_prompt}); Linux
+ * refuses a single argument over 128 KiB (MAX_ARG_STRLEN). */
+#define EP_SYSTEM_ARG_MAX (96u * 1024)
+
 /* Raw reviewer output kept per cycle in review_cycle_N.reviewer.log. */
 #define EP_REVIEWER_LOG_MAX (32ull * 1024 * 1024)
 

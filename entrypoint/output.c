@@ -315,8 +315,6 @@ void ep_output_finish(struct ep_output *o)
 		o->text = fg_xstrdup(o->answer);
 	else
 		o->text = fg_xstrdup(fg_buf_str(&o->last));
-	if (strlen(o->text) > EP_OUTPUT_TEXT_MAX)
-		o->text[EP_OUTPUT_TEXT_MAX] = '\0';
 }
 
 cJSON *ep_output_to_cjson(const struct ep_output *o)

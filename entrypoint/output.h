@@ -52,8 +52,9 @@ struct cJSON;
 
 #define EP_OUTPUT_LINE_MAX (8u * 1024 * 1024)
 #define EP_OUTPUT_DOC_MAX (8u * 1024 * 1024)
-/* The final answer is cut to this many bytes (the reviewer's verdict
- * parser never sees more than the capture holds either). */
+/* The fallback answer (the last assistant text) keeps at most this many
+ * bytes; an answer the CLI names is bounded by EP_OUTPUT_DOC_MAX, the text
+ * format's by the capture. */
 #define EP_OUTPUT_TEXT_MAX (EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX)
 
 enum ep_output_format {

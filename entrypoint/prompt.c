@@ -252,3 +252,28 @@ char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, s
 		add_previous(&b, &hist[n - 1]);
 	return fg_buf_detach(&b, NULL);
 }
+
+char *ep_prompt_reask(const char *prompt)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, prompt);
+	fg_buf_adds(&b, "\n\n## Your previous answer had no verdict\n\n"
+		    "You were asked this before and answered without a verdict: neither APPROVED nor\n"
+		    "REJECTED appeared outside code. Review the work again and end your answer with a\n"
+		    "last line that is exactly APPROVED, or REJECTED followed by the problems to fix,\n"
+		    "for example:\n\nREJECTED: tests/test_calc.sh fails: add() returns a - b\n");
+	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_with_system(const char *system, const char *prompt)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, system);
+	fg_buf_adds(&b, "\n\n---\n\n");
+	fg_buf_adds(&b, prompt);
+	return fg_buf_detach(&b, NULL);
+}

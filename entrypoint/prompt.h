@@ -13,7 +13,10 @@
  *                       on the previous cycle's feedback and, when it had
  *                       structured findings, "Its findings:" as a list
  *                       (file:line and title), with the request to confirm
- *                       each item fixed and report regressions.
+ *                       each item fixed and report regressions;
+ *   reviewer re-ask:    the reviewer prompt, then a short section saying
+ *                       the answer held no verdict and what a valid last
+ *                       line looks like.
  * Every function returns an owned NUL-terminated string (bounded by
  * EP_PROMPT_MAX: longer input is cut).
  */
@@ -43,6 +46,11 @@ char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
 /* hist as above, n may be 0 (first cycle). A panel role's re-review passes
  * its own previous review as a one-cycle hist. */
 char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
+/* The reviewer prompt again (borrowed), with a short section saying that
+ * the previous answer held no verdict and what a valid last line is. */
+char *ep_prompt_reask(const char *prompt);
+/* system, a separator, then prompt: for a CLI that takes no system prompt. */
+char *ep_prompt_with_system(const char *system, const char *prompt);
 /* What a worker retry must address: findings as a list when the cycle has
  * them, else its feedback; a panel's cycle (reviews) as one list, blocking
  * first, grouped by role ("#### role"), with file:line. Appends to b. */

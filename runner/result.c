@@ -120,6 +120,7 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	r->c.verdict = c->verdict;
 	r->c.stalled = c->stalled;
 	r->c.synthetic = c->synthetic;
+	r->c.over_budget = c->over_budget;
 	r->c.elapsed_seconds = c->elapsed_seconds;
 	r->shortened = shortened;
 	r->source = source;
@@ -174,6 +175,8 @@ enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_
 	last = &s->v[s->n - 1].c;
 	if (last->stalled)
 		return FG_STATE_STALLED;
+	if (last->over_budget)
+		return FG_STATE_OVER_BUDGET;
 	return last->verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
 }
 

@@ -94,6 +94,10 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		cJSON_AddTrueToObject(o, "synthetic");
 	if (c->stalled)
 		cJSON_AddTrueToObject(o, "stalled");
+	if (c->over_budget)
+		cJSON_AddTrueToObject(o, "over_budget");
+	if (c->reask)
+		cJSON_AddTrueToObject(o, "reask");
 	if (c->has_format)
 		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->format));
 	if (c->has_findings)
@@ -102,6 +106,7 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
 	if (c->has_reviews)
 		add_reviews(o, c);
+	fg_usage_pair_add_to(o, &c->usage);
 }
 
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
@@ -252,6 +257,9 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 		c->run_id = fg_xstrdup(v->valuestring);
 	c->synthetic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "synthetic"));
 	c->stalled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stalled"));
+	c->over_budget = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "over_budget"));
+	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
+	fg_usage_pair_from(&c->usage, o);
 	v = cJSON_GetObjectItemCaseSensitive(o, "format");
 	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->format))
 		c->has_format = true;

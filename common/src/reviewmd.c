@@ -62,6 +62,9 @@ struct fm_fields {
 	int has_rereview;
 	int rereview;
 	int rereview_line;
+	int has_cost;
+	double cost;
+	int cost_line;
 };
 
 /* The three parts of a review.md once the delimiters are found. */
@@ -677,10 +680,31 @@ const char *fg_rereview_name(enum fg_rereview r)
 	return r == FG_REREVIEW_ALL ? "all" : "rejected";
 }
 
+/* max_cost_usd: an untagged (or !!int/!!float) plain scalar that is a
+ * finite decimal number from 0 to FG_MAX_COST_USD_LIMIT. */
+static void take_cost(struct walker *w)
+{
+	static const char expect[] = "a plain decimal number of US dollars from 0 to " STR(FG_MAX_COST_USD_LIMIT);
+	const yaml_event_t *ev = &w->ev;
+	const char *tag;
+	double d;
+
+	w->f.has_cost = 0;
+	tag = ev->type == YAML_SCALAR_EVENT ? (const char *)ev->data.scalar.tag : NULL;
+	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+	    (tag && strcmp(tag, YAML_INT_TAG) && strcmp(tag, YAML_FLOAT_TAG)) ||
+	    fg_parse_double((const char *)ev->data.scalar.value, 0, FG_MAX_COST_USD_LIMIT, &d) < 0) {
+		bad_value(w, "max_cost_usd", node_kind(ev, YAML_FLOAT_TAG), expect);
+		return;
+	}
+	w->f.has_cost = 1;
+	w->f.cost = d;
+}
+
 /* ---- the root mapping -------------------------------------------------- */
 
 static const char *const known_fields[] = { "max_retries", "stop_when_stalled", "reviewers",
-					    "rereview", NULL };
+					    "rereview", "max_cost_usd", NULL };
 
 /* The known field an unknown key is most likely a typo of, or NULL. A key
  * within FG_REVIEWMD_TYPO_DISTANCE edits is a typo even outside lint: a
@@ -743,6 +767,9 @@ static int take_value(struct walker *w, const char *key, int key_line)
 	} else if (!strcmp(key, "rereview")) {
 		seen_field(w, key, &w->f.rereview_line, key_line);
 		take_rereview(w);
+	} else if (!strcmp(key, "max_cost_usd")) {
+		seen_field(w, key, &w->f.cost_line, key_line);
+		take_cost(w);
 	} else if (*key) {
 		unknown_field(w, key, key_line);
 	}
@@ -860,7 +887,7 @@ static const char *env_value(const struct fg_review_env *env, int which)
 
 	if (!env)
 		return NULL;
-	s = which ? env->stop_when_stalled : env->max_retries;
+	s = which == 2 ? env->max_cost_usd : which ? env->stop_when_stalled : env->max_retries;
 	return s && *s ? s : NULL;
 }
 
@@ -1039,12 +1066,32 @@ static void load_role_files(struct fg_review_config *c, const char *path)
 	free(dir);
 }
 
+/* max_cost_usd: the frontmatter, else a valid AUTO_REVIEW_MAX_COST_USD
+ * (an invalid one is ignored with a warning), else no budget. */
+static void apply_cost(struct fg_review_config *c, const struct fm_fields *f,
+		       const struct fg_review_env *env)
+{
+	const char *s = env_value(env, 2);
+	char shown[SHOW_MAX + 8];
+	double d = -1;
+
+	if (s && fg_parse_double(s, 0, FG_MAX_COST_USD_LIMIT, &d) < 0) {
+		show(s, strlen(s), shown, sizeof(shown));
+		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
+			     "ignoring AUTO_REVIEW_MAX_COST_USD='%s': not a number of US dollars from 0 to %d",
+			     shown, FG_MAX_COST_USD_LIMIT);
+		d = -1;
+	}
+	c->max_cost_usd = f->has_cost ? f->cost : d;
+}
+
 /* ---- public API -------------------------------------------------------- */
 
 void fg_review_env_from_environ(struct fg_review_env *env)
 {
 	env->max_retries = getenv("AUTO_REVIEW_MAX_RETRIES");
 	env->stop_when_stalled = getenv("AUTO_REVIEW_STOP_WHEN_STALLED");
+	env->max_cost_usd = getenv("AUTO_REVIEW_MAX_COST_USD");
 }
 
 void fg_review_config_init(struct fg_review_config *c)
@@ -1052,6 +1099,7 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->max_retries = FG_DEFAULT_MAX_RETRIES;
 	c->source = FG_RETRIES_DEFAULT;
 	c->stop_when_stalled = false;
+	c->max_cost_usd = -1;
 	c->has_frontmatter = false;
 	c->instructions = NULL;
 	c->nreviewers = 0;
@@ -1105,6 +1153,7 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	apply_stalled(c, &f, env);
 	apply_panel(c, &f);
 	c->panel_given = f.has_reviewers;
+	apply_cost(c, &f, env);
 	return refused;
 }
 

@@ -54,6 +54,7 @@ void fg_summary_init(struct fg_summary *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->state = FG_STATE_NO_REVIEW;
+	s->max_cost_usd = -1;
 }
 
 void fg_summary_release(struct fg_summary *s)
@@ -83,6 +84,9 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddStringToObject(o, "review_md", s->review_md);
 	else
 		cJSON_AddNullToObject(o, "review_md");
+	if (s->max_cost_usd >= 0)
+		cJSON_AddNumberToObject(o, "max_cost_usd", s->max_cost_usd);
+	fg_usage_pair_add_to(o, &s->usage);
 	return o;
 }
 
@@ -149,6 +153,7 @@ static char *opt_string(const cJSON *o, const char *key, const char *dflt)
 static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
+	const cJSON *v;
 	int r;
 
 	if (!st) {
@@ -172,6 +177,10 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	s->task_key = opt_string(o, "task_key", "");
 	s->run_id = opt_string(o, "run_id", "");
 	s->review_md = opt_string(o, "review_md", NULL);
+	fg_usage_pair_from(&s->usage, o);
+	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
+	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
+		s->max_cost_usd = v->valuedouble;
 	return 0;
 }
 

@@ -233,7 +233,7 @@ Test(reviewmd, environment_priority_table)
 {
 	for (size_t i = 0; i < sizeof(env_cases) / sizeof(env_cases[0]); i++) {
 		const struct ecase *k = &env_cases[i];
-		struct fg_review_env env = { k->env_retries, k->env_stalled };
+		struct fg_review_env env = { k->env_retries, k->env_stalled, NULL };
 		struct fg_review_config c;
 		size_t len = strlen(k->data);
 
@@ -252,7 +252,7 @@ Test(reviewmd, environment_priority_table)
 
 Test(reviewmd, invalid_env_warning_names_the_variable)
 {
-	struct fg_review_env env = { "lots", "sometimes" };
+	struct fg_review_env env = { "lots", "sometimes", NULL };
 	struct fg_review_config c;
 
 	fg_review_config_init(&c);
@@ -459,7 +459,7 @@ Test(reviewmd, load_fixture_crlf)
 Test(reviewmd, load_missing_file)
 {
 	struct fg_review_config c;
-	struct fg_review_env env = { "4", NULL };
+	struct fg_review_env env = { "4", NULL, NULL };
 
 	fg_review_config_init(&c);
 	cr_assert_eq(fg_review_config_load(&c, "/nonexistent/review.md", &env), -ENOENT);
@@ -474,7 +474,7 @@ Test(reviewmd, load_missing_file)
 static void assert_treated_empty(const char *path, const char *why)
 {
 	struct fg_review_config c;
-	struct fg_review_env env = { "2", NULL };
+	struct fg_review_env env = { "2", NULL, NULL };
 
 	fg_review_config_init(&c);
 	cr_assert_eq(fg_review_config_load(&c, path, &env), 0, "%s", path);
@@ -528,7 +528,7 @@ Test(reviewmd, load_bad_files_are_treated_as_empty)
 static int load_unreadable(void *path)
 {
 	struct fg_review_config c;
-	struct fg_review_env env = { "2", NULL };
+	struct fg_review_env env = { "2", NULL, NULL };
 	int bad;
 
 	fg_review_config_init(&c);

@@ -5,7 +5,8 @@
  * ("approved"|"rejected"), feedback (string), skill (string),
  * elapsed_seconds (number >= 0), timestamp ("YYYY-MM-DDTHH:MM:SSZ").
  * Optional: run_id, synthetic, format, findings, reviewer_log, stalled,
- * reviews (a panel's per-role reviews, below).
+ * reviews (a panel's per-role reviews, below), over_budget, reask, usage
+ * ({"worker": usage, "reviewer": usage}, usage.h).
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -19,10 +20,10 @@
  * cycle invalid. reviewer_log is kept only when it is a plain file name (no
  * '/', not "." or ".."), since readers open it next to the cycle file.
  *
- * Writing: required fields always; run_id when non-NULL, synthetic and
- * stalled only when true, format when has_format, findings when
- * has_findings (possibly []), reviewer_log when non-NULL, reviews when
- * has_reviews. elapsed_seconds is
+ * Writing: required fields always; run_id when non-NULL, synthetic,
+ * stalled, over_budget and reask only when true, usage when a role reported
+ * anything, format when has_format, findings when has_findings (possibly
+ * []), reviewer_log when non-NULL, reviews when has_reviews. elapsed_seconds is
  * rounded to milliseconds; a non-finite or negative value is written as 0 so
  * that what we write always reads back.
  *
@@ -39,6 +40,7 @@
 #include "forge/buf.h"
 #include "forge/reviewmd.h"
 #include "forge/timeutil.h"
+#include "forge/usage.h"
 #include "forge/verdict.h"
 
 #define FG_CYCLE_MAX_BYTES (8 * 1024 * 1024)
@@ -105,6 +107,9 @@ struct fg_cycle {
 	bool has_reviews;                /* a panel reviewed: reviews[] is written */
 	struct fg_review *reviews;       /* owned, in panel order */
 	size_t nreviews;
+	bool over_budget;                /* the loop stopped here: the cost budget was spent */
+	bool reask;                      /* the reviewer was asked again for a verdict */
+	struct fg_usage_pair usage;      /* the worker run before this review, the reviewer's */
 };
 
 void fg_cycle_init(struct fg_cycle *c);

@@ -8,7 +8,8 @@
  *     has no frontmatter (warning) and is instructions as a whole;
  *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
  *     bool), reviewers (a list of {role, instructions}: the reviewer panel),
- *     rereview ("rejected" or "all"); unknown fields are ignored (one within
+ *     rereview ("rejected" or "all"), max_cost_usd (YAML number, 0 ..
+ *     FG_MAX_COST_USD_LIMIT); unknown fields are ignored (one within
  *     FG_REVIEWMD_TYPO_DISTANCE edits of a known field with a "did you mean"
  *     warning); a field of the wrong type is a warning and falls back;
  *     malformed YAML (also: nested deeper than FG_REVIEWMD_MAX_DEPTH or more
@@ -33,6 +34,10 @@
  * by fg_review_config_load() (fg_review_config_parse() has no directory):
  * a role file that cannot be read, escapes the directory or is not UTF-8
  * text skips its role with a diagnostic.
+ *
+ * max_cost_usd: a valid frontmatter value, else a valid
+ * AUTO_REVIEW_MAX_COST_USD (an invalid one is ignored with a warning), else
+ * no budget (-1).
  */
 #ifndef FORGE_REVIEWMD_H
 #define FORGE_REVIEWMD_H
@@ -57,6 +62,7 @@
 /* At most this many roles in a panel, and this long a role slug. */
 #define FG_REVIEWERS_MAX 8
 #define FG_ROLE_MAX 40
+#define FG_MAX_COST_USD_LIMIT 1000000
 
 /* Where the resolved max_retries came from. */
 enum fg_retries_source {
@@ -70,6 +76,7 @@ enum fg_retries_source {
 struct fg_review_env {
 	const char *max_retries;        /* AUTO_REVIEW_MAX_RETRIES */
 	const char *stop_when_stalled;  /* AUTO_REVIEW_STOP_WHEN_STALLED */
+	const char *max_cost_usd;       /* AUTO_REVIEW_MAX_COST_USD */
 };
 
 /* Which roles run again from cycle 2 on (review.md "rereview"). */
@@ -90,6 +97,7 @@ struct fg_review_config {
 	int max_retries;                 /* resolved; 0 means review disabled */
 	enum fg_retries_source source;
 	bool stop_when_stalled;
+	double max_cost_usd;             /* resolved step budget in US dollars; < 0: none */
 	bool has_frontmatter;
 	char *instructions;              /* owned, never NULL after parse ("" when none) */
 	struct fg_reviewer reviewers[FG_REVIEWERS_MAX];  /* the panel's valid roles */

@@ -2,12 +2,16 @@
  * summary.h - review_summary.json, written once by the entrypoint when the
  * review phase ends (spec section 1):
  * {"state", "cycles", "max_cycles", "step", "skill", "task_key", "run_id",
- *  "review_md": path-or-null}. Same atomic write rule as cycle files.
+ *  "review_md": path-or-null} plus, when an agent reported usage, the step's
+ * totals "usage": {"worker": usage, "reviewer": usage} (usage.h; every run of
+ * the step, the first worker run included) and, when a budget applied,
+ * "max_cost_usd". Same atomic write rule as cycle files.
  */
 #ifndef FORGE_SUMMARY_H
 #define FORGE_SUMMARY_H
 
 #include "forge/buf.h"
+#include "forge/usage.h"
 
 struct cJSON;
 
@@ -39,6 +43,8 @@ struct fg_summary {
 	char *task_key;   /* owned, "" when none */
 	char *run_id;     /* owned, "" when none */
 	char *review_md;  /* owned or NULL */
+	struct fg_usage_pair usage;   /* the step's totals per role */
+	double max_cost_usd;          /* < 0: no budget */
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
