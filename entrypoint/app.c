@@ -47,8 +47,12 @@ static const char RUN_ABOUT[] =
 	"environment:\n"
 	"  FORGE_WORKER_CMD, FORGE_REVIEWER_CMD  agent commands (quoted words, no shell);\n"
 	"      placeholders {prompt_file} {system_prompt_file} {workspace} {cycle} {step}\n"
-	"      {skill} {task_key}; FORGE_WORKER_CMD is required, FORGE_REVIEWER_CMD when\n"
-	"      a review.md applies\n"
+	"      {skill} {task_key} {system_prompt}; FORGE_WORKER_CMD is required (or a preset),\n"
+	"      FORGE_REVIEWER_CMD when a review.md applies\n"
+	"  FORGE_WORKER_AGENT, FORGE_REVIEWER_AGENT  presets claude, codex or gemini: the CLI's\n"
+	"      headless command line and output format (an explicit _CMD or _OUTPUT wins)\n"
+	"  FORGE_WORKER_OUTPUT, FORGE_REVIEWER_OUTPUT  text (default), claude, codex or gemini:\n"
+	"      how the agent's stdout is read (answer, failure, usage)\n"
 	"  FORGE_AGENT_TIMEOUT (3600)        seconds per agent run\n"
 	"  FORGE_AGENT_IDLE_TIMEOUT (900)    seconds without output before an agent counts\n"
 	"                                    as hung (0: off)\n"
@@ -56,12 +60,16 @@ static const char RUN_ABOUT[] =
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
 	"  AUTO_REVIEW_MAX_RETRIES           default max_retries (0 disables review)\n"
 	"  AUTO_REVIEW_STOP_WHEN_STALLED     stop when two rejections in a row are the same\n"
-	"  AUTO_REVIEW_FAIL_ON_EXHAUSTION    1: exhausted or stalled exits 3\n"
+	"  AUTO_REVIEW_FAIL_ON_EXHAUSTION    1: exhausted, stalled, blocked or over_budget exits 3\n"
+	"  AUTO_REVIEW_MAX_COST_USD          default step budget in US dollars (review.md\n"
+	"                                    max_cost_usd wins); past it: over_budget\n"
+	"  AUTO_REVIEW_REASK (1)             0: no second ask for an answer without a verdict\n"
 	"\n"
-	"exit: " FG_XSTR(FG_EXIT_OK) " success (approved, no review, disabled, or exhausted/stalled), "
-	FG_XSTR(FG_EXIT_FAILED) " the task\nfailed, " FG_XSTR(FG_EXIT_USAGE)
+	"exit: " FG_XSTR(FG_EXIT_OK) " success (approved, no review, disabled, or\n"
+	"exhausted/stalled/blocked/over_budget), " FG_XSTR(FG_EXIT_FAILED) " the task failed (an agent's exit "
+	"status or its output said so),\n" FG_XSTR(FG_EXIT_USAGE)
 	" configuration or usage error (nothing run), " FG_XSTR(FG_EXIT_EXHAUSTED)
-	" exhausted or stalled with\nAUTO_REVIEW_FAIL_ON_EXHAUSTION=1, "
+	" exhausted, stalled, blocked or over_budget with\nAUTO_REVIEW_FAIL_ON_EXHAUSTION=1, "
 	FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N.";
 
 static const char RUN_USAGE[] =
@@ -119,7 +127,7 @@ static int top_help(void)
 	fg_buf_init(&b, 16 * 1024);
 	fg_buf_addf(&b, "usage: %s\n"
 		    "       forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]\n"
-		    "       forge-entrypoint config FILE\n"
+		    "       forge-entrypoint config [FILE]\n"
 		    "       forge-entrypoint verdict [FILE|-]\n"
 		    "       forge-entrypoint lint PATH...\n"
 		    "       forge-entrypoint agent-output --format FMT [FILE|-]\n"

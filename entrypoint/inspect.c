@@ -21,6 +21,7 @@
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
 #include "forge/verdict.h"
+#include "preset.h"
 
 #define LINT_MAX_DEPTH 32
 
@@ -173,22 +174,66 @@ static void add_panel(cJSON *o, const struct fg_review_config *c)
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c->rereview));
 }
 
+/* "agents": {"worker": {...}, "reviewer": {...}}: each role's resolved
+ * command, output format and preset (preset.h). 0 or FG_EXIT_USAGE. */
+static int add_agents(cJSON *o)
+{
+	static const char *const roles[] = { "worker", "reviewer" };
+	cJSON *agents = cJSON_AddObjectToObject(o, "agents");
+	struct ep_role_agent a;
+	char err[256];
+
+	for (size_t i = 0; i < 2; i++) {
+		cJSON *r = cJSON_AddObjectToObject(agents, roles[i]);
+
+		ep_role_agent_init(&a);
+		if (ep_role_agent_load(&a, roles[i], err, sizeof(err)) < 0) {
+			ep_error("config: %s", err);
+			return FG_EXIT_USAGE;
+		}
+		if (a.cmd)
+			cJSON_AddStringToObject(r, "command", a.cmd);
+		else
+			cJSON_AddNullToObject(r, "command");
+		cJSON_AddStringToObject(r, "output", ep_output_format_name(a.format));
+		if (a.preset)
+			cJSON_AddStringToObject(r, "preset", a.preset);
+		else
+			cJSON_AddNullToObject(r, "preset");
+		cJSON_AddBoolToObject(r, "system_prompt_in_prompt", a.system_in_prompt);
+		ep_role_agent_release(&a);
+	}
+	return 0;
+}
+
+static const char CONFIG_ABOUT[] =
+	"Prints the resolved configuration as JSON: for a review.md FILE its {\"max_retries\",\n"
+	"\"max_cost_usd\" (null: no budget), \"instructions\", \"reviewers\", \"rereview\",\n"
+	"\"warnings\"}; always \"agents\":\n"
+	"{\"worker\", \"reviewer\"} with each role's \"command\", \"output\" format, \"preset\" and\n"
+	"\"system_prompt_in_prompt\". Honours AUTO_REVIEW_MAX_RETRIES, AUTO_REVIEW_MAX_COST_USD,\n"
+	"FORGE_WORKER_CMD, FORGE_REVIEWER_CMD, FORGE_WORKER_OUTPUT, FORGE_REVIEWER_OUTPUT,\n"
+	"FORGE_WORKER_AGENT and FORGE_REVIEWER_AGENT. Exit 2 on an unreadable FILE or an\n"
+	"invalid agent setting.";
+
 int ep_cmd_config(int argc, char **argv)
 {
 	const char *file[1] = { NULL };
 	struct fg_review_config c;
 	struct fg_review_env env;
 	cJSON *o;
-	int n, rc = positionals(argc, argv, "forge-entrypoint config FILE",
-				"Prints a review.md's resolved configuration as JSON: "
-				"{\"max_retries\", \"instructions\", \"reviewers\", \"rereview\", "
-				"\"warnings\"}.\n"
-				"Honours AUTO_REVIEW_MAX_RETRIES.", file, 1, &n);
+	int n, rc = positionals(argc, argv, "forge-entrypoint config [FILE]", CONFIG_ABOUT, file, 1, &n);
 
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	if (n != 1)
-		return ep_usage("config: expected one FILE");
+	if (n == 0) {
+		o = cJSON_CreateObject();
+		rc = add_agents(o);
+		if (!rc)
+			print_json(o);
+		cJSON_Delete(o);
+		return rc;
+	}
 	fg_review_env_from_environ(&env);
 	fg_review_config_init(&c);
 	if (fg_review_config_load(&c, file[0], &env) == -ENOENT) {
@@ -198,13 +243,19 @@ int ep_cmd_config(int argc, char **argv)
 	}
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "max_retries", c.max_retries);
+	if (c.max_cost_usd >= 0)
+		cJSON_AddNumberToObject(o, "max_cost_usd", c.max_cost_usd);
+	else
+		cJSON_AddNullToObject(o, "max_cost_usd");
 	cJSON_AddStringToObject(o, "instructions", c.instructions);
 	add_panel(o, &c);
 	add_warnings(o, &c.diags);
-	print_json(o);
+	rc = add_agents(o);
+	if (!rc)
+		print_json(o);
 	cJSON_Delete(o);
 	fg_review_config_release(&c);
-	return 0;
+	return rc;
 }
 
 /* Reads path ("-" or NULL: stdin) into the bounded capture. 0 or -errno. */

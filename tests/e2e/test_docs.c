@@ -32,6 +32,7 @@ static const struct help_case HELP_CASES[] = {
 	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "config", NULL } },
 	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "verdict", NULL } },
 	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "lint", NULL } },
+	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "agent-output", NULL } },
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { NULL } },
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { "run", NULL } },
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { "watch", NULL } },
