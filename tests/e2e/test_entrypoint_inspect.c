@@ -131,9 +131,31 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	run(&p, missing, NULL, NULL);
 	cr_assert_eq(p.exit_code, 2);
 	fgt_proc_release(&p);
+	/* Without FILE: only the agents, as run would resolve them (issue 13). */
 	const char *none[] = { FG_ENTRYPOINT_BIN, "config", NULL };
-	run(&p, none, NULL, NULL);
+	const char *agents[] = { "FORGE_WORKER_AGENT=codex", "FORGE_REVIEWER_AGENT=claude",
+				 "FORGE_REVIEWER_OUTPUT=text", "FORGE_WORKER_CMD=my-worker --x",
+				 "FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", NULL };
+	run(&p, none, agents, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	j = out_json(&p);
+	cr_assert_null(cJSON_GetObjectItem(j, "max_retries"));
+	const cJSON *wk = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "agents"), "worker");
+	const cJSON *rv = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "agents"), "reviewer");
+	/* An explicit command wins over the preset; the preset's format stays. */
+	cr_assert_str_eq(fge_jstr(wk, "command"), "my-worker --x");
+	cr_assert_str_eq(fge_jstr(wk, "output"), "codex");
+	cr_assert_str_eq(fge_jstr(rv, "command"),
+			 "claude -p --output-format stream-json --verbose --append-system-prompt "
+			 "{system_prompt} --disallowedTools Edit,Write,NotebookEdit");
+	cr_assert_str_eq(fge_jstr(rv, "output"), "text");
+	cr_assert_str_eq(fge_jstr(rv, "preset"), "claude");
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+	const char *bad[] = { "FORGE_REVIEWER_AGENT=claude-code", NULL };
+	run(&p, none, bad, NULL);
 	cr_assert_eq(p.exit_code, 2);
+	cr_assert(strstr(p.err, "invalid FORGE_REVIEWER_AGENT 'claude-code'"), "%s", p.err);
 	fgt_proc_release(&p);
 	free(f);
 	ws_teardown(&w);

@@ -1,0 +1,303 @@
+/*
+ * test_agent_loop.c - real agent CLIs' structured output through the whole
+ * chain: `forge-runner run --engine local` starts the real forge-entrypoint,
+ * whose presets (FORGE_WORKER_AGENT / FORGE_REVIEWER_AGENT=claude) run a
+ * stand-in `claude` found first on PATH. The stand-in prints what Claude
+ * Code prints (stream-json lines, from ../shared/agent-transcripts/) and
+ * switches on FORGE_ROLE and a counter file, so each test scripts a run:
+ * a worker whose result says is_error with exit 0, a reviewer whose REJECTED
+ * is inside its result, a budget crossed in cycle 2 of 5, a reviewer asked
+ * once more for a verdict. Asserts on exit codes, cycle files, the summary,
+ * the result, the metrics and the report.
+ */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+
+TestSuite(agent_loop, .timeout = 120);
+
+struct lp {
+	char *dir, *ws, *skills, *bin, *step_dir, *res, *metrics, *log;
+	struct fgt_proc p;
+	cJSON *result;
+	char *logtext;      /* the runner's log: the entrypoint's stderr is in it */
+};
+
+/* The stand-in's common head: the run number of this role, stdin drained
+ * (the preset closes it after the prompt), and the arguments recorded. */
+static const char STANDIN_HEAD[] =
+	"#!/bin/sh\n"
+	"cat > /dev/null\n"
+	"C=\"$FORGE_WORKSPACE/../count.$FORGE_ROLE\"\n"
+	"n=$(cat \"$C\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$C\"\n"
+	"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
+	"init() { echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}'; }\n"
+	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":%s,"
+	"\"result\":\"%s\",\"session_id\":\"s-%s\",\"num_turns\":1,\"duration_ms\":100,"
+	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":0,"
+	"\"cache_read_input_tokens\":5,\"output_tokens\":%s}}\\n' \"$1\" \"$2\" \"$FORGE_ROLE\" \"$3\" \"$4\"; }\n";
+
+static void lp_setup(struct lp *l, const char *review_md, const char *standin_body)
+{
+	char *rm, *claude;
+
+	l->dir = fgt_tmpdir();
+	l->ws = fgt_fmt("%s/ws", l->dir);
+	l->skills = fgt_fmt("%s/skills", l->dir);
+	l->bin = fgt_fmt("%s/bin", l->dir);
+	l->step_dir = fgt_fmt("%s/.forge/impl", l->ws);
+	l->res = fgt_fmt("%s/result.json", l->dir);
+	l->metrics = fgt_fmt("%s/metrics.prom", l->dir);
+	l->log = fgt_fmt("%s/runner.log", l->dir);
+	rm = fgt_fmt("%s/default/impl/review.md", l->skills);
+	claude = fgt_fmt("%s/claude", l->bin);
+	fgt_write(rm, review_md);
+	cr_assert_eq(mkdir(l->ws, 0755), 0);
+	free(fge_script(l->bin, "claude", STANDIN_HEAD, standin_body));
+	l->result = NULL;
+	free(rm);
+	free(claude);
+}
+
+static void lp_run(struct lp *l, const char *const *extra_env)
+{
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->ws,
+			       "--step", "impl", "--skill", "impl", "--skills-dir", l->skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->res,
+			       "--metrics-file", l->metrics, "--log-format", "json", "--log-file", l->log,
+			       NULL };
+	char *path = fgt_fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", l->bin);
+	const char *env[16] = { path, "FORGE_WORKER_AGENT=claude", "FORGE_REVIEWER_AGENT=claude",
+				"FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT",
+				"FORGE_REVIEWER_OUTPUT", "AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK",
+				"AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION" };
+	size_t n = 11;
+	char *text;
+
+	for (size_t i = 0; extra_env && extra_env[i]; i++)
+		env[n++] = extra_env[i];
+	env[n] = NULL;
+	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
+	cr_assert(!l->p.timed_out);
+	text = fgt_read(l->res, NULL);
+	cr_assert_not_null(text, "no result file; stderr:\n%s", l->p.err);
+	l->result = cJSON_Parse(text);
+	cr_assert_not_null(l->result, "result not JSON: %s", text);
+	free(text);
+	l->logtext = fgt_read(l->log, NULL);
+	cr_assert_not_null(l->logtext, "no runner log");
+	free(path);
+}
+
+static void lp_teardown(struct lp *l)
+{
+	cJSON_Delete(l->result);
+	free(l->logtext);
+	fgt_proc_release(&l->p);
+	fgt_rm_rf(l->dir);
+	free(l->dir);
+	free(l->ws);
+	free(l->skills);
+	free(l->bin);
+	free(l->step_dir);
+	free(l->res);
+	free(l->metrics);
+	free(l->log);
+}
+
+/* dir/name (the test's root), read; owned, "" when absent. */
+static char *lp_read(const struct lp *l, const char *name)
+{
+	char *t = fge_read_in(l->dir, name);
+
+	return t ? t : strdup("");
+}
+
+static cJSON *lp_json(const struct lp *l, const char *name)
+{
+	char *path = fgt_fmt("%s/%s", l->step_dir, name);
+	cJSON *o = fge_json_file(path, l->logtext);
+
+	free(path);
+	return o;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+
+	cr_assert(cJSON_IsNumber(v), "'%s' is not a number", k);
+	return v->valuedouble;
+}
+
+static const cJSON *path2(const cJSON *o, const char *a, const char *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, a), b);
+
+	cr_assert_not_null(v, "no %s.%s", a, b);
+	return v;
+}
+
+Test(agent_loop, a_claude_worker_reporting_is_error_with_exit_0_fails_the_task)
+{
+	struct lp l;
+
+	lp_setup(&l, "---\nmax_retries: 3\n---\nCheck.\n",
+		 "init\nresult true 'API Error: 529 Overloaded' 0.002 0\nexit 0\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	cr_assert(strstr(l.logtext, "the task failed: API Error: 529 Overloaded (its claude output names a "
+			  "failure, exit status 0)"), "the reason is not said:\n%s", l.logtext);
+	/* The review phase was never reached: no cycle, no reviewer run. */
+	cr_assert_not(fgt_exists(l.step_dir) && fge_exists_in(l.step_dir, "review_cycle_1.json"));
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l.result, "review_cycles")), 0);
+	cr_assert_eq(fge_jint(l.result, "exit_code"), 1);
+	lp_teardown(&l);
+}
+
+/* The reviewer's verdict is inside its result (stream-json); cycle 1
+ * rejects with that feedback, cycle 2 approves. Usage everywhere. */
+Test(agent_loop, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_with_usage)
+{
+	struct lp l;
+	cJSON *c1, *sum, *u;
+
+	lp_setup(&l, "---\nmax_retries: 3\n---\nCheck.\n",
+		 "init\n"
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.25 40; exit 0; fi\n"
+		 "echo '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"thinking\"}]}}'\n"
+		 "if [ $n = 1 ]; then result false 'REJECTED: tests/calc.sh fails for add' 0.5 7;\n"
+		 "else result false 'All good. APPROVED' 0.5 3; fi\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(c1, "feedback"), "tests/calc.sh fails for add");
+	u = cJSON_GetObjectItem(c1, "usage");
+	cr_assert_not_null(u, "no usage in cycle 1");
+	cr_assert_float_eq(num(cJSON_GetObjectItem(u, "worker"), "cost_usd"), 0.25, 1e-9);
+	cr_assert_eq(num(cJSON_GetObjectItem(u, "worker"), "input_tokens"), 15);
+	cr_assert_eq(num(cJSON_GetObjectItem(u, "worker"), "cached_input_tokens"), 5);
+	cr_assert_eq(num(cJSON_GetObjectItem(u, "reviewer"), "output_tokens"), 7);
+	cr_assert_float_eq(num(cJSON_GetObjectItem(u, "reviewer"), "cost_usd"), 0.5, 1e-9);
+	/* The log keeps the raw stream and, after it, the final text. */
+	char *logtext = fge_read_in(l.step_dir, "review_cycle_1.reviewer.log");
+	cr_assert(logtext && strstr(logtext, "\"type\":\"result\"") &&
+		  strstr(logtext, "final text (claude output) -----\nREJECTED: tests/calc.sh fails for add"),
+		  "%s", logtext);
+	free(logtext);
+	/* The summary: totals over both cycles (2 worker runs, 2 reviewer runs). */
+	sum = lp_json(&l, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(sum, "state"), "approved");
+	cr_assert_float_eq(num(path2(sum, "usage", "worker"), "cost_usd"), 0.5, 1e-9);
+	cr_assert_float_eq(num(path2(sum, "usage", "reviewer"), "cost_usd"), 1.0, 1e-9);
+	cr_assert_eq(num(path2(sum, "usage", "reviewer"), "turns"), 2);
+	/* The reviewer preset put the system prompt on its command line. */
+	char *args = lp_read(&l, "args.reviewer");
+	cr_assert(args && strstr(args, "--append-system-prompt You are the reviewer"), "%s", args);
+	free(args);
+	cJSON_Delete(c1);
+	cJSON_Delete(sum);
+	lp_teardown(&l);
+}
+
+/* 0.3 per worker run and 0.2 per review: 0.5 after cycle 1, 1.0 after
+ * cycle 2 > 0.9; cycle 2 of 5 is the last, marked over_budget. */
+Test(agent_loop, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
+{
+	static const char *fail[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
+	struct lp l;
+	cJSON *c2, *sum;
+
+	lp_setup(&l, "---\nmax_retries: 5\nmax_cost_usd: 0.9\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.3 1; exit 0; fi\n"
+		 "result false 'REJECTED: not yet' 0.2 1\n");
+	lp_run(&l, fail);
+	cr_assert_eq(l.p.exit_code, 3, "log:\n%s", l.logtext);
+	cr_assert_not(fge_exists_in(l.step_dir, "review_cycle_3.json"));
+	c2 = lp_json(&l, "review_cycle_2.json");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "over_budget")));
+	cr_assert_eq(fge_jint(c2, "max_cycles"), 5);
+	sum = lp_json(&l, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(sum, "state"), "over_budget");
+	cr_assert_float_eq(num(sum, "max_cost_usd"), 0.9, 1e-9);
+	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "over_budget");
+	/* No worker run after the budget was spent: two worker runs in all. */
+	char *count = lp_read(&l, "count.worker");
+	cr_assert_str_eq(count, "2\n");
+	free(count);
+	cJSON_Delete(c2);
+	cJSON_Delete(sum);
+	lp_teardown(&l);
+}
+
+Test(agent_loop, a_reviewer_without_a_verdict_is_asked_once_more)
+{
+	struct lp l;
+	cJSON *c1;
+
+	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "if [ $n = 1 ]; then result false 'I looked at the code.' 0.1 1; else\n"
+		 "  grep -q 'had no verdict' \"$FORGE_PROMPT_FILE\" && result false 'Fine. APPROVED' 0.1 1 ||\n"
+		 "  result false 'still nothing' 0.1 1; fi\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	cr_assert_not(fge_exists_in(l.step_dir, "review_cycle_2.json"));
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
+	cr_assert_float_eq(num(path2(c1, "usage", "reviewer"), "cost_usd"), 0.2, 1e-9);
+	cJSON_Delete(c1);
+	lp_teardown(&l);
+}
+
+Test(agent_loop, reask_off_makes_an_answer_without_verdict_a_rejection)
+{
+	static const char *off[] = { "AUTO_REVIEW_REASK=0", NULL };
+	struct lp l;
+	cJSON *c1;
+
+	lp_setup(&l, "---\nmax_retries: 1\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "result false 'I looked at the code.' 0.1 1\n");
+	lp_run(&l, off);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert_null(cJSON_GetObjectItem(c1, "reask"));
+	char *count = lp_read(&l, "count.reviewer");
+	cr_assert_str_eq(count, "1\n");
+	free(count);
+	cJSON_Delete(c1);
+	lp_teardown(&l);
+}
+
+/* A reviewer whose output says it failed (exit 0) is a rejected cycle
+ * saying why, and two such cycles never count as a stall. */
+Test(agent_loop, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
+{
+	struct lp l;
+	cJSON *c2;
+
+	lp_setup(&l, "---\nmax_retries: 2\nstop_when_stalled: true\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
+		 "\"errors\":[\"Reached maximum number of turns (1)\"]}'\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c2 = lp_json(&l, "review_cycle_2.json");
+	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
+	cr_assert(strstr(fge_jstr(c2, "feedback"), "Reached maximum number of turns (1)"), "%s",
+		  fge_jstr(c2, "feedback"));
+	cr_assert_null(cJSON_GetObjectItem(c2, "stalled"));
+	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "exhausted");
+	cJSON_Delete(c2);
+	lp_teardown(&l);
+}
