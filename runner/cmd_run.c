@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,6 +23,8 @@
 #include "forge/num.h"
 #include "forge/summary.h"
 #include "watch.h"
+
+extern char **environ;
 
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
@@ -68,6 +71,29 @@ void rn_run_config_release(struct rn_run_config *c)
 	free(c->skills_dir);
 	free(c->entrypoint);
 	fg_strvec_release(&c->extra_env);
+}
+
+void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
+			  struct rn_engine_params *ep)
+{
+	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+
+	memset(ep, 0, sizeof(*ep));
+	ep->kind = c->engine;
+	ep->program = ops->cli ? ops->cli : c->entrypoint;
+	ep->image = c->image;
+	ep->workspace = c->workspace;
+	ep->skills_dir = c->skills_dir;
+	ep->step = c->step;
+	ep->skill = c->skill;
+	ep->task_key = c->task_key;
+	ep->task_file = c->task_file;
+	ep->run_id = run_id;
+	ep->extra_env = (const char *const *)c->extra_env.v;
+	ep->nextra_env = c->extra_env.n;
+	ep->uid = getuid();
+	ep->gid = getgid();
+	ep->environ = environ;
 }
 
 static const char *env_or_null(const char *name)
@@ -180,6 +206,39 @@ static int validate_values(struct rn_run_config *c, const struct run_args *a)
 	return 0;
 }
 
+/* The workspace and the skills directory are directories: found out here,
+ * not after the step directory was cleared. */
+static int check_dirs(const struct rn_run_config *c)
+{
+	struct stat st;
+
+	if (stat(c->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
+		return rn_usage("workspace '%s' is not a directory", c->workspace);
+	if (c->skills_dir && stat(c->skills_dir, &st) == 0 && !S_ISDIR(st.st_mode))
+		return rn_usage("skills dir '%s' is not a directory", c->skills_dir);
+	return 0;
+}
+
+/* Everything the engine needs (an image for a container, paths a bind
+ * mount can express, --env names) is checked by building its command line
+ * once, with a placeholder run id, before the step directory is touched:
+ * a configuration error exits 2 and leaves the previous run's files. */
+static int check_engine(const struct rn_run_config *c)
+{
+	struct rn_engine_params ep;
+	struct fg_strvec argv, env;
+	char err[512] = "";
+	int r;
+
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	rn_run_engine_params(c, "0000000000000000", &ep);
+	r = rn_engine_build(&ep, &argv, &env, err, sizeof(err));
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
+	return r ? rn_usage("%s", err) : 0;
+}
+
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
@@ -201,10 +260,12 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 		r = resolve_path("task file", a->task_file, &c->task_file);
 	if (!r)
 		r = resolve_path("skills dir", a->skills_dir, &c->skills_dir);
+	if (!r)
+		r = check_dirs(c);
 	if (r)
 		return r;
 	c->entrypoint = rn_engine_find_entrypoint(a->entrypoint);
-	return 0;
+	return check_engine(c);
 }
 
 /* ---- after the session ---- */

@@ -39,4 +39,11 @@ struct rn_run_config {
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);
 
+/* Fills *ep for running c with run_id (borrowed; ep borrows from c): the
+ * session launches with it, and `run` builds it once before touching the
+ * step directory so that an engine configuration error (no image, a path a
+ * bind mount cannot express) is a usage error that changes nothing. */
+void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
+			  struct rn_engine_params *ep);
+
 #endif

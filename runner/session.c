@@ -531,24 +531,8 @@ static void init_handles(struct session *s)
 
 static void fill_engine_params(struct session *s)
 {
-	const struct rn_run_config *c = s->p->cfg;
-
-	s->ops = rn_engine_ops_of(c->engine);
-	s->ep.kind = c->engine;
-	s->ep.program = s->ops->cli ? s->ops->cli : c->entrypoint;
-	s->ep.image = c->image;
-	s->ep.workspace = c->workspace;
-	s->ep.skills_dir = c->skills_dir;
-	s->ep.step = c->step;
-	s->ep.skill = c->skill;
-	s->ep.task_key = c->task_key;
-	s->ep.task_file = c->task_file;
-	s->ep.run_id = s->p->run_id;
-	s->ep.extra_env = (const char *const *)c->extra_env.v;
-	s->ep.nextra_env = c->extra_env.n;
-	s->ep.uid = getuid();
-	s->ep.gid = getgid();
-	s->ep.environ = environ;
+	s->ops = rn_engine_ops_of(s->p->cfg->engine);
+	rn_run_engine_params(s->p->cfg, s->p->run_id, &s->ep);
 }
 
 static void start_stream(struct session *s)

@@ -336,6 +336,52 @@ Test(runner_run, copy_without_recording_dir_is_a_usage_error)
 	fgt_proc_release(&p);
 }
 
+/* Issue 18: a docker run without --image cleared the previous run's cycle
+ * files, then exited 125. Every configuration error is found before the
+ * step directory is touched: exit 2, nothing changed, no result written. */
+Test(runner_run, configuration_errors_exit_2_and_change_nothing)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *step = fgt_fmt("%s/ws/.forge/impl", dir);
+	char *res = fgt_fmt("%s/result.json", dir), *file = fgt_fmt("%s/afile", dir);
+	char *colon = fgt_fmt("%s/a:b", dir);
+	const char *env[] = { "FORGE_IMAGE", "FORGE_ENGINE", NULL };
+	const char *no_image[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--workspace", ws,
+				   "--step", "impl", "--result", res, NULL };
+	const char *skills_file[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "img:1",
+				      "--workspace", ws, "--step", "impl", "--result", res,
+				      "--skills-dir", file, NULL };
+	const char *skills_colon[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "img:1",
+				       "--workspace", ws, "--step", "impl", "--result", res,
+				       "--skills-dir", colon, NULL };
+	const char *const *argvs[] = { no_image, skills_file, skills_colon };
+	char *want[] = {
+		fgt_fmt("engine 'docker' needs an image (--image or FORGE_IMAGE)"),
+		fgt_fmt("skills dir '%s' is not a directory", file),
+		fgt_fmt("skills dir '%s' cannot be bind-mounted: contains ':' or ','", colon),
+	};
+
+	fge_write_in(step, "review_cycle_1.json", "{\"kept\": true}\n");
+	fge_write_in(step, "review_summary.json", "{\"kept\": true}\n");
+	fgt_write(file, "not a directory\n");
+	fge_write_in(colon, ".keep", "");
+	for (size_t i = 0; i < 3; i++) {
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2, "case %zu: %s", i, p.err);
+		cr_assert(strstr(p.err, want[i]), "case %zu: %s", i, p.err);
+		cr_assert(strstr(p.err, "try 'forge-runner --help'"), "%s", p.err);
+		cr_assert(fge_exists_in(step, "review_cycle_1.json"), "case %zu: the cycle file was removed", i);
+		cr_assert(fge_exists_in(step, "review_summary.json"), "case %zu: the summary was removed", i);
+		cr_assert(!fgt_exists(res), "case %zu: a result was written", i);
+		free(want[i]);
+		fgt_proc_release(&p);
+	}
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(step); free(res); free(file); free(colon);
+}
+
 /* ---- the stream source: frames on the entrypoint's stderr ---- */
 
 /* Shell functions for scripts that send frames: frm N VERDICT [RUN [FB]]
