@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli.h"
 #include "prepare.h"
 #include "session.h"
@@ -22,9 +24,13 @@
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/summary.h"
+#include "forge/text.h"
 #include "watch.h"
 
 extern char **environ;
+
+/* The entrypoint reads task files up to 1 MiB; so does the skill lookup. */
+#define RN_TASK_FILE_MAX (1024 * 1024)
 
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
@@ -411,18 +417,68 @@ static void conclude(struct run_state *st)
 	fg_summary_release(&sum);
 }
 
+/* skill_name of the task file when it is a valid skill name (owned), else
+ * NULL. Bounded read: the file was only checked to exist. */
+static char *task_file_skill(const char *path)
+{
+	struct fg_buf b;
+	cJSON *o = NULL;
+	const cJSON *v;
+	char *skill = NULL;
+
+	fg_buf_init(&b, RN_TASK_FILE_MAX);
+	if (path && !fg_read_file_at(AT_FDCWD, path, RN_TASK_FILE_MAX, &b, NULL))
+		o = fg_json_parse_exact(fg_buf_str(&b), b.len);
+	v = o ? cJSON_GetObjectItemCaseSensitive(o, "skill_name") : NULL;
+	if (cJSON_IsString(v) && !fg_name_check(FG_NAME_SKILL, v->valuestring, strlen(v->valuestring), NULL, 0))
+		skill = fg_xstrdup(v->valuestring);
+	cJSON_Delete(o);
+	fg_buf_release(&b);
+	return skill;
+}
+
+/* The skill the entrypoint will review, derived as it does (owned): --skill,
+ * else FORGE_SKILL_NAME, else the task file's skill_name, else the step with
+ * '_' turned into '-'. For run_start, which said skill="" when derived. */
+static char *derived_skill(const struct rn_run_config *c)
+{
+	const char *env = env_or_null("FORGE_SKILL_NAME");
+	char *skill;
+
+	if (c->skill)
+		return fg_xstrdup(c->skill);
+	if (env && !fg_name_check(FG_NAME_SKILL, env, strlen(env), NULL, 0))
+		return fg_xstrdup(env);
+	skill = task_file_skill(c->task_file);
+	if (skill)
+		return skill;
+	skill = fg_xstrdup(c->step);
+	for (char *p = skill; *p; p++)
+		*p = *p == '_' ? '-' : *p;
+	return skill;
+}
+
 static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
 	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+	char *skill = derived_skill(c);
 
 	rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
 	       RN_LS("image", ops->cli ? c->image : NULL),
-	       RN_LS("step", c->step), RN_LS("skill", c->skill), RN_LS("task_key", c->task_key),
+	       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
 	       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
 	       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
 	       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
 	       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	/* A container without --skills-dir reads the image's own /skills: a
+	 * review.md on the host is silently not used. */
+	if (ops->cli && !c->skills_dir)
+		rn_log(st->log, RN_LOG_WARN, "skills_in_image", RN_LS("engine", ops->name),
+		       RN_LS("image", c->image), RN_LS("skill", skill),
+		       RN_LS("hint", "no --skills-dir: review.md files are looked up in the image's own "
+				     "/skills; pass --skills-dir DIR to use the host's"));
+	free(skill);
 }
 
 /* --env NAMEs that are not set: the container would silently lack them. */

@@ -584,3 +584,91 @@ Test(runner_docker, podman_runs_the_loop)
 	cJSON_Delete(res);
 	box_release(&b);
 }
+
+/* Issue 18, container onboarding: an image that is not on the host showed
+ * Docker's raw pull error only; without --skills-dir the image's own /skills
+ * was used silently. Now: skills_in_image and engine_hint warnings (the
+ * hint says how to build the image), the hint in the result, exit 125, and
+ * no container_left (no container was ever made). Needs only the daemon. */
+Test(runner_docker, missing_image_gets_a_build_hint)
+{
+	char *dir, *ws, *log, *res, *text;
+	struct fgt_proc p;
+	cJSON *evs, *r;
+	const cJSON *e;
+
+	fgd_skip_without_engine("docker");
+	dir = fgt_tmpdir();
+	ws = fgt_fmt("%s/ws", dir);
+	log = fgt_fmt("%s/r.log", dir);
+	res = fgt_fmt("%s/result.json", dir);
+	fge_write_in(ws, "README", "workspace\n");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "i18-missing:none",
+			       "--workspace", ws, "--step", STEP, "--result", res, "--log-format", "json",
+			       "--log-file", log, NULL };
+	const char *env[] = { "FORGE_IMAGE", "FORGE_ENGINE", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 120), 0);
+	cr_assert_eq(p.exit_code, 125, "%s", p.err);
+	text = fgt_read(log, NULL);
+	evs = fge_json_lines(text);
+	e = fge_find_event(evs, "skills_in_image", NULL, NULL);
+	cr_assert_not_null(e, "%s", text);
+	cr_expect_str_eq(fge_jstr(e, "skill"), SKILL);
+	e = fge_find_event(evs, "engine_hint", NULL, NULL);
+	cr_assert_not_null(e, "%s", text);
+	cr_expect(strstr(fge_jstr(e, "hint"), "docker build -f docker/Dockerfile -t i18-missing:none ."),
+		  "%s", fge_jstr(e, "hint"));
+	cr_expect_null(fge_find_event(evs, "container_left", NULL, NULL), "%s", text);
+	e = fge_find_event(evs, "run_exit", NULL, NULL);
+	cr_assert_not_null(e);
+	cr_expect(strstr(fge_jstr(e, "reason"), "docker: Error response from daemon"), "%s", text);
+	r = fge_json_file(res, p.err);
+	cr_expect(strstr(fge_jstr(r, "error_message"), "; hint: image 'i18-missing:none' is not on this host"),
+		  "%s", fge_jstr(r, "error_message"));
+	cJSON_Delete(r);
+	cJSON_Delete(evs);
+	free(text);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(log); free(res);
+}
+
+/* Issue 18: with Docker down the runner also logged container_left, as if a
+ * container had leaked. The daemon is made unreachable with DOCKER_HOST. */
+Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
+{
+	char *dir, *ws, *log, *text, *bin = fgd_which("docker");
+	struct fgt_proc p;
+	cJSON *evs;
+	const cJSON *e;
+
+	if (!bin)
+		cr_skip("the docker CLI is not installed");
+	free(bin);
+	dir = fgt_tmpdir();
+	ws = fgt_fmt("%s/ws", dir);
+	log = fgt_fmt("%s/r.log", dir);
+	fge_write_in(ws, "README", "workspace\n");
+	char *host = fgt_fmt("DOCKER_HOST=unix://%s/no-daemon.sock", dir);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "i18-any:none",
+			       "--workspace", ws, "--step", STEP, "--skills-dir", dir, "--log-format", "json",
+			       "--log-file", log, NULL };
+	const char *env[] = { host, "FORGE_IMAGE", "FORGE_ENGINE", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 120), 0);
+	cr_assert_eq(p.exit_code, 125, "%s", p.err);
+	text = fgt_read(log, NULL);
+	evs = fge_json_lines(text);
+	e = fge_find_event(evs, "engine_hint", NULL, NULL);
+	cr_assert_not_null(e, "%s", text);
+	cr_expect(strstr(fge_jstr(e, "hint"), "docker cannot reach its daemon"), "%s", fge_jstr(e, "hint"));
+	cr_expect_null(fge_find_event(evs, "container_left", NULL, NULL), "%s", text);
+	cr_expect_null(fge_find_event(evs, "skills_in_image", NULL, NULL), "--skills-dir was given");
+	cJSON_Delete(evs);
+	free(text);
+	free(host);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(log);
+}

@@ -382,6 +382,44 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 	free(dir); free(ws); free(step); free(res); free(file); free(colon);
 }
 
+/* Issue 18: run_start said skill="" when the skill was derived; it logs the
+ * skill the entrypoint will use (task file's skill_name, else the step with
+ * '_' -> '-'). */
+Test(runner_run, run_start_logs_the_derived_skill)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *log = fgt_fmt("%s/r.log", dir), *task = fgt_fmt("%s/task.json", dir);
+	char *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 0");
+	const char *env[] = { "FORGE_SKILL_NAME", "FORGE_LOG_LEVEL", NULL };
+	const char *from_step[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
+				    "--entrypoint", script, "--log-format", "json", "--log-file", log, NULL };
+	const char *from_task[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
+				    "--task-file", task, "--entrypoint", script, "--log-format", "json",
+				    "--log-file", log, NULL };
+	const char *const *argvs[] = { from_step, from_task };
+	static const char *const want[] = { "implement-task", "add-license" };
+
+	fge_write_in(ws, "README", "workspace\n");
+	fgt_write(task, "{\"skill_name\": \"add-license\", \"summary\": \"s\"}");
+	for (size_t i = 0; i < 2; i++) {
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		char *text = fgt_read(log, NULL);
+		cJSON *evs = fge_json_lines(text);
+		const cJSON *e = fge_find_event(evs, "run_start", NULL, NULL);
+		cr_assert_not_null(e);
+		cr_expect_str_eq(fge_jstr(e, "skill"), want[i]);
+		cJSON_Delete(evs);
+		free(text);
+		unlink(log);
+		fgt_proc_release(&p);
+	}
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(log); free(task); free(script);
+}
+
 /* ---- the stream source: frames on the entrypoint's stderr ---- */
 
 /* Shell functions for scripts that send frames: frm N VERDICT [RUN [FB]]
