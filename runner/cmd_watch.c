@@ -45,6 +45,7 @@ static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 	struct watch_cmd *wc = w->opts.data;
 
 	rn_event_cycle(&wc->out, RN_LOG_INFO, r, 1);
+	rn_event_verdict_unparsed(&wc->err, r, 1);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -123,6 +124,12 @@ static int watch_run(struct watch_cmd *wc, const char **dirs, size_t ndirs)
 		fprintf(stderr, "forge-runner: cannot start watching: %s\n", uv_strerror(r));
 		on_stop_signal(&wc->sig[0], SIGTERM);
 	}
+	/* One line per directory, so a watch that sees nothing yet is not
+	 * mistaken for one that hangs. */
+	for (size_t i = 0; !r && i < ndirs; i++)
+		rn_log(&wc->err, RN_LOG_INFO, "watch_start", RN_LS("dir", dirs[i]),
+		       RN_LN("poll_interval", wc->w.opts.poll_interval),
+		       RN_LB("inotify", !wc->w.opts.no_inotify));
 	uv_run(&wc->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&wc->loop)) {
 		fputs("forge-runner: event loop still has open handles\n", stderr);
@@ -154,6 +161,7 @@ int rn_cmd_watch(int argc, char **argv)
 	 * command's output, not diagnostics. */
 	rn_log_init(&wc.out, wc.err.format, RN_LOG_DEBUG, stdout);
 	o.log = &wc.err;
+	o.corrupt_when_stable = 1;
 	o.cb = on_watch_cycle;
 	o.data = &wc;
 	r = uv_loop_init(&wc.loop);

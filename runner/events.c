@@ -68,6 +68,30 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	free(file);
 }
 
+void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r, int full_path)
+{
+	const struct fg_cycle *c = r->cycle;
+	char *file, *rlog;
+
+	if (c->verdict != FG_VERDICT_REJECTED || !c->has_format || c->format != FG_FORMAT_NONE ||
+	    c->synthetic || !c->feedback ||
+	    strncmp(c->feedback, FG_VERDICT_UNPARSED_FEEDBACK, strlen(FG_VERDICT_UNPARSED_FEEDBACK)))
+		return;
+	file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
+	rlog = c->reviewer_log ? fg_xstrdup(c->reviewer_log)
+			       : fg_xasprintf("review_cycle_%d.reviewer.log", c->cycle);
+	if (full_path) {
+		char *p = fg_path_join(r->dir, rlog);
+
+		free(rlog);
+		rlog = p;
+	}
+	rn_log(l, RN_LOG_WARN, "verdict_unparsed", RN_LS("step", r->step), RN_LI("cycle", c->cycle),
+	       RN_LS("file", file), RN_LS("reviewer_log", rlog), RN_LS("expected", FG_VERDICT_EXPECTED));
+	free(file);
+	free(rlog);
+}
+
 /* "path:line", "path" or "-", cut to RN_FINDING_LOG_CHARS characters. Owned. */
 static char *location(const struct fg_finding *f)
 {

@@ -40,6 +40,16 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
  */
 void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r);
 
+/*
+ * verdict_unparsed (WARN) when r's cycle is a rejection because the reviewer
+ * printed no verdict the parser knows (format none, feedback
+ * FG_VERDICT_UNPARSED_FEEDBACK, not synthetic): such cycles looked like real
+ * rejections ("LGTM" gave two of them and `exhausted`). Names the cycle, the
+ * reviewer's raw log (review_cycle_N.reviewer.log) and the words expected.
+ * Nothing for other cycles. full_path as for rn_event_cycle().
+ */
+void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r, int full_path);
+
 /* Owned copy of s if it has at most max_chars UTF-8 characters; else its
  * first max_chars - 3 characters followed by "..." (max_chars in all). */
 char *rn_utf8_prefix(const char *s, size_t max_chars);

@@ -150,6 +150,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 		return;
 	}
 	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
+	rn_event_verdict_unparsed(s->p->log, r, 0);
 	rn_event_findings(s->p->log, RN_LOG_INFO, r);
 	record(s, r);
 	/* One skill label per run (--skill, else the first cycle's): a label

@@ -392,7 +392,7 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	struct fg_cycle c;
 	struct fg_buf raw;
 	char err[256] = "";
-	int r;
+	int r, same;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
@@ -401,7 +401,13 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 		drop_file(w, d, name, n);
 		return;
 	}
-	if (identity_update(e, &st) && !(how & EX_WRITTEN) &&
+	same = identity_update(e, &st);
+	/* Invalid and untouched for a whole poll interval: no writer is still
+	 * at work on it, so say it now rather than at the final sweep. */
+	if (same && w->opts.corrupt_when_stable && source == RN_SOURCE_POLL &&
+	    (e->flags & E_PENDING) && !(e->flags & E_CORRUPT))
+		how |= EX_FINAL;
+	if (same && !(how & EX_WRITTEN) &&
 	    (!(e->flags & E_PENDING) || !(how & EX_FINAL) || (e->flags & E_CORRUPT)))
 		return;
 	fg_cycle_init(&c);

@@ -27,7 +27,8 @@
  * content is reported once: a rewrite with new content under the same name
  * is reported again, an identical rewrite is not. A file that does not parse
  * yet stays pending and is retried on the next event or poll; the final
- * sweep reports it as `cycle_corrupt` and skips it. A cycle whose run_id
+ * sweep reports it as `cycle_corrupt` and skips it (with corrupt_when_stable
+ * already the first poll scan that finds it unchanged). A cycle whose run_id
  * differs from the expected one is ignored with a `cycle_ignored` warning,
  * once per identity; a cycle without run_id is accepted.
  *
@@ -115,6 +116,10 @@ struct rn_watch_opts {
 	int no_inotify;         /* 1: poll only */
 	const char *run_id;     /* expected run_id, NULL: accept any (borrowed, must outlive w) */
 	size_t max_watches;     /* 0: no limit; else dir watches beyond it behave as ENOSPC (tests) */
+	/* 1: a file found invalid and still unchanged (same identity) at a later
+	 * poll scan is reported cycle_corrupt then, not only at the final sweep
+	 * (`forge-runner watch`, which may run for hours). */
+	int corrupt_when_stable;
 	struct rn_log *log;     /* warnings (borrowed) */
 	rn_watch_cb cb;
 	void *data;             /* for the callback */

@@ -919,7 +919,7 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 	} else if (sc->marker) {
 		decide_marker(v, sc);
 	} else {
-		v->feedback = fg_xstrdup("Verdict could not be parsed");
+		v->feedback = fg_xstrdup(FG_VERDICT_UNPARSED_FEEDBACK);
 	}
 	if (!v->feedback)
 		v->feedback = fg_xstrdup("");

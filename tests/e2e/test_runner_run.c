@@ -420,6 +420,35 @@ Test(runner_run, run_start_logs_the_derived_skill)
 	free(dir); free(ws); free(log); free(task); free(script);
 }
 
+/* Issue 18: a reviewer printing "LGTM" gave rejected cycles that looked like
+ * real rejections, all INFO. Each cycle without a parsable verdict gets a
+ * verdict_unparsed warning naming its reviewer log and the words expected;
+ * a reviewer that failed (format none too) and a normal rejection do not. */
+Test(runner_run, unparsed_verdict_is_a_warning_naming_the_reviewer_log)
+{
+	struct rr r = { 0 };
+	const char *body =
+		"put() { printf '{\"cycle\":%s,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"%s\","
+		"\"format\":\"none\",\"skill\":\"sk\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
+		"\"run_id\":\"%s\"}' \"$1\" \"$2\" \"$FORGE_RUN_ID\" > \"$D/.t\"; mv \"$D/.t\" \"$D/review_cycle_$1.json\"; }\n"
+		"put 1 'Verdict could not be parsed'\n"
+		"put 2 'The review could not be completed: reviewer was killed by signal 9 (Killed).'\n"
+		"cyc 3 rejected\n"
+		"exit 0\n";
+	const cJSON *e;
+
+	run_script(&r, body, NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "%s", r.p.err);
+	cr_assert_eq(fge_count_events(r.events, "verdict_unparsed", NULL, NULL), 1);
+	e = fge_find_event(r.events, "verdict_unparsed", NULL, NULL);
+	cr_expect_str_eq(fge_jstr(e, "level"), "warn");
+	cr_expect_eq(fge_jint(e, "cycle"), 1);
+	cr_expect_str_eq(fge_jstr(e, "file"), "review_cycle_1.json");
+	cr_expect_str_eq(fge_jstr(e, "reviewer_log"), "review_cycle_1.reviewer.log");
+	cr_expect(strstr(fge_jstr(e, "expected"), "APPROVED or REJECTED"));
+	rr_free(&r);
+}
+
 /* ---- the stream source: frames on the entrypoint's stderr ---- */
 
 /* Shell functions for scripts that send frames: frm N VERDICT [RUN [FB]]

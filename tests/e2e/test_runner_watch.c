@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "fge2e.h"
 #include "fgtest.h"
 
 TestSuite(runner_tools, .timeout = 60);
@@ -65,6 +66,59 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 	}
 	free(out);
 	free(outp);
+	free(a);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+/* Issue 18: watch printed nothing when it started and reported a corrupt
+ * file only at exit; an unparsed verdict was a plain rejection. Now a
+ * watch_start line comes first, a corrupt file still unchanged at the next
+ * poll scan is reported while watching (before the SIGTERM), and a cycle
+ * without a parsable verdict gets verdict_unparsed naming its reviewer log. */
+static const char *corrupt_script =
+	"R=$1; T=$2\n"
+	"\"$R\" watch \"$T/a\" --log-format json --poll-interval 0.05 > \"$T/out\" 2> \"$T/err\" &\n"
+	"pid=$!\n"
+	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
+	"wl watch_start \"$T/err\"\n"
+	"printf garbage > \"$T/a/.t\"; mv \"$T/a/.t\" \"$T/a/review_cycle_1.json\"\n"
+	"wl cycle_corrupt \"$T/err\"; echo corrupt-seen-while-watching\n"
+	"printf '{\"cycle\":2,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"Verdict could not be parsed\",'"
+	"'\"format\":\"none\",\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$T/a/.t\"\n"
+	"mv \"$T/a/.t\" \"$T/a/review_cycle_2.json\"\n"
+	"wl verdict_unparsed \"$T/err\"\n"
+	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+
+Test(runner_tools, watch_says_it_started_and_reports_corrupt_files_while_watching)
+{
+	char *dir = fgt_tmpdir();
+	const char *argv[] = { "/bin/sh", "-c", corrupt_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgt_proc p;
+	char *errp = fgt_fmt("%s/err", dir), *a = fgt_fmt("%s/a", dir), *err;
+	cJSON *evs;
+	const cJSON *e;
+
+	cr_assert_eq(mkdir(a, 0755), 0);
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	cr_assert_not_null(strstr(p.out, "corrupt-seen-while-watching\n"), "out: %s err: %s", p.out, p.err);
+	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s", p.out);
+	err = fgt_read(errp, NULL);
+	cr_assert_eq(count_lines_with(err, "\"event\":\"cycle_corrupt\""), 1, "%s", err);
+	evs = fge_json_lines(err);
+	e = fge_find_event(evs, "watch_start", NULL, NULL);
+	cr_assert_not_null(e, "%s", err);
+	cr_expect_str_eq(fge_jstr(e, "dir"), a);
+	e = fge_find_event(evs, "verdict_unparsed", NULL, NULL);
+	cr_assert_not_null(e, "%s", err);
+	char *rlog = fgt_fmt("%s/review_cycle_2.reviewer.log", a);
+	cr_expect_str_eq(fge_jstr(e, "reviewer_log"), rlog);
+	cr_expect(strstr(fge_jstr(e, "expected"), "APPROVED or REJECTED"), "%s", err);
+	free(rlog);
+	cJSON_Delete(evs);
+	free(err);
+	free(errp);
 	free(a);
 	fgt_proc_release(&p);
 	fgt_rm_rf(dir);

@@ -70,6 +70,14 @@ struct cJSON;
 
 enum fg_verdict_kind { FG_VERDICT_APPROVED, FG_VERDICT_REJECTED };
 
+/* The feedback of a rejection because no verdict was found (format none);
+ * the runner tells it apart from a failed reviewer by it (verdict_unparsed). */
+#define FG_VERDICT_UNPARSED_FEEDBACK "Verdict could not be parsed"
+/* What a reviewer is expected to print, for messages about an unparsed one. */
+#define FG_VERDICT_EXPECTED "APPROVED or REJECTED outside code blocks (or a 'Verdict:' line, " \
+	"or a JSON block with \"verdict\")"
+
+
 enum fg_verdict_format {
 	FG_FORMAT_JSON_SHADOW,
 	FG_FORMAT_REVIEW_RESULT_MARKER,
