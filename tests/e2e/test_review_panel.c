@@ -582,3 +582,77 @@ Test(review_panel, findings_in_the_text_log)
 				  "[security] NOTE src/security.c:7 Consider a limit\"\n"), "%s", t.p.err);
 	pn_free(&t);
 }
+
+static int alive(long pid)
+{
+	char *path = fgt_fmt("/proc/%ld/stat", pid);
+	char *s = fgt_read(path, NULL);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+
+	free(s);
+	free(path);
+	return live;
+}
+
+/* A stop signal reaches the entrypoint while two roles review: it is
+ * forwarded to each role's helper and on to its agent's group, the run
+ * ends with 128+15 at once, and no cycle or summary claims an end. */
+Test(review_panel, sigterm_during_a_panel_stops_every_role)
+{
+	struct pn t;
+	static const char rev[] =
+		"#!/bin/sh\n"
+		"r=$FORGE_REVIEWER_ROLE\n"
+		"sleep 30 &\n"
+		"echo $! > \"$SAVE/sleep_$r\"\n"
+		"if [ \"$r\" = b ]; then\n"
+		"  until [ -s \"$SAVE/sleep_a\" ]; do sleep 0.05; done\n"
+		/* our parent is the role's helper, its parent the entrypoint */
+		"  ep=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
+		"  kill -TERM \"$ep\"\n"
+		"fi\n"
+		"wait\n"
+		"echo APPROVED\n";
+
+	memset(&t, 0, sizeof(t));
+	t.dir = fgt_tmpdir();
+	t.ws = fgt_fmt("%s/ws", t.dir);
+	t.skills = fgt_fmt("%s/skills", t.dir);
+	t.save = fgt_fmt("%s/save", t.dir);
+	t.step = fgt_fmt("%s/.forge/impl", t.ws);
+	fge_write_in(t.ws, ".keep", "");
+	fge_write_in(t.save, ".keep", "");
+	fge_write_in(t.skills, "default/impl/review.md",
+		     "---\nreviewers:\n  - role: a\n  - role: b\n---\nShared.\n");
+	fge_write_in(t.dir, "work.sh", "#!/bin/sh\necho worked\n");
+	fge_write_in(t.dir, "rev.sh", rev);
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t.dir);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", t.dir);
+	char *save = fgt_fmt("SAVE=%s", t.save);
+	const char *env[] = { wcmd, rcmd, save, "FORGE_AGENT_KILL_GRACE=1", "AUTO_REVIEW_MAX_RETRIES",
+			      NULL };
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t.ws, "--skills-dir",
+			       t.skills, "--step", "impl", "--skill", "impl", NULL };
+
+	cr_assert_eq(fgt_run(&t.p, argv, env, NULL, NULL, 25), 0);
+	cr_assert_eq(t.p.timed_out, 0, "the entrypoint did not stop: %s", t.p.err);
+	cr_assert_eq(t.p.exit_code, 143, "%s", t.p.err);
+	cr_assert(strstr(t.p.err, "stopped by signal 15"), "%s", t.p.err);
+	cr_assert_not(fge_exists_in(t.step, "review_cycle_1.json"));
+	cr_assert_not(fge_exists_in(t.step, "review_summary.json"));
+	for (int i = 0; i < 2; i++) {
+		char *name = fgt_fmt("sleep_%s", i ? "b" : "a");
+		char *pid = fge_read_in(t.save, name);
+
+		cr_assert_not_null(pid, "role %s never started", i ? "b" : "a");
+		cr_assert_not(alive(strtol(pid, NULL, 10)), "role %s's agent outlived the run",
+			      i ? "b" : "a");
+		free(pid);
+		free(name);
+	}
+	free(wcmd);
+	free(rcmd);
+	free(save);
+	pn_free(&t);
+}
