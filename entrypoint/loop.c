@@ -58,6 +58,7 @@ struct loop {
 	char *role_system[FG_REVIEWERS_MAX];  /* owned: each panel role's system prompt */
 	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
 	struct fg_usage_pair total;   /* the step's totals */
+	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
 };
 
 
@@ -948,6 +949,9 @@ static int finish(struct loop *l, enum fg_review_state state, int code)
 	s.review_md = l->review_md ? fg_xstrdup(l->review_md) : NULL;
 	s.usage = l->total;
 	s.max_cost_usd = l->review_md ? l->cfg.max_cost_usd : -1;
+	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->nfindings; i++)
+		if (fg_finding_rank(&l->blocked_by->findings[i]) == FG_RANK_QUESTION)
+			fg_summary_add_question(&s, &l->blocked_by->findings[i]);
 	rc = fg_summary_write(l->step_dir, &s);
 	if (rc < 0)
 		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
@@ -1055,6 +1059,7 @@ static int blocked(struct loop *l, const struct fg_cycle *c)
 			ep_error("  [%s] %s: %s", f->role ? f->role : "default",
 				 f->file_path ? f->file_path : "-", line);
 	}
+	l->blocked_by = c;
 	return finish(l, FG_STATE_BLOCKED, exhausted_code(l));
 }
 

@@ -330,7 +330,8 @@ static const char *result_skill(const struct run_state *st)
 	return st->cycles.n ? st->cycles.v[st->cycles.n - 1].c.skill : NULL;
 }
 
-static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted)
+static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted,
+			 const struct fg_summary *sum)
 {
 	struct rn_result res = {
 		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
@@ -340,6 +341,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.review_exhausted = exhausted, .review_state = state,
 		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
 		.cycles_by_source = st->sr.cycles_by_source,
+		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
 	};
 	int r;
 
@@ -413,7 +415,7 @@ static void conclude(struct run_state *st)
 	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason));
 	free(reason);
 	write_metrics(st, state, exhausted);
-	write_result(st, state, exhausted);
+	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary);
 	fg_summary_release(&sum);
 }
 

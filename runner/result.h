@@ -113,6 +113,8 @@ struct rn_result {
 	long stale_files_cleared;
 	long sweep_caught;
 	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (watch.h), or NULL: all 0 */
+	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
+	size_t nquestions;              /* written as "questions" when > 0 */
 };
 
 /* The result as JSON text (pretty, trailing newline). Owned. */

@@ -64,7 +64,41 @@ void fg_summary_release(struct fg_summary *s)
 	free(s->task_key);
 	free(s->run_id);
 	free(s->review_md);
+	fg_findings_free(s->questions, s->nquestions);
 	fg_summary_init(s);
+}
+
+/* A copy of t cut to FG_SUMMARY_TEXT_MAX bytes on a UTF-8 boundary, or NULL. */
+static char *cut(const char *t)
+{
+	size_t n;
+
+	if (!t)
+		return NULL;
+	n = strlen(t);
+	if (n > FG_SUMMARY_TEXT_MAX) {
+		n = FG_SUMMARY_TEXT_MAX;
+		while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return fg_xstrndup(t, n);
+}
+
+void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f)
+{
+	struct fg_finding *q;
+
+	if (s->nquestions >= FG_SUMMARY_QUESTIONS_MAX)
+		return;
+	s->questions = fg_xreallocarray(s->questions, s->nquestions + 1, sizeof(*s->questions));
+	q = &s->questions[s->nquestions++];
+	memset(q, 0, sizeof(*q));
+	q->severity = cut(f->severity);
+	q->ordinal = f->ordinal;
+	q->file_path = cut(f->file_path);
+	q->line = f->line;
+	q->title = cut(f->title);
+	q->role = cut(f->role);
 }
 
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
@@ -87,6 +121,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 	if (s->max_cost_usd >= 0)
 		cJSON_AddNumberToObject(o, "max_cost_usd", s->max_cost_usd);
 	fg_usage_pair_add_to(o, &s->usage);
+	if (s->nquestions)
+		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
 	return o;
 }
 
@@ -150,10 +186,23 @@ static char *opt_string(const cJSON *o, const char *key, const char *dflt)
 	return dflt ? fg_xstrdup(dflt) : NULL;
 }
 
+/* The optional questions, bounded and trimmed as when written. */
+static void read_questions(const cJSON *arr, struct fg_summary *s)
+{
+	struct fg_finding *f = NULL;
+	size_t n = 0;
+
+	fg_findings_from_json(arr, &f, &n);
+	for (size_t i = 0; i < n; i++)
+		fg_summary_add_question(s, &f[i]);
+	fg_findings_free(f, n);
+}
+
 static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
 	const cJSON *v;
+	const cJSON *questions;
 	int r;
 
 	if (!st) {
@@ -181,6 +230,9 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		s->max_cost_usd = v->valuedouble;
+	questions = cJSON_GetObjectItemCaseSensitive(o, "questions");
+	if (cJSON_IsArray(questions))
+		read_questions(questions, s);
 	return 0;
 }
 

@@ -390,6 +390,24 @@ Test(review_panel, only_questions_left_ends_blocked_after_one_cycle)
 
 	cr_assert_str_eq(state, "blocked");
 	free(state);
+	/* The summary and the result list the questions, and only them. */
+	char *path = fgt_fmt("%s/review_summary.json", t.step);
+	cJSON *sum = fge_json_file(path, t.p.err);
+	const cJSON *qs[2] = { cJSON_GetObjectItem(sum, "questions"),
+			       cJSON_GetObjectItem(t.res, "questions") };
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(cJSON_GetArraySize(qs[i]), 1, "%s", i ? "result" : "summary");
+		const cJSON *q = cJSON_GetArrayItem(qs[i], 0);
+
+		cr_assert_str_eq(fge_jstr(q, "role"), "security");
+		cr_assert_str_eq(fge_jstr(q, "severity"), "QUESTION");
+		cr_assert_str_eq(fge_jstr(q, "filePath"), "src/security.c");
+		cr_assert_eq(fge_jint(q, "line"), 7);
+		cr_assert_str_eq(fge_jstr(q, "title"), "Should tokens expire?");
+	}
+	cJSON_Delete(sum);
+	free(path);
 	cr_assert_not(fge_exists_in(t.save, "work_fb_1.txt"), "the worker ran again");
 	cr_assert(strstr(t.p.err, "[security] src/security.c:7: Should tokens expire?"), "%s", t.p.err);
 	pn_free(&t);

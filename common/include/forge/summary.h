@@ -12,11 +12,16 @@
 
 #include "forge/buf.h"
 #include "forge/usage.h"
+#include "forge/verdict.h"
 
 struct cJSON;
 
 #define FG_SUMMARY_FILE "review_summary.json"
 #define FG_SUMMARY_MAX_BYTES (64 * 1024)
+/* Questions a blocked summary lists, each title and path cut to
+ * FG_SUMMARY_TEXT_MAX bytes: far inside FG_SUMMARY_MAX_BYTES. */
+#define FG_SUMMARY_QUESTIONS_MAX 50
+#define FG_SUMMARY_TEXT_MAX 200
 
 /* How a review phase ended: one name per state everywhere (summary, result,
  * logs, metrics, report). Programs keep the enum; the names appear only
@@ -45,6 +50,11 @@ struct fg_summary {
 	char *review_md;  /* owned or NULL */
 	struct fg_usage_pair usage;   /* the step's totals per role */
 	double max_cost_usd;          /* < 0: no budget */
+	/* State blocked: the questions left for a person (owned, at most
+	 * FG_SUMMARY_QUESTIONS_MAX, only role, severity, location and title
+	 * kept); written as "questions" when nquestions > 0. */
+	struct fg_finding *questions;
+	size_t nquestions;
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
@@ -56,6 +66,10 @@ int fg_review_state_parse(const char *s, enum fg_review_state *out);
 
 void fg_summary_init(struct fg_summary *s);
 void fg_summary_release(struct fg_summary *s);
+/* Appends a trimmed copy of f to s->questions (role, severity, file, line,
+ * title cut to FG_SUMMARY_TEXT_MAX on a UTF-8 boundary); ignored past
+ * FG_SUMMARY_QUESTIONS_MAX. */
+void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f);
 /* The summary as a new cJSON object (owned by the caller). */
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
 /* Parses and validates len bytes (the same rules as a file read). s must
