@@ -773,10 +773,15 @@ Test(reviewmd, role_files_are_read_beside_review_md_and_never_outside)
 	fgt_write(rmd, "---\nreviewers:\n  - role: a\n    instructions: roles/a.md\n"
 		       "  - role: b\n    instructions: link.md\n  - role: c\n    instructions: none.md\n"
 		       "  - role: d\n    instructions: bin.md\n---\nShared\n");
-	fgt_write(fgt_fmt("%s/roles/a.md", skill), "\nCheck A.\r\n\n");
-	fgt_write(fgt_fmt("%s/secret.md", d), "outside\n");
-	cr_assert_eq(symlink("../secret.md", fgt_fmt("%s/link.md", skill)), 0);
-	fgt_write_bytes(fgt_fmt("%s/bin.md", skill), "a\0b", 3);
+	char *paths[4] = { fgt_fmt("%s/roles/a.md", skill), fgt_fmt("%s/secret.md", d),
+			   fgt_fmt("%s/link.md", skill), fgt_fmt("%s/bin.md", skill) };
+
+	fgt_write(paths[0], "\nCheck A.\r\n\n");
+	fgt_write(paths[1], "outside\n");
+	cr_assert_eq(symlink("../secret.md", paths[2]), 0);
+	fgt_write_bytes(paths[3], "a\0b", 3);
+	for (int i = 0; i < 4; i++)
+		free(paths[i]);
 	fg_review_config_init(&c);
 	cr_assert_eq(fg_review_config_load(&c, rmd, NULL), 0);
 	cr_assert_eq(c.nreviewers, 1);
@@ -802,6 +807,9 @@ Test(reviewmd, role_files_are_read_beside_review_md_and_never_outside)
 	cr_assert_eq(fg_review_lint_file(rmd, &out), 1);
 	fg_diags_release(&out);
 	fgt_rm_rf(d);
+	free(rmd);
+	free(skill);
+	free(d);
 }
 
 Test(reviewmd, role_slug_rule)
