@@ -56,6 +56,7 @@ struct entry {
 	char *error;        /* error_message; NULL: none */
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
+	struct fg_usage_pair usage;  /* the result's "usage" (the step's totals) */
 	char *source;       /* the path as given */
 };
 
@@ -272,6 +273,7 @@ static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 		return -1;
 	/* review_exhausted is the runner's word; recomputed only when absent. */
 	e->exhausted = cJSON_IsBool(exh) ? cJSON_IsTrue(exh) : fg_cycles_exhausted(e->cycles, e->ncycles);
+	fg_usage_pair_from(&e->usage, o);
 	e->key = fg_xasprintf("%s__%s", e->task_key ? e->task_key : "", e->step);
 	return 0;
 }
@@ -475,6 +477,7 @@ static cJSON *entry_json(const struct entry *e)
 	cJSON_AddItemToObject(o, "cycles", cycles);
 	add_str_or_null(o, "open_feedback", open_feedback(e));
 	add_panel_json(o, e);
+	fg_usage_pair_add_to(o, &e->usage);
 	cJSON_AddStringToObject(o, "source", e->source);
 	return o;
 }
@@ -692,6 +695,32 @@ static void md_failure(struct md *m, const struct entry *e)
 	md_adds(m, "\n\n");
 }
 
+/* " · **Cost:** $X (worker $W, reviewer $R) · **Tokens:** I in (C cached),
+ * O out": only the figures the agents reported. */
+static void md_usage(struct md *m, const struct entry *e)
+{
+	const struct fg_usage *w = &e->usage.worker, *r = &e->usage.reviewer;
+	struct fg_usage both = *w;
+	double usd;
+
+	fg_usage_add(&both, r);
+	if (fg_usage_pair_cost(&e->usage, &usd)) {
+		md_addf(m, " · **Cost:** $%.4f", usd);
+		if ((w->have & FG_USAGE_COST) && (r->have & FG_USAGE_COST))
+			md_addf(m, " (worker $%.4f, reviewer $%.4f)", w->cost_usd, r->cost_usd);
+	}
+	if (both.have & (FG_USAGE_INPUT | FG_USAGE_OUTPUT)) {
+		md_adds(m, " · **Tokens:**");
+		if (both.have & FG_USAGE_INPUT)
+			md_addf(m, " %lld in", (long long)both.input_tokens);
+		if (both.have & FG_USAGE_CACHED)
+			md_addf(m, " (%lld cached)", (long long)both.cached_input_tokens);
+		if (both.have & FG_USAGE_OUTPUT)
+			md_addf(m, "%s %lld out", both.have & FG_USAGE_INPUT ? "," : "",
+				(long long)both.output_tokens);
+	}
+}
+
 static void md_entry(struct md *m, const struct entry *e)
 {
 	const char *open = open_feedback(e);
@@ -707,6 +736,7 @@ static void md_entry(struct md *m, const struct entry *e)
 		md_adds(m, " · **Skill:** ");
 		md_name(m, e->skill);
 	}
+	md_usage(m, e);
 	if (!e->ncycles) {
 		md_adds(m, " · **Cycles:** 0\n\n");
 		md_failure(m, e);

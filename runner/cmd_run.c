@@ -331,7 +331,7 @@ static const char *result_skill(const struct run_state *st)
 }
 
 static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted,
-			 const struct fg_summary *sum)
+			 const struct fg_summary *sum, const struct fg_usage_pair *usage)
 {
 	struct rn_result res = {
 		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
@@ -340,7 +340,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.duration_seconds = fg_seconds_since(st->t0), .cycles = &st->cycles,
 		.review_exhausted = exhausted, .review_state = state,
 		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
-		.cycles_by_source = st->sr.cycles_by_source,
+		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
 	};
 	int r;
@@ -355,7 +355,8 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 	}
 }
 
-static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted)
+static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
+			  const struct fg_usage_pair *usage)
 {
 	const char *skill = result_skill(st);
 	char err[256] = "";
@@ -368,6 +369,8 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 		rn_metrics_add_sweep_caught(&st->metrics, skill, st->cfg->step,
 					    (unsigned)st->sr.sweep_caught);
 	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
+	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "worker", &usage->worker);
+	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "reviewer", &usage->reviewer);
 	if (!st->cfg->metrics_file)
 		return;
 	r = rn_metrics_merge_file(&st->metrics, st->cfg->metrics_file, err, sizeof(err));
@@ -393,7 +396,10 @@ static char *exit_reason(const struct rn_session_result *sr)
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
-	char *reason;
+	const struct fg_summary *s;
+	struct fg_usage_pair usage;
+	char *reason, cost[32];
+	double usd;
 	int have_sum;
 	enum fg_review_state state;
 	bool exhausted;
@@ -403,7 +409,16 @@ static void conclude(struct run_state *st)
 	/* The file when it can be read, else the summary frame (the stream
 	 * checked its run id): it stands in for the file on a run whose
 	 * workspace the runner cannot see. */
-	state = rn_review_state(&st->cycles, have_sum ? &sum : st->sr.stream_summary);
+	s = have_sum ? &sum : st->sr.stream_summary;
+	state = rn_review_state(&st->cycles, s);
+	/* The summary has the step's totals (the worker's first run included);
+	 * without one the cycles' usage is what is known. */
+	if (s)
+		usage = s->usage;
+	else
+		rn_cycles_usage(&st->cycles, &usage);
+	if (fg_usage_pair_cost(&usage, &usd))
+		snprintf(cost, sizeof(cost), "%.6f", usd);
 	exhausted = rn_review_exhausted(state, &st->cycles);
 	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
 	reason = exit_reason(&st->sr);
@@ -412,10 +427,11 @@ static void conclude(struct run_state *st)
 	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
 	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
 	       RN_LI("sweep_caught", st->sr.sweep_caught),
-	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason));
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason),
+	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
 	free(reason);
-	write_metrics(st, state, exhausted);
-	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary);
+	write_metrics(st, state, exhausted, &usage);
+	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
 	fg_summary_release(&sum);
 }
 

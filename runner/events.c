@@ -39,6 +39,27 @@ char *rn_utf8_prefix(const char *s, size_t max_chars)
 	return fg_xasprintf("%.*s...", (int)keep, s);
 }
 
+/* The cycle's usage as log fields, appended to f at *n: each role's
+ * reported cost (worker_cost_usd, reviewer_cost_usd) and the tokens of
+ * both roles (input_tokens, output_tokens, cached_input_tokens). What no
+ * agent reported is left out. */
+static void usage_fields(const struct fg_usage_pair *u, struct rn_log_field *f, size_t *n)
+{
+	struct fg_usage both = u->worker;
+
+	fg_usage_add(&both, &u->reviewer);
+	if (u->worker.have & FG_USAGE_COST)
+		f[(*n)++] = RN_LN("worker_cost_usd", u->worker.cost_usd);
+	if (u->reviewer.have & FG_USAGE_COST)
+		f[(*n)++] = RN_LN("reviewer_cost_usd", u->reviewer.cost_usd);
+	if (both.have & FG_USAGE_INPUT)
+		f[(*n)++] = RN_LI("input_tokens", both.input_tokens);
+	if (both.have & FG_USAGE_OUTPUT)
+		f[(*n)++] = RN_LI("output_tokens", both.output_tokens);
+	if (both.have & FG_USAGE_CACHED)
+		f[(*n)++] = RN_LI("cached_input_tokens", both.cached_input_tokens);
+}
+
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
 		    int full_path)
 {
@@ -47,23 +68,36 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	char *file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
 	const char *verdict = fg_verdict_kind_name(c->verdict);
 	const char *source = rn_source_name(r->source);
+	char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
+	char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
+	struct rn_log_field f[16];
+	size_t n = 0;
 
+	f[n++] = RN_LS("step", r->step);
+	f[n++] = RN_LS("skill", c->skill);
 	if (l->format == RN_LOG_JSON) {
-		rn_log(l, level, "review_cycle", RN_LS("step", r->step), RN_LS("skill", c->skill),
-		       RN_LI("cycle", c->cycle), RN_LI("max_cycles", c->max_cycles),
-		       RN_LS("verdict", verdict), RN_LN("elapsed_seconds", c->elapsed_seconds),
-		       RN_LS("feedback", fb), RN_LS("file", file), RN_LS("source", source),
-		       RN_LS_OPT("run_id", c->run_id));
+		f[n++] = RN_LI("cycle", c->cycle);
+		f[n++] = RN_LI("max_cycles", c->max_cycles);
+		f[n++] = RN_LS("verdict", verdict);
+		f[n++] = RN_LN("elapsed_seconds", c->elapsed_seconds);
+		f[n++] = RN_LS("feedback", fb);
+		f[n++] = RN_LS("file", file);
+		f[n++] = RN_LS("source", source);
+		f[n++] = RN_LS_OPT("run_id", c->run_id);
+		usage_fields(&c->usage, f, &n);
 	} else {
-		char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
-		char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
-
-		rn_log(l, level, "review_cycle", RN_LS("step", r->step), RN_LS("skill", c->skill),
-		       RN_LS("cycle", cyc), RN_LS("verdict", verdict), RN_LS("elapsed", el),
-		       RN_LS("source", source), RN_LS("file", file), RN_LS("feedback", fb));
-		free(cyc);
-		free(el);
+		f[n++] = RN_LS("cycle", cyc);
+		f[n++] = RN_LS("verdict", verdict);
+		f[n++] = RN_LS("elapsed", el);
+		f[n++] = RN_LS("source", source);
+		f[n++] = RN_LS("file", file);
+		/* Before the feedback, which ends the text line. */
+		usage_fields(&c->usage, f, &n);
+		f[n++] = RN_LS("feedback", fb);
 	}
+	rn_log_event(l, level, "review_cycle", f, n);
+	free(cyc);
+	free(el);
 	free(fb);
 	free(file);
 }

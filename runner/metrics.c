@@ -35,8 +35,10 @@ static const char *const bucket_le[NBUCKETS] = {
 };
 
 /* In alphabetical order of name: sorting series by family sorts the file. */
-enum family { F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP, F_VERDICTS, F_RUNS,
-	      F_COUNT };
+enum family {
+	F_AGENT_COST, F_AGENT_TOKENS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
+	F_VERDICTS, F_RUNS, F_COUNT
+};
 
 struct family_def {
 	const char *name;
@@ -47,6 +49,12 @@ struct family_def {
 };
 
 static const struct family_def families[F_COUNT] = {
+	[F_AGENT_COST] = { "forge_review_agent_cost_usd_total",
+			   "Cost in US dollars the agents of a step reported, by skill, step and role.", 0, 3,
+			   { "skill", "step", "role" } },
+	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
+			     "Tokens the agents of a step reported, by skill, step, role and kind "
+			     "(input, output, cached_input).", 0, 4, { "skill", "step", "role", "kind" } },
 	[F_CYCLES] = { "forge_review_cycles_total",
 		       "Review cycles detected, by skill and step.", 0, 2, { "skill", "step" } },
 	[F_DURATION] = { "forge_review_duration_seconds",
@@ -194,6 +202,40 @@ void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const cha
 void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome)
 {
 	counter_add(m, F_RUNS, step, outcome, NULL, 1);
+}
+
+/* Costs are kept to the nano-dollar for the same reason durations are kept
+ * to the microsecond (add_seconds): sums print as written. */
+static double add_usd(double a, double b)
+{
+	double s = a + b;
+
+	if (!isfinite(s) || s >= 1e9)
+		return s;
+	return (double)(long long)(s * 1e9 + 0.5) / 1e9;
+}
+
+void rn_metrics_add_usage(struct rn_metrics *m, const char *skill, const char *step, const char *role,
+			  const struct fg_usage *u)
+{
+	static const struct { unsigned bit; const char *kind; } kinds[] = {
+		{ FG_USAGE_INPUT, "input" }, { FG_USAGE_OUTPUT, "output" },
+		{ FG_USAGE_CACHED, "cached_input" },
+	};
+	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens };
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		const char *vals[MAX_LABELS] = { skill, step, role, kinds[i].kind };
+
+		if (u->have & kinds[i].bit)
+			series_get(m, F_AGENT_TOKENS, vals)->value += (double)v[i];
+	}
+	if (u->have & FG_USAGE_COST) {
+		const char *vals[MAX_LABELS] = { skill, step, role, NULL };
+		struct rn_metric_series *s = series_get(m, F_AGENT_COST, vals);
+
+		s->value = add_usd(s->value, u->cost_usd);
+	}
 }
 
 /* ---- rendering ---- */
@@ -726,7 +768,7 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 		const struct rn_metric_series *s = &src->series[i];
 		struct rn_metric_series *t = series_get(dst, s->fam, (const char *const *)s->label);
 
-		t->value += s->value;
+		t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value) : t->value + s->value;
 		for (size_t b = 0; b < NBUCKETS; b++)
 			t->bucket[b] += s->bucket[b];
 		t->sum = add_seconds(t->sum, s->sum);

@@ -2,6 +2,9 @@
  * metrics.h - Prometheus metrics of review cycles and runner health.
  *
  * Metric families (text exposition format 0.0.4):
+ *   forge_review_agent_cost_usd_total{skill,step,role}  counter (US dollars the agents reported)
+ *   forge_review_agent_tokens_total{skill,step,role,kind}  counter, kind one of
+ *                                                       input|output|cached_input
  *   forge_review_cycles_total{skill,step}               counter
  *   forge_review_verdicts_total{skill,step,verdict}     counter
  *   forge_review_duration_seconds{skill,step}           histogram, buckets
@@ -26,6 +29,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/usage.h"
 
 struct rn_metric_series;
 
@@ -52,6 +56,12 @@ void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const 
 void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step);
 /* Adds 1 to forge_runner_runs_total{step,outcome}. */
 void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome);
+
+/* Adds one role's usage (role "worker" or "reviewer") to the agent token
+ * and cost counters; fields the agents did not report add nothing (no
+ * series is created for them). */
+void rn_metrics_add_usage(struct rn_metrics *m, const char *skill, const char *step, const char *role,
+			  const struct fg_usage *u);
 
 /* Renders every family (with # HELP and # TYPE) into out. 0 or -E2BIG. */
 int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out);

@@ -121,6 +121,7 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	r->c.stalled = c->stalled;
 	r->c.synthetic = c->synthetic;
 	r->c.over_budget = c->over_budget;
+	r->c.usage = c->usage;
 	r->c.elapsed_seconds = c->elapsed_seconds;
 	r->shortened = shortened;
 	r->source = source;
@@ -238,12 +239,21 @@ char *rn_result_to_json(const struct rn_result *r)
 	/* A blocked review: the questions only a person can answer. */
 	if (r->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(r->questions, r->nquestions));
+	if (r->usage)
+		fg_usage_pair_add_to(o, r->usage);
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */
 	if (r->cycles && rn_cycles_dropped(r->cycles))
 		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));
 	out = fg_json_print(o);
 	cJSON_Delete(o);
 	return out;
+}
+
+void rn_cycles_usage(const struct rn_cycles *s, struct fg_usage_pair *out)
+{
+	fg_usage_pair_init(out);
+	for (size_t i = 0; i < s->n; i++)
+		fg_usage_pair_add(out, &s->v[i].c.usage);
 }
 
 int rn_result_write(const char *path, const struct rn_result *r)

@@ -115,7 +115,12 @@ struct rn_result {
 	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (watch.h), or NULL: all 0 */
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
+	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 };
+
+/* The agents' usage summed over the stored cycles (each cycle's worker and
+ * reviewer runs): the step's totals when no summary gives them. */
+void rn_cycles_usage(const struct rn_cycles *s, struct fg_usage_pair *out);
 
 /* The result as JSON text (pretty, trailing newline). Owned. */
 char *rn_result_to_json(const struct rn_result *r);

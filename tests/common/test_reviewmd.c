@@ -824,3 +824,41 @@ Test(reviewmd, role_slug_rule)
 	cr_assert_str_eq(fg_rereview_name(FG_REREVIEW_ALL), "all");
 	cr_assert_str_eq(fg_rereview_name(FG_REREVIEW_REJECTED), "rejected");
 }
+
+/* max_cost_usd (issue 13): plain numbers only; the frontmatter wins over
+ * AUTO_REVIEW_MAX_COST_USD; invalid values warn and fall back. */
+Test(reviewmd, max_cost_usd_values_and_priority)
+{
+	static const struct {
+		const char *fm, *env;
+		double want;
+		bool warns;
+	} k[] = {
+		{ "max_cost_usd: 2.50", NULL, 2.5, false },
+		{ "max_cost_usd: 5", "1", 5, false },
+		{ "max_cost_usd: 0", NULL, 0, false },
+		{ NULL, "0.75", 0.75, false },
+		{ NULL, NULL, -1, false },
+		{ "max_cost_usd: \"3\"", NULL, -1, true },
+		{ "max_cost_usd: -1", "2", 2, true },
+		{ "max_cost_usd: .inf", NULL, -1, true },
+		{ "max_cost_usd: true", NULL, -1, true },
+		{ "max_cost_usd: [1]", NULL, -1, true },
+		{ NULL, "lots", -1, true },
+		{ NULL, "-3", -1, true },
+		{ "max_cost_usd: 1000001", NULL, -1, true },
+	};
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		struct fg_review_env env = { NULL, NULL, k[i].env };
+		struct fg_review_config c;
+		char *text = k[i].fm ? fgt_fmt("---\n%s\n---\nBody\n", k[i].fm) : fgt_fmt("Body\n");
+
+		fg_review_config_init(&c);
+		fg_review_config_parse(&c, text, strlen(text), &env);
+		cr_expect_float_eq(c.max_cost_usd, k[i].want, 1e-12, "case %zu: got %g", i, c.max_cost_usd);
+		cr_expect_eq(c.diags.n > 0, k[i].warns, "case %zu: %zu diagnostic(s)", i, c.diags.n);
+		fg_review_config_release(&c);
+		free(text);
+	}
+}

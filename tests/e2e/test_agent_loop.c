@@ -161,6 +161,59 @@ Test(agent_loop, a_claude_worker_reporting_is_error_with_exit_0_fails_the_task)
 	lp_teardown(&l);
 }
 
+/* The metrics file: tokens by role and kind, cost by role, and valid for
+ * promtool (when installed) and for the runner's own merge (a second run
+ * adds to it). */
+static void check_metrics(const struct lp *l)
+{
+	char *m = fgt_read(l->metrics, NULL);
+
+	cr_assert_not_null(m, "no metrics file");
+	cr_assert(strstr(m, "forge_review_agent_cost_usd_total{skill=\"impl\",step=\"impl\",role=\"reviewer\"} 1\n"),
+		  "%s", m);
+	cr_assert(strstr(m, "forge_review_agent_cost_usd_total{skill=\"impl\",step=\"impl\",role=\"worker\"} 0.5\n"),
+		  "%s", m);
+	cr_assert(strstr(m, "forge_review_agent_tokens_total{skill=\"impl\",step=\"impl\",role=\"worker\","
+			    "kind=\"cached_input\"} 10\n"), "%s", m);
+	cr_assert(strstr(m, "forge_review_agent_tokens_total{skill=\"impl\",step=\"impl\",role=\"reviewer\","
+			    "kind=\"output\"} 10\n"), "%s", m);
+	cr_assert(strstr(m, "# TYPE forge_review_agent_tokens_total counter"), "%s", m);
+	if (fgt_exists("/usr/bin/promtool")) {
+		const char *argv[] = { "/usr/bin/promtool", "check", "metrics", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, m, 30), 0);
+		cr_assert_eq(p.exit_code, 0, "promtool: %s%s\n%s", p.out, p.err, m);
+		fgt_proc_release(&p);
+	} else {
+		cr_log_warn("promtool check skipped: /usr/bin/promtool is missing");
+	}
+	free(m);
+}
+
+/* forge-runner report, JSON and Markdown, shows the step's usage. */
+static void check_report(const struct lp *l)
+{
+	const char *json[] = { FG_RUNNER_BIN, "report", l->res, NULL };
+	const char *md[] = { FG_RUNNER_BIN, "report", "--format", "markdown", l->res, NULL };
+	struct fgt_proc p;
+	cJSON *o;
+
+	cr_assert_eq(fgt_run(&p, json, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	o = cJSON_Parse(p.out);
+	cr_assert_not_null(o, "%s", p.out);
+	cr_assert_float_eq(num(path2(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), "__impl"),
+				     "usage", "reviewer"), "cost_usd"), 1.0, 1e-9);
+	cJSON_Delete(o);
+	fgt_proc_release(&p);
+	cr_assert_eq(fgt_run(&p, md, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cr_assert(strstr(p.out, "**Cost:** $1.5000 (worker $0.5000, reviewer $1.0000)"), "%s", p.out);
+	cr_assert(strstr(p.out, "**Tokens:** 60 in (20 cached), 90 out"), "%s", p.out);
+	fgt_proc_release(&p);
+}
+
 /* The reviewer's verdict is inside its result (stream-json); cycle 1
  * rejects with that feedback, cycle 2 approves. Usage everywhere. */
 Test(agent_loop, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_with_usage)
@@ -198,6 +251,21 @@ Test(agent_loop, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_wit
 	cr_assert_float_eq(num(path2(sum, "usage", "worker"), "cost_usd"), 0.5, 1e-9);
 	cr_assert_float_eq(num(path2(sum, "usage", "reviewer"), "cost_usd"), 1.0, 1e-9);
 	cr_assert_eq(num(path2(sum, "usage", "reviewer"), "turns"), 2);
+	/* The result: the step's totals. */
+	cr_assert_float_eq(num(path2(l.result, "usage", "reviewer"), "cost_usd"), 1.0, 1e-9);
+	cr_assert_eq(num(path2(l.result, "usage", "worker"), "output_tokens"), 80);
+	/* The review_cycle log event of cycle 1 shows its usage. */
+	cJSON *evs = fge_json_lines(l.logtext);
+	const cJSON *ev = fge_find_event(evs, "review_cycle", "verdict", "rejected");
+	cr_assert_not_null(ev, "no rejected review_cycle event");
+	cr_assert_float_eq(num(ev, "worker_cost_usd"), 0.25, 1e-9);
+	cr_assert_float_eq(num(ev, "reviewer_cost_usd"), 0.5, 1e-9);
+	cr_assert_eq(num(ev, "input_tokens"), 30);
+	cr_assert_eq(num(ev, "output_tokens"), 47);
+	cr_assert_eq(num(ev, "cached_input_tokens"), 10);
+	cJSON_Delete(evs);
+	check_metrics(&l);
+	check_report(&l);
 	/* The reviewer preset put the system prompt on its command line. */
 	char *args = lp_read(&l, "args.reviewer");
 	cr_assert(args && strstr(args, "--append-system-prompt You are the reviewer"), "%s", args);

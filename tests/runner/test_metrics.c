@@ -617,3 +617,42 @@ Test(metrics, duration_sum_prints_as_written)
 	free(text);
 	rn_metrics_release(&m);
 }
+
+/* Agent usage (issue 13): tokens by kind, cost by role; unreported fields
+ * create no series; costs add up as written across merges. */
+Test(metrics, agent_usage_counts_what_was_reported_and_merges)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/forge.prom", dir);
+	struct rn_metrics m;
+	struct fg_usage w, r;
+	char *text;
+
+	fg_usage_init(&w);
+	fg_usage_init(&r);
+	fg_usage_set(&w, FG_USAGE_INPUT, 100);
+	fg_usage_set(&w, FG_USAGE_OUTPUT, 7);
+	fg_usage_set_cost(&w, 0.1);
+	fg_usage_set_cost(&r, 0.2);
+	for (int run = 0; run < 2; run++) {
+		rn_metrics_init(&m);
+		rn_metrics_add_usage(&m, "k", "s", "worker", &w);
+		rn_metrics_add_usage(&m, "k", "s", "reviewer", &r);
+		merge_ok(&m, path);
+		rn_metrics_release(&m);
+	}
+	text = fgt_read(path, NULL);
+	cr_assert(strstr(text, "forge_review_agent_tokens_total{skill=\"k\",step=\"s\",role=\"worker\",kind=\"input\"} 200\n"),
+		  "%s", text);
+	cr_assert(strstr(text, "forge_review_agent_tokens_total{skill=\"k\",step=\"s\",role=\"worker\",kind=\"output\"} 14\n"),
+		  "%s", text);
+	cr_assert(strstr(text, "forge_review_agent_cost_usd_total{skill=\"k\",step=\"s\",role=\"worker\"} 0.2\n"), "%s", text);
+	cr_assert(strstr(text, "forge_review_agent_cost_usd_total{skill=\"k\",step=\"s\",role=\"reviewer\"} 0.4\n"), "%s", text);
+	/* Nothing reported, nothing invented: no cached or reviewer token series. */
+	cr_assert_null(strstr(text, "kind=\"cached_input\""), "%s", text);
+	cr_assert_null(strstr(text, "role=\"reviewer\",kind="), "%s", text);
+	free(text);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
+}
