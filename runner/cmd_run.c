@@ -35,7 +35,8 @@ extern char **environ;
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
-	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_HELP,
+	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
+	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_HELP,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -49,6 +50,13 @@ const struct fg_opt rn_run_options[] = {
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
 	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
 	{ R_ENV, "env", 0, "NAME", NULL, "also pass NAME into the container (repeatable)" },
+	{ R_MOUNT_LABEL, "mount-label", 0, "MODE", "FORGE_MOUNT_LABEL", "SELinux label of the bind mounts: auto (default: Z when SELinux is on), z, Z, none" },
+	{ R_MEMORY, "memory", 0, "SIZE", "FORGE_MEMORY", "container memory limit (4g, 512m)" },
+	{ R_CPUS, "cpus", 0, "N", "FORGE_CPUS", "container CPU limit (2, 0.5)" },
+	{ R_PIDS, "pids-limit", 0, "N", "FORGE_PIDS_LIMIT", "container process limit (default 4096)" },
+	{ R_NETWORK, "network", 0, "NAME", "FORGE_NETWORK", "container network (default: the engine's; none allowed)" },
+	{ R_ENGINE_ARG, "engine-arg", 0, "ARG", NULL, "extra argument for the engine's run, before the image (repeatable)" },
+	{ R_READ_ONLY, "read-only-rootfs", 0, NULL, "FORGE_READ_ONLY_ROOTFS", "read-only root filesystem with a tmpfs /tmp (containers)" },
 	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit " FG_XSTR(FG_EXIT_TIMEOUT) ")" },
 	{ R_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL", "safety-net rescan period (default 5)" },
 	{ R_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
@@ -66,7 +74,8 @@ const struct fg_opt rn_run_options[] = {
 /* Raw option values before validation; all borrowed. */
 struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
-	const char *entrypoint;
+	const char *entrypoint, *mount_label, *read_only;
+	const char *container_opt;   /* the first container-only option given, for the error */
 	struct rn_log_cfg log;
 };
 
@@ -77,6 +86,7 @@ void rn_run_config_release(struct rn_run_config *c)
 	free(c->skills_dir);
 	free(c->entrypoint);
 	fg_strvec_release(&c->extra_env);
+	fg_strvec_release(&c->engine_args);
 }
 
 void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
@@ -100,6 +110,14 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->uid = getuid();
 	ep->gid = getgid();
 	ep->environ = environ;
+	ep->memory = c->memory;
+	ep->cpus = c->cpus;
+	ep->pids_limit = c->pids_limit;
+	ep->network = c->network;
+	ep->read_only_rootfs = c->read_only_rootfs;
+	ep->mount_label = c->mount_label;
+	ep->engine_args = (const char *const *)c->engine_args.v;
+	ep->nengine_args = c->engine_args.n;
 }
 
 static const char *env_or_null(const char *name)
@@ -121,8 +139,29 @@ static int take_env(struct rn_run_config *c, const char *v)
 	return 0;
 }
 
+/* The options that only a container engine can honour. */
+static int take_container_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
+{
+	switch (id) {
+	case R_MOUNT_LABEL: a->mount_label = v; break;
+	case R_MEMORY: c->memory = v; break;
+	case R_CPUS: c->cpus = v; break;
+	case R_PIDS: c->pids_limit = v; break;
+	case R_NETWORK: c->network = v; break;
+	case R_ENGINE_ARG: fg_strvec_push(&c->engine_args, v); break;
+	case R_READ_ONLY: a->read_only = "1"; break;
+	default: return 1;
+	}
+	for (const struct fg_opt *o = rn_run_options; !a->container_opt && o->name; o++)
+		if (o->id == id)
+			a->container_opt = o->name;
+	return 0;
+}
+
 static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
 {
+	if (!take_container_opt(c, a, id, v))
+		return 0;
 	switch (id) {
 	case R_WORKSPACE: a->workspace = v; break;
 	case R_STEP: c->step = v; break;
@@ -164,6 +203,12 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	a->poll = env_or_null("AUTO_REVIEW_POLL_INTERVAL");
 	a->record = env_or_null("AUTO_REVIEW_RECORD_POLLED_FILES");
 	c->recording_dir = env_or_null("FORGE_REVIEW_RECORDING_DIR");
+	a->mount_label = env_or_null("FORGE_MOUNT_LABEL");
+	c->memory = env_or_null("FORGE_MEMORY");
+	c->cpus = env_or_null("FORGE_CPUS");
+	c->pids_limit = env_or_null("FORGE_PIDS_LIMIT");
+	c->network = env_or_null("FORGE_NETWORK");
+	a->read_only = env_or_null("FORGE_READ_ONLY_ROOTFS");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
 		if (id == FG_OPT_POSITIONAL)
@@ -245,6 +290,33 @@ static int check_engine(const struct rn_run_config *c)
 	return r ? rn_usage("%s", err) : 0;
 }
 
+/* Container limits: each value checked; given as an option to the local
+ * engine they are an error (a limit silently not applied is worse), while
+ * their environment twins are then ignored (a shared environment may well
+ * set them for the container runs). */
+static int validate_container(struct rn_run_config *c, const struct run_args *a)
+{
+	char err[256];
+	enum rn_mount_label label = RN_MOUNT_LABEL_AUTO;
+	int ro = 0;
+
+	if (!rn_engine_ops_of(c->engine)->cli && a->container_opt)
+		return rn_usage("option '--%s' applies to the docker and podman engines only",
+				a->container_opt);
+	if (a->mount_label && rn_mount_label_parse(a->mount_label, &label))
+		return rn_usage("invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
+	if (a->read_only && fg_parse_bool(a->read_only, &ro))
+		return rn_usage("invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
+	if ((c->memory && rn_engine_memory_check(c->memory, err, sizeof(err))) ||
+	    (c->cpus && rn_engine_cpus_check(c->cpus, err, sizeof(err))) ||
+	    (c->pids_limit && rn_engine_pids_check(c->pids_limit, err, sizeof(err))) ||
+	    (c->network && rn_engine_network_check(c->network, err, sizeof(err))))
+		return rn_usage("%s", err);
+	c->read_only_rootfs = ro;
+	c->mount_label = rn_mount_label_option(label, label == RN_MOUNT_LABEL_AUTO && rn_selinux_enabled());
+	return 0;
+}
+
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
@@ -260,6 +332,8 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 		r = check_name(FG_NAME_TASK_KEY, c->task_key);
 	if (!r)
 		r = validate_values(c, a);
+	if (!r)
+		r = validate_container(c, a);
 	if (!r)
 		r = resolve_path("workspace", a->workspace, &c->workspace);
 	if (!r)
@@ -560,6 +634,7 @@ int rn_cmd_run(int argc, char **argv)
 	int r;
 
 	fg_strvec_init(&cfg.extra_env);
+	fg_strvec_init(&cfg.engine_args);
 	r = parse_args(argc, argv, &cfg, &a);
 	if (!r)
 		r = validate(&cfg, &a);

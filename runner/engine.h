@@ -65,7 +65,51 @@ struct rn_engine_params {
 	uid_t uid;
 	gid_t gid;
 	char *const *environ;    /* the runner's environment, borrowed */
+	/* Containers only (checked with the rn_engine_*_check() functions);
+	 * NULL: not passed, the engine's default. */
+	const char *memory;      /* --memory SIZE */
+	const char *cpus;        /* --cpus N */
+	const char *pids_limit;  /* --pids-limit N; NULL: RN_ENGINE_PIDS_LIMIT */
+	const char *network;     /* --network NAME */
+	int read_only_rootfs;    /* --read-only --tmpfs /tmp */
+	/* SELinux relabel option of every bind mount: "" none, "z" shared,
+	 * "Z" private (resolved; never "auto"). NULL counts as "". */
+	const char *mount_label;
+	const char *const *engine_args;  /* --engine-arg values, borrowed */
+	size_t nengine_args;
 };
+
+/* The default process limit of a container (hardening: --pids-limit). */
+#define RN_ENGINE_PIDS_LIMIT "4096"
+
+/* The SELinux relabel mode of the bind mounts (--mount-label). */
+enum rn_mount_label { RN_MOUNT_LABEL_AUTO, RN_MOUNT_LABEL_NONE, RN_MOUNT_LABEL_SHARED,
+		      RN_MOUNT_LABEL_PRIVATE };
+
+/* "auto", "none", "z", "Z" -> *out; 0 or -EINVAL. */
+int rn_mount_label_parse(const char *s, enum rn_mount_label *out);
+
+/* The mount option for mode: "", "z" or "Z". auto is "Z" when
+ * selinux_enabled (the caller looks at /sys/fs/selinux/enforce:
+ * rn_selinux_enabled()), else "". */
+const char *rn_mount_label_option(enum rn_mount_label mode, int selinux_enabled);
+
+/* 1 when /sys/fs/selinux/enforce is readable: SELinux is enabled on this
+ * host (enforcing or permissive). */
+int rn_selinux_enabled(void);
+
+/*
+ * Checks of the container limit values, each 0 or -EINVAL with err filled:
+ *   memory:     digits with an optional unit b, k, m or g ("4g", "512m");
+ *   cpus:       a number > 0 and <= 1024 ("2", "0.5");
+ *   pids_limit: an integer from 1 to 4194304;
+ *   network:    a name of letters, digits and "_.:=,-", not starting with
+ *               '-' ("none", "bridge", "slirp4netns:allow_host_loopback=true").
+ */
+int rn_engine_memory_check(const char *v, char *err, size_t errlen);
+int rn_engine_cpus_check(const char *v, char *err, size_t errlen);
+int rn_engine_pids_check(const char *v, char *err, size_t errlen);
+int rn_engine_network_check(const char *v, char *err, size_t errlen);
 
 /* "local", "docker", "podman". */
 const char *rn_engine_name(enum rn_engine_kind k);

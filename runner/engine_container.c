@@ -12,16 +12,105 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/num.h"
 
 #include "internal_util.h"
 
 #define CONTAINER_WORKSPACE "/workspace"
 #define CONTAINER_SKILLS "/skills"
 #define CONTAINER_TASK_FILE "/forge/task.json"
+#define SELINUX_ENFORCE "/sys/fs/selinux/enforce"
+
+/* ---- the values of the limit options ---- */
+
+static const char *const label_names[] = {
+	[RN_MOUNT_LABEL_AUTO] = "auto", [RN_MOUNT_LABEL_NONE] = "none",
+	[RN_MOUNT_LABEL_SHARED] = "z", [RN_MOUNT_LABEL_PRIVATE] = "Z",
+};
+
+int rn_mount_label_parse(const char *s, enum rn_mount_label *out)
+{
+	for (size_t i = 0; i < sizeof(label_names) / sizeof(label_names[0]); i++) {
+		if (!strcmp(s, label_names[i])) {
+			*out = (enum rn_mount_label)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *rn_mount_label_option(enum rn_mount_label mode, int selinux_enabled)
+{
+	switch (mode) {
+	case RN_MOUNT_LABEL_SHARED:
+		return "z";
+	case RN_MOUNT_LABEL_PRIVATE:
+		return "Z";
+	case RN_MOUNT_LABEL_AUTO:
+		return selinux_enabled ? "Z" : "";
+	default:
+		return "";
+	}
+}
+
+int rn_selinux_enabled(void)
+{
+	int fd = open(SELINUX_ENFORCE, O_RDONLY | O_CLOEXEC);
+	char c;
+	int ok = fd >= 0 && read(fd, &c, 1) == 1;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+int rn_engine_memory_check(const char *v, char *err, size_t errlen)
+{
+	size_t n = strspn(v, "0123456789");
+
+	if (n > 0 && n <= 18 && (!v[n] || (strchr("bkmgBKMG", v[n]) && !v[n + 1])))
+		return 0;
+	rn__seterr(err, errlen, "invalid memory limit '%s' (bytes, or a number with b, k, m or g: 4g)", v);
+	return -EINVAL;
+}
+
+int rn_engine_cpus_check(const char *v, char *err, size_t errlen)
+{
+	double d;
+
+	if (!fg_parse_double(v, 0.001, 1024, &d))
+		return 0;
+	rn__seterr(err, errlen, "invalid CPU limit '%s' (a number from 0.001 to 1024: 2, 0.5)", v);
+	return -EINVAL;
+}
+
+int rn_engine_pids_check(const char *v, char *err, size_t errlen)
+{
+	long n;
+
+	if (!fg_parse_long(v, 1, 4194304, &n))
+		return 0;
+	rn__seterr(err, errlen, "invalid process limit '%s' (an integer from 1 to 4194304)", v);
+	return -EINVAL;
+}
+
+int rn_engine_network_check(const char *v, char *err, size_t errlen)
+{
+	size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:=,-");
+
+	if (*v && *v != '-' && !v[n])
+		return 0;
+	rn__seterr(err, errlen, "invalid network '%s' (a name such as none, bridge or slirp4netns)", v);
+	return -EINVAL;
+}
+
+/* ---- the command line ---- */
 
 static int mount_path_ok(const char *what, const char *path, char *err, size_t errlen)
 {
@@ -80,6 +169,47 @@ static void push_env_flags(const struct fg_strvec *names, struct fg_strvec *argv
 	}
 }
 
+/* -v SRC:DST[:ro][,label]: the options after the second ':' are
+ * comma-separated ("ro,Z"); a label alone is ":Z". */
+static void push_mount(const struct rn_engine_params *p, struct fg_strvec *argv, const char *src,
+		       const char *dst, int ro)
+{
+	const char *label = p->mount_label ? p->mount_label : "";
+
+	fg_strvec_push(argv, "-v");
+	if (!ro && !*label)
+		fg_strvec_pushf(argv, "%s:%s", src, dst);
+	else
+		fg_strvec_pushf(argv, "%s:%s:%s%s%s", src, dst, ro ? "ro" : "", ro && *label ? "," : "",
+				label);
+}
+
+/* Hardening on by default, then the limits that were given. */
+static void push_limits(const struct rn_engine_params *p, struct fg_strvec *argv)
+{
+	fg_strvec_push(argv, "--cap-drop=ALL");
+	fg_strvec_push(argv, "--security-opt=no-new-privileges");
+	fg_strvec_push(argv, "--pids-limit");
+	fg_strvec_push(argv, p->pids_limit ? p->pids_limit : RN_ENGINE_PIDS_LIMIT);
+	if (p->memory) {
+		fg_strvec_push(argv, "--memory");
+		fg_strvec_push(argv, p->memory);
+	}
+	if (p->cpus) {
+		fg_strvec_push(argv, "--cpus");
+		fg_strvec_push(argv, p->cpus);
+	}
+	if (p->network) {
+		fg_strvec_push(argv, "--network");
+		fg_strvec_push(argv, p->network);
+	}
+	if (p->read_only_rootfs) {
+		fg_strvec_push(argv, "--read-only");
+		fg_strvec_push(argv, "--tmpfs");
+		fg_strvec_push(argv, "/tmp");
+	}
+}
+
 /* Where the container finds the task file; owned, or NULL with err set. */
 static char *task_file_mount(const struct rn_engine_params *p, struct fg_strvec *argv,
 			     char *err, size_t errlen)
@@ -92,8 +222,7 @@ static char *task_file_mount(const struct rn_engine_params *p, struct fg_strvec 
 		wl--;
 	if (!strncmp(p->task_file, p->workspace, wl) && p->task_file[wl] == '/')
 		return fg_xasprintf("%s%s", CONTAINER_WORKSPACE, p->task_file + wl);
-	fg_strvec_push(argv, "-v");
-	fg_strvec_pushf(argv, "%s:%s:ro", p->task_file, CONTAINER_TASK_FILE);
+	push_mount(p, argv, p->task_file, CONTAINER_TASK_FILE, 1);
 	return fg_xstrdup(CONTAINER_TASK_FILE);
 }
 
@@ -141,12 +270,10 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 	fg_strvec_push(argv, "--rm");
 	fg_strvec_push(argv, "--name");
 	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
-	fg_strvec_push(argv, "-v");
-	fg_strvec_pushf(argv, "%s:%s", p->workspace, CONTAINER_WORKSPACE);
-	if (p->skills_dir) {
-		fg_strvec_push(argv, "-v");
-		fg_strvec_pushf(argv, "%s:%s:ro", p->skills_dir, CONTAINER_SKILLS);
-	}
+	push_limits(p, argv);
+	push_mount(p, argv, p->workspace, CONTAINER_WORKSPACE, 0);
+	if (p->skills_dir)
+		push_mount(p, argv, p->skills_dir, CONTAINER_SKILLS, 1);
 	if (p->task_file) {
 		task = task_file_mount(p, argv, err, errlen);
 		if (!task)
@@ -160,6 +287,9 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 	r = collect_env_names(p, &names, err, errlen);
 	if (!r) {
 		push_env_flags(&names, argv);
+		/* Last before the image: anything the options above do not cover. */
+		for (size_t i = 0; i < p->nengine_args; i++)
+			fg_strvec_push(argv, p->engine_args[i]);
 		fg_strvec_push(argv, p->image);
 		push_entry_args(p, argv, task);
 	}

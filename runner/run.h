@@ -34,6 +34,11 @@ struct rn_run_config {
 	const char *result_path;
 	const char *metrics_file;
 	struct fg_strvec extra_env;  /* --env NAMEs */
+	/* Containers (engine.h): NULL when not given; borrowed from argv/env. */
+	const char *memory, *cpus, *pids_limit, *network;
+	int read_only_rootfs;
+	const char *mount_label;     /* resolved: "", "z" or "Z" (static) */
+	struct fg_strvec engine_args;   /* --engine-arg values */
 };
 
 /* Frees what c owns (its borrowed strings stay). */

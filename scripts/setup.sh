@@ -6,7 +6,8 @@
 #
 # --test also installs what the test suite uses (inotify-tools, prometheus
 # for promtool, jq, clang and libclang-rt for the fuzzers and sanitizers,
-# debootstrap for the offline Docker base images).
+# debootstrap for the offline Docker base images, podman and uidmap for the
+# podman engine's tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,8 @@ build_dir=${1:-build}
 pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libcriterion-dev)
 if [ "$with_test" = 1 ]; then
   pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
+  # The podman engine's tests, as root and rootless (uidmap: newuidmap/newgidmap).
+  pkgs+=(podman uidmap)
 fi
 
 missing=()

@@ -29,7 +29,7 @@ if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   (cd build-asan && ctest --output-on-failure -j2 -LE docker)
   report_skips build-asan
-  echo "== (build-asan leaves out the tests labelled docker: they ran in build above)"
+  echo "== (build-asan leaves out the tests labelled docker, podman ones included: they ran in build above)"
 fi
 
 if [ -x fuzz/run.sh ] && [ "${FORGE_SKIP_FUZZ:-0}" != 1 ]; then

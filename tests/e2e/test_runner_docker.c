@@ -16,6 +16,12 @@
  * its own, so "files belong to the caller" is then a real check rather than
  * root == root.
  *
+ * Podman runs the loop as root and rootless, as the user FGD_ROOTLESS_USER
+ * (created only under CI=true or FORGE_TEST_ROOTLESS=1, else reused or the
+ * test skipped with that reason), with the image docker built loaded into
+ * its store; the containers.conf given to podman is test setup for this
+ * machine (fgd_podman_conf()).
+ *
  * Skipped, saying why, when no engine answers "docker info" (podman: when
  * it is not installed). CTest runs this after e2e/test_docker, which builds
  * the image; run alone it builds the image itself (cached layers).
@@ -61,6 +67,8 @@ struct rbox {
 	gid_t gid;
 	gid_t sock_gid;
 	int drop;          /* start the runner as uid:gid */
+	const struct fgd_user *as;  /* rootless podman: the runner runs as this user */
+	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
 };
 
 static void sleep_ms(long ms)
@@ -84,6 +92,13 @@ static void choose_user(struct rbox *b)
 
 	b->uid = getuid();
 	b->gid = getgid();
+	if (b->as) {
+		b->uid = b->as->uid;
+		b->gid = b->as->gid;
+		b->sock_gid = b->as->gid;
+		b->drop = 1;
+		return;
+	}
 	if (getuid() != 0 || !strcmp(b->cli, "podman") || getenv("DOCKER_HOST") ||
 	    stat(ENGINE_SOCKET, &st) != 0 || !(st.st_mode & S_IRGRP) || !(st.st_mode & S_IWGRP))
 		return;
@@ -93,14 +108,19 @@ static void choose_user(struct rbox *b)
 	b->drop = 1;
 }
 
-static void box_init(struct rbox *b, const char *cli, const char *review_md)
+/* as: rootless podman's user, or NULL. */
+static void box_init_as(struct rbox *b, const char *cli, const struct fgd_user *as,
+			const char *review_md)
 {
 	memset(b, 0, sizeof(*b));
 	b->cli = cli;
+	b->as = as;
 	choose_user(b);
 	b->tmp = fgt_tmpdir();
 	/* mkdtemp makes 0700: the stand-in user and the container get through. */
 	cr_assert_eq(chmod(b->tmp, 0755), 0);
+	if (!strcmp(cli, "podman"))
+		b->conf = fgd_podman_conf(b->tmp, as != NULL);
 	b->ws = fgt_fmt("%s/ws", b->tmp);
 	b->skills = fgt_fmt("%s/skills", b->tmp);
 	b->out = fgt_fmt("%s/out", b->tmp);
@@ -121,8 +141,14 @@ static void box_init(struct rbox *b, const char *cli, const char *review_md)
 	free(task);
 }
 
+static void box_init(struct rbox *b, const char *cli, const char *review_md)
+{
+	box_init_as(b, cli, NULL, review_md);
+}
+
 static void box_release(struct rbox *b)
 {
+	free(b->conf);
 	fgt_rm_rf(b->tmp);
 	free(b->tmp);
 	free(b->ws);
@@ -141,6 +167,13 @@ static void box_agent(struct rbox *b, const char *file, const char *script)
 
 	free(fge_script(dir, file, "", script));
 	free(dir);
+}
+
+/* box_agent() with an owned script, freed here. */
+static void box_agent_take(struct rbox *b, const char *file, char *script)
+{
+	box_agent(b, file, script);
+	free(script);
 }
 
 /* Child side of spawn_runner(): never returns. */
@@ -167,7 +200,7 @@ static void exec_runner(const struct rbox *b, const char *const *argv, const cha
 static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
-	char *env[8];
+	char *env[9];
 	size_t n = 0;
 	pid_t pid;
 
@@ -185,13 +218,15 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 	}
 	argv[n] = NULL;
 	env[0] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	env[1] = fgt_fmt("HOME=%s", b->out);
+	/* Rootless podman keeps its images and containers under the user's HOME. */
+	env[1] = fgt_fmt("HOME=%s", b->as ? b->as->home : b->out);
 	env[2] = fgt_fmt("FORGE_WORKER_CMD=/workspace/agents/worker.sh");
 	env[3] = fgt_fmt("FORGE_REVIEWER_CMD=/workspace/agents/reviewer.sh");
 	env[4] = fgt_fmt("FORGE_TASK_FILE=/workspace/task.json");
 	env[5] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
 	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
-	env[7] = NULL;
+	env[7] = b->conf ? fgt_fmt("CONTAINERS_CONF=%s", b->conf) : NULL;
+	env[8] = NULL;
 	pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0)
@@ -311,7 +346,10 @@ static void assert_no_container(const struct rbox *b, const char *run_id)
 	char *name = fgt_fmt("forge-%s", run_id);
 
 	/* Checked at once: the runner promises the container is gone when it exits. */
-	cr_assert(!fgd_container_listed(b->cli, name), "container %s left behind", name);
+	if (!strcmp(b->cli, "podman"))
+		cr_assert(!fgd_podman_listed(b->as, b->conf, name), "container %s left behind", name);
+	else
+		cr_assert(!fgd_container_listed(b->cli, name), "container %s left behind", name);
 	free(name);
 }
 
@@ -552,35 +590,205 @@ Test(runner_docker, timeout_stops_the_container_with_124)
 }
 
 /*
- * podman: the same loop. Podman keeps its own image store, so the image is
- * expected there already (docker save forge-review:test | podman load).
+ * podman, as root and rootless: the same loop. Podman keeps its own image
+ * store (per user when rootless), so the image docker built is moved over
+ * (docker save | podman load). The CONTAINERS_CONF the box writes is test
+ * setup for this machine, not product behaviour (fgd_podman_conf()).
  */
-Test(runner_docker, podman_runs_the_loop)
+static void podman_loop(const struct fgd_user *as)
 {
 	struct rbox b;
-	struct fgt_proc p;
-	char *bin = fgd_which("podman");
 
-	if (!bin)
-		cr_skip("podman is not installed: the podman engine is not tested here");
-	free(bin);
-	fgd_skip_without_engine("podman");
-	fgd_cli(&p, "podman", (const char *const[]){ "image", "exists", FGD_IMAGE, NULL }, 60);
-	if (p.exit_code != 0) {
-		fgt_proc_release(&p);
-		cr_skip("podman has no image " FGD_IMAGE " (docker save " FGD_IMAGE " | podman load)");
-	}
-	fgt_proc_release(&p);
-	box_init(&b, "podman", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_init_as(&b, "podman", as, "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	fgd_podman_ensure_image(as, b.conf);
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	char *errtext = read_or_empty(b.stderr_path);
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, errtext,
+		     read_or_empty(b.log));
 	cJSON *res = read_result(&b);
 	cr_assert_str_eq(jstr(res, "review_state"), "approved");
+	cr_assert_str_eq(jstr(res, "engine"), "podman");
+	cJSON *ev = log_events(&b);
+	check_cycle_events(ev, &b);
+	/* Rootless: --userns=keep-id maps the container's user to the caller. */
 	assert_files_owned(&b);
 	assert_no_container(&b, jstr(res, "run_id"));
 	assert_token_absent(&b);
+	free(errtext);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+Test(runner_docker, podman_as_root_runs_the_loop)
+{
+	char *bin = fgd_which("podman");
+
+	if (!bin)
+		cr_skip("podman is not installed: the podman engine is not tested here "
+			"(scripts/setup.sh --test installs it)");
+	free(bin);
+	if (geteuid() != 0)
+		cr_skip("not root: rootful podman is tested as root (the rootless test covers users)");
+	fgd_ensure_image(FGD_IMAGE);
+	podman_loop(NULL);
+}
+
+Test(runner_docker, podman_rootless_runs_the_loop_files_owned_by_the_user)
+{
+	struct fgd_user u;
+
+	fgd_rootless_user(&u);
+	fgd_ensure_image(FGD_IMAGE);
+	podman_loop(&u);
+}
+
+/* ---- limits, hardening, arbitrary uids ---- */
+
+/* What the container's processes are held to, as the kernel says it (cgroup
+ * v2 first, then v1), written to limits.txt in the workspace. */
+static const char PROBE[] =
+	"probe() {\n"
+	"  echo \"mem=$(cat /sys/fs/cgroup/memory.max 2>/dev/null ||"
+	" cat /sys/fs/cgroup/memory/memory.limit_in_bytes)\"\n"
+	"  echo \"pids=$(cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max)\"\n"
+	"  echo \"cpu=$(cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo"
+	" \"$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)\")\"\n"
+	"  echo \"net=$(ls /sys/class/net | tr '\\n' ' ')\"\n"
+	"  grep -E '^(CapEff|NoNewPrivs):' /proc/self/status | tr -d '\\t '\n"
+	"  echo \"rootfs=$(awk '$2 == \"/\" { split($4, o, \",\"); m = o[1] } END { print m }'"
+	" /proc/self/mounts)\"\n"
+	"  if touch /tmp/forge-probe 2>/dev/null; then echo tmp=rw; else echo tmp=ro; fi\n"
+	"  echo \"id=$(id -u):$(id -g)\"\n"
+	"  if touch \"$HOME/.forge-probe\" 2>/dev/null; then echo home=rw; else echo home=ro; fi\n"
+	"}\n"
+	"[ -e limits.txt ] || probe > limits.txt\n";
+
+static const char REVIEWER_APPROVES[] = "#!/bin/sh\ncat >/dev/null\necho APPROVED\n";
+
+static void assert_probe(const struct rbox *b, const char *const want[])
+{
+	char *path = fgt_fmt("%s/limits.txt", b->ws);
+	char *got = fgt_read(path, NULL);
+
+	cr_assert_not_null(got, "the worker wrote no limits.txt; log:\n%s", read_or_empty(b->log));
+	for (size_t i = 0; want[i]; i++) {
+		char *line = fgt_fmt("%s\n", want[i]);
+
+		cr_assert_not_null(strstr(got, line), "limits.txt lacks '%s':\n%s", want[i], got);
+		free(line);
+	}
+	free(got);
+	free(path);
+}
+
+static cJSON *run_approved(struct rbox *b, const char *const *extra, int cycles)
+{
+	int code = wait_runner(b, spawn_runner(b, extra));
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
+		     read_or_empty(b->stderr_path), read_or_empty(b->log));
+	cJSON *res = read_result(b);
+	cr_assert_str_eq(jstr(res, "review_state"), "approved");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), cycles);
+	assert_no_container(b, jstr(res, "run_id"));
+	return res;
+}
+
+/* Every limit option, as the kernel applies it inside the container; the
+ * mounts carry the private SELinux label (Z), which an engine on a host
+ * without SELinux accepts and ignores. */
+Test(runner_docker, each_limit_reaches_the_container)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nApprove.\n");
+	box_agent_take(&b, "worker.sh", fgt_fmt("#!/bin/sh\ncat >/dev/null\n%secho done >> work.log\n", PROBE));
+	box_agent(&b, "reviewer.sh", REVIEWER_APPROVES);
+	cJSON *res = run_approved(&b, (const char *const[]){ "--memory", "64m", "--cpus", "0.5",
+		"--pids-limit", "100", "--network", "none", "--read-only-rootfs", "--mount-label", "Z",
+		NULL }, 1);
+	assert_probe(&b, (const char *const[]){ "mem=67108864", "pids=100", "cpu=50000 100000",
+		"net=lo ", "CapEff:0000000000000000", "NoNewPrivs:1", "rootfs=ro", "tmp=rw", NULL });
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/* The demo of examples/ with the image's own scripted agents, under the
+ * defaults: hardening on (no capabilities, no new privileges, 4096
+ * processes), and the loop still ends approved in cycle 2. */
+Test(runner_docker, demo_approved_under_the_default_hardening)
+{
+	struct rbox b;
+	struct fgt_proc p;
+	const char *agents = "/usr/local/share/forge-review/examples/agents";
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "");
+	char *rmd = fgt_read(FG_SOURCE_DIR "/skills/default/" SKILL "/review.md", NULL);
+	char *rmd_path = fgt_fmt("%s/default/" SKILL "/review.md", b.skills);
+	cr_assert_not_null(rmd);
+	fgt_write(rmd_path, rmd);
+	const char *cp[] = { "/bin/sh", "-c", "cp -R \"$1\"/. \"$2\"/ && chown -R \"$3\" \"$2\"", "sh",
+			     FG_SOURCE_DIR "/examples/demo-workspace", b.ws, NULL, NULL };
+	char *owner = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	cp[6] = owner;
+	cr_assert_eq(fgt_run(&p, cp, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 0, "copying the demo workspace: %s", p.err);
+	fgt_proc_release(&p);
+	box_agent_take(&b, "worker.sh", fgt_fmt("#!/bin/sh\n%sexec %s/demo-worker.sh\n", PROBE, agents));
+	box_agent_take(&b, "reviewer.sh", fgt_fmt("#!/bin/sh\nexec %s/demo-reviewer.sh\n", agents));
+	cJSON *res = run_approved(&b, NULL, 2);
+	const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(res, "review_cycles");
+	cr_assert_str_eq(jstr(cJSON_GetArrayItem(cycles, 0), "verdict"), "rejected");
+	cr_assert_str_eq(jstr(cJSON_GetArrayItem(cycles, 1), "verdict"), "approved");
+	assert_probe(&b, (const char *const[]){ "pids=4096", "CapEff:0000000000000000",
+		"NoNewPrivs:1", "rootfs=rw", NULL });
+	free(owner);
+	free(rmd);
+	free(rmd_path);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/*
+ * OpenShift's restricted policy runs an image as a random uid in group 0.
+ * The image itself: /workspace and HOME writable as 123456:0. Through the
+ * runner (--engine-arg --user=... comes after the runner's own --user, and
+ * the engine takes the last): the loop runs and is approved in a workspace
+ * that, as such platforms arrange it, is group 0 and group-writable.
+ */
+Test(runner_docker, image_runs_as_an_arbitrary_uid_in_group_0)
+{
+	struct rbox b;
+	struct fgt_proc p;
+
+	fgd_ensure_image(FGD_IMAGE);
+	fgd_cli(&p, "docker", (const char *const[]){ "run", "--rm", "--user", "123456:0", "--entrypoint",
+		"/bin/sh", FGD_IMAGE, "-c", "touch /workspace/probe && touch \"$HOME/probe\" && echo ok",
+		NULL }, 120);
+	cr_assert(p.exit_code == 0 && strstr(p.out, "ok"), "as 123456:0 in the image (%d): %s%s",
+		  p.exit_code, p.out, p.err);
+	fgt_proc_release(&p);
+
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nApprove.\n");
+	box_agent_take(&b, "worker.sh", fgt_fmt("#!/bin/sh\ncat >/dev/null\n%secho done >> work.log\n", PROBE));
+	box_agent(&b, "reviewer.sh", REVIEWER_APPROVES);
+	char *step = fgt_fmt("%s/.forge/" STEP, b.ws);
+	char *forge = fgt_fmt("%s/.forge", b.ws);
+	mkdir_for(forge, &b);
+	mkdir_for(step, &b);
+	const char *dirs[] = { b.ws, forge, step };
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(chown(dirs[i], b.uid, 0), 0, "chown %s: %s", dirs[i], strerror(errno));
+		cr_assert_eq(chmod(dirs[i], 0775), 0);
+	}
+	cJSON *res = run_approved(&b, (const char *const[]){ "--engine-arg", "--user=123456:0", NULL }, 1);
+	assert_probe(&b, (const char *const[]){ "id=123456:0", "home=rw", NULL });
+	free(step);
+	free(forge);
 	cJSON_Delete(res);
 	box_release(&b);
 }

@@ -563,3 +563,39 @@ Test(runner_run, frames_of_another_run_are_ignored_and_logged_once)
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 0);
 	rr_free(&r);
 }
+
+/* Container limits: given to the local engine they are refused (a limit
+ * silently not applied is worse); bad values are usage errors; their
+ * environment twins are ignored by the local engine. */
+Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
+{
+	static const struct { const char *opt, *val, *engine, *env, *want; } cases[] = {
+		{ "--memory", "4g", "local", NULL, "'--memory' applies to the docker and podman engines only" },
+		{ "--read-only-rootfs", NULL, "local", NULL, "'--read-only-rootfs' applies to the docker" },
+		{ "--memory", "4gb", "docker", NULL, "invalid memory limit '4gb'" },
+		{ "--cpus", "0", "docker", NULL, "invalid CPU limit '0'" },
+		{ "--pids-limit", "lots", "podman", NULL, "invalid process limit 'lots'" },
+		{ "--network", "--privileged", "docker", NULL, "invalid network '--privileged'" },
+		{ "--mount-label", "Y", "docker", NULL, "invalid mount label 'Y'" },
+		{ NULL, NULL, "docker", "FORGE_PIDS_LIMIT=0", "invalid process limit '0'" },
+		{ NULL, NULL, "docker", "FORGE_MOUNT_LABEL=on", "invalid mount label 'on'" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[12] = { FG_RUNNER_BIN, "run", "--workspace", "/tmp", "--step", "x",
+					 "--engine", cases[i].engine, "--image", "img:1" };
+		const char *env[] = { cases[i].env ? cases[i].env : "FORGE_MEMORY", NULL };
+		size_t n = 10;
+		struct fgt_proc p;
+
+		if (cases[i].opt)
+			argv[n++] = cases[i].opt;
+		if (cases[i].val)
+			argv[n++] = cases[i].val;
+		argv[n] = NULL;
+		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2, "case %zu exited %d: %s", i, p.exit_code, p.err);
+		cr_assert_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
+		fgt_proc_release(&p);
+	}
+}

@@ -10,6 +10,8 @@
 #ifndef FGDOCKER_H
 #define FGDOCKER_H
 
+#include <sys/types.h>
+
 #include "fgtest.h"
 
 #define FGD_IMAGE "forge-review:test"
@@ -33,5 +35,51 @@ void fgd_ensure_image(const char *tag);
 
 /* 1 if "cli ps -a" lists a container named exactly name, else 0. */
 int fgd_container_listed(const char *cli, const char *name);
+
+/* ---- podman, as root and rootless ---- */
+
+/* The unprivileged user the rootless podman tests run as. */
+#define FGD_ROOTLESS_USER "forge-rootless"
+
+struct fgd_user {
+	char name[64];
+	uid_t uid;
+	gid_t gid;
+	char home[256];
+};
+
+/*
+ * Writes DIR/containers.conf for podman (mode 0644) and returns its owned
+ * path, to be passed as CONTAINERS_CONF. This is test setup for THIS
+ * machine, not product behaviour: its sandbox refuses raising
+ * RLIMIT_NOFILE/RLIMIT_NPROC (podman's default ulimits make runc fail) and,
+ * rootless, has no /dev/net/tun for slirp4netns. So: default_ulimits = []
+ * and, when rootless, netns = "none".
+ */
+char *fgd_podman_conf(const char *dir, int rootless);
+
+/*
+ * Skips without podman (or when "podman info" fails with conf). The
+ * rootless user FGD_ROOTLESS_USER: reused when it exists; created (useradd,
+ * with subuid/subgid ranges) only under CI=true or FORGE_TEST_ROOTLESS=1,
+ * which also forbid a skip (the test fails instead); otherwise the test is
+ * skipped, saying how to opt in. Needs root (to create and switch to it).
+ */
+void fgd_rootless_user(struct fgd_user *u);
+
+/*
+ * Runs podman with args as user u (NULL: as we are) with CONTAINERS_CONF=conf
+ * and the user's HOME (its image store). The caller releases p.
+ */
+void fgd_podman(struct fgt_proc *p, const struct fgd_user *u, const char *conf,
+		const char *const args[], double timeout_s);
+
+/* Makes sure podman (as u, NULL: as we are) holds FGD_IMAGE as docker built
+ * it (same image id): else docker save | podman load. Call after
+ * fgd_ensure_image(). */
+void fgd_podman_ensure_image(const struct fgd_user *u, const char *conf);
+
+/* 1 if podman (as u) lists a container named exactly name. */
+int fgd_podman_listed(const struct fgd_user *u, const char *conf, const char *name);
 
 #endif

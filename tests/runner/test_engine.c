@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "fgtest.h"
 
 TestSuite(engine, .timeout = 10);
 
@@ -16,6 +17,9 @@ static char *const test_env[] = {
 	"FORGE_IMAGE=img:1", "FORGE_RUN_ID=stale", "SECRET_TOKEN=hunter2", "FORGE_ENGINE=docker",
 	NULL,
 };
+
+/* On by default for docker and podman. */
+#define HARDENING "--cap-drop=ALL --security-opt=no-new-privileges --pids-limit 4096 "
 
 static struct rn_engine_params base(enum rn_engine_kind k)
 {
@@ -69,7 +73,7 @@ Test(engine, docker_argv)
 	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
 
 	check_build(&p,
-		    "docker run --rm --name forge-0123456789abcdef -v /home/u/ws:/workspace "
+		    "docker run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
 		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
 		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
 		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
@@ -83,7 +87,7 @@ Test(engine, podman_argv_keeps_user_namespace)
 	p.task_file = "/tmp/task.json";
 	p.nextra_env = 0;
 	check_build(&p,
-		    "podman run --rm --name forge-0123456789abcdef -v /home/u/ws:/workspace "
+		    "podman run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
 		    "-v /opt/skills:/skills:ro -v /tmp/task.json:/forge/task.json:ro --userns=keep-id "
 		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES -e FORGE_RUN_ID -e FORGE_WORKER_CMD "
 		    "img:1 run --workspace /workspace --skills-dir /skills --step implement_task "
@@ -260,4 +264,108 @@ Test(engine, podman_as_root_has_no_user_namespace_to_keep)
 	free(got);
 	fg_strvec_release(&argv);
 	fg_strvec_release(&env);
+}
+
+Test(engine, mount_label_goes_on_every_bind_mount)
+{
+	static const struct { const char *label; const char *ws, *skills, *task; } cases[] = {
+		{ "Z", "/home/u/ws:/workspace:Z", "/opt/skills:/skills:ro,Z", "/tmp/t.json:/forge/task.json:ro,Z" },
+		{ "z", "/home/u/ws:/workspace:z", "/opt/skills:/skills:ro,z", "/tmp/t.json:/forge/task.json:ro,z" },
+		{ "", "/home/u/ws:/workspace", "/opt/skills:/skills:ro", "/tmp/t.json:/forge/task.json:ro" },
+		{ NULL, "/home/u/ws:/workspace", "/opt/skills:/skills:ro", "/tmp/t.json:/forge/task.json:ro" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct rn_engine_params p = base(i % 2 ? RN_ENGINE_PODMAN : RN_ENGINE_DOCKER);
+		struct fg_strvec argv, env;
+		char err[256] = "", *want;
+		char *got;
+
+		p.mount_label = cases[i].label;
+		p.task_file = "/tmp/t.json";
+		fg_strvec_init(&argv);
+		fg_strvec_init(&env);
+		cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);
+		got = joined(&argv);
+		want = fgt_fmt("-v %s -v %s -v %s ", cases[i].ws, cases[i].skills, cases[i].task);
+		cr_assert_not_null(strstr(got, want), "label '%s': %s", cases[i].label, got);
+		free(want);
+		free(got);
+		fg_strvec_release(&argv);
+		fg_strvec_release(&env);
+	}
+}
+
+Test(engine, mount_label_modes_resolve)
+{
+	enum rn_mount_label m;
+
+	cr_assert_eq(rn_mount_label_parse("auto", &m), 0);
+	cr_assert_str_eq(rn_mount_label_option(m, 1), "Z", "auto relabels private under SELinux");
+	cr_assert_str_eq(rn_mount_label_option(m, 0), "", "auto adds nothing without SELinux");
+	cr_assert_eq(rn_mount_label_parse("z", &m), 0);
+	cr_assert_str_eq(rn_mount_label_option(m, 0), "z");
+	cr_assert_eq(rn_mount_label_parse("Z", &m), 0);
+	cr_assert_str_eq(rn_mount_label_option(m, 0), "Z");
+	cr_assert_eq(rn_mount_label_parse("none", &m), 0);
+	cr_assert_str_eq(rn_mount_label_option(m, 1), "", "none even under SELinux");
+	cr_assert_eq(rn_mount_label_parse("ZZ", &m), -EINVAL);
+	cr_assert_eq(rn_mount_label_parse("", &m), -EINVAL);
+}
+
+Test(engine, limits_and_engine_args_in_order_before_the_image)
+{
+	static const char *const extra[] = { "--runtime=runsc", "--device=/dev/fuse" };
+	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+
+	p.memory = "4g";
+	p.cpus = "1.5";
+	p.pids_limit = "64";
+	p.network = "none";
+	p.read_only_rootfs = 1;
+	p.engine_args = extra;
+	p.nengine_args = 2;
+	p.nextra_env = 0;
+	check_build(&p,
+		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
+		    "--security-opt=no-new-privileges --pids-limit 64 --memory 4g --cpus 1.5 "
+		    "--network none --read-only --tmpfs /tmp -v /home/u/ws:/workspace "
+		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
+		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD --runtime=runsc --device=/dev/fuse img:1 run "
+		    "--workspace /workspace --skills-dir /skills --step implement_task "
+		    "--skill implement-task --task-key DEMO-1 --task-file /workspace/task.json");
+}
+
+Test(engine, limit_values_are_checked)
+{
+	static const struct {
+		int (*check)(const char *, char *, size_t);
+		const char *v;
+		int ok;
+	} cases[] = {
+		{ rn_engine_memory_check, "4g", 1 }, { rn_engine_memory_check, "512m", 1 },
+		{ rn_engine_memory_check, "1073741824", 1 }, { rn_engine_memory_check, "64K", 1 },
+		{ rn_engine_memory_check, "", 0 }, { rn_engine_memory_check, "g", 0 },
+		{ rn_engine_memory_check, "4gb", 0 }, { rn_engine_memory_check, "-1", 0 },
+		{ rn_engine_memory_check, "4 g", 0 }, { rn_engine_memory_check, "1.5g", 0 },
+		{ rn_engine_cpus_check, "2", 1 }, { rn_engine_cpus_check, "0.5", 1 },
+		{ rn_engine_cpus_check, "0", 0 }, { rn_engine_cpus_check, "-1", 0 },
+		{ rn_engine_cpus_check, "two", 0 }, { rn_engine_cpus_check, "nan", 0 },
+		{ rn_engine_pids_check, "4096", 1 }, { rn_engine_pids_check, "1", 1 },
+		{ rn_engine_pids_check, "0", 0 }, { rn_engine_pids_check, "-1", 0 },
+		{ rn_engine_pids_check, "10x", 0 }, { rn_engine_pids_check, "99999999", 0 },
+		{ rn_engine_network_check, "none", 1 }, { rn_engine_network_check, "bridge", 1 },
+		{ rn_engine_network_check, "slirp4netns:allow_host_loopback=true", 1 },
+		{ rn_engine_network_check, "", 0 }, { rn_engine_network_check, "--privileged", 0 },
+		{ rn_engine_network_check, "a b", 0 }, { rn_engine_network_check, "x;y", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "";
+		int r = cases[i].check(cases[i].v, err, sizeof(err));
+
+		cr_assert_eq(r, cases[i].ok ? 0 : -EINVAL, "case %zu '%s'", i, cases[i].v);
+		if (!cases[i].ok)
+			cr_assert(err[0], "case %zu '%s' has no message", i, cases[i].v);
+	}
 }
