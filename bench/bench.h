@@ -22,6 +22,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "watch.h"
+
+/* The watcher tracks at most this many cycle numbers per directory: a
+ * burst larger than it is spread over several directories, as a workflow
+ * with many steps would. */
+#define FB_DIR_MAX_FILES RN_WATCH_MAX_CYCLE_FILES
+
 /* What kind of watcher produced a stdout line. */
 enum fb_kind {
 	FB_RUNNER,        /* forge-runner watch --log-format json */
@@ -42,6 +49,7 @@ struct fb_cfg {
 	double ref_interval;         /* reference --poll-interval (5, smoke 0.2) */
 	double net_interval;         /* --poll-interval of the inotify runs (safety net) */
 	int burst_n;
+	int burst_dirs;              /* burst_n spread over these, at most FB_DIR_MAX_FILES each */
 	int scale_n;                 /* files per scale point */
 	int scale_dirs[3];
 	double idle_seconds;
@@ -125,7 +133,8 @@ struct fb_load {
 	int gap_max_us;              /* random gap before each rename: 0..gap_max_us */
 	double poll_interval;        /* runner --poll-interval */
 	int burst;                   /* 1: temp files written before the watcher starts,
-					renamed back to back; throughput numbers */
+					renamed back to back, file i into directory
+					i % ndirs; throughput numbers */
 };
 
 /* Runs one watcher against one workload in a fresh scratch dir. 0, or -errno

@@ -113,7 +113,7 @@ static void *writer_main(void *arg)
 
 	for (int i = 0; i < l->files; i++) {
 		unsigned gap = l->gap_max_us ? (unsigned)rand_r(&w->seed) % ((unsigned)l->gap_max_us + 1) : 0;
-		int d = l->ndirs > 1 ? rand_r(&w->seed) % l->ndirs : 0;
+		int d = l->burst ? i % l->ndirs : l->ndirs > 1 ? rand_r(&w->seed) % l->ndirs : 0;
 
 		if (gap)
 			fb_sleep_ns((uint64_t)gap * 1000u);
@@ -359,7 +359,7 @@ int fb_detect_run(const struct fb_cfg *cfg, const struct fb_load *l, struct fb_d
 	 * (and depends on what was deleted before), so the contents are written
 	 * before the watcher starts and only the renames are timed. */
 	for (int i = 0; l->burst && i < l->files && !r; i++)
-		r = fb_write_cycle_temp(dirs[0], i + 1, l->files + 1);
+		r = fb_write_cycle_temp(dirs[i % l->ndirs], i + 1, l->files + 1);
 	c.pid = -1;
 	if (!r)
 		r = fb_child_start(&c, (const char *const *)argv, NULL, errpath);

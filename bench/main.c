@@ -56,7 +56,9 @@ static void set_sizes(struct fb_cfg *c)
 	c->ref_n = c->smoke ? 5 : 12;
 	c->ref_interval = c->smoke ? 0.2 : 5;
 	c->net_interval = c->smoke ? 0.2 : 5;
-	c->burst_n = c->smoke ? 1000 : 10000;
+	/* The smoke run spreads its burst too, so the spreading is tested. */
+	c->burst_n = c->smoke ? 2000 : 10000;
+	c->burst_dirs = (c->burst_n + FB_DIR_MAX_FILES - 1) / FB_DIR_MAX_FILES;
 	c->scale_n = c->smoke ? 50 : 500;
 	memcpy(c->scale_dirs, c->smoke ? smoke_dirs : full_dirs, sizeof(c->scale_dirs));
 	c->idle_seconds = c->smoke ? 1 : 60;
@@ -188,10 +190,10 @@ static void run_latency(const struct fb_cfg *c, struct fb_results *r)
 
 static void run_burst(const struct fb_cfg *c, struct fb_results *r)
 {
-	detect(c, (struct fb_load){ FB_RUNNER, c->burst_n, 1, 0, c->net_interval, 1 },
+	detect(c, (struct fb_load){ FB_RUNNER, c->burst_n, c->burst_dirs, 0, c->net_interval, 1 },
 	       "burst forge-runner", &r->burst_runner);
 	if (r->have_limit)
-		detect(c, (struct fb_load){ FB_INOTIFYWAIT, c->burst_n, 1, 0, 0, 1 },
+		detect(c, (struct fb_load){ FB_INOTIFYWAIT, c->burst_n, c->burst_dirs, 0, 0, 1 },
 		       "burst inotifywait", &r->burst_limit);
 }
 
