@@ -18,6 +18,7 @@ void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_eng
 	o->log = log;
 	o->ops = ops;
 	o->ep = ep;
+	o->max = RN_OUTPUT_LOG_MAX;
 }
 
 enum rn_log_level rn_output_level(const char *line, const char **reason)
@@ -91,7 +92,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	}
 	if (reason)
 		keep_reason(o, reason);
-	if (o->logged + n > RN_OUTPUT_LOG_MAX) {
+	if (o->logged + n > o->max) {
 		o->dropped_bytes += n;
 		o->dropped_lines++;
 		return;
@@ -105,7 +106,7 @@ void rn_output_finish(struct rn_output *o)
 	if (!o->dropped_lines)
 		return;
 	rn_log(o->log, RN_LOG_WARN, "output_dropped", RN_LI("lines", (long long)o->dropped_lines),
-	       RN_LI("bytes", (long long)o->dropped_bytes), RN_LI("limit", (long long)RN_OUTPUT_LOG_MAX));
+	       RN_LI("bytes", (long long)o->dropped_bytes), RN_LI("limit", (long long)o->max));
 }
 
 void rn_output_release(struct rn_output *o)

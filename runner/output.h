@@ -37,6 +37,7 @@ struct rn_output {
 	struct rn_log *log;
 	const struct rn_engine_ops *ops;     /* for engine hints; may be NULL */
 	const struct rn_engine_params *ep;
+	uint64_t max;            /* the cap: RN_OUTPUT_LOG_MAX (tests lower it) */
 	uint64_t logged;         /* bytes of lines logged */
 	uint64_t dropped_bytes;
 	uint64_t dropped_lines;
