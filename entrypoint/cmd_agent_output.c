@@ -3,13 +3,9 @@
  * what an output adapter makes of a saved agent output (see inspect.h).
  */
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "inspect.h"
@@ -32,33 +28,9 @@ static const char ABOUT[] =
 	"(null where the CLI reports nothing). Exit 0 when the input could be read, whatever\n"
 	"\"ok\" says; 2 on a usage error or an unreadable input.";
 
-/* Streams path ("-" or NULL: stdin) into o. 0 or -errno. */
-static int feed_file(const char *path, struct ep_output *o)
+static void feed_output(void *ctx, const void *p, size_t n)
 {
-	bool is_stdin = !path || !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	char buf[65536];
-	struct stat st;
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-		rc = -EISDIR;
-	while (!rc) {
-		ssize_t n = read(fd, buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : 0;
-			break;
-		}
-		ep_output_feed(o, buf, (size_t)n);
-	}
-	if (!is_stdin)
-		close(fd);
-	return rc;
+	ep_output_feed(ctx, p, n);
 }
 
 static int parse_args(int argc, char **argv, const char **fmt, const char **file)
@@ -105,7 +77,7 @@ int ep_cmd_agent_output(int argc, char **argv)
 	if (ep_output_format_parse(fmt, &f) < 0)
 		return ep_usage("agent-output: unknown format '%s' (text, claude, codex or gemini)", fmt);
 	ep_output_init(&o, f);
-	rc = feed_file(file, &o);
+	rc = ep_read_input(file, feed_output, &o);
 	if (rc < 0) {
 		ep_error("agent-output: cannot read '%s': %s", file ? file : "-", strerror(-rc));
 		ep_output_release(&o);

@@ -259,7 +259,7 @@ int ep_cmd_config(int argc, char **argv)
 }
 
 /* Reads path ("-" or NULL: stdin) into the bounded capture. 0 or -errno. */
-static int read_capture(const char *path, struct ep_capture *cap)
+int ep_read_input(const char *path, void (*feed)(void *ctx, const void *p, size_t n), void *ctx)
 {
 	bool is_stdin = !path || !strcmp(path, "-");
 	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
@@ -280,11 +280,16 @@ static int read_capture(const char *path, struct ep_capture *cap)
 			rc = n < 0 ? -errno : 0;
 			break;
 		}
-		ep_capture_add(cap, buf, (size_t)n);
+		feed(ctx, buf, (size_t)n);
 	}
 	if (!is_stdin)
 		close(fd);
 	return rc;
+}
+
+static void feed_capture(void *ctx, const void *p, size_t n)
+{
+	ep_capture_add(ctx, p, n);
 }
 
 static void print_verdict(const struct fg_verdict *v)
@@ -314,7 +319,7 @@ int ep_cmd_verdict(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
-	rc = read_capture(file[0], &cap);
+	rc = ep_read_input(file[0], feed_capture, &cap);
 	if (rc < 0) {
 		ep_error("verdict: cannot read '%s': %s", file[0] ? file[0] : "-", strerror(-rc));
 		ep_capture_release(&cap);

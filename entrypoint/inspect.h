@@ -20,6 +20,8 @@
 #ifndef EP_INSPECT_H
 #define EP_INSPECT_H
 
+#include <stddef.h>
+
 int ep_cmd_resolve(int argc, char **argv);
 int ep_cmd_config(int argc, char **argv);
 int ep_cmd_verdict(int argc, char **argv);
@@ -28,5 +30,11 @@ int ep_cmd_lint(int argc, char **argv);
  * {"ok", "error", "text", "usage", "session_id"}: 0 when the input was
  * read; usage error or unreadable input: 2. */
 int ep_cmd_agent_output(int argc, char **argv);
+
+/* Streams path ("-" or NULL: standard input) to feed(ctx, bytes, n) in
+ * chunks of at most 64 KiB, so memory does not grow with the input.
+ * Returns 0 at end of file, or a negative errno (-EISDIR for a
+ * directory); feed may have seen part of the input then. */
+int ep_read_input(const char *path, void (*feed)(void *ctx, const void *p, size_t n), void *ctx);
 
 #endif

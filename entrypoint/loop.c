@@ -262,8 +262,15 @@ static bool run_failed(struct ep_agent_result *r, const struct ep_output *o)
 {
 	char what[sizeof(r->what)];
 
+	const char *meaning = r->end == EP_AGENT_EXITED ? ep_output_exit_meaning(o->format, r->exit_code) : NULL;
+
 	if (ep_agent_ok(r) && o->ok)
 		return false;
+	if (meaning) {
+		size_t n = strlen(r->what);
+
+		snprintf(r->what + n, sizeof(r->what) - n, " (%s)", meaning);
+	}
 	if (!o->ok && ep_agent_ok(r))
 		snprintf(what, sizeof(what), "%.900s (its %s output names a failure, exit status 0)", o->error,
 			 ep_output_format_name(o->format));

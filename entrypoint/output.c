@@ -295,6 +295,36 @@ static char *no_outcome(const struct ep_output *o, bool cut)
 	return fg_xasprintf("the %s output names no outcome (no final result: cut off?)", o->ops->name);
 }
 
+/* s with every byte that is not valid UTF-8 replaced by U+FFFD, in place
+ * of *s (owned): what the adapters hand on ends up in JSON files and
+ * lines, which must be valid UTF-8 whatever the agent printed. */
+static void make_utf8(char **s)
+{
+	size_t n = *s ? strlen(*s) : 0, i = 0, k = 1;
+	struct fg_buf b;
+
+	while (i < n && k) {
+		k = fg_utf8_seq(*s + i, n - i);
+		i += k;
+	}
+	if (i == n)
+		return;
+	fg_buf_init(&b, 3 * n + 1);
+	fg_buf_add(&b, *s, i);
+	while (i < n) {
+		k = fg_utf8_seq(*s + i, n - i);
+		if (k) {
+			fg_buf_add(&b, *s + i, k);
+			i += k;
+		} else {
+			fg_buf_adds(&b, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	free(*s);
+	*s = fg_buf_detach(&b, NULL);
+}
+
 void ep_output_finish(struct ep_output *o)
 {
 	bool cut;
@@ -315,6 +345,16 @@ void ep_output_finish(struct ep_output *o)
 		o->text = fg_xstrdup(o->answer);
 	else
 		o->text = fg_xstrdup(fg_buf_str(&o->last));
+	make_utf8(&o->text);
+	make_utf8(&o->error);
+	make_utf8(&o->session_id);
+}
+
+const char *ep_output_exit_meaning(enum ep_output_format f, int status)
+{
+	const struct ep_output_ops *ops = FORMATS[(size_t)f < NFORMATS ? f : EP_OUTPUT_TEXT];
+
+	return ops->exit_meaning ? ops->exit_meaning(status) : NULL;
 }
 
 cJSON *ep_output_to_cjson(const struct ep_output *o)

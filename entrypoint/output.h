@@ -32,7 +32,8 @@
  * then settles the result. Output that names no outcome (empty, only noise,
  * cut off inside a document, or JSON without a final result) is a failure
  * whose error says which. Nothing is invented: usage fields the CLI did not
- * report stay absent (usage.h).
+ * report stay absent (usage.h). The text, error and session id are valid
+ * UTF-8 (an invalid byte becomes U+FFFD): they end up in JSON files.
  *
  * Protocol: ep_output_init() -> ep_output_feed()... -> ep_output_finish()
  * -> read ok, error, text, usage, session_id -> ep_output_release().
@@ -81,6 +82,8 @@ struct ep_output_ops {
 	/* After the last message: fill answer from what the adapter kept when
 	 * the CLI's result named none. May be NULL. */
 	void (*finish)(struct ep_output *o);
+	/* What a non-zero exit status means for this CLI, or NULL. May be NULL. */
+	const char *(*exit_meaning)(int status);
 };
 
 struct ep_output {
@@ -120,6 +123,9 @@ void ep_output_release(struct ep_output *o);
 void ep_output_feed(struct ep_output *o, const void *p, size_t n);
 /* Ends the input and settles ok, error, text (see above). Call once. */
 void ep_output_finish(struct ep_output *o);
+/* What exit status means for format f's CLI (Gemini documents 41, 42, 52,
+ * 53), or NULL. Static. */
+const char *ep_output_exit_meaning(enum ep_output_format f, int status);
 /* {"ok", "error", "text", "usage", "session_id"} (owned by the caller). */
 struct cJSON *ep_output_to_cjson(const struct ep_output *o);
 

@@ -154,8 +154,21 @@ static void gemini_message(struct ep_output *o, const cJSON *m)
 	}
 }
 
+/* Gemini CLI's documented exit codes (docs/cli/headless.md). */
+static const char *gemini_exit(int status)
+{
+	switch (status) {
+	case 41: return "gemini: authentication failed";
+	case 42: return "gemini: invalid input";
+	case 52: return "gemini: configuration error";
+	case 53: return "gemini: turn limit reached";
+	default: return NULL;
+	}
+}
+
 const struct ep_output_ops ep_output_gemini = {
 	.name = "gemini",
 	.message = gemini_message,
 	.finish = NULL,
+	.exit_meaning = gemini_exit,
 };

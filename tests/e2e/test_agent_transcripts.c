@@ -311,3 +311,36 @@ Test(agent_transcripts, every_sample_has_an_expectation)
 	cr_assert_gt(seen, 0, "no sample in %s", dir);
 	free(dir);
 }
+
+/* Usage errors and unreadable input: exit 2, nothing on stdout. */
+Test(agent_transcripts, agent_output_bad_usage_and_unreadable_input_exit_2)
+{
+	const char *cases[][5] = {
+		{ FG_ENTRYPOINT_BIN, "agent-output", "/dev/null", NULL },
+		{ FG_ENTRYPOINT_BIN, "agent-output", "--format", "claude-code", NULL },
+		{ FG_ENTRYPOINT_BIN, "agent-output", "--format", "codex", "/nonexistent/out.jsonl" },
+		{ FG_ENTRYPOINT_BIN, "agent-output", "-f", "gemini", "/" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[6] = { cases[i][0], cases[i][1], cases[i][2], cases[i][3], cases[i][4], NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, "", 30), 0);
+		cr_expect_eq(p.exit_code, 2, "case %zu: exit %d", i, p.exit_code);
+		cr_expect_str_eq(p.out, "", "case %zu", i);
+		fgt_proc_release(&p);
+	}
+}
+
+/* Read, whatever it says: exit 0 with ok false for output naming no outcome. */
+Test(agent_transcripts, agent_output_exits_0_on_a_failed_run)
+{
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "agent-output", "--format", "codex", "-", NULL };
+	struct fgt_proc p;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, "{\"type\":\"turn.failed\",\"error\":{\"message\":\"boom\"}}\n", 30), 0);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cr_assert(strstr(p.out, "\"ok\":false,\"error\":\"boom\""), "%s", p.out);
+	fgt_proc_release(&p);
+}

@@ -272,3 +272,21 @@ Test(output, format_names_round_trip)
 	cr_assert_lt(ep_output_format_parse("Claude", &f), 0);
 	cr_assert_lt(ep_output_format_parse("", &f), 0);
 }
+
+Test(output, invalid_utf8_becomes_replacement_characters)
+{
+	static const char out[] = "ok \xff\xfe then \xe2\x82 end";
+	struct ep_output o;
+
+	run_on(&o, EP_OUTPUT_TEXT, out, strlen(out), 0);
+	cr_assert_str_eq(o.text, "ok \xef\xbf\xbd\xef\xbf\xbd then \xef\xbf\xbd\xef\xbf\xbd end");
+	ep_output_release(&o);
+}
+
+Test(output, gemini_exit_codes_have_a_meaning)
+{
+	cr_assert_str_eq(ep_output_exit_meaning(EP_OUTPUT_GEMINI, 41), "gemini: authentication failed");
+	cr_assert_str_eq(ep_output_exit_meaning(EP_OUTPUT_GEMINI, 53), "gemini: turn limit reached");
+	cr_assert_null(ep_output_exit_meaning(EP_OUTPUT_GEMINI, 1));
+	cr_assert_null(ep_output_exit_meaning(EP_OUTPUT_CLAUDE, 41));
+}
