@@ -1038,3 +1038,39 @@ Test(cycle, invalid_review_entries_are_skipped_not_fatal)
 	cr_assert_not(c.reviews[0].failed);
 	fg_cycle_release(&c);
 }
+
+/* Issue 13: usage, reask and over_budget survive a write and a read; a
+ * malformed usage makes nothing invalid; an old file has none. */
+Test(cycle, usage_reask_and_over_budget_round_trip)
+{
+	struct fg_cycle c, back;
+	char err[256] = "", *text;
+
+	fill(&c, 2, 5, FG_VERDICT_REJECTED);
+	c.reask = true;
+	c.over_budget = true;
+	fg_usage_set(&c.usage.worker, FG_USAGE_INPUT, 1200);
+	fg_usage_set_cost(&c.usage.reviewer, 0.125);
+	text = fg_cycle_to_json(&c);
+	fg_cycle_init(&back);
+	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cr_assert(back.reask && back.over_budget);
+	cr_assert_eq(back.usage.worker.input_tokens, 1200);
+	cr_assert_eq(back.usage.worker.have, FG_USAGE_INPUT);
+	cr_assert_float_eq(back.usage.reviewer.cost_usd, 0.125, 1e-12);
+	cr_assert(strstr(text, "\"output_tokens\":\tnull"), "%s", text);
+	free(text);
+	fg_cycle_release(&back);
+	fg_cycle_release(&c);
+
+	static const char odd[] = "{\"cycle\":1,\"max_cycles\":1,\"verdict\":\"approved\",\"feedback\":\"\","
+				  "\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-15T10:30:00Z\","
+				  "\"usage\":{\"worker\":\"lots\",\"reviewer\":{\"cost_usd\":-1,\"turns\":2}},"
+				  "\"reask\":\"yes\"}";
+	fg_cycle_init(&back);
+	cr_assert_eq(fg_cycle_parse(&back, odd, strlen(odd), err, sizeof(err)), 0, "%s", err);
+	cr_assert(fg_usage_empty(&back.usage.worker));
+	cr_assert_eq(back.usage.reviewer.have, FG_USAGE_TURNS);
+	cr_assert_not(back.reask);
+	fg_cycle_release(&back);
+}

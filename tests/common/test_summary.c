@@ -267,3 +267,27 @@ Test(summary, read_refuses_missing_symlink_and_fifo)
 	free(real);
 	free(dir);
 }
+
+/* Issue 13: the step's usage totals and the budget round-trip. */
+Test(summary, usage_and_budget_round_trip)
+{
+	char *dir = fgt_tmpdir();
+	struct fg_summary s, back;
+	char err[256] = "";
+
+	fill(&s, FG_STATE_OVER_BUDGET);
+	s.max_cost_usd = 0.9;
+	fg_usage_set_cost(&s.usage.worker, 0.6);
+	fg_usage_set(&s.usage.reviewer, FG_USAGE_OUTPUT, 42);
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(back.state, FG_STATE_OVER_BUDGET);
+	cr_assert_float_eq(back.max_cost_usd, 0.9, 1e-12);
+	cr_assert_float_eq(back.usage.worker.cost_usd, 0.6, 1e-12);
+	cr_assert_eq(back.usage.reviewer.output_tokens, 42);
+	fg_summary_release(&back);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(dir);
+}
