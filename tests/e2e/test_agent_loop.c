@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +66,15 @@ static void lp_setup(struct lp *l, const char *review_md, const char *standin_bo
 	free(claude);
 }
 
+/* A stand-in codex beside the claude one (codex exec --json lines). */
+static void lp_codex(struct lp *l, const char *body)
+{
+	free(fge_script(l->bin, "codex", "#!/bin/sh\n"
+			"cat > \"$FORGE_WORKSPACE/../stdin.$FORGE_ROLE\"\n"
+			"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
+			"echo '{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}'\n", body));
+}
+
 static void lp_run(struct lp *l, const char *const *extra_env)
 {
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->ws,
@@ -73,15 +83,28 @@ static void lp_run(struct lp *l, const char *const *extra_env)
 			       "--metrics-file", l->metrics, "--log-format", "json", "--log-file", l->log,
 			       NULL };
 	char *path = fgt_fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", l->bin);
-	const char *env[16] = { path, "FORGE_WORKER_AGENT=claude", "FORGE_REVIEWER_AGENT=claude",
-				"FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT",
-				"FORGE_REVIEWER_OUTPUT", "AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK",
-				"AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION" };
-	size_t n = 11;
+	static const char *const defaults[] = {
+		"FORGE_WORKER_AGENT=claude", "FORGE_REVIEWER_AGENT=claude", "FORGE_WORKER_CMD",
+		"FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", "FORGE_REVIEWER_OUTPUT",
+		"AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK", "AUTO_REVIEW_MAX_RETRIES",
+		"AUTO_REVIEW_FAIL_ON_EXHAUSTION",
+	};
+	const char *env[24] = { path };
+	size_t n = 1;
 	char *text;
 
+	/* The test's own settings first: the first of two equal names wins. */
 	for (size_t i = 0; extra_env && extra_env[i]; i++)
 		env[n++] = extra_env[i];
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+		bool set = false;
+
+		for (size_t j = 0; extra_env && extra_env[j]; j++)
+			set = set || !strncmp(extra_env[j], defaults[i], strcspn(defaults[i], "=") + 1) ||
+			      !strcmp(extra_env[j], defaults[i]);
+		if (!set)
+			env[n++] = defaults[i];
+	}
 	env[n] = NULL;
 	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert(!l->p.timed_out);
@@ -366,6 +389,47 @@ Test(agent_loop, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 		  fge_jstr(c2, "feedback"));
 	cr_assert_null(cJSON_GetObjectItem(c2, "stalled"));
 	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "exhausted");
+	cJSON_Delete(c2);
+	lp_teardown(&l);
+}
+
+/* The codex preset: prompt on stdin (the system prompt in front, Codex has
+ * no option for it), "-" as the prompt argument, the reviewer read-only;
+ * a turn.failed is a rejected cycle; Codex reports no cost, so a budget
+ * never stops it. */
+Test(agent_loop, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_failed_turn_rejects)
+{
+	static const char *codex[] = { "FORGE_WORKER_AGENT=codex", "FORGE_REVIEWER_AGENT=codex",
+				       "AUTO_REVIEW_MAX_COST_USD=0", NULL };
+	struct lp l;
+	cJSON *c1, *c2;
+	char *in, *args;
+
+	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck the calculator.\n", "exit 1\n");
+	lp_codex(&l, "if [ $FORGE_ROLE = reviewer ] && [ ! -f \"$FORGE_WORKSPACE/../failed\" ]; then\n"
+		     "  touch \"$FORGE_WORKSPACE/../failed\"\n"
+		     "  echo '{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}'\n"
+		     "  echo '{\"type\":\"turn.failed\",\"error\":{\"message\":\"stream disconnected\"}}'; exit 0\n"
+		     "fi\n"
+		     "echo '{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"APPROVED\"}}'\n"
+		     "echo '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9,\"cached_input_tokens\":4,\"output_tokens\":2}}'\n");
+	lp_run(&l, codex);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert(strstr(fge_jstr(c1, "feedback"), "stream disconnected"), "%s", fge_jstr(c1, "feedback"));
+	c2 = lp_json(&l, "review_cycle_2.json");
+	cr_assert_str_eq(fge_jstr(c2, "verdict"), "approved");
+	cr_assert_eq(num(path2(c2, "usage", "reviewer"), "cached_input_tokens"), 4);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(path2(c2, "usage", "reviewer"), "cost_usd")));
+	in = lp_read(&l, "stdin.reviewer");
+	cr_assert(!strncmp(in, "You are the reviewer", 20), "%.200s", in);
+	cr_assert(strstr(in, "Check the calculator."), "the review.md body is missing");
+	args = lp_read(&l, "args.reviewer");
+	cr_assert_str_eq(args, "exec --json --sandbox read-only --skip-git-repo-check -\n");
+	free(in);
+	free(args);
+	cJSON_Delete(c1);
 	cJSON_Delete(c2);
 	lp_teardown(&l);
 }
