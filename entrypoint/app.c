@@ -108,7 +108,8 @@ int ep_cmd_run(int argc, char **argv)
 	ep_task_init(&t);
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {
-		ep_error("%s", err);
+		/* "error: ": the runner logs such lines at ERROR (output.h). */
+		ep_error("error: %s", err);
 		ep_task_release(&t);
 		return FG_EXIT_USAGE;
 	}

@@ -106,7 +106,7 @@ static int configure(struct loop *l)
 	ep_error("review.md: %s (max_retries %d%s)", l->review_md, l->max,
 	    l->max == 0 ? ": review disabled" : "");
 	if (l->max > 0 && !l->t->reviewer_cmd) {
-		ep_error("FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
+		ep_error("error: FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return FG_EXIT_USAGE;
 	}
 	return 0;
@@ -118,7 +118,7 @@ static int make_tmpdir(struct loop *l)
 	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
 
 	if (!mkdtemp(tmpl)) {
-		ep_error("cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
+		ep_error("error: cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
 		free(tmpl);
 		return -1;
 	}
@@ -1188,13 +1188,13 @@ static int start(struct loop *l)
 	int rc = ep_pid1_init(&l->pid1);
 
 	if (rc < 0) {
-		ep_error("cannot set up signal handling: %s", strerror(-rc));
+		ep_error("error: cannot set up signal handling: %s", strerror(-rc));
 		return FG_EXIT_FAILED;
 	}
 	l->step_dir = fg_xasprintf("%s/.forge/%s", l->t->workspace, l->t->step);
 	rc = fg_mkdir_p(l->step_dir, 0755);
 	if (rc < 0) {
-		ep_error("cannot create '%s': %s", l->step_dir, strerror(-rc));
+		ep_error("error: cannot create '%s': %s", l->step_dir, strerror(-rc));
 		return FG_EXIT_USAGE;
 	}
 	return make_tmpdir(l) < 0 ? FG_EXIT_FAILED : 0;

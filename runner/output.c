@@ -41,18 +41,23 @@ enum rn_log_level rn_output_level(const char *line, const char **reason)
 	return strncmp(rest, "warning: ", 9) ? RN_LOG_INFO : RN_LOG_WARN;
 }
 
-/* Keeps reason as the run's failure reason, cut to RN_OUTPUT_REASON_MAX. */
-static void keep_reason(struct rn_output *o, const char *reason)
+/* Replaces *slot with text cut to RN_OUTPUT_REASON_MAX bytes. */
+static void keep(char **slot, const char *text)
 {
-	size_t n = strlen(reason);
+	size_t n = strlen(text);
 
 	if (n > RN_OUTPUT_REASON_MAX) {
 		n = RN_OUTPUT_REASON_MAX;
-		while (n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80)
+		while (n > 0 && ((unsigned char)text[n] & 0xc0) == 0x80)
 			n--;
 	}
-	free(o->reason);
-	o->reason = fg_xstrndup(reason, n);
+	free(*slot);
+	*slot = fg_xstrndup(text, n);
+}
+
+const char *rn_output_reason(const struct rn_output *o)
+{
+	return o->reason ? o->reason : o->last_said;
 }
 
 /* The engine's hint for one of its own lines, logged once per run. */
@@ -91,7 +96,9 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 		engine_hint(o, line);
 	}
 	if (reason)
-		keep_reason(o, reason);
+		keep(&o->reason, reason);
+	else if (level == RN_LOG_INFO && !strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1))
+		keep(&o->last_said, line + sizeof(EP_PREFIX) - 1);
 	if (o->logged + n > o->max) {
 		o->dropped_bytes += n;
 		o->dropped_lines++;
@@ -112,7 +119,9 @@ void rn_output_finish(struct rn_output *o)
 void rn_output_release(struct rn_output *o)
 {
 	free(o->reason);
+	free(o->last_said);
 	free(o->hint);
 	o->reason = NULL;
+	o->last_said = NULL;
 	o->hint = NULL;
 }

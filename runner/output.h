@@ -10,7 +10,8 @@
  * a refused review.md), every other line INFO. Agent lines cannot be raised:
  * the entrypoint prefixes each with "[worker] " / "[reviewer] ". The last
  * ERROR line, without "forge-entrypoint: ", is the run's failure reason
- * (run_exit's `reason`).
+ * (run_exit's `reason`); without one, the entrypoint's last line other than
+ * a warning (rn_output_reason()).
  *
  * Cap: at most RN_OUTPUT_LOG_MAX bytes of lines are logged per run (350 MB
  * of agent output made a 386 MB log); past it lines are counted, not logged,
@@ -42,6 +43,7 @@ struct rn_output {
 	uint64_t dropped_bytes;
 	uint64_t dropped_lines;
 	char *reason;            /* owned: the last ERROR line's text, or NULL */
+	char *last_said;         /* owned: the entrypoint's last other line (not a warning), or NULL */
 	char *hint;              /* owned: the first engine hint, or NULL */
 	int engine_down;         /* a line said the engine's daemon is unreachable */
 };
@@ -57,6 +59,10 @@ enum rn_log_level rn_output_level(const char *line, const char **reason);
  * failure reason, and logs an `engine_hint` warning the first time the
  * engine's ops->hint recognises a line. */
 void rn_output_line(struct rn_output *o, const char *stream, const char *line);
+
+/* The failure reason: the last ERROR line's text, else the entrypoint's
+ * last line that is not a warning, else NULL. Borrowed. */
+const char *rn_output_reason(const struct rn_output *o);
 
 /* Logs `output_dropped` when lines were dropped. */
 void rn_output_finish(struct rn_output *o);

@@ -643,9 +643,16 @@ static void take_output(struct session *s)
 	struct rn_session_result *res = s->res;
 
 	rn_output_finish(&s->output);
-	if (res->exit_code != 0 && s->output.reason) {
-		res->reason = s->output.reason;
-		s->output.reason = NULL;
+	/* The entrypoint's last line is the reason only for its configuration
+	 * error (exit 2: it says what and stops); otherwise (a timeout, a
+	 * container killed) it may be "running the worker", which is no reason. */
+	if (s->output.reason)
+		res->reason = fg_xstrdup(s->output.reason);
+	else if (res->exit_code == FG_EXIT_USAGE && !res->failed && rn_output_reason(&s->output))
+		res->reason = fg_xstrdup(rn_output_reason(&s->output));
+	if (res->exit_code == 0) {
+		free(res->reason);
+		res->reason = NULL;
 	}
 	if (res->exit_code != 0 && s->output.hint) {
 		char *msg = fg_xasprintf("%s; hint: %s", res->error_message ? res->error_message : "",

@@ -449,6 +449,43 @@ Test(runner_run, unparsed_verdict_is_a_warning_naming_the_reviewer_log)
 	rr_free(&r);
 }
 
+/* Issue 18: the entrypoint's configuration error ("FORGE_REVIEWER_CMD is not
+ * set") was an INFO output line and run_exit only said exit_code=2. With the
+ * real entrypoint: the line is an ERROR and run_exit's reason repeats it. */
+Test(runner_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir), *log = fgt_fmt("%s/r.log", dir);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log,
+			       "--log-level", "warn", NULL };
+	const char *env[] = { "FORGE_WORKER_CMD=/bin/true", "FORGE_REVIEWER_CMD", "FORGE_LOG_LEVEL",
+			      "AUTO_REVIEW_MAX_RETRIES", "FORGE_SKILL_NAME", "FORGE_TASK_FILE", NULL };
+	struct fgt_proc p;
+	const cJSON *e;
+
+	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(skills, "default/impl/review.md", "Check.\n");
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 2, "%s", p.err);
+	char *text = fgt_read(log, NULL);
+	cJSON *evs = fge_json_lines(text);
+	e = fge_find_event(evs, "output", NULL, NULL);
+	cr_assert_not_null(e, "%s", text);
+	cr_expect_str_eq(fge_jstr(e, "level"), "error");
+	cr_expect(strstr(fge_jstr(e, "line"), "forge-entrypoint: error: FORGE_REVIEWER_CMD is not set") ==
+		  fge_jstr(e, "line"), "%s", text);
+	e = fge_find_event(evs, "run_exit", NULL, NULL);
+	cr_assert_not_null(e);
+	cr_expect(strstr(fge_jstr(e, "reason"), "error: FORGE_REVIEWER_CMD is not set") == fge_jstr(e, "reason"),
+		  "%s", text);
+	cJSON_Delete(evs);
+	free(text);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(skills); free(log);
+}
+
 /* ---- the stream source: frames on the entrypoint's stderr ---- */
 
 /* Shell functions for scripts that send frames: frm N VERDICT [RUN [FB]]

@@ -205,3 +205,29 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	fclose(fp);
 	unlink(path);
 }
+
+/* Without an error line, the reason falls back to the entrypoint's last line
+ * that is not a warning (its usage errors are not prefixed "error: "). */
+Test(output, reason_falls_back_to_the_entrypoints_last_line)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_output o;
+	struct rn_log l;
+
+	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
+	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	cr_expect_null(rn_output_reason(&o));
+	rn_output_line(&o, "stderr", "forge-entrypoint: unknown option '--x'");
+	rn_output_line(&o, "stderr", "forge-entrypoint: warning: not this one");
+	rn_output_line(&o, "stderr", "[worker] forge-entrypoint: nor this one");
+	cr_expect_str_eq(rn_output_reason(&o), "unknown option '--x'");
+	rn_output_line(&o, "stderr", "forge-entrypoint: error: cannot create 'x': Read-only file system");
+	rn_output_line(&o, "stderr", "forge-entrypoint: review no_review after 0 cycle(s): exit 2");
+	cr_expect_str_eq(rn_output_reason(&o), "error: cannot create 'x': Read-only file system");
+	rn_output_release(&o);
+	rn_log_close(&l);
+	fclose(fp);
+	free(buf);
+}
