@@ -47,7 +47,7 @@ struct loop {
 	const struct ep_task *t;
 	struct ep_pid1 pid1;
 	char *tmpdir;                 /* owned */
-	char *step_dir;               /* owned: W/.forge/{step} */
+	char *step_dir;               /* owned: W/ + fg_cycle_dir() */
 	char *review_md;              /* owned or NULL */
 	struct fg_review_config cfg;
 	int max;                      /* resolved max_retries */
@@ -584,7 +584,7 @@ static int review(struct loop *l, int k, struct fg_cycle *c, bool *failed)
 {
 	uint64_t t0 = fg_monotonic_ns();
 	char *prompt = reviewer_prompt(l);
-	char *logname = fg_xasprintf("review_cycle_%d.reviewer.log", k);
+	char *logname = fg_reviewer_log_name(k, NULL);
 	int log_fd = open_log(l, logname);
 	struct rv_call call = { k, "reviewer-prompt.md", NULL, log_fd, false };
 	int rc;
@@ -668,7 +668,7 @@ static int review_role(struct loop *l, int k, const struct fg_reviewer *role,
 	uint64_t t0 = fg_monotonic_ns();
 	char *prompt = role_prompt(l, prev, ep_panel_review_of(prev, role->role));
 	char *pname = fg_xasprintf("reviewer-prompt.%s.md", role->role);
-	char *logname = fg_xasprintf("review_cycle_%d.%s.reviewer.log", k, role->role);
+	char *logname = fg_reviewer_log_name(k, role->role);
 	struct rv_call call = { k, pname, role->role, open_log(l, logname), false };
 	struct fg_cycle c;
 	bool failed = false;
@@ -1186,12 +1186,15 @@ static int run_all(struct loop *l)
 static int start(struct loop *l)
 {
 	int rc = ep_pid1_init(&l->pid1);
+	char *rel;
 
 	if (rc < 0) {
 		ep_error("error: cannot set up signal handling: %s", strerror(-rc));
 		return FG_EXIT_FAILED;
 	}
-	l->step_dir = fg_xasprintf("%s/.forge/%s", l->t->workspace, l->t->step);
+	rel = fg_cycle_dir(NULL, l->t->step);
+	l->step_dir = fg_path_join(l->t->workspace, rel);
+	free(rel);
 	rc = fg_mkdir_p(l->step_dir, 0755);
 	if (rc < 0) {
 		ep_error("error: cannot create '%s': %s", l->step_dir, strerror(-rc));

@@ -14,6 +14,7 @@
 
 #include "forge/alloc.h"
 #include "forge/cmdline.h"
+#include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/util.h"
@@ -149,47 +150,18 @@ int ep_task_parse_json(struct ep_task *t, const char *data, size_t len, char *er
 	return rc;
 }
 
-/* Reads a regular file of at most max bytes (symlinks followed: the task
- * file comes from the orchestrator, often through a mounted volume). */
-static int read_bounded(const char *path, size_t max, struct fg_buf *out)
-{
-	struct stat st;
-	char chunk[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-		rc = -EINVAL;
-	while (!rc) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : 0;
-			break;
-		}
-		if (out->len + (size_t)n > max)
-			rc = -EFBIG;
-		else
-			fg_buf_add(out, chunk, (size_t)n);
-	}
-	close(fd);
-	return rc;
-}
-
 static int load_file(struct ep_task *t, const char *path, char *err, size_t errlen)
 {
 	struct fg_buf b;
 	int rc;
 
 	fg_buf_init(&b, EP_TASK_FILE_MAX);
-	rc = read_bounded(path, EP_TASK_FILE_MAX, &b);
+	/* Symlinks followed: the task file comes from the orchestrator, often
+	 * through a mounted volume. */
+	rc = fg_read_file_at(AT_FDCWD, path, EP_TASK_FILE_MAX, FG_READ_FOLLOW, &b, NULL);
 	if (rc < 0)
 		snprintf(err, errlen, "cannot read task file '%s': %s", path,
-			 rc == -EINVAL ? "not a regular file" :
+			 rc == -EINVAL || rc == -EISDIR ? "not a regular file" :
 			 rc == -EFBIG ? "larger than 1 MiB" : strerror(-rc));
 	else
 		rc = ep_task_parse_json(t, fg_buf_str(&b), b.len, err, errlen);

@@ -102,24 +102,16 @@ static const char *read_error(int r)
 {
 	if (r == -EFBIG)
 		return "larger than 32 MiB";
-	if (r == -EINVAL)
+	if (r == -EINVAL || r == -EISDIR)
 		return "not a regular file";
 	return strerror(-r);
 }
 
-/* Reads path into out. The user names the file, so a symlink is followed
- * (realpath) before fg_read_file_at, which refuses one in the last part. */
+/* Reads path into out. The user names the file, so a symlink is followed. */
 static int read_input(const char *path, struct fg_buf *out, char *err, size_t errlen)
 {
-	char *real = realpath(path, NULL);
-	int r;
+	int r = fg_read_file_at(AT_FDCWD, path, RN_REPORT_MAX_INPUT, FG_READ_FOLLOW, out, NULL);
 
-	if (!real) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return -1;
-	}
-	r = fg_read_file_at(AT_FDCWD, real, RN_REPORT_MAX_INPUT, out, NULL);
-	free(real);
 	if (r) {
 		snprintf(err, errlen, "%s", read_error(r));
 		return -1;
@@ -854,8 +846,6 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 /* Writes text to --output atomically, or to stdout. 0 or the failure code. */
 static int emit(const char *output, const struct fg_buf *text)
 {
-	const char *slash;
-	char *dir;
 	int r;
 
 	if (!output || !strcmp(output, "-")) {
@@ -866,11 +856,7 @@ static int emit(const char *output, const struct fg_buf *text)
 		}
 		return 0;
 	}
-	slash = strrchr(output, '/');
-	dir = slash ? fg_xstrndup(output, slash == output ? 1 : (size_t)(slash - output))
-		    : fg_xstrdup(".");
-	r = fg_write_atomic(dir, slash ? slash + 1 : output, text->data, text->len);
-	free(dir);
+	r = fg_write_atomic_path(output, text->data, text->len);
 	if (r) {
 		fprintf(stderr, PREFIX "cannot write '%s': %s\n", output, strerror(-r));
 		return FG_EXIT_RUNTIME;

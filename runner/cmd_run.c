@@ -20,6 +20,7 @@
 #include "session.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
+#include "forge/cycle.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/num.h"
@@ -361,24 +362,20 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
 	return fg_review_state_name(state);
 }
 
-/* Reads the entrypoint's summary through the workspace, one component at a
- * time without following symlinks, like every other read of the step
- * directory: a sandbox that swapped .forge for a link must not feed the
- * result a summary from outside the workspace. */
-static void load_summary(const struct rn_run_config *cfg, const char *run_id, struct fg_summary *sum,
+/* Reads the entrypoint's summary through the workspace descriptor, one
+ * component at a time without following symlinks, like every other access
+ * to the step directory: a sandbox that swapped .forge for a link must not
+ * feed the result a summary from outside the workspace. */
+static void load_summary(int wsfd, const char *rel, const char *run_id, struct fg_summary *sum,
 			 int *have)
 {
-	char err[256], *rel = fg_xasprintf(".forge/%s", cfg->step);
-	int wfd = open(cfg->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int dfd = wfd < 0 ? -1 : rn_open_beneath(wfd, rel, NULL, 0);
+	char err[256];
+	int dfd = wsfd < 0 ? -1 : fg_open_beneath(wsfd, rel, 0, NULL, 0);
 	int r = dfd < 0 ? -ENOENT : fg_summary_read_at(dfd, sum, err, sizeof(err));
 
 	*have = 0;
-	free(rel);
 	if (dfd >= 0)
 		close(dfd);
-	if (wfd >= 0)
-		close(wfd);
 	if (r)
 		return;
 	/* A summary of another run (a stale or foreign writer) says nothing about ours. */
@@ -389,7 +386,9 @@ struct run_state {
 	struct rn_run_config *cfg;
 	struct rn_log *log;
 	const char *run_id;
-	const char *step_dir;
+	char *step_dir;         /* owned: workspace + step_rel, for messages */
+	char *step_rel;         /* owned: fg_cycle_dir() */
+	int wsfd;               /* the workspace, opened once; -1 when it could not be */
 	struct rn_cycles cycles;
 	struct rn_metrics metrics;
 	struct rn_session_result sr;
@@ -479,7 +478,7 @@ static void conclude(struct run_state *st)
 	bool exhausted;
 
 	fg_summary_init(&sum);
-	load_summary(st->cfg, st->run_id, &sum, &have_sum);
+	load_summary(st->wsfd, st->step_rel, st->run_id, &sum, &have_sum);
 	/* The file when it can be read, else the summary frame (the stream
 	 * checked its run id): it stands in for the file on a run whose
 	 * workspace the runner cannot see. */
@@ -585,7 +584,8 @@ static void warn_unset_env(struct run_state *st)
 static void run_session(struct run_state *st)
 {
 	struct rn_session_params sp = {
-		.cfg = st->cfg, .run_id = st->run_id, .step_dir = st->step_dir, .log = st->log,
+		.cfg = st->cfg, .run_id = st->run_id, .step_dir = st->step_dir,
+		.step_rel = st->step_rel, .log = st->log,
 		.metrics = &st->metrics, .cycles = &st->cycles,
 	};
 	int r = rn_session_run(&sp, &st->sr);
@@ -597,23 +597,42 @@ static void run_session(struct run_state *st)
 	}
 }
 
+/* Opens the workspace and prepares the step directory beneath it. 0, or a
+ * negative errno with err filled. */
+static int prepare(struct run_state *st, char *err, size_t errlen)
+{
+	struct rn_prepare p = { .rel = st->step_rel, .dir = st->step_dir, .log = st->log };
+
+	do
+		st->wsfd = open(st->cfg->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (st->wsfd < 0 && errno == EINTR);
+	if (st->wsfd < 0) {
+		int r = -errno;
+
+		snprintf(err, errlen, "%s", strerror(-r));
+		return r;
+	}
+	p.wsfd = st->wsfd;
+	return rn_prepare_step_dir(&p, &st->stale, err, errlen);
+}
+
 static int run_prepared(struct run_state *st)
 {
-	long stale = 0;
+	char err[512] = "";
 	int r;
 
 	log_start(st);
-	r = rn_prepare_step_dir(st->step_dir, &stale);
-	st->stale = stale;
+	r = prepare(st, err, sizeof(err));
 	if (r) {
-		rn_log(st->log, RN_LOG_ERROR, "run_error", RN_LS("dir", st->step_dir),
-		       RN_LS("error", strerror(-r)));
+		const char *why = err[0] ? err : strerror(-r);
+
+		rn_log(st->log, RN_LOG_ERROR, "run_error", RN_LS("dir", st->step_dir), RN_LS("error", why));
 		st->sr.failed = 1;
 		st->sr.exit_code = FG_EXIT_RUNTIME;
-		st->sr.error_message = fg_xasprintf("cannot prepare '%s': %s", st->step_dir, strerror(-r));
+		st->sr.error_message = fg_xasprintf("cannot prepare '%s': %s", st->step_dir, why);
 	} else {
-		rn_log(st->log, stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
-		       RN_LS("dir", st->step_dir), RN_LI("count", stale));
+		rn_log(st->log, st->stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
+		       RN_LS("dir", st->step_dir), RN_LI("count", st->stale));
 		if (rn_engine_ops_of(st->cfg->engine)->env_by_name)
 			warn_unset_env(st);
 		run_session(st);
@@ -628,9 +647,8 @@ int rn_cmd_run(int argc, char **argv)
 	struct rn_run_config cfg = { .poll_interval = RN_DEFAULT_POLL_INTERVAL };
 	struct run_args a = { 0 };
 	struct rn_log log;
-	struct run_state st = { .cfg = &cfg, .log = &log };
+	struct run_state st = { .cfg = &cfg, .log = &log, .wsfd = -1 };
 	char run_id[RN_RUN_ID_LEN + 1];
-	char *forge_dir;
 	int r;
 
 	fg_strvec_init(&cfg.extra_env);
@@ -648,9 +666,8 @@ int rn_cmd_run(int argc, char **argv)
 	st.t0 = fg_monotonic_ns();
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
-	forge_dir = fg_path_join(cfg.workspace, ".forge");
-	st.step_dir = fg_path_join(forge_dir, cfg.step);
-	free(forge_dir);
+	st.step_rel = fg_cycle_dir(NULL, cfg.step);
+	st.step_dir = fg_path_join(cfg.workspace, st.step_rel);
 	rn_cycles_init(&st.cycles);
 	rn_metrics_init(&st.metrics);
 	r = run_prepared(&st);
@@ -661,7 +678,10 @@ int rn_cmd_run(int argc, char **argv)
 		fg_summary_release(st.sr.stream_summary);
 	free(st.sr.stream_summary);
 	free(st.sr.reason);
-	free((char *)st.step_dir);
+	free(st.step_dir);
+	free(st.step_rel);
+	if (st.wsfd >= 0)
+		close(st.wsfd);
 	rn_log_close(&log);
 	rn_run_config_release(&cfg);
 	return r;

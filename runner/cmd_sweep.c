@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "forge/alloc.h"
 #include "forge/cycle.h"
+#include "forge/fsutil.h"
 #include "watch.h"
 
 enum { S_RUN_ID = 1, S_HELP };
@@ -52,36 +53,32 @@ static void sweep_one(int dfd, const char *dir, const char *name, const char *ru
  * A descriptor or a negative errno (err says why a component was refused). */
 static int open_step_dir(const char *dir, char *err, size_t errlen)
 {
-	char *d = fg_xstrdup(dir);
+	char *d = fg_xstrdup(dir), *parent = NULL, *base = NULL;
 	size_t n = strlen(d);
-	char *slash, *parent;
-	int base, fd;
+	int pfd, fd;
 
 	while (n > 1 && d[n - 1] == '/')
 		d[--n] = '\0';
-	slash = strrchr(d, '/');
-	if (!strcmp(slash ? slash + 1 : d, ".") || !strcmp(slash ? slash + 1 : d, "..")) {
+	fd = fg_path_split(d, &parent, &base);
+	if (!fd && (!strcmp(base, ".") || !strcmp(base, ".."))) {
 		/* "sweep ." names the directory by its parent: resolve it as named. */
 		char *real = realpath(d, NULL);
 
-		free(d);
-		if (!real)
-			return -errno;
-		d = real;
-		slash = strrchr(d, '/');
+		free(parent);
+		free(base);
+		fd = real ? fg_path_split(real, &parent, &base) : -errno;
+		free(real);
 	}
-	if (!slash)
-		parent = fg_xstrdup(".");
-	else
-		parent = slash == d ? fg_xstrdup("/") : fg_xstrndup(d, (size_t)(slash - d));
-	base = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (base < 0)
-		fd = -errno;
-	else
-		fd = rn_open_beneath(base, slash ? slash + 1 : d, err, errlen);
-	if (base >= 0)
-		close(base);
+	if (!fd) {
+		do
+			pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		while (pfd < 0 && errno == EINTR);
+		fd = pfd < 0 ? -errno : fg_open_beneath(pfd, base, 0, err, errlen);
+		if (pfd >= 0)
+			close(pfd);
+	}
 	free(parent);
+	free(base);
 	free(d);
 	return fd;
 }
@@ -96,7 +93,7 @@ static int sweep_dir(const char *dir, const char *run_id)
 	int dfd, r;
 
 	dfd = open_step_dir(dir, err, sizeof(err));
-	r = dfd < 0 ? dfd : rn_cycle_list_fd(dfd, &e, &n);
+	r = dfd < 0 ? dfd : fg_cycle_list_at(dfd, &e, &n);
 	if (r) {
 		fprintf(stderr, "forge-runner: cannot read '%s': %s\n", dir, err[0] ? err : strerror(-r));
 		if (dfd >= 0)

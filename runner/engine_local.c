@@ -76,16 +76,15 @@ static char *self_dir(void)
 {
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-	char *slash;
+	char *dir = NULL;
 
 	if (n <= 0)
 		return NULL;
 	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash)
+	/* The link is absolute, so there is always a directory part. */
+	if (buf[0] != '/' || fg_path_split(buf, &dir, NULL))
 		return NULL;
-	*slash = '\0';
-	return fg_xstrdup(buf[0] ? buf : "/");
+	return dir;
 }
 
 char *rn_engine_find_entrypoint(const char *explicit_path)

@@ -776,23 +776,6 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 	}
 }
 
-/* Splits path into an owned directory ("." when none) and an owned base name. */
-static int split_path(const char *path, char **dir, char **name)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!*path || (slash && !slash[1]))
-		return -EISDIR;
-	if (!slash) {
-		*dir = fg_xstrdup(".");
-		*name = fg_xstrdup(path);
-	} else {
-		*dir = slash == path ? fg_xstrdup("/") : fg_xstrndup(path, (size_t)(slash - path));
-		*name = fg_xstrdup(slash + 1);
-	}
-	return 0;
-}
-
 /* Opens and exclusively flocks "path.lock"; returns the descriptor or -errno. */
 static int lock_file(const char *path)
 {
@@ -824,7 +807,6 @@ static int merge_locked(const struct rn_metrics *m, const char *path, char *err,
 {
 	struct rn_metrics acc;
 	struct fg_buf old, keep, out;
-	char *dir = NULL, *name = NULL;
 	const char *why;
 	unsigned lineno;
 	int r;
@@ -833,7 +815,7 @@ static int merge_locked(const struct rn_metrics *m, const char *path, char *err,
 	fg_buf_init(&old, METRICS_FILE_MAX);
 	fg_buf_init(&keep, METRICS_FILE_MAX);
 	fg_buf_init(&out, 2 * METRICS_FILE_MAX);
-	r = fg_read_file_at(AT_FDCWD, path, METRICS_FILE_MAX, &old, NULL);
+	r = fg_read_file_at(AT_FDCWD, path, METRICS_FILE_MAX, 0, &old, NULL);
 	if (r == -ENOENT) {
 		r = 0;
 	} else if (r) {
@@ -853,14 +835,10 @@ static int merge_locked(const struct rn_metrics *m, const char *path, char *err,
 	if (!r)
 		r = fg_buf_add(&out, keep.data ? keep.data : "", keep.len);
 	if (!r)
-		r = split_path(path, &dir, &name);
-	if (!r)
-		r = fg_write_atomic(dir, name, fg_buf_str(&out), out.len);
+		r = fg_write_atomic_path(path, fg_buf_str(&out), out.len);
 	if (r)
 		snprintf(err, errlen, "cannot write metrics file '%s': %s", path, strerror(-r));
 out:
-	free(dir);
-	free(name);
 	fg_buf_release(&old);
 	fg_buf_release(&keep);
 	fg_buf_release(&out);

@@ -4,8 +4,9 @@
  *
  * Stale files from an earlier run must never be reported as this run's: the
  * reference design read them on a retry and then ignored the new files that
- * replaced them. Removal goes through a descriptor of the directory opened
- * with O_NOFOLLOW, and unlinkat() never follows the entry it removes.
+ * replaced them. The directory is reached from the workspace descriptor with
+ * fg_open_beneath() (created there when missing), removal goes through that
+ * descriptor, and unlinkat() never follows the entry it removes.
  */
 #include "prepare.h"
 
@@ -48,28 +49,103 @@ void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1])
 		snprintf(out + 2 * i, 3, "%02x", b[i]);
 }
 
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t ls = strlen(s), lx = strlen(suffix);
-
-	return ls >= lx && !strcmp(s + ls - lx, suffix);
-}
-
-/* 1 = a cycle file, 2 = another stale file of ours, 0 = keep. */
+/* 1 = a cycle file, 2 = another name a run writes, 0 = keep. */
 static int stale_kind(const char *name)
 {
 	int n;
 
 	if (fg_cycle_name_parse(name, &n))
 		return 1;
-	if (!strcmp(name, FG_SUMMARY_FILE) || fg_is_atomic_tmp_name(name))
-		return 2;
-	if (!strncmp(name, "review_cycle_", 13) && ends_with(name, ".reviewer.log"))
+	if (!strcmp(name, FG_SUMMARY_FILE) || fg_is_atomic_tmp_name(name) ||
+	    fg_reviewer_log_name_parse(name, &n))
 		return 2;
 	return 0;
 }
 
-static int clear_stale(int dfd, long *cycles_removed)
+static const char *type_name(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "directory";
+	if (S_ISFIFO(m))
+		return "fifo";
+	if (S_ISSOCK(m))
+		return "socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "device";
+	return "file";
+}
+
+/*
+ * Removes the directory name below dfd with everything in it, never
+ * following a link: each level is opened with openat(O_NOFOLLOW|O_DIRECTORY)
+ * and emptied with unlinkat(), which removes a symlink as an entry. Depth
+ * is bounded (RM_DEPTH_MAX levels); deeper trees are left to the caller
+ * (set aside). 0 or a negative errno.
+ */
+#define RM_DEPTH_MAX 16
+
+static int remove_tree(int dfd, const char *name, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	if (depth >= RM_DEPTH_MAX)
+		return -ELOOP;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while (!r && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		r = errno == EISDIR ? remove_tree(fd, de->d_name, depth + 1) : -errno;
+	}
+	closedir(d);
+	if (!r && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+/*
+ * Something other than a regular file or a symlink stands under a name the
+ * run writes (a directory planted by an earlier step would make every cycle
+ * write fail with EISDIR): removed, or when it cannot be, renamed aside to
+ * ".stale.NAME.PID" (a name no run writes). Logged either way. 0 or -errno.
+ */
+static int clear_special(int dfd, const char *name, const struct stat *st,
+			 const struct rn_prepare *p)
+{
+	char *aside = NULL;
+	int r = S_ISDIR(st->st_mode) ? remove_tree(dfd, name, 0) : 0;
+
+	if (!S_ISDIR(st->st_mode) && unlinkat(dfd, name, 0) < 0)
+		r = errno == ENOENT ? 0 : -errno;
+	if (r && r != -ENOENT) {
+		aside = fg_xasprintf(".stale.%s.%ld", name, (long)getpid());
+		r = renameat(dfd, name, dfd, aside) < 0 ? -errno : 0;
+	}
+	if (p->log) {
+		struct rn_log_field f[] = {
+			RN_LS("dir", p->dir), RN_LS("file", name), RN_LS("type", type_name(st->st_mode)),
+			RN_LS("action", r ? "failed" : aside ? "set_aside" : "removed"),
+			RN_LS("to", r ? NULL : aside), RN_LS("error", r ? strerror(-r) : NULL),
+		};
+
+		rn_log_event(p->log, r ? RN_LOG_ERROR : RN_LOG_WARN, "stale_special", f, 6);
+	}
+	free(aside);
+	return r;
+}
+
+static int clear_stale(int dfd, const struct rn_prepare *p, long *cycles_removed)
 {
 	int dup_fd = dup(dfd);
 	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -82,69 +158,44 @@ static int clear_stale(int dfd, long *cycles_removed)
 			close(dup_fd);
 		return r;
 	}
-	while ((de = readdir(dir)) != NULL) {
-		int kind = stale_kind(de->d_name);
+	for (errno = 0; (de = readdir(dir)) != NULL; errno = 0) {
+		int kind = stale_kind(de->d_name), e = 0;
 		struct stat st;
 
 		if (!kind || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			continue;
-		if (unlinkat(dfd, de->d_name, 0) < 0) {
-			if (errno != ENOENT)
-				r = -errno;
-			continue;
-		}
-		if (kind == 1)
+		/* unlinkat() never follows: a symlink goes as an entry. */
+		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+			e = unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		else
+			e = clear_special(dfd, de->d_name, &st, p);
+		if (e && !r)
+			r = e;
+		if (!e && kind == 1)
 			(*cycles_removed)++;
 	}
+	/* A listing cut short would leave stale files to be taken for new ones. */
+	if (errno && !r)
+		r = -errno;
 	closedir(dir);
 	return r;
 }
 
-/* W/.forge lives in the sandbox's workspace: a symlink left there by an
- * earlier container (a link made in the container resolves on the host)
- * would have us create the step directory elsewhere and clear review files
- * of another tree. The workspace itself was resolved by the caller. */
-static int check_parent(const char *dir)
-{
-	char *parent = fg_xstrdup(dir);
-	char *slash = strrchr(parent, '/');
-	struct stat st;
-	int r = 0;
-
-	if (slash && slash != parent) {
-		*slash = '\0';
-		if (lstat(parent, &st) == 0 && S_ISLNK(st.st_mode))
-			r = -ELOOP;
-	}
-	free(parent);
-	return r;
-}
-
-int rn_prepare_step_dir(const char *dir, long *cycles_removed)
+int rn_prepare_step_dir(const struct rn_prepare *p, long *cycles_removed, char *err, size_t errlen)
 {
 	int dfd, r;
 
 	*cycles_removed = 0;
-	r = check_parent(dir);
+	/* From the workspace descriptor, one component at a time: a .forge or
+	 * step directory swapped for a symlink (even mid-way, by a process still
+	 * running in the workspace) is refused, and a missing component is
+	 * created with mkdirat() beneath, never at the end of a link. */
+	dfd = fg_open_beneath(p->wsfd, p->rel, FG_BENEATH_CREATE, err, errlen);
+	if (dfd < 0)
+		return dfd;
+	r = clear_stale(dfd, p, cycles_removed);
 	if (r)
-		return r;
-	r = fg_mkdir_p(dir, 0755);
-	if (r)
-		return r;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0) {
-		struct stat st;
-
-		/* O_NOFOLLOW|O_DIRECTORY reports a symlinked step dir as
-		 * ENOTDIR; say what it really is. */
-		r = -errno;
-		if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
-			r = -ELOOP;
-		return r;
-	}
-	r = clear_stale(dfd, cycles_removed);
+		snprintf(err, errlen, "cannot clear stale files: %s", strerror(-r));
 	close(dfd);
 	return r;
 }

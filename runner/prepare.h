@@ -5,22 +5,38 @@
 #ifndef RN_PREPARE_H
 #define RN_PREPARE_H
 
+#include <stddef.h>
+
 #define RN_RUN_ID_LEN 16
 
 /* Fills out with RN_RUN_ID_LEN lowercase hex characters and a NUL (getrandom). */
 void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1]);
 
+struct rn_log;
+
+/* Where rn_prepare_step_dir() works; borrowed. */
+struct rn_prepare {
+	int wsfd;               /* the workspace, opened by the caller */
+	const char *rel;        /* the step directory below it (fg_cycle_dir()) */
+	const char *dir;        /* the same as a path, for the log */
+	struct rn_log *log;     /* stale_special events (may be NULL) */
+};
+
 /*
- * Creates dir (mkdir -p, 0755) and removes stale files directly in it:
- * canonical review_cycle_N.json, review_summary.json,
- * review_cycle_*.reviewer.log and our atomic temp files. Only regular files
- * and symlinks are removed (unlinkat: a symlink is removed as an entry and
- * never followed); directories, FIFOs and devices are left alone (a FIFO
- * named like a cycle is later reported corrupt and skipped). Neither the
- * directory nor its parent (W/.forge) may be a symlink (-ELOOP, nothing
- * created). *cycles_removed counts removed cycle files.
- * 0 or negative errno.
+ * Opens the step directory p->rel below p->wsfd, creating missing
+ * components (fg_open_beneath(): no component may be a symlink, at any
+ * moment of the walk), and removes stale files directly in it: every
+ * entry under a name a run writes (canonical review_cycle_N.json,
+ * review_summary.json, reviewer logs, our atomic temp files). Regular files
+ * and symlinks are unlinked (a symlink as an entry, never followed);
+ * anything else there (a directory, FIFO, socket or device) is removed
+ * too, a directory with its contents and without following links, or,
+ * when that fails, renamed aside to ".stale.NAME.PID"; each one is logged
+ * as a `stale_special` event. *cycles_removed counts removed entries under
+ * cycle names. Returns 0, or a negative errno with err saying why (a
+ * refused component, a failed creation, a stale entry that could be
+ * neither removed nor set aside).
  */
-int rn_prepare_step_dir(const char *dir, long *cycles_removed);
+int rn_prepare_step_dir(const struct rn_prepare *p, long *cycles_removed, char *err, size_t errlen);
 
 #endif

@@ -259,26 +259,8 @@ void rn_cycles_usage(const struct rn_cycles *s, struct fg_usage_pair *out)
 int rn_result_write(const char *path, const struct rn_result *r)
 {
 	char *json = rn_result_to_json(r);
-	char *dir = fg_xstrdup(path);
-	char *slash = strrchr(dir, '/');
-	const char *base = path;
-	int ret;
+	int ret = fg_write_atomic_path(path, json, strlen(json));
 
-	if (slash) {
-		base = path + (slash - dir) + 1;
-		if (slash == dir)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	} else {
-		free(dir);
-		dir = fg_xstrdup(".");
-	}
-	if (!*base)
-		ret = -EISDIR;
-	else
-		ret = fg_write_atomic(dir, base, json, strlen(json));
-	free(dir);
 	free(json);
 	return ret;
 }

@@ -552,14 +552,12 @@ static void start_watch(struct session *s)
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
 		.run_id = s->p->run_id, .log = s->p->log, .cb = on_watch_cycle, .data = s,
 	};
-	char *rel = fg_path_join(".forge", s->p->cfg->step);
 	int r;
 
 	rn_watch_init(&s->watch, &s->loop, &o);
 	/* From the workspace, held open from now on: a W/.forge or step
 	 * directory the sandbox swaps for a symlink is refused, not followed. */
-	r = rn_watch_add_beneath(&s->watch, s->p->cfg->workspace, rel);
-	free(rel);
+	r = rn_watch_add_beneath(&s->watch, s->p->cfg->workspace, s->p->step_rel);
 	if (r == 0)
 		r = rn_watch_start(&s->watch);
 	if (r)

@@ -45,6 +45,7 @@ struct rn_session_params {
 	const struct rn_run_config *cfg;
 	const char *run_id;
 	const char *step_dir;
+	const char *step_rel;       /* step_dir below the workspace (fg_cycle_dir()) */
 	struct rn_log *log;
 	struct rn_metrics *metrics;
 	struct rn_cycles *cycles;   /* receives every reported cycle */

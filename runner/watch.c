@@ -29,7 +29,6 @@
 		  IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
 #define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | \
 		  IN_ONLYDIR | IN_MASK_ADD)
-#define MAX_COMPONENT 255
 #define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
 
 enum {
@@ -139,13 +138,15 @@ static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, 
 int rn_watch_add(struct rn_watch *w, const char *dir)
 {
 	char *path = absolute_path(dir);
-	char *slash = strrchr(path, '/');
-	char *base;
+	char *base, *rel;
 
 	/* The operator named the parent: it is trusted as named, and only the
 	 * last component is refused when it is a symlink. */
-	base = slash == path ? fg_xstrdup("/") : fg_xstrndup(path, (size_t)(slash - path));
-	dir_new(w, path, base, fg_xstrdup(slash + 1), -1);
+	if (fg_path_split(path, &base, &rel)) {
+		free(path);
+		return -EINVAL;
+	}
+	dir_new(w, path, base, rel, -1);
 	return 0;
 }
 
@@ -165,59 +166,6 @@ int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel)
 	}
 	dir_new(w, fg_path_join(abase, rel), abase, fg_xstrdup(rel), fd);
 	return 0;
-}
-
-/* Says in err why name below dirfd cannot be opened as a directory (it is a
- * symlink or not a directory); 0 if it now can, e.g. it was just replaced. */
-static void why_refused(int dirfd, const char *name, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
-		snprintf(err, errlen, "'%s' is a symbolic link", name);
-	else
-		snprintf(err, errlen, "'%s' is not a directory", name);
-}
-
-int rn_open_beneath(int basefd, const char *rel, char *err, size_t errlen)
-{
-	char comp[MAX_COMPONENT + 1];
-	const char *p = rel;
-	int fd = basefd;
-
-	while (*p) {
-		const char *end = strchr(p, '/');
-		size_t n = end ? (size_t)(end - p) : strlen(p);
-		int next;
-
-		if (n == 0 || n > MAX_COMPONENT || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.')) {
-			snprintf(err, errlen, "'%.*s' is not a plain name", (int)(n > 64 ? 64 : n), p);
-			next = -EINVAL;
-		} else {
-			memcpy(comp, p, n);
-			comp[n] = '\0';
-			do
-				next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			while (next < 0 && errno == EINTR);
-			if (next < 0)
-				next = -errno;
-			/* A symlink says ELOOP, or ENOTDIR with O_DIRECTORY. */
-			if (next == -ELOOP || next == -ENOTDIR) {
-				why_refused(fd, comp, err, errlen);
-				next = -ENOTDIR;
-			}
-		}
-		if (fd != basefd)
-			close(fd);
-		if (next < 0)
-			return next;
-		fd = next;
-		p += n;
-		while (*p == '/')
-			p++;
-	}
-	return fd == basefd ? -EINVAL : fd;
 }
 
 /* ---- identity table ---- */
@@ -433,7 +381,7 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
  * for a refused component). */
 static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	char err[MAX_COMPONENT + 64] = "";
+	char err[NAME_MAX + 64] = "";
 	int base = d->basefd, fd;
 
 	if (base < 0) {
@@ -443,7 +391,7 @@ static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 		if (base < 0)
 			return -errno;
 	}
-	fd = rn_open_beneath(base, d->rel, err, sizeof(err));
+	fd = fg_open_beneath(base, d->rel, 0, err, sizeof(err));
 	if (base != d->basefd)
 		close(base);
 	if (fd >= 0) {
@@ -512,51 +460,6 @@ static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *
 	dir_done(d, dfd);
 }
 
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct fg_cycle_entry *x = a, *y = b;
-
-	return (x->n > y->n) - (x->n < y->n);
-}
-
-int rn_cycle_list_fd(int dfd, struct fg_cycle_entry **out, size_t *count)
-{
-	struct fg_cycle_entry *v = NULL;
-	size_t nv = 0, cap = 0;
-	struct dirent *de;
-	int fd = dup(dfd);
-	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
-
-	if (!dir) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	/* The duplicate shares dfd's offset: start from the beginning whatever
-	 * read dfd before. */
-	rewinddir(dir);
-	while ((de = readdir(dir)) != NULL) {
-		int n;
-
-		if (!fg_cycle_name_parse(de->d_name, &n))
-			continue;
-		if (nv == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = fg_xreallocarray(v, cap, sizeof(*v));
-		}
-		v[nv].n = n;
-		v[nv++].name = fg_xstrdup(de->d_name);
-	}
-	closedir(dir);
-	if (nv > 1)
-		qsort(v, nv, sizeof(*v), cmp_entry);
-	*out = v;
-	*count = nv;
-	return 0;
-}
-
 /* Reads the directory through the descriptor we examine files with, so the
  * listing and the reads concern the same directory even if it is replaced.
  * how: EX_FINAL or 0. */
@@ -568,7 +471,7 @@ static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source sour
 
 	if (dfd < 0)
 		return;
-	if (rn_cycle_list_fd(dfd, &v, &nv) == 0) {
+	if (fg_cycle_list_at(dfd, &v, &nv) == 0) {
 		for (size_t i = 0; i < nv; i++)
 			examine(w, d, dfd, v[i].name, v[i].n, source, how);
 		fg_cycle_entries_free(v, nv);

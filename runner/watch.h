@@ -34,7 +34,7 @@
  *
  * The step directory is never opened by its full path: each directory has a
  * trusted base, opened as the operator named it, and below it every
- * component is opened with openat(O_NOFOLLOW|O_DIRECTORY) (rn_open_beneath),
+ * component is opened with openat(O_NOFOLLOW|O_DIRECTORY) (fg_open_beneath),
  * for every scan, every file read and the inotify watch itself (set through
  * /proc/self/fd on that descriptor). That descriptor is kept while the
  * directory stays where it was (up to RN_WATCH_MAX_OPEN_DIRS directories),
@@ -155,17 +155,6 @@ int rn_watch_add(struct rn_watch *w, const char *dir);
  * opened, nothing added); no component of rel is followed if it is a
  * symlink. Before start only; a duplicate is ignored. */
 int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel);
-/* Opens rel below basefd (borrowed) one component at a time with
- * openat(O_NOFOLLOW|O_DIRECTORY). Returns a new descriptor, or a negative
- * errno: -ENOTDIR when a component is a symlink or not a directory, -EINVAL
- * for an empty, "." or ".." component (err, errlen > 0, then says which:
- * "'.forge' is a symbolic link"), else what openat() said (-ENOENT; err
- * untouched). */
-int rn_open_beneath(int basefd, const char *rel, char *err, size_t errlen);
-/* Lists the canonical cycle file names in the directory dfd (borrowed; read
- * through a duplicate), sorted by number. *out is owned (free with
- * fg_cycle_entries_free). 0 or negative errno. */
-int rn_cycle_list_fd(int dfd, struct fg_cycle_entry **out, size_t *count);
 /* Starts watching; inotify problems fall back to polling with a warning. 0 or -errno
  * (a uv error starting the timer). */
 int rn_watch_start(struct rn_watch *w);

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
@@ -20,6 +21,7 @@
 
 #define CYCLE_PREFIX "review_cycle_"
 #define CYCLE_SUFFIX ".json"
+#define REVIEWER_LOG_SUFFIX ".reviewer.log"
 
 void fg_cycle_init(struct fg_cycle *c)
 {
@@ -41,16 +43,14 @@ void fg_cycle_release(struct fg_cycle *c)
 	fg_cycle_init(c);
 }
 
-int fg_cycle_name_parse(const char *name, int *n)
+/* Parses the canonical decimal N at *p (no leading zeros, at most
+ * FG_CYCLE_NUMBER_MAX) and moves *p past it. 0 when there is none. */
+static int parse_number(const char **pp)
 {
-	const size_t plen = sizeof(CYCLE_PREFIX) - 1;
-	const char *p;
+	const char *p = *pp;
 	long v = 0;
 	int ndig = 0;
 
-	if (strncmp(name, CYCLE_PREFIX, plen))
-		return 0;
-	p = name + plen;
 	/* No leading zeros: the name of cycle N is unique, so one file per cycle. */
 	if (*p < '1' || *p > '9')
 		return 0;
@@ -61,15 +61,71 @@ int fg_cycle_name_parse(const char *name, int *n)
 		v = v * 10 + (*p - '0');
 		p++;
 	}
-	if (strcmp(p, CYCLE_SUFFIX) || v > FG_CYCLE_NUMBER_MAX)
+	if (v > FG_CYCLE_NUMBER_MAX)
 		return 0;
-	*n = (int)v;
+	*pp = p;
+	return (int)v;
+}
+
+int fg_cycle_name_parse(const char *name, int *n)
+{
+	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	int v;
+
+	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+		return 0;
+	v = parse_number(&p);
+	if (!v || strcmp(p, CYCLE_SUFFIX))
+		return 0;
+	*n = v;
 	return 1;
 }
 
 char *fg_cycle_file_name(int n)
 {
 	return fg_xasprintf(CYCLE_PREFIX "%d" CYCLE_SUFFIX, n);
+}
+
+char *fg_reviewer_log_name(int n, const char *role)
+{
+	if (role)
+		return fg_xasprintf(CYCLE_PREFIX "%d.%s" REVIEWER_LOG_SUFFIX, n, role);
+	return fg_xasprintf(CYCLE_PREFIX "%d" REVIEWER_LOG_SUFFIX, n);
+}
+
+int fg_reviewer_log_name_parse(const char *name, int *n)
+{
+	const size_t slen = sizeof(REVIEWER_LOG_SUFFIX) - 1;
+	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	size_t rest;
+	int v;
+
+	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+		return 0;
+	v = parse_number(&p);
+	rest = v ? strlen(p) : 0;
+	if (rest < slen || strcmp(p + rest - slen, REVIEWER_LOG_SUFFIX) || strchr(p, '/'))
+		return 0;
+	/* Either nothing between N and the suffix, or ".ROLE" with a ROLE. */
+	if (rest != slen && (p[0] != '.' || rest < slen + 2))
+		return 0;
+	*n = v;
+	return 1;
+}
+
+char *fg_cycle_dir(const char *tmpl, const char *step)
+{
+	static const char key[] = "{step}";
+	struct fg_buf b;
+	const char *p = tmpl ? tmpl : FG_CYCLE_DIR_DEFAULT;
+
+	fg_buf_init(&b, 2 * PATH_MAX);
+	for (const char *hit; (hit = strstr(p, key)) != NULL; p = hit + sizeof(key) - 1) {
+		fg_buf_add(&b, p, (size_t)(hit - p));
+		fg_buf_adds(&b, step);
+	}
+	fg_buf_adds(&b, p);
+	return fg_buf_detach(&b, NULL);
 }
 
 /* Rounds a wall time to milliseconds for the file. Non-finite or negative
@@ -303,7 +359,7 @@ out:
 	return r;
 }
 
-int fg_cycle_write(const char *dir, const struct fg_cycle *c)
+int fg_cycle_write_at(int dirfd, const struct fg_cycle *c)
 {
 	char *name, *text;
 	int r;
@@ -312,9 +368,23 @@ int fg_cycle_write(const char *dir, const struct fg_cycle *c)
 		return -EINVAL;
 	name = fg_cycle_file_name(c->cycle);
 	text = fg_cycle_to_json(c);
-	r = fg_write_atomic(dir, name, text, strlen(text));
+	r = fg_write_atomic_at(dirfd, name, text, strlen(text));
 	free(name);
 	free(text);
+	return r;
+}
+
+int fg_cycle_write(const char *dir, const struct fg_cycle *c)
+{
+	int dfd, r;
+
+	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
+		return -EINVAL;
+	dfd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	r = fg_cycle_write_at(dfd, c);
+	close(dfd);
 	return r;
 }
 
@@ -340,7 +410,10 @@ int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_
 	fg_buf_init(&local, FG_CYCLE_MAX_BYTES);
 	if (raw)
 		fg_buf_reset(raw);
-	r = fg_read_file_at(dirfd, name, FG_CYCLE_MAX_BYTES, b, NULL);
+	r = fg_read_file_at(dirfd, name, FG_CYCLE_MAX_BYTES, 0, b, NULL);
+	/* A directory is one more thing that is not a regular file. */
+	if (r == -EISDIR)
+		r = -EINVAL;
 	if (r) {
 		/* A read error must not hand back an earlier cycle as if current. */
 		fg_cycle_release(c);
@@ -359,16 +432,23 @@ static int entry_cmp(const void *a, const void *b)
 	return (x->n > y->n) - (x->n < y->n);
 }
 
-int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count)
+int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count)
 {
 	struct fg_cycle_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	int fd = dup(dirfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	int num, r = 0;
 
-	if (!d)
-		return -errno;
+	if (!d) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	/* The duplicate shares dirfd's offset: start from the beginning. */
+	rewinddir(d);
 	for (;;) {
 		errno = 0;
 		de = readdir(d);
@@ -392,7 +472,7 @@ int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count)
 		return r;
 	}
 	/* Canonical names make N unique, so the order is total. */
-	if (n)
+	if (n > 1)
 		qsort(v, n, sizeof(*v), entry_cmp);
 	*out = v;
 	*count = n;

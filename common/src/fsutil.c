@@ -5,12 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "internal.h"
 
 /* Puts out back to its state before a failed read: same length, and no
  * allocation left behind when it had none, so "left as it was" holds. */
@@ -53,38 +55,46 @@ static int read_all(int fd, size_t max, struct fg_buf *out)
 	}
 }
 
-static int open_nofollow(int dirfd, const char *name)
+static int open_file(int dirfd, const char *name, unsigned flags)
 {
+	int oflags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
 	int fd;
 
+	if (!(flags & FG_READ_FOLLOW))
+		oflags |= O_NOFOLLOW;
 	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer,
 	 * and opening a device must not wait for a carrier. */
 	do
-		fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		fd = openat(dirfd, name, oflags);
 	while (fd < 0 && errno == EINTR);
 	return fd < 0 ? -errno : fd;
 }
 
-int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out, struct stat *st)
+/* 0 when st is a regular file of at most max bytes, else why not. */
+static int check_file(const struct stat *st, size_t max)
+{
+	if (S_ISDIR(st->st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st->st_mode))
+		return -EINVAL;
+	if ((unsigned long long)st->st_size > (unsigned long long)max)
+		return -EFBIG;
+	return 0;
+}
+
+int fg_read_file_at(int dirfd, const char *name, size_t max, unsigned flags, struct fg_buf *out,
+		    struct stat *st)
 {
 	struct stat sb;
 	int fd, r, fl;
 
-	fd = open_nofollow(dirfd, name);
+	fd = open_file(dirfd, name, flags);
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &sb) < 0) {
-		r = -errno;
+	r = fstat(fd, &sb) < 0 ? -errno : check_file(&sb, max);
+	if (r) {
 		close(fd);
 		return r;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	if ((unsigned long long)sb.st_size > (unsigned long long)max) {
-		close(fd);
-		return -EFBIG;
 	}
 	/* A regular file: blocking reads are fine again, and a non-blocking
 	 * descriptor could fail with EAGAIN on a mandatory-locked file. */
@@ -96,6 +106,86 @@ int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out,
 	if (r == 0 && st)
 		*st = sb;
 	return r;
+}
+
+/* Says in err why name below dirfd cannot be opened as a directory. */
+static int why_refused(int dirfd, const char *name, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		fg__seterr(err, errlen, "'%s' is a symbolic link", name);
+	else
+		fg__seterr(err, errlen, "'%s' is not a directory", name);
+	return -ENOTDIR;
+}
+
+/* Opens (and with FG_BENEATH_CREATE, creates) the one component comp below
+ * fd. A descriptor or a negative errno, err filled for a refusal. */
+static int open_component(int fd, const char *comp, unsigned flags, char *err, size_t errlen)
+{
+	for (int tries = 0; tries < 8; tries++) {
+		int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (next >= 0)
+			return next;
+		if (errno == EINTR)
+			continue;
+		/* A symlink says ELOOP, or ENOTDIR with O_DIRECTORY. */
+		if (errno == ELOOP || errno == ENOTDIR)
+			return why_refused(fd, comp, err, errlen);
+		if (errno != ENOENT || !(flags & FG_BENEATH_CREATE))
+			return -errno;
+		/* mkdirat() never follows a symlink at comp (EEXIST); what it
+		 * made, or what another process made meanwhile, is opened above
+		 * with O_NOFOLLOW again. */
+		if (mkdirat(fd, comp, 0755) < 0 && errno != EEXIST && errno != EINTR) {
+			int e = -errno;
+
+			fg__seterr(err, errlen, "cannot create '%s': %s", comp, strerror(-e));
+			return e;
+		}
+	}
+	/* Created and removed again eight times in a row: someone is racing us. */
+	fg__seterr(err, errlen, "'%s' keeps disappearing", comp);
+	return -ENOENT;
+}
+
+int fg_open_beneath(int basefd, const char *rel, unsigned flags, char *err, size_t errlen)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = rel;
+	int fd = basefd;
+
+	while (*p == '/')
+		p++;
+	if (!*p) {
+		fg__seterr(err, errlen, "no directory name");
+		return -EINVAL;
+	}
+	while (*p) {
+		size_t n = strcspn(p, "/");
+		int next;
+
+		if (n == 0 || n > NAME_MAX || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.')) {
+			fg__seterr(err, errlen, "'%.*s' is not a plain name", (int)(n > 64 ? 64 : n), p);
+			next = -EINVAL;
+		} else {
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			next = open_component(fd, comp, flags, err, errlen);
+		}
+		if (fd != basefd)
+			close(fd);
+		if (next < 0)
+			return next;
+		fd = next;
+		p += n;
+		while (*p == '/')
+			p++;
+	}
+	return fd;
 }
 
 char *fg_atomic_tmp_name(const char *name)
@@ -149,29 +239,16 @@ static int fsync_fd(int fd)
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
-{
-	/* "" is the current directory, as fg_path_join() treats it. */
-	int fd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int r;
-
-	if (fd < 0)
-		return -errno;
-	r = fsync_fd(fd);
-	close(fd);
-	return r;
-}
-
 /*
  * Creates the temp file exclusively. A leftover with the same name (a crash
  * of an earlier process that had our pid, or something planted by another
  * writer of the directory) is unlinked, never truncated in place: truncating
  * could write through a hard link into an unrelated file.
  */
-static int create_tmp(const char *tmp_path)
+static int create_tmp(int dirfd, const char *tmp)
 {
 	for (int tries = 0; tries < 3; tries++) {
-		int fd = open(tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 
 		if (fd >= 0)
 			return fd;
@@ -179,24 +256,36 @@ static int create_tmp(const char *tmp_path)
 			continue;
 		if (errno != EEXIST)
 			return -errno;
-		if (unlink(tmp_path) < 0 && errno != ENOENT)
+		if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
 			return -errno;
 	}
 	return -EEXIST;
 }
 
-int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len)
+/* The directory's own fsync: through dirfd, or "." for AT_FDCWD. */
+static int fsync_dir(int dirfd)
+{
+	int fd = dirfd, r;
+
+	if (dirfd == AT_FDCWD)
+		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = fsync_fd(fd);
+	if (fd != dirfd)
+		close(fd);
+	return r;
+}
+
+int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len)
 {
 	char *tmp = fg_atomic_tmp_name(name);
-	char *tmp_path = fg_path_join(dir, tmp);
-	char *final_path = fg_path_join(dir, name);
 	int fd, r;
 
-	free(tmp);
-	fd = create_tmp(tmp_path);
+	fd = create_tmp(dirfd, tmp);
 	if (fd < 0) {
-		r = fd;
-		goto out;
+		free(tmp);
+		return fd;
 	}
 	r = write_full(fd, data, len);
 	if (!r)
@@ -204,15 +293,40 @@ int fg_write_atomic(const char *dir, const char *name, const void *data, size_t 
 	/* close() is not retried on EINTR: on Linux the descriptor is gone. */
 	if (close(fd) < 0 && !r && errno != EINTR)
 		r = -errno;
-	if (!r && rename(tmp_path, final_path) < 0)
+	if (!r && renameat(dirfd, tmp, dirfd, name) < 0)
 		r = -errno;
 	if (r)
-		unlink(tmp_path);
+		unlinkat(dirfd, tmp, 0);
 	else
-		r = fsync_dir(dir);
-out:
-	free(tmp_path);
-	free(final_path);
+		r = fsync_dir(dirfd);
+	free(tmp);
+	return r;
+}
+
+int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len)
+{
+	int dfd, r;
+
+	/* "" is the current directory, as fg_path_join() treats it. */
+	do
+		dfd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (dfd < 0 && errno == EINTR);
+	if (dfd < 0)
+		return -errno;
+	r = fg_write_atomic_at(dfd, name, data, len);
+	close(dfd);
+	return r;
+}
+
+int fg_write_atomic_path(const char *path, const void *data, size_t len)
+{
+	char *dir, *base;
+	int r = fg_path_split(path, &dir, &base);
+
+	if (!r)
+		r = fg_write_atomic(dir, base, data, len);
+	free(dir);
+	free(base);
 	return r;
 }
 
@@ -266,4 +380,23 @@ char *fg_path_join(const char *a, const char *b)
 	if (la == 1 && a[0] == '/')
 		return fg_xasprintf("/%s", b);
 	return fg_xasprintf("%.*s/%s", (int)la, a, b);
+}
+
+int fg_path_split(const char *path, char **dir, char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (dir)
+		*dir = NULL;
+	if (base)
+		*base = NULL;
+	if (!*path || (slash && !slash[1]))
+		return -EISDIR;
+	if (dir && !slash)
+		*dir = fg_xstrdup(".");
+	else if (dir)
+		*dir = slash == path ? fg_xstrdup("/") : fg_xstrndup(path, (size_t)(slash - path));
+	if (base)
+		*base = fg_xstrdup(slash ? slash + 1 : path);
+	return 0;
 }

@@ -968,54 +968,30 @@ static void finish_panel(struct fg_review_config *c)
 			     "'reviewers' has no valid entry: one reviewer reviews, as without the field");
 }
 
-/* Opens the directory that holds the last component of rel, below dirfd,
- * never following a symlink. *last points at that component. fd or -errno. */
-static int open_parent_beneath(int dirfd, const char *rel, const char **last)
-{
-	char comp[ROLE_FILE_MAX + 1];
-	int fd = dup(dirfd);
-
-	if (fd < 0)
-		return -errno;
-	for (const char *c = rel;;) {
-		size_t n = strcspn(c, "/");
-		int next;
-
-		if (!c[n]) {
-			*last = c;
-			return fd;
-		}
-		memcpy(comp, c, n);
-		comp[n] = '\0';
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (next < 0) {
-			int e = errno == ENOTDIR ? -ELOOP : -errno;
-
-			close(fd);
-			return e;
-		}
-		close(fd);
-		fd = next;
-		c += n + 1;
-	}
-}
-
 /* Reads role r's file beside review.md (dirfd). 0, or adds an error and
  * returns -1. */
 static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_reviewer *r)
 {
-	const char *last = NULL, *why = NULL;
+	const char *why = NULL;
+	char *sub = NULL, *last = NULL;
 	struct fg_buf b;
 	struct fg_diags d;
-	int fd, rc;
+	int fd = -1, rc;
 
 	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
-	fd = open_parent_beneath(dirfd, r->instructions_file, &last);
-	rc = fd < 0 ? fd : fg_read_file_at(fd, last, FG_REVIEWMD_MAX_BYTES, &b, NULL);
+	/* Below the directory of review.md, never following a symlink on the
+	 * way (fg_open_beneath) nor at the end (fg_read_file_at). */
+	rc = fg_path_split(r->instructions_file, &sub, &last);
+	if (!rc && strchr(r->instructions_file, '/'))
+		rc = fd = fg_open_beneath(dirfd, sub, 0, NULL, 0);
+	if (rc >= 0)
+		rc = fg_read_file_at(fd >= 0 ? fd : dirfd, last, FG_REVIEWMD_MAX_BYTES, 0, &b, NULL);
 	if (fd >= 0)
 		close(fd);
+	free(sub);
+	free(last);
 	fg_diags_init(&d);
-	if (rc == -ELOOP)
+	if (rc == -ELOOP || rc == -ENOTDIR)
 		why = "a symlink on the way could lead out of the directory of review.md";
 	else if (rc < 0)
 		why = strerror(-rc);
@@ -1037,10 +1013,11 @@ static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_revie
 /* Reads every role file, relative to the directory of review.md (path). */
 static void load_role_files(struct fg_review_config *c, const char *path)
 {
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? fg_xstrndup(path, slash == path ? 1 : (size_t)(slash - path))
-			  : fg_xstrdup(".");
+	char *dir = NULL;
 	int dfd = -1;
+
+	if (fg_path_split(path, &dir, NULL))
+		dir = fg_xstrdup(".");
 
 	for (size_t i = 0; i < c->nreviewers;) {
 		if (!c->reviewers[i].instructions_file) {
@@ -1166,43 +1143,6 @@ int fg_review_config_parse(struct fg_review_config *c, const char *data, size_t 
 	return 0;
 }
 
-/* Reads path into out, following symlinks (the resolver has already checked
- * where they lead) but never blocking on a FIFO or reading a device.
- * 0, or -errno: -EISDIR, -EINVAL (not a regular file), -EFBIG (too large). */
-static int read_bounded(const char *path, struct fg_buf *out)
-{
-	char chunk[65536];
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	int r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0)
-		r = -errno;
-	else if (S_ISDIR(st.st_mode))
-		r = -EISDIR;
-	else if (!S_ISREG(st.st_mode))
-		r = -EINVAL;
-	else if ((unsigned long long)st.st_size > FG_REVIEWMD_MAX_BYTES)
-		r = -EFBIG;
-	while (!r) {
-		ssize_t n = read(fd, chunk, sizeof(chunk));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			r = n < 0 ? -errno : 0;
-			break;
-		}
-		/* The file may grow while we read: the bound holds for what we read. */
-		if (fg_buf_add(out, chunk, (size_t)n) < 0)
-			r = -EFBIG;
-	}
-	close(fd);
-	return r;
-}
-
 /* Turns a read failure into the diagnostic that says why the file counts as
  * empty. */
 static void read_failed(struct fg_diags *d, int err)
@@ -1243,7 +1183,8 @@ static int load(struct fg_review_config *c, const char *path, const struct fg_re
 	fg_review_config_release(c);
 	/* The buffer's own limit also catches a file that grew after fstat(). */
 	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
-	r = read_bounded(path, &b);
+	/* Symlinks are followed: the resolver has already checked where they lead. */
+	r = fg_read_file_at(AT_FDCWD, path, FG_REVIEWMD_MAX_BYTES, FG_READ_FOLLOW, &b, NULL);
 	if (r < 0) {
 		read_failed(&c->diags, r);
 		*refused = 1;

@@ -269,7 +269,10 @@ static int read_summary(int dirfd, const char *path, struct fg_summary *s, char 
 
 	fg_summary_release(s);
 	fg_buf_init(&b, FG_SUMMARY_MAX_BYTES);
-	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, &b, NULL);
+	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, 0, &b,
+			    NULL);
+	if (r == -EISDIR)
+		r = -EINVAL;
 	if (r == -ELOOP)
 		fg__seterr(err, errlen, "'%s' is a symbolic link", path);
 	else if (r == -EINVAL)

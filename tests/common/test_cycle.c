@@ -21,6 +21,19 @@
 
 TestSuite(cycle, .timeout = 60);
 
+/* fg_cycle_list_at() on dir, opened for the call. */
+static int list_dir(const char *dir, struct fg_cycle_entry **e, size_t *n)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r;
+
+	if (dfd < 0)
+		return -errno;
+	r = fg_cycle_list_at(dfd, e, n);
+	close(dfd);
+	return r;
+}
+
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char base_json[] =
@@ -415,7 +428,7 @@ Test(cycle, write_replaces_old_file_and_leaves_only_canonical_names)
 		cr_assert_str_eq(de->d_name, "review_cycle_1.json");
 	}
 	closedir(d);
-	cr_assert_eq(fg_cycle_list(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(dir, &e, &n), 0);
 	cr_assert_eq(n, 1);
 	fg_cycle_entries_free(e, n);
 	fg_cycle_release(&c);
@@ -837,7 +850,7 @@ Test(cycle, list_sorts_numerically_and_skips_non_canonical_names)
 	/* Listing is by name only: a directory with a cycle name is listed and
 	 * the reader refuses it later. */
 	cr_assert_eq(mkdir(sub, 0700), 0);
-	cr_assert_eq(fg_cycle_list(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(dir, &e, &n), 0);
 	cr_assert_eq(n, N_ELEMS(want));
 	for (size_t i = 0; i < n; i++) {
 		char *name = fg_cycle_file_name(want[i]);
@@ -852,24 +865,58 @@ Test(cycle, list_sorts_numerically_and_skips_non_canonical_names)
 	free(dir);
 }
 
-Test(cycle, list_empty_and_missing_directories)
+Test(cycle, list_empty_directory_and_bad_descriptors)
 {
 	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/none", dir);
+	char *file = fgt_fmt("%s/review_cycle_1.json", dir);
 	struct fg_cycle_entry *e = (void *)1;
 	size_t n = 99;
+	int fd;
 
-	cr_assert_eq(fg_cycle_list(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(dir, &e, &n), 0);
 	cr_assert_eq(n, 0);
 	fg_cycle_entries_free(e, n);
 	e = NULL;
 	n = 7;
-	cr_assert_eq(fg_cycle_list(missing, &e, &n), -ENOENT);
+	cr_assert_eq(fg_cycle_list_at(-1, &e, &n), -EBADF);
+	fgt_write(file, "{}");
+	fd = open(file, O_RDONLY);
+	cr_assert_eq(fg_cycle_list_at(fd, &e, &n), -ENOTDIR);
+	close(fd);
 	cr_assert_null(e, "untouched on failure");
 	cr_assert_eq(n, 7);
 	fg_cycle_entries_free(NULL, 0);
 	fgt_rm_rf(dir);
-	free(missing);
+	free(file);
+	free(dir);
+}
+
+Test(cycle, list_at_starts_from_the_beginning_and_keeps_the_descriptor)
+{
+	char *dir = fgt_tmpdir();
+	struct fg_cycle_entry *e = NULL;
+	size_t n = 0;
+	int dfd;
+
+	for (int i = 1; i <= 40; i++) {
+		char *p = fgt_fmt("%s/review_cycle_%d.json", dir, i);
+
+		fgt_write(p, "{}");
+		free(p);
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(fg_cycle_list_at(dfd, &e, &n), 0);
+	cr_assert_eq(n, 40);
+	fg_cycle_entries_free(e, n);
+	/* Twice through the same descriptor: the second listing is complete too,
+	 * and dfd is still open and usable afterwards. */
+	cr_assert_eq(fg_cycle_list_at(dfd, &e, &n), 0);
+	cr_assert_eq(n, 40);
+	cr_assert_eq(e[39].n, 40);
+	fg_cycle_entries_free(e, n);
+	cr_assert_geq(fcntl(dfd, F_GETFD), 0, "the descriptor is still open");
+	close(dfd);
+	fgt_rm_rf(dir);
 	free(dir);
 }
 
@@ -1037,6 +1084,46 @@ Test(cycle, invalid_review_entries_are_skipped_not_fatal)
 	cr_assert_null(c.reviews[0].usage);
 	cr_assert_not(c.reviews[0].failed);
 	fg_cycle_release(&c);
+
+Test(cycle, reviewer_log_name_round_trips)
+{
+	static const char *const bad[] = {
+		"review_cycle_1.json", "review_cycle_01.reviewer.log", "review_cycle_.reviewer.log",
+		"review_cycle_1reviewer.log", "review_cycle_1..reviewer.log", "review_cycle_1.x/y.reviewer.log",
+		"review_cycle_100001.reviewer.log", "xreview_cycle_1.reviewer.log", "review_cycle_1.reviewer.log.x",
+	};
+	int n = 0;
+
+	for (int k = 1; k <= 100000; k *= 10) {
+		char *name = fg_reviewer_log_name(k, NULL);
+
+		cr_assert_eq(fg_reviewer_log_name_parse(name, &n), 1, "%s", name);
+		cr_assert_eq(n, k);
+		free(name);
+		name = fg_reviewer_log_name(k, "security");
+		cr_assert_str_eq(name + strlen(name) - strlen(".security.reviewer.log"), ".security.reviewer.log");
+		cr_assert_eq(fg_reviewer_log_name_parse(name, &n), 1, "%s", name);
+		cr_assert_eq(n, k);
+		free(name);
+	}
+	cr_assert_eq(fg_reviewer_log_name_parse("review_cycle_7.security.reviewer.log", &n), 1);
+	cr_assert_eq(n, 7);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(fg_reviewer_log_name_parse(bad[i], &n), 0, "%s", bad[i]);
+}
+
+Test(cycle, cycle_dir_expands_the_template)
+{
+	char *d = fg_cycle_dir(NULL, "impl");
+
+	cr_assert_str_eq(d, ".forge/impl");
+	free(d);
+	d = fg_cycle_dir("reviews/{step}/cycles-{step}", "s1");
+	cr_assert_str_eq(d, "reviews/s1/cycles-s1");
+	free(d);
+	d = fg_cycle_dir("fixed", "s1");
+	cr_assert_str_eq(d, "fixed");
+	free(d);
 }
 
 /* Issue 13: usage, reask and over_budget survive a write and a read; a

@@ -26,10 +26,10 @@ static void expect_read_refused(const char *path, size_t max, int want)
 	fg_buf_init(&b, 1024);
 	fg_buf_init(&empty, 1024);
 	fg_buf_adds(&b, "keep");
-	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, &b, NULL), want, "%s", path);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, 0, &b, NULL), want, "%s", path);
 	cr_assert_str_eq(fg_buf_str(&b), "keep");
 	cr_assert_eq(b.len, 4);
-	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, &empty, NULL), want);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, 0, &empty, NULL), want);
 	cr_assert_null(empty.data);
 	cr_assert_eq(empty.len, 0);
 	fg_buf_release(&b);
@@ -47,13 +47,13 @@ Test(fsutil, read_appends_regular_file_and_fills_stat)
 	fgt_write(p, "hello\n");
 	fg_buf_init(&b, 100);
 	fg_buf_adds(&b, ">");
-	cr_assert_eq(fg_read_file_at(dfd, "f", 100, &b, &st), 0);
+	cr_assert_eq(fg_read_file_at(dfd, "f", 100, 0, &b, &st), 0);
 	cr_assert_str_eq(fg_buf_str(&b), ">hello\n");
 	cr_assert_eq(st.st_size, 6);
 	cr_assert(S_ISREG(st.st_mode));
 	/* Exactly max bytes is allowed. */
 	fg_buf_reset(&b);
-	cr_assert_eq(fg_read_file_at(dfd, "f", 6, &b, NULL), 0);
+	cr_assert_eq(fg_read_file_at(dfd, "f", 6, 0, &b, NULL), 0);
 	cr_assert_str_eq(fg_buf_str(&b), "hello\n");
 	close(dfd);
 	fg_buf_release(&b);
@@ -70,7 +70,7 @@ Test(fsutil, read_keeps_nul_bytes)
 
 	fgt_write_bytes(p, "a\0b", 3);
 	fg_buf_init(&b, 100);
-	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, &b, NULL), 0);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, 0, &b, NULL), 0);
 	cr_assert_eq(b.len, 3);
 	cr_assert_eq(memcmp(b.data, "a\0b", 3), 0);
 	fg_buf_release(&b);
@@ -112,7 +112,7 @@ Test(fsutil, read_refuses_directory_and_device)
 {
 	char *dir = fgt_tmpdir();
 
-	expect_read_refused(dir, 100, -EINVAL);
+	expect_read_refused(dir, 100, -EISDIR);
 	expect_read_refused("/dev/null", 100, -EINVAL);
 	fgt_rm_rf(dir);
 	free(dir);
@@ -140,7 +140,7 @@ Test(fsutil, read_refuses_file_over_buffer_max)
 	fg_buf_init(&b, 12);
 	fg_buf_adds(&b, "abcd");
 	/* The caller's max allows it, the buffer's own max does not. */
-	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, &b, NULL), -EFBIG);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, 0, &b, NULL), -EFBIG);
 	cr_assert_str_eq(fg_buf_str(&b), "abcd");
 	fg_buf_release(&b);
 	fgt_rm_rf(dir);
@@ -397,5 +397,149 @@ Test(fsutil, path_join_table)
 
 		cr_expect_str_eq(got, cases[i].want, "join('%s', '%s')", cases[i].a, cases[i].b);
 		free(got);
+	}
+}
+
+Test(fsutil, read_follows_a_symlink_only_when_asked)
+{
+	char *dir = fgt_tmpdir();
+	char *target = fgt_fmt("%s/target", dir);
+	char *link = fgt_fmt("%s/link", dir);
+	char *dlink = fgt_fmt("%s/dlink", dir);
+	struct fg_buf b;
+
+	fgt_write(target, "named by the user");
+	cr_assert_eq(symlink(target, link), 0);
+	cr_assert_eq(symlink(dir, dlink), 0);
+	fg_buf_init(&b, 100);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, 0, &b, NULL), -ELOOP);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, FG_READ_FOLLOW, &b, NULL), 0);
+	cr_assert_str_eq(fg_buf_str(&b), "named by the user");
+	/* Following never turns a directory or a FIFO into something readable. */
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, dlink, 100, FG_READ_FOLLOW, &b, NULL), -EISDIR);
+	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 5, FG_READ_FOLLOW, &b, NULL), -EFBIG);
+	cr_assert_str_eq(fg_buf_str(&b), "named by the user", "left as it was");
+	fg_buf_release(&b);
+	fgt_rm_rf(dir);
+	free(target);
+	free(link);
+	free(dlink);
+	free(dir);
+}
+
+Test(fsutil, open_beneath_walks_without_following_links)
+{
+	char *dir = fgt_tmpdir();
+	char *outside = fgt_tmpdir();
+	char *sub = fgt_fmt("%s/a/b", dir);
+	char *link = fgt_fmt("%s/a/l", dir);
+	char *file = fgt_fmt("%s/a/f", dir);
+	char err[256] = "";
+	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+	cr_assert_eq(fg_mkdir_p(sub, 0755), 0);
+	fgt_write(file, "x");
+	cr_assert_eq(symlink(outside, link), 0);
+	fd = fg_open_beneath(base, "a/b", 0, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	fd = fg_open_beneath(base, "a//b/", 0, err, sizeof(err));
+	cr_assert_geq(fd, 0, "repeated and trailing '/' are fine: %s", err);
+	close(fd);
+	cr_assert_eq(fg_open_beneath(base, "a/l", 0, err, sizeof(err)), -ENOTDIR);
+	cr_assert_str_eq(err, "'l' is a symbolic link");
+	cr_assert_eq(fg_open_beneath(base, "a/l/x", FG_BENEATH_CREATE, err, sizeof(err)), -ENOTDIR);
+	cr_assert_eq(fgt_count_entries(outside), 0, "nothing created behind the link");
+	cr_assert_eq(fg_open_beneath(base, "a/f", 0, err, sizeof(err)), -ENOTDIR);
+	cr_assert_str_eq(err, "'f' is not a directory");
+	cr_assert_eq(fg_open_beneath(base, "a/../a", 0, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "'..' is not a plain name");
+	cr_assert_eq(fg_open_beneath(base, "", 0, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(fg_open_beneath(base, "a/missing", 0, NULL, 0), -ENOENT);
+	close(base);
+	fgt_rm_rf(dir);
+	fgt_rm_rf(outside);
+	free(sub);
+	free(link);
+	free(file);
+	free(dir);
+	free(outside);
+}
+
+Test(fsutil, open_beneath_creates_missing_components)
+{
+	char *dir = fgt_tmpdir();
+	char *deep = fgt_fmt("%s/.forge/step", dir);
+	char err[256] = "";
+	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
+	struct stat st;
+
+	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	cr_assert_eq(stat(deep, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	/* Existing components are simply opened. */
+	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	close(base);
+	fgt_rm_rf(dir);
+	free(deep);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_at_and_path)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/out.json", dir);
+	char *slash = fgt_fmt("%s/", dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	char *got;
+
+	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "at", 2), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "at");
+	free(got);
+	cr_assert_eq(fg_write_atomic_path(p, "path", 4), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "path");
+	free(got);
+	cr_assert_eq(fg_write_atomic_path(slash, "x", 1), -EISDIR);
+	cr_assert_eq(fg_write_atomic_path("", "x", 1), -EISDIR);
+	cr_assert_eq(fgt_count_entries(dir), 1);
+	close(dfd);
+	fgt_rm_rf(dir);
+	free(p);
+	free(slash);
+	free(dir);
+}
+
+struct split_case {
+	const char *path, *dir, *base;
+	int r;
+};
+
+Test(fsutil, path_split_table)
+{
+	static const struct split_case cases[] = {
+		{ "a/b/c", "a/b", "c", 0 }, { "c", ".", "c", 0 }, { "/c", "/", "c", 0 },
+		{ "/a/b", "/a", "b", 0 }, { "a/", NULL, NULL, -EISDIR }, { "", NULL, NULL, -EISDIR },
+		{ "/", NULL, NULL, -EISDIR },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *d = (char *)1, *b = (char *)1;
+
+		cr_assert_eq(fg_path_split(cases[i].path, &d, &b), cases[i].r, "'%s'", cases[i].path);
+		if (cases[i].r) {
+			cr_assert_null(d);
+			cr_assert_null(b);
+			continue;
+		}
+		cr_assert_str_eq(d, cases[i].dir, "'%s'", cases[i].path);
+		cr_assert_str_eq(b, cases[i].base, "'%s'", cases[i].path);
+		free(d);
+		free(b);
 	}
 }

@@ -9,6 +9,10 @@
  */
 #include "test_faults_helpers.h"
 
+#include <sys/prctl.h>
+
+#include "forge/fsutil.h"
+
 TestSuite(runner_hostile, .timeout = 180);
 
 /* AddressSanitizer's quarantine keeps up to 256 MiB of freed memory and its
@@ -172,5 +176,127 @@ Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
 	fgt_proc_release(&p);
 	free(link);
 	free(dotp);
+	fx_teardown(&f);
+}
+
+/* Issue 18 defect 5: a directory (with contents, and a link to a file
+ * outside) planted under a cycle name by an earlier step, a FIFO under the
+ * next one and a directory under a reviewer log name: clearing removes them
+ * without following the link, says so, and the run then writes its cycles. */
+Test(runner_hostile, entries_planted_under_cycle_names_are_cleared_and_logged)
+{
+	struct fx f;
+	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
+	const cJSON *cs, *ev;
+
+	fx_setup(&f);
+	planted = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
+	inner = fgt_fmt("%s/deep/er/file", planted);
+	link = fgt_fmt("%s/outside", planted);
+	fifo = fgt_fmt("%s/review_cycle_2.json", f.step_dir);
+	logdir = fgt_fmt("%s/review_cycle_1.reviewer.log", f.step_dir);
+	keep = fgt_fmt("%s/.keep", f.out);
+	fgt_write(inner, "planted");
+	cr_assert_eq(symlink(f.out, link), 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	cr_assert_eq(mkdir(logdir, 0755), 0);
+	wk = fx_script(&f, "worker.sh", "echo done > \"$PWD/out.txt\"");
+	rv = fx_script(&f, "reviewer.sh", "echo 'REJECTED: louder'; exit 0");
+	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	/* Before the fix the directory survived and every cycle write failed
+	 * with "Is a directory" (exit 1, no cycle). */
+	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cs = fx_cycles(&f);
+	cr_assert_eq(cJSON_GetArraySize(cs), 3, "log:\n%s", f.logtext);
+	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "exhausted");
+	cr_assert_eq(fge_count_events(f.events, "stale_special", "action", "removed"), 3, "log:\n%s",
+		     f.logtext);
+	ev = fge_find_event(f.events, "stale_special", "file", "review_cycle_1.json");
+	cr_assert_not_null(ev);
+	cr_assert_str_eq(fge_jstr(ev, "type"), "directory");
+	ev = fge_find_event(f.events, "stale_special", "file", "review_cycle_2.json");
+	cr_assert_not_null(ev);
+	cr_assert_str_eq(fge_jstr(ev, "type"), "fifo");
+	cr_assert_eq(fge_jint(f.res, "stale_files_cleared"), 2);
+	/* The link inside the planted directory was removed, not followed. */
+	cr_assert(fgt_exists(keep), "a file outside the workspace was removed");
+	free(planted);
+	free(inner);
+	free(link);
+	free(fifo);
+	free(logdir);
+	free(keep);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/* The swapper: exchanges W/.forge (a directory) and W/.forge-x (a symlink
+ * to a directory outside) until killed or max rounds. */
+static pid_t start_swapper(const char *ws, long max)
+{
+	char *a = fgt_fmt("%s/.forge", ws), *b = fgt_fmt("%s/.forge-x", ws);
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* Never outlive the test, whichever way it ends. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (long i = 0; i < max; i++)
+			if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) < 0)
+				_exit(1);
+		_exit(0);
+	}
+	free(a);
+	free(b);
+	return pid;
+}
+
+/* Issue 18 defect 3: a process in the workspace swaps W/.forge for a
+ * symlink with renameat2(RENAME_EXCHANGE) in a loop while runs prepare
+ * their step directory. No run may delete a file outside the workspace
+ * (OUT/impl/review_cycle_1.json behind the link) or create a directory
+ * there (OUT/fresh for step "fresh", which exists nowhere). Before the fix
+ * (lstat of W/.forge, then mkdir -p and open by path) the outside cycle
+ * file was deleted in about one run in five. */
+Test(runner_hostile, forge_swapped_in_a_loop_never_makes_prepare_leave_the_workspace)
+{
+	static const char *const fresh[] = { "--step", "fresh", NULL };
+	struct fx f;
+	char *forge, *x, *victim, *made, *ep;
+	int status, rounds = 40;
+	pid_t sw;
+
+	fx_setup(&f);
+	forge = fgt_fmt("%s/.forge", f.ws);
+	x = fgt_fmt("%s/.forge-x", f.ws);
+	victim = fgt_fmt("%s/impl/review_cycle_1.json", f.out);
+	made = fgt_fmt("%s/fresh", f.out);
+	fgt_write(victim, "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
+		  "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
+	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
+	cr_assert_eq(symlink(f.out, x), 0);
+	if (renameat2(AT_FDCWD, forge, AT_FDCWD, x, RENAME_EXCHANGE) < 0)
+		cr_skip("renameat2(RENAME_EXCHANGE) is not supported here: %s", strerror(errno));
+	ep = fx_fake_entrypoint(&f, "exit 0\n");
+	sw = start_swapper(f.ws, 20000000L);
+	for (int i = 0; i < rounds; i++) {
+		fx_runner(&f, NULL, ep, "json", i % 2 ? fresh : NULL, NULL, NULL, NULL);
+		/* Exit 0 when the walk got through, 125 when it met the link. */
+		cr_assert(fx_code(&f) == 0 || fx_code(&f) == 125, "exit %d; log:\n%s", fx_code(&f),
+			  f.logtext);
+		cr_assert(fgt_exists(victim), "run %d deleted a file outside the workspace; log:\n%s", i,
+			  f.logtext);
+		cr_assert(!fgt_exists(made), "run %d created a directory outside the workspace", i);
+	}
+	kill(sw, SIGKILL);
+	cr_assert_eq(waitpid(sw, &status, 0), sw);
+	cr_assert(WIFSIGNALED(status), "the swapper stopped early (exit %d)", WEXITSTATUS(status));
+	cr_assert(fgt_exists(victim));
+	free(forge);
+	free(x);
+	free(victim);
+	free(made);
+	free(ep);
 	fx_teardown(&f);
 }

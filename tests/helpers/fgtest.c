@@ -79,7 +79,7 @@ char *fgt_read(const char *path, size_t *len)
 	struct fg_buf b;
 
 	fg_buf_init(&b, 512u * 1024 * 1024);
-	if (fg_read_file_at(AT_FDCWD, path, b.max, &b, NULL) < 0) {
+	if (fg_read_file_at(AT_FDCWD, path, b.max, 0, &b, NULL) < 0) {
 		fg_buf_release(&b);
 		return NULL;
 	}

@@ -466,7 +466,7 @@ Test(metrics, merge_reports_unreadable_path)
 	rn_metrics_add_run(&m, "s", "none");
 	/* A directory where the file should be. */
 	fgt_write(file, "");
-	cr_assert_eq(rn_metrics_merge_file(&m, path, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(rn_metrics_merge_file(&m, path, err, sizeof(err)), -EISDIR);
 	cr_assert(strstr(err, "cannot read metrics file"), "%s", err);
 	/* A symlink is never followed. */
 	cr_assert_eq(symlink(file, link), 0);

@@ -121,6 +121,31 @@ int fg_cycle_name_parse(const char *name, int *n);
 /* Owned "review_cycle_N.json". */
 char *fg_cycle_file_name(int n);
 
+/* Owned "review_cycle_N.reviewer.log" (role NULL) or, for one role of a
+ * reviewer panel, "review_cycle_N.ROLE.reviewer.log": the reviewer's raw
+ * output of cycle N, next to the cycle file. */
+char *fg_reviewer_log_name(int n, const char *role);
+/*
+ * 1 and *n set if name is a reviewer log of ours: "review_cycle_N.reviewer.log"
+ * or, for a reviewer panel, "review_cycle_N.ROLE.reviewer.log" (ROLE one
+ * or more bytes without '/'), N canonical as in fg_cycle_name_parse(); else 0.
+ */
+int fg_reviewer_log_name_parse(const char *name, int *n);
+
+/*
+ * Where a step's cycle files live, relative to the workspace. The one place
+ * the directory is built: both programs call it, so an option that changes
+ * the layout (a --cycle-dir TEMPLATE) changes it here.
+ */
+#define FG_CYCLE_DIR_DEFAULT ".forge/{step}"
+/*
+ * Expands tmpl (NULL: FG_CYCLE_DIR_DEFAULT), replacing each "{step}" with
+ * step. Returns the owned workspace-relative directory. step must already
+ * be a valid step name (names.h), so the result never climbs out of the
+ * workspace; the template is the caller's to validate.
+ */
+char *fg_cycle_dir(const char *tmpl, const char *step);
+
 /* The cycle as a new cJSON object (owned by the caller). */
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c);
 /* The cycle serialised (pretty-printed, trailing newline); owned string. */
@@ -135,11 +160,13 @@ char *fg_cycle_to_json(const struct fg_cycle *c);
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen);
 
 /*
- * Writes dir/review_cycle_{c->cycle}.json atomically (fsutil.h).
+ * Writes dir/review_cycle_{c->cycle}.json atomically (fsutil.h); _at in
+ * the directory dirfd (borrowed).
  * Returns 0, -EINVAL when c->cycle is outside 1..FG_CYCLE_NUMBER_MAX
  * (nothing written), or a negative errno from fg_write_atomic().
  */
 int fg_cycle_write(const char *dir, const struct fg_cycle *c);
+int fg_cycle_write_at(int dirfd, const struct fg_cycle *c);
 
 /*
  * Reads and parses dir/name safely (fg_read_file_at with FG_CYCLE_MAX_BYTES).
@@ -160,12 +187,15 @@ struct fg_cycle_entry {
 };
 
 /*
- * Lists the canonical cycle file names in dir (any file type; callers
- * filter when reading), sorted by N ascending. *out is an owned array
- * (free with fg_cycle_entries_free). Returns 0, or a negative errno
- * (-ENOENT when dir does not exist).
+ * Lists the canonical cycle file names in the directory dirfd (borrowed;
+ * read through a duplicate from its beginning, whatever read dirfd
+ * before), any file type (callers filter when reading), sorted by N
+ * ascending. *out is an owned array (free with fg_cycle_entries_free).
+ * Returns 0, or a negative errno (a readdir() error included: a listing
+ * cut short is never passed off as complete); *out and *count are then
+ * untouched.
  */
-int fg_cycle_list(const char *dir, struct fg_cycle_entry **out, size_t *count);
+int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count);
 void fg_cycle_entries_free(struct fg_cycle_entry *e, size_t count);
 
 /* Exhausted: the last cycle (highest number) is rejected and cycle >= max_cycles

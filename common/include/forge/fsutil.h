@@ -1,11 +1,19 @@
 /*
- * fsutil.h - careful file I/O for a directory shared with an untrusted writer.
+ * fsutil.h - careful file I/O for a directory shared with an untrusted
+ * writer: the one family of file primitives both programs use (git's
+ * wrapper.c is the model). There is one bounded reader, one way to reach a
+ * directory below a trusted one, one atomic writer and one path splitter;
+ * code elsewhere calls these instead of open()/read()/rename() of its own.
  *
- * Reads never follow a symlink in the last component, never block on a FIFO
- * or device, and never read more than a caller-given bound. Writes are
- * atomic: temp file in the same directory (a name starting with '.' and
- * ending in ".tmp.<pid>", so it never matches review_cycle_*.json), write,
- * fsync, rename, fsync of the directory.
+ * Reads never block on a FIFO or device and never read more than a
+ * caller-given bound; by default they refuse a symlink in the last
+ * component (FG_READ_FOLLOW lifts that for files the operator named).
+ * Directories below a trusted descriptor are reached one component at a
+ * time with openat(O_NOFOLLOW|O_DIRECTORY), so a symlink swapped in at any
+ * level is refused, never followed (fg_open_beneath). Writes are atomic:
+ * temp file in the same directory (a name starting with '.' and ending in
+ * ".tmp.<pid>", so it never matches review_cycle_*.json), write, fsync,
+ * rename, fsync of the directory.
  */
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H
@@ -16,35 +24,78 @@
 
 #include "forge/buf.h"
 
+/* Flags of fg_read_file_at(). */
+#define FG_READ_FOLLOW 1u   /* follow a symlink in the last component (a file the user named) */
+
 /*
  * Reads the regular file name relative to dirfd (AT_FDCWD for a path) into
  * out (appending; out's own max also applies). Opens with
- * O_NOFOLLOW|O_NONBLOCK|O_CLOEXEC. st (may be NULL) receives its fstat.
- * Returns 0, -ELOOP (a symlink), -EINVAL (not a regular file: FIFO,
- * directory, device), -EFBIG (larger than max bytes), or another -errno.
- * On failure out is left as it was.
+ * O_NONBLOCK|O_CLOEXEC|O_NOCTTY, plus O_NOFOLLOW unless flags has
+ * FG_READ_FOLLOW. st (may be NULL) receives its fstat.
+ * Returns 0, -ELOOP (a symlink, without FG_READ_FOLLOW), -EISDIR (a
+ * directory), -EINVAL (another file that is not regular: FIFO, device,
+ * socket), -EFBIG (larger than max bytes, or out's own max reached), or
+ * another -errno. On failure out is left as it was.
  */
-int fg_read_file_at(int dirfd, const char *name, size_t max, struct fg_buf *out, struct stat *st);
+int fg_read_file_at(int dirfd, const char *name, size_t max, unsigned flags, struct fg_buf *out,
+		    struct stat *st);
+
+/* Flags of fg_open_beneath(). */
+#define FG_BENEATH_CREATE 1u   /* create missing components (mkdirat, mode 0755 minus umask) */
 
 /*
- * Writes data atomically to dir/name with mode 0644 (minus umask).
- * Returns 0 or a negative errno (e.g. -ENOSPC, -EROFS, -EACCES); on failure
- * the temp file is removed and any earlier dir/name is untouched. One
- * exception: when only the final fsync of the directory fails, the new
- * content is already in place (but may not survive a crash) and that
- * error is returned. The temp file is created with O_EXCL; a leftover at
- * its name (a symlink, a hard link) is unlinked, never written through.
+ * Opens the directory rel below basefd (borrowed; AT_FDCWD for the current
+ * directory) one component at a time with openat(O_NOFOLLOW|O_DIRECTORY),
+ * creating missing components with mkdirat() when flags has
+ * FG_BENEATH_CREATE (a component created by someone else meanwhile is fine;
+ * it is opened the same way, so a symlink put there is still refused).
+ * rel is one or more plain names separated by '/' (leading and repeated
+ * '/' are skipped: rel is always taken below basefd).
+ * Returns a new descriptor (O_RDONLY|O_DIRECTORY|O_CLOEXEC), or a negative
+ * errno: -ENOTDIR when a component is a symlink or not a directory,
+ * -EINVAL for an empty rel, a "." or ".." component or one longer than
+ * NAME_MAX (err, if
+ * errlen > 0, then says which: "'.forge' is a symbolic link"), else what
+ * openat() or mkdirat() said (-ENOENT without FG_BENEATH_CREATE, -EROFS,
+ * -EACCES; err then names the component: "cannot create '.forge': ...").
  */
-int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len);
+int fg_open_beneath(int basefd, const char *rel, unsigned flags, char *err, size_t errlen);
 
-/* Temp name used by fg_write_atomic() for name: "." name ".tmp." pid. Owned. */
+/*
+ * Writes data atomically as name in the directory dirfd (borrowed;
+ * AT_FDCWD for the current directory) with mode 0644 (minus umask).
+ * Returns 0 or a negative errno (e.g. -ENOSPC, -EROFS, -EACCES, -EISDIR
+ * when a directory stands under name); on failure the temp file is
+ * removed and any earlier name is untouched. One exception: when only the
+ * final fsync of the directory fails, the new content is already in place
+ * (but may not survive a crash) and that error is returned. The temp file
+ * is created with O_EXCL|O_NOFOLLOW; a leftover at its name (a symlink, a
+ * hard link) is unlinked, never written through.
+ */
+int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len);
+/* The same in the directory dir ("" is the current directory). */
+int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len);
+/* The same for a path (split with fg_path_split(); -EISDIR when it ends in '/'). */
+int fg_write_atomic_path(const char *path, const void *data, size_t len);
+
+/* Temp name used by the atomic writer for name: "." name ".tmp." pid. Owned. */
 char *fg_atomic_tmp_name(const char *name);
 /* 1 if name looks like one of our temp files (".<anything>.tmp.<digits>"). */
 int fg_is_atomic_tmp_name(const char *name);
 
-/* mkdir -p with mode; 0 or negative errno (-ENOTDIR when a component is a file). */
+/* mkdir -p with mode; 0 or negative errno (-ENOTDIR when a component is a file).
+ * Follows symlinks: only for directories the operator named (a recording
+ * directory), never for one inside a workspace (use fg_open_beneath). */
 int fg_mkdir_p(const char *path, mode_t mode);
 /* Owned "a/b" (one '/' between them). */
 char *fg_path_join(const char *a, const char *b);
+/*
+ * Splits path at its last '/' into an owned directory and an owned base
+ * name: "a/b/c" -> "a/b", "c"; "c" -> ".", "c"; "/c" -> "/", "c".
+ * Trailing slashes are not removed: "a/" has no base name. Returns 0, or
+ * -EISDIR for "" or a path ending in '/' (*dir and *base set to NULL).
+ * dir or base may be NULL when the caller does not want it.
+ */
+int fg_path_split(const char *path, char **dir, char **base);
 
 #endif
