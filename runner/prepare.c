@@ -24,6 +24,7 @@
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
 #include "forge/summary.h"
+#include "log.h"
 
 void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1])
 {
@@ -132,15 +133,11 @@ static int clear_special(int dfd, const char *name, const struct stat *st,
 		aside = fg_xasprintf(".stale.%s.%ld", name, (long)getpid());
 		r = renameat(dfd, name, dfd, aside) < 0 ? -errno : 0;
 	}
-	if (p->log) {
-		struct rn_log_field f[] = {
-			RN_LS("dir", p->dir), RN_LS("file", name), RN_LS("type", type_name(st->st_mode)),
-			RN_LS("action", r ? "failed" : aside ? "set_aside" : "removed"),
-			RN_LS("to", r ? NULL : aside), RN_LS("error", r ? strerror(-r) : NULL),
-		};
-
-		rn_log_event(p->log, r ? RN_LOG_ERROR : RN_LOG_WARN, "stale_special", f, 6);
-	}
+	if (p->log)
+		rn_log(p->log, r ? RN_LOG_ERROR : RN_LOG_WARN, "stale_special", RN_LS("dir", p->dir),
+		       RN_LS("file", name), RN_LS("type", type_name(st->st_mode)),
+		       RN_LS("action", r ? "failed" : aside ? "set_aside" : "removed"),
+		       RN_LS_OPT("to", r ? NULL : aside), RN_LS_OPT("error", r ? strerror(-r) : NULL));
 	free(aside);
 	return r;
 }

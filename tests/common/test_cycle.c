@@ -1084,6 +1084,7 @@ Test(cycle, invalid_review_entries_are_skipped_not_fatal)
 	cr_assert_null(c.reviews[0].usage);
 	cr_assert_not(c.reviews[0].failed);
 	fg_cycle_release(&c);
+}
 
 Test(cycle, reviewer_log_name_round_trips)
 {
