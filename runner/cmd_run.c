@@ -518,7 +518,7 @@ static char *task_file_skill(const char *path)
 	char *skill = NULL;
 
 	fg_buf_init(&b, RN_TASK_FILE_MAX);
-	if (path && !fg_read_file_at(AT_FDCWD, path, RN_TASK_FILE_MAX, &b, NULL))
+	if (path && !fg_read_file_at(AT_FDCWD, path, RN_TASK_FILE_MAX, FG_READ_FOLLOW, &b, NULL))
 		o = fg_json_parse_exact(fg_buf_str(&b), b.len);
 	v = o ? cJSON_GetObjectItemCaseSensitive(o, "skill_name") : NULL;
 	if (cJSON_IsString(v) && !fg_name_check(FG_NAME_SKILL, v->valuestring, strlen(v->valuestring), NULL, 0))
