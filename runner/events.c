@@ -113,7 +113,7 @@ void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r
 		return;
 	file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
 	rlog = c->reviewer_log ? fg_xstrdup(c->reviewer_log)
-			       : fg_xasprintf("review_cycle_%d.reviewer.log", c->cycle);
+			       : fg_reviewer_log_name(c->cycle, NULL);
 	if (full_path) {
 		char *p = fg_path_join(r->dir, rlog);
 
