@@ -119,9 +119,12 @@ static void panel_feedback(struct fg_buf *b, const struct fg_cycle *c)
 		for (size_t i = 0; i < c->nreviews; i++) {
 			const struct fg_review *r = &c->reviews[i];
 			bool role_heading = false;
-			bool text = pass == 0 && r->verdict == FG_ROLE_REJECTED && !r->nfindings;
+			bool table = r->format == FG_FORMAT_REVIEW_RESULT_MARKER;
+			bool text = pass == 0 && r->verdict == FG_ROLE_REJECTED && (!r->nfindings || table);
 
-			if (r->from_cycle)
+			/* A stale review adds nothing; a review-result report
+			 * goes whole (table included) into the blocking part. */
+			if (r->from_cycle || (table && pass == 1))
 				continue;
 			for (size_t j = 0; j < r->nfindings || text; j++) {
 				if (!text && blocking(&r->findings[j]) != (pass == 0))
@@ -148,7 +151,9 @@ void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c)
 		panel_feedback(b, c);
 		return;
 	}
-	if (!c->has_findings || !c->nfindings) {
+	/* A review-result marker's findings come from its table (title and
+	 * location only): the worker gets the whole report, table included. */
+	if (!c->has_findings || !c->nfindings || c->format == FG_FORMAT_REVIEW_RESULT_MARKER) {
 		fg_buf_addf(b, "%s\n", *c->feedback ? c->feedback : "(the reviewer gave no details)");
 		return;
 	}

@@ -820,6 +820,189 @@ static int review_result(const char *t, size_t len, size_t *ls)
 	return d == i ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
 }
 
+/* ---- the findings table (review_result_marker) -------------------------- */
+
+/* Columns of the marker's findings table we read; -1 when absent. */
+enum { COL_NUM, COL_SEV, COL_FINDING, COL_LOC, COL_EVIDENCE, NCOLS };
+#define TABLE_CELLS 16
+
+struct cells {
+	size_t n;
+	size_t s[TABLE_CELLS], e[TABLE_CELLS];   /* [s, e) of each cell, untrimmed */
+};
+
+/* Splits a table row "| a | b \| c |" into cells (a backslash escapes a
+ * '|'); false when the line does not start with '|' after blanks. */
+static bool split_row(const char *t, const struct line *l, struct cells *c)
+{
+	size_t i = skip_hws(t, l->s, l->e), start;
+	size_t e = l->e;
+
+	while (e > i && is_ws((unsigned char)t[e - 1]))
+		e--;
+	if (i >= e || t[i] != '|')
+		return false;
+	c->n = 0;
+	start = ++i;
+	for (; i < e && c->n < TABLE_CELLS; i++) {
+		if (t[i] == '\\' && i + 1 < e) {
+			i++;
+			continue;
+		}
+		if (t[i] == '|') {
+			c->s[c->n] = start;
+			c->e[c->n++] = i;
+			start = i + 1;
+		}
+	}
+	if (start < e && c->n < TABLE_CELLS) {   /* a row without the closing '|' */
+		c->s[c->n] = start;
+		c->e[c->n++] = e;
+	}
+	return c->n > 0;
+}
+
+/* The cell's text trimmed of blanks and of emphasis or code marks around it. */
+static void cell_bounds(const char *t, size_t *s, size_t *e)
+{
+	while (*s < *e && (is_ws((unsigned char)t[*s]) || strchr("*_`", t[*s])))
+		(*s)++;
+	while (*e > *s && (is_ws((unsigned char)t[*e - 1]) || strchr("*_`", t[*e - 1])))
+		(*e)--;
+}
+
+static bool cell_is(const char *t, size_t s, size_t e, const char *w)
+{
+	cell_bounds(t, &s, &e);
+	return e - s == strlen(w) && ci_at(t, s, e, w);
+}
+
+/* The header row: which cell holds which column. Needs Severity and Finding. */
+static bool header(const char *t, const struct cells *c, int *col)
+{
+	static const char *const names[NCOLS] = { "#", "severity", "finding", "location", "evidence" };
+
+	for (int k = 0; k < NCOLS; k++) {
+		col[k] = -1;
+		for (size_t j = 0; j < c->n && col[k] < 0; j++)
+			if (cell_is(t, c->s[j], c->e[j], names[k]))
+				col[k] = (int)j;
+	}
+	return col[COL_SEV] >= 0 && col[COL_FINDING] >= 0;
+}
+
+/* |---|:--:| : every cell is dashes with optional colons. */
+static bool delimiter_row(const char *t, const struct cells *c)
+{
+	for (size_t j = 0; j < c->n; j++) {
+		size_t s = c->s[j], e = c->e[j], dashes = 0;
+
+		for (; s < e; s++) {
+			if (t[s] == '-')
+				dashes++;
+			else if (t[s] != ':' && !is_ws((unsigned char)t[s]))
+				return false;
+		}
+		if (!dashes)
+			return false;
+	}
+	return true;
+}
+
+/* The cell text (unescaped, valid UTF-8), or NULL when empty or absent. */
+static char *cell_text(const char *t, const struct cells *c, int col)
+{
+	size_t s, e;
+	struct fg_buf b;
+	char *out;
+
+	if (col < 0 || (size_t)col >= c->n)
+		return NULL;
+	s = c->s[col];
+	e = c->e[col];
+	cell_bounds(t, &s, &e);
+	fg_buf_init(&b, e - s + 1);
+	for (size_t i = s; i < e; i++)
+		if (!(t[i] == '\\' && i + 1 < e && t[i + 1] == '|'))
+			fg_buf_addc(&b, t[i]);
+	out = render1(fg_buf_str(&b), b.len);
+	fg_buf_release(&b);
+	if (!*out) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* "path:line", "path", or a dash for none, into f. */
+static void take_location(struct fg_finding *f, char *loc)
+{
+	char *colon = loc ? strrchr(loc, ':') : NULL;
+	long line = 0;
+
+	f->line = -1;
+	if (!loc || !strcmp(loc, "-") || !strcmp(loc, "\xe2\x80\x94") || !strcmp(loc, "\xe2\x80\x93")) {
+		free(loc);
+		return;
+	}
+	if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1) &&
+	    strlen(colon + 1) <= 9) {
+		line = strtol(colon + 1, NULL, 10);
+		*colon = '\0';
+		f->line = line > 0 ? (int)line : -1;
+	}
+	f->file_path = loc;
+}
+
+static void add_row(struct fg_verdict *v, const char *t, const struct cells *c, const int *col)
+{
+	struct fg_finding *f;
+	char *num = cell_text(t, c, col[COL_NUM]);
+
+	v->findings = fg_xreallocarray(v->findings, v->nfindings + 1, sizeof(*v->findings));
+	f = &v->findings[v->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->ordinal = num && strspn(num, "0123456789") == strlen(num) && strlen(num) <= 9
+			     ? (int)strtol(num, NULL, 10) : 0;
+	free(num);
+	f->severity = cell_text(t, c, col[COL_SEV]);
+	f->title = cell_text(t, c, col[COL_FINDING]);
+	take_location(f, cell_text(t, c, col[COL_LOC]));
+	f->evidence = cell_text(t, c, col[COL_EVIDENCE]);
+}
+
+/*
+ * The review-result marker's findings table in t[0, len): the first table,
+ * outside fenced code, whose header has Severity and Finding columns (and
+ * optionally #, Location, Evidence), then a delimiter row, then rows. Sets
+ * has_findings when such a table is found (even with no row).
+ */
+static void table_findings(struct fg_verdict *v, const char *t, size_t len)
+{
+	struct fence f = { 0, 0 };
+	struct line l, d;
+	struct cells c;
+	size_t pos = 0, info;
+	bool in = false;
+	int col[NCOLS];
+
+	while (next_line(t, len, pos, &l)) {
+		pos = l.next;
+		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info)) {
+			in = !in;
+			continue;
+		}
+		if (in || !split_row(t, &l, &c) || !header(t, &c, col) || !next_line(t, len, pos, &d) ||
+		    !split_row(t, &d, &c) || !delimiter_row(t, &c))
+			continue;
+		v->has_findings = true;
+		for (pos = d.next; next_line(t, len, pos, &l) && split_row(t, &l, &c); pos = l.next)
+			if (v->nfindings < FG_FINDINGS_MAX)
+				add_row(v, t, &c, col);
+		return;
+	}
+}
+
 /* ---- deciding ---------------------------------------------------------- */
 
 static void decide_json(struct fg_verdict *v, const struct scan *sc)
@@ -908,6 +1091,7 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 	} else if (k >= 0) {
 		v->format = FG_FORMAT_REVIEW_RESULT_MARKER;
 		v->verdict = (enum fg_verdict_kind)k;
+		table_findings(v, sc->t, ls);
 		if (k == FG_VERDICT_REJECTED)
 			v->feedback = render1(sc->t, ls);
 	} else if (sc->vline >= 0) {

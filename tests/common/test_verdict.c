@@ -614,7 +614,7 @@ Test(verdict, realistic_fixtures)
 	static const struct fixture t[] = {
 		{ "structured-request-changes.md", R, F_JSON, "# Correctness Review: parser bounds", 2 },
 		{ "structured-out-of-scope.md", A, F_JSON, "", 1 },
-		{ "review-result-findings.md", R, F_RRM, "# Code review: cycle file writer", 0 },
+		{ "review-result-findings.md", R, F_RRM, "# Code review: cycle file writer", 2 },
 		{ "review-result-clean.md", A, F_RRM, "", 0 },
 		{ "plain-approved.txt", A, F_MARK, "", 0 },
 		{ "plain-rejected.txt", R, F_MARK, "1. src/parse.c:42:", 0 },
@@ -708,4 +708,48 @@ Test(verdict, finding_rank_and_role)
 	fg_findings_free(back, n);
 	fg_findings_free(g, 1);
 	cJSON_Delete(arr);
+}
+
+Test(verdict, review_result_findings_table_becomes_findings)
+{
+	static const char text[] =
+		"Report.\n\n"
+		"```\n| Severity | Finding |\n|---|---|\n| BLOCKING | in a fence |\n```\n\n"
+		"| # | Severity | Finding | Location | Evidence |\n"
+		"|---|:---:|---|---|---|\n"
+		"| 1 | **QUESTION** | Should tokens expire? | `src/auth.c:12` | spec is silent |\n"
+		"| 2 | NITPICK | Name \\| style | \xe2\x80\x94 | rule N |\n"
+		"| 3 | NOTE | A path only | docs/a.md | x |\n"
+		"\nAfter the table.\n\n"
+		"| Severity | Finding |\n|---|---|\n| BLOCKING | a second table is not read |\n"
+		"\n<!-- review-result: findings=3 -->\n";
+	struct fg_verdict v;
+
+	fg_verdict_init(&v);
+	fg_verdict_parse(&v, text, strlen(text));
+	cr_assert_eq(v.format, FG_FORMAT_REVIEW_RESULT_MARKER);
+	cr_assert(v.has_findings);
+	cr_assert_eq(v.nfindings, 3);
+	cr_assert_eq(v.findings[0].ordinal, 1);
+	cr_assert_str_eq(v.findings[0].severity, "QUESTION");
+	cr_assert_eq(fg_finding_rank(&v.findings[0]), FG_RANK_QUESTION);
+	cr_assert_str_eq(v.findings[0].title, "Should tokens expire?");
+	cr_assert_str_eq(v.findings[0].file_path, "src/auth.c");
+	cr_assert_eq(v.findings[0].line, 12);
+	cr_assert_str_eq(v.findings[0].evidence, "spec is silent");
+	cr_assert_str_eq(v.findings[1].title, "Name | style");
+	cr_assert_null(v.findings[1].file_path);
+	cr_assert_eq(v.findings[1].line, -1);
+	cr_assert_str_eq(v.findings[2].file_path, "docs/a.md");
+	cr_assert_eq(v.findings[2].line, -1);
+	/* No table, or another format: no findings from tables. */
+	static const char clean[] = "Fine.\n<!-- review-result: findings=0 -->\n";
+	static const char marker[] = "| Severity | Finding |\n|---|---|\n| BLOCKING | x |\nREJECTED\n";
+
+	fg_verdict_parse(&v, clean, strlen(clean));
+	cr_assert_not(v.has_findings);
+	fg_verdict_parse(&v, marker, strlen(marker));
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	cr_assert_not(v.has_findings);
+	fg_verdict_release(&v);
 }

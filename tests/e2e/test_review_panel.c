@@ -674,3 +674,28 @@ Test(review_panel, sigterm_during_a_panel_stops_every_role)
 	free(save);
 	pn_free(&t);
 }
+
+/* A single reviewer (no panel) with the review-result marker's findings
+ * table: only a QUESTION row left ends the loop blocked, at once. */
+Test(review_panel, a_findings_table_of_questions_blocks_a_single_reviewer)
+{
+	static const struct spec s = {
+		"---\nmax_retries: 3\n---\nReview it.\n", { NULL },
+		"printf '## Review\\n\\n| # | Severity | Finding | Location | Evidence |\\n"
+		"|---|---|---|---|---|\\n| 1 | QUESTION | Which licence? | LICENSE:1 | none chosen |\\n"
+		"\\n<!-- review-result: findings=1 -->\\n'\n", NULL, NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(t.res, "questions"), 0);
+
+	cr_assert_not_null(q, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(q, "title"), "Which licence?");
+	cr_assert_str_eq(fge_jstr(q, "filePath"), "LICENSE");
+	cr_assert(strstr(t.p.err, "[default] LICENSE:1: Which licence?"), "%s", t.p.err);
+	pn_free(&t);
+}

@@ -10,6 +10,10 @@
  *      "findings" kept.
  *   2. review_result_marker: the last non-empty line is
  *      "<!-- review-result: findings=N -->"; N == 0 approved, else rejected.
+ *      Its findings table (the first Markdown table outside fences before
+ *      the marker whose header has Severity and Finding columns, optionally
+ *      #, Location and Evidence) becomes the findings: severity, title,
+ *      ordinal, filePath and line from "path:line" (a dash: none), evidence.
  *   3. verdict_line: a line "Verdict: **APPROVE**",
  *      "Verdict: **REQUEST CHANGES**" or "Verdict: OUT OF SCOPE" (approved,
  *      out_of_scope set; optionally a list item; emphasis optional;
@@ -132,7 +136,8 @@ void fg_verdict_release(struct fg_verdict *v);
  * NULs; text == NULL reads as empty). text is borrowed. v must have been
  * initialised; its previous contents are released first, so one struct may
  * be parsed into repeatedly. Always returns 0: every input yields a verdict.
- * Findings are filled (and has_findings set) only by the json_shadow rule. */
+ * Findings are filled (and has_findings set) by the json_shadow rule and by
+ * the review_result_marker rule's table. */
 int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len);
 
 /* Findings <-> JSON array of {severity, ordinal, filePath, line, title,
