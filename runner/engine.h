@@ -221,6 +221,17 @@ void rn__container_reap_list(const struct rn_engine_params *p, struct fg_strvec 
 void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strvec *argv);
 char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code);
 int rn__container_workspace_local(const struct rn_engine_params *p);
+
+/* A container engine's table: the base's members with its CLI and builder
+ * (engine_docker.c, engine_podman.c). */
+#define RN__CONTAINER_OPS(CLI, BUILD) {                                        \
+	.name = CLI, .cli = CLI, .build = BUILD, .stop = rn__container_stop,   \
+	.stop_grace_ms = RN_CONTAINER_STOP_GRACE_MS, .kill_group_after_exit = 0, \
+	.reap_list = rn__container_reap_list, .reap_remove = rn__container_reap_remove, \
+	.exit_reason = rn__container_exit_reason,                              \
+	.workspace_local = rn__container_workspace_local, .env_by_name = 1,    \
+	.hint = rn__container_hint,                                            \
+}
 char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down);
 
 /*

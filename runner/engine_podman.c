@@ -13,17 +13,4 @@ static int podman_build(const struct rn_engine_params *p, struct fg_strvec *argv
 	return rn__container_build(p, p->uid != 0 ? "--userns=keep-id" : NULL, argv, err, errlen);
 }
 
-const struct rn_engine_ops rn_engine_podman_ops = {
-	.name = "podman",
-	.cli = "podman",
-	.build = podman_build,
-	.stop = rn__container_stop,
-	.stop_grace_ms = RN_CONTAINER_STOP_GRACE_MS,
-	.kill_group_after_exit = 0,
-	.reap_list = rn__container_reap_list,
-	.reap_remove = rn__container_reap_remove,
-	.exit_reason = rn__container_exit_reason,
-	.workspace_local = rn__container_workspace_local,
-	.env_by_name = 1,
-	.hint = rn__container_hint,
-};
+const struct rn_engine_ops rn_engine_podman_ops = RN__CONTAINER_OPS("podman", podman_build);
