@@ -67,7 +67,11 @@ static void still_listed(struct rn_reap *r)
 static void cmd_done(struct rn_reap *r)
 {
 	uv_timer_stop(&r->timer);
-	if (r->killed) {
+	if (r->killed && r->listed) {
+		/* The CLI had answered: the last it said is that the container is there. */
+		rn__seterr(r->err, sizeof(r->err), "container 'forge-%s' still exists", r->p->run_id);
+		finish(r, -EBUSY);
+	} else if (r->killed) {
 		rn__seterr(r->err, sizeof(r->err), "cannot run '%s': %s", r->what, strerror(ETIMEDOUT));
 		finish(r, -ETIMEDOUT);
 	} else if (r->removing) {
@@ -80,6 +84,7 @@ static void cmd_done(struct rn_reap *r)
 	} else if (r->nout == 0) {
 		finish(r, r->forced);
 	} else {
+		r->listed = 1;
 		still_listed(r);
 	}
 }

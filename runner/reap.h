@@ -9,7 +9,8 @@
  * command (ops->reap_remove) once, then listing again. Each command is a
  * uv_spawn on the caller's loop with stdin and stderr on /dev/null, so the
  * loop keeps serving signals and timers meanwhile; a command still running
- * at the deadline is killed.
+ * at the deadline is killed (the container counts as still there when an
+ * earlier listing showed it, else the CLI did not answer).
  *
  * Protocol: rn_reap_start() on the loop thread -> done(r) is called once,
  * after every handle of the reap is closed; r->result and r->err then say
@@ -55,6 +56,7 @@ struct rn_reap {
 	int forced;
 	int running;            /* the command's process has not exited yet */
 	int killed;             /* the running command was killed at the deadline */
+	int listed;             /* a listing showed the container */
 	int proc_open, out_open, timer_open;
 	int exit_code;
 	size_t nout;
