@@ -271,8 +271,30 @@ static int check_dirs(const struct rn_run_config *c)
 	return 0;
 }
 
+/* 1 when prog (a path with '/', else a name looked up in PATH as execvp
+ * does) names an executable file. */
+static int runnable(const char *prog)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; ; ) {
+		size_t n = strcspn(p, ":");
+		char *cand = fg_xasprintf("%.*s/%s", (int)n, n ? p : ".", prog);
+		int ok = access(cand, X_OK) == 0;
+
+		free(cand);
+		if (ok)
+			return 1;
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
 /* Everything the engine needs (an image for a container, paths a bind
- * mount can express, --env names) is checked by building its command line
+ * mount can express, --env names, the program itself) is checked by building its command line
  * once, with a placeholder run id, before the step directory is touched:
  * a configuration error exits 2 and leaves the previous run's files. */
 static int check_engine(const struct rn_run_config *c)
@@ -286,9 +308,13 @@ static int check_engine(const struct rn_run_config *c)
 	fg_strvec_init(&env);
 	rn_run_engine_params(c, "0000000000000000", &ep);
 	r = rn_engine_build(&ep, &argv, &env, err, sizeof(err));
+	if (!r && !runnable(argv.v[0]))
+		snprintf(err, sizeof(err), "%s '%s' %s", ep.kind == RN_ENGINE_LOCAL ? "entrypoint" : "engine CLI",
+			 argv.v[0], strchr(argv.v[0], '/') ? "is not an executable file"
+							   : "is not found in PATH");
 	fg_strvec_release(&argv);
 	fg_strvec_release(&env);
-	return r ? rn_usage("%s", err) : 0;
+	return r || err[0] ? rn_usage("%s", err) : 0;
 }
 
 /* Container limits: each value checked; given as an option to the local

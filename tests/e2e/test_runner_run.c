@@ -354,18 +354,21 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 	const char *skills_colon[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "img:1",
 				       "--workspace", ws, "--step", "impl", "--result", res,
 				       "--skills-dir", colon, NULL };
-	const char *const *argvs[] = { no_image, skills_file, skills_colon };
+	const char *no_entrypoint[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", ws,
+					"--step", "impl", "--result", res, "--entrypoint", file, NULL };
+	const char *const *argvs[] = { no_image, skills_file, skills_colon, no_entrypoint };
 	char *want[] = {
 		fgt_fmt("engine 'docker' needs an image (--image or FORGE_IMAGE)"),
 		fgt_fmt("skills dir '%s' is not a directory", file),
 		fgt_fmt("skills dir '%s' cannot be bind-mounted: contains ':' or ','", colon),
+		fgt_fmt("entrypoint '%s' is not an executable file", file),
 	};
 
 	fge_write_in(step, "review_cycle_1.json", "{\"kept\": true}\n");
 	fge_write_in(step, "review_summary.json", "{\"kept\": true}\n");
 	fgt_write(file, "not a directory\n");
 	fge_write_in(colon, ".keep", "");
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 4; i++) {
 		struct fgt_proc p;
 
 		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
