@@ -622,7 +622,7 @@ Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *argv[12] = { FG_RUNNER_BIN, "run", "--workspace", "/tmp", "--step", "x",
+		const char *argv[13] = { FG_RUNNER_BIN, "run", "--workspace", "/tmp", "--step", "x",
 					 "--engine", cases[i].engine, "--image", "img:1" };
 		const char *env[] = { cases[i].env ? cases[i].env : "FORGE_MEMORY", NULL };
 		size_t n = 10;
