@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,10 +79,37 @@ void ep_write_all(int fd, const void *p, size_t n)
  * runner's log: an agent's "\r\033[2K" would otherwise erase the prefix on a
  * terminal (or in docker/kubectl logs) and show a forged line. One write, so
  * lines from the two streams do not interleave. */
+/*
+ * Several agents share echo_fd (a reviewer panel): one write() of at most
+ * PIPE_BUF bytes to a pipe is never mixed with another's, a longer one may
+ * be. A line whose tail landed at the start of a line of its own could
+ * pass for one of the entrypoint's frame lines, so a long line goes out as
+ * several, each "[role] " + a piece + "\n" in one write of at most
+ * PIPE_BUF bytes. b holds the prefix (its first plen bytes, far shorter
+ * than PIPE_BUF), the text and the newline; pieces end on a UTF-8 boundary.
+ */
+static void emit_pieces(int fd, const struct fg_buf *b, size_t plen)
+{
+	size_t room = PIPE_BUF - plen - 1;
+	char piece[PIPE_BUF];
+
+	memcpy(piece, b->data, plen);
+	for (size_t i = plen, end = b->len - 1; i < end;) {
+		size_t n = end - i < room ? end - i : room;
+
+		while (i + n < end && n > 1 && ((unsigned char)b->data[i + n] & 0xc0) == 0x80)
+			n--;
+		memcpy(piece + plen, b->data + i, n);
+		piece[plen + n] = '\n';
+		ep_write_all(fd, piece, plen + n + 1);
+		i += n;
+	}
+}
+
 static void emit_line(struct run *x, struct stream *st)
 {
 	struct fg_buf b;
-	size_t len = st->len;
+	size_t len = st->len, plen;
 
 	st->len = 0;
 	if (x->s->echo_fd < 0)
@@ -89,9 +117,13 @@ static void emit_line(struct run *x, struct stream *st)
 	/* \xNN is the widest escape: four bytes per byte. */
 	fg_buf_init(&b, 4 * sizeof(st->line) + 80);
 	fg_buf_addf(&b, "[%s] ", x->s->role);
+	plen = b.len;
 	fg_escape_controls(&b, st->line, len, 0);
 	fg_buf_addc(&b, '\n');
-	ep_write_all(x->s->echo_fd, b.data, b.len);
+	if (x->s->atomic_echo && b.len > PIPE_BUF)
+		emit_pieces(x->s->echo_fd, &b, plen);
+	else
+		ep_write_all(x->s->echo_fd, b.data, b.len);
 	fg_buf_release(&b);
 }
 

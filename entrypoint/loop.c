@@ -354,7 +354,7 @@ static int call_agent(struct loop *l, const struct call *c, struct ep_agent_resu
 		.input = c->prompt, .input_len = strlen(c->prompt),
 		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
 		.kill_grace_s = l->t->kill_grace_s, .output = c->out, .log_fd = c->log_fd,
-		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2,
+		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
 	if (rc < 0)
 		ep_error("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));

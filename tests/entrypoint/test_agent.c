@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -258,5 +259,42 @@ Test(agent, endless_line_is_echoed_in_prefixed_chunks)
 	cr_assert_eq(lines, (20000 + EP_AGENT_LINE_MAX - 1) / EP_AGENT_LINE_MAX);
 	cr_assert_eq(strlen(echo), 20000 + lines * (strlen("[worker] ") + 1));
 	free(echo); free(echop);
+	teardown_fixture(&f);
+}
+
+/* Agents that share the echo descriptor (a reviewer panel) write each line
+ * in pieces of at most PIPE_BUF bytes, each with the prefix, so two agents'
+ * lines never mix (a longer write to a pipe may). Nothing is lost. */
+Test(agent, shared_echo_lines_are_written_in_pieces_of_at_most_pipe_buf)
+{
+	struct fixture f;
+	char *argv[] = { "/bin/sh", "-c",
+			 "head -c 10000 /dev/zero | tr '\\0' y; echo; printf '\\033short\\n'", NULL };
+
+	setup_fixture(&f);
+	char *echop = fgt_fmt("%s/echo", f.dir);
+	int efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	struct ep_agent_spec s = { .role = "reviewer:security", .argv = argv, .envp = environ,
+				   .cwd = f.dir, .timeout_s = 10, .kill_grace_s = 0.5, .log_fd = -1,
+				   .echo_fd = efd, .atomic_echo = true };
+	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	close(efd);
+	char *echo = fgt_read(echop, NULL);
+	size_t ys = 0, lines = 0;
+
+	for (char *c = echo, *nl; *c; c = nl + 1) {
+		nl = strchr(c, '\n');
+		cr_assert_not_null(nl, "an unterminated line: %s", c);
+		cr_assert_leq((size_t)(nl - c + 1), (size_t)PIPE_BUF);
+		cr_assert(!strncmp(c, "[reviewer:security] ", 20), "line without the prefix: %.40s", c);
+		for (char *p = c + 20; p < nl; p++)
+			ys += *p == 'y';
+		lines++;
+	}
+	cr_assert_eq(ys, 10000, "every byte echoed once");
+	cr_assert_geq(lines, 4, "10000 bytes need at least 3 pieces, then the short line");
+	cr_assert(strstr(echo, "[reviewer:security] \\x1bshort\n"), "%s", echo);
+	free(echo);
+	free(echop);
 	teardown_fixture(&f);
 }
