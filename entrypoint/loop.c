@@ -690,6 +690,7 @@ static int review_role(struct loop *l, int k, const struct fg_reviewer *role,
 		rv->elapsed_seconds = fg_seconds_since(t0);
 		if (!fg_usage_empty(&c.usage.reviewer))
 			rv->usage = fg_usage_to_cjson(&c.usage.reviewer);
+		rv->reask = c.reask;
 	}
 	fg_cycle_release(&c);
 	if (call.log_fd >= 0)
@@ -795,6 +796,7 @@ static void panel_usage(struct loop *l, struct fg_cycle *c)
 		fg_usage_from_cjson(&u, c->reviews[i].usage);
 		fg_usage_add(&c->usage.reviewer, &u);
 		fg_usage_add(&l->total.reviewer, &u);
+		c->reask = c->reask || c->reviews[i].reask;
 	}
 }
 

@@ -559,6 +559,8 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(r->verdict));
 	if (r->failed)
 		cJSON_AddTrueToObject(o, "failed");
+	if (r->reask)
+		cJSON_AddTrueToObject(o, "reask");
 	if (r->from_cycle > 0)
 		cJSON_AddNumberToObject(o, "from_cycle", r->from_cycle);
 	if (r->has_format)
@@ -585,6 +587,7 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 	const cJSON *v;
 
 	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
+	r->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
 	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;

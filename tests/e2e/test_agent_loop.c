@@ -433,3 +433,39 @@ Test(agent_loop, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_fai
 	cJSON_Delete(c2);
 	lp_teardown(&l);
 }
+
+/* A reviewer panel through the claude preset: each role's usage comes back
+ * from its helper process into the cycle and the step's totals, and a role
+ * asked once more for a verdict marks its review and the cycle. */
+Test(agent_loop, a_panel_counts_every_roles_usage_and_reask)
+{
+	struct lp l;
+	cJSON *c1, *sum;
+	const cJSON *reviews, *b;
+
+	lp_setup(&l, "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.5 1; exit 0; fi\n"
+		 "R=\"$FORGE_WORKSPACE/../count.$FORGE_REVIEWER_ROLE\"\n"
+		 "m=$(cat \"$R\" 2>/dev/null || echo 0); m=$((m+1)); echo $m > \"$R\"\n"
+		 "if [ $FORGE_REVIEWER_ROLE = beta ] && [ $m = 1 ]; then result false 'Looked at it.' 0.1 1; exit 0; fi\n"
+		 "result false 'Fine. APPROVED' 0.1 1\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
+	reviews = cJSON_GetObjectItem(c1, "reviews");
+	cr_assert_eq(cJSON_GetArraySize(reviews), 2);
+	b = cJSON_GetArrayItem(reviews, 1);
+	cr_assert_str_eq(fge_jstr(b, "role"), "beta");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(b, "reask")));
+	cr_assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(reviews, 0), "reask"));
+	cr_assert_float_eq(num(cJSON_GetObjectItem(b, "usage"), "cost_usd"), 0.2, 1e-9);
+	cr_assert_float_eq(num(path2(c1, "usage", "reviewer"), "cost_usd"), 0.3, 1e-9);
+	sum = lp_json(&l, "review_summary.json");
+	cr_assert_float_eq(num(path2(sum, "usage", "reviewer"), "cost_usd"), 0.3, 1e-9);
+	cr_assert_float_eq(num(path2(sum, "usage", "worker"), "cost_usd"), 0.5, 1e-9);
+	cJSON_Delete(c1);
+	cJSON_Delete(sum);
+	lp_teardown(&l);
+}

@@ -71,6 +71,7 @@ struct fg_review {
 	double elapsed_seconds;
 	char *reviewer_log;              /* owned or NULL: file name in the same dir */
 	struct cJSON *usage;             /* owned or NULL: the agent's usage object, as is */
+	bool reask;                      /* this role was asked again for a verdict */
 };
 
 /* "approved", "rejected", "out_of_scope"; parse: 0 or -EINVAL. */
