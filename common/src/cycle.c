@@ -17,6 +17,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/names.h"
 #include "internal.h"
 
 #define CYCLE_PREFIX "review_cycle_"
@@ -243,8 +244,10 @@ static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 		fg__seterr(err, errlen, "missing field 'elapsed_seconds'");
 		return -EINVAL;
 	}
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0) {
-		fg__seterr(err, errlen, "field 'elapsed_seconds' must be a number >= 0");
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 ||
+	    v->valuedouble > FG_CYCLE_ELAPSED_MAX) {
+		fg__seterr(err, errlen, "field 'elapsed_seconds' must be a number from 0 to %.0f",
+			   FG_CYCLE_ELAPSED_MAX);
 		return -EINVAL;
 	}
 	c->elapsed_seconds = v->valuedouble;
@@ -275,13 +278,15 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 
 	r = get_int(o, "cycle", 1, FG_CYCLE_NUMBER_MAX, &c->cycle, err, errlen);
 	if (!r)
-		r = get_int(o, "max_cycles", 1, INT_MAX, &c->max_cycles, err, errlen);
+		r = get_int(o, "max_cycles", 1, FG_CYCLE_NUMBER_MAX, &c->max_cycles, err, errlen);
 	if (!r)
 		r = get_verdict(o, c, err, errlen);
 	if (!r)
 		r = fg__json_req_string(o, "feedback", &feedback, err, errlen);
 	if (!r)
 		r = fg__json_req_string(o, "skill", &skill, err, errlen);
+	if (!r)
+		r = fg__json_name(FG_NAME_SKILL, "skill", skill, err, errlen);
 	if (!r)
 		r = get_elapsed(o, c, err, errlen);
 	if (!r)
@@ -302,15 +307,28 @@ static int safe_base_name(const char *s)
 
 static void parse_reviews(const cJSON *arr, struct fg_cycle *c);
 
+/* run_id decides whose cycle this is: one that is present but not a valid
+ * id makes the cycle invalid (counting it as absent would make a foreign
+ * cycle acceptable to every run). A wrong type counts as absent, as for
+ * every optional field. */
+static int parse_run_id(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return 0;
+	if (fg__json_name(FG_NAME_RUN_ID, "run_id", v->valuestring, err, errlen))
+		return -EINVAL;
+	c->run_id = fg_xstrdup(v->valuestring);
+	return 0;
+}
+
 /* Optional fields: a wrong type makes the field count as absent (the spec
  * says readers may ignore them), it never rejects the cycle. */
 static void parse_optional(const cJSON *o, struct fg_cycle *c)
 {
 	const cJSON *v;
 
-	v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
-	if (cJSON_IsString(v) && v->valuestring)
-		c->run_id = fg_xstrdup(v->valuestring);
 	c->synthetic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "synthetic"));
 	c->stalled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stalled"));
 	c->over_budget = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "over_budget"));
@@ -338,16 +356,16 @@ int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, 
 
 	fg_cycle_release(c);
 	fg_cycle_init(&tmp);
-	o = fg_json_parse_exact(data, len);
-	if (!o) {
-		fg__seterr(err, errlen, "not valid JSON");
+	o = fg_json_parse_bounded(data, len, FG_JSON_MAX_TOKENS, err, errlen);
+	if (!o)
 		return -EINVAL;
-	}
 	if (!cJSON_IsObject(o)) {
 		fg__seterr(err, errlen, "not a JSON object");
 		goto out;
 	}
 	r = parse_required(o, &tmp, err, errlen);
+	if (!r)
+		r = parse_run_id(o, &tmp, err, errlen);
 	if (r)
 		goto out;
 	parse_optional(o, &tmp);

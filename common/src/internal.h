@@ -21,4 +21,12 @@ struct cJSON;
 int fg__json_req_string(const struct cJSON *o, const char *key, const char **out, char *err,
 			size_t errlen);
 
+/*
+ * Checks the string member key of a cycle or summary file like the name it
+ * stands for (names.h: fg_name_check() of kind, its length bound
+ * included). 0, or -EINVAL with "field 'key': invalid skill name '...':
+ * ..." in err.
+ */
+int fg__json_name(int kind, const char *key, const char *value, char *err, size_t errlen);
+
 #endif

@@ -25,6 +25,8 @@ const char *fg_name_kind_str(enum fg_name_kind kind)
 		return "skill";
 	case FG_NAME_TASK_KEY:
 		return "task key";
+	case FG_NAME_RUN_ID:
+		return "run id";
 	}
 	return "name";
 }

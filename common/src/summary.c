@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/cycle.h"
+#include "forge/names.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
 #include "internal.h"
@@ -155,24 +157,26 @@ static int get_count(const cJSON *o, const char *key, int *out, char *err, size_
 	}
 	d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 	/* Range first: the cast below is undefined outside int's range. */
-	if (!isfinite(d) || d < 0 || d > INT_MAX || d != (double)(int)d) {
-		fg__seterr(err, errlen, "field '%s' must be an integer >= 0", key);
+	if (!isfinite(d) || d < 0 || d > FG_CYCLE_NUMBER_MAX || d != (double)(int)d) {
+		fg__seterr(err, errlen, "field '%s' must be an integer from 0 to %d", key,
+			   FG_CYCLE_NUMBER_MAX);
 		return -EINVAL;
 	}
 	*out = (int)d;
 	return 0;
 }
 
-/* Required string: owned copy in *out. */
-static int get_string(const cJSON *o, const char *key, char **out, char *err, size_t errlen)
+/* Required name of kind: owned copy in *out. */
+static int get_name(const cJSON *o, const char *key, int kind, char **out, char *err, size_t errlen)
 {
 	const char *s;
 	int r = fg__json_req_string(o, key, &s, err, errlen);
 
-	if (r)
-		return r;
-	*out = fg_xstrdup(s);
-	return 0;
+	if (!r)
+		r = fg__json_name(kind, key, s, err, errlen);
+	if (!r)
+		*out = fg_xstrdup(s);
+	return r;
 }
 
 /* Optional string: a missing field, null or a wrong type yields dflt
@@ -184,6 +188,14 @@ static char *opt_string(const cJSON *o, const char *key, const char *dflt)
 	if (cJSON_IsString(v) && v->valuestring)
 		return fg_xstrdup(v->valuestring);
 	return dflt ? fg_xstrdup(dflt) : NULL;
+}
+
+/* Optional name of kind ("" when absent, null or of another type): a value
+ * given must be valid, like the required names. */
+static int opt_name(const cJSON *o, const char *key, int kind, char **out, char *err, size_t errlen)
+{
+	*out = opt_string(o, key, "");
+	return **out ? fg__json_name(kind, key, *out, err, errlen) : 0;
 }
 
 /* The optional questions, bounded and trimmed as when written. */
@@ -218,13 +230,15 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	if (!r)
 		r = get_count(o, "max_cycles", &s->max_cycles, err, errlen);
 	if (!r)
-		r = get_string(o, "step", &s->step, err, errlen);
+		r = get_name(o, "step", FG_NAME_STEP, &s->step, err, errlen);
 	if (!r)
-		r = get_string(o, "skill", &s->skill, err, errlen);
+		r = get_name(o, "skill", FG_NAME_SKILL, &s->skill, err, errlen);
+	if (!r)
+		r = opt_name(o, "task_key", FG_NAME_TASK_KEY, &s->task_key, err, errlen);
+	if (!r)
+		r = opt_name(o, "run_id", FG_NAME_RUN_ID, &s->run_id, err, errlen);
 	if (r)
 		return r;
-	s->task_key = opt_string(o, "task_key", "");
-	s->run_id = opt_string(o, "run_id", "");
 	s->review_md = opt_string(o, "review_md", NULL);
 	fg_usage_pair_from(&s->usage, o);
 	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
@@ -243,11 +257,9 @@ int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *e
 	int r = -EINVAL;
 
 	fg_summary_init(&tmp);
-	o = fg_json_parse_exact(data, len);
-	if (!o) {
-		fg__seterr(err, errlen, "not valid JSON");
+	o = fg_json_parse_bounded(data, len, FG_JSON_MAX_TOKENS, err, errlen);
+	if (!o)
 		return -EINVAL;
-	}
 	if (cJSON_IsObject(o))
 		r = parse_summary(o, &tmp, err, errlen);
 	else

@@ -5,11 +5,13 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forge/alloc.h"
 #include "forge/buf.h"
+#include "forge/names.h"
 #include "internal.h"
 
 size_t fg_utf8_seq(const void *p, size_t n)
@@ -117,13 +119,49 @@ size_t fg_edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
-/* Counts structural tokens outside strings, stopping past the limit. */
-static size_t count_tokens(const char *data, size_t len)
+int fg_utf8_check(const void *p, size_t n, size_t *bad)
+{
+	const unsigned char *s = p;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = s[i] < 0x80 ? 1 : fg_utf8_seq(s + i, n - i);
+
+		if (!k) {
+			if (bad)
+				*bad = i;
+			return -EILSEQ;
+		}
+		i += k;
+	}
+	return 0;
+}
+
+char *fg_utf8_scrub(const char *s, size_t n)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 3 * n + 1);
+	for (size_t i = 0; i < n && s[i];) {
+		size_t k = fg_utf8_seq(s + i, n - i);
+
+		if (k) {
+			fg_buf_add(&b, s + i, k);
+			i += k;
+		} else {
+			fg_buf_adds(&b, "\xef\xbf\xbd");
+			i++;
+		}
+	}
+	return fg_buf_detach(&b, NULL);
+}
+
+/* Counts structural tokens outside strings, stopping past max. */
+static size_t count_tokens(const char *data, size_t len, size_t max)
 {
 	size_t n = 0;
 	int in_str = 0;
 
-	for (size_t i = 0; i < len && n <= FG_JSON_MAX_TOKENS; i++) {
+	for (size_t i = 0; i < len && n <= max; i++) {
 		char c = data[i];
 
 		if (in_str) {
@@ -140,25 +178,55 @@ static size_t count_tokens(const char *data, size_t len)
 	return n;
 }
 
-cJSON *fg_json_parse_exact(const char *data, size_t len)
+/* Why data cannot be handed to cJSON, or NULL. reason must hold 64 bytes. */
+static const char *precheck(const char *data, size_t len, size_t max_tokens, char *reason)
 {
+	size_t bad = 0;
+
+	if (!len)
+		return "not valid JSON";
+	if (memchr(data, '\0', len))
+		return "contains a NUL byte";
+	if (fg_utf8_check(data, len, &bad)) {
+		snprintf(reason, 64, "not valid UTF-8 at byte %zu", bad);
+		return reason;
+	}
+	if (count_tokens(data, len, max_tokens) > max_tokens) {
+		snprintf(reason, 64, "more than %zu JSON tokens", max_tokens);
+		return reason;
+	}
+	return NULL;
+}
+
+cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tokens, char *err,
+			     size_t errlen)
+{
+	char reason[64];
+	const char *why = precheck(data, len, max_tokens, reason);
 	const char *end = NULL;
 	cJSON *o;
 
-	if (!len || memchr(data, '\0', len) || count_tokens(data, len) > FG_JSON_MAX_TOKENS)
+	if (why) {
+		fg__seterr(err, errlen, "%s", why);
 		return NULL;
+	}
 	/* cJSON's own trailing-garbage check wants the NUL inside the length,
 	 * so the end is checked here. */
 	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
-	if (!o)
-		return NULL;
-	for (; end && end < data + len; end++) {
+	for (; o && end && end < data + len; end++) {
 		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
 			cJSON_Delete(o);
-			return NULL;
+			o = NULL;
 		}
 	}
+	if (!o)
+		fg__seterr(err, errlen, "not valid JSON");
 	return o;
+}
+
+cJSON *fg_json_parse_exact(const char *data, size_t len)
+{
+	return fg_json_parse_bounded(data, len, FG_JSON_MAX_TOKENS, NULL, 0);
 }
 
 char *fg_json_print(const cJSON *o)
@@ -172,6 +240,16 @@ char *fg_json_print(const cJSON *o)
 	out = fg_xasprintf("%s\n", text);
 	cJSON_free(text);
 	return out;
+}
+
+int fg__json_name(int kind, const char *key, const char *value, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (!fg_name_check((enum fg_name_kind)kind, value, strlen(value), why, sizeof(why)))
+		return 0;
+	fg__seterr(err, errlen, "field '%s': %s", key, why);
+	return -EINVAL;
 }
 
 int fg__json_req_string(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)

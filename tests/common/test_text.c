@@ -3,6 +3,7 @@
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,4 +122,46 @@ Test(text, escape_controls)
 		cr_expect_str_eq(fg_buf_str(&b), cases[i].want, "case %zu", i);
 		fg_buf_release(&b);
 	}
+}
+
+Test(text, parse_bounded_says_which_bound_or_rule)
+{
+	static const struct { const char *doc; size_t len; size_t max; const char *why; } cases[] = {
+		{ "[1,2,3]", 7, 2, "more than 2 JSON tokens" },
+		{ "\"a\xff\"", 4, 100, "not valid UTF-8 at byte 2" },
+		{ "\"a\xe2\x82\"", 5, 100, "not valid UTF-8 at byte 2" },
+		{ "\"\xc0\xaf\"", 4, 100, "not valid UTF-8 at byte 1" },
+		{ "[1]\0", 4, 100, "contains a NUL byte" },
+		{ "[1", 2, 100, "not valid JSON" },
+		{ "", 0, 100, "not valid JSON" },
+	};
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		cr_assert_null(fg_json_parse_bounded(cases[i].doc, cases[i].len, cases[i].max, err, sizeof(err)),
+			       "case %zu", i);
+		cr_assert_str_eq(err, cases[i].why, "case %zu", i);
+	}
+	/* At the bound is fine; valid multi-byte UTF-8 is fine. */
+	cJSON_Delete(fg_json_parse_bounded("[1,2]", 5, 2, err, sizeof(err)));
+	{
+		cJSON *o = fg_json_parse_bounded("\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", 11, 1, err, sizeof(err));
+
+		cr_assert_not_null(o, "%s", err);
+		cr_assert_str_eq(o->valuestring, "\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80");
+		cJSON_Delete(o);
+	}
+}
+
+Test(text, utf8_scrub_replaces_every_bad_byte)
+{
+	char *s = fg_utf8_scrub("ok\xff\xfe \xc3\xa9 \xe2\x82", 10);
+	size_t bad = 99;
+
+	cr_assert_str_eq(s, "ok\xef\xbf\xbd\xef\xbf\xbd \xc3\xa9 \xef\xbf\xbd\xef\xbf\xbd");
+	cr_assert_eq(fg_utf8_check(s, strlen(s), &bad), 0);
+	cr_assert_eq(fg_utf8_check("a\x80", 2, &bad), -EILSEQ);
+	cr_assert_eq(bad, 1);
+	free(s);
 }

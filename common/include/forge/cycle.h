@@ -45,6 +45,8 @@
 
 #define FG_CYCLE_MAX_BYTES (8 * 1024 * 1024)
 #define FG_CYCLE_NUMBER_MAX 100000
+/* Largest elapsed_seconds read (about 31 years): a number in range. */
+#define FG_CYCLE_ELAPSED_MAX 1e9
 
 /*
  * One role's review inside a cycle of a panel (the "reviews" array):

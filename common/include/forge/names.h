@@ -15,9 +15,11 @@
 
 #define FG_NAME_MAX 128
 
-enum fg_name_kind { FG_NAME_STEP, FG_NAME_SKILL, FG_NAME_TASK_KEY };
+/* FG_NAME_RUN_ID: a run id read back from a cycle or summary file (the
+ * runner writes 16 hex digits; anything else is held to the name rule). */
+enum fg_name_kind { FG_NAME_STEP, FG_NAME_SKILL, FG_NAME_TASK_KEY, FG_NAME_RUN_ID };
 
-/* "step", "skill" or "task key". */
+/* "step", "skill", "task key" or "run id". */
 const char *fg_name_kind_str(enum fg_name_kind kind);
 
 /*

@@ -64,12 +64,35 @@ size_t fg_edit_distance(const char *a, const char *b);
 #define FG_JSON_MAX_TOKENS (256 * 1024)
 
 /*
- * Parses exactly len bytes as one JSON value followed by nothing but
- * whitespace. NUL bytes anywhere are refused (cJSON would stop at one and
- * accept a prefix), and so is a document with more than FG_JSON_MAX_TOKENS
- * structural tokens (checked in one linear pass before cJSON allocates).
- * Returns a new cJSON tree (owned) or NULL when invalid.
+ * 0 when the n bytes at s are valid UTF-8 (fg_utf8_seq() throughout), else
+ * -EILSEQ with *bad (may be NULL) set to the offset of the first byte that
+ * is not.
  */
+int fg_utf8_check(const void *s, size_t n, size_t *bad);
+
+/*
+ * An owned copy of the n bytes at s in which every byte that is not part of
+ * valid UTF-8 is replaced by U+FFFD, so it can go into JSON we print (JSON
+ * is UTF-8; a raw FF FE would make a consumer's parser refuse the whole
+ * document). NUL bytes end the copy.
+ */
+char *fg_utf8_scrub(const char *s, size_t n);
+
+/*
+ * Parses exactly len bytes as one JSON value followed by nothing but
+ * whitespace. Refused, with the reason in err (if errlen > 0): a NUL byte
+ * anywhere ("contains a NUL byte": cJSON would stop at one and accept a
+ * prefix), bytes that are not valid UTF-8 ("not valid UTF-8 at byte N":
+ * JSON text is UTF-8, and a string we print must never carry raw bytes
+ * a consumer refuses or silently turns into other characters), more than
+ * max_tokens structural tokens ("more than N JSON tokens", counted in one
+ * linear pass before cJSON allocates), anything else ("not valid JSON").
+ * Strings of an accepted document are valid UTF-8 (cJSON refuses a \u
+ * escape of a lone surrogate). Returns a new cJSON tree (owned) or NULL.
+ */
+struct cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tokens, char *err,
+				    size_t errlen);
+/* fg_json_parse_bounded() with FG_JSON_MAX_TOKENS and no reason. */
 struct cJSON *fg_json_parse_exact(const char *data, size_t len);
 
 /* o pretty-printed with a trailing newline: an owned string, never NULL. */
