@@ -98,10 +98,12 @@ static void report_warn(struct report *rp, char *msg)
 
 /* ---- loading ---- */
 
+_Static_assert(RN_REPORT_MAX_INPUT == 72u * 1024 * 1024, "read_error() names the bound");
+
 static const char *read_error(int r)
 {
 	if (r == -EFBIG)
-		return "larger than 32 MiB";
+		return "larger than 72 MiB, the most a result file of forge-runner run holds";
 	if (r == -EINVAL || r == -EISDIR)
 		return "not a regular file";
 	return strerror(-r);
@@ -280,11 +282,11 @@ static int load_entry(const char *path, struct entry *e, char *err, size_t errle
 	fg_buf_init(&b, RN_REPORT_MAX_INPUT);
 	if (read_input(path, &b, err, errlen))
 		goto out;
-	o = fg_json_parse_exact(b.data, b.len);
-	if (!o) {
-		snprintf(err, errlen, "not valid JSON");
+	/* The bounds say which one was hit ("more than N JSON tokens"), so a
+	 * bound is never reported as broken JSON. */
+	o = fg_json_parse_bounded(b.data, b.len, RN_RESULT_MAX_TOKENS, err, errlen);
+	if (!o)
 		goto out;
-	}
 	r = fill_entry(o, e, err, errlen);
 	cJSON_Delete(o);
 	if (!r)
@@ -488,14 +490,10 @@ static int render_json(const struct report *rp, bool only_open, struct fg_buf *o
 	warn = cJSON_AddArrayToObject(root, "warnings");
 	for (size_t i = 0; i < rp->warnings.n; i++)
 		cJSON_AddItemToArray(warn, cJSON_CreateString(rp->warnings.v[i]));
-	text = cJSON_Print(root);
+	text = fg_json_print(root);
 	cJSON_Delete(root);
-	if (!text)
-		return -ENOMEM;
 	r = fg_buf_adds(out, text);
-	if (!r)
-		r = fg_buf_addc(out, '\n');
-	cJSON_free(text);
+	free(text);
 	return r;
 }
 

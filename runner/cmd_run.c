@@ -415,6 +415,10 @@ struct run_state {
 	char *step_dir;         /* owned: workspace + step_rel, for messages */
 	char *step_rel;         /* owned: fg_cycle_dir() */
 	int wsfd;               /* the workspace, opened once; -1 when it could not be */
+	/* owned: the run's one skill, decided before the run (derived_skill()):
+	 * the result's skill and every metric label. Never taken from a cycle
+	 * file, whose skill the sandbox chooses. */
+	char *skill;
 	struct rn_cycles cycles;
 	struct rn_metrics metrics;
 	struct rn_session_result sr;
@@ -422,19 +426,12 @@ struct run_state {
 	uint64_t t0;
 };
 
-static const char *result_skill(const struct run_state *st)
-{
-	if (st->cfg->skill)
-		return st->cfg->skill;
-	return st->cycles.n ? st->cycles.v[st->cycles.n - 1].c.skill : NULL;
-}
-
 static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted,
 			 const struct fg_summary *sum, const struct fg_usage_pair *usage)
 {
 	struct rn_result res = {
 		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
-		.step = st->cfg->step, .skill = result_skill(st), .task_key = st->cfg->task_key,
+		.step = st->cfg->step, .skill = st->skill, .task_key = st->cfg->task_key,
 		.run_id = st->run_id, .engine = rn_engine_name(st->cfg->engine),
 		.duration_seconds = fg_seconds_since(st->t0), .cycles = &st->cycles,
 		.review_exhausted = exhausted, .review_state = state,
@@ -457,7 +454,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
 			  const struct fg_usage_pair *usage)
 {
-	const char *skill = result_skill(st);
+	const char *skill = st->skill;
 	char err[256] = "";
 	int r;
 
@@ -579,7 +576,7 @@ static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
 	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
-	char *skill = derived_skill(c);
+	const char *skill = st->skill;
 
 	rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
 	       RN_LS("image", ops->cli ? c->image : NULL),
@@ -595,7 +592,6 @@ static void log_start(struct run_state *st)
 		       RN_LS("image", c->image), RN_LS("skill", skill),
 		       RN_LS("hint", "no --skills-dir: review.md files are looked up in the image's own "
 				     "/skills; pass --skills-dir DIR to use the host's"));
-	free(skill);
 }
 
 /* --env NAMEs that are not set: the container would silently lack them. */
@@ -611,7 +607,7 @@ static void run_session(struct run_state *st)
 {
 	struct rn_session_params sp = {
 		.cfg = st->cfg, .run_id = st->run_id, .step_dir = st->step_dir,
-		.step_rel = st->step_rel, .log = st->log,
+		.step_rel = st->step_rel, .skill = st->skill, .log = st->log,
 		.metrics = &st->metrics, .cycles = &st->cycles,
 	};
 	int r = rn_session_run(&sp, &st->sr);
@@ -692,6 +688,7 @@ int rn_cmd_run(int argc, char **argv)
 	st.t0 = fg_monotonic_ns();
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
+	st.skill = derived_skill(&cfg);
 	st.step_rel = fg_cycle_dir(NULL, cfg.step);
 	st.step_dir = fg_path_join(cfg.workspace, st.step_rel);
 	rn_cycles_init(&st.cycles);
@@ -706,6 +703,7 @@ int rn_cmd_run(int argc, char **argv)
 	free(st.sr.reason);
 	free(st.step_dir);
 	free(st.step_rel);
+	free(st.skill);
 	if (st.wsfd >= 0)
 		close(st.wsfd);
 	rn_log_close(&log);

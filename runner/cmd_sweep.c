@@ -19,6 +19,7 @@
 #include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
+#include "forge/text.h"
 #include "watch.h"
 
 enum { S_RUN_ID = 1, S_HELP };
@@ -103,14 +104,13 @@ static int sweep_dir(const char *dir, const char *run_id)
 	arr = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++)
 		sweep_one(dfd, dir, e[i].name, run_id, arr);
-	text = cJSON_Print(arr);
-	if (text)
-		printf("%s\n", text);
-	cJSON_free(text);
+	text = fg_json_print(arr);
+	fputs(text, stdout);
+	free(text);
 	cJSON_Delete(arr);
 	fg_cycle_entries_free(e, n);
 	close(dfd);
-	return text ? FG_EXIT_OK : FG_EXIT_FAILED;
+	return FG_EXIT_OK;
 }
 
 int rn_cmd_sweep(int argc, char **argv)

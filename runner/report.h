@@ -34,9 +34,11 @@
 #define RN_REPORT_H
 
 #include "forge/opts.h"
+#include "result.h"
 
-/* Largest result file read (result files carry whole cycle feedback). */
-#define RN_REPORT_MAX_INPUT (32u * 1024 * 1024)
+/* Largest result file read: whatever `run` can write (result.h), 72 MiB;
+ * it is also read with RN_RESULT_MAX_TOKENS JSON tokens at most. */
+#define RN_REPORT_MAX_INPUT RN_RESULT_MAX_BYTES
 /* Largest report produced. */
 #define RN_REPORT_MAX_OUTPUT (256u * 1024 * 1024)
 /* Bytes of a feedback line shown in a Markdown table cell before "…". */

@@ -29,18 +29,36 @@ void rn_cycles_release(struct rn_cycles *s)
 	rn_cycles_init(s);
 }
 
-/* Heap held by a cJSON tree: a node each, plus its key and string. O(nodes). */
-static size_t tree_bytes(const cJSON *o)
+/* Length of s as cJSON prints it between quotes: control characters take
+ * up to six bytes (\u001b), '"' and '\\' two. */
+static size_t json_len(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		n += *p == '"' || *p == '\\' ? 2 : *p >= 0x20 ? 1 : strchr("\b\f\n\r\t", *p) ? 2 : 6;
+	return n;
+}
+
+/*
+ * What a cJSON tree at depth (its members are printed with that many tabs)
+ * costs, as an upper bound of both the heap it holds (a node each, its key
+ * and string) and the pretty-printed text it becomes in the result (tabs,
+ * quotes, escapes, a number of at most 32 characters); *nodes counts its
+ * nodes. The result reader's bounds derive from these (result.h). O(nodes).
+ */
+static size_t tree_cost(const cJSON *o, size_t depth, size_t *nodes)
 {
 	size_t n = 0;
 
 	for (; o; o = o->next) {
-		n += sizeof(*o);
+		n += sizeof(*o) + 2 * depth + 40;
 		if (o->string)
-			n += strlen(o->string) + 1;
+			n += json_len(o->string);
 		if (o->valuestring)
-			n += strlen(o->valuestring) + 1;
-		n += tree_bytes(o->child);
+			n += json_len(o->valuestring);
+		++*nodes;
+		n += tree_cost(o->child, depth + 1, nodes);
 	}
 	return n;
 }
@@ -55,6 +73,7 @@ static struct rn_cycle_rec *slot(struct rn_cycles *s, int cycle)
 		free(s->v[i].c.skill);
 		cJSON_Delete(s->v[i].obj);
 		s->bytes -= s->v[i].bytes;
+		s->nodes -= s->v[i].nodes;
 	} else {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? s->cap * 2 : 8;
@@ -128,17 +147,21 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	r->h_min = fingerprint(fg_frame_cycle_min(c));
 	r->h_full = shortened ? 0 : fingerprint(fg_cycle_to_cjson(c));
 	r->obj = fg_cycle_to_cjson(c);
-	r->bytes = tree_bytes(r->obj) + strlen(skill) + 1;
-	if (r->bytes > RN_CYCLES_MAX_BYTES - s->bytes) {
+	r->nodes = 0;
+	/* A cycle's members sit at depth 3 of the result: root, review_cycles, cycle. */
+	r->bytes = tree_cost(r->obj, 3, &r->nodes) + strlen(skill) + 1;
+	if (r->bytes > RN_CYCLES_MAX_BYTES - s->bytes || r->nodes > RN_CYCLES_MAX_NODES - s->nodes) {
 		/* The tree was built to be measured; the content is dropped, the
 		 * record stays so that the review state still counts the cycle. */
 		cJSON_Delete(r->obj);
 		r->obj = NULL;
 		r->bytes = 0;
+		r->nodes = 0;
 		return 1;
 	}
 	r->c.skill = fg_xstrdup(skill);
 	s->bytes += r->bytes;
+	s->nodes += r->nodes;
 	return 0;
 }
 

@@ -20,7 +20,8 @@
  * Bounds (the cycle files are written by an untrusted sandbox): the watch
  * tracks at most RN_WATCH_MAX_CYCLE_FILES cycle numbers per directory (it
  * counts the rest in `untracked`), and the cycle objects kept for
- * review_cycles hold at most RN_CYCLES_MAX_BYTES in all: a cycle whose
+ * review_cycles cost at most RN_CYCLES_MAX_BYTES and RN_CYCLES_MAX_NODES in
+ * all (so `report` can read every result: RN_RESULT_MAX_*): a cycle whose
  * content does not fit keeps its record (number, verdict, max_cycles,
  * stalled: the state derivation still sees it) but not its object. The
  * result then says "cycles_dropped": untracked numbers plus records without
@@ -42,13 +43,28 @@ struct cJSON;
  * with findings fit with room to spare; a sandbox writing 8 MiB cycles
  * cannot make the host keep more. */
 #define RN_CYCLES_MAX_BYTES ((size_t)64 * 1024 * 1024)
+/* At most this many cJSON nodes in the kept cycles (a node is at least
+ * 64 bytes, so the byte bound alone allows about this many). */
+#define RN_CYCLES_MAX_NODES ((size_t)1024 * 1024)
+
+/*
+ * What `report` accepts of a result file: everything the writer can
+ * produce. The kept cycles print as at most RN_CYCLES_MAX_BYTES (their
+ * cost bounds their text too) and at most 2 structural tokens per node
+ * ('{' or '[', and ':' or ','); the result's own fields (the error message
+ * of at most 8 KiB of output, the questions, the counters) add far less
+ * than the margins.
+ */
+#define RN_RESULT_MAX_BYTES (RN_CYCLES_MAX_BYTES + (size_t)8 * 1024 * 1024)
+#define RN_RESULT_MAX_TOKENS (2 * RN_CYCLES_MAX_NODES + (size_t)64 * 1024)
 
 /* The latest reported content of one cycle number. */
 struct rn_cycle_rec {
 	struct fg_cycle c;    /* the fields the state derivation needs (no owned strings but skill,
 			       * NULL when obj was dropped) */
 	struct cJSON *obj;    /* owned: fg_cycle_to_cjson() of the content; NULL: dropped */
-	size_t bytes;         /* what obj and skill hold (heap estimate), 0 when dropped */
+	size_t bytes;         /* what obj and skill cost (heap and printed text), 0 when dropped */
+	size_t nodes;         /* cJSON nodes of obj, 0 when dropped */
 	uint64_t h_full;      /* fingerprint of the whole content (unset when shortened) */
 	uint64_t h_min;       /* fingerprint of fg_frame_cycle_min() of it */
 	bool shortened;       /* only a truncated frame's form is known */
@@ -60,6 +76,7 @@ struct rn_cycles {
 	struct rn_cycle_rec *v;
 	size_t n, cap;
 	size_t bytes;         /* sum of v[].bytes, at most RN_CYCLES_MAX_BYTES */
+	size_t nodes;         /* sum of v[].nodes, at most RN_CYCLES_MAX_NODES */
 	size_t untracked;     /* cycle files the watch did not track (set by the session) */
 };
 

@@ -68,7 +68,6 @@ struct session {
 	int drain_expired;      /* the output drain timer fired */
 	int finished;
 	int budget_logged;      /* cycle_limit (retained_bytes) was logged */
-	char *metrics_skill;    /* owned: the skill label of every cycle metric */
 };
 
 static void on_closed(uv_handle_t *h)
@@ -153,14 +152,13 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	rn_event_verdict_unparsed(s->p->log, r, 0);
 	rn_event_findings(s->p->log, RN_LOG_INFO, r);
 	record(s, r);
-	/* One skill label per run (--skill, else the first cycle's): a label
-	 * taken from each cycle would let rewritten files with ever new skills
-	 * grow the metric series without bound. */
-	if (!s->metrics_skill)
-		s->metrics_skill = fg_xstrdup(cfg->skill ? cfg->skill : c->skill ? c->skill : "");
-	rn_metrics_observe_cycle(s->p->metrics, s->metrics_skill, cfg->step,
+	/* One skill label per run, decided before any cycle (cmd_run.c): a
+	 * label taken from the sandbox's files would let rewritten files with
+	 * ever new skills grow the series without bound, and make the cycle
+	 * and exhaustion metrics of one run disagree. */
+	rn_metrics_observe_cycle(s->p->metrics, s->p->skill, cfg->step,
 				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
-	observe_roles(s->p->metrics, s->metrics_skill, cfg->step, c);
+	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
 	store(s, r, (int)r->source);
 	s->res->cycles_by_source[r->source]++;
 	if (r->source == RN_SOURCE_SWEEP)
@@ -717,7 +715,6 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	fg_buf_release(&s->line[1]);
 	rn_stream_release(&s->stream);
 	fg_buf_release(&s->tail);
-	free(s->metrics_skill);
 	free(s);
 	return 0;
 }

@@ -46,6 +46,7 @@ struct rn_session_params {
 	const char *run_id;
 	const char *step_dir;
 	const char *step_rel;       /* step_dir below the workspace (fg_cycle_dir()) */
+	const char *skill;          /* the run's one skill: every metric label (a valid name) */
 	struct rn_log *log;
 	struct rn_metrics *metrics;
 	struct rn_cycles *cycles;   /* receives every reported cycle */

@@ -232,14 +232,23 @@ cJSON *fg_json_parse_exact(const char *data, size_t len)
 char *fg_json_print(const cJSON *o)
 {
 	char *text = cJSON_Print(o);
+	size_t n;
 	char *out;
 
 	/* cJSON returns NULL only when its allocation failed. */
 	if (!text)
 		abort();
-	out = fg_xasprintf("%s\n", text);
+	/* cJSON copies string bytes as they are: a string that did not come
+	 * from a validated file (an agent's last output line in an error
+	 * message, a path) may hold bytes that are not UTF-8. The structure
+	 * is ASCII, so such bytes can only be inside strings, and each becomes
+	 * U+FFFD: what we print is always valid UTF-8, so always valid JSON. */
+	n = strlen(text);
+	out = fg_utf8_check(text, n, NULL) ? fg_utf8_scrub(text, n) : fg_xstrdup(text);
 	cJSON_free(text);
-	return out;
+	text = fg_xasprintf("%s\n", out);
+	free(out);
+	return text;
 }
 
 int fg__json_name(int kind, const char *key, const char *value, char *err, size_t errlen)

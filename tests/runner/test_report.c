@@ -671,3 +671,100 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 	free(dir);
 	free(path);
 }
+
+/* A result as `run` writes it: n cycles, each with nf findings. */
+static void write_big_result(const char *path, int n, int nf)
+{
+	struct rn_cycles cs;
+	struct rn_result res = {
+		.exit_code = 0, .step = "impl", .skill = "implement-task", .run_id = "0123456789abcdef",
+		.engine = "local", .review_state = FG_STATE_EXHAUSTED, .review_exhausted = true,
+	};
+
+	rn_cycles_init(&cs);
+	for (int k = 1; k <= n; k++) {
+		struct fg_cycle c;
+
+		fg_cycle_init(&c);
+		c.cycle = k;
+		c.max_cycles = n;
+		c.verdict = FG_VERDICT_REJECTED;
+		c.feedback = fgt_fmt("cycle %d: fix the findings", k);
+		c.skill = strdup("implement-task");
+		fg_time_iso_utc(c.timestamp, 1767225600 + k);
+		c.has_findings = true;
+		c.nfindings = (size_t)nf;
+		c.findings = calloc((size_t)nf, sizeof(*c.findings));
+		for (int i = 0; i < nf; i++) {
+			struct fg_finding *f = &c.findings[i];
+
+			f->severity = strdup(i % 2 ? "NOTE" : "BLOCKING");
+			f->ordinal = i + 1;
+			f->file_path = fgt_fmt("src/module_%d.c", i);
+			f->line = i + 1;
+			f->title = fgt_fmt("Finding %d of cycle %d", i, k);
+			f->description = strdup("The function does not check its input.");
+			f->evidence = strdup("if (p->len > max)");
+			f->fix = strdup("Check the length first.");
+		}
+		cr_assert_eq(rn_cycles_put(&cs, &c, false, 0), 0, "cycle %d was dropped", k);
+		fg_cycle_release(&c);
+	}
+	res.cycles = &cs;
+	cr_assert_eq(rn_result_write(path, &res), 0);
+	rn_cycles_release(&cs);
+}
+
+/* Issue 18 defect 4: 40 cycles of 500 findings (3.6 MB, some 400,000 JSON
+ * tokens) made `report` say "not valid JSON" on a result `run` wrote. */
+Test(report, reads_a_result_of_40_cycles_of_500_findings)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/r.json", dir);
+	char *argv[] = { "report", path, NULL };
+	struct cap c;
+	cJSON *root;
+	const cJSON *e;
+
+	write_big_result(path, 40, 500);
+	c = run_report(dir, argv);
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	root = cJSON_Parse(c.out);
+	cr_assert_not_null(root);
+	e = get(get(root, "entries"), "__impl");
+	cr_assert_eq(cJSON_GetArraySize(get(e, "cycles")), 40);
+	cr_assert_str_eq(get(e, "state")->valuestring, "exhausted");
+	cJSON_Delete(root);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+/* A bound hit says which bound, never "not valid JSON". */
+Test(report, a_bound_hit_says_so)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/deep.json", dir);
+	char *argv[] = { "report", path, NULL };
+	size_t n = RN_RESULT_MAX_TOKENS + 10;
+	char *doc = malloc(3 * n + 8), *p = doc;
+	struct cap c;
+
+	*p++ = '[';
+	for (size_t i = 0; i < n; i++) {
+		memcpy(p, "[],", 3);
+		p += 3;
+	}
+	memcpy(p, "[]]", 4);
+	fgt_write(path, doc);
+	c = run_report(dir, argv);
+	cr_assert_eq(c.code, 1, "stderr: %s", c.err);
+	cr_assert_not_null(strstr(c.err, "more than 2162688 JSON tokens"), "stderr: %s", c.err);
+	cr_assert_null(strstr(c.err, "not valid JSON"), "stderr: %s", c.err);
+	cap_release(&c);
+	free(doc);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}

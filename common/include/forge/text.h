@@ -95,7 +95,8 @@ struct cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tok
 /* fg_json_parse_bounded() with FG_JSON_MAX_TOKENS and no reason. */
 struct cJSON *fg_json_parse_exact(const char *data, size_t len);
 
-/* o pretty-printed with a trailing newline: an owned string, never NULL. */
+/* o pretty-printed with a trailing newline: an owned string, never NULL,
+ * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
 char *fg_json_print(const struct cJSON *o);
 
 /* 64-bit FNV-1a of n bytes: a content fingerprint for deduplication (not a
