@@ -21,6 +21,7 @@
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
 #include "forge/verdict.h"
+#include "forge/util.h"
 #include "preset.h"
 
 #define LINT_MAX_DEPTH 32
@@ -138,7 +139,7 @@ int ep_cmd_resolve(int argc, char **argv)
 		fg_buf_release(&why);
 	}
 	free(path);
-	return rc == 0 ? 0 : rc == -ENOENT ? 1 : FG_EXIT_USAGE;
+	return rc == 0 ? FG_EXIT_OK : rc == -ENOENT ? FG_EXIT_FAILED : FG_EXIT_USAGE;
 }
 
 static void add_warnings(cJSON *o, const struct fg_diags *d)
@@ -344,7 +345,7 @@ static int misnamed_review(const char *name)
 
 	if (!strcmp(name, "review.md"))
 		return 0;
-	for (size_t i = 0; i < sizeof(near) / sizeof(near[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(near); i++)
 		if (!strcasecmp(name, near[i]))
 			return 1;
 	return 0;
@@ -449,5 +450,5 @@ int ep_cmd_lint(int argc, char **argv)
 	fflush(stdout);
 	if (rc)
 		return rc < 0 ? 0 : rc;
-	return errors ? 1 : 0;
+	return errors ? FG_EXIT_FAILED : FG_EXIT_OK;
 }

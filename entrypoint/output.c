@@ -12,6 +12,7 @@
 
 #include "forge/alloc.h"
 #include "forge/text.h"
+#include "forge/util.h"
 
 static const struct ep_output_ops *const FORMATS[] = {
 	[EP_OUTPUT_TEXT] = &ep_output_text,
@@ -20,7 +21,7 @@ static const struct ep_output_ops *const FORMATS[] = {
 	[EP_OUTPUT_GEMINI] = &ep_output_gemini,
 };
 
-#define NFORMATS (sizeof(FORMATS) / sizeof(FORMATS[0]))
+#define NFORMATS ARRAY_SIZE(FORMATS)
 
 int ep_output_format_parse(const char *s, enum ep_output_format *out)
 {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/util.h"
 
 struct preset {
 	const char *name;
@@ -39,7 +40,7 @@ static const struct preset PRESETS[] = {
 	  true },
 };
 
-#define NPRESETS (sizeof(PRESETS) / sizeof(PRESETS[0]))
+#define NPRESETS ARRAY_SIZE(PRESETS)
 
 void ep_role_agent_init(struct ep_role_agent *a)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/util.h"
 
 #define EP_PREFIX "forge-entrypoint: "
 
@@ -31,7 +32,7 @@ enum rn_log_level rn_output_level(const char *line, const char **reason)
 	if (strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1) != 0)
 		return RN_LOG_INFO;
 	rest = line + sizeof(EP_PREFIX) - 1;
-	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(errors); i++) {
 		if (!strncmp(rest, errors[i], strlen(errors[i]))) {
 			if (reason)
 				*reason = rest;

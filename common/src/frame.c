@@ -10,6 +10,7 @@
 
 #include "forge/alloc.h"
 #include "forge/text.h"
+#include "forge/util.h"
 #include "internal.h"
 
 #define TYPE_CYCLE "review_cycle"
@@ -73,7 +74,7 @@ static cJSON *frame_head(const char *type, const char *run_id, const char *step,
 
 static int kept_in_min(const char *key)
 {
-	for (size_t i = 0; i < sizeof(KEEP_MIN) / sizeof(KEEP_MIN[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(KEEP_MIN); i++) {
 		if (!strcmp(key, KEEP_MIN[i]))
 			return 1;
 	}

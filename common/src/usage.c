@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/util.h"
+
 /* The JSON names, indexed by bit number. */
 static const char *const NAMES[] = {
 	"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "turns", "duration_ms",
 };
 
-#define NFIELDS (sizeof(NAMES) / sizeof(NAMES[0]))
+#define NFIELDS ARRAY_SIZE(NAMES)
 
 void fg_usage_init(struct fg_usage *u)
 {

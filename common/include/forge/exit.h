@@ -5,7 +5,8 @@
  * the numbers are written once.
  *
  *   0    success
- *   1    forge-entrypoint: the worker failed; forge-runner report: some
+ *   1    forge-entrypoint: the worker failed (resolve: no review.md
+ *        applies; lint: an error was found); forge-runner report: some
  *        results could not be read; forge-runner sweep: the directory
  *        cannot be read
  *   2    usage or configuration error (nothing was started)
