@@ -945,6 +945,7 @@ static void progress(const struct fg_cycle *c)
 static int finish(struct loop *l, enum fg_review_state state, int code)
 {
 	struct fg_summary s;
+	double usd;
 	int rc;
 
 	fg_summary_init(&s);
@@ -967,7 +968,11 @@ static int finish(struct loop *l, enum fg_review_state state, int code)
 	/* Sent even when the file could not be written: a runner that cannot
 	 * see the workspace learns how the review ended from this frame. */
 	ep_frame_summary(&s);
-	ep_error("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
+	if (fg_usage_pair_cost(&l->total, &usd))
+		ep_error("review %s after %d cycle(s): exit %d (the agents reported $%.4f)",
+			 fg_review_state_name(state), s.cycles, code, usd);
+	else
+		ep_error("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
 	fg_summary_release(&s);
 	return code;
 }

@@ -319,6 +319,8 @@ Test(agent_loop, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
 	cr_assert_str_eq(fge_jstr(sum, "state"), "over_budget");
 	cr_assert_float_eq(num(sum, "max_cost_usd"), 0.9, 1e-9);
 	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "over_budget");
+	cr_assert(strstr(l.logtext, "review over_budget after 2 cycle(s): exit 3 (the agents reported $1.0000)"),
+		  "%s", l.logtext);
 	/* No worker run after the budget was spent: two worker runs in all. */
 	char *count = lp_read(&l, "count.worker");
 	cr_assert_str_eq(count, "2\n");
@@ -467,5 +469,33 @@ Test(agent_loop, a_panel_counts_every_roles_usage_and_reask)
 	cr_assert_float_eq(num(path2(sum, "usage", "worker"), "cost_usd"), 0.5, 1e-9);
 	cJSON_Delete(c1);
 	cJSON_Delete(sum);
+	lp_teardown(&l);
+}
+
+/* The gemini preset: stream-json, the worker with --yolo, the reviewer
+ * without it (read-only: tools needing approval are not offered) and with
+ * the system prompt in front of its prompt; a result with status error
+ * fails the worker whatever its exit status. */
+Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worker)
+{
+	static const char *gem[] = { "FORGE_WORKER_AGENT=gemini", "FORGE_REVIEWER_AGENT=gemini", NULL };
+	struct lp l;
+	char *args;
+
+	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck.\n", "exit 1\n");
+	free(fge_script(l.bin, "gemini", "#!/bin/sh\n",
+			"cat > /dev/null\n"
+			"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
+			"echo 'Loaded cached credentials.'\n"
+			"echo '{\"type\":\"init\",\"session_id\":\"g-1\",\"model\":\"m\"}'\n"
+			"echo '{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"quota\","
+			"\"message\":\"Quota exceeded\"},\"stats\":{\"input_tokens\":3,\"output_tokens\":0}}'\n"));
+	lp_run(&l, gem);
+	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	cr_assert(strstr(l.logtext, "the task failed: Quota exceeded (quota) (its gemini output names a failure"),
+		  "%s", l.logtext);
+	args = lp_read(&l, "args.worker");
+	cr_assert_str_eq(args, "--output-format stream-json --yolo\n");
+	free(args);
 	lp_teardown(&l);
 }
