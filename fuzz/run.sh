@@ -10,13 +10,13 @@ build=${FORGE_FUZZ_BUILD:-build-fuzz}
 
 CC=clang cmake -S . -B "$build" -DFORGE_FUZZ=ON -DFORGE_BUILD_TESTS=OFF \
   -DFORGE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_reviewmd fuzz_verdict fuzz_cycle fuzz_cmdline fuzz_output >/dev/null
+cmake --build "$build" -j"$(nproc)" --target fuzz_reviewmd fuzz_verdict fuzz_cycle fuzz_cmdline fuzz_output fuzz_json_out >/dev/null
 
 declare -A fixtures=( [reviewmd]=tests/fixtures/reviewmd [verdict]=tests/fixtures/verdict
                       [cycle]=tests/fixtures/cycle [cmdline]=tests/fixtures/cmdline
-                      [output]=tests/fixtures/output )
+                      [output]=tests/fixtures/output [json_out]=tests/fixtures/cycle )
 status=0
-for t in reviewmd verdict cycle cmdline output; do
+for t in reviewmd verdict cycle cmdline output json_out; do
   work="fuzz/out/$t"
   rm -rf "$work"; mkdir -p "$work/corpus" "$work/crashes"
   cp -r fuzz/corpus/"$t"/. "$work/corpus/" 2>/dev/null || true
