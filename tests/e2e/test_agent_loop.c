@@ -499,3 +499,28 @@ Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worke
 	free(args);
 	lp_teardown(&l);
 }
+
+/* Asked once more and still no verdict: a rejected cycle, as before the
+ * re-ask existed, with reask recorded; the next cycle asks again. */
+Test(agent_loop, a_second_answer_without_verdict_is_a_rejected_cycle)
+{
+	struct lp l;
+	cJSON *c1;
+	char *count;
+
+	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "result false 'I looked at the code.' 0.1 1\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert_str_eq(fge_jstr(c1, "format"), "none");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
+	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "exhausted");
+	count = lp_read(&l, "count.reviewer");
+	cr_assert_str_eq(count, "4\n", "two asks in each of the two cycles");
+	free(count);
+	cJSON_Delete(c1);
+	lp_teardown(&l);
+}
