@@ -18,7 +18,7 @@
 
 enum {
 	OPT_HELP = 1, OPT_VERSION, OPT_TASK_FILE, OPT_WORKSPACE, OPT_SKILLS_DIR, OPT_STEP,
-	OPT_SKILL, OPT_TASK_KEY
+	OPT_SKILL, OPT_TASK_KEY, OPT_CLEAR_STALE
 };
 
 static const struct fg_opt RUN_OPTS[] = {
@@ -29,6 +29,8 @@ static const struct fg_opt RUN_OPTS[] = {
 	{ OPT_STEP, "step", 0, "NAME", "FORGE_STEP_NAME", "workflow step: cycle files go to WORKSPACE/.forge/NAME/" },
 	{ OPT_SKILL, "skill", 0, "NAME", "FORGE_SKILL_NAME", "skill under review (default: the step, '_' -> '-')" },
 	{ OPT_TASK_KEY, "task-key", 0, "KEY", "FORGE_TASK_KEY", "ticket key; PROJ-1 selects skills/proj/ overrides" },
+	{ OPT_CLEAR_STALE, "clear-stale", 0, NULL, "FORGE_CLEAR_STALE",
+	  "first remove an earlier run's cycle files from the step directory (the runner passes it when it cannot see the workspace)" },
 	{ OPT_HELP, "help", 'h', NULL, NULL, "show this help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
@@ -74,7 +76,7 @@ static const char RUN_ABOUT[] =
 
 static const char RUN_USAGE[] =
 	"forge-entrypoint [run] [--task-file F] [--workspace DIR] [--skills-dir DIR]\n"
-	"                 [--step NAME] [--skill NAME] [--task-key KEY]";
+	"                 [--step NAME] [--skill NAME] [--task-key KEY] [--clear-stale]";
 
 int ep_cmd_run(int argc, char **argv)
 {
@@ -98,6 +100,10 @@ int ep_cmd_run(int argc, char **argv)
 			return ep_help(RUN_USAGE, RUN_ABOUT, RUN_OPTS);
 		if (id == FG_OPT_POSITIONAL)
 			return ep_usage("run: unexpected argument '%s'", v);
+		if (id == OPT_CLEAR_STALE) {
+			a.clear_stale = true;
+			continue;
+		}
 		*slot[id] = v;
 	}
 	if (rc < 0)

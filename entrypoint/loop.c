@@ -27,6 +27,7 @@
 #include "forge/exit.h"
 #include "forge/fsutil.h"
 #include "forge/resolve.h"
+#include "forge/stepdir.h"
 #include "forge/reviewmd.h"
 #include "forge/summary.h"
 #include "forge/text.h"
@@ -1190,6 +1191,34 @@ static int run_all(struct loop *l)
 }
 
 /* Everything an agent run needs: signals, the temp dir, the step dir. */
+/* A directory, FIFO or device planted under a name a run writes. */
+static void say_special(const struct fg_stale_special *sp, void *data)
+{
+	(void)data;
+	if (sp->error)
+		ep_error("warning: cannot clear the %s '%s': %s", sp->type, sp->name, strerror(-sp->error));
+	else
+		ep_error("warning: %s '%s' under a name a run writes: %s%s%s", sp->type, sp->name,
+			 sp->action, sp->to ? " to " : "", sp->to ? sp->to : "");
+}
+
+/* --clear-stale: what the runner does on the host when it can see the
+ * workspace. A failure is a warning: the run id still tells this run's
+ * cycles from an earlier one's. */
+static void clear_stale(struct loop *l)
+{
+	long removed = 0;
+	int dfd = open(l->step_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = dfd < 0 ? -errno : fg_step_clear_stale(dfd, &removed, say_special, NULL);
+
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0)
+		ep_error("warning: cannot clear stale files in '%s': %s", l->step_dir, strerror(-rc));
+	else if (removed > 0)
+		ep_error("cleared %ld stale cycle file(s) in '%s'", removed, l->step_dir);
+}
+
 static int start(struct loop *l)
 {
 	int rc = ep_pid1_init(&l->pid1);
@@ -1207,6 +1236,8 @@ static int start(struct loop *l)
 		ep_error("error: cannot create '%s': %s", l->step_dir, strerror(-rc));
 		return FG_EXIT_USAGE;
 	}
+	if (l->t->clear_stale)
+		clear_stale(l);
 	return make_tmpdir(l) < 0 ? FG_EXIT_FAILED : 0;
 }
 

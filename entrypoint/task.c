@@ -262,6 +262,22 @@ static int load_agents(struct ep_task *t, char *err, size_t errlen)
 	return rc;
 }
 
+/* FORGE_CLEAR_STALE, the twin of --clear-stale (the option wins). */
+static int clear_stale_env(struct ep_task *t, char *err, size_t errlen)
+{
+	const char *v = env("FORGE_CLEAR_STALE");
+	int b = 0;
+
+	if (t->clear_stale || !v)
+		return 0;
+	if (fg_parse_bool(v, &b) < 0) {
+		snprintf(err, errlen, "invalid FORGE_CLEAR_STALE '%.40s': expected 0 or 1", v);
+		return -EINVAL;
+	}
+	t->clear_stale = b;
+	return 0;
+}
+
 static int check_env(struct ep_task *t, char *err, size_t errlen)
 {
 	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
@@ -286,6 +302,8 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	}
 	t->reask = b;
 	if (load_agents(t, err, errlen) < 0)
+		return -EINVAL;
+	if (clear_stale_env(t, err, errlen) < 0)
 		return -EINVAL;
 	pick(&t->run_id, NULL, "FORGE_RUN_ID");
 	if (!t->worker_cmd) {
@@ -329,6 +347,7 @@ int ep_task_load(struct ep_task *t, const struct ep_run_args *a, char *err, size
 	pick(&t->step, a->step, "FORGE_STEP_NAME");
 	pick(&t->skill, a->skill, "FORGE_SKILL_NAME");
 	pick(&t->task_key, a->task_key, "FORGE_TASK_KEY");
+	t->clear_stale = a->clear_stale;
 	if (file && load_file(t, file, err, errlen) < 0)
 		return -EINVAL;
 	defaults(t);

@@ -36,6 +36,7 @@ struct ep_run_args {
 	const char *step;
 	const char *skill;
 	const char *task_key;
+	bool clear_stale;           /* --clear-stale given */
 };
 
 struct ep_task {
@@ -60,6 +61,7 @@ struct ep_task {
 	double idle_timeout_s;      /* FORGE_AGENT_IDLE_TIMEOUT, 0 = off */
 	double kill_grace_s;        /* FORGE_AGENT_KILL_GRACE */
 	bool fail_on_exhaustion;    /* AUTO_REVIEW_FAIL_ON_EXHAUSTION */
+	bool clear_stale;           /* --clear-stale, or FORGE_CLEAR_STALE=1 */
 };
 
 void ep_task_init(struct ep_task *t);

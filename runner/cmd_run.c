@@ -37,11 +37,13 @@ enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
-	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_HELP,
+	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_HELP,
 };
 
 const struct fg_opt rn_run_options[] = {
-	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required)" },
+	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required unless --workspace-volume)" },
+	{ R_VOLUME, "workspace-volume", 0, "NAME", NULL,
+	  "docker/podman: the named volume NAME is /workspace (the runner reads the stream only)" },
 	{ R_STEP, "step", 0, "NAME", NULL, "workflow step; cycles go to DIR/.forge/NAME/ (required)" },
 	{ R_SKILL, "skill", 0, "NAME", NULL, "skill under review" },
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
@@ -100,6 +102,8 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->program = ops->cli ? ops->cli : c->entrypoint;
 	ep->image = c->image;
 	ep->workspace = c->workspace;
+	ep->workspace_volume = c->workspace_volume;
+	ep->clear_stale = !c->workspace_local;
 	ep->skills_dir = c->skills_dir;
 	ep->step = c->step;
 	ep->skill = c->skill;
@@ -174,6 +178,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_SKILLS: a->skills_dir = v; break;
 	case R_ENTRYPOINT: a->entrypoint = v; break;
 	case R_ENV: return take_env(c, v);
+	case R_VOLUME: c->workspace_volume = v; break;
 	case R_TIMEOUT: a->timeout = v; break;
 	case R_POLL: a->poll = v; break;
 	case R_NO_INOTIFY: c->no_inotify = 1; break;
@@ -264,7 +269,7 @@ static int check_dirs(const struct rn_run_config *c)
 {
 	struct stat st;
 
-	if (stat(c->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
+	if (c->workspace && stat(c->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
 		return rn_usage("workspace '%s' is not a directory", c->workspace);
 	if (c->skills_dir && stat(c->skills_dir, &st) == 0 && !S_ISDIR(st.st_mode))
 		return rn_usage("skills dir '%s' is not a directory", c->skills_dir);
@@ -344,12 +349,50 @@ static int validate_container(struct rn_run_config *c, const struct run_args *a)
 	return 0;
 }
 
+static int check_volume(struct rn_run_config *c)
+{
+	char err[256];
+
+	if (!c->workspace_volume)
+		return 0;
+	if (c->engine == RN_ENGINE_LOCAL)
+		return rn_usage("--workspace-volume needs a container engine (docker or podman)");
+	if (rn_engine_volume_check(c->workspace_volume, err, sizeof(err)))
+		return rn_usage("%s", err);
+	return 0;
+}
+
+/* Whether the runner can see the workspace (engine.h: workspace_local),
+ * and the workspace path: resolved on this host, or as given (absolute)
+ * when it names a path on a remote engine's host. */
+static int locate(struct rn_run_config *c, const struct run_args *a)
+{
+	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+	struct rn_engine_params p = {
+		.kind = c->engine, .workspace = a->workspace, .workspace_volume = c->workspace_volume,
+		.environ = environ,
+	};
+
+	c->engine_host = rn_engine_remote_host(&p);
+	c->workspace_local = ops->workspace_local(&p);
+	if (!a->workspace)
+		return 0;
+	if (!c->engine_host)
+		return resolve_path("workspace", a->workspace, &c->workspace);
+	if (a->workspace[0] != '/')
+		return rn_usage("workspace '%s' must be an absolute path on the engine's host %s",
+				a->workspace, c->engine_host);
+	c->workspace = fg_xstrdup(a->workspace);
+	return 0;
+}
+
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
 
-	if (!a->workspace)
-		return rn_usage("run needs --workspace");
+	if (!a->workspace == !c->workspace_volume)
+		return rn_usage(a->workspace ? "--workspace and --workspace-volume exclude each other"
+				: "run needs --workspace (or --workspace-volume)");
 	if (!c->step)
 		return rn_usage("run needs --step");
 	r = check_name(FG_NAME_STEP, c->step);
@@ -362,7 +405,9 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 	if (!r)
 		r = validate_container(c, a);
 	if (!r)
-		r = resolve_path("workspace", a->workspace, &c->workspace);
+		r = check_volume(c);
+	if (!r)
+		r = locate(c, a);
 	if (!r)
 		r = resolve_path("task file", a->task_file, &c->task_file);
 	if (!r)
@@ -644,7 +689,9 @@ static int run_prepared(struct run_state *st)
 	int r;
 
 	log_start(st);
-	r = prepare(st, err, sizeof(err));
+	/* A workspace the runner cannot see is cleared by the entrypoint
+	 * (--clear-stale, passed by the engine); wsfd stays -1 then. */
+	r = st->cfg->workspace_local ? prepare(st, err, sizeof(err)) : 0;
 	if (r) {
 		const char *why = err[0] ? err : strerror(-r);
 
@@ -653,8 +700,9 @@ static int run_prepared(struct run_state *st)
 		st->sr.exit_code = FG_EXIT_RUNTIME;
 		st->sr.error_message = fg_xasprintf("cannot prepare '%s': %s", st->step_dir, why);
 	} else {
-		rn_log(st->log, st->stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
-		       RN_LS("dir", st->step_dir), RN_LI("count", st->stale));
+		if (st->cfg->workspace_local)
+			rn_log(st->log, st->stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
+			       RN_LS("dir", st->step_dir), RN_LI("count", st->stale));
 		if (rn_engine_ops_of(st->cfg->engine)->env_by_name)
 			warn_unset_env(st);
 		run_session(st);
@@ -690,7 +738,9 @@ int rn_cmd_run(int argc, char **argv)
 	st.run_id = run_id;
 	st.skill = derived_skill(&cfg);
 	st.step_rel = fg_cycle_dir(NULL, cfg.step);
-	st.step_dir = fg_path_join(cfg.workspace, st.step_rel);
+	/* Without a host path the directory is named as the container sees it
+	 * (it only appears in log lines then). */
+	st.step_dir = fg_path_join(cfg.workspace ? cfg.workspace : "/workspace", st.step_rel);
 	rn_cycles_init(&st.cycles);
 	rn_metrics_init(&st.metrics);
 	r = run_prepared(&st);

@@ -53,7 +53,9 @@ struct rn_engine_params {
 	enum rn_engine_kind kind;
 	const char *program;     /* local: entrypoint path; containers: CLI ("docker") */
 	const char *image;       /* containers: required */
-	const char *workspace;   /* absolute host path */
+	const char *workspace;   /* absolute host path; NULL with workspace_volume */
+	const char *workspace_volume;  /* containers: named volume at /workspace, or NULL */
+	int clear_stale;         /* pass --clear-stale: the runner cannot clear the step dir */
 	const char *skills_dir;  /* host path or NULL (local: entrypoint default) */
 	const char *step;
 	const char *skill;       /* NULL: not passed */
@@ -171,8 +173,13 @@ struct rn_engine_ops {
 	 * the runner did not stop it, or NULL (see rn_engine_exit_reason()). */
 	char *(*exit_reason)(const struct rn_engine_params *p, int exit_code);
 	/* 1 when the run's workspace is the host path p->workspace, which the
-	 * runner watches, clears and sweeps itself. */
+	 * runner watches, clears and sweeps itself; 0 for a named volume or a
+	 * remote engine host (rn_engine_remote_host()): frames on the stream
+	 * are then the only live source, and the entrypoint clears. */
 	int (*workspace_local)(const struct rn_engine_params *p);
+	/* The variable that points the CLI at another engine host
+	 * ("DOCKER_HOST", "CONTAINER_HOST"), or NULL. */
+	const char *host_env;
 	/* 1 when the environment reaches the run by name only (-e NAME): an
 	 * --env NAME that is unset is then worth a warning. */
 	int env_by_name;
@@ -207,6 +214,18 @@ int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_s
  */
 char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code);
 
+/*
+ * The engine host p's CLI talks to when it is not this machine: the value
+ * of ops->host_env in p->environ when set to anything but a local socket
+ * (empty, "unix://..." or a plain path are local; "tcp://", "ssh://" and
+ * other schemes are remote). NULL when local. Borrowed from p->environ.
+ */
+const char *rn_engine_remote_host(const struct rn_engine_params *p);
+
+/* 0 if name is a valid named volume (a letter or digit, then letters,
+ * digits, '_', '.', '-'; at most 255), else -EINVAL with err filled. */
+int rn_engine_volume_check(const char *name, char *err, size_t errlen);
+
 /* Owned container name "forge-<run id>". */
 char *rn_engine_container_name(const char *run_id);
 
@@ -222,15 +241,16 @@ void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strve
 char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code);
 int rn__container_workspace_local(const struct rn_engine_params *p);
 
-/* A container engine's table: the base's members with its CLI and builder
+/* A container engine's table: the base's members with its CLI, builder and
+ * the variable naming a remote host
  * (engine_docker.c, engine_podman.c). */
-#define RN__CONTAINER_OPS(CLI, BUILD) {                                        \
+#define RN__CONTAINER_OPS(CLI, BUILD, HOST_ENV) {                              \
 	.name = CLI, .cli = CLI, .build = BUILD, .stop = rn__container_stop,   \
 	.stop_grace_ms = RN_CONTAINER_STOP_GRACE_MS, .kill_group_after_exit = 0, \
 	.reap_list = rn__container_reap_list, .reap_remove = rn__container_reap_remove, \
 	.exit_reason = rn__container_exit_reason,                              \
 	.workspace_local = rn__container_workspace_local, .env_by_name = 1,    \
-	.hint = rn__container_hint,                                            \
+	.hint = rn__container_hint, .host_env = HOST_ENV,                      \
 }
 char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down);
 

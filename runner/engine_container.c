@@ -11,6 +11,7 @@
  */
 #include "engine.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -214,13 +215,13 @@ static void push_limits(const struct rn_engine_params *p, struct fg_strvec *argv
 static char *task_file_mount(const struct rn_engine_params *p, struct fg_strvec *argv,
 			     char *err, size_t errlen)
 {
-	size_t wl = strlen(p->workspace);
+	size_t wl = p->workspace ? strlen(p->workspace) : 0;
 
 	if (mount_path_ok("task file", p->task_file, err, errlen))
 		return NULL;
 	while (wl > 1 && p->workspace[wl - 1] == '/')
 		wl--;
-	if (!strncmp(p->task_file, p->workspace, wl) && p->task_file[wl] == '/')
+	if (wl && !strncmp(p->task_file, p->workspace, wl) && p->task_file[wl] == '/')
 		return fg_xasprintf("%s%s", CONTAINER_WORKSPACE, p->task_file + wl);
 	push_mount(p, argv, p->task_file, CONTAINER_TASK_FILE, 1);
 	return fg_xstrdup(CONTAINER_TASK_FILE);
@@ -248,6 +249,8 @@ static void push_entry_args(const struct rn_engine_params *p, struct fg_strvec *
 		fg_strvec_push(argv, "--task-file");
 		fg_strvec_push(argv, task_file);
 	}
+	if (p->clear_stale)
+		fg_strvec_push(argv, "--clear-stale");
 }
 
 int rn__container_build(const struct rn_engine_params *p, const char *userns_arg,
@@ -262,7 +265,8 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 			   rn_engine_name(p->kind));
 		return -EINVAL;
 	}
-	if (mount_path_ok("workspace", p->workspace, err, errlen) ||
+	if ((p->workspace_volume ? rn_engine_volume_check(p->workspace_volume, err, errlen)
+				 : mount_path_ok("workspace", p->workspace, err, errlen)) ||
 	    (p->skills_dir && mount_path_ok("skills dir", p->skills_dir, err, errlen)))
 		return -EINVAL;
 	fg_strvec_push(argv, p->program);
@@ -271,7 +275,8 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 	fg_strvec_push(argv, "--name");
 	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
 	push_limits(p, argv);
-	push_mount(p, argv, p->workspace, CONTAINER_WORKSPACE, 0);
+	push_mount(p, argv, p->workspace_volume ? p->workspace_volume : p->workspace,
+		   CONTAINER_WORKSPACE, 0);
 	if (p->skills_dir)
 		push_mount(p, argv, p->skills_dir, CONTAINER_SKILLS, 1);
 	if (p->task_file) {
@@ -358,11 +363,46 @@ char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code)
 	return msg;
 }
 
-/* A bind mount of the host path: the runner sees what the container writes. */
+/* A bind mount of the host path on this machine: the runner sees what the
+ * container writes. Not so for a named volume, or a bind mount made by an
+ * engine on another host. */
 int rn__container_workspace_local(const struct rn_engine_params *p)
 {
-	(void)p;
-	return 1;
+	return !p->workspace_volume && !rn_engine_remote_host(p);
+}
+
+/* A local socket: empty, a plain path, or unix://. */
+static int host_is_local(const char *v)
+{
+	return !*v || v[0] == '/' || !strncmp(v, "unix://", 7);
+}
+
+const char *rn_engine_remote_host(const struct rn_engine_params *p)
+{
+	const char *var = rn_engine_ops_of(p->kind)->host_env;
+	size_t n = var ? strlen(var) : 0;
+
+	for (char *const *e = p->environ; n && e && *e; e++) {
+		if (!strncmp(*e, var, n) && (*e)[n] == '=')
+			return host_is_local(*e + n + 1) ? NULL : *e + n + 1;
+	}
+	return NULL;
+}
+
+int rn_engine_volume_check(const char *name, char *err, size_t errlen)
+{
+	size_t n = strlen(name);
+	int ok = n > 0 && n <= 255 && isalnum((unsigned char)name[0]);
+
+	for (size_t i = 1; ok && i < n; i++)
+		ok = isalnum((unsigned char)name[i]) || strchr("_.-", name[i]) != NULL;
+	if (!ok) {
+		/* Quoted cut: the name came from the command line, not a secret. */
+		rn__seterr(err, errlen, "invalid volume name '%.64s': a letter or digit, then letters, "
+			   "digits, '_', '.' or '-'", name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- hints for the CLI's own errors ---- */

@@ -10,4 +10,4 @@ static int docker_build(const struct rn_engine_params *p, struct fg_strvec *argv
 	return rn__container_build(p, NULL, argv, err, errlen);
 }
 
-const struct rn_engine_ops rn_engine_docker_ops = RN__CONTAINER_OPS("docker", docker_build);
+const struct rn_engine_ops rn_engine_docker_ops = RN__CONTAINER_OPS("docker", docker_build, "DOCKER_HOST");

@@ -13,4 +13,4 @@ static int podman_build(const struct rn_engine_params *p, struct fg_strvec *argv
 	return rn__container_build(p, p->uid != 0 ? "--userns=keep-id" : NULL, argv, err, errlen);
 }
 
-const struct rn_engine_ops rn_engine_podman_ops = RN__CONTAINER_OPS("podman", podman_build);
+const struct rn_engine_ops rn_engine_podman_ops = RN__CONTAINER_OPS("podman", podman_build, "CONTAINER_HOST");

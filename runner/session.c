@@ -550,9 +550,24 @@ static void start_watch(struct session *s)
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
 		.run_id = s->p->run_id, .log = s->p->log, .cb = on_watch_cycle, .data = s,
 	};
+	const struct rn_run_config *c = s->p->cfg;
 	int r;
 
 	rn_watch_init(&s->watch, &s->loop, &o);
+	if (!c->workspace_local) {
+		/* Nothing on this host to watch or sweep: the watch stays empty
+		 * (its drain, sweep and close do nothing) and the frames are the
+		 * only source; the summary frame stands in for the sweep. */
+		rn_log(s->p->log, RN_LOG_INFO, "detection_sources", RN_LS("sources", "stream"),
+		       RN_LS("reason", c->workspace_volume ? "workspace_volume" : "remote_engine"),
+		       RN_LS("workspace_volume", c->workspace_volume),
+		       RN_LS("engine_host", c->engine_host));
+		return;
+	}
+	rn_log(s->p->log, RN_LOG_INFO, "detection_sources",
+	       RN_LS("sources", c->no_inotify ? "poll,sweep,stream" : "watch,poll,sweep,stream"),
+	       RN_LS("reason", "local_workspace"), RN_LS("workspace_volume", NULL),
+	       RN_LS("engine_host", NULL));
 	/* From the workspace, held open from now on: a W/.forge or step
 	 * directory the sandbox swaps for a symlink is refused, not followed. */
 	r = rn_watch_add_beneath(&s->watch, s->p->cfg->workspace, s->p->step_rel);

@@ -194,3 +194,68 @@ Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 	fgt_proc_release(&p);
 	ws_teardown(&w);
 }
+
+/* --clear-stale (and FORGE_CLEAR_STALE=1): what the runner does on the host
+ * when it can see the workspace, done by the entrypoint for a volume. */
+static void plant_stale(struct ep_ws *w)
+{
+	fge_write_in(w->step_dir, "review_cycle_1.json", "{\"cycle\":1,\"stale\":true}\n");
+	fge_write_in(w->step_dir, "review_cycle_9.json", "{}\n");
+	fge_write_in(w->step_dir, "review_cycle_9.reviewer.log", "old\n");
+	fge_write_in(w->step_dir, "review_summary.json", "{}\n");
+	fge_write_in(w->step_dir, "notes.txt", "kept\n");
+}
+
+Test(entrypoint_frames, clear_stale_removes_an_earlier_runs_files)
+{
+	static const char *const env_twin[] = { "FORGE_CLEAR_STALE=1", NULL };
+
+	for (int twin = 0; twin < 2; twin++) {
+		struct ep_ws w;
+		struct fgt_proc p;
+
+		ws_setup(&w);
+		ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+		plant_stale(&w);
+		if (twin) {
+			ws_run(&w, &p, "true", "echo APPROVED", env_twin);
+		} else {
+			/* ws_run has no option slot: the same run with --clear-stale. */
+			char *task = fgt_fmt("%s/task.json", w.root);
+			const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--skills-dir",
+					       w.skills, "--step", "impl", "--task-file", task, "--clear-stale",
+					       NULL };
+			const char *env[] = { "FORGE_WORKER_CMD=true", "FORGE_REVIEWER_CMD=echo APPROVED",
+					      "FORGE_RUN_ID=test-run", "AUTO_REVIEW_MAX_RETRIES", NULL };
+
+			cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
+			free(task);
+		}
+		cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+		cr_assert_not_null(strstr(p.err, "cleared 2 stale cycle file(s)"), "%s", p.err);
+		cr_assert(!ws_step_exists(&w, "review_cycle_9.json"));
+		cr_assert(!ws_step_exists(&w, "review_cycle_9.reviewer.log"));
+		cr_assert(ws_step_exists(&w, "notes.txt"), "not ours: kept");
+		cJSON *c = ws_json(&w, "review_cycle_1.json");
+		cr_assert_str_eq(fge_jstr(c, "run_id"), "test-run", "this run's cycle 1");
+		cJSON_Delete(c);
+		fgt_proc_release(&p);
+		ws_teardown(&w);
+	}
+}
+
+Test(entrypoint_frames, without_clear_stale_nothing_is_removed)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	plant_stale(&w);
+	ws_run(&w, &p, "true", "echo APPROVED", NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cr_assert(ws_step_exists(&w, "review_cycle_9.json"), "the runner's job by default");
+	cr_assert_null(strstr(p.err, "stale"), "%s", p.err);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}

@@ -69,6 +69,7 @@ struct rbox {
 	int drop;          /* start the runner as uid:gid */
 	const struct fgd_user *as;  /* rootless podman: the runner runs as this user */
 	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
+	char *volume;      /* owned: the named volume used instead of ws, or NULL */
 };
 
 static void sleep_ms(long ms)
@@ -159,6 +160,13 @@ static void box_release(struct rbox *b)
 	free(b->stdout_path);
 	free(b->stderr_path);
 	free(b->token);
+	if (b->volume) {
+		struct fgt_proc p;
+
+		fgd_cli(&p, b->cli, (const char *const[]){ "volume", "rm", "-f", b->volume, NULL }, 120);
+		fgt_proc_release(&p);
+		free(b->volume);
+	}
 }
 
 static void box_agent(struct rbox *b, const char *file, const char *script)
@@ -205,7 +213,8 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 	pid_t pid;
 
 	const char *const fixed[] = {
-		FG_RUNNER_BIN, "run", "--engine", b->cli, "--image", FGD_IMAGE, "--workspace", b->ws,
+		FG_RUNNER_BIN, "run", "--engine", b->cli, "--image", FGD_IMAGE,
+		b->volume ? "--workspace-volume" : "--workspace", b->volume ? b->volume : b->ws,
 		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->skills,
 		"--result", b->result, "--log-format", "json", "--log-file", b->log,
 		"--poll-interval", "30", "--env", "API_TOKEN", NULL,
@@ -879,4 +888,159 @@ Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 	fgt_proc_release(&p);
 	fgt_rm_rf(dir);
 	free(dir); free(ws); free(log);
+}
+
+/* ---- the stream: frames on the container's stderr ---- */
+
+/* Number of events named name whose string key equals val. */
+static int count_events(const cJSON *events, const char *name, const char *key, const char *val)
+{
+	const cJSON *e;
+	int n = 0;
+
+	cJSON_ArrayForEach(e, events)
+		n += !strcmp(jstr(e, "event"), name) && (!key || !strcmp(jstr(e, key), val));
+	return n;
+}
+
+static int by_source(const cJSON *res, const char *source)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(res, "cycles_by_source");
+
+	cr_assert(cJSON_IsObject(o), "no cycles_by_source in the result");
+	return (int)jnum(o, source);
+}
+
+Test(runner_docker, bind_mount_run_reports_each_cycle_once_though_two_sources_saw_it)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--log-level", "debug", NULL }));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cJSON *res = read_result(&b);
+	cJSON *ev = log_events(&b);
+	check_result_approved(res);
+	cr_assert_eq(count_events(ev, "review_cycle", NULL, NULL), 2, "log:\n%s", read_or_empty(b.log));
+	for (int c = 1; c <= 2; c++) {
+		char *file = fgt_fmt("review_cycle_%d.json", c);
+		const cJSON *first = find_event(ev, "review_cycle", c);
+		const cJSON *e;
+		int again = 0;
+
+		/* The other source saw the same cycle and said so, at debug only. */
+		cJSON_ArrayForEach(e, ev) {
+			if (!strcmp(jstr(e, "event"), "cycle_seen_again") && !strcmp(jstr(e, "file"), file)) {
+				cr_assert_str_eq(jstr(e, "first_source"), jstr(first, "source"));
+				again += !strcmp(jstr(e, "source"), "stream") || !strcmp(jstr(e, "source"), "watch");
+			}
+		}
+		cr_assert_geq(again, 1, "cycle %d: no second source; log:\n%s", c, read_or_empty(b.log));
+		free(file);
+	}
+	cr_assert_eq(by_source(res, "watch") + by_source(res, "stream"), 2);
+	cr_assert_eq(count_events(ev, "detection_sources", "sources", "watch,poll,sweep,stream"), 1);
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, ev) {
+		if (!strcmp(jstr(e, "event"), "output"))
+			cr_assert(strncmp(jstr(e, "line"), "@@forge-review ", 15), "a frame logged as output");
+	}
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/* Copies the box's workspace into the volume (owned by the box's user)
+ * and plants a stale cycle file of an earlier run there. */
+static void fill_volume(struct rbox *b)
+{
+	struct fgt_proc p;
+	char *src = fgt_fmt("%s:/src:ro", b->ws);
+	char *vol = fgt_fmt("%s:/workspace", b->volume);
+	char *script = fgt_fmt(
+		"cp -R /src/. /workspace/ && mkdir -p /workspace/.forge/" STEP " && "
+		"echo '{\"cycle\":7}' > /workspace/.forge/" STEP "/review_cycle_7.json && "
+		"chown -R %u:%u /workspace", (unsigned)b->uid, (unsigned)b->gid);
+
+	fgd_cli(&p, "docker", (const char *const[]){ "volume", "create", b->volume, NULL }, 120);
+	cr_assert_eq(p.exit_code, 0, "docker volume create: %s", p.err);
+	fgt_proc_release(&p);
+	fgd_cli(&p, "docker", (const char *const[]){ "run", "--rm", "--user", "0:0", "--entrypoint",
+		"sh", "-v", src, "-v", vol, FGD_IMAGE, "-c", script, NULL }, 300);
+	cr_assert_eq(p.exit_code, 0, "filling the volume: %s", p.err);
+	fgt_proc_release(&p);
+	free(src);
+	free(vol);
+	free(script);
+}
+
+/* ls of the step directory inside the volume. */
+static char *volume_listing(const struct rbox *b)
+{
+	struct fgt_proc p;
+	char *vol = fgt_fmt("%s:/workspace:ro", b->volume);
+	char *out;
+
+	fgd_cli(&p, "docker", (const char *const[]){ "run", "--rm", "--entrypoint", "ls", "-v", vol,
+		FGD_IMAGE, "/workspace/.forge/" STEP, NULL }, 300);
+	cr_assert_eq(p.exit_code, 0, "ls in the volume: %s", p.err);
+	out = fgt_fmt("%s", p.out);
+	fgt_proc_release(&p);
+	free(vol);
+	return out;
+}
+
+Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	b.volume = fgt_fmt("forge-test-ws-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
+	fill_volume(&b);
+	int code = wait_runner(&b, spawn_runner(&b, NULL));
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
+		     read_or_empty(b.stderr_path), read_or_empty(b.log));
+	cJSON *res = read_result(&b);
+	cJSON *ev = log_events(&b);
+	const cJSON *src = find_event(ev, "detection_sources", 0);
+
+	cr_assert_not_null(src, "no detection_sources; log:\n%s", read_or_empty(b.log));
+	cr_assert_str_eq(jstr(src, "sources"), "stream");
+	cr_assert_str_eq(jstr(src, "reason"), "workspace_volume");
+	cr_assert_str_eq(jstr(src, "workspace_volume"), b.volume);
+	cr_assert_str_eq(jstr(res, "review_state"), "approved", "from the summary frame");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), 2);
+	for (int c = 1; c <= 2; c++) {
+		const cJSON *e = find_event(ev, "review_cycle", c);
+
+		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, read_or_empty(b.log));
+		cr_assert_str_eq(jstr(e, "source"), "stream");
+		cr_assert_str_eq(jstr(e, "verdict"), c == 1 ? "rejected" : "approved");
+	}
+	cr_assert_eq(count_events(ev, "review_cycle", NULL, NULL), 2, "each cycle once");
+	cr_assert_eq(by_source(res, "stream"), 2);
+	cr_assert_eq(by_source(res, "watch") + by_source(res, "poll") + by_source(res, "sweep"), 0);
+	cr_assert_null(find_event(ev, "stale_cleared", 0), "the runner cannot clear a volume");
+	/* The host workspace was never touched: no .forge there. */
+	char *forge = fgt_fmt("%s/.forge", b.ws);
+	cr_assert(!fgt_exists(forge), "the runner wrote to the host path");
+	free(forge);
+	/* The entrypoint cleared the stale file itself (--clear-stale). */
+	char *ls = volume_listing(&b);
+	cr_assert_not_null(strstr(ls, "review_cycle_2.json"), "%s", ls);
+	cr_assert_not_null(strstr(ls, "review_summary.json"), "%s", ls);
+	cr_assert_null(strstr(ls, "review_cycle_7.json"), "the stale file is still there:\n%s", ls);
+	assert_no_container(&b, jstr(res, "run_id"));
+	assert_token_absent(&b);
+	free(ls);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
 }

@@ -639,3 +639,84 @@ Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
 		fgt_proc_release(&p);
 	}
 }
+
+/* A remote engine (DOCKER_HOST=tcp://...): a stand-in `docker` on PATH
+ * records its arguments and sends the frames a container would. The runner
+ * must neither clear nor watch the host path (it names a directory on the
+ * engine's host) and must hear the run on the stream alone. */
+Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
+{
+	struct rr r = { 0 };
+	const char *extra[] = { "--engine", "docker", "--image", "img:1", NULL };
+	char *path, *args, *bin;
+	char *env[3];
+
+	rr_setup(&r, "true\n");
+	bin = fgt_fmt("%s/bin", r.dir);
+	{
+		char *body = fgt_fmt("%sS=implement; K=sk\n"
+				     "case $1 in run) ;; *) exit 0;; esac\n"
+				     "for a; do case $prev in --step) S=$a;; esac; prev=$a; done\n"
+				     "echo \"$*\" > \"%s/docker.args\"\n"
+				     "frm 1 rejected\nfrm 2 approved\nsumfrm approved 2\nexit 0\n",
+				     FRAMES, r.dir);
+
+		free(fge_script(bin, "docker", "#!/bin/sh\n", body));
+		free(body);
+	}
+	fge_write_in(r.ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
+	path = fgt_fmt("PATH=%s:/usr/bin:/bin", bin);
+	env[0] = path;
+	env[1] = "DOCKER_HOST=tcp://build-host.invalid:2376";
+	env[2] = NULL;
+	rr_exec(&r, extra, (const char *const *)env);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	args = fge_read_in(r.dir, "docker.args");
+	cr_assert_not_null(args);
+	cr_assert_not_null(strstr(args, "--clear-stale"), "the entrypoint clears: %s", args);
+	cr_assert_not_null(strstr(args, "-v "), "%s", args);
+	cr_assert(fge_exists_in(r.ws, ".forge/impl/review_cycle_5.json"), "the runner cleared a remote path");
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "stream"), 2);
+	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
+	cr_assert_eq(by_source(&r, "stream"), 2);
+	cr_assert_eq(fge_count_events(r.events, "detection_sources", "reason", "remote_engine"), 1);
+	cr_assert_eq(fge_count_events(r.events, "detection_sources", "engine_host",
+				      "tcp://build-host.invalid:2376"), 1);
+	cr_assert_eq(fge_count_events(r.events, "stale_cleared", NULL, NULL), 0);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
+	free(args);
+	free(path);
+	free(bin);
+	rr_free(&r);
+}
+
+Test(runner_run, workspace_volume_needs_a_container_engine_and_no_workspace)
+{
+	static const char *const cases[][6] = {
+		{ "--workspace-volume", "v1", NULL },
+		{ "--workspace-volume", "bad/name", "--engine", "docker", "--image", "i" },
+	};
+
+	for (size_t i = 0; i < 2; i++) {
+		struct fgt_proc p;
+		const char *argv[12] = { FG_RUNNER_BIN, "run", "--step", "impl" };
+		size_t n = 4;
+
+		for (size_t k = 0; k < 6 && cases[i][k]; k++)
+			argv[n++] = cases[i][k];
+		argv[n] = NULL;
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2, "case %zu: %s", i, p.err);
+		fgt_proc_release(&p);
+	}
+	{
+		struct fgt_proc p;
+		const char *argv[] = { FG_RUNNER_BIN, "run", "--step", "impl", "--workspace", "/tmp",
+				       "--workspace-volume", "v1", "--engine", "docker", NULL };
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2);
+		cr_assert_not_null(strstr(p.err, "exclude each other"), "%s", p.err);
+		fgt_proc_release(&p);
+	}
+}

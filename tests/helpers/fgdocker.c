@@ -278,7 +278,7 @@ void fgd_podman_ensure_image(const struct fgd_user *u, const char *conf)
 	fgd_cli(&p, "docker", (const char *const[]){ "image", "inspect", "-f", "{{.Id}}", FGD_IMAGE, NULL }, 60);
 	want = image_id(&p);
 	fgt_proc_release(&p);
-	cr_assert(*want, "docker has no image " FGD_IMAGE);
+	cr_assert(*want, "docker has no image %s", FGD_IMAGE);
 	fgd_podman(&p, u, conf, (const char *const[]){ "image", "inspect", "-f", "{{.Id}}", FGD_IMAGE, NULL }, 60);
 	have = image_id(&p);
 	fgt_proc_release(&p);
@@ -312,4 +312,11 @@ int fgd_podman_listed(const struct fgd_user *u, const char *conf, const char *na
 	fgt_proc_release(&p);
 	free(filter);
 	return listed;
+}
+
+const char *fgd_image(void)
+{
+	const char *v = getenv("FGD_IMAGE");
+
+	return v && *v ? v : FGD_IMAGE_DEFAULT;
 }

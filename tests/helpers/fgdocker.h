@@ -14,7 +14,11 @@
 
 #include "fgtest.h"
 
-#define FGD_IMAGE "forge-review:test"
+#define FGD_IMAGE_DEFAULT "forge-review:test"
+/* The test image's tag: $FGD_IMAGE when set (engineers sharing one engine
+ * each build their own tag), else FGD_IMAGE_DEFAULT. */
+#define FGD_IMAGE fgd_image()
+const char *fgd_image(void);
 
 /* Owned path of program name found in PATH, or NULL. */
 char *fgd_which(const char *name);

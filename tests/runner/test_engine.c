@@ -369,3 +369,68 @@ Test(engine, limit_values_are_checked)
 			cr_assert(err[0], "case %zu '%s' has no message", i, cases[i].v);
 	}
 }
+
+Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
+{
+	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct fg_strvec argv, env;
+	char err[256] = "";
+
+	p.workspace = NULL;
+	p.workspace_volume = "forge-ws_1.a";
+	p.clear_stale = 1;
+	/* With no host workspace the task file gets its own mount. */
+	check_build(&p,
+		    "docker run --rm --name forge-0123456789abcdef -v forge-ws_1.a:/workspace "
+		    "-v /opt/skills:/skills:ro -v /home/u/ws/task.json:/forge/task.json:ro "
+		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
+		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
+		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
+		    "--task-file /forge/task.json --clear-stale");
+	cr_assert(!rn_engine_ops_of(RN_ENGINE_DOCKER)->workspace_local(&p));
+	cr_assert(!rn_engine_ops_of(RN_ENGINE_PODMAN)->workspace_local(&p));
+	static const char *const bad[] = { "", "/abs", "a/b", "-x", "v:ro", "v,x", "vol ume", ".v" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		p.workspace_volume = bad[i];
+		fg_strvec_init(&argv);
+		fg_strvec_init(&env);
+		cr_expect_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), -EINVAL, "%s", bad[i]);
+		cr_expect_not_null(strstr(err, "invalid volume name"), "%s", err);
+		fg_strvec_release(&argv);
+		fg_strvec_release(&env);
+	}
+}
+
+Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
+{
+	struct host_case {
+		enum rn_engine_kind kind;
+		const char *var;
+		int remote;
+	};
+	static const struct host_case cases[] = {
+		{ RN_ENGINE_DOCKER, "DOCKER_HOST=tcp://build-1:2376", 1 },
+		{ RN_ENGINE_DOCKER, "DOCKER_HOST=ssh://ci@build-1", 1 },
+		{ RN_ENGINE_DOCKER, "DOCKER_HOST=unix:///var/run/docker.sock", 0 },
+		{ RN_ENGINE_DOCKER, "DOCKER_HOST=", 0 },
+		{ RN_ENGINE_DOCKER, "CONTAINER_HOST=tcp://x:1", 0 },
+		{ RN_ENGINE_PODMAN, "CONTAINER_HOST=ssh://core@vm:22/run/podman/podman.sock", 1 },
+		{ RN_ENGINE_PODMAN, "CONTAINER_HOST=unix:///run/user/1000/podman/podman.sock", 0 },
+		{ RN_ENGINE_PODMAN, "DOCKER_HOST=tcp://x:1", 0 },
+		{ RN_ENGINE_LOCAL, "DOCKER_HOST=tcp://x:1", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *env[] = { "PATH=/usr/bin", (char *)cases[i].var, NULL };
+		struct rn_engine_params p = base(cases[i].kind);
+		const char *host;
+
+		p.environ = env;
+		host = rn_engine_remote_host(&p);
+		cr_expect_eq(host != NULL, cases[i].remote, "%s", cases[i].var);
+		if (host)
+			cr_expect_str_eq(host, strchr(cases[i].var, '=') + 1);
+		cr_expect_eq(rn_engine_ops_of(cases[i].kind)->workspace_local(&p), !cases[i].remote,
+			     "%s", cases[i].var);
+	}
+}
