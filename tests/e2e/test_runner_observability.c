@@ -368,6 +368,7 @@ struct scenario {
 #define F_START "engine image step skill task_key run_id poll_interval inotify record timeout workspace entrypoint"
 #define F_EXIT "step run_id exit_code review_state review_exhausted cycles sweep_caught duration_seconds"
 #define F_FILE "dir step file"
+#define F_SOURCES "sources reason workspace_volume engine_host"
 /* review_cycle: the text form packs cycle/max_cycles and elapsed for people. */
 #define F_CYCLE_TEXT "step skill cycle verdict elapsed source file feedback"
 #define F_CYCLE_JSON "step skill cycle max_cycles verdict elapsed_seconds feedback file source run_id"
@@ -378,6 +379,7 @@ static const struct scenario SCENARIOS[] = {
 	  "cyc 1 rejected 'say \\\"hi\\\" a=b\\nnext'\ncyc 2 approved \"$LONG\" 45.2\nexit 0\n",
 	  { NULL }, 1,
 	  { { "run_start", "info", F_START, "engine", "local" },
+	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
 	    { "stale_cleared", "info", "dir count", "count", "1" },
 	    { "output", "info", "stream line", "line", "hello out" },
 	    { "review_cycle", "info", NULL, "verdict", "approved" },
@@ -385,12 +387,14 @@ static const struct scenario SCENARIOS[] = {
 	    { "run_exit", "info", F_EXIT, "review_state", "approved" } } },
 	{ "timeout", "cyc 1 rejected\nexec sleep 30\n", { "--timeout", "0.5", NULL }, 0,
 	  { { "run_start", "info", F_START, "timeout", "0.5" },
+	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
 	    { "review_cycle", "info", NULL, "cycle", NULL },
 	    { "timeout", "warn", "timeout_seconds", "timeout_seconds", "0.5" },
 	    { "sweep", "info", "sweep_caught", NULL, NULL },
 	    { "run_exit", "warn", F_EXIT, "exit_code", "124" } } },
 	{ "foreign_run_id", "cyc 1 rejected '' 1 someoneelse\ncyc 2 approved\nexit 0\n", { NULL }, 0,
 	  { { "run_start", "info", F_START, NULL, NULL },
+	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
 	    { "cycle_ignored", "warn", F_FILE " run_id expected_run_id", "run_id", "someoneelse" },
 	    { "review_cycle", "info", NULL, "file", "review_cycle_2.json" },
 	    { "sweep", "info", "sweep_caught", NULL, NULL },
@@ -399,6 +403,7 @@ static const struct scenario SCENARIOS[] = {
 	  "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n",
 	  { NULL }, 0,
 	  { { "run_start", "info", F_START, NULL, NULL },
+	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
 	    { "cycle_corrupt", "warn", F_FILE " error", "file", "review_cycle_2.json" },
 	    { "review_cycle", "info", NULL, "file", "review_cycle_3.json" },
 	    { "sweep", "info", "sweep_caught", NULL, NULL },
@@ -406,6 +411,7 @@ static const struct scenario SCENARIOS[] = {
 	{ "sweep_catch", "cyc 1 rejected\ncyc 2 approved\nexit 0\n",
 	  { "--no-inotify", "--poll-interval", "600", NULL }, 0,
 	  { { "run_start", "info", F_START, "inotify", "false" },
+	    { "detection_sources", "info", F_SOURCES, "sources", "poll,sweep,stream" },
 	    { "review_cycle", "info", NULL, "source", "sweep" },
 	    { "sweep", "info", "sweep_caught", "sweep_caught", "2" },
 	    { "run_exit", "info", F_EXIT, "sweep_caught", "2" } } },
