@@ -381,7 +381,8 @@ Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 	p.clear_stale = 1;
 	/* With no host workspace the task file gets its own mount. */
 	check_build(&p,
-		    "docker run --rm --name forge-0123456789abcdef -v forge-ws_1.a:/workspace "
+		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
+		    "--security-opt=no-new-privileges --pids-limit 4096 -v forge-ws_1.a:/workspace "
 		    "-v /opt/skills:/skills:ro -v /home/u/ws/task.json:/forge/task.json:ro "
 		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
 		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
