@@ -60,6 +60,8 @@ static const char RUN_ABOUT[] =
 	"                                    as hung (0: off)\n"
 	"  FORGE_AGENT_KILL_GRACE (5)        seconds between SIGTERM and SIGKILL\n"
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
+	"  FORGE_CYCLE_DIR (.forge/{step})   the cycle files' directory in the workspace;\n"
+	"                                    also {task_key}, {skill}\n"
 	"  AUTO_REVIEW_MAX_RETRIES           default max_retries (0 disables review)\n"
 	"  AUTO_REVIEW_STOP_WHEN_STALLED     stop when two rejections in a row are the same\n"
 	"  AUTO_REVIEW_FAIL_ON_EXHAUSTION    1: exhausted, stalled, blocked or over_budget exits 3\n"

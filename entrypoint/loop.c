@@ -1190,6 +1190,26 @@ static int run_all(struct loop *l)
 	return review_phase(l);
 }
 
+/* Creates the cycle directory rel below the workspace one component at a
+ * time, never following a symlink: a FORGE_CYCLE_DIR (or a .forge) that
+ * leads out of the workspace through a link is refused. 0 or -errno. */
+static int create_step_dir(const char *workspace, const char *rel, char *err, size_t errlen)
+{
+	int wsfd, fd;
+
+	do
+		wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (wsfd < 0 && errno == EINTR);
+	if (wsfd < 0)
+		return -errno;
+	fd = fg_open_beneath(wsfd, rel, FG_BENEATH_CREATE, err, errlen);
+	close(wsfd);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
 /* Everything an agent run needs: signals, the temp dir, the step dir. */
 /* A directory, FIFO or device planted under a name a run writes. */
 static void say_special(const struct fg_stale_special *sp, void *data)
@@ -1222,18 +1242,16 @@ static void clear_stale(struct loop *l)
 static int start(struct loop *l)
 {
 	int rc = ep_pid1_init(&l->pid1);
-	char *rel;
+	char err[512] = "";
 
 	if (rc < 0) {
 		ep_error("error: cannot set up signal handling: %s", strerror(-rc));
 		return FG_EXIT_FAILED;
 	}
-	rel = fg_cycle_dir(NULL, l->t->step);
-	l->step_dir = fg_path_join(l->t->workspace, rel);
-	free(rel);
-	rc = fg_mkdir_p(l->step_dir, 0755);
+	l->step_dir = fg_path_join(l->t->workspace, l->t->cycle_dir);
+	rc = create_step_dir(l->t->workspace, l->t->cycle_dir, err, sizeof(err));
 	if (rc < 0) {
-		ep_error("error: cannot create '%s': %s", l->step_dir, strerror(-rc));
+		ep_error("error: cannot create '%s': %s", l->step_dir, err[0] ? err : strerror(-rc));
 		return FG_EXIT_USAGE;
 	}
 	if (l->t->clear_stale)

@@ -14,6 +14,7 @@
 
 #include "forge/alloc.h"
 #include "forge/cmdline.h"
+#include "forge/cycle.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/num.h"
@@ -30,7 +31,7 @@ void ep_task_release(struct ep_task *t)
 {
 	char **owned[] = { &t->workspace, &t->skills_dir, &t->step, &t->skill, &t->task_key,
 			   &t->summary, &t->description, &t->worker_cmd, &t->reviewer_cmd,
-			   &t->run_id };
+			   &t->run_id, &t->cycle_dir };
 
 	for (size_t i = 0; i < ARRAY_SIZE(owned); i++) {
 		free(*owned[i]);
@@ -316,6 +317,15 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* Where the cycle files go: FORGE_CYCLE_DIR (default .forge/{step}) with
+ * the step, task key and skill just settled. */
+static int cycle_dir(struct ep_task *t, char *err, size_t errlen)
+{
+	const struct fg_cycle_dir_vars v = { t->step, t->task_key, t->skill };
+
+	return fg_cycle_dir(env("FORGE_CYCLE_DIR"), &v, &t->cycle_dir, err, errlen);
+}
+
 /* Replaces a relative *path by its absolute form (a missing path is left
  * as it is: the caller reports it with its own words). */
 static int absolutise(char **path, char *err, size_t errlen)
@@ -351,7 +361,7 @@ int ep_task_load(struct ep_task *t, const struct ep_run_args *a, char *err, size
 	if (file && load_file(t, file, err, errlen) < 0)
 		return -EINVAL;
 	defaults(t);
-	if (check_names(t, err, errlen) < 0)
+	if (check_names(t, err, errlen) < 0 || cycle_dir(t, err, errlen) < 0)
 		return -EINVAL;
 	if (stat(t->workspace, &st) < 0 || !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "workspace '%s' is not a directory", t->workspace);

@@ -57,6 +57,7 @@ struct ep_task {
 	bool reviewer_system_in_prompt;                 /* preset CLI without a system prompt */
 	bool reask;                 /* AUTO_REVIEW_REASK (default on) */
 	char *run_id;               /* owned, "" when none */
+	char *cycle_dir;            /* owned: FORGE_CYCLE_DIR expanded, workspace-relative (fg_cycle_dir()) */
 	double timeout_s;           /* FORGE_AGENT_TIMEOUT */
 	double idle_timeout_s;      /* FORGE_AGENT_IDLE_TIMEOUT, 0 = off */
 	double kill_grace_s;        /* FORGE_AGENT_KILL_GRACE */

@@ -37,7 +37,7 @@ enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
-	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_HELP,
+	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_HELP,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -46,6 +46,7 @@ const struct fg_opt rn_run_options[] = {
 	  "docker/podman: the named volume NAME is /workspace (the runner reads the stream only)" },
 	{ R_STEP, "step", 0, "NAME", NULL, "workflow step; cycles go to DIR/.forge/NAME/ (required)" },
 	{ R_SKILL, "skill", 0, "NAME", NULL, "skill under review" },
+	{ R_CYCLE_DIR, "cycle-dir", 0, "TEMPLATE", "FORGE_CYCLE_DIR", "cycle files' directory in the workspace (default .forge/{step}; also {task_key}, {skill})" },
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
 	{ R_TASK_FILE, "task-file", 0, "FILE", NULL, "task JSON file" },
 	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker or podman" },
@@ -77,7 +78,7 @@ const struct fg_opt rn_run_options[] = {
 /* Raw option values before validation; all borrowed. */
 struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
-	const char *entrypoint, *mount_label, *read_only;
+	const char *entrypoint, *mount_label, *read_only, *cycle_dir;
 	const char *container_opt;   /* the first container-only option given, for the error */
 	struct rn_log_cfg log;
 };
@@ -90,6 +91,7 @@ void rn_run_config_release(struct rn_run_config *c)
 	free(c->entrypoint);
 	fg_strvec_release(&c->extra_env);
 	fg_strvec_release(&c->engine_args);
+	free(c->cycle_dir);
 }
 
 void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
@@ -123,6 +125,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->mount_label = c->mount_label;
 	ep->engine_args = (const char *const *)c->engine_args.v;
 	ep->nengine_args = c->engine_args.n;
+	ep->cycle_dir = c->cycle_dir_given ? c->cycle_dir : NULL;
 }
 
 static const char *env_or_null(const char *name)
@@ -170,6 +173,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	switch (id) {
 	case R_WORKSPACE: a->workspace = v; break;
 	case R_STEP: c->step = v; break;
+	case R_CYCLE_DIR: a->cycle_dir = v; break;
 	case R_SKILL: c->skill = v; break;
 	case R_TASK_KEY: c->task_key = v; break;
 	case R_TASK_FILE: a->task_file = v; break;
@@ -215,6 +219,7 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	c->pids_limit = env_or_null("FORGE_PIDS_LIMIT");
 	c->network = env_or_null("FORGE_NETWORK");
 	a->read_only = env_or_null("FORGE_READ_ONLY_ROOTFS");
+	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
 		if (id == FG_OPT_POSITIONAL)
@@ -386,6 +391,8 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 	return 0;
 }
 
+static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl);
+
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
@@ -414,6 +421,8 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 		r = resolve_path("skills dir", a->skills_dir, &c->skills_dir);
 	if (!r)
 		r = check_dirs(c);
+	if (!r)
+		r = expand_cycle_dir(c, a->cycle_dir);
 	if (r)
 		return r;
 	c->entrypoint = rn_engine_find_entrypoint(a->entrypoint);
@@ -576,24 +585,24 @@ static void conclude(struct run_state *st)
 	fg_summary_release(&sum);
 }
 
-/* skill_name of the task file when it is a valid skill name (owned), else
- * NULL. Bounded read: the file was only checked to exist. */
-static char *task_file_skill(const char *path)
+/* The task file's field key when it is a valid name of that kind (owned),
+ * else NULL. Bounded read: the file was only checked to exist. */
+static char *task_file_name(const char *path, const char *key, enum fg_name_kind kind)
 {
 	struct fg_buf b;
 	cJSON *o = NULL;
 	const cJSON *v;
-	char *skill = NULL;
+	char *name = NULL;
 
 	fg_buf_init(&b, RN_TASK_FILE_MAX);
 	if (path && !fg_read_file_at(AT_FDCWD, path, RN_TASK_FILE_MAX, FG_READ_FOLLOW, &b, NULL))
 		o = fg_json_parse_exact(fg_buf_str(&b), b.len);
-	v = o ? cJSON_GetObjectItemCaseSensitive(o, "skill_name") : NULL;
-	if (cJSON_IsString(v) && !fg_name_check(FG_NAME_SKILL, v->valuestring, strlen(v->valuestring), NULL, 0))
-		skill = fg_xstrdup(v->valuestring);
+	v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+	if (cJSON_IsString(v) && !fg_name_check(kind, v->valuestring, strlen(v->valuestring), NULL, 0))
+		name = fg_xstrdup(v->valuestring);
 	cJSON_Delete(o);
 	fg_buf_release(&b);
-	return skill;
+	return name;
 }
 
 /* The skill the entrypoint will review, derived as it does (owned): --skill,
@@ -608,13 +617,41 @@ static char *derived_skill(const struct rn_run_config *c)
 		return fg_xstrdup(c->skill);
 	if (env && !fg_name_check(FG_NAME_SKILL, env, strlen(env), NULL, 0))
 		return fg_xstrdup(env);
-	skill = task_file_skill(c->task_file);
+	skill = task_file_name(c->task_file, "skill_name", FG_NAME_SKILL);
 	if (skill)
 		return skill;
 	skill = fg_xstrdup(c->step);
 	for (char *p = skill; *p; p++)
 		*p = *p == '_' ? '-' : *p;
 	return skill;
+}
+
+/* The task key the entrypoint will use, derived as it does (owned, NULL
+ * for none): --task-key, else FORGE_TASK_KEY, else the task file's. */
+static char *derived_task_key(const struct rn_run_config *c)
+{
+	const char *env = env_or_null("FORGE_TASK_KEY");
+
+	if (c->task_key)
+		return fg_xstrdup(c->task_key);
+	if (env && !fg_name_check(FG_NAME_TASK_KEY, env, strlen(env), NULL, 0))
+		return fg_xstrdup(env);
+	return task_file_name(c->task_file, "task_key", FG_NAME_TASK_KEY);
+}
+
+/* The cycle directory from the template (tmpl NULL: the default), with the
+ * names the entrypoint will use; the entrypoint gets the result itself as
+ * FORGE_CYCLE_DIR, so both sides agree. */
+static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl)
+{
+	char *skill = derived_skill(c), *key = derived_task_key(c), err[512];
+	const struct fg_cycle_dir_vars v = { c->step, key, skill };
+	int r = fg_cycle_dir(tmpl, &v, &c->cycle_dir, err, sizeof(err));
+
+	free(skill);
+	free(key);
+	c->cycle_dir_given = tmpl != NULL;
+	return r ? rn_usage("%s", err) : 0;
 }
 
 static void log_start(struct run_state *st)
@@ -737,7 +774,7 @@ int rn_cmd_run(int argc, char **argv)
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = derived_skill(&cfg);
-	st.step_rel = fg_cycle_dir(NULL, cfg.step);
+	st.step_rel = fg_xstrdup(cfg.cycle_dir);
 	/* Without a host path the directory is named as the container sees it
 	 * (it only appears in log lines then). */
 	st.step_dir = fg_path_join(cfg.workspace ? cfg.workspace : "/workspace", st.step_rel);

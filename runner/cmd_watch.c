@@ -3,6 +3,11 @@
  * per detected cycle to stdout (text or JSON, the same shapes as the run
  * log) and its warnings to stderr, until SIGINT or SIGTERM; then it sweeps
  * once more and exits 0.
+ *
+ * With --cycle-dir TEMPLATE (and --step, maybe --skill and --task-key) each
+ * DIR is a workspace instead, and the directory watched is the template's
+ * expansion below it, reached without following a symlink (fg_cycle_dir(),
+ * as `run` does).
  */
 #include "cli.h"
 
@@ -14,10 +19,14 @@
 
 #include "events.h"
 #include "forge/alloc.h"
+#include "forge/cycle.h"
+#include "forge/fsutil.h"
+#include "forge/names.h"
 #include "watch.h"
 
 enum {
-	W_POLL = 1, W_RUN_ID, W_LOG_FORMAT, W_LOG_LEVEL, W_NO_INOTIFY, W_HELP,
+	W_POLL = 1, W_RUN_ID, W_LOG_FORMAT, W_LOG_LEVEL, W_NO_INOTIFY, W_CYCLE_DIR, W_STEP, W_SKILL,
+	W_TASK_KEY, W_HELP,
 };
 
 const struct fg_opt rn_watch_options[] = {
@@ -25,6 +34,10 @@ const struct fg_opt rn_watch_options[] = {
 	  "safety-net rescan period, fractional allowed (default 5)" },
 	{ W_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
 	{ W_RUN_ID, "run-id", 0, "ID", NULL, "ignore cycles carrying another run_id" },
+	{ W_CYCLE_DIR, "cycle-dir", 0, "TEMPLATE", NULL, "each DIR is a workspace: watch DIR/TEMPLATE ({step}, {task_key}, {skill})" },
+	{ W_STEP, "step", 0, "NAME", NULL, "{step} of --cycle-dir (required with it)" },
+	{ W_SKILL, "skill", 0, "NAME", NULL, "{skill} of --cycle-dir (default: the step, '_' -> '-')" },
+	{ W_TASK_KEY, "task-key", 0, "KEY", NULL, "{task_key} of --cycle-dir" },
 	{ W_LOG_FORMAT, "log-format", 0, "FMT", NULL, "text (default) or json" },
 	{ W_LOG_LEVEL, "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" },
 	{ W_HELP, "help", 'h', NULL, NULL, "show help" },
@@ -71,8 +84,54 @@ static void on_stop_signal(uv_signal_t *s, int signum)
 		uv_close((uv_handle_t *)&wc->sig[i], on_handle_closed);
 }
 
+/* --cycle-dir and the names it expands with. */
+struct cycle_dir_args {
+	const char *tmpl, *step, *skill, *task_key;
+	char *rel;          /* owned: the expansion */
+};
+
+static int take_cycle_dir_opt(struct cycle_dir_args *cd, int id, const char *v)
+{
+	switch (id) {
+	case W_CYCLE_DIR: cd->tmpl = v; return 0;
+	case W_STEP: cd->step = v; return 0;
+	case W_SKILL: cd->skill = v; return 0;
+	case W_TASK_KEY: cd->task_key = v; return 0;
+	default: return 1;
+	}
+}
+
+/* The names checked as `run` checks them, then the template expanded. */
+static int expand_cycle_dir(struct cycle_dir_args *cd)
+{
+	char err[512], *skill;
+	int r = 0;
+
+	if (!cd->tmpl)
+		return cd->step || cd->skill || cd->task_key ?
+		       rn_usage("--step, --skill and --task-key go with --cycle-dir") : 0;
+	if (!cd->step)
+		return rn_usage("--cycle-dir needs --step");
+	if (fg_name_check(FG_NAME_STEP, cd->step, strlen(cd->step), err, sizeof(err)) ||
+	    (cd->skill && fg_name_check(FG_NAME_SKILL, cd->skill, strlen(cd->skill), err, sizeof(err))) ||
+	    (cd->task_key &&
+	     fg_name_check(FG_NAME_TASK_KEY, cd->task_key, strlen(cd->task_key), err, sizeof(err))))
+		return rn_usage("%s", err);
+	skill = fg_xstrdup(cd->skill ? cd->skill : cd->step);
+	for (char *p = skill; !cd->skill && *p; p++)
+		*p = *p == '_' ? '-' : *p;
+	{
+		const struct fg_cycle_dir_vars v = { cd->step, cd->task_key, skill };
+
+		if (fg_cycle_dir(cd->tmpl, &v, &cd->rel, err, sizeof(err)))
+			r = rn_usage("%s", err);
+	}
+	free(skill);
+	return r;
+}
+
 static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn_log_cfg *lc,
-		       const char ***dirs, size_t *ndirs)
+		       struct cycle_dir_args *cd, const char ***dirs, size_t *ndirs)
 {
 	struct fg_opts_iter it;
 	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
@@ -86,6 +145,8 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 		if (id == FG_OPT_POSITIONAL) {
 			*dirs = fg_xreallocarray(*dirs, *ndirs + 1, sizeof(**dirs));
 			(*dirs)[(*ndirs)++] = v;
+		} else if (!take_cycle_dir_opt(cd, id, v)) {
+			continue;
 		} else if (id == W_POLL && rn_parse_interval(v, &o->poll_interval)) {
 			return rn_usage("invalid --poll-interval '%s'", v);
 		} else if (id == W_NO_INOTIFY) {
@@ -104,32 +165,54 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 		return rn_usage("%s", err);
 	if (*ndirs == 0)
 		return rn_usage("watch needs at least one directory");
+	return expand_cycle_dir(cd);
+}
+
+/* Each DIR, or with --cycle-dir each DIR's cycle directory (-errno when a
+ * workspace cannot be opened). */
+static int add_dirs(struct watch_cmd *wc, const struct cycle_dir_args *cd, const char **dirs,
+		    size_t ndirs)
+{
+	for (size_t i = 0; i < ndirs; i++) {
+		int r = cd->rel ? rn_watch_add_beneath(&wc->w, dirs[i], cd->rel)
+				: rn_watch_add(&wc->w, dirs[i]);
+
+		if (r) {
+			fprintf(stderr, "forge-runner: cannot watch '%s': %s\n", dirs[i], uv_strerror(r));
+			return r;
+		}
+	}
 	return 0;
 }
 
-static int watch_run(struct watch_cmd *wc, const char **dirs, size_t ndirs)
+static int watch_run(struct watch_cmd *wc, const struct cycle_dir_args *cd, const char **dirs,
+		     size_t ndirs)
 {
 	int signums[3] = { SIGINT, SIGTERM, SIGHUP };
 	int r;
 
-	for (size_t i = 0; i < ndirs; i++)
-		rn_watch_add(&wc->w, dirs[i]);
 	for (int i = 0; i < 3; i++) {
 		uv_signal_init(&wc->loop, &wc->sig[i]);
 		wc->sig[i].data = wc;
 		uv_signal_start(&wc->sig[i], on_stop_signal, signums[i]);
 	}
-	r = rn_watch_start(&wc->w);
+	r = add_dirs(wc, cd, dirs, ndirs);
+	if (!r)
+		r = rn_watch_start(&wc->w);
 	if (r) {
 		fprintf(stderr, "forge-runner: cannot start watching: %s\n", uv_strerror(r));
 		on_stop_signal(&wc->sig[0], SIGTERM);
 	}
 	/* One line per directory, so a watch that sees nothing yet is not
 	 * mistaken for one that hangs. */
-	for (size_t i = 0; !r && i < ndirs; i++)
-		rn_log(&wc->err, RN_LOG_INFO, "watch_start", RN_LS("dir", dirs[i]),
+	for (size_t i = 0; !r && i < ndirs; i++) {
+		char *dir = cd->rel ? fg_path_join(dirs[i], cd->rel) : fg_xstrdup(dirs[i]);
+
+		rn_log(&wc->err, RN_LOG_INFO, "watch_start", RN_LS("dir", dir),
 		       RN_LN("poll_interval", wc->w.opts.poll_interval),
 		       RN_LB("inotify", !wc->w.opts.no_inotify));
+		free(dir);
+	}
 	uv_run(&wc->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&wc->loop)) {
 		fputs("forge-runner: event loop still has open handles\n", stderr);
@@ -143,16 +226,18 @@ int rn_cmd_watch(int argc, char **argv)
 	struct watch_cmd wc;
 	struct rn_watch_opts o = { .poll_interval = RN_DEFAULT_POLL_INTERVAL };
 	struct rn_log_cfg lc = { 0 };
+	struct cycle_dir_args cd = { 0 };
 	const char **dirs = NULL;
 	size_t ndirs = 0;
 	int r;
 
 	memset(&wc, 0, sizeof(wc));
-	r = watch_parse(argc, argv, &o, &lc, &dirs, &ndirs);
+	r = watch_parse(argc, argv, &o, &lc, &cd, &dirs, &ndirs);
 	if (r == 0)
 		r = rn_log_setup(&wc.err, &lc, stderr);
 	if (r) {
 		free(dirs);
+		free(cd.rel);
 		if (r < 0)
 			return rn_cmd_help("forge-runner watch DIR... [options]", rn_watch_options);
 		return r;
@@ -169,11 +254,13 @@ int rn_cmd_watch(int argc, char **argv)
 		fprintf(stderr, "forge-runner: cannot start the event loop: %s\n", uv_strerror(r));
 		rn_log_close(&wc.err);
 		free(dirs);
+		free(cd.rel);
 		return FG_EXIT_RUNTIME;
 	}
 	rn_watch_init(&wc.w, &wc.loop, &o);
-	r = watch_run(&wc, dirs, ndirs);
+	r = watch_run(&wc, &cd, dirs, ndirs);
 	rn_log_close(&wc.err);
 	free(dirs);
+	free(cd.rel);
 	return r;
 }

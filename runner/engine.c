@@ -104,13 +104,17 @@ static int env_name_has(const char *entry, const char *name)
 	return !strncmp(entry, name, n) && entry[n] == '=';
 }
 
-/* The runner's environment passed through, with FORGE_RUN_ID replaced. */
+/* The runner's environment passed through, with FORGE_RUN_ID (and, when
+ * given, FORGE_CYCLE_DIR) replaced. */
 static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 {
 	for (char *const *e = p->environ; e && *e; e++)
-		if (!env_name_has(*e, "FORGE_RUN_ID"))
+		if (!env_name_has(*e, "FORGE_RUN_ID") &&
+		    !(p->cycle_dir && env_name_has(*e, "FORGE_CYCLE_DIR")))
 			fg_strvec_push(env, *e);
 	fg_strvec_pushf(env, "FORGE_RUN_ID=%s", p->run_id);
+	if (p->cycle_dir)
+		fg_strvec_pushf(env, "FORGE_CYCLE_DIR=%s", p->cycle_dir);
 }
 
 int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,

@@ -79,6 +79,9 @@ struct rn_engine_params {
 	const char *mount_label;
 	const char *const *engine_args;  /* --engine-arg values, borrowed */
 	size_t nengine_args;
+	/* The cycle directory below the workspace, passed as FORGE_CYCLE_DIR
+	 * (replacing any in the environment); NULL: not passed. */
+	const char *cycle_dir;
 };
 
 /* The default process limit of a container (hardening: --pids-limit). */

@@ -155,6 +155,8 @@ static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec 
 		fg_strvec_push(names, p->extra_env[i]);
 	}
 	fg_strvec_push(names, "FORGE_RUN_ID");
+	if (p->cycle_dir)
+		fg_strvec_push(names, "FORGE_CYCLE_DIR");
 	if (names->n > 1)
 		qsort(names->v, names->n, sizeof(char *), cmp_str);
 	return 0;

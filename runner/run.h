@@ -44,6 +44,10 @@ struct rn_run_config {
 	int read_only_rootfs;
 	const char *mount_label;     /* resolved: "", "z" or "Z" (static) */
 	struct fg_strvec engine_args;   /* --engine-arg values */
+	/* Owned: the cycle directory below the workspace (--cycle-dir or
+	 * FORGE_CYCLE_DIR expanded by fg_cycle_dir(), default .forge/{step}). */
+	char *cycle_dir;
+	int cycle_dir_given;    /* a template was given: passed on to the entrypoint */
 };
 
 /* Frees what c owns (its borrowed strings stay). */

@@ -114,19 +114,100 @@ int fg_reviewer_log_name_parse(const char *name, int *n)
 	return 1;
 }
 
-char *fg_cycle_dir(const char *tmpl, const char *step)
+/* The value of the placeholder at p ("{step}" ...), its length in *len;
+ * NULL with *len 0 when p starts no known placeholder. */
+static const char *placeholder(const char *p, const struct fg_cycle_dir_vars *v, size_t *len,
+			       int *known)
 {
-	static const char key[] = "{step}";
-	struct fg_buf b;
-	const char *p = tmpl ? tmpl : FG_CYCLE_DIR_DEFAULT;
+	static const char *const keys[] = { "{step}", "{task_key}", "{skill}" };
+	const char *vals[] = { v->step, v->task_key, v->skill };
 
-	fg_buf_init(&b, 2 * PATH_MAX);
-	for (const char *hit; (hit = strstr(p, key)) != NULL; p = hit + sizeof(key) - 1) {
-		fg_buf_add(&b, p, (size_t)(hit - p));
-		fg_buf_adds(&b, step);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		size_t n = strlen(keys[i]);
+
+		if (!strncmp(p, keys[i], n)) {
+			*len = n;
+			*known = 1;
+			return vals[i] && *vals[i] ? vals[i] : NULL;
+		}
 	}
-	fg_buf_adds(&b, p);
-	return fg_buf_detach(&b, NULL);
+	*len = 0;
+	*known = 0;
+	return NULL;
+}
+
+/* Every '/'-separated component of rel is a plain name. */
+static int components_ok(const char *rel)
+{
+	if (!*rel || *rel == '/')
+		return 0;
+	for (const char *c = rel; c;) {
+		const char *end = strchr(c, '/');
+		size_t n = end ? (size_t)(end - c) : strlen(c);
+
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		c = end ? end + 1 : NULL;
+	}
+	return 1;
+}
+
+static int too_long(const char *tmpl, const struct fg_buf *b, char *err, size_t errlen)
+{
+	(void)tmpl;  /* not quoted: it is the long thing */
+	fg__seterr(err, errlen, "cycle dir longer than %zu bytes", b->max);
+	return -EINVAL;
+}
+
+static int expand(const char *tmpl, const struct fg_cycle_dir_vars *v, struct fg_buf *b,
+		  char *err, size_t errlen)
+{
+	for (const char *p = tmpl; *p;) {
+		size_t len;
+		int known;
+		const char *val = placeholder(p, v, &len, &known);
+
+		if (known && !val) {
+			fg__seterr(err, errlen, "cycle dir '%s': %.*s has no value here", tmpl, (int)len, p);
+			return -EINVAL;
+		}
+		if (val) {
+			if (fg_buf_adds(b, val) < 0)
+				return too_long(tmpl, b, err, errlen);
+			p += len;
+			continue;
+		}
+		if (*p == '{' || *p == '}' || (unsigned char)*p < 0x20 || *p == 0x7f) {
+			fg__seterr(err, errlen, "cycle dir '%s': unexpected %s (placeholders: {step}, "
+				   "{task_key}, {skill})", tmpl, *p == '{' || *p == '}' ? "brace" :
+				   "control character");
+			return -EINVAL;
+		}
+		if (fg_buf_addc(b, *p++) < 0)
+			return too_long(tmpl, b, err, errlen);
+	}
+	return 0;
+}
+
+int fg_cycle_dir(const char *tmpl, const struct fg_cycle_dir_vars *v, char **out, char *err,
+		 size_t errlen)
+{
+	struct fg_buf b;
+	int r;
+
+	tmpl = tmpl ? tmpl : FG_CYCLE_DIR_DEFAULT;
+	fg_buf_init(&b, PATH_MAX - 1);
+	r = expand(tmpl, v, &b, err, errlen);
+	if (!r && !components_ok(fg_buf_str(&b))) {
+		fg__seterr(err, errlen, "cycle dir '%s' is '%s': it must stay below the workspace "
+			   "(relative, no empty, '.' or '..' component)", tmpl, fg_buf_str(&b));
+		r = -EINVAL;
+	}
+	if (r)
+		fg_buf_release(&b);
+	else
+		*out = fg_buf_detach(&b, NULL);
+	return r;
 }
 
 /* Rounds a wall time to milliseconds for the file. Non-finite or negative

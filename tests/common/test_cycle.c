@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -1130,16 +1131,57 @@ Test(cycle, reviewer_log_name_round_trips)
 
 Test(cycle, cycle_dir_expands_the_template)
 {
-	char *d = fg_cycle_dir(NULL, "impl");
+	static const struct { const char *tmpl, *want; } cases[] = {
+		{ NULL, ".forge/impl" },
+		{ ".forge/{step}", ".forge/impl" },
+		{ "reviews/{step}/cycles-{step}", "reviews/impl/cycles-impl" },
+		{ ".forge/reviews/{task_key}__{skill}", ".forge/reviews/DEMO-1__implement-task" },
+		{ "fixed", "fixed" },
+		{ "a.b/..c/d..", "a.b/..c/d.." },
+	};
+	const struct fg_cycle_dir_vars v = { "impl", "DEMO-1", "implement-task" };
 
-	cr_assert_str_eq(d, ".forge/impl");
-	free(d);
-	d = fg_cycle_dir("reviews/{step}/cycles-{step}", "s1");
-	cr_assert_str_eq(d, "reviews/s1/cycles-s1");
-	free(d);
-	d = fg_cycle_dir("fixed", "s1");
-	cr_assert_str_eq(d, "fixed");
-	free(d);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "", *d = NULL;
+
+		cr_assert_eq(fg_cycle_dir(cases[i].tmpl, &v, &d, err, sizeof(err)), 0, "case %zu: %s", i, err);
+		cr_assert_str_eq(d, cases[i].want, "case %zu", i);
+		free(d);
+	}
+}
+
+Test(cycle, cycle_dir_refuses_what_leaves_the_workspace_or_cannot_be_expanded)
+{
+	static const struct { const char *tmpl, *why; } cases[] = {
+		{ "/etc/{step}", "stay below the workspace" },
+		{ "../{step}", "stay below the workspace" },
+		{ ".forge/../../x", "stay below the workspace" },
+		{ ".forge/./{step}", "stay below the workspace" },
+		{ ".forge//{step}", "stay below the workspace" },
+		{ ".forge/{step}/", "stay below the workspace" },
+		{ "", "stay below the workspace" },
+		{ "{step}/..", "stay below the workspace" },
+		{ ".forge/{ticket}", "unexpected brace" },
+		{ ".forge/{step", "unexpected brace" },
+		{ ".forge/step}", "unexpected brace" },
+		{ ".forge/a\nb", "control character" },
+		{ ".forge/{task_key}", "{task_key} has no value" },
+	};
+	const struct fg_cycle_dir_vars v = { "impl", "", "implement-task" };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char err[256] = "", *d = (char *)"untouched";
+
+		cr_assert_eq(fg_cycle_dir(cases[i].tmpl, &v, &d, err, sizeof(err)), -EINVAL, "case %zu", i);
+		cr_assert_str_eq(d, "untouched", "case %zu", i);
+		cr_assert_not_null(strstr(err, cases[i].why), "case %zu: %s", i, err);
+	}
+	char *huge = malloc(PATH_MAX + 16), err[256] = "", *d = NULL;
+	memset(huge, 'a', PATH_MAX + 15);
+	huge[PATH_MAX + 15] = '\0';
+	cr_assert_eq(fg_cycle_dir(huge, &v, &d, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "longer than"), "%s", err);
+	free(huge);
 }
 
 /* Issue 13: usage, reask and over_budget survive a write and a read; a

@@ -2,6 +2,8 @@
  * test_entrypoint_loop.c - the review loop end to end: the real
  * forge-entrypoint with scripted sh agents in a temporary workspace.
  */
+#include <sys/stat.h>
+
 #include "entrypoint_e2e.h"
 
 TestSuite(entrypoint_loop, .timeout = 120);
@@ -412,5 +414,52 @@ Test(entrypoint_loop, changing_findings_do_not_stall)
 	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+/* FORGE_CYCLE_DIR: the cycle files and the summary go where the template
+ * says (the Forge orchestrator's poller looks in
+ * .forge/reviews/{task_key}__{skill}); a template that leaves the
+ * workspace, directly or through a symlink, is a configuration error. */
+Test(entrypoint_loop, cycle_dir_template_places_the_files)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
+	free(w.step_dir);
+	w.step_dir = fgt_fmt("%s/.forge/reviews/ABC-12__impl", w.ws);
+	ws_run(&w, &p, wk, rv, (const char *const[]){
+		"FORGE_CYCLE_DIR=.forge/reviews/{task_key}__{skill}", NULL });
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
+	cr_assert(!fge_exists_in(w.ws, ".forge/impl"), "the default directory was made too");
+	fgt_proc_release(&p);
+
+	char *outside = fgt_fmt("%s/outside", w.root), *link = fgt_fmt("%s/.forge/linked", w.ws);
+	cr_assert_eq(mkdir(outside, 0755), 0);
+	cr_assert_eq(symlink(outside, link), 0);
+	static const struct { const char *env, *want; } bad[] = {
+		{ "FORGE_CYCLE_DIR=../{step}", "stay below the workspace" },
+		{ "FORGE_CYCLE_DIR=.forge/{nope}", "unexpected brace" },
+		{ "FORGE_CYCLE_DIR=.forge/linked/{step}", "symbolic link" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ws_run(&w, &p, wk, rv, (const char *const[]){ bad[i].env, NULL });
+		cr_assert_eq(p.exit_code, 2, "%s: exit %d; stderr:\n%s", bad[i].env, p.exit_code, p.err);
+		cr_assert(strstr(p.err, bad[i].want), "%s: stderr:\n%s", bad[i].env, p.err);
+		fgt_proc_release(&p);
+	}
+	cr_assert(!fge_exists_in(outside, "impl"), "followed the symlink out of the workspace");
+	free(outside);
+	free(link);
+	cJSON_Delete(c);
+	cJSON_Delete(s);
+	free(wk);
+	free(rv);
 	ws_teardown(&w);
 }

@@ -1044,3 +1044,71 @@ Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
 	cJSON_Delete(res);
 	box_release(&b);
 }
+
+/* ---- beside the Forge orchestrator: .forge/reviews/{task_key}__{skill} ---- */
+
+#define ORCH_TEMPLATE ".forge/reviews/{task_key}__{skill}"
+#define ORCH_DIR ".forge/reviews/DEMO-1__" SKILL
+
+/* Our entrypoint in a container writes where the orchestrator's poller
+ * looks, and the runner sees every cycle there live. */
+Test(runner_docker, cycle_dir_our_container_writes_the_orchestrators_layout)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	cJSON *res = run_approved(&b, (const char *const[]){ "--cycle-dir", ORCH_TEMPLATE, NULL }, 2);
+	cJSON *ev = log_events(&b);
+	check_cycle_events(ev, &b);
+	char *dir = fgt_fmt("%s/" ORCH_DIR, b.ws);
+	cr_assert(fge_exists_in(dir, "review_cycle_1.json") && fge_exists_in(dir, "review_cycle_2.json") &&
+		  fge_exists_in(dir, "review_summary.json"), "not in %s", dir);
+	cr_assert(!fge_exists_in(b.ws, ".forge/" STEP), ".forge/{step} was written too");
+	free(dir);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/* The orchestrator's own container stand-in: it knows nothing of
+ * FORGE_CYCLE_DIR and writes its cycle files where its poller looks, as its
+ * code does. Started with --engine-arg --entrypoint=...: the runner's
+ * arguments (run --workspace ... --step ...) reach it unchanged. */
+static const char ORCHESTRATOR_CONTAINER[] =
+	"DIR=$W/" ORCH_DIR "\n"
+	"mkdir -p \"$DIR\"\n"
+	"cyc 1 rejected\ncyc 2 approved\nexit 0\n";
+
+/* The runner clears, watches and sweeps what that container writes. */
+Test(runner_docker, cycle_dir_runner_watches_the_orchestrators_container)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "Review.\n");
+	char *agents = fgt_fmt("%s/agents", b.ws);
+	free(fge_script(agents, "orchestrator.sh", FGE_FAKE_EP_HEAD, ORCHESTRATOR_CONTAINER));
+	char *dir = fgt_fmt("%s/" ORCH_DIR, b.ws);
+	fge_write_in(dir, "review_cycle_3.json", "{\"left\": \"by an earlier run\"}\n");
+	/* The stale tree belongs to the runner's user, as a real one would. */
+	char *d = fgt_fmt("%s/.forge", b.ws), *owner = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	const char *chown_argv[] = { "/bin/chown", "-R", owner, d, NULL };
+	struct fgt_proc cp;
+	cr_assert_eq(fgt_run(&cp, chown_argv, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(cp.exit_code, 0, "chown: %s", cp.err);
+	fgt_proc_release(&cp);
+	free(owner);
+	cJSON *res = run_approved(&b, (const char *const[]){ "--cycle-dir", ORCH_TEMPLATE,
+		"--engine-arg", "--entrypoint=/workspace/agents/orchestrator.sh", NULL }, 2);
+	cr_assert_eq(jnum(res, "stale_files_cleared"), 1);
+	cr_assert_eq(jnum(res, "sweep_caught"), 0, "not seen while the container ran");
+	cr_assert(!fge_exists_in(dir, "review_cycle_3.json"), "the stale cycle file stayed");
+	free(d);
+	free(dir);
+	free(agents);
+	cJSON_Delete(res);
+	box_release(&b);
+}

@@ -720,3 +720,55 @@ Test(runner_run, workspace_volume_needs_a_container_engine_and_no_workspace)
 		fgt_proc_release(&p);
 	}
 }
+
+/* --cycle-dir: the runner clears, watches and sweeps the template's
+ * directory (here the Forge orchestrator's layout), hands the expanded
+ * directory to the entrypoint as FORGE_CYCLE_DIR, and leaves .forge/{step}
+ * alone. */
+Test(runner_run, cycle_dir_template_is_watched_cleared_and_passed_on)
+{
+	struct rr r = { 0 };
+	const char *rel = ".forge/reviews/ABC-12__sk";
+
+	rr_setup(&r, "[ \"$FORGE_CYCLE_DIR\" = .forge/reviews/ABC-12__sk ] || exit 7\n"
+		     "export DIR=$W/$FORGE_CYCLE_DIR\n"
+		     "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\ncyc 2 approved\nexit 0\n");
+	char *dir = fgt_fmt("%s/%s", r.ws, rel);
+	fge_write_in(dir, "review_cycle_9.json", "{\"stale\": true}\n");
+	rr_exec(&r, (const char *const[]){ "--task-key", "ABC-12", "--cycle-dir",
+		".forge/reviews/{task_key}__{skill}", NULL }, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 2);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
+	cr_assert_eq(fge_jint(r.res, "stale_files_cleared"), 1);
+	cr_assert_geq(fge_count_events(r.events, "review_cycle", "source", "watch"), 1,
+		      "nothing seen live in the template's directory");
+	cr_assert(fge_exists_in(dir, "review_cycle_2.json"));
+	cr_assert(!fge_exists_in(dir, "review_cycle_9.json"), "the stale file stayed");
+	cr_assert(!fge_exists_in(r.ws, ".forge/impl"), ".forge/{step} was made anyway");
+	free(dir);
+	rr_free(&r);
+}
+
+Test(runner_run, cycle_dir_that_leaves_the_workspace_is_a_usage_error)
+{
+	static const struct { const char *tmpl, *key, *want; } cases[] = {
+		{ "../{step}", "ABC-1", "must stay below the workspace" },
+		{ "/tmp/{step}", "ABC-1", "must stay below the workspace" },
+		{ ".forge/{ticket}", "ABC-1", "unexpected brace" },
+		{ ".forge/{task_key}", NULL, "{task_key} has no value" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", "/tmp", "--step", "x",
+				       "--cycle-dir", cases[i].tmpl, cases[i].key ? "--task-key" : NULL,
+				       cases[i].key, NULL };
+		const char *env[] = { "FORGE_TASK_KEY", "FORGE_TASK_FILE", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2, "case %zu exited %d: %s", i, p.exit_code, p.err);
+		cr_assert_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
+		fgt_proc_release(&p);
+	}
+}

@@ -264,3 +264,66 @@ Test(runner_tools, run_with_the_real_entrypoint)
 	free(task);
 	free(reviewmd);
 }
+
+/* watch --cycle-dir: each DIR is a workspace, and the template's expansion
+ * below it is watched (created after the watch started is fine). */
+static const char *cycle_dir_script =
+	"R=$1; T=$2\n"
+	"\"$R\" watch \"$T/ws\" --cycle-dir '.forge/reviews/{task_key}__{skill}' --step implement_task"
+	" --task-key DEMO-1 --log-format json --poll-interval 0.05 > \"$T/out\" 2> \"$T/err\" &\n"
+	"pid=$!\n"
+	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
+	"wl watch_start \"$T/err\"\n"
+	"d=\"$T/ws/.forge/reviews/DEMO-1__implement-task\"; mkdir -p \"$d\"\n"
+	"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"\",'"
+	"'\"skill\":\"implement-task\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$d/.t\"\n"
+	"mv \"$d/.t\" \"$d/review_cycle_1.json\"\n"
+	"wl review_cycle_1.json \"$T/out\"\n"
+	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+
+Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
+{
+	char *dir = fgt_tmpdir();
+	const char *argv[] = { "/bin/sh", "-c", cycle_dir_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgt_proc p;
+	char *ws = fgt_fmt("%s/ws", dir), *out, *err;
+
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	out = fge_read_in(dir, "out");
+	err = fge_read_in(dir, "err");
+	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", out, err);
+	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 1, "%s", out);
+	cr_assert_not_null(strstr(err, "ws/.forge/reviews/DEMO-1__implement-task"), "%s", err);
+	free(out);
+	free(err);
+	free(ws);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+Test(runner_tools, watch_cycle_dir_needs_a_step_and_a_safe_template)
+{
+	static const char *const cases[][8] = {
+		{ "--cycle-dir", ".forge/{step}", NULL },
+		{ "--cycle-dir", "../{step}", "--step", "s", NULL },
+		{ "--step", "s", NULL },
+	};
+	static const char *const want[] = { "--cycle-dir needs --step", "stay below the workspace",
+					    "go with --cycle-dir" };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *argv[12] = { FG_RUNNER_BIN, "watch", "/tmp" };
+		size_t n = 3;
+		struct fgt_proc p;
+
+		for (size_t j = 0; cases[i][j]; j++)
+			argv[n++] = cases[i][j];
+		argv[n] = NULL;
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
+		cr_assert_eq(p.exit_code, 2, "case %zu exited %d: %s", i, p.exit_code, p.err);
+		cr_assert_not_null(strstr(p.err, want[i]), "case %zu: %s", i, p.err);
+		fgt_proc_release(&p);
+	}
+}

@@ -435,3 +435,28 @@ Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 			     "%s", cases[i].var);
 	}
 }
+
+Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
+{
+	static char *const env_with_old[] = { "PATH=/usr/bin", "FORGE_CYCLE_DIR=old/{step}", NULL };
+	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct fg_strvec argv, env;
+	char err[256] = "", *a, *e;
+
+	p.environ = env_with_old;
+	p.nextra_env = 0;
+	p.cycle_dir = ".forge/reviews/DEMO-1__implement-task";
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);
+	a = joined(&argv);
+	e = joined(&env);
+	cr_assert_not_null(strstr(a, "-e FORGE_CYCLE_DIR -e FORGE_RUN_ID img:1"), "%s", a);
+	cr_assert_null(strstr(a, "reviews"), "the value is in argv: %s", a);
+	cr_assert_not_null(strstr(e, "FORGE_CYCLE_DIR=.forge/reviews/DEMO-1__implement-task"), "%s", e);
+	cr_assert_null(strstr(e, "old/{step}"), "the old value stayed: %s", e);
+	free(a);
+	free(e);
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
+}

@@ -137,17 +137,32 @@ int fg_reviewer_log_name_parse(const char *name, int *n);
 
 /*
  * Where a step's cycle files live, relative to the workspace. The one place
- * the directory is built: both programs call it, so an option that changes
- * the layout (a --cycle-dir TEMPLATE) changes it here.
+ * the directory is built: both programs call it (the runner's --cycle-dir
+ * and the entrypoint's FORGE_CYCLE_DIR are its template).
  */
 #define FG_CYCLE_DIR_DEFAULT ".forge/{step}"
+
+/* What a template's placeholders stand for; each a valid name (names.h),
+ * task_key and skill NULL or "" when there is none. */
+struct fg_cycle_dir_vars {
+	const char *step;       /* {step} */
+	const char *task_key;   /* {task_key} */
+	const char *skill;      /* {skill} */
+};
+
 /*
- * Expands tmpl (NULL: FG_CYCLE_DIR_DEFAULT), replacing each "{step}" with
- * step. Returns the owned workspace-relative directory. step must already
- * be a valid step name (names.h), so the result never climbs out of the
- * workspace; the template is the caller's to validate.
+ * Expands tmpl (NULL: FG_CYCLE_DIR_DEFAULT) with v into *out (owned,
+ * workspace-relative), e.g. ".forge/reviews/{task_key}__{skill}" ->
+ * ".forge/reviews/DEMO-1__implement-task". Returns 0, or -EINVAL with err
+ * filled (*out untouched) when the template has an unknown placeholder, a
+ * '{' or '}' outside one, a control character, or a placeholder whose value
+ * is missing, or when the result is empty, absolute, has an empty, "." or
+ * ".." component, or is longer than PATH_MAX. The result can then only
+ * name a directory below the workspace as long as no component is a
+ * symlink: callers open it with fg_open_beneath(), which refuses those.
  */
-char *fg_cycle_dir(const char *tmpl, const char *step);
+int fg_cycle_dir(const char *tmpl, const struct fg_cycle_dir_vars *v, char **out, char *err,
+		 size_t errlen);
 
 /* The cycle as a new cJSON object (owned by the caller). */
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c);
