@@ -18,6 +18,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/text.h"
 #include "forge/util.h"
 #include "metrics.h"
 
@@ -745,6 +746,10 @@ static int parse_textfile(const char *data, size_t len, struct rn_metrics *acc,
 		++*lineno;
 		if (!nl)
 			r = fail(&c, "last line does not end in a newline");
+		/* promtool and node_exporter refuse the whole file for one such
+		 * line (every run's metrics lost): never merge into it. */
+		else if (fg_utf8_check(c.p, (size_t)(c.end - c.p), NULL))
+			r = fail(&c, "not valid UTF-8");
 		else if (c.p < c.end && *c.p == '#')
 			r = parse_comment_line(&c, keep);
 		else if (c.p < c.end)
