@@ -561,6 +561,11 @@ static void conclude(struct run_state *st)
 	 * workspace the runner cannot see. */
 	s = have_sum ? &sum : st->sr.stream_summary;
 	state = rn_review_state(&st->cycles, s);
+	/* No sweep on a run the runner cannot see: the summary frame says how
+	 * many cycles ran, so frames lost on the way are at least noticed. */
+	if (!st->cfg->workspace_local && s && (size_t)s->cycles > st->cycles.n)
+		rn_log(st->log, RN_LOG_WARN, "cycle_unseen", RN_LS("step", st->cfg->step),
+		       RN_LI("summary_cycles", s->cycles), RN_LI("reported", (long long)st->cycles.n));
 	/* The summary has the step's totals (the worker's first run included);
 	 * without one the cycles' usage is what is known. */
 	if (s)

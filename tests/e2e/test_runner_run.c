@@ -644,32 +644,39 @@ Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
  * records its arguments and sends the frames a container would. The runner
  * must neither clear nor watch the host path (it names a directory on the
  * engine's host) and must hear the run on the stream alone. */
-Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
+/* Runs forge-runner with --engine docker against a remote DOCKER_HOST whose
+ * stand-in CLI sends the frames of body (FRAMES functions available). */
+static void run_remote(struct rr *r, const char *body)
 {
-	struct rr r = { 0 };
 	const char *extra[] = { "--engine", "docker", "--image", "img:1", NULL };
-	char *path, *args, *bin;
-	char *env[3];
+	char *bin, *script, *path;
+	const char *env[3];
 
-	rr_setup(&r, "true\n");
-	bin = fgt_fmt("%s/bin", r.dir);
-	{
-		char *body = fgt_fmt("%sS=implement; K=sk\n"
-				     "case $1 in run) ;; *) exit 0;; esac\n"
-				     "for a; do case $prev in --step) S=$a;; esac; prev=$a; done\n"
-				     "echo \"$*\" > \"%s/docker.args\"\n"
-				     "frm 1 rejected\nfrm 2 approved\nsumfrm approved 2\nexit 0\n",
-				     FRAMES, r.dir);
-
-		free(fge_script(bin, "docker", "#!/bin/sh\n", body));
-		free(body);
-	}
-	fge_write_in(r.ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
+	rr_setup(r, "true\n");
+	bin = fgt_fmt("%s/bin", r->dir);
+	script = fgt_fmt("%sS=implement; K=sk\n"
+			 "case $1 in run) ;; *) exit 0;; esac\n"
+			 "for a; do case $prev in --step) S=$a;; esac; prev=$a; done\n"
+			 "echo \"$*\" > \"%s/docker.args\"\n%s",
+			 FRAMES, r->dir, body);
+	free(fge_script(bin, "docker", "#!/bin/sh\n", script));
+	fge_write_in(r->ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
 	path = fgt_fmt("PATH=%s:/usr/bin:/bin", bin);
 	env[0] = path;
 	env[1] = "DOCKER_HOST=tcp://build-host.invalid:2376";
 	env[2] = NULL;
-	rr_exec(&r, extra, (const char *const *)env);
+	rr_exec(r, extra, env);
+	free(script);
+	free(path);
+	free(bin);
+}
+
+Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
+{
+	struct rr r = { 0 };
+	char *args;
+
+	run_remote(&r, "frm 1 rejected\nfrm 2 approved\nsumfrm approved 2\nexit 0\n");
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	args = fge_read_in(r.dir, "docker.args");
 	cr_assert_not_null(args);
@@ -683,10 +690,26 @@ Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
 	cr_assert_eq(fge_count_events(r.events, "detection_sources", "engine_host",
 				      "tcp://build-host.invalid:2376"), 1);
 	cr_assert_eq(fge_count_events(r.events, "stale_cleared", NULL, NULL), 0);
+	cr_assert_eq(fge_count_events(r.events, "cycle_unseen", NULL, NULL), 0);
 	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
 	free(args);
-	free(path);
-	free(bin);
+	rr_free(&r);
+}
+
+/* Without a sweep, the summary frame is the check that no frame was lost. */
+Test(runner_run, remote_run_with_a_lost_frame_says_so)
+{
+	struct rr r = { 0 };
+	const cJSON *e;
+
+	run_remote(&r, "frm 1 rejected\nsumfrm approved 2\nexit 0\n");
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	e = fge_find_event(r.events, "cycle_unseen", NULL, NULL);
+	cr_assert_not_null(e, "no cycle_unseen");
+	cr_assert_str_eq(fge_jstr(e, "level"), "warn");
+	cr_assert_eq(fge_jint(e, "summary_cycles"), 2);
+	cr_assert_eq(fge_jint(e, "reported"), 1);
+	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved", "the summary frame still counts");
 	rr_free(&r);
 }
 
