@@ -147,8 +147,24 @@ static void box_init(struct rbox *b, const char *cli, const char *review_md)
 	box_init_as(b, cli, NULL, review_md);
 }
 
+/* Runs the box's engine CLI (podman with the box's user and configuration). */
+static void box_cli(const struct rbox *b, struct fgt_proc *p, const char *const args[], double t)
+{
+	if (!strcmp(b->cli, "podman"))
+		fgd_podman(p, b->as, b->conf, args, t);
+	else
+		fgd_cli(p, b->cli, args, t);
+}
+
 static void box_release(struct rbox *b)
 {
+	if (b->volume) {
+		struct fgt_proc p;
+
+		box_cli(b, &p, (const char *const[]){ "volume", "rm", "-f", b->volume, NULL }, 120);
+		fgt_proc_release(&p);
+		free(b->volume);
+	}
 	free(b->conf);
 	fgt_rm_rf(b->tmp);
 	free(b->tmp);
@@ -160,13 +176,6 @@ static void box_release(struct rbox *b)
 	free(b->stdout_path);
 	free(b->stderr_path);
 	free(b->token);
-	if (b->volume) {
-		struct fgt_proc p;
-
-		fgd_cli(&p, b->cli, (const char *const[]){ "volume", "rm", "-f", b->volume, NULL }, 120);
-		fgt_proc_release(&p);
-		free(b->volume);
-	}
 }
 
 static void box_agent(struct rbox *b, const char *file, const char *script)
@@ -966,10 +975,10 @@ static void fill_volume(struct rbox *b)
 		"echo '{\"cycle\":7}' > /workspace/.forge/" STEP "/review_cycle_7.json && "
 		"chown -R %u:%u /workspace", (unsigned)b->uid, (unsigned)b->gid);
 
-	fgd_cli(&p, "docker", (const char *const[]){ "volume", "create", b->volume, NULL }, 120);
-	cr_assert_eq(p.exit_code, 0, "docker volume create: %s", p.err);
+	box_cli(b, &p, (const char *const[]){ "volume", "create", b->volume, NULL }, 120);
+	cr_assert_eq(p.exit_code, 0, "volume create: %s", p.err);
 	fgt_proc_release(&p);
-	fgd_cli(&p, "docker", (const char *const[]){ "run", "--rm", "--user", "0:0", "--entrypoint",
+	box_cli(b, &p, (const char *const[]){ "run", "--rm", "--user", "0:0", "--entrypoint",
 		"sh", "-v", src, "-v", vol, FGD_IMAGE, "-c", script, NULL }, 300);
 	cr_assert_eq(p.exit_code, 0, "filling the volume: %s", p.err);
 	fgt_proc_release(&p);
@@ -985,7 +994,7 @@ static char *volume_listing(const struct rbox *b)
 	char *vol = fgt_fmt("%s:/workspace:ro", b->volume);
 	char *out;
 
-	fgd_cli(&p, "docker", (const char *const[]){ "run", "--rm", "--entrypoint", "ls", "-v", vol,
+	box_cli(b, &p, (const char *const[]){ "run", "--rm", "--entrypoint", "ls", "-v", vol,
 		FGD_IMAGE, "/workspace/.forge/" STEP, NULL }, 300);
 	cr_assert_eq(p.exit_code, 0, "ls in the volume: %s", p.err);
 	out = fgt_fmt("%s", p.out);
@@ -994,12 +1003,13 @@ static char *volume_listing(const struct rbox *b)
 	return out;
 }
 
-Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
+static void volume_run(const char *cli)
 {
 	struct rbox b;
 
-	fgd_ensure_image(FGD_IMAGE);
-	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_init(&b, cli, "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	if (b.conf)
+		fgd_podman_ensure_image(NULL, b.conf);
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	b.volume = fgt_fmt("forge-test-ws-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
@@ -1043,6 +1053,26 @@ Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
 	cJSON_Delete(ev);
 	cJSON_Delete(res);
 	box_release(&b);
+}
+
+Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
+{
+	fgd_ensure_image(FGD_IMAGE);
+	volume_run("docker");
+}
+
+Test(runner_docker, podman_as_root_named_volume_run_is_reported_by_the_stream_alone)
+{
+	char *bin = fgd_which("podman");
+
+	if (!bin)
+		cr_skip("podman is not installed: the podman engine is not tested here "
+			"(scripts/setup.sh --test installs it)");
+	free(bin);
+	if (geteuid() != 0)
+		cr_skip("not root: rootful podman is tested as root");
+	fgd_ensure_image(FGD_IMAGE);
+	volume_run("podman");
 }
 
 /* ---- beside the Forge orchestrator: .forge/reviews/{task_key}__{skill} ---- */
