@@ -1007,7 +1007,7 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	c.reviews = calloc(2, sizeof(*c.reviews));
 	r = &c.reviews[0];
 	fg_review_init(r);
-	strcpy(r->role, "correctness");
+	snprintf(r->role, sizeof(r->role), "%s", "correctness");
 	r->verdict = FG_ROLE_REJECTED;
 	r->has_format = true;
 	r->format = FG_FORMAT_JSON_SHADOW;
@@ -1024,7 +1024,7 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	r->usage = cJSON_Parse("{\"input_tokens\": 5}");
 	r = &c.reviews[1];
 	fg_review_init(r);
-	strcpy(r->role, "security");
+	snprintf(r->role, sizeof(r->role), "%s", "security");
 	r->verdict = FG_ROLE_OUT_OF_SCOPE;
 	r->from_cycle = 1;
 	r->feedback = strdup("");

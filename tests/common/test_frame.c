@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fgtest.h"
@@ -23,7 +24,7 @@ static void make_cycle(struct fg_cycle *c, int n, const char *feedback)
 	c->feedback = fg_xstrdup(feedback);
 	c->skill = fg_xstrdup("impl");
 	c->elapsed_seconds = 1.25;
-	strcpy(c->timestamp, "2026-01-15T10:30:00Z");
+	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
 	c->run_id = fg_xstrdup("r1");
 }
 

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "forge/alloc.h"
@@ -37,7 +38,7 @@ static struct fg_review *add_review(struct fg_cycle *c, const char *role, enum f
 	c->reviews = fg_xreallocarray(c->reviews, c->nreviews + 1, sizeof(*c->reviews));
 	r = &c->reviews[c->nreviews++];
 	fg_review_init(r);
-	strcpy(r->role, role);
+	snprintf(r->role, sizeof(r->role), "%s", role);
 	r->verdict = v;
 	r->feedback = fg_xstrdup(feedback);
 	c->has_reviews = true;

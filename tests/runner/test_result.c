@@ -3,6 +3,7 @@
  * from the cycles) and its spelling in the result file.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fgtest.h"
@@ -90,7 +91,7 @@ static void make(struct fg_cycle *c, int n, const char *feedback, enum fg_verdic
 	c->verdict = v;
 	c->feedback = strdup(feedback);
 	c->skill = strdup("implement-task");
-	strcpy(c->timestamp, "2026-01-15T10:30:00Z");
+	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
 }
 
 Test(result, one_cycle_from_several_sources_is_new_once)

@@ -95,7 +95,7 @@ static char *cycle_line(int n, const char *run_id, const char *step, const char 
 	c.verdict = FG_VERDICT_REJECTED;
 	c.feedback = fg_xstrdup(feedback);
 	c.skill = fg_xstrdup("impl");
-	strcpy(c.timestamp, "2026-01-15T10:30:00Z");
+	snprintf(c.timestamp, sizeof(c.timestamp), "%s", "2026-01-15T10:30:00Z");
 	c.run_id = run_id ? fg_xstrdup(run_id) : NULL;
 	line = fg_frame_cycle_line(&c, step, &len);
 	fg_cycle_release(&c);
@@ -185,7 +185,7 @@ Test(stream, a_frame_after_a_line_longer_than_the_frame_limit_is_read)
 
 	memset(text, 'y', big);
 	text[big] = '\n';
-	strcpy(text + big + 1, c1);
+	memcpy(text + big + 1, c1, strlen(c1) + 1);
 	setup(&f);
 	feed(&f, text, 4096);
 	cr_assert_eq(f.got.ncycles, 1);
