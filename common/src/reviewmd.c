@@ -25,6 +25,7 @@
 #include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "forge/num.h"
+#include "forge/util.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -891,18 +892,26 @@ static const char *env_value(const struct fg_review_env *env, int which)
 	return s && *s ? s : NULL;
 }
 
+/* Warns that the environment variable NAME holding VALUE is ignored, and why;
+ * the value is shown escaped and cut at SHOW_MAX bytes. */
+static void warn_env_ignored(struct fg_review_config *c, const char *name,
+			     const char *value, const char *why)
+{
+	char shown[SHOW_MAX + 8];
+
+	show(value, strlen(value), shown, sizeof(shown));
+	fg_diags_add(&c->diags, FG_DIAG_WARNING, 0, "ignoring %s='%s': %s", name, shown, why);
+}
+
 static void apply_retries(struct fg_review_config *c, const struct fm_fields *f,
 			  const struct fg_review_env *env)
 {
 	const char *s = env_value(env, 0);
-	char shown[SHOW_MAX + 8];
 	long n = -1;
 
 	if (s && fg_parse_long(s, 0, FG_MAX_RETRIES_LIMIT, &n) < 0) {
-		show(s, strlen(s), shown, sizeof(shown));
-		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
-			     "ignoring AUTO_REVIEW_MAX_RETRIES='%s': not an integer from 0 to %d",
-			     shown, FG_MAX_RETRIES_LIMIT);
+		warn_env_ignored(c, "AUTO_REVIEW_MAX_RETRIES", s,
+				 "not an integer from 0 to " FG_XSTR(FG_MAX_RETRIES_LIMIT));
 		n = -1;
 	}
 	if (n == 0) {
@@ -924,14 +933,11 @@ static void apply_stalled(struct fg_review_config *c, const struct fm_fields *f,
 			  const struct fg_review_env *env)
 {
 	const char *s = env_value(env, 1);
-	char shown[SHOW_MAX + 8];
 	int b = 0;
 
 	if (s && fg_parse_bool(s, &b) < 0) {
-		show(s, strlen(s), shown, sizeof(shown));
-		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
-			     "ignoring AUTO_REVIEW_STOP_WHEN_STALLED='%s': not a boolean (true/false, 1/0, yes/no, on/off)",
-			     shown);
+		warn_env_ignored(c, "AUTO_REVIEW_STOP_WHEN_STALLED", s,
+				 "not a boolean (true/false, 1/0, yes/no, on/off)");
 		b = 0;
 	}
 	c->stop_when_stalled = f->has_stalled ? f->stalled != 0 : b != 0;
@@ -1049,14 +1055,11 @@ static void apply_cost(struct fg_review_config *c, const struct fm_fields *f,
 		       const struct fg_review_env *env)
 {
 	const char *s = env_value(env, 2);
-	char shown[SHOW_MAX + 8];
 	double d = -1;
 
 	if (s && fg_parse_double(s, 0, FG_MAX_COST_USD_LIMIT, &d) < 0) {
-		show(s, strlen(s), shown, sizeof(shown));
-		fg_diags_add(&c->diags, FG_DIAG_WARNING, 0,
-			     "ignoring AUTO_REVIEW_MAX_COST_USD='%s': not a number of US dollars from 0 to %d",
-			     shown, FG_MAX_COST_USD_LIMIT);
+		warn_env_ignored(c, "AUTO_REVIEW_MAX_COST_USD", s,
+				 "not a number of US dollars from 0 to " FG_XSTR(FG_MAX_COST_USD_LIMIT));
 		d = -1;
 	}
 	c->max_cost_usd = f->has_cost ? f->cost : d;
