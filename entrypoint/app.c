@@ -53,6 +53,7 @@ static const char RUN_ABOUT[] =
 	"      FORGE_REVIEWER_CMD when a review.md applies\n"
 	"  FORGE_WORKER_AGENT, FORGE_REVIEWER_AGENT  presets claude, codex or gemini: the CLI's\n"
 	"      headless command line and output format (an explicit _CMD or _OUTPUT wins)\n"
+	"  FORGE_WORKER_ARGS, FORGE_REVIEWER_ARGS  words appended to the role's command\n"
 	"  FORGE_WORKER_OUTPUT, FORGE_REVIEWER_OUTPUT  text (default), claude, codex or gemini:\n"
 	"      how the agent's stdout is read (answer, failure, usage)\n"
 	"  FORGE_AGENT_TIMEOUT (3600)        seconds per agent run\n"

@@ -19,6 +19,7 @@
 #include "output.h"
 #include "panel.h"
 #include "pid1.h"
+#include "preset.h"
 #include "prompt.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
@@ -249,6 +250,7 @@ static void build_env(struct loop *l, const struct call *c, const char *prompt_f
 	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
 	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
 	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
+	ep_preset_env(!strcmp(c->role, "worker") ? t->worker_preset : t->reviewer_preset, &set);
 	ep_env_build(envp, environ, set.v);
 	fg_strvec_release(&set);
 }

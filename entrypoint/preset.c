@@ -1,10 +1,11 @@
 /*
  * preset.c - agent commands, output formats and presets (see preset.h).
  *
- * The command lines are the CLIs' documented headless flags, checked
- * against real runs (../shared/agent-transcripts/) and the vendors' docs:
- * Claude Code 2.0.28 - 2.1.x, Codex CLI 0.46.0 - 0.66.0, Gemini CLI 0.11.0.
- * docs/guide/agents.md shows each line with the version its flags come from.
+ * The command lines are the CLIs' current headless flags, checked against
+ * real runs (../shared/agent-transcripts-current/) and the vendors' sources,
+ * docs and issue trackers: Claude Code 2.1.220 - 2.1.226, Codex CLI 0.141.0
+ * - 0.159.0, Gemini CLI 0.53.1. docs/guide/agents.md#presets shows each line
+ * with the version and the source each flag comes from.
  */
 #include "preset.h"
 
@@ -12,9 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/cmdline.h"
 #include "forge/util.h"
+
+#define PRESET_ENV_MAX 4
 
 struct preset {
 	const char *name;
@@ -22,22 +27,24 @@ struct preset {
 	const char *worker;
 	const char *reviewer;
 	bool system_in_prompt;           /* the reviewer CLI takes no system prompt */
+	const char *env[PRESET_ENV_MAX]; /* "NAME=value" the CLI needs headless; NULL-ended */
+	const char *root_env;            /* also set when we run as root, or NULL */
 };
 
 static const struct preset PRESETS[] = {
 	{ "claude", EP_OUTPUT_CLAUDE,
 	  "claude -p --output-format stream-json --verbose --dangerously-skip-permissions",
 	  "claude -p --output-format stream-json --verbose --append-system-prompt {system_prompt} "
-	  "--disallowedTools Edit,Write,NotebookEdit",
-	  false },
+	  "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit",
+	  false, { NULL }, "IS_SANDBOX=1" },
 	{ "codex", EP_OUTPUT_CODEX,
-	  "codex exec --json --full-auto --skip-git-repo-check -",
-	  "codex exec --json --sandbox read-only --skip-git-repo-check -",
-	  true },
+	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
+	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
+	  true, { NULL }, NULL },
 	{ "gemini", EP_OUTPUT_GEMINI,
-	  "gemini --output-format stream-json --yolo",
-	  "gemini --output-format stream-json",
-	  true },
+	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
+	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
+	  true, { "GEMINI_CLI_TRUST_WORKSPACE=true", NULL }, NULL },
 };
 
 #define NPRESETS ARRAY_SIZE(PRESETS)
@@ -78,6 +85,57 @@ static const char *env(const char *name)
 	return v && *v ? v : NULL;
 }
 
+static void push_unless_set(struct fg_strvec *set, const char *kv)
+{
+	char name[64];
+	size_t n = strcspn(kv, "=");
+
+	if (n >= sizeof(name))
+		return;
+	memcpy(name, kv, n);
+	name[n] = '\0';
+	if (!getenv(name))
+		fg_strvec_push(set, kv);
+}
+
+void ep_preset_env(const char *preset, struct fg_strvec *set)
+{
+	const struct preset *p = find(preset);
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < PRESET_ENV_MAX && p->env[i]; i++)
+		push_unless_set(set, p->env[i]);
+	if (p->root_env && geteuid() == 0)
+		push_unless_set(set, p->root_env);
+}
+
+/* FORGE_*_ARGS appended to a->cmd. 0, or -EINVAL with err set. */
+static int append_args(struct ep_role_agent *a, const char *up, char *err, size_t errlen)
+{
+	char var[64], why[128];
+	struct fg_strvec v;
+	const char *args;
+	char *both;
+	int rc;
+
+	snprintf(var, sizeof(var), "FORGE_%s_ARGS", up);
+	args = env(var);
+	if (!args || !a->cmd)
+		return 0;
+	fg_strvec_init(&v);
+	rc = fg_cmdline_split(args, &v, why, sizeof(why));
+	fg_strvec_release(&v);
+	if (rc < 0) {
+		snprintf(err, errlen, "invalid %s: %s", var, why);
+		return -EINVAL;
+	}
+	both = fg_xasprintf("%s %s", a->cmd, args);
+	free(a->cmd);
+	a->cmd = both;
+	return 0;
+}
+
 int ep_role_agent_load(struct ep_role_agent *a, const char *role, char *err, size_t errlen)
 {
 	const char *up = !strcmp(role, "worker") ? "WORKER" : "REVIEWER";
@@ -111,5 +169,9 @@ int ep_role_agent_load(struct ep_role_agent *a, const char *role, char *err, siz
 		a->system_in_prompt = p->system_in_prompt;
 	}
 	a->preset = p ? p->name : NULL;
+	if (append_args(a, up, err, errlen) < 0) {
+		ep_role_agent_release(a);
+		return -EINVAL;
+	}
 	return 0;
 }

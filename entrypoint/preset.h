@@ -8,12 +8,27 @@
  * FORGE_*_CMD or FORGE_*_OUTPUT wins over the preset, each on its own.
  * Without either, the command is unset and the format is text.
  *
+ * FORGE_{WORKER,REVIEWER}_ARGS is split like a command line and appended
+ * to the role's command (the preset's or FORGE_*_CMD), so a flag such as
+ * `--model haiku` does not mean copying the whole preset line.
+ *
  * Every preset gives the prompt on standard input (closed after it, so no
  * CLI waits for more); Codex also gets "-" as its prompt argument. The
  * reviewer's system prompt goes where the CLI takes one (Claude:
  * --append-system-prompt {system_prompt}); where it does not (Codex,
  * Gemini) system_in_prompt is set and the loop puts the system prompt in
- * front of the prompt. The reviewer runs read-only where the CLI can say so.
+ * front of the prompt. Inside the container the container is the sandbox:
+ * the CLIs' own sandboxes and approval prompts are off (Codex's bubblewrap
+ * cannot start under Docker's seccomp profile), and the reviewer's
+ * read-only promise is forge-review's check, not the CLI's (issue 23).
+ * Claude's reviewer may run the shell and read, never Claude's editing
+ * tools.
+ *
+ * A preset also sets the environment its CLI needs headless
+ * (ep_preset_env): Gemini's workspace trust, and IS_SANDBOX=1 for Claude
+ * when the entrypoint runs as root (Claude refuses to skip permissions as
+ * root otherwise). docs/guide/agents.md#presets says which version each
+ * flag was checked against.
  */
 #ifndef EP_PRESET_H
 #define EP_PRESET_H
@@ -21,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "forge/buf.h"
 #include "output.h"
 
 struct ep_role_agent {
@@ -37,12 +53,20 @@ void ep_role_agent_release(struct ep_role_agent *a);
 /*
  * Resolves role ("worker" or "reviewer") from the environment (getenv;
  * empty counts as unset). Returns 0, or -EINVAL with err naming the
- * variable and the valid values (an unknown preset or format); a is then
- * left initialised-empty.
+ * variable and the valid values (an unknown preset or format) or why
+ * FORGE_*_ARGS cannot be split; a is then left initialised-empty.
  */
 int ep_role_agent_load(struct ep_role_agent *a, const char *role, char *err, size_t errlen);
 
 /* The preset's command line for role, or NULL for an unknown name. Static. */
 const char *ep_preset_command(const char *preset, const char *role);
+
+/*
+ * Appends to set (ep_env_build's "NAME=value" list, agent.h) the variables
+ * preset's CLI needs (nothing for NULL or an unknown name). A variable the
+ * environment already sets (getenv, even empty) is left to it: the user's
+ * value wins.
+ */
+void ep_preset_env(const char *preset, struct fg_strvec *set);
 
 #endif

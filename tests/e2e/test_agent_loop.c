@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "fge2e.h"
 #include "fgtest.h"
@@ -87,7 +88,8 @@ static void lp_run(struct lp *l, const char *const *extra_env)
 		"FORGE_WORKER_AGENT=claude", "FORGE_REVIEWER_AGENT=claude", "FORGE_WORKER_CMD",
 		"FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", "FORGE_REVIEWER_OUTPUT",
 		"AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK", "AUTO_REVIEW_MAX_RETRIES",
-		"AUTO_REVIEW_FAIL_ON_EXHAUSTION",
+		"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "FORGE_WORKER_ARGS", "FORGE_REVIEWER_ARGS", "IS_SANDBOX",
+		"GEMINI_CLI_TRUST_WORKSPACE",
 	};
 	const char *env[24] = { path };
 	size_t n = 1;
@@ -396,7 +398,8 @@ Test(agent_loop, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 }
 
 /* The codex preset: prompt on stdin (the system prompt in front, Codex has
- * no option for it), "-" as the prompt argument, the reviewer read-only;
+ * no option for it), "-" as the prompt argument, Codex's own sandbox off
+ * (the container is the sandbox: its bubblewrap cannot start in Docker);
  * a turn.failed is a rejected cycle; Codex reports no cost, so a budget
  * never stops it. */
 Test(agent_loop, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_failed_turn_rejects)
@@ -428,7 +431,7 @@ Test(agent_loop, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_fai
 	cr_assert(!strncmp(in, "You are the reviewer", 20), "%.200s", in);
 	cr_assert(strstr(in, "Check the calculator."), "the review.md body is missing");
 	args = lp_read(&l, "args.reviewer");
-	cr_assert_str_eq(args, "exec --json --sandbox read-only --skip-git-repo-check -\n");
+	cr_assert_str_eq(args, "exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -\n");
 	free(in);
 	free(args);
 	cJSON_Delete(c1);
@@ -472,9 +475,9 @@ Test(agent_loop, a_panel_counts_every_roles_usage_and_reask)
 	lp_teardown(&l);
 }
 
-/* The gemini preset: stream-json, the worker with --yolo, the reviewer
- * without it (read-only: tools needing approval are not offered) and with
- * the system prompt in front of its prompt; a result with status error
+/* The gemini preset: stream-json, workspace trust (--skip-trust and
+ * GEMINI_CLI_TRUST_WORKSPACE: an untrusted folder exits 55 headless) and
+ * --approval-mode yolo (--yolo is deprecated); a result with status error
  * fails the worker whatever its exit status. */
 Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worker)
 {
@@ -486,6 +489,7 @@ Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worke
 	free(fge_script(l.bin, "gemini", "#!/bin/sh\n",
 			"cat > /dev/null\n"
 			"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
+			"echo \"$GEMINI_CLI_TRUST_WORKSPACE\" > \"$FORGE_WORKSPACE/../trust.$FORGE_ROLE\"\n"
 			"echo 'Loaded cached credentials.'\n"
 			"echo '{\"type\":\"init\",\"session_id\":\"g-1\",\"model\":\"m\"}'\n"
 			"echo '{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"quota\","
@@ -495,8 +499,45 @@ Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worke
 	cr_assert(strstr(l.logtext, "the task failed: Quota exceeded (quota) (its gemini output names a failure"),
 		  "%s", l.logtext);
 	args = lp_read(&l, "args.worker");
-	cr_assert_str_eq(args, "--output-format stream-json --yolo\n");
+	cr_assert_str_eq(args, "--output-format stream-json --skip-trust --approval-mode yolo\n");
 	free(args);
+	args = lp_read(&l, "trust.worker");
+	cr_assert_str_eq(args, "true\n");
+	free(args);
+	lp_teardown(&l);
+}
+
+/* The claude preset's reviewer may run the shell (tests) and read, never
+ * edit; as root IS_SANDBOX=1 lets the worker skip permissions; flags in
+ * FORGE_*_ARGS are appended to the preset's line. */
+Test(agent_loop, claude_preset_reviewer_runs_tools_and_appended_args_keep_working)
+{
+	static const char *env[] = { "FORGE_REVIEWER_ARGS=--model haiku", "FORGE_WORKER_ARGS=--max-turns 5",
+				     NULL };
+	struct lp l;
+	char *args, *sandbox;
+	static const char tail[] = " --allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit "
+				   "--model haiku\n";
+
+	lp_setup(&l, "---\nmax_retries: 1\n---\nCheck.\n",
+		 "echo \"${IS_SANDBOX-unset}\" > \"$FORGE_WORKSPACE/../sandbox.$FORGE_ROLE\"\n"
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "result false 'Fine. APPROVED' 0.1 1\n");
+	lp_run(&l, env);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	args = lp_read(&l, "args.worker");
+	cr_assert_str_eq(args, "-p --output-format stream-json --verbose --dangerously-skip-permissions "
+			 "--max-turns 5\n");
+	free(args);
+	args = lp_read(&l, "args.reviewer");
+	cr_assert(strlen(args) > sizeof(tail) && !strcmp(args + strlen(args) - (sizeof(tail) - 1), tail),
+		  "%s", args);
+	cr_assert(!strncmp(args, "-p --output-format stream-json --verbose --append-system-prompt ", 64), "%.80s",
+		  args);
+	free(args);
+	sandbox = lp_read(&l, "sandbox.worker");
+	cr_assert_str_eq(sandbox, geteuid() == 0 ? "1\n" : "unset\n");
+	free(sandbox);
 	lp_teardown(&l);
 }
 
