@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "forge/alloc.h"
+#include "forge/evidence.h"
 #include "forge/fsutil.h"
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
@@ -249,6 +250,7 @@ int ep_cmd_config(int argc, char **argv)
 	else
 		cJSON_AddNullToObject(o, "max_cost_usd");
 	cJSON_AddStringToObject(o, "instructions", c.instructions);
+	cJSON_AddBoolToObject(o, "require_evidence", c.require_evidence);
 	add_panel(o, &c);
 	add_warnings(o, &c.diags);
 	rc = add_agents(o);
@@ -302,6 +304,9 @@ static void print_verdict(const struct fg_verdict *v)
 	cJSON_AddStringToObject(o, "format", fg_verdict_format_name(v->format));
 	if (v->has_findings)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(v->findings, v->nfindings));
+	if (v->advice_only)
+		cJSON_AddTrueToObject(o, "advice_only");
+	fg_evidence_add_verified(o, &v->verified);
 	print_json(o);
 	cJSON_Delete(o);
 }

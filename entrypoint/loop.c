@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ struct loop {
 	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
 	struct fg_usage_pair total;   /* the step's totals */
 	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
+	bool checks_passed;           /* this cycle's checks ran and passed (evidence) */
 };
 
 
@@ -464,6 +466,9 @@ static void judge(struct ep_agent_result *r, const struct ep_output *out, struct
 	c->has_findings = v.has_findings;
 	c->findings = v.findings;
 	c->nfindings = v.nfindings;
+	fg_strvec_release(&c->ev.verified);
+	c->ev.verified = v.verified;
+	fg_strvec_init(&v.verified);
 	v.feedback = NULL;
 	v.findings = NULL;
 	v.nfindings = 0;
@@ -548,24 +553,71 @@ static int reviewer_run(struct loop *l, struct rv_call *rc_, const char *prompt,
 	return rc;
 }
 
-/* A reviewer's run into c, asked once more when its answer holds no
- * verdict (want_reask). 0 or STOP_SIGNAL. */
-static int reviewer_answer(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
-			   bool *failed)
+/* An approval that rests on nothing executed: no passing check ran and
+ * the review has no "**Verified:**" line naming something that ran
+ * ("nothing executable" does not count). Only with require_evidence. */
+static bool lacks_evidence(const struct loop *l, const struct fg_cycle *c, bool failed)
 {
-	static const char again_note[] = "\n----- forge-entrypoint: no verdict, asked once more -----\n";
-	char *again;
-	int rc = reviewer_run(l, rc_, prompt, c, failed);
+	if (!l->cfg.require_evidence || failed || c->verdict != FG_VERDICT_APPROVED || l->checks_passed)
+		return false;
+	for (size_t i = 0; i < c->ev.verified.n; i++)
+		if (strncasecmp(c->ev.verified.v[i], "nothing executable", 18))
+			return false;
+	return true;
+}
 
-	if (rc == STOP_SIGNAL || !want_reask(l, c, *failed))
-		return rc;
-	ep_error("the reviewer%s%s's answer holds no verdict: asking once more (cycle %d/%d)",
-		 rc_->panel_role ? " " : "", rc_->panel_role ? rc_->panel_role : "", rc_->k, l->max);
-	log_note(rc_->log_fd, again_note, sizeof(again_note) - 1);
-	again = ep_prompt_reask(prompt);
+/* Why a reviewer is asked once more in the same cycle. */
+enum ask_why { ASK_NO_VERDICT, ASK_NO_EVIDENCE };
+
+/* Asks the reviewer of c once more (the prompt with a section saying why),
+ * the new answer judged into c. 0 or STOP_SIGNAL. */
+static int ask_again(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
+		     bool *failed, enum ask_why why)
+{
+	static const char *const notes[] = {
+		"\n----- forge-entrypoint: no verdict, asked once more -----\n",
+		"\n----- forge-entrypoint: approval without evidence, asked once more -----\n",
+	};
+	static const char *const says[] = { "'s answer holds no verdict", " approved without executed evidence" };
+	char *again = why == ASK_NO_VERDICT ? ep_prompt_reask(prompt) : ep_prompt_evidence_reask(prompt);
+	int rc;
+
+	ep_error("the reviewer%s%s%s: asking once more (cycle %d/%d)", rc_->panel_role ? " " : "",
+		 rc_->panel_role ? rc_->panel_role : "", says[why], rc_->k, l->max);
+	log_note(rc_->log_fd, notes[why], strlen(notes[why]));
 	c->reask = true;
 	rc = reviewer_run(l, rc_, again, c, failed);
 	free(again);
+	return rc;
+}
+
+/* require_evidence: an approval without executed evidence is asked for
+ * once more; still none, the cycle is rejected. 0 or STOP_SIGNAL. */
+static int evidence_answer(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
+			   bool *failed)
+{
+	int rc = ask_again(l, rc_, prompt, c, failed, ASK_NO_EVIDENCE);
+
+	if (rc == STOP_SIGNAL || !lacks_evidence(l, c, *failed))
+		return rc;
+	c->verdict = FG_VERDICT_REJECTED;
+	free(c->feedback);
+	c->feedback = fg_xstrdup(EP_NO_EVIDENCE_FEEDBACK);
+	return rc;
+}
+
+/* A reviewer's run into c, asked once more when its answer holds no
+ * verdict (want_reask) or approves without evidence (require_evidence).
+ * 0 or STOP_SIGNAL. */
+static int reviewer_answer(struct loop *l, struct rv_call *rc_, const char *prompt, struct fg_cycle *c,
+			   bool *failed)
+{
+	int rc = reviewer_run(l, rc_, prompt, c, failed);
+
+	if (rc != STOP_SIGNAL && want_reask(l, c, *failed))
+		rc = ask_again(l, rc_, prompt, c, failed, ASK_NO_VERDICT);
+	if (rc != STOP_SIGNAL && lacks_evidence(l, c, *failed))
+		return evidence_answer(l, rc_, prompt, c, failed);
 	return rc;
 }
 
@@ -919,7 +971,10 @@ static void progress(const struct fg_cycle *c)
 	char line[1024];
 	struct fg_buf b;
 
-	if (c->verdict == FG_VERDICT_APPROVED) {
+	if (c->verdict == FG_VERDICT_APPROVED && c->ev.advice_only) {
+		fprintf(stderr, "Review cycle %d/%d: APPROVED - %zu advice finding(s), not looped on\n",
+			c->cycle, c->max_cycles, c->nfindings);
+	} else if (c->verdict == FG_VERDICT_APPROVED) {
 		fprintf(stderr, "Review cycle %d/%d: APPROVED\n", c->cycle, c->max_cycles);
 	} else {
 		ep_one_line(line, sizeof(line), c->feedback, EP_FEEDBACK_LINE_CHARS);
@@ -1124,6 +1179,8 @@ static int review_phase(struct loop *l)
 			failed = ep_panel_any_failed(c);
 		l->reviewer_failed[l->nhist++] = failed;
 		c->stalled = stalled(l);
+		c->ev.advice_only = c->verdict == FG_VERDICT_APPROVED && c->has_findings &&
+				    fg_findings_advice_only(c->findings, c->nfindings);
 		/* Approved, blocked, stalled and exhausted end the loop anyway;
 		 * otherwise a spent budget is why no worker retry starts. */
 		c->over_budget = c->verdict != FG_VERDICT_APPROVED && !ep_panel_blocked(c) && !c->stalled &&

@@ -21,7 +21,12 @@ static const char VERDICT_PROTOCOL[] =
 	"- After REJECTED, list every problem the worker must fix, most important first, each\n"
 	"  with the file and line where it applies and what to change. The text after REJECTED\n"
 	"  is handed to the worker as its feedback, so make it specific and actionable.\n"
-	"- Do not write the other verdict word anywhere in your review.\n";
+	"- Do not write the other verdict word anywhere in your review.\n"
+	"- Say what you ran to reach the verdict, one line each:\n"
+	"  **Verified:** <command> -> <result>\n"
+	"- Severities (when you list findings): BLOCKING and SUGGESTION (also CRITICAL, HIGH,\n"
+	"  MAJOR, MEDIUM) must be fixed; NITPICK and NOTE (also MINOR, LOW, INFO) are advice:\n"
+	"  listed for the worker, never a reason to reject on their own.\n";
 
 void ep_one_line(char *out, size_t outlen, const char *s, size_t max_chars)
 {
@@ -83,10 +88,12 @@ char *ep_prompt_worker(const struct ep_task *t)
 	return fg_buf_detach(&b, NULL);
 }
 
+/* Listed first in the worker's feedback: the BLOCKING rank of severity.h
+ * (BLOCKING, BLOCKER, CRITICAL). HIGH is a SUGGESTION there, as the
+ * review-result marker maps it: it rejects too, and is listed after. */
 static bool blocking(const struct fg_finding *f)
 {
-	return f->severity && (!strcasecmp(f->severity, "blocking") ||
-			       !strcasecmp(f->severity, "critical") || !strcasecmp(f->severity, "high"));
+	return fg_finding_rank(f) == FG_RANK_BLOCKING;
 }
 
 static void add_finding(struct fg_buf *b, const struct fg_finding *f)
@@ -258,18 +265,33 @@ char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, s
 	return fg_buf_detach(&b, NULL);
 }
 
-char *ep_prompt_reask(const char *prompt)
+/* prompt (borrowed), then section: an owned prompt. */
+static char *with_section(const char *prompt, const char *section)
 {
 	struct fg_buf b;
 
 	fg_buf_init(&b, EP_PROMPT_MAX);
 	fg_buf_adds(&b, prompt);
-	fg_buf_adds(&b, "\n\n## Your previous answer had no verdict\n\n"
-		    "You were asked this before and answered without a verdict: neither APPROVED nor\n"
-		    "REJECTED appeared outside code. Review the work again and end your answer with a\n"
-		    "last line that is exactly APPROVED, or REJECTED followed by the problems to fix,\n"
-		    "for example:\n\nREJECTED: tests/test_calc.sh fails: add() returns a - b\n");
+	fg_buf_adds(&b, section);
 	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_reask(const char *prompt)
+{
+	return with_section(prompt, "\n\n## Your previous answer had no verdict\n\n"
+		"You were asked this before and answered without a verdict: neither APPROVED nor\n"
+		"REJECTED appeared outside code. Review the work again and end your answer with a\n"
+		"last line that is exactly APPROVED, or REJECTED followed by the problems to fix,\n"
+		"for example:\n\nREJECTED: tests/test_calc.sh fails: add() returns a - b\n");
+}
+
+char *ep_prompt_evidence_reask(const char *prompt)
+{
+	return with_section(prompt, "\n\n## Your approval needs executed evidence\n\n"
+		"You approved without saying what you ran. This review requires an approval to rest\n"
+		"on something executed in this pass (tests covering the change, a lint, a\n"
+		"reproduction). Run it, then give your verdict with one line per check, for example:\n\n"
+		"**Verified:** sh tests/test_calc.sh -> 4 passed, 0 failed\n\nAPPROVED\n");
 }
 
 char *ep_prompt_with_system(const char *system, const char *prompt)

@@ -49,6 +49,14 @@ char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, s
 /* The reviewer prompt again (borrowed), with a short section saying that
  * the previous answer held no verdict and what a valid last line is. */
 char *ep_prompt_reask(const char *prompt);
+/* The feedback of a cycle rejected under require_evidence because the
+ * approval rested on nothing executed, even when asked once more. */
+#define EP_NO_EVIDENCE_FEEDBACK "approval without executed evidence: the reviewer approved twice " \
+	"without a '**Verified:** <command> -> <result>' line naming something it ran, and no check " \
+	"passed (review.md require_evidence: true)"
+/* The reviewer prompt again (borrowed), with a section saying that the
+ * approval must rest on something executed in this pass. */
+char *ep_prompt_evidence_reask(const char *prompt);
 /* system, a separator, then prompt: for a CLI that takes no system prompt. */
 char *ep_prompt_with_system(const char *system, const char *prompt);
 /* What a worker retry must address: findings as a list when the cycle has

@@ -376,17 +376,25 @@ static const char *open_feedback(const struct entry *e)
 	return last && last->verdict == FG_VERDICT_REJECTED ? last->feedback : NULL;
 }
 
-/* The last cycle's findings that are still open: all of them when that
- * cycle was rejected, none when it was approved. Borrowed; *n set. */
-static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+/* The last cycle's findings: with advice false those still open (all of
+ * them when that cycle was rejected, none when it was approved); with
+ * advice true those of an approval, which are advice and were not looped
+ * on. Borrowed; *n set. */
+static const struct fg_finding *last_findings(const struct entry *e, bool advice, size_t *n)
 {
 	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+	enum fg_verdict_kind want = advice ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
 
 	*n = 0;
-	if (!last || last->verdict != FG_VERDICT_REJECTED || !last->has_findings)
+	if (!last || last->verdict != want || !last->has_findings)
 		return NULL;
 	*n = last->nfindings;
 	return last->findings;
+}
+
+static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+{
+	return last_findings(e, false, n);
 }
 
 /* "path:line", "path" or NULL (no location). Owned. */
@@ -407,8 +415,11 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
 		cJSON_AddNullToObject(o, k);
 }
 
-/* A panel's roles as of the last cycle ("reviews", only for a panel) and
- * the open findings ("open_findings", always: [] when none). */
+static void add_findings_json(cJSON *o, const char *key, const struct fg_finding *f, size_t n);
+
+/* A panel's roles as of the last cycle ("reviews", only for a panel), the
+ * open findings ("open_findings", always: [] when none), an approval's
+ * advice ("advice_findings", when any) and its "verified" lines. */
 static void add_panel_json(cJSON *o, const struct entry *e)
 {
 	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
@@ -429,8 +440,20 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 			cJSON_AddItemToArray(arr, ro);
 		}
 	}
-	arr = cJSON_AddArrayToObject(o, "open_findings");
 	f = open_findings(e, &n);
+	add_findings_json(o, "open_findings", f, n);
+	f = last_findings(e, true, &n);
+	if (n)
+		add_findings_json(o, "advice_findings", f, n);
+	if (last)
+		fg_evidence_add_verified(o, &last->ev.verified);
+}
+
+/* key: [{role, severity, location, title}] of f[0..n). */
+static void add_findings_json(cJSON *o, const char *key, const struct fg_finding *f, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+
 	for (size_t i = 0; i < n; i++) {
 		cJSON *fo = cJSON_CreateObject();
 		char *loc = finding_location(&f[i]);
@@ -649,15 +672,17 @@ static void md_short(struct md *m, const char *s)
 	md_cell(m, s && *s ? s : "");
 }
 
-/* The open findings: | role | severity | location | finding |. */
-static void md_findings(struct md *m, const struct entry *e)
+/* The open findings (advice: an approval's advice findings, "not looped
+ * on"): | role | severity | location | finding |. */
+static void md_findings(struct md *m, const struct entry *e, bool advice)
 {
 	size_t n;
-	const struct fg_finding *f = open_findings(e, &n);
+	const struct fg_finding *f = last_findings(e, advice, &n);
 
 	if (!n)
 		return;
-	md_adds(m, "**Open findings:**\n\n| role | severity | location | finding |\n|---|---|---|---|\n");
+	md_adds(m, advice ? "**Advice (listed, not looped on):**\n\n" : "**Open findings:**\n\n");
+	md_adds(m, "| role | severity | location | finding |\n|---|---|---|---|\n");
 	for (size_t i = 0; i < n; i++) {
 		char *loc = finding_location(&f[i]);
 
@@ -671,6 +696,22 @@ static void md_findings(struct md *m, const struct entry *e)
 		md_short(m, f[i].title);
 		md_adds(m, " |\n");
 		free(loc);
+	}
+	md_addc(m, '\n');
+}
+
+/* "**Verified:**" and the last cycle's executed evidence, one item each. */
+static void md_verified(struct md *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	if (!last->ev.verified.n)
+		return;
+	md_adds(m, "**Verified:**\n\n");
+	for (size_t i = 0; i < last->ev.verified.n; i++) {
+		md_adds(m, "- ");
+		md_cell(m, last->ev.verified.v[i]);
+		md_addc(m, '\n');
 	}
 	md_addc(m, '\n');
 }
@@ -735,7 +776,9 @@ static void md_entry(struct md *m, const struct entry *e)
 	}
 	md_cycles(m, e);
 	md_roles(m, e);
-	md_findings(m, e);
+	md_findings(m, e, false);
+	md_findings(m, e, true);
+	md_verified(m, e);
 	md_failure(m, e);
 	if (e->state != FG_STATE_APPROVED && open && *open) {
 		md_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);

@@ -29,6 +29,7 @@ void fg_cycle_init(struct fg_cycle *c)
 	memset(c, 0, sizeof(*c));
 	c->verdict = FG_VERDICT_REJECTED;
 	c->format = FG_FORMAT_NONE;
+	fg_evidence_init(&c->ev);
 }
 
 void fg_cycle_release(struct fg_cycle *c)
@@ -41,6 +42,7 @@ void fg_cycle_release(struct fg_cycle *c)
 	for (size_t i = 0; i < c->nreviews; i++)
 		fg_review_release(&c->reviews[i]);
 	free(c->reviews);
+	fg_evidence_release(&c->ev);
 	fg_cycle_init(c);
 }
 
@@ -213,7 +215,7 @@ int fg_cycle_dir(const char *tmpl, const struct fg_cycle_dir_vars *v, char **out
 /* Rounds a wall time to milliseconds for the file. Non-finite or negative
  * values (a clock gone wrong) are written as 0 so that our own reader never
  * rejects what we wrote; huge values are left as they are. */
-static double elapsed_for_file(double x)
+double fg__seconds_for_file(double x)
 {
 	if (!isfinite(x) || x < 0)
 		return 0;
@@ -245,6 +247,7 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 	if (c->has_reviews)
 		add_reviews(o, c);
 	fg_usage_pair_add_to(o, &c->usage);
+	fg_evidence_add_to(o, &c->ev);
 }
 
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
@@ -258,7 +261,7 @@ struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
 	cJSON_AddStringToObject(o, "verdict", c->verdict == FG_VERDICT_APPROVED ? "approved" : "rejected");
 	cJSON_AddStringToObject(o, "feedback", c->feedback ? c->feedback : "");
 	cJSON_AddStringToObject(o, "skill", c->skill ? c->skill : "");
-	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed_for_file(c->elapsed_seconds));
+	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(c->elapsed_seconds));
 	cJSON_AddStringToObject(o, "timestamp", c->timestamp);
 	add_optional(o, c);
 	return o;
@@ -427,6 +430,7 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
 	parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
+	fg_evidence_from(&c->ev, o);
 }
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
@@ -667,7 +671,7 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 	cJSON_AddStringToObject(o, "feedback", r->feedback ? r->feedback : "");
 	if (r->has_findings)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->findings, r->nfindings));
-	cJSON_AddNumberToObject(o, "elapsed_seconds", elapsed_for_file(r->elapsed_seconds));
+	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(r->elapsed_seconds));
 	if (r->reviewer_log)
 		cJSON_AddStringToObject(o, "reviewer_log", r->reviewer_log);
 	if (r->usage) {

@@ -29,4 +29,8 @@ int fg__json_req_string(const struct cJSON *o, const char *key, const char **out
  */
 int fg__json_name(int kind, const char *key, const char *value, char *err, size_t errlen);
 
+/* A duration for a file we write: rounded to milliseconds; a non-finite
+ * or negative value is 0, so what we write always reads back. */
+double fg__seconds_for_file(double x);
+
 #endif

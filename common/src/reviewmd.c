@@ -66,6 +66,9 @@ struct fm_fields {
 	int has_cost;
 	double cost;
 	int cost_line;
+	int has_evidence;
+	int evidence;
+	int evidence_line;
 };
 
 /* The three parts of a review.md once the delimiters are found. */
@@ -447,31 +450,27 @@ static void take_retries(struct walker *w)
 	w->f.retries = n;
 }
 
-/* stop_when_stalled: an untagged (or !!bool) plain YAML 1.2 boolean. */
-static void take_stalled(struct walker *w)
+/* An untagged (or !!bool) plain YAML 1.2 boolean into *has and *val. */
+static void take_bool(struct walker *w, const char *field, int *has, int *val)
 {
 	static const char *const yes[] = { "true", "True", "TRUE", NULL };
 	static const char *const no[] = { "false", "False", "FALSE", NULL };
 	const yaml_event_t *ev = &w->ev;
 	const char *v;
 
-	w->f.has_stalled = 0;
+	*has = 0;
 	if (ev->type == YAML_SCALAR_EVENT && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 	    (!ev->data.scalar.tag || !strcmp((const char *)ev->data.scalar.tag, YAML_BOOL_TAG))) {
 		v = (const char *)ev->data.scalar.value;
 		if (str_in(v, yes) || str_in(v, no)) {
-			w->f.has_stalled = 1;
-			w->f.stalled = str_in(v, yes);
+			*has = 1;
+			*val = str_in(v, yes);
 			return;
 		}
 	}
-	bad_value(w, "stop_when_stalled", node_kind(ev, YAML_BOOL_TAG), "true or false");
+	bad_value(w, field, node_kind(ev, YAML_BOOL_TAG), "true or false");
 }
 
-/* ---- the panel: reviewers and rereview --------------------------------- */
-
-/* A string value: a scalar that is untagged or !!str, any quoting style.
- * Copies it (cut to outlen - 1) and returns its full length, or -1. */
 static long str_value(const yaml_event_t *ev, char *out, size_t outlen)
 {
 	const char *tag;
@@ -705,7 +704,7 @@ static void take_cost(struct walker *w)
 /* ---- the root mapping -------------------------------------------------- */
 
 static const char *const known_fields[] = { "max_retries", "stop_when_stalled", "reviewers",
-					    "rereview", "max_cost_usd", NULL };
+					    "rereview", "max_cost_usd", "require_evidence", NULL };
 
 /* The known field an unknown key is most likely a typo of, or NULL. A key
  * within FG_REVIEWMD_TYPO_DISTANCE edits is a typo even outside lint: a
@@ -761,7 +760,10 @@ static int take_value(struct walker *w, const char *key, int key_line)
 		take_retries(w);
 	} else if (!strcmp(key, "stop_when_stalled")) {
 		seen_field(w, key, &w->f.stalled_line, key_line);
-		take_stalled(w);
+		take_bool(w, key, &w->f.has_stalled, &w->f.stalled);
+	} else if (!strcmp(key, "require_evidence")) {
+		seen_field(w, key, &w->f.evidence_line, key_line);
+		take_bool(w, key, &w->f.has_evidence, &w->f.evidence);
 	} else if (!strcmp(key, "reviewers")) {
 		seen_field(w, key, &w->f.reviewers_line, key_line);
 		take_reviewers(w);
@@ -1134,6 +1136,7 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	apply_panel(c, &f);
 	c->panel_given = f.has_reviewers;
 	apply_cost(c, &f, env);
+	c->require_evidence = f.has_evidence && f.evidence;
 	return refused;
 }
 

@@ -82,12 +82,15 @@ void fg_verdict_init(struct fg_verdict *v)
 	v->nfindings = 0;
 	v->has_findings = false;
 	v->out_of_scope = false;
+	v->advice_only = false;
+	fg_strvec_init(&v->verified);
 }
 
 void fg_verdict_release(struct fg_verdict *v)
 {
 	free(v->feedback);
 	fg_findings_free(v->findings, v->nfindings);
+	fg_strvec_release(&v->verified);
 	fg_verdict_init(v);
 }
 
@@ -400,26 +403,6 @@ void fg_finding_copy(struct fg_finding *dst, const struct fg_finding *src)
 }
 
 static bool ci_eq(const char *s, const char *w);
-
-/* Severity words in any case; the review-result marker's mapping of other
- * graders' words (BLOCKER, CRITICAL -> BLOCKING; MAJOR, HIGH, MEDIUM ->
- * SUGGESTION) is applied, everything else is advice. */
-int fg_finding_rank(const struct fg_finding *f)
-{
-	static const char *const blocking[] = { "blocking", "blocker", "critical" };
-	static const char *const suggestion[] = { "suggestion", "major", "high", "medium" };
-	const char *s = f->severity ? f->severity : "";
-
-	for (size_t i = 0; i < 3; i++)
-		if (ci_eq(s, blocking[i]))
-			return FG_RANK_BLOCKING;
-	for (size_t i = 0; i < 4; i++)
-		if (ci_eq(s, suggestion[i]))
-			return FG_RANK_SUGGESTION;
-	if (ci_eq(s, "question"))
-		return FG_RANK_QUESTION;
-	return FG_RANK_ADVICE;
-}
 
 /* Required string members come out as "" when absent, optional ones as
  * null, so the array always has the shape of the spec. */
@@ -787,8 +770,9 @@ static size_t expect(const char *t, size_t i, size_t e, const char *w)
 
 /* Rule 2: the last non-empty line is "<!-- review-result: findings=N -->"
  * (blanks allowed between the parts, keywords in any case). Returns the
- * kind (N == 0: approved) or -1; *ls is where that line starts. */
-static int review_result(const char *t, size_t len, size_t *ls)
+ * kind (N == 0: approved) or -1; *ls is where that line starts, *count is
+ * N (SIZE_MAX when it does not fit). */
+static int review_result(const char *t, size_t len, size_t *ls, size_t *count)
 {
 	size_t e = len, s, i, d;
 
@@ -817,6 +801,9 @@ static int review_result(const char *t, size_t len, size_t *ls)
 	/* Any digit other than zero makes N non-zero, however long N is. */
 	while (d < i && t[d] == '0')
 		d++;
+	*count = 0;
+	for (size_t k = d; k < i; k++)
+		*count = *count > (SIZE_MAX - 9) / 10 ? SIZE_MAX : *count * 10 + (size_t)(t[k] - '0');
 	return d == i ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
 }
 
@@ -1073,10 +1060,152 @@ static void decide_marker(struct fg_verdict *v, const struct scan *sc)
 	v->feedback = render1(t, b);
 }
 
+/* ---- the review-output template's headings (verdict_line) ------------- */
+
+/* Removes a trailing " — ", " – " or " - " from a title. */
+static void cut_separator(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n && is_ws((unsigned char)s[n - 1]))
+		n--;
+	if (n >= 3 && !memcmp(s + n - 3, "\xE2\x80", 2) && (s[n - 1] == '\x94' || s[n - 1] == '\x93'))
+		n -= 3;
+	else if (n && s[n - 1] == '-')
+		n--;
+	while (n && is_ws((unsigned char)s[n - 1]))
+		n--;
+	s[n] = '\0';
+}
+
+/* "### [B1] Title — `path:line` (confidence: 80)" at line l: a finding
+ * (severity BLOCKING for B, NOTE for N) appended to v; false otherwise. */
+static bool template_heading(struct fg_verdict *v, const char *t, const struct line *l)
+{
+	size_t i = skip_hws(t, l->s, l->e), h = i, n, te, ls, le;
+	struct fg_finding *f;
+	char kind;
+
+	while (i < l->e && t[i] == '#')
+		i++;
+	if (i - h < 2 || i - h > 4 || i >= l->e || !is_hws((unsigned char)t[i]))
+		return false;
+	i = skip_hws(t, i, l->e);
+	if (l->e - i < 4 || t[i] != '[' || (t[i + 1] != 'B' && t[i + 1] != 'N'))
+		return false;
+	kind = t[i + 1];
+	for (n = i + 2; n < l->e && n - i < 11 && t[n] >= '0' && t[n] <= '9';)
+		n++;
+	if (n == i + 2 || n >= l->e || t[n] != ']')
+		return false;
+	v->findings = fg_xreallocarray(v->findings, v->nfindings + 1, sizeof(*v->findings));
+	f = &v->findings[v->nfindings++];
+	memset(f, 0, sizeof(*f));
+	f->severity = fg_xstrdup(kind == 'B' ? "BLOCKING" : "NOTE");
+	f->ordinal = (int)strtol(t + i + 2, NULL, 10);
+	f->line = -1;
+	ls = NONE;
+	for (size_t k = n + 1; k < l->e && ls == NONE; k++)
+		if (t[k] == '`')
+			ls = k;
+	le = ls == NONE ? NONE : ls + 1;
+	while (le != NONE && le < l->e && t[le] != '`')
+		le++;
+	te = ls == NONE ? l->e : ls;
+	f->title = render1(t + n + 1, te - n - 1);
+	/* The separator before the location: " — ", " – " or " - ". */
+	if (ls != NONE)
+		cut_separator(f->title);
+	if (le != NONE && le < l->e)
+		take_location(f, render1(t + ls + 1, le - ls - 1));
+	return true;
+}
+
+/* The template's findings of t[0, len), outside fenced code. */
+static void template_findings(struct fg_verdict *v, const char *t, size_t len)
+{
+	struct fence f = { 0, 0 };
+	struct line l;
+	size_t pos = 0, info;
+	bool in = false;
+
+	while (v->nfindings < FG_FINDINGS_MAX && next_line(t, len, pos, &l)) {
+		pos = l.next;
+		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info))
+			in = !in;
+		else if (!in && template_heading(v, t, &l))
+			v->has_findings = true;
+	}
+}
+
+/* "**Verified:**" (emphasis optional, any case) at the start of line l,
+ * after an optional list marker: where its text begins, or NONE. */
+static size_t verified_at(const char *t, const struct line *l)
+{
+	size_t i = list_marker(t, skip_hws(t, l->s, l->e), l->e), k;
+
+	i = skip_emph(t, i, l->e);
+	if (!ci_at(t, i, l->e, "verified"))
+		return NONE;
+	i = skip_emph(t, i + 8, l->e);
+	if (i >= l->e || t[i] != ':')
+		return NONE;
+	k = skip_emph(t, i + 1, l->e);
+	return k;
+}
+
+/* Keeps the "**Verified:**" lines outside fenced code (verdict.h). */
+static void verified_lines(struct fg_verdict *v, const char *t, size_t len)
+{
+	struct fence f = { 0, 0 };
+	struct line l;
+	size_t pos = 0, info, a;
+	bool in = false;
+
+	while (v->verified.n < FG_VERIFIED_MAX && next_line(t, len, pos, &l)) {
+		pos = l.next;
+		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info)) {
+			in = !in;
+			continue;
+		}
+		a = in ? NONE : verified_at(t, &l);
+		if (a != NONE) {
+			struct fg_buf b;
+			char *text;
+
+			fg_buf_init(&b, FG_VERIFIED_BYTES);
+			put_utf8(&b, t + a, l.e - a);
+			text = render1(fg_buf_str(&b), b.len);
+			if (*text)
+				fg_strvec_push_take(&v->verified, text);
+			else
+				free(text);
+			fg_buf_release(&b);
+		}
+	}
+}
+
+/* A rejection whose findings are all advice approves (verdict.h); rule 2
+ * also needs N to be the table's row count. */
+static void advice_rule(struct fg_verdict *v, size_t count)
+{
+	if (v->verdict != FG_VERDICT_REJECTED || !v->has_findings ||
+	    !fg_findings_advice_only(v->findings, v->nfindings))
+		return;
+	if (v->format == FG_FORMAT_REVIEW_RESULT_MARKER && count != v->nfindings)
+		return;
+	if (v->format == FG_FORMAT_MARKER || v->format == FG_FORMAT_NONE)
+		return;
+	v->verdict = FG_VERDICT_APPROVED;
+	v->advice_only = true;
+	free(v->feedback);
+	v->feedback = NULL;
+}
+
 int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 {
 	struct scan *sc = fg_xcalloc(1, sizeof(*sc));
-	size_t ls = 0;
+	size_t ls = 0, count = 0;
 	int k;
 
 	fg_verdict_release(v);
@@ -1085,7 +1214,7 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 	sc->vline = -1;
 	sc->ps = NONE;
 	scan_all(sc);
-	k = sc->json ? -1 : review_result(sc->t, sc->len, &ls);
+	k = sc->json ? -1 : review_result(sc->t, sc->len, &ls, &count);
 	if (sc->json) {
 		decide_json(v, sc);
 	} else if (k >= 0) {
@@ -1098,6 +1227,7 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 		v->format = FG_FORMAT_VERDICT_LINE;
 		v->out_of_scope = sc->vline == OUT_OF_SCOPE;
 		v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)sc->vline;
+		template_findings(v, sc->t, sc->len);
 		if (sc->vline == FG_VERDICT_REJECTED)
 			v->feedback = render1(sc->t, sc->len);
 	} else if (sc->marker) {
@@ -1105,6 +1235,8 @@ int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
 	} else {
 		v->feedback = fg_xstrdup(FG_VERDICT_UNPARSED_FEEDBACK);
 	}
+	advice_rule(v, count);
+	verified_lines(v, sc->t, sc->len);
 	if (!v->feedback)
 		v->feedback = fg_xstrdup("");
 	cJSON_Delete(sc->json);

@@ -862,3 +862,27 @@ Test(reviewmd, max_cost_usd_values_and_priority)
 		free(text);
 	}
 }
+
+static void parse_str(struct fg_review_config *c, const char *s)
+{
+	fg_review_config_parse(c, s, strlen(s), NULL);
+}
+
+Test(reviewmd, require_evidence_is_a_bool_defaulting_to_false)
+{
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	parse_str(&c, "Body\n");
+	cr_assert_not(c.require_evidence);
+	parse_str(&c, "---\nrequire_evidence: true\n---\nBody\n");
+	cr_assert(c.require_evidence);
+	cr_assert_eq(c.diags.n, 0);
+	parse_str(&c, "---\nrequire_evidence: yes\n---\nBody\n");
+	cr_assert_not(c.require_evidence, "YAML 1.2: 'yes' is no boolean");
+	cr_assert_eq(c.diags.n, 1);
+	cr_assert(strstr(c.diags.v[0].msg, "invalid 'require_evidence' value 'yes'"), "%s", c.diags.v[0].msg);
+	parse_str(&c, "---\nrequire_evidnce: true\n---\nBody\n");
+	cr_assert(strstr(c.diags.v[0].msg, "did you mean 'require_evidence'"), "%s", c.diags.v[0].msg);
+	fg_review_config_release(&c);
+}

@@ -6,7 +6,9 @@
  * elapsed_seconds (number >= 0), timestamp ("YYYY-MM-DDTHH:MM:SSZ").
  * Optional: run_id, synthetic, format, findings, reviewer_log, stalled,
  * reviews (a panel's per-role reviews, below), over_budget, reask, usage
- * ({"worker": usage, "reviewer": usage}, usage.h).
+ * ({"worker": usage, "reviewer": usage}, usage.h), and the evidence
+ * (evidence.h): checks, changes, changes_truncated, changes_since, diff,
+ * no_change, advice_only, verified.
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -38,6 +40,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/evidence.h"
 #include "forge/reviewmd.h"
 #include "forge/timeutil.h"
 #include "forge/usage.h"
@@ -113,6 +116,8 @@ struct fg_cycle {
 	bool over_budget;                /* the loop stopped here: the cost budget was spent */
 	bool reask;                      /* the reviewer was asked again for a verdict */
 	struct fg_usage_pair usage;      /* the worker run before this review, the reviewer's */
+	struct fg_evidence ev;           /* checks, changes, diff, no_change, advice_only,
+	                                  * verified (evidence.h) */
 };
 
 void fg_cycle_init(struct fg_cycle *c);

@@ -9,7 +9,8 @@
  *   - known fields: max_retries (YAML integer >= 0), stop_when_stalled (YAML
  *     bool), reviewers (a list of {role, instructions}: the reviewer panel),
  *     rereview ("rejected" or "all"), max_cost_usd (YAML number, 0 ..
- *     FG_MAX_COST_USD_LIMIT); unknown fields are ignored (one within
+ *     FG_MAX_COST_USD_LIMIT), require_evidence (YAML bool, default false:
+ *     an approval needs a "**Verified:**" line or a passing check); unknown fields are ignored (one within
  *     FG_REVIEWMD_TYPO_DISTANCE edits of a known field with a "did you mean"
  *     warning); a field of the wrong type is a warning and falls back;
  *     malformed YAML (also: nested deeper than FG_REVIEWMD_MAX_DEPTH or more
@@ -104,6 +105,7 @@ struct fg_review_config {
 	size_t nreviewers;               /* 0: one reviewer, role "default" (no panel) */
 	enum fg_rereview rereview;
 	bool panel_given;                /* the frontmatter had a reviewers: list */
+	bool require_evidence;           /* an approval needs a Verified line or a passing check */
 	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */
 };
 

@@ -22,6 +22,17 @@
  *      occurrence wins; markers inside fenced code blocks (``` or ~~~) and
  *      inline code spans do not count.
  *   5. none: rejected with feedback "Verdict could not be parsed".
+ * Advice only (severity.h): a rejection by rule 1, 2 or 3 whose findings
+ * are all named advice (NITPICK, NOTE, MINOR, LOW, INFO), at least one, is
+ * approved with advice_only set and the findings kept (rule 2: only when N
+ * equals the table's rows, so a count the table does not show keeps the
+ * rejection). Rule 3 reads findings from the review-output template's
+ * headings "### [B1] Title — `file:line`" (BLOCKING) and "### [N1] ..."
+ * (NOTE) when the output has any.
+ * Evidence: every line outside fences of the form "**Verified:** text"
+ * (emphasis optional, any case, optionally a list item) is kept in
+ * verified, in order, at most FG_VERIFIED_MAX, each trimmed, valid UTF-8
+ * and cut at FG_VERIFIED_BYTES.
  * Feedback: "" when approved. Rejected: marker rule: the trimmed text after
  * the marker (if empty, the trimmed text before it); structured formats: the
  * report text (rawMarkdown, else the output without the JSON block/marker),
@@ -67,10 +78,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "forge/buf.h"
+#include "forge/severity.h"
+
 struct cJSON;
 
 #define FG_FEEDBACK_MAX (256 * 1024)
 #define FG_FINDINGS_MAX 500
+/* "**Verified:**" lines kept per review, and bytes kept of each. */
+#define FG_VERIFIED_MAX 20
+#define FG_VERIFIED_BYTES 1000
 
 enum fg_verdict_kind { FG_VERDICT_APPROVED, FG_VERDICT_REJECTED };
 
@@ -103,13 +120,6 @@ struct fg_finding {
 	char *role;         /* the panel role that raised it; NULL outside a panel */
 };
 
-/* How much a finding weighs, by its severity word (any case). */
-enum fg_finding_rank {
-	FG_RANK_BLOCKING,     /* BLOCKING, BLOCKER, CRITICAL */
-	FG_RANK_SUGGESTION,   /* SUGGESTION, MAJOR, HIGH, MEDIUM */
-	FG_RANK_QUESTION,     /* QUESTION: a person must decide */
-	FG_RANK_ADVICE        /* NOTE, NITPICK, anything else */
-};
 
 struct fg_verdict {
 	enum fg_verdict_kind verdict;
@@ -119,6 +129,8 @@ struct fg_verdict {
 	size_t nfindings;
 	bool has_findings;           /* the output carried a findings array */
 	bool out_of_scope;           /* approved because the domain had nothing to assess */
+	bool advice_only;            /* approved: every finding is advice (severity.h) */
+	struct fg_strvec verified;   /* the "**Verified:**" lines, in order */
 };
 
 /* "approved" / "rejected". */
@@ -154,7 +166,5 @@ int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size
 void fg_findings_free(struct fg_finding *f, size_t n);
 /* Deep copy of src into dst (whose old contents are not freed). */
 void fg_finding_copy(struct fg_finding *dst, const struct fg_finding *src);
-/* The finding's enum fg_finding_rank. */
-int fg_finding_rank(const struct fg_finding *f);
 
 #endif

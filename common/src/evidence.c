@@ -1,0 +1,262 @@
+/*
+ * evidence.c - a cycle's checks, change set, verified lines and markers
+ * (see evidence.h and docs/reference/cycle-files.md).
+ */
+#include "forge/evidence.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/text.h"
+#include "forge/util.h"
+#include "forge/verdict.h"
+#include "internal.h"
+
+static const char *const STATUS[] = { "added", "modified", "deleted", "renamed" };
+
+void fg_evidence_init(struct fg_evidence *e)
+{
+	memset(e, 0, sizeof(*e));
+	fg_strvec_init(&e->verified);
+}
+
+void fg_evidence_release(struct fg_evidence *e)
+{
+	for (size_t i = 0; i < e->nchecks; i++) {
+		free(e->checks[i].output_tail);
+		free(e->checks[i].log);
+	}
+	free(e->checks);
+	for (size_t i = 0; i < e->nchanges; i++) {
+		free(e->changes[i].path);
+		free(e->changes[i].old_path);
+	}
+	free(e->changes);
+	free(e->diff);
+	fg_strvec_release(&e->verified);
+	fg_evidence_init(e);
+}
+
+const char *fg_change_status_name(enum fg_change_status s)
+{
+	return (unsigned)s < ARRAY_SIZE(STATUS) ? STATUS[s] : "modified";
+}
+
+int fg_change_status_parse(const char *s, enum fg_change_status *out)
+{
+	for (size_t i = 0; s && i < ARRAY_SIZE(STATUS); i++) {
+		if (!strcmp(s, STATUS[i])) {
+			*out = (enum fg_change_status)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+struct fg_check_result *fg_evidence_add_check(struct fg_evidence *e, const char *name)
+{
+	struct fg_check_result *r;
+
+	if (e->nchecks >= FG_CHECKS_MAX)
+		return NULL;
+	e->checks = fg_xreallocarray(e->checks, e->nchecks + 1, sizeof(*e->checks));
+	r = &e->checks[e->nchecks++];
+	memset(r, 0, sizeof(*r));
+	fg__strlcpy(r->name, name, sizeof(r->name));
+	r->exit_code = -1;
+	r->output_tail = fg_xstrdup("");
+	e->has_checks = true;
+	return r;
+}
+
+void fg_evidence_add_change(struct fg_evidence *e, enum fg_change_status st, const char *path,
+			    const char *old_path, long added, long deleted)
+{
+	struct fg_change *c;
+
+	e->has_changes = true;
+	if (e->nchanges >= FG_CHANGES_MAX) {
+		e->changes_truncated = true;
+		return;
+	}
+	e->changes = fg_xreallocarray(e->changes, e->nchanges + 1, sizeof(*e->changes));
+	c = &e->changes[e->nchanges++];
+	c->path = fg_utf8_scrub(path, strlen(path));
+	c->old_path = old_path ? fg_utf8_scrub(old_path, strlen(old_path)) : NULL;
+	c->status = st;
+	c->added = added;
+	c->deleted = deleted;
+}
+
+const struct fg_check_result *fg_evidence_failed_check(const struct fg_evidence *e)
+{
+	for (size_t i = 0; i < e->nchecks; i++)
+		if (e->checks[i].exit_code != 0)
+			return &e->checks[i];
+	return NULL;
+}
+
+/* ---- writing ----------------------------------------------------------- */
+
+static void add_checks(cJSON *o, const struct fg_evidence *e)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "checks");
+
+	for (size_t i = 0; i < e->nchecks; i++) {
+		const struct fg_check_result *r = &e->checks[i];
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(c, "name", r->name);
+		cJSON_AddNumberToObject(c, "exit_code", r->exit_code);
+		cJSON_AddNumberToObject(c, "duration_seconds", fg__seconds_for_file(r->duration_seconds));
+		cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
+		if (r->log)
+			cJSON_AddStringToObject(c, "log", r->log);
+		else
+			cJSON_AddNullToObject(c, "log");
+		if (r->timed_out)
+			cJSON_AddTrueToObject(c, "timed_out");
+		cJSON_AddItemToArray(arr, c);
+	}
+}
+
+static void add_changes(cJSON *o, const struct fg_evidence *e)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "changes");
+
+	for (size_t i = 0; i < e->nchanges; i++) {
+		const struct fg_change *ch = &e->changes[i];
+		cJSON *c = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(c, "path", ch->path);
+		cJSON_AddStringToObject(c, "status", fg_change_status_name(ch->status));
+		if (ch->old_path)
+			cJSON_AddStringToObject(c, "old_path", ch->old_path);
+		if (ch->added >= 0)
+			cJSON_AddNumberToObject(c, "added", (double)ch->added);
+		if (ch->deleted >= 0)
+			cJSON_AddNumberToObject(c, "deleted", (double)ch->deleted);
+		cJSON_AddItemToArray(arr, c);
+	}
+	if (e->changes_truncated)
+		cJSON_AddTrueToObject(o, "changes_truncated");
+	cJSON_AddStringToObject(o, "changes_since", e->since_review ? "review" : "step");
+}
+
+void fg_evidence_add_verified(struct cJSON *o, const struct fg_strvec *v)
+{
+	cJSON *arr = v->n ? cJSON_AddArrayToObject(o, "verified") : NULL;
+
+	for (size_t i = 0; arr && i < v->n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(v->v[i]));
+}
+
+void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e)
+{
+	if (e->has_checks)
+		add_checks(o, e);
+	if (e->has_changes)
+		add_changes(o, e);
+	if (e->diff)
+		cJSON_AddStringToObject(o, "diff", e->diff);
+	if (e->no_change)
+		cJSON_AddTrueToObject(o, "no_change");
+	if (e->advice_only)
+		cJSON_AddTrueToObject(o, "advice_only");
+	fg_evidence_add_verified(o, &e->verified);
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+static const char *str_of(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+static long long_of(const cJSON *o, const char *key, long lo, long hi, long dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+
+	if (!isfinite(d) || d < (double)lo || d > (double)hi || d != (double)(long)d)
+		return dflt;
+	return (long)d;
+}
+
+/* A plain file name beside the cycle file (readers open it there). */
+static bool base_name(const char *s)
+{
+	return s && *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+}
+
+static void read_checks(struct fg_evidence *e, const cJSON *arr)
+{
+	const cJSON *it;
+
+	cJSON_ArrayForEach(it, arr) {
+		const char *name = str_of(it, "name"), *tail = str_of(it, "output_tail");
+		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_seconds");
+		struct fg_check_result *r;
+
+		if (!name || !*name || !(r = fg_evidence_add_check(e, name)))
+			continue;
+		r->exit_code = (int)long_of(it, "exit_code", -1, 255, -1);
+		r->timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "timed_out"));
+		r->duration_seconds = cJSON_IsNumber(d) && isfinite(d->valuedouble) && d->valuedouble >= 0
+					      ? d->valuedouble : 0;
+		if (tail) {
+			free(r->output_tail);
+			r->output_tail = fg_xstrdup(tail);
+		}
+		r->log = base_name(str_of(it, "log")) ? fg_xstrdup(str_of(it, "log")) : NULL;
+	}
+	e->has_checks = true;
+}
+
+static void read_changes(struct fg_evidence *e, const cJSON *o, const cJSON *arr)
+{
+	const cJSON *it;
+	const char *since = str_of(o, "changes_since");
+
+	cJSON_ArrayForEach(it, arr) {
+		const char *path = str_of(it, "path");
+		enum fg_change_status st;
+
+		if (!path || fg_change_status_parse(str_of(it, "status"), &st))
+			continue;
+		fg_evidence_add_change(e, st, path, str_of(it, "old_path"),
+				       long_of(it, "added", 0, 1L << 30, -1),
+				       long_of(it, "deleted", 0, 1L << 30, -1));
+	}
+	e->has_changes = true;
+	e->changes_truncated |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "changes_truncated"));
+	e->since_review = since && !strcmp(since, "review");
+}
+
+void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
+{
+	const cJSON *v;
+
+	fg_evidence_release(e);
+	v = cJSON_GetObjectItemCaseSensitive(o, "checks");
+	if (cJSON_IsArray(v))
+		read_checks(e, v);
+	v = cJSON_GetObjectItemCaseSensitive(o, "changes");
+	if (cJSON_IsArray(v))
+		read_changes(e, o, v);
+	if (base_name(str_of(o, "diff")))
+		e->diff = fg_xstrdup(str_of(o, "diff"));
+	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
+	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
+	v = cJSON_GetObjectItemCaseSensitive(o, "verified");
+	for (const cJSON *it = cJSON_IsArray(v) ? v->child : NULL; it && e->verified.n < FG_VERIFIED_MAX;
+	     it = it->next)
+		if (cJSON_IsString(it) && it->valuestring)
+			fg_strvec_push(&e->verified, it->valuestring);
+}
