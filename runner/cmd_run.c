@@ -784,6 +784,7 @@ int rn_cmd_run(int argc, char **argv)
 	 * (it only appears in log lines then). */
 	st.step_dir = fg_path_join(cfg.workspace ? cfg.workspace : "/workspace", st.step_rel);
 	rn_cycles_init(&st.cycles);
+	rn_cycles_test_bound(&st.cycles);
 	rn_metrics_init(&st.metrics);
 	r = run_prepared(&st);
 	rn_metrics_release(&st.metrics);

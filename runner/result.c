@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +13,23 @@
 #include "forge/alloc.h"
 #include "forge/frame.h"
 #include "forge/fsutil.h"
+#include "forge/num.h"
 #include "watch.h"
 
 void rn_cycles_init(struct rn_cycles *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->max_bytes = RN_CYCLES_MAX_BYTES;
+}
+
+size_t rn_cycles_test_bound(struct rn_cycles *s)
+{
+	const char *v = getenv("FORGE_TEST_CYCLES_MAX_BYTES");
+	long n;
+
+	if (v && !fg_parse_long(v, 1, LONG_MAX, &n) && (unsigned long)n < s->max_bytes)
+		s->max_bytes = (size_t)n;
+	return s->max_bytes;
 }
 
 void rn_cycles_release(struct rn_cycles *s)
@@ -150,7 +163,7 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	r->nodes = 0;
 	/* A cycle's members sit at depth 3 of the result: root, review_cycles, cycle. */
 	r->bytes = tree_cost(r->obj, 3, &r->nodes) + strlen(skill) + 1;
-	if (r->bytes > RN_CYCLES_MAX_BYTES - s->bytes || r->nodes > RN_CYCLES_MAX_NODES - s->nodes) {
+	if (r->bytes > s->max_bytes - s->bytes || r->nodes > RN_CYCLES_MAX_NODES - s->nodes) {
 		/* The tree was built to be measured; the content is dropped, the
 		 * record stays so that the review state still counts the cycle. */
 		cJSON_Delete(r->obj);

@@ -75,12 +75,21 @@ struct rn_cycle_rec {
 struct rn_cycles {
 	struct rn_cycle_rec *v;
 	size_t n, cap;
-	size_t bytes;         /* sum of v[].bytes, at most RN_CYCLES_MAX_BYTES */
+	size_t bytes;         /* sum of v[].bytes, at most max_bytes */
+	size_t max_bytes;     /* RN_CYCLES_MAX_BYTES, or the test-only lower bound */
 	size_t nodes;         /* sum of v[].nodes, at most RN_CYCLES_MAX_NODES */
 	size_t untracked;     /* cycle files the watch did not track (set by the session) */
 };
 
+/* Empty, with max_bytes = RN_CYCLES_MAX_BYTES. */
 void rn_cycles_init(struct rn_cycles *s);
+/*
+ * Test-only: FORGE_TEST_CYCLES_MAX_BYTES (a byte count) lowers s->max_bytes,
+ * so the memory-bound test fills the bound with a few MiB instead of
+ * hundreds. It can never raise the bound; an unset, invalid or larger value
+ * leaves it alone. Returns the bound in force.
+ */
+size_t rn_cycles_test_bound(struct rn_cycles *s);
 void rn_cycles_release(struct rn_cycles *s);
 /* What a cycle reported by some source means for what is stored. Every
  * source (watch, poll, sweep, stream) delivers into one rn_cycles, so one
@@ -100,7 +109,7 @@ enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg
 /* Stores (a copy of) c, replacing an earlier content of the same number;
  * source (enum rn_source) is kept as the content's first source.
  * Returns 0 when its object is kept, 1 when it did not fit in
- * RN_CYCLES_MAX_BYTES: then only its scalar fields are kept. */
+ * s->max_bytes: then only its scalar fields are kept. */
 int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened, int source);
 /* Cycle numbers detected but absent from review_cycles: s->untracked plus
  * the records whose object was dropped. */

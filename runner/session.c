@@ -99,7 +99,7 @@ static void store(struct session *s, const struct rn_cycle_report *r, int source
 		s->budget_logged = 1;
 		rn_log(s->p->log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", r->dir),
 		       RN_LS("step", r->step), RN_LS("file", r->name), RN_LS("limit", "retained_bytes"),
-		       RN_LI("max", (long long)RN_CYCLES_MAX_BYTES));
+		       RN_LI("max", (long long)s->p->cycles->max_bytes));
 	}
 }
 

@@ -234,7 +234,7 @@ Test(entrypoint_agents, worker_idle_timeout_fails_the_task)
 {
 	struct ep_ws w;
 	struct fgt_proc p;
-	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=1", NULL };
+	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
 
 	ws_setup(&w);
 	char *wk = ws_script(&w, "worker.sh", "echo working; exec sleep 60");
@@ -250,13 +250,13 @@ Test(entrypoint_agents, agent_ignoring_sigterm_is_killed_after_grace)
 {
 	struct ep_ws w;
 	struct fgt_proc p;
-	const char *extra[] = { "FORGE_AGENT_TIMEOUT=1", "FORGE_AGENT_KILL_GRACE=0.5", NULL };
+	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", "FORGE_AGENT_KILL_GRACE=0.2", NULL };
 
 	ws_setup(&w);
 	char *wk = ws_script(&w, "worker.sh", "trap '' TERM\nwhile :; do sleep 1; done");
 	ws_run(&w, &p, wk, NULL, extra);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
-	cr_assert(strstr(p.err, "worker timed out after 1 s"), "%s", p.err);
+	cr_assert(strstr(p.err, "worker timed out after 0.3 s"), "%s", p.err);
 	free(wk);
 	fgt_proc_release(&p);
 	ws_teardown(&w);

@@ -186,14 +186,14 @@ Test(entrypoint_loop, reviewer_crash_is_a_rejection)
 
 Test(entrypoint_loop, reviewer_timeout_is_a_rejection)
 {
-	const char *extra[] = { "FORGE_AGENT_TIMEOUT=1", NULL };
+	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", NULL };
 
-	reviewer_failure("echo APPROVED; sleep 60", extra, "timed out after 1 s", "none");
+	reviewer_failure("echo APPROVED; sleep 60", extra, "timed out after 0.3 s", "none");
 }
 
 Test(entrypoint_loop, silent_hung_reviewer_is_stopped_by_idle_watchdog)
 {
-	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=1", NULL };
+	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
 
 	reviewer_failure("echo APPROVED; sleep 60", extra, "FORGE_AGENT_IDLE_TIMEOUT", "none");
 }

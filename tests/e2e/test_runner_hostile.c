@@ -68,45 +68,86 @@ Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
 	fx_teardown(&f);
 }
 
-/* big N C: review_cycle_N.json with 7 MiB of feedback made of the letter C. */
+/*
+ * The memory bound is tested against a test-only lower bound: the runner's
+ * FORGE_TEST_CYCLES_MAX_BYTES lowers RN_CYCLES_MAX_BYTES (64 MiB, never
+ * raises it) to TEST_CYCLES_MAX, and the cycle files shrink by the same
+ * factor (TEST_SCALE): the same 40 files, rewritten twice, the same 9 kept,
+ * 105 MiB written instead of 840.
+ */
+#define TEST_SCALE 8
+#define TEST_CYCLES_MAX ((64L * 1024 * 1024) / TEST_SCALE)
+#define TEST_FEEDBACK_BYTES ((7L * 1024 * 1024) / TEST_SCALE)
+
+/* big N C: review_cycle_N.json with TEST_FEEDBACK_BYTES of feedback made of
+ * the letter C. */
 static const char BIG_CYCLE[] =
 	"big() {\n"
 	"  { printf '{\"cycle\":%s,\"max_cycles\":40,\"verdict\":\"rejected\",\"feedback\":\"' \"$1\"\n"
-	"    head -c 7340032 /dev/zero | tr '\\0' \"$2\"\n"
+	"    head -c \"$BIG_BYTES\" /dev/zero | tr '\\0' \"$2\"\n"
 	"    printf '\",\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
 	"\"run_id\":\"%s\"}\\n' \"$K\" \"$FORGE_RUN_ID\"; } > \"$D/.big\"\n"
 	"  mv \"$D/.big\" \"$D/review_cycle_$1.json\"\n"
 	"}\n";
 
+/* Runs the 40-files-rewritten-twice script with FORGE_TEST_CYCLES_MAX_BYTES=bound. */
+static void run_big_rewrites(struct fx *f, const char *bound)
+{
+	char *body, *ep, *lim = fgt_fmt("FORGE_TEST_CYCLES_MAX_BYTES=%s", bound);
+	const char *env[] = { lim, NULL };
+
+	/* 40 files, each rewritten twice with new content: 35 MiB of distinct
+	 * cycles at any time, 105 MiB written in all. */
+	body = fgt_fmt("BIG_BYTES=%ld\n%sfor c in a b c; do i=1; while [ $i -le 40 ]; do big $i $c; i=$((i+1)); done; done\n"
+		       "exit 0\n", TEST_FEEDBACK_BYTES, BIG_CYCLE);
+	ep = fx_fake_entrypoint(f, body);
+	fx_runner(f, NULL, ep, "json", NULL, NULL, NULL, env);
+	cr_assert_eq(fx_code(f), 0, "exit %d; stderr:\n%s", fx_code(f), f->err);
+	free(body);
+	free(ep);
+	free(lim);
+}
+
 Test(runner_hostile, big_cycle_files_rewritten_keep_memory_bounded)
 {
 	struct fx f;
-	const cJSON *cs;
-	char *body, *ep;
+	const cJSON *cs, *ev;
+	char *bound = fgt_fmt("%ld", TEST_CYCLES_MAX);
 	int kept;
 
 	fx_setup(&f);
-	/* 40 files of 7 MiB, each rewritten twice with new content: 280 MiB
-	 * of distinct cycles at any time, 840 MiB written in all. */
-	body = fgt_fmt("%sfor c in a b c; do i=1; while [ $i -le 40 ]; do big $i $c; i=$((i+1)); done; done\n"
-		       "exit 0\n", BIG_CYCLE);
-	ep = fx_fake_entrypoint(&f, body);
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	run_big_rewrites(&f, bound);
 	cs = fx_cycles(&f);
 	kept = cJSON_GetArraySize(cs);
-	/* RN_CYCLES_MAX_BYTES (64 MiB) holds 9 of them; the rest are counted. */
+	/* The bound holds 9 of them; the rest are counted. */
 	cr_assert(kept > 0 && kept < 10, "%d cycles kept", kept);
 	cr_assert_eq(kept + dropped(&f), 40, "%d kept, %d dropped", kept, dropped(&f));
-	cr_assert_not_null(fge_find_event(f.events, "cycle_limit", "limit", "retained_bytes"));
+	ev = fge_find_event(f.events, "cycle_limit", "limit", "retained_bytes");
+	cr_assert_not_null(ev);
+	cr_assert_eq(fge_jint(ev, "max"), TEST_CYCLES_MAX);
 	/* The dropped cycle 40 (rejected, 40 of 40) still decides the state. */
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(f.res, "review_exhausted")));
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "exhausted");
-	/* 64 MiB kept, one 7 MiB file being read, and printing the result:
-	 * keeping every cycle would take well over 600 MiB. */
-	assert_rss_below(&f, 320 * 1024, "big rewritten cycle files");
-	free(body);
-	free(ep);
+	/* The bound kept, one file being read, and printing the result (about
+	 * 45 MiB here); keeping every cycle takes about 125 MiB (the next test
+	 * logs it). */
+	assert_rss_below(&f, 40 * 1024 + 320 * 1024 / TEST_SCALE, "big rewritten cycle files");
+	free(bound);
+	fx_teardown(&f);
+}
+
+Test(runner_hostile, test_bound_only_lowers_the_retained_bytes)
+{
+	struct fx f;
+
+	/* A bound above RN_CYCLES_MAX_BYTES is ignored: all 40 scaled files
+	 * (35 MiB) fit in the real 64 MiB. */
+	fx_setup(&f);
+	run_big_rewrites(&f, "1099511627776");
+	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 40);
+	cr_log_info("every cycle kept: peak RSS %ld KiB", f.maxrss_kb);
+	cr_assert_null(cJSON_GetObjectItem(f.res, "cycles_dropped"));
+	cr_assert_null(fge_find_event(f.events, "cycle_limit", NULL, NULL));
 	fx_teardown(&f);
 }
 
