@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "forge/buf.h"
+#include "forge/fsutil.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
 
@@ -61,18 +62,8 @@ static uint64_t secs_ns(double s)
 
 void ep_write_all(int fd, const void *p, size_t n)
 {
-	const char *c = p;
-
-	while (n) {
-		ssize_t k = write(fd, c, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return;   /* a closed stderr must not stop the agent's supervision */
-		c += k;
-		n -= (size_t)k;
-	}
+	/* A closed stderr must not stop the agent's supervision. */
+	(void)fg_write_all(fd, p, n);
 }
 
 /* One "[role] " line on echo_fd, control characters escaped as in the

@@ -84,8 +84,8 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 /* True when the agent exited with status 0. */
 bool ep_agent_ok(const struct ep_agent_result *r);
 
-/* Writes all n bytes to fd, retrying short writes and EINTR; gives up
- * silently on an error (a closed stderr must not stop a run). */
+/* fg_write_all() that gives up silently on an error (a closed stderr must
+ * not stop a run): for the echo, the agent log and the frames. */
 void ep_write_all(int fd, const void *p, size_t n);
 
 /*

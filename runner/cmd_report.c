@@ -322,10 +322,7 @@ static void report_put(struct report *rp, struct entry *e)
 		if (!strcmp(rp->v[i].key, e->key))
 			old = &rp->v[i];
 	if (!old) {
-		if (rp->n == rp->cap) {
-			rp->cap = rp->cap ? rp->cap * 2 : 8;
-			rp->v = fg_xreallocarray(rp->v, rp->cap, sizeof(*rp->v));
-		}
+		FG_ALLOC_GROW(rp->v, rp->n + 1, rp->cap);
 		rp->v[rp->n++] = *e;
 		memset(e, 0, sizeof(*e));
 		return;

@@ -712,11 +712,9 @@ static int prepare(struct run_state *st, char *err, size_t errlen)
 {
 	struct rn_prepare p = { .rel = st->step_rel, .dir = st->step_dir, .log = st->log };
 
-	do
-		st->wsfd = open(st->cfg->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (st->wsfd < 0 && errno == EINTR);
+	st->wsfd = fg_open_dir(AT_FDCWD, st->cfg->workspace, 0);
 	if (st->wsfd < 0) {
-		int r = -errno;
+		int r = st->wsfd;
 
 		snprintf(err, errlen, "%s", strerror(-r));
 		return r;

@@ -71,10 +71,8 @@ static int open_step_dir(const char *dir, char *err, size_t errlen)
 		free(real);
 	}
 	if (!fd) {
-		do
-			pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		while (pfd < 0 && errno == EINTR);
-		fd = pfd < 0 ? -errno : fg_open_beneath(pfd, base, 0, err, errlen);
+		pfd = fg_open_dir(AT_FDCWD, parent, 0);
+		fd = pfd < 0 ? pfd : fg_open_beneath(pfd, base, 0, err, errlen);
 		if (pfd >= 0)
 			close(pfd);
 	}

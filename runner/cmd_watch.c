@@ -136,6 +136,7 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 	struct fg_opts_iter it;
 	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
 	char err[256];
+	size_t cap = *ndirs;
 	int id, r;
 
 	if (env && *env && rn_parse_interval(env, &o->poll_interval))
@@ -143,7 +144,7 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 	fg_opts_init(&it, rn_watch_options, argc, argv, 1);
 	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
 		if (id == FG_OPT_POSITIONAL) {
-			*dirs = fg_xreallocarray(*dirs, *ndirs + 1, sizeof(**dirs));
+			FG_ALLOC_GROW(*dirs, *ndirs + 1, cap);
 			(*dirs)[(*ndirs)++] = v;
 		} else if (!take_cycle_dir_opt(cd, id, v)) {
 			continue;

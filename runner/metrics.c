@@ -119,10 +119,7 @@ static struct rn_metric_series *series_get(struct rn_metrics *m, enum family fam
 		if (j == nl)
 			return s;
 	}
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 8;
-		m->series = fg_xreallocarray(m->series, m->cap, sizeof(*m->series));
-	}
+	FG_ALLOC_GROW(m->series, m->n + 1, m->cap);
 	s = &m->series[m->n++];
 	memset(s, 0, sizeof(*s));
 	s->fam = fam;

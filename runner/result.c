@@ -88,10 +88,7 @@ static struct rn_cycle_rec *slot(struct rn_cycles *s, int cycle)
 		s->bytes -= s->v[i].bytes;
 		s->nodes -= s->v[i].nodes;
 	} else {
-		if (s->n == s->cap) {
-			s->cap = s->cap ? s->cap * 2 : 8;
-			s->v = fg_xreallocarray(s->v, s->cap, sizeof(*s->v));
-		}
+		FG_ALLOC_GROW(s->v, s->n + 1, s->cap);
 		memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
 		s->n++;
 	}

@@ -120,7 +120,7 @@ static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, 
 			return NULL;
 		}
 	}
-	w->dirs = fg_xreallocarray(w->dirs, w->ndirs + 1, sizeof(*w->dirs));
+	FG_ALLOC_GROW(w->dirs, w->ndirs + 1, w->dirs_cap);
 	d = &w->dirs[w->ndirs++];
 	memset(d, 0, sizeof(*d));
 	d->path = path;
@@ -155,14 +155,10 @@ int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel)
 	char *abase = absolute_path(base);
 	int fd;
 
-	do
-		fd = open(abase, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
+	fd = fg_open_dir(AT_FDCWD, abase, 0);
 	if (fd < 0) {
-		int e = errno;
-
 		free(abase);
-		return -e;
+		return fd;
 	}
 	dir_new(w, fg_path_join(abase, rel), abase, fg_xstrdup(rel), fd);
 	return 0;
@@ -200,10 +196,7 @@ static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
 		return e;
 	if (d->ne >= RN_WATCH_MAX_CYCLE_FILES)
 		return NULL;
-	if (d->ne == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 16;
-		d->e = fg_xreallocarray(d->e, d->cap, sizeof(*d->e));
-	}
+	FG_ALLOC_GROW(d->e, d->ne + 1, d->cap);
 	memmove(&d->e[lo + 1], &d->e[lo], (d->ne - lo) * sizeof(*d->e));
 	memset(&d->e[lo], 0, sizeof(*d->e));
 	d->e[lo].n = n;
@@ -385,11 +378,9 @@ static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
 	int base = d->basefd, fd;
 
 	if (base < 0) {
-		do
-			base = open(d->base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		while (base < 0 && errno == EINTR);
+		base = fg_open_dir(AT_FDCWD, d->base, 0);
 		if (base < 0)
-			return -errno;
+			return base;
 	}
 	fd = fg_open_beneath(base, d->rel, 0, err, sizeof(err));
 	if (base != d->basefd)
@@ -768,6 +759,7 @@ static void free_all(struct rn_watch *w)
 	free(w->dirs);
 	w->dirs = NULL;
 	w->ndirs = 0;
+	w->dirs_cap = 0;
 	free(w->buf);
 	w->buf = NULL;
 	if (w->ifd >= 0)

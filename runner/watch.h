@@ -135,7 +135,7 @@ struct rn_watch {
 	uv_poll_t poll;
 	uv_timer_t timer;
 	struct rn_watch_dir *dirs;      /* owned */
-	size_t ndirs;
+	size_t ndirs, dirs_cap;
 	size_t nwatches;                /* dir watches added (for max_watches) */
 	size_t nopen;                   /* directory descriptors kept open */
 	int started;

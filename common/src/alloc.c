@@ -50,6 +50,13 @@ void *fg_xreallocarray(void *p, size_t nmemb, size_t size)
 	return fg_xrealloc(p, nmemb * size);
 }
 
+size_t fg_alloc_nr(size_t alloc, size_t nr)
+{
+	size_t n = alloc > (SIZE_MAX - 16) / 3 * 2 ? nr : (alloc + 16) / 2 * 3;
+
+	return n < nr ? nr : n;
+}
+
 char *fg_xstrdup(const char *s)
 {
 	return fg_xstrndup(s, strlen(s));

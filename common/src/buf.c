@@ -138,10 +138,7 @@ void fg_strvec_release(struct fg_strvec *s)
 
 void fg_strvec_push_take(struct fg_strvec *s, char *str)
 {
-	if (s->n + 2 > s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 8;
-		s->v = fg_xreallocarray(s->v, s->cap, sizeof(*s->v));
-	}
+	FG_ALLOC_GROW(s->v, s->n + 2, s->cap);
 	s->v[s->n++] = str;
 	s->v[s->n] = NULL;
 }

@@ -483,9 +483,9 @@ int fg_cycle_write(const char *dir, const struct fg_cycle *c)
 
 	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
 		return -EINVAL;
-	dfd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = fg_open_dir(AT_FDCWD, dir, 0);
 	if (dfd < 0)
-		return -errno;
+		return dfd;
 	r = fg_cycle_write_at(dfd, c);
 	close(dfd);
 	return r;
@@ -559,10 +559,7 @@ int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count)
 			break;
 		if (!fg_cycle_name_parse(de->d_name, &num))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = fg_xreallocarray(v, cap, sizeof(*v));
-		}
+		FG_ALLOC_GROW(v, n + 1, cap);
 		v[n].n = num;
 		v[n].name = fg_xstrdup(de->d_name);
 		n++;

@@ -37,10 +37,7 @@ void fg_diags_add(struct fg_diags *d, enum fg_diag_level level, int line, const 
 	va_end(ap);
 	if (!msg)
 		msg = fg_xstrdup("(message lost: out of memory)");
-	if (d->n == d->cap) {
-		d->cap = d->cap ? d->cap * 2 : 4;
-		d->v = fg_xreallocarray(d->v, d->cap, sizeof(*d->v));
-	}
+	FG_ALLOC_GROW(d->v, d->n + 1, d->cap);
 	d->v[d->n].level = level;
 	d->v[d->n].line = line;
 	d->v[d->n].msg = msg;

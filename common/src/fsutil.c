@@ -125,17 +125,15 @@ static int why_refused(int dirfd, const char *name, char *err, size_t errlen)
 static int open_component(int fd, const char *comp, unsigned flags, char *err, size_t errlen)
 {
 	for (int tries = 0; tries < 8; tries++) {
-		int next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		int next = fg_open_dir(fd, comp, FG_DIR_NOFOLLOW);
 
 		if (next >= 0)
 			return next;
-		if (errno == EINTR)
-			continue;
 		/* A symlink says ELOOP, or ENOTDIR with O_DIRECTORY. */
-		if (errno == ELOOP || errno == ENOTDIR)
+		if (next == -ELOOP || next == -ENOTDIR)
 			return why_refused(fd, comp, err, errlen);
-		if (errno != ENOENT || !(flags & FG_BENEATH_CREATE))
-			return -errno;
+		if (next != -ENOENT || !(flags & FG_BENEATH_CREATE))
+			return next;
 		/* mkdirat() never follows a symlink at comp (EEXIST); what it
 		 * made, or what another process made meanwhile, is opened above
 		 * with O_NOFOLLOW again. */
@@ -208,22 +206,35 @@ int fg_is_atomic_tmp_name(const char *name)
 	return !strncmp(p - 5, ".tmp.", 5) && (p - 5) > name + 1;
 }
 
-static int write_full(int fd, const char *p, size_t len)
+int fg_write_all(int fd, const void *p, size_t n)
 {
-	while (len) {
-		ssize_t n = write(fd, p, len);
+	const char *c = p;
 
-		if (n < 0 && errno == EINTR)
+	while (n) {
+		ssize_t k = write(fd, c, n);
+
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (n < 0)
+		if (k < 0)
 			return -errno;
 		/* A zero-length write of a non-empty buffer would loop forever. */
-		if (n == 0)
+		if (k == 0)
 			return -EIO;
-		p += n;
-		len -= (size_t)n;
+		c += k;
+		n -= (size_t)k;
 	}
 	return 0;
+}
+
+int fg_open_dir(int dirfd, const char *path, unsigned flags)
+{
+	int oflags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & FG_DIR_NOFOLLOW ? O_NOFOLLOW : 0);
+	int fd;
+
+	do
+		fd = openat(dirfd, *path ? path : ".", oflags);
+	while (fd < 0 && errno == EINTR);
+	return fd < 0 ? -errno : fd;
 }
 
 static int fsync_fd(int fd)
@@ -268,9 +279,9 @@ static int fsync_dir(int dirfd)
 	int fd = dirfd, r;
 
 	if (dirfd == AT_FDCWD)
-		fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = fg_open_dir(AT_FDCWD, ".", 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = fsync_fd(fd);
 	if (fd != dirfd)
 		close(fd);
@@ -287,7 +298,7 @@ int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len
 		free(tmp);
 		return fd;
 	}
-	r = write_full(fd, data, len);
+	r = fg_write_all(fd, data, len);
 	if (!r)
 		r = fsync_fd(fd);
 	/* close() is not retried on EINTR: on Linux the descriptor is gone. */
@@ -308,11 +319,9 @@ int fg_write_atomic(const char *dir, const char *name, const void *data, size_t 
 	int dfd, r;
 
 	/* "" is the current directory, as fg_path_join() treats it. */
-	do
-		dfd = open(*dir ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (dfd < 0 && errno == EINTR);
+	dfd = fg_open_dir(AT_FDCWD, dir, 0);
 	if (dfd < 0)
-		return -errno;
+		return dfd;
 	r = fg_write_atomic_at(dfd, name, data, len);
 	close(dfd);
 	return r;

@@ -1033,12 +1033,12 @@ static void load_role_files(struct fg_review_config *c, const char *path)
 			continue;
 		}
 		if (dfd < 0)
-			dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			dfd = fg_open_dir(AT_FDCWD, dir, 0);
 		if (dfd < 0) {
 			fg_diags_add(&c->diags, FG_DIAG_ERROR, c->reviewers[i].line,
 				     "role file '%.60s' of role '%s' cannot be read: %s; role skipped",
 				     c->reviewers[i].instructions_file, c->reviewers[i].role,
-				     strerror(errno));
+				     strerror(-dfd));
 			drop_role(c, i);
 		} else if (read_role_file(c, dfd, &c->reviewers[i]) < 0) {
 			drop_role(c, i);

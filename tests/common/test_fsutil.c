@@ -1,14 +1,16 @@
 /*
  * test_fsutil.c - bounded symlink-safe reads, atomic writes, temp names,
- * mkdir -p and path joining.
+ * mkdir -p, path joining, fg_open_dir() and fg_write_all().
  */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fgtest.h"
@@ -542,4 +544,88 @@ Test(fsutil, path_split_table)
 		free(d);
 		free(b);
 	}
+}
+
+Test(fsutil, open_dir_opens_directories_only)
+{
+	char *d = fgt_tmpdir();
+	char *f = fgt_fmt("%s/file", d), *l = fgt_fmt("%s/link", d);
+	int fd;
+
+	fgt_write(f, "x");
+	cr_assert_eq(symlink(".", l), 0);
+	fd = fg_open_dir(AT_FDCWD, d, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	cr_assert_eq(fg_open_dir(fd, "file", 0), -ENOTDIR);
+	cr_assert_eq(fg_open_dir(fd, "missing", 0), -ENOENT);
+	/* A symlink to a directory is followed unless told not to. */
+	{
+		int via = fg_open_dir(fd, "link", 0);
+
+		cr_assert_geq(via, 0);
+		close(via);
+	}
+	cr_assert(fg_open_dir(fd, "link", FG_DIR_NOFOLLOW) == -ELOOP ||
+		  fg_open_dir(fd, "link", FG_DIR_NOFOLLOW) == -ENOTDIR);
+	close(fd);
+	free(f);
+	free(l);
+	fgt_rm_rf(d);
+	free(d);
+}
+
+Test(fsutil, open_dir_of_empty_path_is_the_current_directory)
+{
+	struct stat a, b;
+	int fd = fg_open_dir(AT_FDCWD, "", 0);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &a), 0);
+	cr_assert_eq(stat(".", &b), 0);
+	cr_assert_eq(a.st_ino, b.st_ino);
+	close(fd);
+}
+
+Test(fsutil, write_all_writes_everything_or_says_why)
+{
+	int p[2];
+	char big[200000], back[200000];
+	size_t got = 0;
+	pid_t pid;
+
+	memset(big, 'q', sizeof(big));
+	cr_assert_eq(pipe(p), 0);
+	/* More than a pipe holds: short writes until the reader drains it. */
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		_exit(fg_write_all(p[1], big, sizeof(big)) ? 1 : 0);
+	}
+	close(p[1]);
+	while (got < sizeof(back)) {
+		ssize_t n = read(p[0], back + got, sizeof(back) - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(p[0]);
+	cr_assert_eq(got, sizeof(big));
+	cr_assert_eq(memcmp(big, back, sizeof(big)), 0);
+	{
+		int st;
+
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	/* A reader that is gone: -EPIPE (SIGPIPE ignored, as both programs do). */
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	cr_assert_eq(sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_IGN }, NULL), 0);
+	cr_assert_eq(fg_write_all(p[1], "x", 1), -EPIPE);
+	close(p[1]);
+	cr_assert_eq(fg_write_all(-1, "x", 1), -EBADF);
+	cr_assert_eq(fg_write_all(-1, "", 0), 0);
 }

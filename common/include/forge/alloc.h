@@ -25,4 +25,23 @@ char *fg_xstrndup(const char *s, size_t n);
 /* Owned formatted string (vasprintf); never NULL. */
 char *fg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The capacity to grow alloc to when nr elements are needed (git's
+ * alloc_nr: half as much again plus 16, at least nr). */
+size_t fg_alloc_nr(size_t alloc, size_t nr);
+
+/*
+ * FG_ALLOC_GROW(x, nr, alloc): the one way an array grows (git's
+ * ALLOC_GROW). x is the array (NULL when empty), alloc its capacity in
+ * elements (a size_t lvalue); afterwards x holds at least nr elements.
+ * Geometric, so appending one at a time is amortised O(1); never fails
+ * (fg_xreallocarray). Each argument is evaluated more than once.
+ */
+#define FG_ALLOC_GROW(x, nr, alloc)                                      \
+	do {                                                             \
+		if ((nr) > (alloc)) {                                    \
+			(alloc) = fg_alloc_nr((alloc), (nr));            \
+			(x) = fg_xreallocarray((x), (alloc), sizeof(*(x))); \
+		}                                                        \
+	} while (0)
+
 #endif

@@ -40,6 +40,27 @@
 int fg_read_file_at(int dirfd, const char *name, size_t max, unsigned flags, struct fg_buf *out,
 		    struct stat *st);
 
+/* Flags of fg_open_dir(). */
+#define FG_DIR_NOFOLLOW 1u   /* refuse a symlink in the last component (-ELOOP or -ENOTDIR) */
+
+/*
+ * Opens the directory path, relative to dirfd (borrowed; AT_FDCWD for the
+ * current directory; "" is "."), with O_RDONLY|O_DIRECTORY|O_CLOEXEC, plus
+ * O_NOFOLLOW with FG_DIR_NOFOLLOW. EINTR is retried. Returns a new
+ * descriptor, or a negative errno (-ENOENT, -ENOTDIR, -EACCES, ...).
+ * Intermediate components are followed: for a directory below a trusted
+ * descriptor that an untrusted writer shares, use fg_open_beneath().
+ */
+int fg_open_dir(int dirfd, const char *path, unsigned flags);
+
+/*
+ * Writes all n bytes of p to fd, retrying EINTR and short writes. Returns 0,
+ * or a negative errno: what write() said (-EPIPE, -ENOSPC, -EAGAIN from a
+ * full non-blocking descriptor, ...), -EIO when write() wrote nothing. On
+ * failure an unknown prefix of p may have been written.
+ */
+int fg_write_all(int fd, const void *p, size_t n);
+
 /* Flags of fg_open_beneath(). */
 #define FG_BENEATH_CREATE 1u   /* create missing components (mkdirat, mode 0755 minus umask) */
 
