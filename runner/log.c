@@ -278,6 +278,9 @@ void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 	/* The newline is reserved up front so a line that hit the cap still ends. */
 	fg_buf_init(&b, RN_LOG_LINE_MAX);
 	build_line(l, &b, level, event, fields, nfields);
+	/* A line at the cap is cut where the first field that did not fit
+	 * would have begun; it is still a line. */
+	fg_buf_accept_cut(&b);
 	b.max = RN_LOG_LINE_MAX + 1;
 	fg_buf_addc(&b, '\n');
 	fwrite(fg_buf_str(&b), 1, b.len, l->fp);

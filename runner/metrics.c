@@ -339,7 +339,7 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 {
 	const struct rn_metric_series **v = fg_xcalloc(m->n ? m->n : 1, sizeof(*v));
 	size_t old_len = out->len;
-	int r = 0;
+	int old_err = fg_buf_error(out), r = 0;
 
 	for (size_t i = 0; i < m->n; i++)
 		v[i] = &m->series[i];
@@ -358,6 +358,7 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 	if (r && out->data) {
 		out->len = old_len;
 		out->data[old_len] = '\0';
+		out->err = old_err;
 	}
 	return r;
 }

@@ -17,6 +17,7 @@ void fg_buf_init(struct fg_buf *b, size_t max)
 	b->len = 0;
 	b->cap = 0;
 	b->max = max;
+	b->err = 0;
 }
 
 void fg_buf_release(struct fg_buf *b)
@@ -28,18 +29,42 @@ void fg_buf_release(struct fg_buf *b)
 void fg_buf_reset(struct fg_buf *b)
 {
 	b->len = 0;
+	b->err = 0;
 	if (b->data)
 		b->data[0] = '\0';
 }
 
+int fg_buf_error(const struct fg_buf *b)
+{
+	return b->err;
+}
+
+int fg_buf_accept_cut(struct fg_buf *b)
+{
+	int cut = b->err != 0;
+
+	b->err = 0;
+	return cut;
+}
+
+size_t fg_buf_room(const struct fg_buf *b)
+{
+	return b->err ? 0 : b->max - b->len;
+}
+
 /* Makes room for extra more bytes plus the NUL; growth is geometric so that
- * appending byte by byte stays amortised O(1), but never past max + 1. */
+ * appending byte by byte stays amortised O(1), but never past max + 1.
+ * Sets the sticky err when they do not fit. */
 static int grow(struct fg_buf *b, size_t extra)
 {
 	size_t need, ncap;
 
-	if (extra > b->max || b->len > b->max - extra)
-		return -E2BIG;
+	if (b->err)
+		return b->err;
+	if (extra > b->max || b->len > b->max - extra) {
+		b->err = -E2BIG;
+		return b->err;
+	}
 	need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;

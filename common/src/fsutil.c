@@ -16,21 +16,26 @@
 
 /* Puts out back to its state before a failed read: same length, and no
  * allocation left behind when it had none, so "left as it was" holds. */
-static void restore_buf(struct fg_buf *out, size_t start, int had_data)
+/* Puts out back as it was before the read: its text and its error (the
+ * refused append of a read that went past out's max is not out's failure:
+ * the read failed and says so). */
+static void restore_buf(struct fg_buf *out, size_t start, int had_data, int err)
 {
 	if (!had_data) {
 		fg_buf_release(out);
+		out->err = err;
 		return;
 	}
 	out->len = start;
 	out->data[start] = '\0';
+	out->err = err;
 }
 
 static int read_all(int fd, size_t max, struct fg_buf *out)
 {
 	char chunk[65536];
 	size_t start = out->len;
-	int had_data = out->data != NULL;
+	int had_data = out->data != NULL, err = out->err;
 	size_t total = 0;
 
 	for (;;) {
@@ -41,14 +46,14 @@ static int read_all(int fd, size_t max, struct fg_buf *out)
 		if (n < 0) {
 			int e = -errno;
 
-			restore_buf(out, start, had_data);
+			restore_buf(out, start, had_data, err);
 			return e;
 		}
 		if (n == 0)
 			return 0;
 		/* The file may grow while we read: the bound holds for what we read. */
 		if (total + (size_t)n > max || fg_buf_add(out, chunk, (size_t)n) < 0) {
-			restore_buf(out, start, had_data);
+			restore_buf(out, start, had_data, err);
 			return -EFBIG;
 		}
 		total += (size_t)n;

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fgcheck.h"
 #include "fgtest.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
@@ -31,9 +32,14 @@ static void expect_read_refused(const char *path, size_t max, int want)
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, 0, &b, NULL), want, "%s", path);
 	cr_assert_str_eq(fg_buf_str(&b), "keep");
 	cr_assert_eq(b.len, 4);
+	/* Left as it was includes its error: the refused read is not b's. */
+	fgc_buf_check(&b);
+	cr_assert_eq(fg_buf_error(&b), 0);
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, path, max, 0, &empty, NULL), want);
 	cr_assert_null(empty.data);
 	cr_assert_eq(empty.len, 0);
+	fgc_buf_check(&empty);
+	cr_assert_eq(fg_buf_error(&empty), 0);
 	fg_buf_release(&b);
 	fg_buf_release(&empty);
 }
@@ -144,6 +150,9 @@ Test(fsutil, read_refuses_file_over_buffer_max)
 	/* The caller's max allows it, the buffer's own max does not. */
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, p, 100, 0, &b, NULL), -EFBIG);
 	cr_assert_str_eq(fg_buf_str(&b), "abcd");
+	fgc_buf_check(&b);
+	cr_assert_eq(fg_buf_error(&b), 0);
+	cr_assert_eq(fg_buf_adds(&b, "ef"), 0);
 	fg_buf_release(&b);
 	fgt_rm_rf(dir);
 	free(p);

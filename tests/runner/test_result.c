@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cycles_check.h"
 #include "fgtest.h"
 #include "forge/util.h"
 #include "result.h"
@@ -25,6 +26,7 @@ static void put(struct rn_cycles *s, int n, int max, enum fg_verdict_kind v, boo
 	c.feedback = strdup(v == FG_VERDICT_APPROVED ? "" : "fix it");
 	c.skill = strdup("implement-task");
 	rn_cycles_put(s, &c, false, RN_SOURCE_WATCH);
+	rnc_cycles_check(s);
 	fg_cycle_release(&c);
 }
 
@@ -107,6 +109,7 @@ Test(result, one_cycle_from_several_sources_is_new_once)
 	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_NEW);
 	cr_expect_eq(first, -1);
 	rn_cycles_put(&s, &c, false, RN_SOURCE_WATCH);
+	rnc_cycles_check(&s);
 	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_SAME);
 	cr_expect_eq(first, RN_SOURCE_WATCH);
 	cr_expect_eq(rn_cycles_classify(&s, &d, true, NULL), RN_CYCLE_SAME, "its shortened form");
@@ -118,6 +121,7 @@ Test(result, one_cycle_from_several_sources_is_new_once)
 	/* The truncated frame first, then the file. */
 	rn_cycles_init(&s);
 	rn_cycles_put(&s, &d, true, RN_SOURCE_STREAM);
+	rnc_cycles_check(&s);
 	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_FULLER);
 	cr_expect_eq(first, RN_SOURCE_STREAM);
 	cr_expect_eq(rn_cycles_classify(&s, &d, true, NULL), RN_CYCLE_SAME);
@@ -148,4 +152,39 @@ Test(result, review_exhausted_follows_the_state)
 	cr_expect(rn_review_exhausted(FG_STATE_EXHAUSTED, &s), "the summary's word without cycles seen");
 	cr_expect(!rn_review_exhausted(FG_STATE_STALLED, &s));
 	rn_cycles_release(&s);
+}
+
+/* Out of order, rewritten, past the byte bound: the invariants hold after
+ * every put, a cycle that does not fit keeps its record, and a rewrite
+ * gives its bytes back. */
+Test(result, cycle_set_invariants_hold_through_puts_past_the_bound)
+{
+	static const int order[] = { 5, 1, 9, 3, 7, 2, 8, 4, 6, 10, 5, 1 };
+	struct rn_cycles s;
+	struct fg_cycle c;
+	size_t kept = 0;
+
+	rn_cycles_init(&s);
+	cr_assert_eq(s.max_bytes, RN_CYCLES_MAX_BYTES);
+	s.max_bytes = 10000;
+	rnc_cycles_check(&s);
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		char fb[1000];
+
+		memset(fb, 'a' + (int)i, sizeof(fb) - 1);
+		fb[sizeof(fb) - 1] = '\0';
+		make(&c, order[i], fb, FG_VERDICT_REJECTED);
+		kept += !rn_cycles_put(&s, &c, false, RN_SOURCE_POLL);
+		rnc_cycles_check(&s);
+		fg_cycle_release(&c);
+	}
+	cr_assert_eq(s.n, 10);
+	cr_assert(kept >= 3 && kept < ARRAY_SIZE(order), "%zu kept", kept);
+	kept = 0;
+	for (size_t i = 0; i < s.n; i++)
+		kept += s.v[i].obj != NULL;
+	cr_assert_eq(rn_cycles_dropped(&s), s.n - kept);
+	cr_assert(s.bytes > 0 && s.bytes <= 10000);
+	rn_cycles_release(&s);
+	rnc_cycles_check(&s);
 }

@@ -2,13 +2,24 @@
  * buf.h - growable byte buffers with a hard size limit (curl's dynbuf).
  *
  * Invariants: data is NULL or NUL-terminated at data[len]; len <= max;
- * cap > len whenever data != NULL. Every append that would make len exceed
- * max fails with -E2BIG and leaves the buffer unchanged, so a hostile
- * producer (a reviewer printing gigabytes, a huge cycle file) can never make
- * us allocate more than max + 1 bytes.
+ * cap > len whenever data != NULL; err is 0 or -E2BIG. Every append that
+ * would make len exceed max fails with -E2BIG and leaves the text
+ * unchanged, so a hostile producer (a reviewer printing gigabytes, a huge
+ * cycle file) can never make us allocate more than max + 1 bytes.
  *
- * Protocol: fg_buf_init() -> fg_buf_add*() ... -> fg_buf_release() or
- * fg_buf_detach() (which hands the string to the caller and re-inits).
+ * A failure is sticky (curl's dynbuf): the first failed append sets err,
+ * and every later append fails with it too, so a text never loses a piece
+ * from its middle while later pieces land. A buffer holds all it was given
+ * or says so: whoever takes the text out (fg_buf_str(), fg_buf_detach(),
+ * data) checks fg_buf_error() when a partial text would be wrong, once,
+ * instead of checking every append. fg_buf_reset() and fg_buf_release()
+ * clear err. Where a cut is what is meant (a log line, an excerpt), the
+ * caller says so: it checks the room left (fg_buf_room()) or the error and
+ * marks the cut itself.
+ *
+ * Protocol: fg_buf_init() -> fg_buf_add*() ... -> [fg_buf_error()] ->
+ * fg_buf_release() or fg_buf_detach() (which hands the string to the
+ * caller and re-inits).
  */
 #ifndef FORGE_BUF_H
 #define FORGE_BUF_H
@@ -21,15 +32,25 @@ struct fg_buf {
 	size_t len;   /* bytes used, excluding the terminating NUL */
 	size_t cap;   /* bytes allocated */
 	size_t max;   /* hard limit on len */
+	int err;      /* sticky: 0, or -E2BIG once an append did not fit */
 };
 
 /* Empty buffer that may grow to max bytes. Allocates nothing. */
 void fg_buf_init(struct fg_buf *b, size_t max);
-/* Frees the data and re-inits with the same max. */
+/* Frees the data and re-inits with the same max (err cleared). */
 void fg_buf_release(struct fg_buf *b);
-/* Empties the buffer, keeping its allocation. */
+/* Empties the buffer, keeping its allocation; clears err. */
 void fg_buf_reset(struct fg_buf *b);
-/* Appends n bytes. 0, or -E2BIG when len + n > max (buffer unchanged). */
+/* 0 when every append so far fit, else the sticky error (-E2BIG). */
+int fg_buf_error(const struct fg_buf *b);
+/* Bytes that can still be appended (max - len; 0 once err is set). */
+size_t fg_buf_room(const struct fg_buf *b);
+/* For a text whose cut is meant (a log line at its cap): returns 1 when an
+ * append was refused (the text ends where that append would have begun),
+ * else 0, and clears err so appends work again, still bounded by max. */
+int fg_buf_accept_cut(struct fg_buf *b);
+/* Appends n bytes. 0, or -E2BIG when len + n > max or an earlier append
+ * failed (text unchanged, err set). */
 int fg_buf_add(struct fg_buf *b, const void *p, size_t n);
 /* Appends a NUL-terminated string. Same returns as fg_buf_add(). */
 int fg_buf_adds(struct fg_buf *b, const char *s);

@@ -1,0 +1,78 @@
+/*
+ * test_opts.c - the option table: parsing and --help (forge/opts.h).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+
+#include "forge/buf.h"
+#include "forge/opts.h"
+
+TestSuite(opts, .timeout = 30);
+
+enum { O_HELP = 1, O_DIR, O_FLAG };
+static const struct fg_opt table[] = {
+	{ O_HELP, "help", 'h', NULL, NULL, "show help" },
+	{ O_DIR, "workspace", 0, "DIR", "FORGE_WORKSPACE", "workspace directory" },
+	{ O_FLAG, "no-inotify", 0, NULL, NULL, "poll only" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+Test(opts, parses_all_forms)
+{
+	char *argv[] = { "prog", "run", "--workspace", "/a", "--workspace=/b", "-h", "--no-inotify", "--", "--x", NULL };
+	struct fg_opts_iter it;
+	int id, n = 0, ids[16];
+	const char *vals[16], *v;
+	char err[128];
+
+	fg_opts_init(&it, table, 9, argv, 1);
+	while (fg_opts_next(&it, &id, &v, err, sizeof(err)) == 1) {
+		ids[n] = id;
+		vals[n++] = v;
+	}
+	cr_assert_eq(n, 6);
+	cr_assert_eq(ids[0], FG_OPT_POSITIONAL);
+	cr_assert_str_eq(vals[0], "run");
+	cr_assert_eq(ids[1], O_DIR);
+	cr_assert_str_eq(vals[1], "/a");
+	cr_assert_str_eq(vals[2], "/b");
+	cr_assert_eq(ids[3], O_HELP);
+	cr_assert_eq(ids[4], O_FLAG);
+	cr_assert_eq(ids[5], FG_OPT_POSITIONAL);
+	cr_assert_str_eq(vals[5], "--x");
+}
+
+Test(opts, usage_errors)
+{
+	char *a1[] = { "p", "--bogus", NULL };
+	char *a2[] = { "p", "--workspace", NULL };
+	char *a3[] = { "p", "--help=1", NULL };
+	char **cases[] = { a1, a2, a3 };
+	const char *msgs[] = { "unknown option '--bogus'", "option '--workspace' needs a value",
+			       "option '--help' takes no value" };
+
+	for (int i = 0; i < 3; i++) {
+		struct fg_opts_iter it;
+		int id;
+		const char *v;
+		char err[128] = "";
+
+		fg_opts_init(&it, table, 2, cases[i], 1);
+		cr_assert_eq(fg_opts_next(&it, &id, &v, err, sizeof(err)), -EINVAL);
+		cr_assert_str_eq(err, msgs[i]);
+	}
+}
+
+Test(opts, help_lists_every_option_and_env)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 4096);
+	fg_opts_help(table, &b);
+	cr_assert(strstr(fg_buf_str(&b), "--workspace DIR"));
+	cr_assert(strstr(fg_buf_str(&b), "[env: FORGE_WORKSPACE]"));
+	cr_assert(strstr(fg_buf_str(&b), "-h, --help"));
+	cr_assert(strstr(fg_buf_str(&b), "--no-inotify"));
+	fg_buf_release(&b);
+}
