@@ -692,12 +692,16 @@ static void warn_unset_env(struct run_state *st)
 
 static void run_session(struct run_state *st)
 {
+	struct rn_engine_params ep;
 	struct rn_session_params sp = {
 		.cfg = st->cfg, .run_id = st->run_id, .step_dir = st->step_dir,
 		.step_rel = st->step_rel, .skill = st->skill, .log = st->log,
-		.metrics = &st->metrics, .cycles = &st->cycles,
+		.metrics = &st->metrics, .cycles = &st->cycles, .ep = &ep,
 	};
-	int r = rn_session_run(&sp, &st->sr);
+	int r;
+
+	rn_run_engine_params(st->cfg, st->run_id, &ep);
+	r = rn_session_run(&sp, &st->sr);
 
 	if (r) {
 		st->sr.failed = 1;

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 #include "log.h"
-#include "watch.h"
+#include "cycle_report.h"
 
 #define RN_FEEDBACK_LOG_CHARS 200
 /* review_findings: at most this many findings per event (then a count),

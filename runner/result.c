@@ -14,7 +14,6 @@
 #include "forge/frame.h"
 #include "forge/fsutil.h"
 #include "forge/num.h"
-#include "watch.h"
 
 void rn_cycles_init(struct rn_cycles *s)
 {
@@ -119,12 +118,12 @@ static const struct rn_cycle_rec *find(const struct rn_cycles *s, int cycle)
 }
 
 enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg_cycle *c,
-				      bool shortened, int *first_source)
+				      bool shortened, enum rn_source *first_source)
 {
 	const struct rn_cycle_rec *r = find(s, c->cycle);
 
 	if (first_source)
-		*first_source = r ? r->source : -1;
+		*first_source = r ? r->source : RN_SOURCE_NONE;
 	if (!r)
 		return RN_CYCLE_NEW;
 	/* A shortened form is the same cycle when what it kept agrees: its
@@ -137,7 +136,8 @@ enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg
 	return fingerprint(fg_cycle_to_cjson(c)) == r->h_full ? RN_CYCLE_SAME : RN_CYCLE_REWRITE;
 }
 
-int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened, int source)
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
+		  enum rn_source source)
 {
 	struct rn_cycle_rec *r = slot(s, c->cycle);
 	const char *skill = c->skill ? c->skill : "";
@@ -238,7 +238,7 @@ static cJSON *by_source(const long *counts)
 	cJSON *o = cJSON_CreateObject();
 
 	for (int i = 0; i < RN_SOURCE_COUNT; i++)
-		cJSON_AddNumberToObject(o, rn_source_name((enum rn_source)i), counts ? (double)counts[i] : 0);
+		cJSON_AddNumberToObject(o, rn_source_name(i), counts ? (double)counts[i] : 0);
 	return o;
 }
 

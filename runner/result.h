@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cycle_report.h"
 #include "forge/cycle.h"
 #include "forge/summary.h"
 
@@ -68,7 +69,7 @@ struct rn_cycle_rec {
 	uint64_t h_full;      /* fingerprint of the whole content (unset when shortened) */
 	uint64_t h_min;       /* fingerprint of fg_frame_cycle_min() of it */
 	bool shortened;       /* only a truncated frame's form is known */
-	int source;           /* enum rn_source that reported this content first */
+	enum rn_source source;  /* the source that reported this content first */
 };
 
 /* Cycles ordered by number; a newer content replaces an older one. */
@@ -103,14 +104,15 @@ enum rn_cycle_news {
 
 /* Compares c (shortened: it came in a truncated frame) with what is stored
  * for its number; *first_source (may be NULL) gets the stored content's
- * source, -1 when none. */
+ * source, RN_SOURCE_NONE when none. */
 enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg_cycle *c,
-				      bool shortened, int *first_source);
+				      bool shortened, enum rn_source *first_source);
 /* Stores (a copy of) c, replacing an earlier content of the same number;
- * source (enum rn_source) is kept as the content's first source.
+ * source is kept as the content's first source.
  * Returns 0 when its object is kept, 1 when it did not fit in
  * s->max_bytes: then only its scalar fields are kept. */
-int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened, int source);
+int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
+		  enum rn_source source);
 /* Cycle numbers detected but absent from review_cycles: s->untracked plus
  * the records whose object was dropped. */
 size_t rn_cycles_dropped(const struct rn_cycles *s);
@@ -138,7 +140,7 @@ struct rn_result {
 	enum fg_review_state review_state;
 	long stale_files_cleared;
 	long sweep_caught;
-	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (watch.h), or NULL: all 0 */
+	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (cycle_report.h), or NULL: all 0 */
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */

@@ -93,7 +93,7 @@ static void observe_roles(struct rn_metrics *m, const char *skill, const char *s
 
 /* Keeps the content for the result, as first reported by source; the
  * first cycle_limit is logged. */
-static void store(struct session *s, const struct rn_cycle_report *r, int source)
+static void store(struct session *s, const struct rn_cycle_report *r, enum rn_source source)
 {
 	if (rn_cycles_put(s->p->cycles, r->cycle, r->truncated, source) && !s->budget_logged) {
 		s->budget_logged = 1;
@@ -122,13 +122,13 @@ static void record(struct session *s, const struct rn_cycle_report *r)
 
 /* A cycle another source reported first (debug: cycle_seen_again). The
  * whole content of one the stream only had shortened replaces it silently. */
-static void seen_again(struct session *s, const struct rn_cycle_report *r, int first_source,
-		       enum rn_cycle_news news)
+static void seen_again(struct session *s, const struct rn_cycle_report *r,
+		       enum rn_source first_source, enum rn_cycle_news news)
 {
 	rn_log(s->p->log, RN_LOG_DEBUG, "cycle_seen_again", RN_LS("step", r->step),
 	       RN_LS("file", r->name), RN_LS("source", rn_source_name(r->source)),
 	       RN_LS("first_source",
-		     first_source < 0 ? "" : rn_source_name((enum rn_source)first_source)));
+		     first_source == RN_SOURCE_NONE ? "" : rn_source_name(first_source)));
 	if (news == RN_CYCLE_FULLER) {
 		store(s, r, first_source);
 		record(s, r);
@@ -141,7 +141,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 {
 	const struct rn_run_config *cfg = s->p->cfg;
 	const struct fg_cycle *c = r->cycle;
-	int first_source;
+	enum rn_source first_source;
 	enum rn_cycle_news news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
 
 	if (news == RN_CYCLE_SAME || news == RN_CYCLE_FULLER) {
@@ -531,7 +531,7 @@ static void init_handles(struct session *s)
 static void fill_engine_params(struct session *s)
 {
 	s->ops = rn_engine_ops_of(s->p->cfg->engine);
-	rn_run_engine_params(s->p->cfg, s->p->run_id, &s->ep);
+	s->ep = *s->p->ep;
 }
 
 static void start_stream(struct session *s)

@@ -50,6 +50,9 @@ struct rn_session_params {
 	struct rn_log *log;
 	struct rn_metrics *metrics;
 	struct rn_cycles *cycles;   /* receives every reported cycle */
+	/* The launch: built by the caller from cfg (rn_run_engine_params());
+	 * the session never builds them itself, so it calls nothing back. */
+	const struct rn_engine_params *ep;
 };
 
 /* Runs the engine to completion on a private loop. Returns 0 (see res), or

@@ -34,7 +34,7 @@
 #include "forge/buf.h"
 #include "forge/summary.h"
 #include "log.h"
-#include "watch.h"
+#include "cycle_report.h"
 
 struct rn_stream_opts {
 	const char *run_id;     /* expected run id (borrowed), NULL: accept any */

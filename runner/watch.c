@@ -68,13 +68,6 @@ struct rn_watch_dir {
 	size_t ndropped;           /* bits set in it */
 };
 
-const char *rn_source_name(enum rn_source s)
-{
-	static const char *const names[] = { "watch", "poll", "sweep", "stream" };
-
-	return names[s];
-}
-
 int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts)
 {
 	memset(w, 0, sizeof(*w));

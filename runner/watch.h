@@ -75,37 +75,13 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "cycle_report.h"
 #include "forge/cycle.h"
 #include "log.h"
-
-/* Ten times the entrypoint's FG_MAX_RETRIES_LIMIT (100): only a hostile
- * sandbox writes more cycle files into one step directory. */
-#define RN_WATCH_MAX_CYCLE_FILES 1000
 /* Directories whose descriptor stays open between events (one each); the
  * ones past it are opened again for every event. Far below the usual
  * 1,024-descriptor limit. */
 #define RN_WATCH_MAX_OPEN_DIRS 256
-
-/* Where a detected cycle came from: inotify, the poll net, the final sweep
- * (watch.c), or a frame on the sandbox's stderr (stream.c). */
-enum rn_source { RN_SOURCE_WATCH, RN_SOURCE_POLL, RN_SOURCE_SWEEP, RN_SOURCE_STREAM, RN_SOURCE_COUNT };
-
-/* "watch", "poll", "sweep", "stream". */
-const char *rn_source_name(enum rn_source s);
-
-/* One detected cycle; everything is borrowed for the duration of the callback. */
-struct rn_cycle_report {
-	const char *dir;               /* the watched directory (absolute) */
-	const char *step;              /* its last component */
-	const char *name;              /* file name in dir */
-	int n;                         /* cycle number from the name */
-	const struct fg_cycle *cycle;  /* parsed and validated */
-	const char *raw;               /* the file's exact bytes */
-	size_t raw_len;
-	enum rn_source source;
-	int first;                     /* 1 when cycle n was never reported before by this source */
-	int truncated;                 /* a frame's shortened form (stream only; raw is its JSON) */
-};
 
 struct rn_watch;
 typedef void (*rn_watch_cb)(struct rn_watch *w, const struct rn_cycle_report *r);

@@ -100,14 +100,15 @@ Test(result, one_cycle_from_several_sources_is_new_once)
 {
 	struct rn_cycles s;
 	struct fg_cycle c, d, e;
-	int first = 0;
+	enum rn_source first = RN_SOURCE_WATCH;
 
 	rn_cycles_init(&s);
 	make(&c, 1, "fix it", FG_VERDICT_REJECTED);
 	make(&d, 1, "", FG_VERDICT_REJECTED);     /* c as a truncated frame carries it */
 	make(&e, 1, "fix it", FG_VERDICT_APPROVED);
 	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_NEW);
-	cr_expect_eq(first, -1);
+	cr_expect_eq(first, RN_SOURCE_NONE);
+	cr_expect_eq(RN_SOURCE_NONE, -1);
 	rn_cycles_put(&s, &c, false, RN_SOURCE_WATCH);
 	rnc_cycles_check(&s);
 	cr_expect_eq(rn_cycles_classify(&s, &c, false, &first), RN_CYCLE_SAME);

@@ -1,0 +1,54 @@
+/*
+ * cycle_report.h - what every cycle source delivers to the run's one table
+ * of cycles: a detected cycle (struct rn_cycle_report) and where it came
+ * from (enum rn_source).
+ *
+ * The sources are the watch (inotify, the poll net and the final sweep,
+ * watch.c) and the stream (frames on the sandbox's stderr, stream.c); the
+ * sinks are the session (session.c: dedupe through rn_cycles, log, metrics,
+ * record) and `forge-runner watch` (cmd_watch.c). Sources and sinks include
+ * this header, never each other's: result.h stores the source of each
+ * cycle as an enum rn_source.
+ */
+#ifndef RN_CYCLE_REPORT_H
+#define RN_CYCLE_REPORT_H
+
+#include <stddef.h>
+
+#include "forge/cycle.h"
+
+/* Ten times the entrypoint's FG_MAX_RETRIES_LIMIT (100): only a hostile
+ * sandbox writes more cycle files into one step directory. Each source
+ * tracks at most this many distinct cycle numbers. */
+#define RN_WATCH_MAX_CYCLE_FILES 1000
+
+/* Where a detected cycle came from: inotify, the poll net, the final sweep
+ * (watch.c), or a frame on the sandbox's stderr (stream.c). RN_SOURCE_NONE
+ * only says "no source yet" (rn_cycles_classify()). */
+enum rn_source {
+	RN_SOURCE_NONE = -1,
+	RN_SOURCE_WATCH,
+	RN_SOURCE_POLL,
+	RN_SOURCE_SWEEP,
+	RN_SOURCE_STREAM,
+	RN_SOURCE_COUNT
+};
+
+/* "watch", "poll", "sweep", "stream" ("none" for RN_SOURCE_NONE); static. */
+const char *rn_source_name(enum rn_source s);
+
+/* One detected cycle; everything is borrowed for the duration of the callback. */
+struct rn_cycle_report {
+	const char *dir;               /* the watched directory (absolute) */
+	const char *step;              /* its last component */
+	const char *name;              /* file name in dir */
+	int n;                         /* cycle number from the name */
+	const struct fg_cycle *cycle;  /* parsed and validated */
+	const char *raw;               /* the file's exact bytes */
+	size_t raw_len;
+	enum rn_source source;
+	int first;                     /* 1 when cycle n was never reported before by this source */
+	int truncated;                 /* a frame's shortened form (stream only; raw is its JSON) */
+};
+
+#endif
