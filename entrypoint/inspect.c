@@ -295,7 +295,7 @@ static void feed_capture(void *ctx, const void *p, size_t n)
 	ep_capture_add(ctx, p, n);
 }
 
-static void print_verdict(const struct fg_verdict *v)
+static void print_verdict(const struct fg_judgement *v)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -315,7 +315,7 @@ int ep_cmd_verdict(int argc, char **argv)
 {
 	const char *file[1] = { NULL };
 	struct ep_capture cap;
-	struct fg_verdict v;
+	struct fg_judgement v;
 	struct fg_buf text;
 	int n, rc = positionals(argc, argv, "forge-entrypoint verdict [FILE|-]",
 				"Reads a reviewer's output (a file, or standard input) and prints its "
@@ -334,10 +334,10 @@ int ep_cmd_verdict(int argc, char **argv)
 	fg_buf_init(&text, EP_CAPTURE_HEAD_MAX + EP_CAPTURE_TAIL_MAX + 256);
 	ep_capture_text(&cap, &text);
 	ep_capture_release(&cap);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, fg_buf_str(&text), text.len);
 	print_verdict(&v);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	fg_buf_release(&text);
 	return 0;
 }

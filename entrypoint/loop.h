@@ -22,11 +22,28 @@
  *      128 + signal.
  * Prompt files live in a private temporary directory ($TMPDIR or /tmp,
  * "forge-ep.XXXXXX", mode 0700), removed before returning.
+ *
+ * The loop is four files around one state (struct ep_loop, below):
+ *   loop.c   the phases (configure, start, worker, review cycles) and the
+ *            endings (summary, synthetic cycles, blocked, budget);
+ *   call.c   calling an agent: argv, environment, prompt files, usage
+ *            (call.h);
+ *   judge.c  judging a review: the verdict, the re-ask, the reviewer log,
+ *            the single reviewer's cycle (judge.h);
+ *   panel.c  a reviewer panel: helpers per role and its decisions (panel.h).
+ * The pure rules (stall, fit, budget) are in common (forge/rules.h).
  */
 #ifndef EP_LOOP_H
 #define EP_LOOP_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "pid1.h"
 #include "task.h"
+#include "forge/cycle.h"
+#include "forge/reviewmd.h"
+#include "forge/usage.h"
 
 /* Longest system prompt given as one argument ({system_prompt}); Linux
  * refuses a single argument over 128 KiB (MAX_ARG_STRLEN). */
@@ -37,5 +54,42 @@
 
 /* Runs the task (borrowed, already loaded). Returns the process exit code. */
 int ep_loop_run(const struct ep_task *t);
+
+/* ---- internals shared by loop.c, call.c, judge.c and panel.c ------------ */
+
+/* Returned by the loop's steps when an agent run ended because we received
+ * a signal (never a process exit code). */
+#define EP_STOP_SIGNAL (-1)
+
+/* The state of one run; owned by ep_loop_run(), borrowed by the others. */
+struct ep_loop {
+	const struct ep_task *t;
+	struct ep_pid1 pid1;
+	char *tmpdir;                 /* owned */
+	char *step_dir;               /* owned: W/ + fg_cycle_dir() */
+	char *review_md;              /* owned or NULL */
+	struct fg_review_config cfg;
+	int max;                      /* resolved max_retries */
+	struct fg_cycle *hist;        /* owned: real cycles so far */
+	bool *reviewer_failed;        /* parallel to hist */
+	size_t nhist;
+	char *system_prompt;          /* owned: the reviewer's, once review starts */
+	char *role_system[FG_REVIEWERS_MAX];  /* owned: each panel role's system prompt */
+	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
+	struct fg_usage_pair total;   /* the step's totals */
+	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
+	bool checks_passed;           /* this cycle's checks ran and passed (evidence) */
+};
+
+/*
+ * Stamps c as cycle n of this run: cycle, max_cycles, skill, run_id (none
+ * when the task has none), elapsed_seconds, the worker usage before it and
+ * the timestamp (now). The one place a cycle gets these.
+ */
+void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double elapsed);
+
+/* True when the step's reported cost has passed max_cost_usd (*spent, when
+ * not NULL and a cost is known: the cost). */
+bool ep_loop_over_budget(const struct ep_loop *l, double *spent);
 
 #endif

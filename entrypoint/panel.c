@@ -1,9 +1,10 @@
 /*
- * panel.c - a reviewer panel: helpers per role, and the cycle decisions
- * (see panel.h).
+ * panel.c - a reviewer panel: helpers per role, the cycle decisions, and
+ * a panel's cycle of the loop (see panel.h).
  */
 #include "panel.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -14,7 +15,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent.h"
+#include "call.h"
+#include "cli.h"
+#include "judge.h"
+#include "prompt.h"
 #include "forge/alloc.h"
+#include "forge/fsutil.h"
+#include "forge/text.h"
+#include "forge/timeutil.h"
 #include "forge/verdict.h"
 
 #define TICK_MS 100
@@ -160,17 +169,17 @@ bool ep_panel_runs(const struct fg_cycle *prev, const char *role, enum fg_rerevi
 {
 	const struct fg_review *r = ep_panel_review_of(prev, role);
 
-	return !prev || rr == FG_REREVIEW_ALL || !r || r->verdict == FG_ROLE_REJECTED;
+	return !prev || rr == FG_REREVIEW_ALL || !r || r->j.verdict == FG_VERDICT_REJECTED;
 }
 
 static void merge_findings(struct fg_cycle *c, const struct fg_review *r)
 {
-	for (size_t j = 0; j < r->nfindings && c->nfindings < FG_FINDINGS_MAX; j++) {
+	for (size_t j = 0; j < r->j.nfindings && c->j.nfindings < FG_FINDINGS_MAX; j++) {
 		struct fg_finding *f;
 
-		c->findings = fg_xreallocarray(c->findings, c->nfindings + 1, sizeof(*c->findings));
-		f = &c->findings[c->nfindings++];
-		fg_finding_copy(f, &r->findings[j]);
+		c->j.findings = fg_xreallocarray(c->j.findings, c->j.nfindings + 1, sizeof(*c->j.findings));
+		f = &c->j.findings[c->j.nfindings++];
+		fg_finding_copy(f, &r->j.findings[j]);
 		if (!f->role)
 			f->role = fg_xstrdup(r->role);
 	}
@@ -180,33 +189,29 @@ void ep_panel_merge(struct fg_cycle *c)
 {
 	struct fg_buf fb;
 
-	free(c->feedback);
-	fg_findings_free(c->findings, c->nfindings);
-	c->findings = NULL;
-	c->nfindings = 0;
-	c->has_findings = false;
-	c->verdict = FG_VERDICT_APPROVED;
+	fg_judgement_reset(&c->j);
+	c->j.verdict = FG_VERDICT_APPROVED;
 	fg_buf_init(&fb, FG_FEEDBACK_MAX);
 	for (size_t i = 0; i < c->nreviews; i++) {
 		const struct fg_review *r = &c->reviews[i];
 
-		if (r->verdict == FG_ROLE_REJECTED) {
-			c->verdict = FG_VERDICT_REJECTED;
+		if (r->j.verdict == FG_VERDICT_REJECTED) {
+			c->j.verdict = FG_VERDICT_REJECTED;
 			/* Bounded: a role's feedback that does not fit is cut to
 			 * its heading; the worker still gets the findings. */
-			if (fg_buf_addf(&fb, "%s[%s] %s", fb.len ? "\n\n" : "", r->role, r->feedback) < 0)
+			if (fg_buf_addf(&fb, "%s[%s] %s", fb.len ? "\n\n" : "", r->role, r->j.feedback) < 0)
 				fg_buf_addf(&fb, "%s[%s] (feedback too long: see %s)", fb.len ? "\n\n" : "",
 					    r->role, r->reviewer_log ? r->reviewer_log : "its log");
 		}
-		if (r->has_findings) {
-			c->has_findings = true;
+		if (r->j.has_findings) {
+			c->j.has_findings = true;
 			merge_findings(c, r);
 		}
 	}
 	/* The top-level feedback is "" when approved, as for one reviewer. */
-	if (c->verdict == FG_VERDICT_APPROVED)
+	if (c->j.verdict == FG_VERDICT_APPROVED)
 		fg_buf_reset(&fb);
-	c->feedback = fg_buf_detach(&fb, NULL);
+	c->j.feedback = fg_buf_detach(&fb, NULL);
 }
 
 bool ep_panel_any_failed(const struct fg_cycle *c)
@@ -235,20 +240,232 @@ bool ep_panel_blocked(const struct fg_cycle *c)
 {
 	size_t questions = 0;
 
-	if (c->verdict != FG_VERDICT_REJECTED || c->synthetic)
+	if (c->j.verdict != FG_VERDICT_REJECTED || c->synthetic)
 		return false;
 	if (!c->has_reviews)
-		return c->has_findings && only_questions(c->findings, c->nfindings, &questions) &&
+		return c->j.has_findings && only_questions(c->j.findings, c->j.nfindings, &questions) &&
 		       questions > 0;
 	for (size_t i = 0; i < c->nreviews; i++) {
 		const struct fg_review *r = &c->reviews[i];
 
 		if (r->failed)
 			return false;
-		if (r->verdict == FG_ROLE_REJECTED && (!r->has_findings || !r->nfindings))
+		if (r->j.verdict == FG_VERDICT_REJECTED && (!r->j.has_findings || !r->j.nfindings))
 			return false;
-		if (!only_questions(r->findings, r->nfindings, &questions))
+		if (!only_questions(r->j.findings, r->j.nfindings, &questions))
 			return false;
 	}
 	return questions > 0;
 }
+
+/* ---- a panel's cycle ----------------------------------------------------- */
+
+struct panel_run {
+	struct ep_loop *l;
+	int k;
+	const struct fg_cycle *prev;     /* the last cycle; NULL in cycle 1 */
+	size_t idx[FG_REVIEWERS_MAX];    /* panel indices of the roles that run */
+};
+
+/* A role's prompt: from cycle 2 on with its own previous rejection. */
+static char *role_prompt(const struct ep_loop *l, const struct fg_cycle *prev,
+			 const struct fg_review *last)
+{
+	if (!prev || !last || last->j.verdict != FG_VERDICT_REJECTED)
+		return ep_prompt_reviewer(l->t, NULL, 0);
+	return ep_prompt_reviewer_again(l->t, prev->cycle, prev->max_cycles, &last->j);
+}
+
+/* The outcome of a role's answer (jc) into rv: the judgement moves, each
+ * finding names the role. */
+static void take_answer(struct fg_review *rv, struct ep_judge_call *jc)
+{
+	fg_judgement_move(&rv->j, &jc->j);
+	rv->failed = jc->failed;
+	for (size_t i = 0; i < rv->j.nfindings; i++) {
+		free(rv->j.findings[i].role);
+		rv->j.findings[i].role = fg_xstrdup(rv->role);
+	}
+	if (!fg_usage_empty(&jc->usage))
+		rv->usage = fg_usage_to_cjson(&jc->usage);
+	rv->reask = jc->reask;
+}
+
+/* One role's reviewer run into rv (initialised), in the role's helper.
+ * 0 or EP_STOP_SIGNAL. */
+static int review_role(struct ep_loop *l, int k, const struct fg_reviewer *role,
+		       const struct fg_cycle *prev, struct fg_review *rv)
+{
+	uint64_t t0 = fg_monotonic_ns();
+	char *prompt = role_prompt(l, prev, ep_panel_review_of(prev, role->role));
+	char *pname = fg_xasprintf("reviewer-prompt.%s.md", role->role);
+	char *logname = fg_reviewer_log_name(k, role->role);
+	struct ep_judge_call jc;
+	int rc;
+
+	ep_judge_call_init(&jc, k, pname, role->role, ep_judge_open_log(l, logname));
+	if (l->t->reviewer_system_in_prompt && ep_call_system_text(l, role->role)) {
+		char *both = ep_prompt_with_system(l->role_system[role - l->cfg.reviewers], prompt);
+
+		free(prompt);
+		prompt = both;
+	}
+	rc = ep_judge_answer(l, &jc, prompt);
+	memcpy(rv->role, role->role, sizeof(rv->role));
+	if (rc != EP_STOP_SIGNAL) {
+		take_answer(rv, &jc);
+		rv->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		rv->elapsed_seconds = fg_seconds_since(t0);
+	}
+	fg_judgement_reset(&jc.j);
+	if (jc.log_fd >= 0)
+		close(jc.log_fd);
+	free(logname);
+	free(pname);
+	free(prompt);
+	return rc;
+}
+
+/* The helper's job (panel.h): review, then send the review as JSON. */
+static int role_job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)
+{
+	struct panel_run *pr = ctx;
+	struct ep_loop *l = pr->l;
+	struct fg_review rv;
+	cJSON *o;
+	char *text;
+
+	l->pid1 = *p;   /* this helper's own signals and children */
+	fg_review_init(&rv);
+	if (review_role(l, pr->k, &l->cfg.reviewers[pr->idx[i]], pr->prev, &rv) == EP_STOP_SIGNAL) {
+		fg_review_release(&rv);
+		return 1;
+	}
+	o = fg_review_to_cjson(&rv);
+	text = fg_json_print(o);
+	ep_write_all(out_fd, text, strlen(text));
+	free(text);
+	cJSON_Delete(o);
+	fg_review_release(&rv);
+	return 0;
+}
+
+/* What a helper sent, as role's review; nothing valid is a failed review. */
+static void take_review(const struct fg_buf *out, const char *role, struct fg_review *rv)
+{
+	cJSON *o = out->len ? fg_json_parse_exact(out->data, out->len) : NULL;
+
+	if (!o || fg_review_from_cjson(rv, o) < 0 || strcmp(rv->role, role) != 0) {
+		fg_review_release(rv);
+		snprintf(rv->role, sizeof(rv->role), "%s", role);
+		rv->j.verdict = FG_VERDICT_REJECTED;
+		rv->failed = true;
+		rv->j.has_format = true;
+		rv->j.format = FG_FORMAT_NONE;
+		rv->j.feedback = fg_xstrdup("The review could not be completed: the reviewer's helper "
+					  "process ended without a result.");
+	}
+	cJSON_Delete(o);
+}
+
+static void announce(const struct ep_loop *l, int k, const struct panel_run *pr, size_t n)
+{
+	char names[FG_REVIEWERS_MAX * (FG_ROLE_MAX + 2) + 1] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int m = snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
+				 l->cfg.reviewers[pr->idx[i]].role);
+
+		len += m > 0 ? (size_t)m : 0;
+	}
+	ep_error("running %zu of %zu reviewer(s) in parallel (cycle %d/%d): %s", n,
+		 l->cfg.nreviewers, k, l->max, names);
+}
+
+/* Fills c's reviews: the roles that ran, and the others' standing reviews. */
+static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, struct fg_buf *out,
+		     struct fg_cycle *c)
+{
+	size_t j = 0;
+
+	c->has_reviews = true;
+	c->nreviews = l->cfg.nreviewers;
+	c->reviews = fg_xcalloc(c->nreviews, sizeof(*c->reviews));
+	for (size_t i = 0; i < c->nreviews; i++) {
+		const char *role = l->cfg.reviewers[i].role;
+		struct fg_review *rv = &c->reviews[i];
+
+		fg_review_init(rv);
+		if (j < n && pr->idx[j] == i) {
+			take_review(&out[j++], role, rv);
+			continue;
+		}
+		fg_review_copy(rv, ep_panel_review_of(pr->prev, role));
+		if (!rv->from_cycle)
+			rv->from_cycle = pr->prev->cycle;
+	}
+	ep_panel_merge(c);
+}
+
+/* The roles that ran this cycle did so in helper processes: their usage
+ * comes back in their reviews and is counted here, in the cycle and the
+ * step's totals. */
+static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
+{
+	for (size_t i = 0; i < c->nreviews; i++) {
+		struct fg_usage u;
+
+		if (c->reviews[i].from_cycle)
+			continue;
+		fg_usage_from_cjson(&u, c->reviews[i].usage);
+		fg_usage_add(&c->usage.reviewer, &u);
+		fg_usage_add(&l->total.reviewer, &u);
+		c->reask = c->reask || c->reviews[i].reask;
+	}
+}
+
+int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c)
+{
+	struct panel_run pr = { l, k, l->nhist ? &l->hist[l->nhist - 1] : NULL, { 0 } };
+	struct fg_buf out[FG_REVIEWERS_MAX];
+	uint64_t t0 = fg_monotonic_ns();
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < l->cfg.nreviewers; i++)
+		if (ep_panel_runs(pr.prev, l->cfg.reviewers[i].role, l->cfg.rereview))
+			pr.idx[n++] = i;
+	for (size_t i = 0; i < n; i++)
+		fg_buf_init(&out[i], EP_PANEL_OUT_MAX);
+	announce(l, k, &pr, n);
+	/* A signal that came between two agents: start no new one. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	rc = l->pid1.term_sig ? 1 : ep_panel_fork(&l->pid1, n, role_job, &pr, out);
+	fg_cycle_init(c);
+	if (!rc) {
+		assemble(l, &pr, n, out, c);
+		panel_usage(l, c);
+		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
+	}
+	for (size_t i = 0; i < n; i++)
+		fg_buf_release(&out[i]);
+	return rc ? EP_STOP_SIGNAL : 0;
+}
+
+void ep_panel_write_prompts(struct ep_loop *l)
+{
+	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
+		const struct fg_reviewer *r = &l->cfg.reviewers[i];
+		char *sys = ep_prompt_reviewer_role_system(l->cfg.instructions, r->role, r->instructions);
+		char *name = ep_call_system_name(r->role);
+		int rc = fg_write_atomic(l->tmpdir, name, sys, strlen(sys));
+
+		if (rc < 0)
+			ep_error("warning: cannot write the system prompt file of role '%s': %s", r->role,
+				 strerror(-rc));
+		free(name);
+		l->role_system[i] = sys;   /* {system_prompt}, or in front of the prompt */
+	}
+}
+

@@ -20,6 +20,13 @@
  *    run again, the cycle's verdict, feedback and findings from its
  *    reviews, and whether the loop is blocked.
  *
+ * 3. A panel's cycle of the loop (loop.h): ep_panel_write_prompts() once
+ *    when review starts, then ep_panel_review() per cycle: the roles that
+ *    run again (2.) each review in a helper (1.: the reviewer's answer is
+ *    judged there, judge.h, and sent back as the role's review JSON); the
+ *    roles that stand are copied from the previous cycle; the reviews are
+ *    merged and the cycle stamped.
+ *
  * Protocol of ep_panel_fork: the caller's pid1 is initialised; job runs in
  * the helper (never returns there: the helper _exit()s with job's value
  * after it wrote its output to out_fd); out[i] receives what helper i
@@ -32,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "loop.h"
 #include "pid1.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
@@ -61,10 +69,10 @@ bool ep_panel_runs(const struct fg_cycle *prev, const char *role, enum fg_rerevi
 const struct fg_review *ep_panel_review_of(const struct fg_cycle *c, const char *role);
 
 /*
- * Sets c's top-level verdict (rejected when any review is rejected),
- * feedback (the rejecting roles' feedback, each under "[role]") and
- * findings (every review's findings, role set, in panel order) from
- * c->reviews. Frees what those fields held.
+ * Sets c's top-level judgement c->j (reset first): verdict (rejected when
+ * any review is rejected), feedback (the rejecting roles' feedback, each
+ * under "[role]") and findings (every review's findings, role set, in
+ * panel order) from c->reviews.
  */
 void ep_panel_merge(struct fg_cycle *c);
 
@@ -76,5 +84,14 @@ bool ep_panel_blocked(const struct fg_cycle *c);
 
 /* True when any review of c failed. */
 bool ep_panel_any_failed(const struct fg_cycle *c);
+
+/* Writes each role's system prompt file (protocol, review.md body, role
+ * file) into l->tmpdir and keeps its text in l->role_system (a failed
+ * write is a warning). */
+void ep_panel_write_prompts(struct ep_loop *l);
+
+/* Cycle k of a panel into c (initialised here, stamped). 0, or
+ * EP_STOP_SIGNAL (c then empty; the helpers were stopped and waited for). */
+int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c);
 
 #endif

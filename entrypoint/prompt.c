@@ -126,15 +126,15 @@ static void panel_feedback(struct fg_buf *b, const struct fg_cycle *c)
 		for (size_t i = 0; i < c->nreviews; i++) {
 			const struct fg_review *r = &c->reviews[i];
 			bool role_heading = false;
-			bool table = r->format == FG_FORMAT_REVIEW_RESULT_MARKER;
-			bool text = pass == 0 && r->verdict == FG_ROLE_REJECTED && (!r->nfindings || table);
+			bool table = r->j.format == FG_FORMAT_REVIEW_RESULT_MARKER;
+			bool text = pass == 0 && r->j.verdict == FG_VERDICT_REJECTED && (!r->j.nfindings || table);
 
 			/* A stale review adds nothing; a review-result report
 			 * goes whole (table included) into the blocking part. */
 			if (r->from_cycle || (table && pass == 1))
 				continue;
-			for (size_t j = 0; j < r->nfindings || text; j++) {
-				if (!text && blocking(&r->findings[j]) != (pass == 0))
+			for (size_t j = 0; j < r->j.nfindings || text; j++) {
+				if (!text && blocking(&r->j.findings[j]) != (pass == 0))
 					continue;
 				if (!heading)
 					fg_buf_addf(b, "%s### %s\n", b->len ? "\n" : "", parts[pass]);
@@ -142,33 +142,39 @@ static void panel_feedback(struct fg_buf *b, const struct fg_cycle *c)
 					fg_buf_addf(b, "\n#### %s\n\n", r->role);
 				heading = role_heading = true;
 				if (text) {
-					fg_buf_addf(b, "%s\n", *r->feedback ? r->feedback
+					fg_buf_addf(b, "%s\n", *r->j.feedback ? r->j.feedback
 									: "(the reviewer gave no details)");
 					break;
 				}
-				add_finding(b, &r->findings[j]);
+				add_finding(b, &r->j.findings[j]);
 			}
 		}
 	}
 }
 
-void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c)
+/* A single reviewer's rejection (or a panel role's own): the findings as a
+ * list when it has them, else its feedback. */
+static void judgement_feedback(struct fg_buf *b, const struct fg_judgement *j)
 {
-	if (c->has_reviews) {
-		panel_feedback(b, c);
-		return;
-	}
 	/* A review-result marker's findings come from its table (title and
 	 * location only): the worker gets the whole report, table included. */
-	if (!c->has_findings || !c->nfindings || c->format == FG_FORMAT_REVIEW_RESULT_MARKER) {
-		fg_buf_addf(b, "%s\n", *c->feedback ? c->feedback : "(the reviewer gave no details)");
+	if (!j->has_findings || !j->nfindings || j->format == FG_FORMAT_REVIEW_RESULT_MARKER) {
+		fg_buf_addf(b, "%s\n", *j->feedback ? j->feedback : "(the reviewer gave no details)");
 		return;
 	}
 	/* Blocking findings first, each group in the reviewer's order. */
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < c->nfindings; i++)
-			if (blocking(&c->findings[i]) == (pass == 0))
-				add_finding(b, &c->findings[i]);
+		for (size_t i = 0; i < j->nfindings; i++)
+			if (blocking(&j->findings[i]) == (pass == 0))
+				add_finding(b, &j->findings[i]);
+}
+
+void ep_prompt_feedback(struct fg_buf *b, const struct fg_cycle *c)
+{
+	if (c->has_reviews)
+		panel_feedback(b, c);
+	else
+		judgement_feedback(b, &c->j);
 }
 
 static void add_history(struct fg_buf *b, const struct fg_cycle *hist, size_t n)
@@ -177,9 +183,9 @@ static void add_history(struct fg_buf *b, const struct fg_cycle *hist, size_t n)
 
 	fg_buf_adds(b, "\n### Review cycles so far\n\n");
 	for (size_t i = 0; i < n; i++) {
-		ep_one_line(line, sizeof(line), hist[i].feedback, EP_FEEDBACK_LINE_CHARS);
+		ep_one_line(line, sizeof(line), hist[i].j.feedback, EP_FEEDBACK_LINE_CHARS);
 		fg_buf_addf(b, "- Cycle %d/%d: %s%s%s\n", hist[i].cycle, hist[i].max_cycles,
-			    fg_verdict_kind_name(hist[i].verdict), *line ? " - " : "", line);
+			    fg_verdict_kind_name(hist[i].j.verdict), *line ? " - " : "", line);
 	}
 }
 
@@ -237,21 +243,29 @@ char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
  * findings instead of the report they came from, the reviewer gets both: the
  * report may say things that are in no finding, and the reviewer wrote it.
  */
-static void add_previous(struct fg_buf *b, const struct fg_cycle *last)
+/* The previous rejection (last, of cycle n of max; panel: the panel's
+ * cycle it belongs to, or NULL for a judgement of one reviewer). */
+static void add_previous(struct fg_buf *b, int n, int max, const struct fg_judgement *last,
+			 const struct fg_cycle *panel)
 {
 	bool listed = last->has_findings && last->nfindings;
 
-	fg_buf_addf(b, "\n## Previous review (cycle %d of %d)\n\n", last->cycle, last->max_cycles);
+	fg_buf_addf(b, "\n## Previous review (cycle %d of %d)\n\n", n, max);
 	fg_buf_adds(b, "The previous review rejected the work with this feedback:\n\n");
 	if (listed && *last->feedback)
 		fg_buf_addf(b, "%s\n\nIts findings:\n\n", last->feedback);
-	ep_prompt_feedback(b, last);
+	if (panel && panel->has_reviews)
+		panel_feedback(b, panel);
+	else
+		judgement_feedback(b, last);
 	fg_buf_adds(b, "\nThe worker has tried to address it since. For each item above, confirm "
 		       "whether it is fixed now; then report any regression the fixes introduced "
 		       "and anything still missing.\n");
 }
 
-char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n)
+/* What to review, then (last not NULL) the previous rejection. */
+static char *reviewer_prompt(const struct ep_task *t, int n, int max, const struct fg_judgement *last,
+			     const struct fg_cycle *panel)
 {
 	struct fg_buf b;
 
@@ -260,9 +274,22 @@ char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, s
 		    t->workspace, t->step, t->skill, *t->task_key ? ", task " : "", t->task_key);
 	fg_buf_adds(&b, "\n## Task\n\n");
 	add_task(&b, t);
-	if (n)
-		add_previous(&b, &hist[n - 1]);
+	if (last)
+		add_previous(&b, n, max, last, panel);
 	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n)
+{
+	const struct fg_cycle *last = n ? &hist[n - 1] : NULL;
+
+	return last ? reviewer_prompt(t, last->cycle, last->max_cycles, &last->j, last)
+		    : reviewer_prompt(t, 0, 0, NULL, NULL);
+}
+
+char *ep_prompt_reviewer_again(const struct ep_task *t, int n, int max, const struct fg_judgement *last)
+{
+	return reviewer_prompt(t, n, max, last, NULL);
 }
 
 /* prompt (borrowed), then section: an owned prompt. */

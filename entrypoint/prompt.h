@@ -43,9 +43,11 @@ char *ep_prompt_reviewer_system(const char *instructions);
  * the OUT OF SCOPE rule and the role file's text (may be ""). */
 char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
 				     const char *role_instructions);
-/* hist as above, n may be 0 (first cycle). A panel role's re-review passes
- * its own previous review as a one-cycle hist. */
+/* hist as above, n may be 0 (first cycle). */
 char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
+/* A panel role's re-review: the reviewer prompt with the role's own previous
+ * rejection last (borrowed), of cycle n of max, as the previous review. */
+char *ep_prompt_reviewer_again(const struct ep_task *t, int n, int max, const struct fg_judgement *last);
 /* The reviewer prompt again (borrowed), with a short section saying that
  * the previous answer held no verdict and what a valid last line is. */
 char *ep_prompt_reask(const char *prompt);

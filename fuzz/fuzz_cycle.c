@@ -20,8 +20,8 @@ static void check_round_trip(const struct fg_cycle *c)
 	fg_cycle_init(&back);
 	if (fg_cycle_parse(&back, json, strlen(json), err, sizeof(err)) != 0)
 		abort();
-	if (back.cycle != c->cycle || back.max_cycles != c->max_cycles || back.verdict != c->verdict ||
-	    strcmp(back.feedback, c->feedback) || strcmp(back.skill, c->skill) ||
+	if (back.cycle != c->cycle || back.max_cycles != c->max_cycles || back.j.verdict != c->j.verdict ||
+	    strcmp(back.j.feedback, c->j.feedback) || strcmp(back.skill, c->skill) ||
 	    strcmp(back.timestamp, c->timestamp))
 		abort();
 	fg_cycle_release(&back);

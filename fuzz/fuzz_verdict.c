@@ -12,9 +12,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, (const char *)data, size);
 	if (!v.feedback || strlen(v.feedback) > FG_FEEDBACK_MAX)
 		abort();
@@ -22,6 +22,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (v.nfindings > FG_FINDINGS_MAX)
 		abort();
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	return 0;
 }

@@ -370,7 +370,7 @@ static const char *open_feedback(const struct entry *e)
 {
 	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
 
-	return last && last->verdict == FG_VERDICT_REJECTED ? last->feedback : NULL;
+	return last && last->j.verdict == FG_VERDICT_REJECTED ? last->j.feedback : NULL;
 }
 
 /* The last cycle's findings: with advice false those still open (all of
@@ -383,10 +383,10 @@ static const struct fg_finding *last_findings(const struct entry *e, bool advice
 	enum fg_verdict_kind want = advice ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
 
 	*n = 0;
-	if (!last || last->verdict != want || !last->has_findings)
+	if (!last || last->j.verdict != want || !last->j.has_findings)
 		return NULL;
-	*n = last->nfindings;
-	return last->findings;
+	*n = last->j.nfindings;
+	return last->j.findings;
 }
 
 static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
@@ -431,7 +431,7 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 			cJSON *ro = cJSON_CreateObject();
 
 			cJSON_AddStringToObject(ro, "role", r->role);
-			cJSON_AddStringToObject(ro, "verdict", fg_role_verdict_name(r->verdict));
+			cJSON_AddStringToObject(ro, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
 			cJSON_AddBoolToObject(ro, "failed", r->failed);
 			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
 			cJSON_AddItemToArray(arr, ro);
@@ -483,8 +483,8 @@ static cJSON *entry_json(const struct entry *e)
 
 		cJSON_AddNumberToObject(co, "cycle", c->cycle);
 		cJSON_AddNumberToObject(co, "max_cycles", c->max_cycles);
-		cJSON_AddStringToObject(co, "verdict", fg_verdict_kind_name(c->verdict));
-		cJSON_AddStringToObject(co, "feedback", c->feedback);
+		cJSON_AddStringToObject(co, "verdict", fg_verdict_kind_name(c->j.verdict));
+		cJSON_AddStringToObject(co, "feedback", c->j.feedback);
 		cJSON_AddStringToObject(co, "timestamp", c->timestamp);
 		cJSON_AddItemToArray(cycles, co);
 	}
@@ -636,8 +636,8 @@ static void md_cycles(struct md *m, const struct entry *e)
 	md_addf(m, " · **Cycles:** %d/%d\n\n| Cycle | Verdict | Feedback |\n|---|---|---|\n",
 		last->cycle, last->max_cycles);
 	for (size_t i = 0; i < e->ncycles; i++) {
-		md_addf(m, "| %d | %s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].verdict));
-		md_cell(m, e->cycles[i].feedback);
+		md_addf(m, "| %d | %s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].j.verdict));
+		md_cell(m, e->cycles[i].j.feedback);
 		md_adds(m, " |\n");
 	}
 	md_addc(m, '\n');
@@ -656,7 +656,7 @@ static void md_roles(struct md *m, const struct entry *e)
 
 		md_adds(m, i ? " · " : "");
 		md_name(m, r->role);
-		md_addf(m, " %s", r->failed ? "failed" : fg_role_verdict_name(r->verdict));
+		md_addf(m, " %s", r->failed ? "failed" : fg_role_verdict_name(fg_review_verdict(r)));
 		if (r->from_cycle)
 			md_addf(m, " (cycle %d)", r->from_cycle);
 	}

@@ -64,9 +64,9 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		    int full_path)
 {
 	const struct fg_cycle *c = r->cycle;
-	char *fb = rn_utf8_prefix(c->feedback ? c->feedback : "", RN_FEEDBACK_LOG_CHARS);
+	char *fb = rn_utf8_prefix(c->j.feedback ? c->j.feedback : "", RN_FEEDBACK_LOG_CHARS);
 	char *file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
-	const char *verdict = fg_verdict_kind_name(c->verdict);
+	const char *verdict = fg_verdict_kind_name(c->j.verdict);
 	const char *source = rn_source_name(r->source);
 	char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
 	char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
@@ -107,9 +107,9 @@ void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r
 	const struct fg_cycle *c = r->cycle;
 	char *file, *rlog;
 
-	if (c->verdict != FG_VERDICT_REJECTED || !c->has_format || c->format != FG_FORMAT_NONE ||
-	    c->synthetic || !c->feedback ||
-	    strncmp(c->feedback, FG_VERDICT_UNPARSED_FEEDBACK, strlen(FG_VERDICT_UNPARSED_FEEDBACK)))
+	if (c->j.verdict != FG_VERDICT_REJECTED || !c->j.has_format || c->j.format != FG_FORMAT_NONE ||
+	    c->synthetic || !c->j.feedback ||
+	    strncmp(c->j.feedback, FG_VERDICT_UNPARSED_FEEDBACK, strlen(FG_VERDICT_UNPARSED_FEEDBACK)))
 		return;
 	file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
 	rlog = c->reviewer_log ? fg_xstrdup(c->reviewer_log)
@@ -147,8 +147,8 @@ static size_t pick(const struct fg_cycle *c, size_t *idx)
 	size_t n = 0;
 
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < c->nfindings && n < RN_FINDINGS_LOG_MAX; i++)
-			if ((fg_finding_rank(&c->findings[i]) == FG_RANK_BLOCKING) == (pass == 0))
+		for (size_t i = 0; i < c->j.nfindings && n < RN_FINDINGS_LOG_MAX; i++)
+			if ((fg_finding_rank(&c->j.findings[i]) == FG_RANK_BLOCKING) == (pass == 0))
 				idx[n++] = i;
 	return n;
 }
@@ -186,7 +186,7 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
 	const struct fg_cycle *c = r->cycle;
 	size_t idx[RN_FINDINGS_LOG_MAX], n;
 
-	if (!c->has_findings)
+	if (!c->j.has_findings)
 		return;
 	n = pick(c, idx);
 	if (l->format == RN_LOG_JSON) {
@@ -194,12 +194,12 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
 		char *text;
 
 		for (size_t i = 0; i < n; i++)
-			cJSON_AddItemToArray(arr, finding_json(&c->findings[idx[i]]));
+			cJSON_AddItemToArray(arr, finding_json(&c->j.findings[idx[i]]));
 		text = cJSON_PrintUnformatted(arr);
 		if (!text)
 			abort();
 		rn_log(l, level, "review_findings", RN_LS("step", r->step), RN_LS("skill", c->skill),
-		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->nfindings),
+		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->j.nfindings),
 		       RN_LI("shown", (long long)n), RN_LJ("findings", text));
 		free(text);
 		cJSON_Delete(arr);
@@ -208,9 +208,9 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
 
 		fg_buf_init(&b, 1u << 20);
 		for (size_t i = 0; i < n; i++)
-			add_finding_text(&b, &c->findings[idx[i]]);
+			add_finding_text(&b, &c->j.findings[idx[i]]);
 		rn_log(l, level, "review_findings", RN_LS("step", r->step), RN_LS("skill", c->skill),
-		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->nfindings),
+		       RN_LI("cycle", c->cycle), RN_LI("count", (long long)c->j.nfindings),
 		       RN_LI("shown", (long long)n), RN_LS("findings", fg_buf_str(&b)));
 		fg_buf_release(&b);
 	}

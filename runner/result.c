@@ -146,7 +146,7 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	fg_cycle_init(&r->c);
 	r->c.cycle = c->cycle;
 	r->c.max_cycles = c->max_cycles;
-	r->c.verdict = c->verdict;
+	r->c.j.verdict = c->j.verdict;
 	r->c.stalled = c->stalled;
 	r->c.synthetic = c->synthetic;
 	r->c.over_budget = c->over_budget;
@@ -211,7 +211,7 @@ enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_
 		return FG_STATE_STALLED;
 	if (last->over_budget)
 		return FG_STATE_OVER_BUDGET;
-	return last->verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
+	return last->j.verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
 }
 
 bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s)

@@ -87,7 +87,7 @@ static void observe_roles(struct rn_metrics *m, const char *skill, const char *s
 
 		if (!r->from_cycle)
 			rn_metrics_observe_role(m, skill, step, r->role,
-						r->failed ? "failed" : fg_role_verdict_name(r->verdict));
+						r->failed ? "failed" : fg_role_verdict_name(fg_review_verdict(r)));
 	}
 }
 
@@ -157,7 +157,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	 * ever new skills grow the series without bound, and make the cycle
 	 * and exhaustion metrics of one run disagree. */
 	rn_metrics_observe_cycle(s->p->metrics, s->p->skill, cfg->step,
-				 fg_verdict_kind_name(c->verdict), c->elapsed_seconds);
+				 fg_verdict_kind_name(c->j.verdict), c->elapsed_seconds);
 	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
 	store(s, r, (int)r->source);
 	s->res->cycles_by_source[r->source]++;

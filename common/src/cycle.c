@@ -27,18 +27,16 @@
 void fg_cycle_init(struct fg_cycle *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->verdict = FG_VERDICT_REJECTED;
-	c->format = FG_FORMAT_NONE;
+	fg_judgement_init(&c->j);
 	fg_evidence_init(&c->ev);
 }
 
 void fg_cycle_release(struct fg_cycle *c)
 {
-	free(c->feedback);
+	fg_judgement_reset(&c->j);
 	free(c->skill);
 	free(c->run_id);
 	free(c->reviewer_log);
-	fg_findings_free(c->findings, c->nfindings);
 	for (size_t i = 0; i < c->nreviews; i++)
 		fg_review_release(&c->reviews[i]);
 	free(c->reviews);
@@ -238,10 +236,10 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		cJSON_AddTrueToObject(o, "over_budget");
 	if (c->reask)
 		cJSON_AddTrueToObject(o, "reask");
-	if (c->has_format)
-		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->format));
-	if (c->has_findings)
-		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(c->findings, c->nfindings));
+	if (c->j.has_format)
+		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->j.format));
+	if (c->j.has_findings)
+		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(c->j.findings, c->j.nfindings));
 	if (c->reviewer_log)
 		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
 	if (c->has_reviews)
@@ -258,8 +256,8 @@ struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
 		abort();
 	cJSON_AddNumberToObject(o, "cycle", c->cycle);
 	cJSON_AddNumberToObject(o, "max_cycles", c->max_cycles);
-	cJSON_AddStringToObject(o, "verdict", c->verdict == FG_VERDICT_APPROVED ? "approved" : "rejected");
-	cJSON_AddStringToObject(o, "feedback", c->feedback ? c->feedback : "");
+	cJSON_AddStringToObject(o, "verdict", c->j.verdict == FG_VERDICT_APPROVED ? "approved" : "rejected");
+	cJSON_AddStringToObject(o, "feedback", c->j.feedback ? c->j.feedback : "");
 	cJSON_AddStringToObject(o, "skill", c->skill ? c->skill : "");
 	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(c->elapsed_seconds));
 	cJSON_AddStringToObject(o, "timestamp", c->timestamp);
@@ -310,9 +308,9 @@ static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 		return r;
 	/* Exactly the two lower-case words of the spec, nothing looser. */
 	if (!strcmp(s, "approved")) {
-		c->verdict = FG_VERDICT_APPROVED;
+		c->j.verdict = FG_VERDICT_APPROVED;
 	} else if (!strcmp(s, "rejected")) {
-		c->verdict = FG_VERDICT_REJECTED;
+		c->j.verdict = FG_VERDICT_REJECTED;
 	} else {
 		fg__seterr(err, errlen, "field 'verdict' must be \"approved\" or \"rejected\"");
 		return -EINVAL;
@@ -377,7 +375,7 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 		r = get_timestamp(o, c, err, errlen);
 	if (r)
 		return r;
-	c->feedback = fg_xstrdup(feedback);
+	c->j.feedback = fg_xstrdup(feedback);
 	c->skill = fg_xstrdup(skill);
 	return 0;
 }
@@ -419,13 +417,13 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
 	fg_usage_pair_from(&c->usage, o);
 	v = cJSON_GetObjectItemCaseSensitive(o, "format");
-	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->format))
-		c->has_format = true;
+	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->j.format))
+		c->j.has_format = true;
 	else
-		c->format = FG_FORMAT_NONE;
+		c->j.format = FG_FORMAT_NONE;
 	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
-	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &c->findings, &c->nfindings))
-		c->has_findings = true;
+	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &c->j.findings, &c->j.nfindings))
+		c->j.has_findings = true;
 	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
@@ -596,7 +594,7 @@ bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n)
 		if (!last || cycles[i].cycle >= last->cycle)
 			last = &cycles[i];
 	}
-	return last && last->verdict == FG_VERDICT_REJECTED && last->cycle >= last->max_cycles;
+	return last && last->j.verdict == FG_VERDICT_REJECTED && last->cycle >= last->max_cycles;
 }
 
 /* ---- a panel's reviews ------------------------------------------------- */
@@ -622,14 +620,25 @@ int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
 void fg_review_init(struct fg_review *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->verdict = FG_ROLE_REJECTED;
-	r->format = FG_FORMAT_NONE;
+	fg_judgement_init(&r->j);
+}
+
+enum fg_role_verdict fg_review_verdict(const struct fg_review *r)
+{
+	if (r->j.verdict == FG_VERDICT_REJECTED)
+		return FG_ROLE_REJECTED;
+	return r->j.out_of_scope ? FG_ROLE_OUT_OF_SCOPE : FG_ROLE_APPROVED;
+}
+
+void fg_review_set_verdict(struct fg_review *r, enum fg_role_verdict v)
+{
+	r->j.verdict = v == FG_ROLE_REJECTED ? FG_VERDICT_REJECTED : FG_VERDICT_APPROVED;
+	r->j.out_of_scope = v == FG_ROLE_OUT_OF_SCOPE;
 }
 
 void fg_review_release(struct fg_review *r)
 {
-	free(r->feedback);
-	fg_findings_free(r->findings, r->nfindings);
+	fg_judgement_reset(&r->j);
 	free(r->reviewer_log);
 	cJSON_Delete(r->usage);
 	fg_review_init(r);
@@ -639,10 +648,13 @@ void fg_review_copy(struct fg_review *dst, const struct fg_review *src)
 {
 	fg_review_release(dst);
 	*dst = *src;
-	dst->feedback = fg_xstrdup(src->feedback ? src->feedback : "");
-	dst->findings = src->nfindings ? fg_xcalloc(src->nfindings, sizeof(*dst->findings)) : NULL;
-	for (size_t i = 0; i < src->nfindings; i++)
-		fg_finding_copy(&dst->findings[i], &src->findings[i]);
+	dst->j.feedback = fg_xstrdup(src->j.feedback ? src->j.feedback : "");
+	dst->j.findings = src->j.nfindings ? fg_xcalloc(src->j.nfindings, sizeof(*dst->j.findings)) : NULL;
+	for (size_t i = 0; i < src->j.nfindings; i++)
+		fg_finding_copy(&dst->j.findings[i], &src->j.findings[i]);
+	fg_strvec_init(&dst->j.verified);
+	for (size_t i = 0; i < src->j.verified.n; i++)
+		fg_strvec_push(&dst->j.verified, src->j.verified.v[i]);
 	dst->reviewer_log = src->reviewer_log ? fg_xstrdup(src->reviewer_log) : NULL;
 	dst->usage = src->usage ? cJSON_Duplicate(src->usage, 1) : NULL;
 	if (src->usage && !dst->usage)
@@ -656,18 +668,18 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 	if (!o)
 		abort();
 	cJSON_AddStringToObject(o, "role", r->role);
-	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(r->verdict));
+	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
 	if (r->failed)
 		cJSON_AddTrueToObject(o, "failed");
 	if (r->reask)
 		cJSON_AddTrueToObject(o, "reask");
 	if (r->from_cycle > 0)
 		cJSON_AddNumberToObject(o, "from_cycle", r->from_cycle);
-	if (r->has_format)
-		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(r->format));
-	cJSON_AddStringToObject(o, "feedback", r->feedback ? r->feedback : "");
-	if (r->has_findings)
-		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->findings, r->nfindings));
+	if (r->j.has_format)
+		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(r->j.format));
+	cJSON_AddStringToObject(o, "feedback", r->j.feedback ? r->j.feedback : "");
+	if (r->j.has_findings)
+		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->j.findings, r->j.nfindings));
 	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(r->elapsed_seconds));
 	if (r->reviewer_log)
 		cJSON_AddStringToObject(o, "reviewer_log", r->reviewer_log);
@@ -692,15 +704,15 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;
 	v = cJSON_GetObjectItemCaseSensitive(o, "format");
-	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &r->format))
-		r->has_format = true;
+	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &r->j.format))
+		r->j.has_format = true;
 	else
-		r->format = FG_FORMAT_NONE;
+		r->j.format = FG_FORMAT_NONE;
 	v = cJSON_GetObjectItemCaseSensitive(o, "feedback");
-	r->feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
+	r->j.feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
 	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
-	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &r->findings, &r->nfindings))
-		r->has_findings = true;
+	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &r->j.findings, &r->j.nfindings))
+		r->j.has_findings = true;
 	v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		r->elapsed_seconds = v->valuedouble;
@@ -727,7 +739,7 @@ int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o)
 	    fg_role_verdict_parse(verdict->valuestring, &k) < 0)
 		return -EINVAL;
 	fg__strlcpy(r->role, role->valuestring, sizeof(r->role));
-	r->verdict = k;
+	fg_review_set_verdict(r, k);
 	review_optional(r, o);
 	return 0;
 }

@@ -33,7 +33,7 @@
 #define MAX_TICKS 128
 #define NONE SIZE_MAX
 /* A third kind a shadow block or a verdict line may declare: no objection,
- * the role has nothing to assess (fg_verdict.out_of_scope). */
+ * the role has nothing to assess (fg_judgement.out_of_scope). */
 #define OUT_OF_SCOPE 2
 
 static const char *const kind_names[] = { "approved", "rejected" };
@@ -73,25 +73,29 @@ int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out)
 	return -EINVAL;
 }
 
-void fg_verdict_init(struct fg_verdict *v)
+void fg_judgement_init(struct fg_judgement *j)
 {
-	v->verdict = FG_VERDICT_REJECTED;
-	v->format = FG_FORMAT_NONE;
-	v->feedback = NULL;
-	v->findings = NULL;
-	v->nfindings = 0;
-	v->has_findings = false;
-	v->out_of_scope = false;
-	v->advice_only = false;
-	fg_strvec_init(&v->verified);
+	memset(j, 0, sizeof(*j));
+	j->verdict = FG_VERDICT_REJECTED;
+	j->format = FG_FORMAT_NONE;
+	fg_strvec_init(&j->verified);
 }
 
-void fg_verdict_release(struct fg_verdict *v)
+void fg_judgement_reset(struct fg_judgement *j)
 {
-	free(v->feedback);
-	fg_findings_free(v->findings, v->nfindings);
-	fg_strvec_release(&v->verified);
-	fg_verdict_init(v);
+	free(j->feedback);
+	fg_findings_free(j->findings, j->nfindings);
+	fg_strvec_release(&j->verified);
+	fg_judgement_init(j);
+}
+
+void fg_judgement_move(struct fg_judgement *dst, struct fg_judgement *src)
+{
+	if (dst == src)
+		return;
+	fg_judgement_reset(dst);
+	*dst = *src;
+	fg_judgement_init(src);
 }
 
 /* ---- characters and lines ---------------------------------------------- */
@@ -941,7 +945,7 @@ static void take_location(struct fg_finding *f, char *loc)
 	f->file_path = loc;
 }
 
-static void add_row(struct fg_verdict *v, const char *t, const struct cells *c, const int *col)
+static void add_row(struct fg_judgement *v, const char *t, const struct cells *c, const int *col)
 {
 	struct fg_finding *f;
 	char *num = cell_text(t, c, col[COL_NUM]);
@@ -964,7 +968,7 @@ static void add_row(struct fg_verdict *v, const char *t, const struct cells *c, 
  * optionally #, Location, Evidence), then a delimiter row, then rows. Sets
  * has_findings when such a table is found (even with no row).
  */
-static void table_findings(struct fg_verdict *v, const char *t, size_t len)
+static void table_findings(struct fg_judgement *v, const char *t, size_t len)
 {
 	struct fence f = { 0, 0 };
 	struct line l, d;
@@ -992,7 +996,7 @@ static void table_findings(struct fg_verdict *v, const char *t, size_t len)
 
 /* ---- deciding ---------------------------------------------------------- */
 
-static void decide_json(struct fg_verdict *v, const struct scan *sc)
+static void decide_json(struct fg_judgement *v, const struct scan *sc)
 {
 	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(sc->json, "rawMarkdown");
 	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(sc->json, "findings");
@@ -1040,7 +1044,7 @@ static size_t after_marker(const char *t, size_t i, size_t len)
 	return k > j && (k == len || is_ws((unsigned char)t[k])) ? k : i;
 }
 
-static void decide_marker(struct fg_verdict *v, const struct scan *sc)
+static void decide_marker(struct fg_judgement *v, const struct scan *sc)
 {
 	const char *t = sc->t;
 	size_t a, b;
@@ -1080,7 +1084,7 @@ static void cut_separator(char *s)
 
 /* "### [B1] Title — `path:line` (confidence: 80)" at line l: a finding
  * (severity BLOCKING for B, NOTE for N) appended to v; false otherwise. */
-static bool template_heading(struct fg_verdict *v, const char *t, const struct line *l)
+static bool template_heading(struct fg_judgement *v, const char *t, const struct line *l)
 {
 	size_t i = skip_hws(t, l->s, l->e), h = i, n, te, ls, le;
 	struct fg_finding *f;
@@ -1122,7 +1126,7 @@ static bool template_heading(struct fg_verdict *v, const char *t, const struct l
 }
 
 /* The template's findings of t[0, len), outside fenced code. */
-static void template_findings(struct fg_verdict *v, const char *t, size_t len)
+static void template_findings(struct fg_judgement *v, const char *t, size_t len)
 {
 	struct fence f = { 0, 0 };
 	struct line l;
@@ -1155,7 +1159,7 @@ static size_t verified_at(const char *t, const struct line *l)
 }
 
 /* Keeps the "**Verified:**" lines outside fenced code (verdict.h). */
-static void verified_lines(struct fg_verdict *v, const char *t, size_t len)
+static void verified_lines(struct fg_judgement *v, const char *t, size_t len)
 {
 	struct fence f = { 0, 0 };
 	struct line l;
@@ -1187,7 +1191,7 @@ static void verified_lines(struct fg_verdict *v, const char *t, size_t len)
 
 /* A rejection whose findings are all advice approves (verdict.h); rule 2
  * also needs N to be the table's row count. */
-static void advice_rule(struct fg_verdict *v, size_t count)
+static void advice_rule(struct fg_judgement *v, size_t count)
 {
 	if (v->verdict != FG_VERDICT_REJECTED || !v->has_findings ||
 	    !fg_findings_advice_only(v->findings, v->nfindings))
@@ -1202,13 +1206,14 @@ static void advice_rule(struct fg_verdict *v, size_t count)
 	v->feedback = NULL;
 }
 
-int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len)
+int fg_verdict_parse(struct fg_judgement *v, const char *text, size_t len)
 {
 	struct scan *sc = fg_xcalloc(1, sizeof(*sc));
 	size_t ls = 0, count = 0;
 	int k;
 
-	fg_verdict_release(v);
+	fg_judgement_reset(v);
+	v->has_format = true;
 	sc->t = text ? text : "";
 	sc->len = text ? len : 0;
 	sc->vline = -1;

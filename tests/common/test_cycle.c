@@ -72,8 +72,8 @@ static void fill(struct fg_cycle *c, int n, int max, enum fg_verdict_kind v)
 	fg_cycle_init(c);
 	c->cycle = n;
 	c->max_cycles = max;
-	c->verdict = v;
-	c->feedback = fgt_fmt("%s", v == FG_VERDICT_APPROVED ? "" : "needs work");
+	c->j.verdict = v;
+	c->j.feedback = fgt_fmt("%s", v == FG_VERDICT_APPROVED ? "" : "needs work");
 	c->skill = fgt_fmt("implement-task");
 	c->elapsed_seconds = 2.25;
 	snprintf(c->timestamp, sizeof(c->timestamp), "2026-01-15T10:30:0%dZ", n % 10);
@@ -182,8 +182,8 @@ Test(cycle, optional_fields_written_only_when_set)
 	fill(&c, 1, 3, FG_VERDICT_APPROVED);
 	c.synthetic = false;
 	c.stalled = false;
-	c.has_format = false;
-	c.has_findings = false;
+	c.j.has_format = false;
+	c.j.has_findings = false;
 	o = fg_cycle_to_cjson(&c);
 	cr_assert_null(cJSON_GetObjectItem(o, "run_id"));
 	cr_assert_null(cJSON_GetObjectItem(o, "synthetic"));
@@ -197,9 +197,9 @@ Test(cycle, optional_fields_written_only_when_set)
 	c.run_id = fgt_fmt("run-1");
 	c.synthetic = true;
 	c.stalled = true;
-	c.has_format = true;
-	c.format = FG_FORMAT_VERDICT_LINE;
-	c.has_findings = true;   /* an empty findings array is still written */
+	c.j.has_format = true;
+	c.j.format = FG_FORMAT_VERDICT_LINE;
+	c.j.has_findings = true;   /* an empty findings array is still written */
 	c.reviewer_log = fgt_fmt("review_cycle_1.reviewer.log");
 	o = fg_cycle_to_cjson(&c);
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "run_id")->valuestring, "run-1");
@@ -258,8 +258,8 @@ static void assert_same(const struct fg_cycle *a, const struct fg_cycle *b)
 {
 	cr_assert_eq(a->cycle, b->cycle);
 	cr_assert_eq(a->max_cycles, b->max_cycles);
-	cr_assert_eq(a->verdict, b->verdict);
-	cr_assert_str_eq(a->feedback, b->feedback);
+	cr_assert_eq(a->j.verdict, b->j.verdict);
+	cr_assert_str_eq(a->j.feedback, b->j.feedback);
 	cr_assert_str_eq(a->skill, b->skill);
 	cr_assert_eq(a->elapsed_seconds, b->elapsed_seconds);
 	cr_assert_str_eq(a->timestamp, b->timestamp);
@@ -268,14 +268,14 @@ static void assert_same(const struct fg_cycle *a, const struct fg_cycle *b)
 		cr_assert_str_eq(a->run_id, b->run_id);
 	cr_assert_eq(a->synthetic, b->synthetic);
 	cr_assert_eq(a->stalled, b->stalled);
-	cr_assert_eq(a->has_format, b->has_format);
-	if (a->has_format)
-		cr_assert_eq(a->format, b->format);
+	cr_assert_eq(a->j.has_format, b->j.has_format);
+	if (a->j.has_format)
+		cr_assert_eq(a->j.format, b->j.format);
 	cr_assert_eq(!!a->reviewer_log, !!b->reviewer_log);
 	if (a->reviewer_log)
 		cr_assert_str_eq(a->reviewer_log, b->reviewer_log);
-	cr_assert_eq(a->has_findings, b->has_findings);
-	cr_assert_eq(a->nfindings, b->nfindings);
+	cr_assert_eq(a->j.has_findings, b->j.has_findings);
+	cr_assert_eq(a->j.nfindings, b->j.nfindings);
 }
 
 static void round_trip(const struct fg_cycle *c)
@@ -324,8 +324,8 @@ Test(cycle, round_trip_with_every_optional_field)
 		c.run_id = fgt_fmt("run-%zu", i);
 		c.synthetic = true;
 		c.stalled = true;
-		c.has_format = true;
-		c.format = formats[i];
+		c.j.has_format = true;
+		c.j.format = formats[i];
 		c.reviewer_log = fgt_fmt("review_cycle_3.reviewer.log");
 		c.elapsed_seconds = 12.345;
 		round_trip(&c);
@@ -340,33 +340,33 @@ Test(cycle, round_trip_findings)
 	char err[256];
 
 	fill(&c, 2, 3, FG_VERDICT_REJECTED);
-	c.has_findings = true;
-	c.nfindings = 2;
-	c.findings = calloc(2, sizeof(*c.findings));
-	c.findings[0].severity = fgt_fmt("BLOCKING");
-	c.findings[0].ordinal = 1;
-	c.findings[0].file_path = fgt_fmt("src/a.c");
-	c.findings[0].line = 42;
-	c.findings[0].title = fgt_fmt("Unchecked length");
-	c.findings[0].description = fgt_fmt("desc");
-	c.findings[0].evidence = fgt_fmt("memcpy(d, s, n);");
-	c.findings[0].fix = fgt_fmt("check n");
-	c.findings[1].severity = fgt_fmt("NOTE");
-	c.findings[1].ordinal = 2;
-	c.findings[1].line = -1;
-	c.findings[1].title = fgt_fmt("Naming");
+	c.j.has_findings = true;
+	c.j.nfindings = 2;
+	c.j.findings = calloc(2, sizeof(*c.j.findings));
+	c.j.findings[0].severity = fgt_fmt("BLOCKING");
+	c.j.findings[0].ordinal = 1;
+	c.j.findings[0].file_path = fgt_fmt("src/a.c");
+	c.j.findings[0].line = 42;
+	c.j.findings[0].title = fgt_fmt("Unchecked length");
+	c.j.findings[0].description = fgt_fmt("desc");
+	c.j.findings[0].evidence = fgt_fmt("memcpy(d, s, n);");
+	c.j.findings[0].fix = fgt_fmt("check n");
+	c.j.findings[1].severity = fgt_fmt("NOTE");
+	c.j.findings[1].ordinal = 2;
+	c.j.findings[1].line = -1;
+	c.j.findings[1].title = fgt_fmt("Naming");
 	text = fg_cycle_to_json(&c);
 	fg_cycle_init(&back);
 	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
-	cr_assert(back.has_findings);
-	cr_assert_eq(back.nfindings, 2);
-	cr_assert_str_eq(back.findings[0].severity, "BLOCKING");
-	cr_assert_eq(back.findings[0].ordinal, 1);
-	cr_assert_str_eq(back.findings[0].file_path, "src/a.c");
-	cr_assert_eq(back.findings[0].line, 42);
-	cr_assert_str_eq(back.findings[0].evidence, "memcpy(d, s, n);");
-	cr_assert_str_eq(back.findings[1].title, "Naming");
-	cr_assert_eq(back.findings[1].line, -1);
+	cr_assert(back.j.has_findings);
+	cr_assert_eq(back.j.nfindings, 2);
+	cr_assert_str_eq(back.j.findings[0].severity, "BLOCKING");
+	cr_assert_eq(back.j.findings[0].ordinal, 1);
+	cr_assert_str_eq(back.j.findings[0].file_path, "src/a.c");
+	cr_assert_eq(back.j.findings[0].line, 42);
+	cr_assert_str_eq(back.j.findings[0].evidence, "memcpy(d, s, n);");
+	cr_assert_str_eq(back.j.findings[1].title, "Naming");
+	cr_assert_eq(back.j.findings[1].line, -1);
 	free(text);
 	fg_cycle_release(&back);
 	fg_cycle_release(&c);
@@ -385,8 +385,8 @@ Test(cycle, feedback_stored_as_is)
 		struct fg_cycle c;
 
 		fill(&c, 1, 2, FG_VERDICT_REJECTED);
-		free(c.feedback);
-		c.feedback = fgt_fmt("%s", texts[i]);
+		free(c.j.feedback);
+		c.j.feedback = fgt_fmt("%s", texts[i]);
 		round_trip(&c);
 		fg_cycle_release(&c);
 	}
@@ -420,7 +420,7 @@ Test(cycle, write_replaces_old_file_and_leaves_only_canonical_names)
 
 	fill(&c, 1, 3, FG_VERDICT_REJECTED);
 	cr_assert_eq(fg_cycle_write(dir, &c), 0);
-	c.verdict = FG_VERDICT_APPROVED;
+	c.j.verdict = FG_VERDICT_APPROVED;
 	cr_assert_eq(fg_cycle_write(dir, &c), 0);
 	d = opendir(dir);
 	for (de = readdir(d); de; de = readdir(d)) {
@@ -555,7 +555,7 @@ Test(cycle, invalid_fields_table)
 		fg_cycle_init(&c);
 		cr_expect_eq(fg_cycle_parse(&c, text, strlen(text), err, sizeof(err)), -EINVAL, "%s", text);
 		cr_expect_str_eq(err, cases[i].reason, "%s", text);
-		cr_expect_null(c.feedback, "left empty on failure");
+		cr_expect_null(c.j.feedback, "left empty on failure");
 		cr_expect_null(c.skill);
 		cr_expect_eq(c.cycle, 0);
 		fg_cycle_release(&c);
@@ -629,9 +629,9 @@ Test(cycle, failed_parse_releases_earlier_contents)
 
 	fg_cycle_init(&c);
 	cr_assert_eq(fg_cycle_parse(&c, base_json, strlen(base_json), err, sizeof(err)), 0);
-	cr_assert_str_eq(c.feedback, "fix it");
+	cr_assert_str_eq(c.j.feedback, "fix it");
 	cr_assert_eq(fg_cycle_parse(&c, bad, strlen(bad), err, sizeof(err)), -EINVAL);
-	cr_assert_null(c.feedback);
+	cr_assert_null(c.j.feedback);
 	cr_assert_null(c.skill);
 	cr_assert_eq(c.cycle, 0);
 	/* A NULL error buffer is allowed. */
@@ -685,10 +685,10 @@ Test(cycle, optional_fields_with_wrong_types_are_ignored)
 		cr_expect_null(c.run_id, "%s", text);
 		cr_expect_not(c.synthetic, "%s", text);
 		cr_expect_not(c.stalled, "%s", text);
-		cr_expect_not(c.has_format, "%s", text);
-		cr_expect_not(c.has_findings, "%s", text);
+		cr_expect_not(c.j.has_format, "%s", text);
+		cr_expect_not(c.j.has_findings, "%s", text);
 		cr_expect_null(c.reviewer_log, "%s", text);
-		cr_expect_str_eq(c.feedback, "fix it");
+		cr_expect_str_eq(c.j.feedback, "fix it");
 		fg_cycle_release(&c);
 		free(text);
 	}
@@ -714,14 +714,14 @@ Test(cycle, fixture_minimal)
 	read_fixture("minimal.json", &c);
 	cr_assert_eq(c.cycle, 1);
 	cr_assert_eq(c.max_cycles, 3);
-	cr_assert_eq(c.verdict, FG_VERDICT_REJECTED);
-	cr_assert_str_eq(c.feedback, "Missing tests for the parser.");
+	cr_assert_eq(c.j.verdict, FG_VERDICT_REJECTED);
+	cr_assert_str_eq(c.j.feedback, "Missing tests for the parser.");
 	cr_assert_str_eq(c.skill, "implement-task");
 	cr_assert_eq(c.elapsed_seconds, 45.2);
 	cr_assert_str_eq(c.timestamp, "2026-01-15T10:30:00Z");
 	cr_assert_null(c.run_id);
-	cr_assert_not(c.has_format);
-	cr_assert_not(c.has_findings);
+	cr_assert_not(c.j.has_format);
+	cr_assert_not(c.j.has_findings);
 	fg_cycle_release(&c);
 }
 
@@ -732,12 +732,12 @@ Test(cycle, fixture_full)
 	read_fixture("full.json", &c);
 	cr_assert_eq(c.cycle, 2);
 	cr_assert_str_eq(c.run_id, "run-20260115-103000-ab12");
-	cr_assert(c.has_format);
-	cr_assert_eq(c.format, FG_FORMAT_JSON_SHADOW);
-	cr_assert(c.has_findings);
-	cr_assert_eq(c.nfindings, 1);
-	cr_assert_str_eq(c.findings[0].file_path, "src/parser.c");
-	cr_assert_eq(c.findings[0].line, 42);
+	cr_assert(c.j.has_format);
+	cr_assert_eq(c.j.format, FG_FORMAT_JSON_SHADOW);
+	cr_assert(c.j.has_findings);
+	cr_assert_eq(c.j.nfindings, 1);
+	cr_assert_str_eq(c.j.findings[0].file_path, "src/parser.c");
+	cr_assert_eq(c.j.findings[0].line, 42);
 	cr_assert_str_eq(c.reviewer_log, "review_cycle_2.reviewer.log");
 	fg_cycle_release(&c);
 }
@@ -748,13 +748,13 @@ Test(cycle, fixture_foreign_writer_is_tolerated)
 
 	read_fixture("foreign.json", &c);
 	cr_assert_eq(c.cycle, 3);
-	cr_assert_eq(c.verdict, FG_VERDICT_APPROVED);
-	cr_assert_str_eq(c.feedback, "");
+	cr_assert_eq(c.j.verdict, FG_VERDICT_APPROVED);
+	cr_assert_str_eq(c.j.feedback, "");
 	cr_assert_null(c.run_id);
 	cr_assert_not(c.synthetic);
 	cr_assert_not(c.stalled);
-	cr_assert_not(c.has_format);
-	cr_assert_not(c.has_findings);
+	cr_assert_not(c.j.has_format);
+	cr_assert_not(c.j.has_findings);
 	cr_assert_null(c.reviewer_log);
 	fg_cycle_release(&c);
 }
@@ -799,7 +799,7 @@ Test(cycle, read_at_refuses_unsafe_files)
 			     "%s", cases[i].name);
 		cr_expect_str_eq(err, cases[i].err);
 		cr_expect_eq(raw.len, 0);
-		cr_expect_null(c.feedback);
+		cr_expect_null(c.j.feedback);
 		fg_buf_release(&raw);
 		fg_cycle_release(&c);
 	}
@@ -980,7 +980,7 @@ Test(cycle, exhausted_table)
 			fg_cycle_init(&cs[j]);
 			cs[j].cycle = cases[i].c[j].n;
 			cs[j].max_cycles = cases[i].c[j].max;
-			cs[j].verdict = cases[i].c[j].v;
+			cs[j].j.verdict = cases[i].c[j].v;
 			cs[j].synthetic = cases[i].c[j].synthetic;
 		}
 		cr_expect_eq(fg_cycles_exhausted(cs, cases[i].n), cases[i].want, "%s", cases[i].what);
@@ -998,8 +998,8 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	fg_cycle_init(&c);
 	c.cycle = 2;
 	c.max_cycles = 3;
-	c.verdict = FG_VERDICT_REJECTED;
-	c.feedback = strdup("merged");
+	c.j.verdict = FG_VERDICT_REJECTED;
+	c.j.feedback = strdup("merged");
 	c.skill = strdup("s");
 	fg_time_iso_utc(c.timestamp, 0);
 	c.has_reviews = true;
@@ -1008,50 +1008,50 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	r = &c.reviews[0];
 	fg_review_init(r);
 	snprintf(r->role, sizeof(r->role), "%s", "correctness");
-	r->verdict = FG_ROLE_REJECTED;
-	r->has_format = true;
-	r->format = FG_FORMAT_JSON_SHADOW;
-	r->feedback = strdup("fix a.c");
-	r->has_findings = true;
-	r->nfindings = 1;
-	r->findings = calloc(1, sizeof(*r->findings));
-	r->findings[0].severity = strdup("BLOCKING");
-	r->findings[0].title = strdup("Leak");
-	r->findings[0].line = 3;
-	r->findings[0].role = strdup("correctness");
+	fg_review_set_verdict(r, FG_ROLE_REJECTED);
+	r->j.has_format = true;
+	r->j.format = FG_FORMAT_JSON_SHADOW;
+	r->j.feedback = strdup("fix a.c");
+	r->j.has_findings = true;
+	r->j.nfindings = 1;
+	r->j.findings = calloc(1, sizeof(*r->j.findings));
+	r->j.findings[0].severity = strdup("BLOCKING");
+	r->j.findings[0].title = strdup("Leak");
+	r->j.findings[0].line = 3;
+	r->j.findings[0].role = strdup("correctness");
 	r->elapsed_seconds = 1.25;
 	r->reviewer_log = strdup("review_cycle_2.correctness.reviewer.log");
 	r->usage = cJSON_Parse("{\"input_tokens\": 5}");
 	r = &c.reviews[1];
 	fg_review_init(r);
 	snprintf(r->role, sizeof(r->role), "%s", "security");
-	r->verdict = FG_ROLE_OUT_OF_SCOPE;
+	fg_review_set_verdict(r, FG_ROLE_OUT_OF_SCOPE);
 	r->from_cycle = 1;
-	r->feedback = strdup("");
+	r->j.feedback = strdup("");
 	text = fg_cycle_to_json(&c);
 	fg_cycle_init(&back);
 	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
 	cr_assert(back.has_reviews);
 	cr_assert_eq(back.nreviews, 2);
 	cr_assert_str_eq(back.reviews[0].role, "correctness");
-	cr_assert_eq(back.reviews[0].verdict, FG_ROLE_REJECTED);
-	cr_assert_eq(back.reviews[0].format, FG_FORMAT_JSON_SHADOW);
-	cr_assert_str_eq(back.reviews[0].feedback, "fix a.c");
-	cr_assert_eq(back.reviews[0].nfindings, 1);
-	cr_assert_str_eq(back.reviews[0].findings[0].role, "correctness");
+	cr_assert_eq(fg_review_verdict(&back.reviews[0]), FG_ROLE_REJECTED);
+	cr_assert_eq(back.reviews[0].j.format, FG_FORMAT_JSON_SHADOW);
+	cr_assert_str_eq(back.reviews[0].j.feedback, "fix a.c");
+	cr_assert_eq(back.reviews[0].j.nfindings, 1);
+	cr_assert_str_eq(back.reviews[0].j.findings[0].role, "correctness");
 	cr_assert_float_eq(back.reviews[0].elapsed_seconds, 1.25, 1e-9);
 	cr_assert_str_eq(back.reviews[0].reviewer_log, "review_cycle_2.correctness.reviewer.log");
 	cr_assert_eq(cJSON_GetObjectItem(back.reviews[0].usage, "input_tokens")->valueint, 5);
-	cr_assert_eq(back.reviews[1].verdict, FG_ROLE_OUT_OF_SCOPE);
+	cr_assert_eq(fg_review_verdict(&back.reviews[1]), FG_ROLE_OUT_OF_SCOPE);
 	cr_assert_eq(back.reviews[1].from_cycle, 1);
-	cr_assert_not(back.reviews[1].has_format);
+	cr_assert_not(back.reviews[1].j.has_format);
 	cr_assert_not(back.reviews[1].failed);
 	/* The copy is deep. */
 	struct fg_review copy;
 
 	fg_review_init(&copy);
 	fg_review_copy(&copy, &back.reviews[0]);
-	cr_assert_str_eq(copy.findings[0].title, "Leak");
+	cr_assert_str_eq(copy.j.findings[0].title, "Leak");
 	fg_review_release(&copy);
 	fg_cycle_release(&back);
 	free(text);
@@ -1061,7 +1061,7 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	fg_cycle_init(&c);
 	c.cycle = 1;
 	c.max_cycles = 1;
-	c.feedback = strdup("");
+	c.j.feedback = strdup("");
 	c.skill = strdup("s");
 	fg_time_iso_utc(c.timestamp, 0);
 	text = fg_cycle_to_json(&c);
@@ -1093,8 +1093,8 @@ Test(cycle, invalid_review_entries_are_skipped_not_fatal)
 		free(t);
 	}
 	cr_assert_eq(c.nreviews, 1);
-	cr_assert_str_eq(c.reviews[0].feedback, "");
-	cr_assert_not(c.reviews[0].has_findings);
+	cr_assert_str_eq(c.reviews[0].j.feedback, "");
+	cr_assert_not(c.reviews[0].j.has_findings);
 	cr_assert_eq(c.reviews[0].elapsed_seconds, 0);
 	cr_assert_null(c.reviews[0].reviewer_log);
 	cr_assert_null(c.reviews[0].usage);

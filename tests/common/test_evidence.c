@@ -17,8 +17,8 @@ static void base(struct fg_cycle *c)
 	fg_cycle_init(c);
 	c->cycle = 1;
 	c->max_cycles = 3;
-	c->verdict = FG_VERDICT_REJECTED;
-	c->feedback = strdup("x");
+	c->j.verdict = FG_VERDICT_REJECTED;
+	c->j.feedback = strdup("x");
 	c->skill = strdup("implement-task");
 	strcpy(c->timestamp, "2026-12-01T19:00:00Z");
 }

@@ -20,8 +20,8 @@ static void make_cycle(struct fg_cycle *c, int n, const char *feedback)
 	fg_cycle_init(c);
 	c->cycle = n;
 	c->max_cycles = 3;
-	c->verdict = FG_VERDICT_REJECTED;
-	c->feedback = fg_xstrdup(feedback);
+	c->j.verdict = FG_VERDICT_REJECTED;
+	c->j.feedback = fg_xstrdup(feedback);
 	c->skill = fg_xstrdup("impl");
 	c->elapsed_seconds = 1.25;
 	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
@@ -125,9 +125,9 @@ Test(frame, long_feedback_is_left_out_and_flagged)
 	fg_frame_init(&f);
 	cr_assert_eq(parse_line(&f, line, err, sizeof(err)), 0, "%s", err);
 	cr_assert(f.truncated);
-	cr_assert_str_eq(f.cycle.feedback, "");
+	cr_assert_str_eq(f.cycle.j.feedback, "");
 	cr_assert_str_eq(f.cycle.reviewer_log, "review_cycle_1.reviewer.log", "only the feedback goes");
-	cr_assert_eq(f.cycle.verdict, FG_VERDICT_REJECTED);
+	cr_assert_eq(f.cycle.j.verdict, FG_VERDICT_REJECTED);
 	free(line);
 	free(fb);
 	fg_frame_release(&f);

@@ -79,16 +79,16 @@ Test(severity, advice_only_findings_approve_in_every_structured_format)
 {
 	for (size_t i = 0; i < sizeof(ACASES) / sizeof(ACASES[0]); i++) {
 		const struct acase *c = &ACASES[i];
-		struct fg_verdict v;
+		struct fg_judgement v;
 
-		fg_verdict_init(&v);
+		fg_judgement_init(&v);
 		fg_verdict_parse(&v, c->text, strlen(c->text));
 		cr_assert_eq(v.verdict, c->verdict, "%s: verdict %d", c->name, v.verdict);
 		cr_assert_eq(v.advice_only, c->advice_only, "%s", c->name);
 		cr_assert_eq(v.nfindings, c->nfindings, "%s: %zu findings", c->name, v.nfindings);
 		if (c->advice_only)
 			cr_assert_str_empty(v.feedback, "%s: approved means no feedback", c->name);
-		fg_verdict_release(&v);
+		fg_judgement_reset(&v);
 	}
 }
 
@@ -96,9 +96,9 @@ Test(severity, template_heading_fields)
 {
 	static const char text[] = "### [B2] add() subtracts \xe2\x80\x94 `src/calc.sh:41` (confidence: 90)\n"
 				   "Verdict: **REQUEST CHANGES**\n";
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, text, strlen(text));
 	cr_assert_eq(v.nfindings, 1);
 	cr_assert_str_eq(v.findings[0].severity, "BLOCKING");
@@ -106,12 +106,12 @@ Test(severity, template_heading_fields)
 	cr_assert_str_eq(v.findings[0].title, "add() subtracts");
 	cr_assert_str_eq(v.findings[0].file_path, "src/calc.sh");
 	cr_assert_eq(v.findings[0].line, 41);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }
 
 Test(severity, verified_lines_are_kept_outside_fences_bounded)
 {
-	struct fg_verdict v;
+	struct fg_judgement v;
 	char *big = malloc(200000);
 	size_t o = 0;
 
@@ -123,7 +123,7 @@ Test(severity, verified_lines_are_kept_outside_fences_bounded)
 	memset(big + o, 'x', 5000);
 	o += 5000;
 	o += (size_t)snprintf(big + o, 200000 - o, "\nAPPROVED\n");
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, big, o);
 	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
 	cr_assert_eq(v.verified.n, FG_VERIFIED_MAX);
@@ -133,6 +133,6 @@ Test(severity, verified_lines_are_kept_outside_fences_bounded)
 	cr_assert_str_eq(v.verified.v[3], "run 0");
 	for (size_t i = 0; i < v.verified.n; i++)
 		cr_assert(strlen(v.verified.v[i]) <= FG_VERIFIED_BYTES);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(big);
 }

@@ -37,15 +37,15 @@ struct vcase {
 
 static void check_case(const struct vcase *c)
 {
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	cr_assert_eq(fg_verdict_parse(&v, c->in, c->len), 0, "%s", c->name);
 	cr_expect_eq(v.verdict, c->kind, "%s: verdict %s", c->name, fg_verdict_kind_name(v.verdict));
 	cr_expect_eq(v.format, c->format, "%s: format %s", c->name, fg_verdict_format_name(v.format));
 	cr_assert_not_null(v.feedback, "%s", c->name);
 	cr_expect_str_eq(v.feedback, c->feedback, "%s: feedback [%s]", c->name, v.feedback);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }
 
 static void check_table(const struct vcase *cases, size_t n)
@@ -279,9 +279,9 @@ Test(verdict, json_shadow_rule)
 Test(verdict, json_shadow_keeps_findings)
 {
 	const char *in = "# Review\n\n```json\n" SHADOW_RC "\n```\n";
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, in, strlen(in));
 	cr_assert_eq(v.format, FG_FORMAT_JSON_SHADOW);
 	cr_assert(v.has_findings);
@@ -294,7 +294,7 @@ Test(verdict, json_shadow_keeps_findings)
 	cr_assert_str_eq(v.findings[0].description, "d");
 	cr_assert_null(v.findings[0].evidence);
 	cr_assert_str_eq(v.findings[0].fix, "free it");
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	cr_assert_null(v.findings);
 }
 
@@ -302,9 +302,9 @@ Test(verdict, out_of_scope_keeps_findings)
 {
 	const char *in = "```json\n{\"verdict\":\"out_of_scope\",\"findings\":[1,{\"severity\":\"NOTE\","
 			 "\"ordinal\":1,\"title\":\"docs only\",\"line\":null}]}\n```\n";
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, in, strlen(in));
 	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
 	cr_assert_str_eq(v.feedback, "");
@@ -313,27 +313,27 @@ Test(verdict, out_of_scope_keeps_findings)
 	cr_assert_str_eq(v.findings[0].severity, "NOTE");
 	cr_assert_eq(v.findings[0].line, -1);
 	cr_assert_null(v.findings[0].file_path);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }
 
 Test(verdict, other_rules_have_no_findings)
 {
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, IN("```json\n{\"verdict\":\"approve\"}\n```"));
 	cr_assert_not(v.has_findings);
 	cr_assert_eq(v.nfindings, 0);
 	fg_verdict_parse(&v, IN("REJECTED: x"));
 	cr_assert_not(v.has_findings);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }
 
 Test(verdict, parse_twice_reuses_the_struct)
 {
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, IN("```json\n" SHADOW_RC "\n```"));
 	cr_assert_eq(v.nfindings, 1);
 	/* The second parse must release the first result (LSan checks). */
@@ -342,8 +342,8 @@ Test(verdict, parse_twice_reuses_the_struct)
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
 	fg_verdict_parse(&v, NULL, 0);
 	cr_assert_str_eq(v.feedback, UNPARSED);
-	fg_verdict_release(&v);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
+	fg_judgement_reset(&v);
 }
 
 static bool valid_utf8(const char *s)
@@ -369,21 +369,21 @@ Test(verdict, feedback_is_capped_on_a_character_boundary)
 	 * in the middle of a character. */
 	size_t n = 300 * 1024, len = 0;
 	char *in = malloc(n + 32);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	len += (size_t)snprintf(in, 32, "REJECTED: x");
 	while (len + 2 <= n) {
 		in[len++] = '\xC3';
 		in[len++] = '\xA9';
 	}
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, in, len);
 	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
 	cr_assert_leq(strlen(v.feedback), FG_FEEDBACK_MAX);
 	cr_assert_geq(strlen(v.feedback), FG_FEEDBACK_MAX - 3);
 	cr_assert(valid_utf8(v.feedback));
 	cr_assert_eq(v.feedback[0], 'x');
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(in);
 }
 
@@ -410,15 +410,15 @@ Test(verdict, fifty_megabytes_marker_at_the_end)
 {
 	size_t len;
 	char *b = big_output(50u * 1024 * 1024, &len);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	memcpy(b + len, "REJECTED: final words\n", 22);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, b, len + 22);
 	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
 	cr_assert_str_eq(v.feedback, "final words");
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(b);
 }
 
@@ -426,10 +426,10 @@ Test(verdict, fifty_megabytes_marker_at_the_start)
 {
 	size_t len;
 	char *b = big_output(50u * 1024 * 1024, &len);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	memcpy(b, "REJECTED\n", 9);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, b, len);
 	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
@@ -439,7 +439,7 @@ Test(verdict, fifty_megabytes_marker_at_the_start)
 	memcpy(b, "APPROVED\n", 9);
 	fg_verdict_parse(&v, b, len);
 	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(b);
 }
 
@@ -449,7 +449,7 @@ Test(verdict, hostile_backtick_runs_stay_linear)
 	 * a naive span matcher rescans the paragraph for every opener. */
 	size_t cap = 48u * 1024 * 1024, n = 0;
 	char *b = malloc(cap + 64);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	for (size_t k = 1; n + k + 1 < cap; k++) {
 		memset(b + n, '`', k);
@@ -457,11 +457,11 @@ Test(verdict, hostile_backtick_runs_stay_linear)
 		b[n++] = k % 2 ? ' ' : 'x';
 	}
 	memcpy(b + n, "\n\nAPPROVED", 10);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, b, n + 10);
 	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(b);
 }
 
@@ -470,7 +470,7 @@ Test(verdict, hostile_single_line_and_many_json_blocks)
 	static const char blk[] = "```json\n{\"x\":1}\n```\n";
 	size_t cap = 40u * 1024 * 1024, n = 0;
 	char *b = malloc(cap + 64);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	/* One 40 MB line of single backticks separated by letters. */
 	for (; n + 2 < cap; n += 2) {
@@ -478,7 +478,7 @@ Test(verdict, hostile_single_line_and_many_json_blocks)
 		b[n + 1] = 'a';
 	}
 	memcpy(b + n, " REJECTED: end", 14);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, b, n + 14);
 	/* The backticks pair up; an odd one out is literal: the marker is
 	 * outside code either way. */
@@ -491,7 +491,7 @@ Test(verdict, hostile_single_line_and_many_json_blocks)
 	fg_verdict_parse(&v, b, n + 8);
 	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(b);
 }
 
@@ -499,17 +499,17 @@ Test(verdict, oversized_json_block_is_skipped)
 {
 	size_t pad = 5u * 1024 * 1024, n = 0;
 	char *b = malloc(pad + 128);
-	struct fg_verdict v;
+	struct fg_judgement v;
 
 	n += (size_t)snprintf(b, 64, "```json\n{\"verdict\":\"approve\",\"pad\":\"");
 	memset(b + n, 'x', pad);
 	n += pad;
 	memcpy(b + n, "\"}\n```\nREJECTED: big", 20);
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, b, n + 20);
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
 	cr_assert_str_eq(v.feedback, "big");
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 	free(b);
 }
 
@@ -624,10 +624,10 @@ Test(verdict, realistic_fixtures)
 		char *path = fgt_fmt("%s/verdict/%s", FG_FIXTURES_DIR, t[i].file);
 		size_t len;
 		char *text = fgt_read(path, &len);
-		struct fg_verdict v;
+		struct fg_judgement v;
 
 		cr_assert_not_null(text, "%s", path);
-		fg_verdict_init(&v);
+		fg_judgement_init(&v);
 		fg_verdict_parse(&v, text, len);
 		cr_expect_eq(v.verdict, t[i].kind, "%s", t[i].file);
 		cr_expect_eq(v.format, t[i].format, "%s: %s", t[i].file, fg_verdict_format_name(v.format));
@@ -636,7 +636,7 @@ Test(verdict, realistic_fixtures)
 		if (!*t[i].feedback_start)
 			cr_expect_str_eq(v.feedback, "", "%s", t[i].file);
 		cr_expect_eq(v.nfindings, t[i].nfindings, "%s", t[i].file);
-		fg_verdict_release(&v);
+		fg_judgement_reset(&v);
 		free(text);
 		free(path);
 	}
@@ -655,9 +655,9 @@ Test(verdict, out_of_scope_is_no_objection)
 		"Verdict: OUTOFSCOPE\n",
 		"Verdict: OUT OF\n",
 	};
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
 		fg_verdict_parse(&v, yes[i], strlen(yes[i]));
 		cr_assert_eq(v.verdict, FG_VERDICT_APPROVED, "%s", yes[i]);
@@ -672,7 +672,7 @@ Test(verdict, out_of_scope_is_no_objection)
 	}
 	fg_verdict_parse(&v, "Verdict: APPROVE\n", 17);
 	cr_assert_not(v.out_of_scope);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }
 
 Test(verdict, finding_rank_and_role)
@@ -723,9 +723,9 @@ Test(verdict, review_result_findings_table_becomes_findings)
 		"\nAfter the table.\n\n"
 		"| Severity | Finding |\n|---|---|\n| BLOCKING | a second table is not read |\n"
 		"\n<!-- review-result: findings=3 -->\n";
-	struct fg_verdict v;
+	struct fg_judgement v;
 
-	fg_verdict_init(&v);
+	fg_judgement_init(&v);
 	fg_verdict_parse(&v, text, strlen(text));
 	cr_assert_eq(v.format, FG_FORMAT_REVIEW_RESULT_MARKER);
 	cr_assert(v.has_findings);
@@ -751,5 +751,5 @@ Test(verdict, review_result_findings_table_becomes_findings)
 	fg_verdict_parse(&v, marker, strlen(marker));
 	cr_assert_eq(v.format, FG_FORMAT_MARKER);
 	cr_assert_not(v.has_findings);
-	fg_verdict_release(&v);
+	fg_judgement_reset(&v);
 }

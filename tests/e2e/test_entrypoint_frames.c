@@ -178,7 +178,7 @@ Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert_eq(frames_of(p.err, f, 4), 2);
 	cr_assert(f[0].truncated);
-	cr_assert_str_eq(f[0].cycle.feedback, "");
+	cr_assert_str_eq(f[0].cycle.j.feedback, "");
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
 	cr_assert_geq(strlen(fge_jstr(c, "feedback")), 100000, "the file keeps it whole");
 	for (const char *q = p.err; q; q = strchr(q, '\n'), q = q ? q + 1 : NULL) {

@@ -20,14 +20,14 @@ static void finding(struct fg_review *r, const char *sev, const char *path, int 
 {
 	struct fg_finding *f;
 
-	r->findings = fg_xreallocarray(r->findings, r->nfindings + 1, sizeof(*r->findings));
-	f = &r->findings[r->nfindings++];
+	r->j.findings = fg_xreallocarray(r->j.findings, r->j.nfindings + 1, sizeof(*r->j.findings));
+	f = &r->j.findings[r->j.nfindings++];
 	memset(f, 0, sizeof(*f));
 	f->severity = fg_xstrdup(sev);
 	f->file_path = path ? fg_xstrdup(path) : NULL;
 	f->line = line;
 	f->title = fg_xstrdup(title);
-	r->has_findings = true;
+	r->j.has_findings = true;
 }
 
 static struct fg_review *add_review(struct fg_cycle *c, const char *role, enum fg_role_verdict v,
@@ -39,8 +39,8 @@ static struct fg_review *add_review(struct fg_cycle *c, const char *role, enum f
 	r = &c->reviews[c->nreviews++];
 	fg_review_init(r);
 	snprintf(r->role, sizeof(r->role), "%s", role);
-	r->verdict = v;
-	r->feedback = fg_xstrdup(feedback);
+	fg_review_set_verdict(r, v);
+	r->j.feedback = fg_xstrdup(feedback);
 	c->has_reviews = true;
 	return r;
 }
@@ -50,7 +50,7 @@ static void new_cycle(struct fg_cycle *c, int n)
 	fg_cycle_init(c);
 	c->cycle = n;
 	c->max_cycles = 3;
-	c->feedback = fg_xstrdup("");
+	c->j.feedback = fg_xstrdup("");
 	c->skill = fg_xstrdup("s");
 }
 
@@ -64,23 +64,23 @@ Test(panel, merge_rejects_when_any_role_rejects_and_keeps_roles_on_findings)
 	r = add_review(&c, "correctness", FG_ROLE_REJECTED, "Fix the leak.");
 	finding(r, "BLOCKING", "a.c", 3, "Leak");
 	ep_panel_merge(&c);
-	cr_assert_eq(c.verdict, FG_VERDICT_REJECTED);
-	cr_assert_str_eq(c.feedback, "[correctness] Fix the leak.");
-	cr_assert(c.has_findings);
-	cr_assert_eq(c.nfindings, 1);
-	cr_assert_str_eq(c.findings[0].role, "correctness");
+	cr_assert_eq(c.j.verdict, FG_VERDICT_REJECTED);
+	cr_assert_str_eq(c.j.feedback, "[correctness] Fix the leak.");
+	cr_assert(c.j.has_findings);
+	cr_assert_eq(c.j.nfindings, 1);
+	cr_assert_str_eq(c.j.findings[0].role, "correctness");
 	/* Merging again (a rewrite) gives the same, without leaking. */
 	ep_panel_merge(&c);
-	cr_assert_eq(c.nfindings, 1);
+	cr_assert_eq(c.j.nfindings, 1);
 	fg_cycle_release(&c);
 
 	new_cycle(&c, 1);
 	add_review(&c, "a", FG_ROLE_APPROVED, "");
 	add_review(&c, "b", FG_ROLE_OUT_OF_SCOPE, "");
 	ep_panel_merge(&c);
-	cr_assert_eq(c.verdict, FG_VERDICT_APPROVED);
-	cr_assert_str_eq(c.feedback, "");
-	cr_assert_not(c.has_findings);
+	cr_assert_eq(c.j.verdict, FG_VERDICT_APPROVED);
+	cr_assert_str_eq(c.j.feedback, "");
+	cr_assert_not(c.j.has_findings);
 	fg_cycle_release(&c);
 }
 
@@ -149,12 +149,12 @@ Test(panel, blocked_for_a_single_reviewer_too)
 	struct fg_cycle c;
 
 	new_cycle(&c, 1);
-	c.verdict = FG_VERDICT_REJECTED;
-	c.has_findings = true;
-	c.nfindings = 1;
-	c.findings = fg_xcalloc(1, sizeof(*c.findings));
-	c.findings[0].severity = fg_xstrdup("QUESTION");
-	c.findings[0].line = -1;
+	c.j.verdict = FG_VERDICT_REJECTED;
+	c.j.has_findings = true;
+	c.j.nfindings = 1;
+	c.j.findings = fg_xcalloc(1, sizeof(*c.j.findings));
+	c.j.findings[0].severity = fg_xstrdup("QUESTION");
+	c.j.findings[0].line = -1;
 	cr_assert(ep_panel_blocked(&c));
 	c.synthetic = true;
 	cr_assert_not(ep_panel_blocked(&c), "the synthetic exhaustion marker is no question");

@@ -28,8 +28,8 @@ static void cycle(struct fg_cycle *c, int n, const char *feedback)
 	fg_cycle_init(c);
 	c->cycle = n;
 	c->max_cycles = 3;
-	c->verdict = FG_VERDICT_REJECTED;
-	c->feedback = fg_xstrdup(feedback);
+	c->j.verdict = FG_VERDICT_REJECTED;
+	c->j.feedback = fg_xstrdup(feedback);
 	c->skill = fg_xstrdup("implement-task");
 }
 
@@ -82,11 +82,11 @@ Test(prompt, findings_render_as_list_blocking_first)
 	struct fg_buf b;
 
 	cycle(&c, 1, "raw markdown report");
-	c.has_findings = true;
-	c.nfindings = 2;
-	c.findings = fg_xcalloc(2, sizeof(*c.findings));
-	c.findings[0] = (struct fg_finding){ .severity = fg_xstrdup("NOTE"), .title = fg_xstrdup("Naming"), .line = -1 };
-	c.findings[1] = (struct fg_finding){ .severity = fg_xstrdup("BLOCKING"), .file_path = fg_xstrdup("src/a.c"),
+	c.j.has_findings = true;
+	c.j.nfindings = 2;
+	c.j.findings = fg_xcalloc(2, sizeof(*c.j.findings));
+	c.j.findings[0] = (struct fg_finding){ .severity = fg_xstrdup("NOTE"), .title = fg_xstrdup("Naming"), .line = -1 };
+	c.j.findings[1] = (struct fg_finding){ .severity = fg_xstrdup("BLOCKING"), .file_path = fg_xstrdup("src/a.c"),
 					     .line = 42, .title = fg_xstrdup("Leak"), .fix = fg_xstrdup("free it") };
 	fg_buf_init(&b, 4096);
 	ep_prompt_feedback(&b, &c);

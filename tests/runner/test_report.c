@@ -688,15 +688,15 @@ static void write_big_result(const char *path, int n, int nf)
 		fg_cycle_init(&c);
 		c.cycle = k;
 		c.max_cycles = n;
-		c.verdict = FG_VERDICT_REJECTED;
-		c.feedback = fgt_fmt("cycle %d: fix the findings", k);
+		c.j.verdict = FG_VERDICT_REJECTED;
+		c.j.feedback = fgt_fmt("cycle %d: fix the findings", k);
 		c.skill = strdup("implement-task");
 		fg_time_iso_utc(c.timestamp, 1767225600 + k);
-		c.has_findings = true;
-		c.nfindings = (size_t)nf;
-		c.findings = calloc((size_t)nf, sizeof(*c.findings));
+		c.j.has_findings = true;
+		c.j.nfindings = (size_t)nf;
+		c.j.findings = calloc((size_t)nf, sizeof(*c.j.findings));
 		for (int i = 0; i < nf; i++) {
-			struct fg_finding *f = &c.findings[i];
+			struct fg_finding *f = &c.j.findings[i];
 
 			f->severity = strdup(i % 2 ? "NOTE" : "BLOCKING");
 			f->ordinal = i + 1;

@@ -21,9 +21,9 @@ static void put(struct rn_cycles *s, int n, int max, enum fg_verdict_kind v, boo
 	fg_cycle_init(&c);
 	c.cycle = n;
 	c.max_cycles = max;
-	c.verdict = v;
+	c.j.verdict = v;
 	c.stalled = stalled;
-	c.feedback = strdup(v == FG_VERDICT_APPROVED ? "" : "fix it");
+	c.j.feedback = strdup(v == FG_VERDICT_APPROVED ? "" : "fix it");
 	c.skill = strdup("implement-task");
 	rn_cycles_put(s, &c, false, RN_SOURCE_WATCH);
 	rnc_cycles_check(s);
@@ -90,8 +90,8 @@ static void make(struct fg_cycle *c, int n, const char *feedback, enum fg_verdic
 	fg_cycle_init(c);
 	c->cycle = n;
 	c->max_cycles = 3;
-	c->verdict = v;
-	c->feedback = strdup(feedback);
+	c->j.verdict = v;
+	c->j.feedback = strdup(feedback);
 	c->skill = strdup("implement-task");
 	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
 }

@@ -92,8 +92,8 @@ static char *cycle_line(int n, const char *run_id, const char *step, const char 
 	fg_cycle_init(&c);
 	c.cycle = n;
 	c.max_cycles = 3;
-	c.verdict = FG_VERDICT_REJECTED;
-	c.feedback = fg_xstrdup(feedback);
+	c.j.verdict = FG_VERDICT_REJECTED;
+	c.j.feedback = fg_xstrdup(feedback);
 	c.skill = fg_xstrdup("impl");
 	snprintf(c.timestamp, sizeof(c.timestamp), "%s", "2026-01-15T10:30:00Z");
 	c.run_id = run_id ? fg_xstrdup(run_id) : NULL;

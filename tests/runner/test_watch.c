@@ -37,7 +37,7 @@ static void on_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 
 	cr_assert_lt(s->count, 64);
 	s->n[s->count] = r->n;
-	snprintf(s->fb[s->count], sizeof(s->fb[0]), "%s", r->cycle->feedback);
+	snprintf(s->fb[s->count], sizeof(s->fb[0]), "%s", r->cycle->j.feedback);
 	s->src[s->count++] = r->source;
 }
 

@@ -64,15 +64,12 @@ enum fg_role_verdict { FG_ROLE_APPROVED, FG_ROLE_REJECTED, FG_ROLE_OUT_OF_SCOPE 
 
 struct fg_review {
 	char role[FG_ROLE_MAX + 1];
-	enum fg_role_verdict verdict;
+	/* verdict (rejected, or approved with out_of_scope telling the two
+	 * approvals apart: fg_review_verdict()), format, feedback (owned,
+	 * never NULL once filled), findings (owned; each carries role) */
+	struct fg_judgement j;
 	bool failed;                     /* crashed, timed out, printed nothing */
 	int from_cycle;                  /* 0: reviewed in this cycle */
-	bool has_format;
-	enum fg_verdict_format format;
-	char *feedback;                  /* owned, never NULL once filled */
-	bool has_findings;
-	struct fg_finding *findings;     /* owned; each carries role */
-	size_t nfindings;
 	double elapsed_seconds;
 	char *reviewer_log;              /* owned or NULL: file name in the same dir */
 	struct cJSON *usage;             /* owned or NULL: the agent's usage object, as is */
@@ -82,6 +79,11 @@ struct fg_review {
 /* "approved", "rejected", "out_of_scope"; parse: 0 or -EINVAL. */
 const char *fg_role_verdict_name(enum fg_role_verdict v);
 int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out);
+/* r's verdict as the "reviews" array spells it: rejected, out_of_scope
+ * (approved with j.out_of_scope) or approved. */
+enum fg_role_verdict fg_review_verdict(const struct fg_review *r);
+/* Sets r->j.verdict and r->j.out_of_scope to say v. */
+void fg_review_set_verdict(struct fg_review *r, enum fg_role_verdict v);
 
 void fg_review_init(struct fg_review *r);
 void fg_review_release(struct fg_review *r);
@@ -95,8 +97,9 @@ int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o);
 struct fg_cycle {
 	int cycle;
 	int max_cycles;
-	enum fg_verdict_kind verdict;
-	char *feedback;                  /* owned, never NULL once filled */
+	/* verdict, feedback (owned, never NULL once filled), and the optional
+	 * format and findings; j.out_of_scope is not written */
+	struct fg_judgement j;
 	char *skill;                     /* owned */
 	double elapsed_seconds;
 	char timestamp[FG_TIMESTAMP_LEN];
@@ -104,11 +107,6 @@ struct fg_cycle {
 	char *run_id;                    /* owned or NULL */
 	bool synthetic;
 	bool stalled;                    /* the loop stopped here: same findings twice */
-	bool has_format;
-	enum fg_verdict_format format;
-	bool has_findings;
-	struct fg_finding *findings;     /* owned */
-	size_t nfindings;
 	char *reviewer_log;              /* owned or NULL: file name in the same dir */
 	bool has_reviews;                /* a panel reviewed: reviews[] is written */
 	struct fg_review *reviews;       /* owned, in panel order */

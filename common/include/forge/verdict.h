@@ -121,17 +121,35 @@ struct fg_finding {
 };
 
 
-struct fg_verdict {
+/*
+ * A review outcome, the one type for it: what a reviewer's answer says
+ * (fg_verdict_parse fills one), and what a cycle (cycle.h: struct
+ * fg_cycle) and a panel role's review (struct fg_review) hold of it, each
+ * as its member j. Protocol: fg_judgement_init() -> fill (parse, or set
+ * the fields) -> fg_judgement_move() it to where it is kept, or
+ * fg_judgement_reset() it (frees and re-initialises; call it last).
+ * A judgement is never copied field by field.
+ */
+struct fg_judgement {
 	enum fg_verdict_kind verdict;
+	bool out_of_scope;           /* approved because the domain had nothing to assess */
+	bool has_format;             /* format is known (a parsed answer: always) */
 	enum fg_verdict_format format;
 	char *feedback;              /* owned, never NULL after parse */
 	struct fg_finding *findings; /* owned array */
 	size_t nfindings;
 	bool has_findings;           /* the output carried a findings array */
-	bool out_of_scope;           /* approved because the domain had nothing to assess */
 	bool advice_only;            /* approved: every finding is advice (severity.h) */
-	struct fg_strvec verified;   /* the "**Verified:**" lines, in order */
+	struct fg_strvec verified;   /* owned: the "**Verified:**" lines, in order */
 };
+
+/* Empty: rejected, format none (has_format false), no feedback, no findings. */
+void fg_judgement_init(struct fg_judgement *j);
+/* Frees what j owns and leaves it as fg_judgement_init() does. */
+void fg_judgement_reset(struct fg_judgement *j);
+/* Moves src into dst: dst is reset first, then takes every field (and the
+ * ownership of feedback and findings); src is left initialised-empty. */
+void fg_judgement_move(struct fg_judgement *dst, struct fg_judgement *src);
 
 /* "approved" / "rejected". */
 const char *fg_verdict_kind_name(enum fg_verdict_kind k);
@@ -141,16 +159,14 @@ const char *fg_verdict_format_name(enum fg_verdict_format f);
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out);
 int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out);
 
-void fg_verdict_init(struct fg_verdict *v);
-void fg_verdict_release(struct fg_verdict *v);
-
 /* Parses len bytes of reviewer output (need not be NUL-terminated, may hold
- * NULs; text == NULL reads as empty). text is borrowed. v must have been
- * initialised; its previous contents are released first, so one struct may
- * be parsed into repeatedly. Always returns 0: every input yields a verdict.
+ * NULs; text == NULL reads as empty) into the judgement v (has_format set).
+ * text is borrowed. v must have been initialised; its previous contents are
+ * released first, so one struct may be parsed into repeatedly. Always
+ * returns 0: every input yields a verdict.
  * Findings are filled (and has_findings set) by the json_shadow rule and by
  * the review_result_marker rule's table. */
-int fg_verdict_parse(struct fg_verdict *v, const char *text, size_t len);
+int fg_verdict_parse(struct fg_judgement *v, const char *text, size_t len);
 
 /* Findings <-> JSON array of {severity, ordinal, filePath, line, title,
  * description, evidence, fix} plus "role" when set. to_json returns a new cJSON array (owned).

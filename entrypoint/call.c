@@ -1,0 +1,266 @@
+/*
+ * call.c - calling an agent: argv, environment, prompt files, usage (see
+ * call.h).
+ */
+#include "call.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "preset.h"
+#include "forge/alloc.h"
+#include "forge/cmdline.h"
+#include "forge/fsutil.h"
+#include "forge/util.h"
+
+extern char **environ;
+
+static const char *const TMP_FILES[] = {
+	"worker-prompt.md", "reviewer-prompt.md", "system-prompt.md", "feedback.md",
+};
+
+int ep_call_tmpdir_make(struct ep_loop *l)
+{
+	const char *base = getenv("TMPDIR");
+	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
+
+	if (!mkdtemp(tmpl)) {
+		ep_error("error: cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	l->tmpdir = tmpl;
+	return 0;
+}
+
+void ep_call_tmpdir_remove(struct ep_loop *l)
+{
+	if (!l->tmpdir)
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(TMP_FILES); i++) {
+		char *p = fg_path_join(l->tmpdir, TMP_FILES[i]);
+
+		unlink(p);
+		free(p);
+	}
+	/* A panel's per-role prompt files. */
+	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
+		static const char *const kinds[] = { "system-prompt", "reviewer-prompt" };
+
+		for (size_t j = 0; j < 2; j++) {
+			char *p = fg_xasprintf("%s/%s.%s.md", l->tmpdir, kinds[j], l->cfg.reviewers[i].role);
+
+			unlink(p);
+			free(p);
+		}
+	}
+	rmdir(l->tmpdir);
+	free(l->tmpdir);
+	l->tmpdir = NULL;
+}
+
+
+char *ep_call_system_name(const char *panel_role)
+{
+	return panel_role ? fg_xasprintf("system-prompt.%s.md", panel_role)
+			  : fg_xstrdup("system-prompt.md");
+}
+
+const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role)
+{
+	for (size_t i = 0; panel_role && i < l->cfg.nreviewers; i++)
+		if (!strcmp(l->cfg.reviewers[i].role, panel_role))
+			return l->role_system[i];
+	return panel_role ? NULL : l->system_prompt;
+}
+
+/* {system_prompt}: the text itself, or, past what one argument may hold
+ * (Linux: 128 KiB), a pointer to the file that holds it. Owned. */
+static char *system_arg(const struct ep_loop *l, const struct ep_call *c, const char *file)
+{
+	const char *text = c->system ? ep_call_system_text(l, c->panel_role) : NULL;
+
+	if (!text)
+		return fg_xstrdup("");
+	if (strlen(text) <= EP_SYSTEM_ARG_MAX)
+		return fg_xstrdup(text);
+	return fg_xasprintf("Your instructions as the reviewer are in the file %s. Read all of it "
+			    "before anything else and follow it.", file);
+}
+
+static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
+		       const char *cycle, struct fg_strvec *argv)
+{
+	const struct ep_task *t = l->t;
+	char *name = ep_call_system_name(c->panel_role);
+	char *sys = c->system ? fg_path_join(l->tmpdir, name) : fg_xstrdup("");
+	char *text = system_arg(l, c, sys);
+	const struct fg_placeholder ph[] = {
+		{ "prompt_file", prompt_file }, { "system_prompt_file", sys }, { "system_prompt", text },
+		{ "workspace", t->workspace }, { "cycle", cycle }, { "step", t->step },
+		{ "skill", t->skill }, { "task_key", t->task_key },
+		{ "role", c->panel_role ? c->panel_role : c->system ? "default" : "" },
+	};
+	char err[128];
+
+	free(name);
+	/* Validated by ep_task_load(): this split cannot fail. */
+	fg_cmdline_split(!strcmp(c->role, "worker") ? t->worker_cmd : t->reviewer_cmd, argv, err,
+			 sizeof(err));
+	fg_cmdline_expand(argv, ph, ARRAY_SIZE(ph));
+	free(text);
+	free(sys);
+}
+
+static void build_env(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
+		      struct fg_strvec *envp)
+{
+	const struct ep_task *t = l->t;
+	struct fg_strvec set;
+
+	fg_strvec_init(&set);
+	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
+	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", c->cycle);
+	fg_strvec_pushf(&set, "FORGE_PROMPT_FILE=%s", prompt_file);
+	if (c->system) {
+		char *name = ep_call_system_name(c->panel_role);
+
+		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/%s", l->tmpdir, name);
+		fg_strvec_pushf(&set, "FORGE_REVIEWER_ROLE=%s", c->panel_role ? c->panel_role : "default");
+		free(name);
+	} else {
+		fg_strvec_push(&set, "FORGE_SYSTEM_PROMPT_FILE");
+		fg_strvec_push(&set, "FORGE_REVIEWER_ROLE");
+	}
+	if (c->feedback)
+		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
+	else
+		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
+	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
+	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
+	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
+	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
+	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
+	ep_preset_env(!strcmp(c->role, "worker") ? t->worker_preset : t->reviewer_preset, &set);
+	ep_env_build(envp, environ, set.v);
+	fg_strvec_release(&set);
+}
+
+bool ep_call_failed(struct ep_agent_result *r, const struct ep_output *o)
+{
+	char what[sizeof(r->what)];
+
+	const char *meaning = r->end == EP_AGENT_EXITED ? ep_output_exit_meaning(o->format, r->exit_code) : NULL;
+
+	if (ep_agent_ok(r) && o->ok)
+		return false;
+	if (meaning) {
+		size_t n = strlen(r->what);
+
+		snprintf(r->what + n, sizeof(r->what) - n, " (%s)", meaning);
+	}
+	if (!o->ok && ep_agent_ok(r))
+		snprintf(what, sizeof(what), "%.900s (its %s output names a failure, exit status 0)", o->error,
+			 ep_output_format_name(o->format));
+	else if (!o->ok && r->end == EP_AGENT_EXITED)
+		snprintf(what, sizeof(what), "%.200s: %.800s", r->what, o->error);
+	else
+		memcpy(what, r->what, sizeof(what));
+	memcpy(r->what, what, sizeof(what));
+	return true;
+}
+
+/* "input_tokens=N ... cost_usd=X" of the reported fields, into buf. */
+static void usage_line(const struct fg_usage *u, char *buf, size_t n)
+{
+	static const struct { unsigned bit; const char *name; } f[] = {
+		{ FG_USAGE_INPUT, "input_tokens" }, { FG_USAGE_OUTPUT, "output_tokens" },
+		{ FG_USAGE_CACHED, "cached_input_tokens" }, { FG_USAGE_TURNS, "turns" },
+		{ FG_USAGE_DURATION, "duration_ms" },
+	};
+	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens, u->turns,
+			      u->duration_ms };
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(f) && o < n; i++)
+		if (u->have & f[i].bit)
+			o += (size_t)snprintf(buf + o, n - o, "%s%s=%lld", o ? " " : "", f[i].name,
+					      (long long)v[i]);
+	if ((u->have & FG_USAGE_COST) && o < n)
+		snprintf(buf + o, n - o, "%scost_usd=%.6f", o ? " " : "", u->cost_usd);
+}
+
+/* Adds a finished run's usage to the step's totals. */
+static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_agent_result *r)
+{
+	const struct fg_usage *u = &c->out->usage;
+	bool worker = !strcmp(c->role, "worker");
+
+	char line[512];
+
+	(void)r;
+	fg_usage_add(worker ? &l->total.worker : &l->total.reviewer, u);
+	if (worker)
+		l->worker_last = *u;
+	if (!fg_usage_empty(u)) {
+		usage_line(u, line, sizeof(line));
+		ep_error("%s usage: %s", c->role, line);
+	}
+}
+
+
+int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+{
+	struct fg_strvec argv, envp;
+	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
+	char cycle[16], prefix[64];
+	struct ep_agent_spec s;
+	int rc;
+
+	/* A signal that came between two agents: start no new one. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	if (l->pid1.term_sig) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_INTERRUPTED;
+		r->signal = l->pid1.term_sig;
+		ep_output_init(c->out, EP_OUTPUT_TEXT);
+		free(prompt_file);
+		return EP_STOP_SIGNAL;
+	}
+	rc = fg_write_atomic(l->tmpdir, c->prompt_name, c->prompt, strlen(c->prompt));
+	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
+	fg_strvec_init(&argv);
+	fg_strvec_init(&envp);
+	build_argv(l, c, prompt_file, cycle, &argv);
+	build_env(l, c, prompt_file, &envp);
+	if (c->panel_role)
+		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
+	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
+	s = (struct ep_agent_spec){
+		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
+		.input = c->prompt, .input_len = strlen(c->prompt),
+		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
+		.kill_grace_s = l->t->kill_grace_s, .output = c->out, .log_fd = c->log_fd,
+		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
+	};
+	if (rc < 0)
+		ep_error("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
+	rc = ep_agent_run(&l->pid1, &s, r);
+	if (rc < 0) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_NOT_STARTED;
+		r->error = -rc;
+		snprintf(r->what, sizeof(r->what), "cannot run %s: %s", c->role, strerror(-rc));
+	}
+	ep_output_finish(c->out);
+	account(l, c, r);
+	fg_strvec_release(&argv);
+	fg_strvec_release(&envp);
+	free(prompt_file);
+	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? EP_STOP_SIGNAL : 0;
+}

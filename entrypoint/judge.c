@@ -1,0 +1,245 @@
+/*
+ * judge.c - judging a review: the verdict, the re-ask, the reviewer log,
+ * the single reviewer's cycle (see judge.h).
+ */
+#include "judge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "cli.h"
+#include "prompt.h"
+#include "forge/alloc.h"
+#include "forge/timeutil.h"
+
+void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name,
+			const char *panel_role, int log_fd)
+{
+	memset(jc, 0, sizeof(*jc));
+	jc->k = k;
+	jc->prompt_name = prompt_name;
+	jc->panel_role = panel_role;
+	jc->log_fd = log_fd;
+	fg_judgement_init(&jc->j);
+}
+
+int ep_judge_open_log(const struct ep_loop *l, const char *name)
+{
+	int dfd = open(l->step_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = -1;
+
+	if (dfd >= 0) {
+		/* The workspace is the agents' playground: a symlink or a hard
+		 * link planted under this name must not redirect or truncate
+		 * anything. Unlink the name, then create a fresh inode
+		 * (O_EXCL implies no symlink is followed). */
+		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+			ep_error("warning: cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
+		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		close(dfd);
+	}
+	if (fd < 0)
+		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
+	return fd;
+}
+
+static bool blank(const char *s)
+{
+	for (; *s; s++)
+		if (!strchr(" \t\r\n\v\f", *s))
+			return false;
+	return true;
+}
+
+/* Turns a reviewer run into j (whatever an earlier run of the same answer
+ * put there is released). *failed: the run failed or printed nothing. */
+static void judge(struct ep_agent_result *r, const struct ep_output *out, struct fg_judgement *j,
+		  bool *failed)
+{
+	struct fg_strvec kept;
+
+	*failed = ep_call_failed(r, out) || blank(out->text);
+	if (!*failed) {
+		fg_verdict_parse(j, out->text, strlen(out->text));
+		return;
+	}
+	/* A failed run says nothing new: the "**Verified:**" lines an earlier
+	 * answer of the same cycle gave stay. */
+	kept = j->verified;
+	fg_strvec_init(&j->verified);
+	fg_judgement_reset(j);
+	j->verified = kept;
+	j->has_format = true;
+	j->feedback = fg_xasprintf("The review could not be completed: %s.",
+				   ep_agent_ok(r) && out->ok ? "the reviewer printed nothing" : r->what);
+}
+
+/* Appends s to a reviewer log (best effort: the log is a record). */
+static void log_note(int fd, const char *s, size_t n)
+{
+	while (fd >= 0 && n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* After the raw output, the log keeps the final text the verdict parser
+ * saw, when an output format extracted it (for text they are the same). */
+static void log_final_text(int fd, const struct ep_output *o)
+{
+	char *head;
+
+	if (o->format == EP_OUTPUT_TEXT)
+		return;
+	head = fg_xasprintf("\n----- forge-entrypoint: final text (%s output%s%s) -----\n",
+			    ep_output_format_name(o->format), o->ok ? "" : ", failed: ",
+			    o->ok ? "" : o->error);
+	log_note(fd, head, strlen(head));
+	log_note(fd, o->text, strlen(o->text));
+	log_note(fd, "\n", 1);
+	free(head);
+}
+
+/* An answer with no verdict at all (not a rejection) is asked for once more. */
+static bool want_reask(const struct ep_loop *l, const struct ep_judge_call *jc)
+{
+	return l->t->reask && !jc->failed && jc->j.format == FG_FORMAT_NONE &&
+	       !ep_loop_over_budget(l, NULL);
+}
+
+/* One reviewer run judged into jc (its usage added). 0 or EP_STOP_SIGNAL. */
+static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+{
+	struct ep_output out;
+	struct ep_call call = { "reviewer", jc->k, prompt, jc->prompt_name, true, false, &out,
+				jc->log_fd, jc->panel_role };
+	struct ep_agent_result r;
+	int rc = ep_call_run(l, &call, &r);
+
+	if (rc != EP_STOP_SIGNAL) {
+		judge(&r, &out, &jc->j, &jc->failed);
+		log_final_text(jc->log_fd, &out);
+		fg_usage_add(&jc->usage, &out.usage);
+	}
+	ep_output_release(&out);
+	return rc;
+}
+
+/* An approval that rests on nothing executed: no passing check ran and
+ * the review has no "**Verified:**" line naming something that ran
+ * ("nothing executable" does not count). Only with require_evidence. */
+static bool lacks_evidence(const struct ep_loop *l, const struct ep_judge_call *jc)
+{
+	if (!l->cfg.require_evidence || jc->failed || jc->j.verdict != FG_VERDICT_APPROVED ||
+	    l->checks_passed)
+		return false;
+	for (size_t i = 0; i < jc->j.verified.n; i++)
+		if (strncasecmp(jc->j.verified.v[i], "nothing executable", 18))
+			return false;
+	return true;
+}
+
+/* Why a reviewer is asked once more in the same cycle. */
+enum ask_why { ASK_NO_VERDICT, ASK_NO_EVIDENCE };
+
+/* Asks the reviewer once more (the prompt with a section saying why), the
+ * new answer judged into jc. 0 or EP_STOP_SIGNAL. */
+static int ask_again(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt, enum ask_why why)
+{
+	static const char *const notes[] = {
+		"\n----- forge-entrypoint: no verdict, asked once more -----\n",
+		"\n----- forge-entrypoint: approval without evidence, asked once more -----\n",
+	};
+	static const char *const says[] = { "'s answer holds no verdict", " approved without executed evidence" };
+	char *again = why == ASK_NO_VERDICT ? ep_prompt_reask(prompt) : ep_prompt_evidence_reask(prompt);
+	int rc;
+
+	ep_error("the reviewer%s%s%s: asking once more (cycle %d/%d)", jc->panel_role ? " " : "",
+		 jc->panel_role ? jc->panel_role : "", says[why], jc->k, l->max);
+	log_note(jc->log_fd, notes[why], strlen(notes[why]));
+	jc->reask = true;
+	rc = reviewer_run(l, jc, again);
+	free(again);
+	return rc;
+}
+
+/* require_evidence: an approval without executed evidence is asked for
+ * once more; still none, the answer is a rejection. 0 or EP_STOP_SIGNAL. */
+static int evidence_answer(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+{
+	int rc = ask_again(l, jc, prompt, ASK_NO_EVIDENCE);
+
+	if (rc == EP_STOP_SIGNAL || !lacks_evidence(l, jc))
+		return rc;
+	jc->j.verdict = FG_VERDICT_REJECTED;
+	free(jc->j.feedback);
+	jc->j.feedback = fg_xstrdup(EP_NO_EVIDENCE_FEEDBACK);
+	return rc;
+}
+
+int ep_judge_answer(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+{
+	int rc = reviewer_run(l, jc, prompt);
+
+	if (rc != EP_STOP_SIGNAL && want_reask(l, jc))
+		rc = ask_again(l, jc, prompt, ASK_NO_VERDICT);
+	if (rc != EP_STOP_SIGNAL && lacks_evidence(l, jc))
+		return evidence_answer(l, jc, prompt);
+	return rc;
+}
+
+static char *reviewer_prompt(const struct ep_loop *l)
+{
+	char *p = ep_prompt_reviewer(l->t, l->hist, l->nhist), *both;
+
+	if (!l->t->reviewer_system_in_prompt || !l->system_prompt)
+		return p;
+	both = ep_prompt_with_system(l->system_prompt, p);
+	free(p);
+	return both;
+}
+
+int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
+{
+	uint64_t t0 = fg_monotonic_ns();
+	char *prompt = reviewer_prompt(l);
+	char *logname = fg_reviewer_log_name(k, NULL);
+	struct ep_judge_call jc;
+	int rc;
+
+	ep_judge_call_init(&jc, k, "reviewer-prompt.md", NULL, ep_judge_open_log(l, logname));
+	fg_cycle_init(c);
+	ep_error("running the reviewer (cycle %d/%d)", k, l->max);
+	rc = ep_judge_answer(l, &jc, prompt);
+	if (rc != EP_STOP_SIGNAL) {
+		fg_judgement_move(&c->j, &jc.j);
+		/* The cycle file keeps the "**Verified:**" lines with its evidence. */
+		fg_strvec_release(&c->ev.verified);
+		c->ev.verified = c->j.verified;
+		fg_strvec_init(&c->j.verified);
+		fg_usage_add(&c->usage.reviewer, &jc.usage);
+		c->reask = jc.reask;
+		*failed = jc.failed;
+		c->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
+	}
+	fg_judgement_reset(&jc.j);
+	if (jc.log_fd >= 0)
+		close(jc.log_fd);
+	free(logname);
+	free(prompt);
+	return rc;
+}
