@@ -118,7 +118,7 @@ int ep_cmd_run(int argc, char **argv)
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {
 		/* "error: ": the runner logs such lines at ERROR (output.h). */
-		ep_error("error: %s", err);
+		ep_log(FG_MSG_ERROR, "%s", err);
 		ep_task_release(&t);
 		return FG_EXIT_USAGE;
 	}

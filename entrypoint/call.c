@@ -29,7 +29,7 @@ int ep_call_tmpdir_make(struct ep_loop *l)
 	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
 
 	if (!mkdtemp(tmpl)) {
-		ep_error("error: cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
+		ep_log(FG_MSG_ERROR, "cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
 		free(tmpl);
 		return -1;
 	}
@@ -209,7 +209,7 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 		l->worker_last = *u;
 	if (!fg_usage_empty(u)) {
 		usage_line(u, line, sizeof(line));
-		ep_error("%s usage: %s", c->role, line);
+		ep_log(FG_MSG_INFO, "%s usage: %s", c->role, line);
 	}
 }
 
@@ -249,7 +249,7 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
 	if (rc < 0)
-		ep_error("warning: cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
+		ep_log(FG_MSG_WARN, "cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
 	rc = ep_agent_run(&l->pid1, &s, r);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));

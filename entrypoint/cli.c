@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "forge/buf.h"
 #include "forge/text.h"
@@ -13,16 +14,25 @@
  * controls from a task file, a review.md or an agent's failure are escaped
  * (fg_escape_controls), so nothing can start a line of our stderr (a frame,
  * forge/frame.h) or rewrite one on a terminal but us. */
-static void vsay(const char *fmt, va_list ap)
+static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 {
+	const char *lp = fg_msg_level_prefix(level);
+	size_t plen = strlen(lp);
 	char msg[EP_MESSAGE_MAX];
-	int n = vsnprintf(msg, sizeof(msg), fmt, ap);
-	size_t len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
+	int n;
+	size_t len;
 	struct fg_buf b;
 
+	/* The level prefix counts in the message's bound, as it did when each
+	 * message spelled its own. */
+	memcpy(msg, lp, plen);
+	n = vsnprintf(msg + plen, sizeof(msg) - plen, fmt, ap);
+	n = n < 0 ? n : n + (int)plen;
+	len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
 	/* \xNN is the widest escape: four bytes per byte. */
 	fg_buf_init(&b, 4 * sizeof(msg) + 64);
-	fg_buf_adds(&b, "forge-entrypoint: ");
+	if (level != FG_MSG_PLAIN)
+		fg_buf_adds(&b, FG_MSG_PREFIX);
 	fg_escape_controls(&b, msg, len, 0);
 	fg_buf_adds(&b, (size_t)n >= sizeof(msg) ? "...\n" : "\n");
 	fputs(fg_buf_str(&b), stderr);
@@ -30,12 +40,12 @@ static void vsay(const char *fmt, va_list ap)
 	fg_buf_release(&b);
 }
 
-void ep_error(const char *fmt, ...)
+void ep_log(enum fg_msg_level level, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(fmt, ap);
+	vsay(level, fmt, ap);
 	va_end(ap);
 }
 
@@ -44,7 +54,7 @@ int ep_usage(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsay(fmt, ap);
+	vsay(FG_MSG_INFO, fmt, ap);
 	va_end(ap);
 	fputs("try 'forge-entrypoint --help'\n", stderr);
 	return FG_EXIT_USAGE;

@@ -79,7 +79,7 @@ int ep_cmd_agent_output(int argc, char **argv)
 	ep_output_init(&o, f);
 	rc = ep_read_input(file, feed_output, &o);
 	if (rc < 0) {
-		ep_error("agent-output: cannot read '%s': %s", file ? file : "-", strerror(-rc));
+		ep_log(FG_MSG_INFO, "agent-output: cannot read '%s': %s", file ? file : "-", strerror(-rc));
 		ep_output_release(&o);
 		return FG_EXIT_USAGE;
 	}

@@ -14,7 +14,7 @@ static void send_line(char *line, size_t len, const char *what)
 {
 	if (!line) {
 		/* Only names of absurd length get here; the file is the record. */
-		ep_error("warning: the %s frame exceeds %d bytes even in its smallest form; not sent",
+		ep_log(FG_MSG_WARN, "the %s frame exceeds %d bytes even in its smallest form; not sent",
 			 what, FG_FRAME_MAX);
 		return;
 	}

@@ -85,8 +85,7 @@ static int positionals(int argc, char **argv, const char *usage, const char *abo
 static void print_diags_stderr(const struct fg_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++)
-		fprintf(stderr, "forge-entrypoint: %s: %s\n",
-			d->v[i].level == FG_DIAG_ERROR ? "error" : "warning", d->v[i].msg);
+		ep_log(d->v[i].level == FG_DIAG_ERROR ? FG_MSG_ERROR : FG_MSG_WARN, "%s", d->v[i].msg);
 }
 
 static const char *env_or(const char *name, const char *def)
@@ -136,7 +135,7 @@ int ep_cmd_resolve(int argc, char **argv)
 
 		fg_buf_init(&why, 8192);
 		fg_resolve_explain_missing(dir, skill, ticket, &why);
-		ep_error("%s", fg_buf_str(&why));
+		ep_log(FG_MSG_INFO, "%s", fg_buf_str(&why));
 		fg_buf_release(&why);
 	}
 	free(path);
@@ -190,7 +189,7 @@ static int add_agents(cJSON *o)
 
 		ep_role_agent_init(&a);
 		if (ep_role_agent_load(&a, roles[i], err, sizeof(err)) < 0) {
-			ep_error("config: %s", err);
+			ep_log(FG_MSG_INFO, "config: %s", err);
 			return FG_EXIT_USAGE;
 		}
 		if (a.cmd)
@@ -239,7 +238,7 @@ int ep_cmd_config(int argc, char **argv)
 	fg_review_env_from_environ(&env);
 	fg_review_config_init(&c);
 	if (fg_review_config_load(&c, file[0], &env) == -ENOENT) {
-		ep_error("config: cannot read '%s': %s", file[0], strerror(ENOENT));
+		ep_log(FG_MSG_INFO, "config: cannot read '%s': %s", file[0], strerror(ENOENT));
 		fg_review_config_release(&c);
 		return FG_EXIT_USAGE;
 	}
@@ -327,7 +326,7 @@ int ep_cmd_verdict(int argc, char **argv)
 	ep_capture_init(&cap, EP_CAPTURE_HEAD_MAX, EP_CAPTURE_TAIL_MAX);
 	rc = ep_read_input(file[0], feed_capture, &cap);
 	if (rc < 0) {
-		ep_error("verdict: cannot read '%s': %s", file[0] ? file[0] : "-", strerror(-rc));
+		ep_log(FG_MSG_INFO, "verdict: cannot read '%s': %s", file[0] ? file[0] : "-", strerror(-rc));
 		ep_capture_release(&cap);
 		return FG_EXIT_USAGE;
 	}

@@ -41,12 +41,12 @@ int ep_judge_open_log(const struct ep_loop *l, const char *name)
 		 * anything. Unlink the name, then create a fresh inode
 		 * (O_EXCL implies no symlink is followed). */
 		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
-			ep_error("warning: cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
+			ep_log(FG_MSG_WARN, "cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
 		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		close(dfd);
 	}
 	if (fd < 0)
-		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
+		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
 	return fd;
 }
 
@@ -167,8 +167,8 @@ static int ask_again(struct ep_loop *l, struct ep_judge_call *jc, const char *pr
 	char *again = why == ASK_NO_VERDICT ? ep_prompt_reask(prompt) : ep_prompt_evidence_reask(prompt);
 	int rc;
 
-	ep_error("the reviewer%s%s%s: asking once more (cycle %d/%d)", jc->panel_role ? " " : "",
-		 jc->panel_role ? jc->panel_role : "", says[why], jc->k, l->max);
+	ep_log(FG_MSG_INFO, "the reviewer%s%s%s: asking once more (cycle %d/%d)",
+	       jc->panel_role ? " " : "", jc->panel_role ? jc->panel_role : "", says[why], jc->k, l->max);
 	log_note(jc->log_fd, notes[why], strlen(notes[why]));
 	jc->reask = true;
 	rc = reviewer_run(l, jc, again);
@@ -222,7 +222,7 @@ int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
 
 	ep_judge_call_init(&jc, k, "reviewer-prompt.md", NULL, ep_judge_open_log(l, logname));
 	fg_cycle_init(c);
-	ep_error("running the reviewer (cycle %d/%d)", k, l->max);
+	ep_log(FG_MSG_INFO, "running the reviewer (cycle %d/%d)", k, l->max);
 	rc = ep_judge_answer(l, &jc, prompt);
 	if (rc != EP_STOP_SIGNAL) {
 		fg_judgement_move(&c->j, &jc.j);

@@ -44,11 +44,12 @@ static void print_diags(const char *subject, const struct fg_diags *d)
 	for (size_t i = 0; i < d->n; i++) {
 		const struct fg_diag *g = &d->v[i];
 
+		enum fg_msg_level level = g->level == FG_DIAG_ERROR ? FG_MSG_ERROR : FG_MSG_WARN;
+
 		if (g->line > 0)
-			ep_error("%s: %s:%d: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject,
-			    g->line, g->msg);
+			ep_log(level, "%s:%d: %s", subject, g->line, g->msg);
 		else
-			ep_error("%s: %s: %s", g->level == FG_DIAG_ERROR ? "error" : "warning", subject, g->msg);
+			ep_log(level, "%s: %s", subject, g->msg);
 	}
 }
 
@@ -72,7 +73,7 @@ static int configure(struct ep_loop *l)
 		 * otherwise looks like a run that was reviewed. */
 		fg_buf_init(&why, 8192);
 		fg_resolve_explain_missing(l->t->skills_dir, l->t->skill, l->t->task_key, &why);
-		ep_error("warning: %s: nothing is reviewed, the worker's result is final", fg_buf_str(&why));
+		ep_log(FG_MSG_WARN, "%s: nothing is reviewed, the worker's result is final", fg_buf_str(&why));
 		fg_buf_release(&why);
 		return 0;
 	}
@@ -80,10 +81,10 @@ static int configure(struct ep_loop *l)
 	fg_review_config_load(&l->cfg, l->review_md, &env);
 	print_diags(l->review_md, &l->cfg.diags);
 	l->max = l->cfg.max_retries;
-	ep_error("review.md: %s (max_retries %d%s)", l->review_md, l->max,
+	ep_log(FG_MSG_INFO, "review.md: %s (max_retries %d%s)", l->review_md, l->max,
 	    l->max == 0 ? ": review disabled" : "");
 	if (l->max > 0 && !l->t->reviewer_cmd) {
-		ep_error("error: FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
+		ep_log(FG_MSG_ERROR, "FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return FG_EXIT_USAGE;
 	}
 	return 0;
@@ -106,10 +107,11 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
 		rc = fg_write_atomic(l->tmpdir, "feedback.md", fg_buf_str(&fb), fb.len);
 		if (rc < 0)
-			ep_error("warning: cannot write the feedback file: %s", strerror(-rc));
+			ep_log(FG_MSG_WARN, "cannot write the feedback file: %s", strerror(-rc));
 		fg_buf_release(&fb);
 	}
-	ep_error("running the worker (%s)", cycle ? "retry with the reviewer's feedback" : "first run");
+	ep_log(FG_MSG_INFO, "running the worker (%s)",
+	       cycle ? "retry with the reviewer's feedback" : "first run");
 	rc = ep_call_run(l, &c, r);
 	failed = ep_call_failed(r, &out);
 	ep_output_release(&out);
@@ -145,7 +147,7 @@ static int record(const struct ep_loop *l, const struct fg_cycle *c)
 	int rc = fg_cycle_write(l->step_dir, c);
 
 	if (rc < 0) {
-		ep_error("error: cannot write '%s/review_cycle_%d.json': %s", l->step_dir, c->cycle,
+		ep_log(FG_MSG_ERROR, "cannot write '%s/review_cycle_%d.json': %s", l->step_dir, c->cycle,
 			 strerror(-rc));
 		return rc;
 	}
@@ -163,39 +165,35 @@ static bool stalled(const struct ep_loop *l)
 }
 
 
-/* The feedback is the reviewer's text: its control characters are escaped
- * (as on the "[reviewer] " lines) so it cannot rewrite the terminal line. */
+/* The progress lines of cycle c: its verdict (the feedback's first line:
+ * the reviewer's text, escaped by ep_log() like every message, so it
+ * cannot rewrite the terminal line), then each panel role's review. */
 static void progress(const struct fg_cycle *c)
 {
 	char line[1024];
-	struct fg_buf b;
 
 	if (c->j.verdict == FG_VERDICT_APPROVED && c->ev.advice_only) {
-		fprintf(stderr, "Review cycle %d/%d: APPROVED - %zu advice finding(s), not looped on\n",
-			c->cycle, c->max_cycles, c->j.nfindings);
+		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: APPROVED - %zu advice finding(s), not looped on",
+		       c->cycle, c->max_cycles, c->j.nfindings);
 	} else if (c->j.verdict == FG_VERDICT_APPROVED) {
-		fprintf(stderr, "Review cycle %d/%d: APPROVED\n", c->cycle, c->max_cycles);
+		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: APPROVED", c->cycle, c->max_cycles);
 	} else {
 		ep_one_line(line, sizeof(line), c->j.feedback, EP_FEEDBACK_LINE_CHARS);
-		fg_buf_init(&b, 4 * sizeof(line));
-		fg_escape_controls(&b, line, strlen(line), 0);
-		fprintf(stderr, "Review cycle %d/%d: REJECTED - %s%s%s\n", c->cycle, c->max_cycles,
-			fg_buf_str(&b), c->stalled ? " (stalled: same findings as the previous cycle)" : "",
-			c->over_budget ? " (over budget: the step's cost passed max_cost_usd)" : "");
-		fg_buf_release(&b);
+		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: REJECTED - %s%s%s", c->cycle, c->max_cycles, line,
+		       c->stalled ? " (stalled: same findings as the previous cycle)" : "",
+		       c->over_budget ? " (over budget: the step's cost passed max_cost_usd)" : "");
 	}
 	for (size_t i = 0; i < c->nreviews; i++) {
 		const struct fg_review *r = &c->reviews[i];
 
 		if (r->from_cycle)
-			fprintf(stderr, "  %s: %s (cycle %d stands)\n", r->role,
-				fg_role_verdict_name(fg_review_verdict(r)), r->from_cycle);
+			ep_log(FG_MSG_PLAIN, "  %s: %s (cycle %d stands)", r->role,
+			       fg_role_verdict_name(fg_review_verdict(r)), r->from_cycle);
 		else
-			fprintf(stderr, "  %s: %s%s, %zu finding(s), %.1f s\n", r->role,
-				fg_role_verdict_name(fg_review_verdict(r)), r->failed ? " (failed)" : "",
-				r->j.nfindings, r->elapsed_seconds);
+			ep_log(FG_MSG_PLAIN, "  %s: %s%s, %zu finding(s), %.1f s", r->role,
+			       fg_role_verdict_name(fg_review_verdict(r)), r->failed ? " (failed)" : "",
+			       r->j.nfindings, r->elapsed_seconds);
 	}
-	fflush(stderr);
 }
 
 /* Writes review_summary.json and returns code. */
@@ -221,15 +219,16 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
 	rc = fg_summary_write(l->step_dir, &s);
 	if (rc < 0)
-		ep_error("warning: cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
 	/* Sent even when the file could not be written: a runner that cannot
 	 * see the workspace learns how the review ended from this frame. */
 	ep_frame_summary(&s);
 	if (fg_usage_pair_cost(&l->total, &usd))
-		ep_error("review %s after %d cycle(s): exit %d (the agents reported $%.4f)",
+		ep_log(FG_MSG_INFO, "review %s after %d cycle(s): exit %d (the agents reported $%.4f)",
 			 fg_review_state_name(state), s.cycles, code, usd);
 	else
-		ep_error("review %s after %d cycle(s): exit %d", fg_review_state_name(state), s.cycles, code);
+		ep_log(FG_MSG_INFO, "review %s after %d cycle(s): exit %d", fg_review_state_name(state),
+		       s.cycles, code);
 	fg_summary_release(&s);
 	return code;
 }
@@ -250,7 +249,7 @@ static int synthetic(struct ep_loop *l, int after, const struct ep_agent_result 
 				    "%s. The review loop stopped; the work was not approved.", after, r->what);
 	ep_loop_stamp(l, &c, l->max, r->seconds);
 	record(l, &c);
-	ep_error("the task failed: %s", r->what);
+	ep_log(FG_MSG_FAILED, "%s", r->what);
 	fg_cycle_release(&c);
 	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
 }
@@ -281,7 +280,7 @@ static int blocked(struct ep_loop *l, const struct fg_cycle *c)
 {
 	char line[512];
 
-	ep_error("review blocked: every remaining finding needs a person's decision:");
+	ep_log(FG_MSG_INFO, "review blocked: every remaining finding needs a person's decision:");
 	for (size_t i = 0; i < c->j.nfindings; i++) {
 		const struct fg_finding *f = &c->j.findings[i];
 
@@ -289,10 +288,10 @@ static int blocked(struct ep_loop *l, const struct fg_cycle *c)
 			continue;
 		ep_one_line(line, sizeof(line), f->title ? f->title : "", EP_FEEDBACK_LINE_CHARS);
 		if (f->file_path && f->line > 0)
-			ep_error("  [%s] %s:%d: %s", f->role ? f->role : "default", f->file_path, f->line,
-				 line);
+			ep_log(FG_MSG_INFO, "  [%s] %s:%d: %s", f->role ? f->role : "default",
+			       f->file_path, f->line, line);
 		else
-			ep_error("  [%s] %s: %s", f->role ? f->role : "default",
+			ep_log(FG_MSG_INFO, "  [%s] %s: %s", f->role ? f->role : "default",
 				 f->file_path ? f->file_path : "-", line);
 	}
 	l->blocked_by = c;
@@ -359,7 +358,7 @@ static int run_all(struct ep_loop *l)
 	if (rc == EP_STOP_SIGNAL)
 		return EP_STOP_SIGNAL;
 	if (rc) {
-		ep_error("the task failed: %s", r.what);
+		ep_log(FG_MSG_FAILED, "%s", r.what);
 		return FG_EXIT_FAILED;
 	}
 	if (!l->review_md)
@@ -370,7 +369,7 @@ static int run_all(struct ep_loop *l)
 	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
 	l->system_prompt = sys;
 	if (rc < 0)
-		ep_error("warning: cannot write the system prompt file: %s", strerror(-rc));
+		ep_log(FG_MSG_WARN, "cannot write the system prompt file: %s", strerror(-rc));
 	ep_panel_write_prompts(l);
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
 	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
@@ -405,9 +404,9 @@ static void say_special(const struct fg_stale_special *sp, void *data)
 {
 	(void)data;
 	if (sp->error)
-		ep_error("warning: cannot clear the %s '%s': %s", sp->type, sp->name, strerror(-sp->error));
+		ep_log(FG_MSG_WARN, "cannot clear the %s '%s': %s", sp->type, sp->name, strerror(-sp->error));
 	else
-		ep_error("warning: %s '%s' under a name a run writes: %s%s%s", sp->type, sp->name,
+		ep_log(FG_MSG_WARN, "%s '%s' under a name a run writes: %s%s%s", sp->type, sp->name,
 			 sp->action, sp->to ? " to " : "", sp->to ? sp->to : "");
 }
 
@@ -423,9 +422,9 @@ static void clear_stale(struct ep_loop *l)
 	if (dfd >= 0)
 		close(dfd);
 	if (rc < 0)
-		ep_error("warning: cannot clear stale files in '%s': %s", l->step_dir, strerror(-rc));
+		ep_log(FG_MSG_WARN, "cannot clear stale files in '%s': %s", l->step_dir, strerror(-rc));
 	else if (removed > 0)
-		ep_error("cleared %ld stale cycle file(s) in '%s'", removed, l->step_dir);
+		ep_log(FG_MSG_INFO, "cleared %ld stale cycle file(s) in '%s'", removed, l->step_dir);
 }
 
 static int start(struct ep_loop *l)
@@ -434,13 +433,13 @@ static int start(struct ep_loop *l)
 	char err[512] = "";
 
 	if (rc < 0) {
-		ep_error("error: cannot set up signal handling: %s", strerror(-rc));
+		ep_log(FG_MSG_ERROR, "cannot set up signal handling: %s", strerror(-rc));
 		return FG_EXIT_FAILED;
 	}
 	l->step_dir = fg_path_join(l->t->workspace, l->t->cycle_dir);
 	rc = create_step_dir(l->t->workspace, l->t->cycle_dir, err, sizeof(err));
 	if (rc < 0) {
-		ep_error("error: cannot create '%s': %s", l->step_dir, err[0] ? err : strerror(-rc));
+		ep_log(FG_MSG_ERROR, "cannot create '%s': %s", l->step_dir, err[0] ? err : strerror(-rc));
 		return FG_EXIT_USAGE;
 	}
 	if (l->t->clear_stale)
@@ -482,7 +481,8 @@ int ep_loop_run(const struct ep_task *t)
 		rc = run_all(&l);
 	if (rc == EP_STOP_SIGNAL) {
 		rc = ep_pid1_exit_code(&l.pid1);
-		ep_error("stopped by signal %d (%s): exit %d", l.pid1.term_sig, strsignal(l.pid1.term_sig), rc);
+		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l.pid1.term_sig,
+		       strsignal(l.pid1.term_sig), rc);
 	}
 	loop_release(&l);
 	return rc;

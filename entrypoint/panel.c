@@ -41,8 +41,8 @@ static void helper(struct ep_pid1 *parent, ep_panel_job job, void *ctx, size_t i
 	close(parent->fd);
 	rc = ep_pid1_init(&p);
 	if (rc < 0) {
-		fprintf(stderr, "forge-entrypoint: cannot set up signal handling for a reviewer: %s\n",
-			strerror(-rc));
+		/* No "error: ": the role counts as failed and the loop goes on. */
+		ep_log(FG_MSG_INFO, "cannot set up signal handling for a reviewer: %s", strerror(-rc));
 		_exit(125);
 	}
 	rc = job(ctx, i, &p, out_fd);
@@ -379,7 +379,7 @@ static void announce(const struct ep_loop *l, int k, const struct panel_run *pr,
 
 		len += m > 0 ? (size_t)m : 0;
 	}
-	ep_error("running %zu of %zu reviewer(s) in parallel (cycle %d/%d): %s", n,
+	ep_log(FG_MSG_INFO, "running %zu of %zu reviewer(s) in parallel (cycle %d/%d): %s", n,
 		 l->cfg.nreviewers, k, l->max, names);
 }
 
@@ -462,7 +462,7 @@ void ep_panel_write_prompts(struct ep_loop *l)
 		int rc = fg_write_atomic(l->tmpdir, name, sys, strlen(sys));
 
 		if (rc < 0)
-			ep_error("warning: cannot write the system prompt file of role '%s': %s", r->role,
+			ep_log(FG_MSG_WARN, "cannot write the system prompt file of role '%s': %s", r->role,
 				 strerror(-rc));
 		free(name);
 		l->role_system[i] = sys;   /* {system_prompt}, or in front of the prompt */

@@ -4,13 +4,13 @@
  */
 #include "output.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/msg.h"
 #include "forge/util.h"
-
-#define EP_PREFIX "forge-entrypoint: "
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
 		    const struct rn_engine_params *ep)
@@ -24,22 +24,13 @@ void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_eng
 
 enum rn_log_level rn_output_level(const char *line, const char **reason)
 {
-	static const char *const errors[] = { "error: ", "the task failed: " };
-	const char *rest;
+	const char *text;
+	enum fg_msg_level m = fg_msg_level_of(line, &text);
+	bool error = m == FG_MSG_ERROR || m == FG_MSG_FAILED;
 
 	if (reason)
-		*reason = NULL;
-	if (strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1) != 0)
-		return RN_LOG_INFO;
-	rest = line + sizeof(EP_PREFIX) - 1;
-	for (size_t i = 0; i < ARRAY_SIZE(errors); i++) {
-		if (!strncmp(rest, errors[i], strlen(errors[i]))) {
-			if (reason)
-				*reason = rest;
-			return RN_LOG_ERROR;
-		}
-	}
-	return strncmp(rest, "warning: ", 9) ? RN_LOG_INFO : RN_LOG_WARN;
+		*reason = error ? text : NULL;
+	return error ? RN_LOG_ERROR : m == FG_MSG_WARN ? RN_LOG_WARN : RN_LOG_INFO;
 }
 
 /* Replaces *slot with text cut to RN_OUTPUT_REASON_MAX bytes. */
@@ -86,7 +77,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:
 	 * Error response from daemon: ...", podman's "Error: ...") are raised. */
-	if (line[0] != '[' && strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1) && o->ops && o->ops->cli) {
+	if (line[0] != '[' && strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN) && o->ops && o->ops->cli) {
 		size_t k = strlen(o->ops->cli);
 
 		if ((!strncmp(line, o->ops->cli, k) && !strncmp(line + k, ": ", 2)) ||
@@ -98,8 +89,8 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	}
 	if (reason)
 		keep(&o->reason, reason);
-	else if (level == RN_LOG_INFO && !strncmp(line, EP_PREFIX, sizeof(EP_PREFIX) - 1))
-		keep(&o->last_said, line + sizeof(EP_PREFIX) - 1);
+	else if (level == RN_LOG_INFO && !strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN))
+		keep(&o->last_said, line + FG_MSG_PREFIX_LEN);
 	if (o->logged + n > o->max) {
 		o->dropped_bytes += n;
 		o->dropped_lines++;

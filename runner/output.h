@@ -4,7 +4,8 @@
  * line carries, hints for the engine CLI's own errors, and a per-run cap on
  * how much is logged.
  *
- * Levels: the entrypoint's own lines "forge-entrypoint: error: ..." and
+ * Levels, read with the entrypoint's own definition (forge/msg.h,
+ * fg_msg_level_of()): its lines "forge-entrypoint: error: ..." and
  * "forge-entrypoint: the task failed: ..." are ERROR, "forge-entrypoint:
  * warning: ..." is WARN (a review that does not happen, a frontmatter typo,
  * a refused review.md), every other line INFO. Agent lines cannot be raised:

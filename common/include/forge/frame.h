@@ -11,7 +11,8 @@
  * The JSON is compact (no newline inside: cJSON escapes control characters
  * in strings). A line is a frame only when it starts with FG_FRAME_PREFIX;
  * agent output never does, since the entrypoint prefixes each agent line
- * with "[worker] " or "[reviewer] ".
+ * with "[worker] " or "[reviewer] ". The entrypoint's own message lines and
+ * their levels are defined beside this, in forge/msg.h.
  *
  * Bounds: a frame line, prefix and newline included, is at most
  * FG_FRAME_MAX bytes. A cycle whose frame would be longer is sent with its

@@ -1,0 +1,43 @@
+/*
+ * msg.h - the entrypoint's own message lines on its standard error, and
+ * their levels: the one definition both programs use (the entrypoint's
+ * ep_log() writes them, the runner's output reader parses them back).
+ *
+ * Three kinds of line share the sandbox's stderr: frames (forge/frame.h,
+ * FG_FRAME_PREFIX), the agents' lines ("[worker] ...", "[reviewer] ..."),
+ * and the entrypoint's messages:
+ *   FG_MSG_PREFIX + level prefix + message, one line, e.g.
+ *   "forge-entrypoint: warning: cannot write '/w/.forge/s/x': permission denied"
+ * and its progress lines, which carry no prefix at all
+ * ("Review cycle 1/3: APPROVED").
+ *
+ * Levels and their prefixes (after FG_MSG_PREFIX):
+ *   FG_MSG_PLAIN   no FG_MSG_PREFIX either: progress lines (read back, any
+ *                  line that is not one of the entrypoint's messages)
+ *   FG_MSG_INFO    ""
+ *   FG_MSG_WARN    "warning: "
+ *   FG_MSG_ERROR   "error: "
+ *   FG_MSG_FAILED  "the task failed: " (an error: why the task ended failed)
+ */
+#ifndef FORGE_MSG_H
+#define FORGE_MSG_H
+
+#define FG_MSG_PREFIX "forge-entrypoint: "
+#define FG_MSG_PREFIX_LEN (sizeof(FG_MSG_PREFIX) - 1)
+
+enum fg_msg_level { FG_MSG_PLAIN, FG_MSG_INFO, FG_MSG_WARN, FG_MSG_ERROR, FG_MSG_FAILED };
+
+/* The level's prefix after FG_MSG_PREFIX (above; "" for PLAIN, INFO and a
+ * value out of range). Static. */
+const char *fg_msg_level_prefix(enum fg_msg_level level);
+
+/*
+ * The level of one line of the entrypoint's stderr (NUL-terminated,
+ * borrowed): FG_MSG_PLAIN when it does not start with FG_MSG_PREFIX, else
+ * the level whose prefix follows it (none: FG_MSG_INFO). *text (text may be
+ * NULL) is set to what follows FG_MSG_PREFIX (the level prefix included),
+ * or to line for FG_MSG_PLAIN.
+ */
+enum fg_msg_level fg_msg_level_of(const char *line, const char **text);
+
+#endif

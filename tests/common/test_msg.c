@@ -1,0 +1,51 @@
+/*
+ * test_msg.c - the entrypoint's message levels (msg.h): the prefixes, and a
+ * line's level read back as the runner reads it.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "forge/msg.h"
+#include "forge/util.h"
+
+TestSuite(msg, .timeout = 10);
+
+Test(msg, each_level_has_one_prefix)
+{
+	static const struct { enum fg_msg_level level; const char *prefix; } t[] = {
+		{ FG_MSG_PLAIN, "" }, { FG_MSG_INFO, "" }, { FG_MSG_WARN, "warning: " },
+		{ FG_MSG_ERROR, "error: " }, { FG_MSG_FAILED, "the task failed: " },
+		{ (enum fg_msg_level)99, "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
+		cr_expect_str_eq(fg_msg_level_prefix(t[i].level), t[i].prefix, "level %d", (int)t[i].level);
+	cr_assert_str_eq(FG_MSG_PREFIX, "forge-entrypoint: ");
+	cr_assert_eq(FG_MSG_PREFIX_LEN, strlen(FG_MSG_PREFIX));
+}
+
+Test(msg, a_line_reads_back_as_its_level)
+{
+	static const struct { const char *line; enum fg_msg_level level; size_t text_at; } t[] = {
+		{ "forge-entrypoint: error: cannot write 'x'", FG_MSG_ERROR, 18 },
+		{ "forge-entrypoint: the task failed: worker exited with status 1", FG_MSG_FAILED, 18 },
+		{ "forge-entrypoint: warning: nothing is reviewed", FG_MSG_WARN, 18 },
+		{ "forge-entrypoint: running the worker (first run)", FG_MSG_INFO, 18 },
+		{ "forge-entrypoint: ", FG_MSG_INFO, 18 },
+		{ "forge-entrypoint: Error: not ours", FG_MSG_INFO, 18 },
+		{ "forge-entrypoint: errors: not a level", FG_MSG_INFO, 18 },
+		{ "Review cycle 1/3: APPROVED", FG_MSG_PLAIN, 0 },
+		{ "[reviewer] forge-entrypoint: error: an agent cannot raise a level", FG_MSG_PLAIN, 0 },
+		{ " forge-entrypoint: error: indented", FG_MSG_PLAIN, 0 },
+		{ "forge-entrypoint:error: no blank", FG_MSG_PLAIN, 0 },
+		{ "", FG_MSG_PLAIN, 0 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		const char *text = NULL;
+
+		cr_expect_eq(fg_msg_level_of(t[i].line, &text), t[i].level, "%s", t[i].line);
+		cr_expect_eq(text, t[i].line + t[i].text_at, "%s", t[i].line);
+		cr_expect_eq(fg_msg_level_of(t[i].line, NULL), t[i].level, "%s", t[i].line);
+	}
+}
