@@ -199,6 +199,11 @@ static int stalled_cycles(const struct lp *l)
 	return n;
 }
 
+/* The stall rule's cases (whitespace, findings, failed reviewers, ...) are
+ * unit tests (tests/common/test_rules.c); the tests here prove the loop
+ * applies it: the frontmatter field and the environment, the files, the
+ * exit code, only consecutive cycles, findings, the last cycle. */
+
 /* The run stopped as stalled at cycle 2 of 5, everywhere it is recorded. */
 static void assert_stalled_at_2_of_5(const struct lp *l, int exit_code)
 {
@@ -249,18 +254,6 @@ Test(review_loop, repeated_feedback_stalls_after_two_cycles_with_the_frontmatter
 	lp_free(&l);
 }
 
-Test(review_loop, repeated_feedback_stalls_with_the_environment_variable)
-{
-	struct lp l;
-	const char *env[] = { "AUTO_REVIEW_STOP_WHEN_STALLED=1", NULL };
-	const struct spec s = { "implement_task", "ABC-1", "---\nmax_retries: 5\n---\nReview the work.\n",
-				repeating_reviewer, env };
-
-	lp_run(&l, &s);
-	assert_stalled_at_2_of_5(&l, 0);
-	lp_free(&l);
-}
-
 Test(review_loop, stalled_exits_3_when_told_to_fail_on_exhaustion)
 {
 	struct lp l;
@@ -305,20 +298,6 @@ static void assert_exhausted_3_of_3(const struct lp *l)
 	cJSON_Delete(sum);
 }
 
-static const char *changing_reviewer = "printf 'REJECTED\\nProblem number %s remains.\\n' $n\n";
-
-Test(review_loop, changing_feedback_is_not_a_stall)
-{
-	struct lp l;
-	const struct spec s = { "implement_task", "ABC-1",
-				"---\nmax_retries: 3\nstop_when_stalled: true\n---\nReview the work.\n",
-				changing_reviewer, NULL };
-
-	lp_run(&l, &s);
-	assert_exhausted_3_of_3(&l);
-	lp_free(&l);
-}
-
 /* A, B, A: only two consecutive cycles count. */
 Test(review_loop, same_feedback_two_cycles_apart_is_not_a_stall)
 {
@@ -353,18 +332,6 @@ Test(review_loop, same_findings_reworded_stall)
 	cr_assert_str_eq(fge_jstr(c2, "feedback"), "## Review 2\nTwo problems remain.");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(c2, "findings")), 2);
 	cJSON_Delete(c2);
-	lp_free(&l);
-}
-
-Test(review_loop, findings_with_new_titles_are_not_a_stall)
-{
-	struct lp l;
-	const struct spec s = { "implement_task", "ABC-1",
-				"---\nmax_retries: 3\nstop_when_stalled: true\n---\nReview the work.\n",
-				"shadow \"Off-by-one, take $n\"\n", NULL };
-
-	lp_run(&l, &s);
-	assert_exhausted_3_of_3(&l);
 	lp_free(&l);
 }
 
