@@ -63,7 +63,6 @@ void ep_call_tmpdir_remove(struct ep_loop *l)
 	l->tmpdir = NULL;
 }
 
-
 char *ep_call_system_name(const char *panel_role)
 {
 	return panel_role ? fg_xasprintf("system-prompt.%s.md", panel_role)
@@ -212,7 +211,6 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 		ep_log(FG_MSG_INFO, "%s usage: %s", c->role, line);
 	}
 }
-
 
 int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
 {

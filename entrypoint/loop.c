@@ -37,8 +37,6 @@
 #include "forge/util.h"
 #include "forge/verdict.h"
 
-
-
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
@@ -89,7 +87,6 @@ static int configure(struct ep_loop *l)
 	}
 	return 0;
 }
-
 
 /* A worker run; 0 success, FG_EXIT_FAILED (r->what says why) or EP_STOP_SIGNAL. */
 static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
@@ -163,7 +160,6 @@ static bool stalled(const struct ep_loop *l)
 	return fg_rules_stalled(&l->hist[l->nhist - 2], l->reviewer_failed[l->nhist - 2],
 				&l->hist[l->nhist - 1], l->reviewer_failed[l->nhist - 1]);
 }
-
 
 /* The progress lines of cycle c: its verdict (the feedback's first line:
  * the reviewer's text, escaped by ep_log() like every message, so it
