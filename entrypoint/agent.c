@@ -164,6 +164,10 @@ static void on_data(struct run *x, struct stream *st, const char *p, size_t n)
 		log_bytes(x, p, n);
 	} else {
 		x->r->err_bytes += n;
+		if (x->s->merge_stderr && x->s->capture)
+			ep_capture_add(x->s->capture, p, n);
+		if (x->s->merge_stderr)
+			log_bytes(x, p, n);
 	}
 	echo_bytes(x, st, p, n);
 }

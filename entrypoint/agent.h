@@ -57,6 +57,8 @@ struct ep_agent_spec {
 	int log_fd;                  /* raw stdout copy, or -1; borrowed */
 	uint64_t log_max;            /* cap on log_fd bytes (a note is added when cut) */
 	int echo_fd;                 /* prefixed lines go here (usually 2), or -1 */
+	bool merge_stderr;           /* stderr is also fed to capture and log_fd (a check's
+	                              * output is both streams, in the order read) */
 	bool atomic_echo;            /* echo_fd is shared with other agents running at the
 	                              * same time: each line is written in pieces of at
 	                              * most PIPE_BUF bytes, each "[role] ...\n", so

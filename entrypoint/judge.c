@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "checks.h"
+#include "cycle_evidence.h"
 #include "cli.h"
 #include "prompt.h"
 #include "forge/alloc.h"
@@ -32,22 +34,7 @@ void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name
 
 int ep_judge_open_log(const struct ep_loop *l, const char *name)
 {
-	int dfd = open(l->step_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int fd = -1;
-
-	if (dfd >= 0) {
-		/* The workspace is the agents' playground: a symlink or a hard
-		 * link planted under this name must not redirect or truncate
-		 * anything. Unlink the name, then create a fresh inode
-		 * (O_EXCL implies no symlink is followed). */
-		if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
-			ep_log(FG_MSG_WARN, "cannot replace '%s/%s': %s", l->step_dir, name, strerror(errno));
-		fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		close(dfd);
-	}
-	if (fd < 0)
-		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, name, strerror(errno));
-	return fd;
+	return ep_step_log_open(l->step_dir, name);
 }
 
 static bool blank(const char *s)
@@ -61,13 +48,21 @@ static bool blank(const char *s)
 /* Turns a reviewer run into j (whatever an earlier run of the same answer
  * put there is released). *failed: the run failed or printed nothing. */
 static void judge(struct ep_agent_result *r, const struct ep_output *out, struct fg_judgement *j,
-		  bool *failed)
+		  bool *failed, bool advice_approves)
 {
 	struct fg_strvec kept;
 
 	*failed = ep_call_failed(r, out) || blank(out->text);
 	if (!*failed) {
 		fg_verdict_parse(j, out->text, strlen(out->text));
+		if (j->advice_only && !advice_approves) {
+			/* AUTO_REVIEW_ADVICE_APPROVES=0: the reviewer's rejection stands. */
+			j->verdict = FG_VERDICT_REJECTED;
+			j->advice_only = false;
+			free(j->feedback);
+			j->feedback = fg_xstrdup("Only advice findings (see the findings): addressing them was asked "
+						 "for (AUTO_REVIEW_ADVICE_APPROVES=0).");
+		}
 		return;
 	}
 	/* A failed run says nothing new: the "**Verified:**" lines an earlier
@@ -130,7 +125,7 @@ static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char 
 	int rc = ep_call_run(l, &call, &r);
 
 	if (rc != EP_STOP_SIGNAL) {
-		judge(&r, &out, &jc->j, &jc->failed);
+		judge(&r, &out, &jc->j, &jc->failed, l->t->advice_approves);
 		log_final_text(jc->log_fd, &out);
 		fg_usage_add(&jc->usage, &out.usage);
 	}
@@ -203,7 +198,7 @@ int ep_judge_answer(struct ep_loop *l, struct ep_judge_call *jc, const char *pro
 
 static char *reviewer_prompt(const struct ep_loop *l)
 {
-	char *p = ep_prompt_reviewer(l->t, l->hist, l->nhist), *both;
+	char *p = ep_evidence_prompt(l, ep_prompt_reviewer(l->t, l->hist, l->nhist)), *both;
 
 	if (!l->t->reviewer_system_in_prompt || !l->system_prompt)
 		return p;

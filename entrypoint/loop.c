@@ -15,6 +15,7 @@
 
 #include "agent.h"
 #include "call.h"
+#include "cycle_evidence.h"
 #include "cli.h"
 #include "frames.h"
 #include "judge.h"
@@ -36,6 +37,8 @@
 #include "forge/timeutil.h"
 #include "forge/util.h"
 #include "forge/verdict.h"
+
+extern char **environ;
 
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
@@ -85,7 +88,8 @@ static int configure(struct ep_loop *l)
 		ep_log(FG_MSG_ERROR, "FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return FG_EXIT_USAGE;
 	}
-	return 0;
+	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .envp = environ };
+	return l->max > 0 ? ep_checks_preflight(&l->checks) : 0;
 }
 
 /* A worker run; 0 success, FG_EXIT_FAILED (r->what says why) or EP_STOP_SIGNAL. */
@@ -157,6 +161,9 @@ static bool stalled(const struct ep_loop *l)
 {
 	if (!l->cfg.stop_when_stalled || l->nhist < 2)
 		return false;
+	/* Turns that changed nothing: two in a row are a stall. */
+	if (l->hist[l->nhist - 1].ev.no_change)
+		return l->hist[l->nhist - 2].ev.no_change;
 	return fg_rules_stalled(&l->hist[l->nhist - 2], l->reviewer_failed[l->nhist - 2],
 				&l->hist[l->nhist - 1], l->reviewer_failed[l->nhist - 1]);
 }
@@ -301,7 +308,7 @@ static int review_phase(struct ep_loop *l)
 		struct fg_cycle *c = &l->hist[l->nhist];
 		struct ep_agent_result r;
 		bool failed = false;
-		int rc = l->cfg.nreviewers ? ep_panel_review(l, k, c) : ep_judge_review(l, k, c, &failed);
+		int rc = ep_evidence_cycle(l, k, c, &failed);
 
 		if (rc == EP_STOP_SIGNAL)
 			return EP_STOP_SIGNAL;
@@ -349,7 +356,10 @@ static int run_all(struct ep_loop *l)
 {
 	struct ep_agent_result r;
 	char *sys;
-	int rc = run_worker(l, 0, &r);
+	int rc;
+
+	ep_evidence_start(l);
+	rc = run_worker(l, 0, &r);
 
 	if (rc == EP_STOP_SIGNAL)
 		return EP_STOP_SIGNAL;
@@ -445,6 +455,7 @@ static int start(struct ep_loop *l)
 
 static void loop_release(struct ep_loop *l)
 {
+	ep_evidence_release(l);
 	ep_call_tmpdir_remove(l);
 	for (size_t i = 0; i < l->nhist; i++)
 		fg_cycle_release(&l->hist[i]);

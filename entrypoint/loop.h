@@ -30,7 +30,9 @@
  *            (call.h);
  *   judge.c  judging a review: the verdict, the re-ask, the reviewer log,
  *            the single reviewer's cycle (judge.h);
- *   panel.c  a reviewer panel: helpers per role and its decisions (panel.h).
+ *   panel.c  a reviewer panel: helpers per role and its decisions (panel.h);
+ *   cycle_evidence.c  a cycle's evidence: change set, checks, no change,
+ *            reviewer edits (cycle_evidence.h).
  * The pure rules (stall, fit, budget) are in common (forge/rules.h).
  */
 #ifndef EP_LOOP_H
@@ -39,8 +41,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "checks.h"
 #include "pid1.h"
 #include "task.h"
+#include "tracker.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
 #include "forge/usage.h"
@@ -79,6 +83,9 @@ struct ep_loop {
 	struct fg_usage_pair total;   /* the step's totals */
 	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
 	bool checks_passed;           /* this cycle's checks ran and passed (evidence) */
+	struct ep_checks checks;      /* review.md's checks (checks.h) */
+	const struct fg_evidence *ev; /* this cycle's evidence while its reviewers run, or NULL */
+	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
 };
 
 /*

@@ -17,6 +17,7 @@
 
 #include "agent.h"
 #include "call.h"
+#include "cycle_evidence.h"
 #include "cli.h"
 #include "judge.h"
 #include "prompt.h"
@@ -272,8 +273,8 @@ static char *role_prompt(const struct ep_loop *l, const struct fg_cycle *prev,
 			 const struct fg_review *last)
 {
 	if (!prev || !last || last->j.verdict != FG_VERDICT_REJECTED)
-		return ep_prompt_reviewer(l->t, NULL, 0);
-	return ep_prompt_reviewer_again(l->t, prev->cycle, prev->max_cycles, &last->j);
+		return ep_evidence_prompt(l, ep_prompt_reviewer(l->t, NULL, 0));
+	return ep_evidence_prompt(l, ep_prompt_reviewer_again(l->t, prev->cycle, prev->max_cycles, &last->j));
 }
 
 /* The outcome of a role's answer (jc) into rv: the judgement moves, each

@@ -196,8 +196,19 @@ char *ep_prompt_worker_retry(const struct ep_task *t, const struct fg_cycle *his
 	fg_buf_init(&b, EP_PROMPT_MAX);
 	add_task(&b, t);
 	fg_buf_adds(&b, "\n## Reviewer Feedback\n\n");
-	fg_buf_addf(&b, "The reviewer rejected your work (cycle %d of %d). Address every point below.\n\n",
-		    hist[n - 1].cycle, hist[n - 1].max_cycles);
+	if (hist[n - 1].ev.no_change)
+		fg_buf_addf(&b, "Your last turn changed nothing in the workspace (cycle %d of %d): no reviewer was "
+			    "asked again. The findings below still stand: address them.\n\n", hist[n - 1].cycle,
+			    hist[n - 1].max_cycles);
+	else if (hist[n - 1].ev.reviewer_changed.n)
+		fg_buf_addf(&b, "The review of cycle %d of %d failed: the reviewer changed files in the "
+			    "workspace. Check them as said below.\n\n", hist[n - 1].cycle, hist[n - 1].max_cycles);
+	else if (hist[n - 1].j.format == FG_FORMAT_CHECKS)
+		fg_buf_addf(&b, "A check failed after your last turn (cycle %d of %d): no reviewer looked at "
+			    "the work yet. Make it pass.\n\n", hist[n - 1].cycle, hist[n - 1].max_cycles);
+	else
+		fg_buf_addf(&b, "The reviewer rejected your work (cycle %d of %d). Address every point below.\n\n",
+			    hist[n - 1].cycle, hist[n - 1].max_cycles);
 	ep_prompt_feedback(&b, &hist[n - 1]);
 	add_history(&b, hist, n);
 	return fg_buf_detach(&b, NULL);

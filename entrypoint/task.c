@@ -279,6 +279,20 @@ static int clear_stale_env(struct ep_task *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* A boolean variable that defaults to on: 0, or -EINVAL with err set. */
+static int env_bool(const char *name, bool *out, char *err, size_t errlen)
+{
+	const char *v = env(name);
+	int b = 1;
+
+	if (v && fg_parse_bool(v, &b) < 0) {
+		snprintf(err, errlen, "invalid %s '%.40s': expected 0 or 1", name, v);
+		return -EINVAL;
+	}
+	*out = b;
+	return 0;
+}
+
 static int check_env(struct ep_task *t, char *err, size_t errlen)
 {
 	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
@@ -295,13 +309,11 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	t->fail_on_exhaustion = b;
-	v = env("AUTO_REVIEW_REASK");
-	b = 1;
-	if (v && fg_parse_bool(v, &b) < 0) {
-		snprintf(err, errlen, "invalid AUTO_REVIEW_REASK '%.40s': expected 0 or 1", v);
+	if (env_bool("AUTO_REVIEW_REASK", &t->reask, err, errlen) ||
+	    env_bool("AUTO_REVIEW_ADVICE_APPROVES", &t->advice_approves, err, errlen) ||
+	    env_bool("FORGE_CHANGESET", &t->changeset, err, errlen) ||
+	    env_bool("FORGE_GIT_EXCLUDE", &t->git_exclude, err, errlen))
 		return -EINVAL;
-	}
-	t->reask = b;
 	if (load_agents(t, err, errlen) < 0)
 		return -EINVAL;
 	if (clear_stale_env(t, err, errlen) < 0)

@@ -56,6 +56,9 @@ struct ep_task {
 	const char *worker_preset, *reviewer_preset;   /* static or NULL */
 	bool reviewer_system_in_prompt;                 /* preset CLI without a system prompt */
 	bool reask;                 /* AUTO_REVIEW_REASK (default on) */
+	bool advice_approves;       /* AUTO_REVIEW_ADVICE_APPROVES (default on): advice-only findings approve */
+	bool changeset;             /* FORGE_CHANGESET (default on): the change set, no-change, reviewer edits */
+	bool git_exclude;           /* FORGE_GIT_EXCLUDE (default on): the cycle dir into .git/info/exclude */
 	char *run_id;               /* owned, "" when none */
 	char *cycle_dir;            /* owned: FORGE_CYCLE_DIR expanded, workspace-relative (fg_cycle_dir()) */
 	double timeout_s;           /* FORGE_AGENT_TIMEOUT */

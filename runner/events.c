@@ -60,6 +60,25 @@ static void usage_fields(const struct fg_usage_pair *u, struct rn_log_field *f, 
 		f[(*n)++] = RN_LI("cached_input_tokens", both.cached_input_tokens);
 }
 
+void rn_event_reviewer_changed(struct rn_log *l, const struct rn_cycle_report *r)
+{
+	const struct fg_strvec *v = &r->cycle->ev.reviewer_changed;
+	struct fg_buf b;
+	char *files;
+
+	if (!v->n)
+		return;
+	fg_buf_init(&b, 64 * 1024);
+	for (size_t i = 0; i < v->n && i < RN_FINDINGS_LOG_MAX; i++)
+		fg_buf_addf(&b, "%s%s", i ? " " : "", v->v[i]);
+	files = rn_utf8_prefix(fg_buf_str(&b), RN_FEEDBACK_LOG_CHARS);
+	rn_log(l, RN_LOG_WARN, "reviewer_changed_workspace", RN_LS("step", r->step),
+	       RN_LS("skill", r->cycle->skill), RN_LI("cycle", r->cycle->cycle), RN_LI("count", (long long)v->n),
+	       RN_LS("files", files));
+	free(files);
+	fg_buf_release(&b);
+}
+
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,
 		    int full_path)
 {

@@ -50,6 +50,13 @@ void rn_event_findings(struct rn_log *l, enum rn_log_level level, const struct r
  */
 void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r, int full_path);
 
+/*
+ * reviewer_changed_workspace (WARN) when r's cycle says its reviewer changed
+ * files (cycle field reviewer_changed: the review failed): step, skill,
+ * cycle, count and the first paths. Nothing for other cycles.
+ */
+void rn_event_reviewer_changed(struct rn_log *l, const struct rn_cycle_report *r);
+
 /* Owned copy of s if it has at most max_chars UTF-8 characters; else its
  * first max_chars - 3 characters followed by "..." (max_chars in all). */
 char *rn_utf8_prefix(const char *s, size_t max_chars);

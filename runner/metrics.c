@@ -37,7 +37,7 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* In alphabetical order of name: sorting series by family sorts the file. */
 enum family {
-	F_AGENT_COST, F_AGENT_TOKENS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
+	F_AGENT_COST, F_AGENT_TOKENS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
 	F_VERDICTS, F_RUNS, F_COUNT
 };
 
@@ -56,6 +56,9 @@ static const struct family_def families[F_COUNT] = {
 	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
 			     "Tokens the agents of a step reported, by skill, step, role and kind "
 			     "(input, output, cached_input).", 0, 4, { "skill", "step", "role", "kind" } },
+	[F_CHECK_RESULTS] = { "forge_review_check_results_total",
+			      "Results of review.md's checks, by skill, step, check and outcome "
+			      "(passed, failed, timed_out).", 0, 4, { "skill", "step", "check", "outcome" } },
 	[F_CYCLES] = { "forge_review_cycles_total",
 		       "Review cycles detected, by skill and step.", 0, 2, { "skill", "step" } },
 	[F_DURATION] = { "forge_review_duration_seconds",
@@ -161,6 +164,14 @@ void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char
 	const char *vals[MAX_LABELS] = { skill, step, role, verdict };
 
 	series_get(m, F_ROLE_VERDICTS, vals)->value += 1;
+}
+
+void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const char *step,
+			      const char *check, const char *outcome)
+{
+	const char *vals[MAX_LABELS] = { skill, step, check, outcome };
+
+	series_get(m, F_CHECK_RESULTS, vals)->value += 1;
 }
 
 static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)

@@ -50,6 +50,10 @@ void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const cha
  * Strings are borrowed (copied). */
 void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char *step,
 			     const char *role, const char *verdict);
+/* Adds 1 to forge_review_check_results_total{skill,step,check,outcome}.
+ * Strings are borrowed (copied). */
+void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const char *step,
+			      const char *check, const char *outcome);
 /* Adds n to forge_review_sweep_caught_total. */
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n);
 /* Adds 1 to forge_review_exhausted_total. */

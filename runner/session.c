@@ -68,6 +68,8 @@ struct session {
 	int drain_expired;      /* the output drain timer fired */
 	int finished;
 	int budget_logged;      /* cycle_limit (retained_bytes) was logged */
+	char checks[FG_CHECKS_MAX][FG_CHECK_NAME_MAX + 1];  /* check names labelled so far */
+	size_t nchecks;
 };
 
 static void on_closed(uv_handle_t *h)
@@ -76,6 +78,31 @@ static void on_closed(uv_handle_t *h)
 }
 
 /* ---- cycles ---- */
+
+/* The label of a check name read from a cycle file (the sandbox's): the
+ * first FG_CHECKS_MAX distinct names of the run (review.md allows no
+ * more), "other" after, so rewritten files cannot grow the series. */
+static const char *check_label(struct session *s, const char *name)
+{
+	for (size_t i = 0; i < s->nchecks; i++)
+		if (!strcmp(s->checks[i], name))
+			return s->checks[i];
+	if (s->nchecks == FG_CHECKS_MAX)
+		return "other";
+	snprintf(s->checks[s->nchecks], sizeof(s->checks[0]), "%s", name);
+	return s->checks[s->nchecks++];
+}
+
+/* Each check result of the cycle counts once. */
+static void observe_checks(struct session *s, const char *step, const struct fg_cycle *c)
+{
+	for (size_t i = 0; i < c->ev.nchecks; i++) {
+		const struct fg_check_result *k = &c->ev.checks[i];
+
+		rn_metrics_observe_check(s->p->metrics, s->p->skill, step, check_label(s, k->name),
+					 k->exit_code == 0 ? "passed" : k->timed_out ? "timed_out" : "failed");
+	}
+}
 
 /* A panel's role verdicts: each review made in this cycle counts once (a
  * review that stands from an earlier cycle was counted then). */
@@ -151,6 +178,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
 	rn_event_verdict_unparsed(s->p->log, r, 0);
 	rn_event_findings(s->p->log, RN_LOG_INFO, r);
+	rn_event_reviewer_changed(s->p->log, r);
 	record(s, r);
 	/* One skill label per run, decided before any cycle (cmd_run.c): a
 	 * label taken from the sandbox's files would let rewritten files with
@@ -159,6 +187,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	rn_metrics_observe_cycle(s->p->metrics, s->p->skill, cfg->step,
 				 fg_verdict_kind_name(c->j.verdict), c->elapsed_seconds);
 	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
+	observe_checks(s, cfg->step, c);
 	store(s, r, (int)r->source);
 	s->res->cycles_by_source[r->source]++;
 	if (r->source == RN_SOURCE_SWEEP)

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/cycle.h"
+#include "forge/reviewmd.h"
 #include "forge/text.h"
 #include "forge/util.h"
 #include "forge/verdict.h"
@@ -22,6 +24,7 @@ void fg_evidence_init(struct fg_evidence *e)
 {
 	memset(e, 0, sizeof(*e));
 	fg_strvec_init(&e->verified);
+	fg_strvec_init(&e->reviewer_changed);
 }
 
 void fg_evidence_release(struct fg_evidence *e)
@@ -38,6 +41,7 @@ void fg_evidence_release(struct fg_evidence *e)
 	free(e->changes);
 	free(e->diff);
 	fg_strvec_release(&e->verified);
+	fg_strvec_release(&e->reviewer_changed);
 	fg_evidence_init(e);
 }
 
@@ -100,6 +104,37 @@ const struct fg_check_result *fg_evidence_failed_check(const struct fg_evidence 
 	return NULL;
 }
 
+/* ---- file names -------------------------------------------------------- */
+
+char *fg_check_log_name(int n, const char *name)
+{
+	return fg_xasprintf("review_cycle_%d.check.%s.log", n, name);
+}
+
+char *fg_diff_name(int n)
+{
+	return fg_xasprintf("review_cycle_%d.diff", n);
+}
+
+int fg_evidence_file_name_parse(const char *name, int *n)
+{
+	static const char prefix[] = "review_cycle_";
+	const char *p = name + sizeof(prefix) - 1;
+	long v = 0;
+
+	if (strncmp(name, prefix, sizeof(prefix) - 1) || *p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9' && v <= FG_CYCLE_NUMBER_MAX; p++)
+		v = v * 10 + (*p - '0');
+	if (v > FG_CYCLE_NUMBER_MAX || strchr(p, '/'))
+		return 0;
+	if (strcmp(p, ".diff") && !(strncmp(p, ".check.", 7) == 0 && strlen(p) > 11 &&
+				    !strcmp(p + strlen(p) - 4, ".log")))
+		return 0;
+	*n = (int)v;
+	return 1;
+}
+
 /* ---- writing ----------------------------------------------------------- */
 
 static void add_checks(cJSON *o, const struct fg_evidence *e)
@@ -147,12 +182,17 @@ static void add_changes(cJSON *o, const struct fg_evidence *e)
 	cJSON_AddStringToObject(o, "changes_since", e->since_review ? "review" : "step");
 }
 
-void fg_evidence_add_verified(struct cJSON *o, const struct fg_strvec *v)
+static void add_strings(cJSON *o, const char *key, const struct fg_strvec *v)
 {
-	cJSON *arr = v->n ? cJSON_AddArrayToObject(o, "verified") : NULL;
+	cJSON *arr = v->n ? cJSON_AddArrayToObject(o, key) : NULL;
 
 	for (size_t i = 0; arr && i < v->n; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(v->v[i]));
+}
+
+void fg_evidence_add_verified(struct cJSON *o, const struct fg_strvec *v)
+{
+	add_strings(o, "verified", v);
 }
 
 void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e)
@@ -168,6 +208,7 @@ void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e)
 	if (e->advice_only)
 		cJSON_AddTrueToObject(o, "advice_only");
 	fg_evidence_add_verified(o, &e->verified);
+	add_strings(o, "reviewer_changed", &e->reviewer_changed);
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -204,7 +245,9 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_seconds");
 		struct fg_check_result *r;
 
-		if (!name || !*name || !(r = fg_evidence_add_check(e, name)))
+		/* A slug, as review.md requires: it labels metrics. */
+		if (!name || !fg_role_valid(name) || strlen(name) > FG_CHECK_NAME_MAX ||
+		    !(r = fg_evidence_add_check(e, name)))
 			continue;
 		r->exit_code = (int)long_of(it, "exit_code", -1, 255, -1);
 		r->timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "timed_out"));
@@ -239,6 +282,13 @@ static void read_changes(struct fg_evidence *e, const cJSON *o, const cJSON *arr
 	e->since_review = since && !strcmp(since, "review");
 }
 
+static void read_strings(const cJSON *arr, struct fg_strvec *out, size_t max)
+{
+	for (const cJSON *it = cJSON_IsArray(arr) ? arr->child : NULL; it && out->n < max; it = it->next)
+		if (cJSON_IsString(it) && it->valuestring)
+			fg_strvec_push(out, it->valuestring);
+}
+
 void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 {
 	const cJSON *v;
@@ -254,9 +304,7 @@ void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 		e->diff = fg_xstrdup(str_of(o, "diff"));
 	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
 	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
-	v = cJSON_GetObjectItemCaseSensitive(o, "verified");
-	for (const cJSON *it = cJSON_IsArray(v) ? v->child : NULL; it && e->verified.n < FG_VERIFIED_MAX;
-	     it = it->next)
-		if (cJSON_IsString(it) && it->valuestring)
-			fg_strvec_push(&e->verified, it->valuestring);
+	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), &e->verified, FG_VERIFIED_MAX);
+	read_strings(cJSON_GetObjectItemCaseSensitive(o, "reviewer_changed"), &e->reviewer_changed,
+		     FG_CHANGES_MAX);
 }

@@ -26,50 +26,15 @@
 #include "forge/fsutil.h"
 #include "forge/num.h"
 #include "forge/util.h"
+#include "reviewmd_internal.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define TREATED_EMPTY "treated as an empty file: the reviewer runs without instructions"
 /* First line of the frontmatter text inside the file (line 1 is "---"). */
 #define FM_FIRST_LINE 2
-/* How much of an offending value a message echoes. */
-#define SHOW_MAX 40
 /* Longest field name we read (longer ones are unknown anyway). */
 #define KEY_MAX FG_EDIT_MAX   /* longest key compared, for "did you mean" too */
-
-/* A role path as written; longer ones are refused. */
-#define ROLE_FILE_MAX 255
-
-/* One reviewers: entry that passed the syntactic checks. */
-struct fm_reviewer {
-	char role[FG_ROLE_MAX + 1];
-	char file[ROLE_FILE_MAX + 1];   /* "" when the entry names no file */
-	int line;
-};
-
-/* What the frontmatter set, before the environment is applied. Plain data
- * (no owned pointers): it is copied and reset freely. */
-struct fm_fields {
-	int has_retries;
-	long retries;
-	int retries_line;    /* line of the first max_retries key, for duplicates */
-	int has_stalled;
-	int stalled;
-	int stalled_line;
-	int has_reviewers;   /* a reviewers: list was given (maybe with no valid entry) */
-	int reviewers_line;
-	size_t nrev;
-	struct fm_reviewer rev[FG_REVIEWERS_MAX];
-	int has_rereview;
-	int rereview;
-	int rereview_line;
-	int has_cost;
-	double cost;
-	int cost_line;
-	int has_evidence;
-	int evidence;
-	int evidence_line;
-};
 
 /* The three parts of a review.md once the delimiters are found. */
 struct split {
@@ -79,20 +44,6 @@ struct split {
 	size_t fm_len;
 	const char *body;    /* everything after the closing line (or the whole file) */
 	size_t body_len;
-};
-
-/* State of one walk over the frontmatter's YAML events. */
-struct walker {
-	yaml_parser_t parser;
-	yaml_event_t ev;
-	int have_ev;          /* ev holds an event that must be deleted */
-	int failed;           /* the YAML is malformed */
-	int lint;             /* add advice (unknown fields, duplicates) */
-	long depth;           /* open collections around the current event */
-	long events;          /* events read so far */
-	const char *limit;    /* set when a bound below stopped the walk */
-	struct fm_fields f;
-	struct fg_diags diags; /* kept only if the whole frontmatter parses */
 };
 
 /* ---- content checks ---------------------------------------------------- */
@@ -254,7 +205,7 @@ static void check_late_delim(struct fg_diags *d, const char *data, size_t len)
 
 /* Copies at most SHOW_MAX bytes of s into out for a message, control
  * characters replaced, cut on a UTF-8 boundary. */
-static void show(const char *s, size_t n, char *out, size_t outlen)
+void fg__rmd_show(const char *s, size_t n, char *out, size_t outlen)
 {
 	size_t k = n < SHOW_MAX ? n : SHOW_MAX;
 
@@ -267,7 +218,7 @@ static void show(const char *s, size_t n, char *out, size_t outlen)
 	memcpy(out + k, k < n ? "..." : "", k < n ? 4 : 1);
 }
 
-static int ev_line(const yaml_event_t *ev)
+int fg__rmd_ev_line(const yaml_event_t *ev)
 {
 	return (int)ev->start_mark.line + FM_FIRST_LINE;
 }
@@ -278,7 +229,7 @@ static int ev_line(const yaml_event_t *ev)
  * simple-key entry per open flow collection and walks them all for every
  * token, so 200,000 nested '[' took 88 s; stopped at FG_REVIEWMD_MAX_DEPTH
  * it has read a few kilobytes at most. */
-static int next_event(struct walker *w)
+int fg__rmd_next_event(struct walker *w)
 {
 	if (w->have_ev)
 		yaml_event_delete(&w->ev);
@@ -306,7 +257,7 @@ static int next_event(struct walker *w)
 
 /* Skips the node that starts with the current event (scalars and aliases
  * are one event; collections run to their matching end). */
-static int skip_node(struct walker *w)
+int fg__rmd_skip_node(struct walker *w)
 {
 	long depth = 0;
 
@@ -317,7 +268,7 @@ static int skip_node(struct walker *w)
 			depth++;
 		else if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT)
 			depth--;
-		if (depth > 0 && !next_event(w))
+		if (depth > 0 && !fg__rmd_next_event(w))
 			return 0;
 	} while (depth > 0);
 	return 1;
@@ -372,7 +323,7 @@ static const char *plain_kind(const char *v)
 }
 
 /* Kind of the current event's node for a message ("a quoted string", ...). */
-static const char *node_kind(const yaml_event_t *ev, const char *ok_tag)
+const char *fg__rmd_node_kind(const yaml_event_t *ev, const char *ok_tag)
 {
 	const char *tag;
 
@@ -400,19 +351,19 @@ static const char *node_kind(const yaml_event_t *ev, const char *ok_tag)
 }
 
 /* Error for an invalid known field; the value is ignored. */
-static void bad_value(struct walker *w, const char *field, const char *kind, const char *expect)
+void fg__rmd_bad_value(struct walker *w, const char *field, const char *kind, const char *expect)
 {
 	char shown[SHOW_MAX + 8] = "";
 
 	if (w->ev.type == YAML_SCALAR_EVENT)
-		show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, shown,
+		fg__rmd_show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, shown,
 		     sizeof(shown));
 	if (w->ev.type == YAML_SCALAR_EVENT)
-		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, fg__rmd_ev_line(&w->ev),
 			     "invalid '%s' value '%s' (%s): expected %s; ignored", field, shown,
 			     kind, expect);
 	else
-		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, fg__rmd_ev_line(&w->ev),
 			     "invalid '%s' value (%s): expected %s; ignored", field, kind, expect);
 }
 
@@ -439,11 +390,11 @@ static void take_retries(struct walker *w)
 
 	w->f.has_retries = 0;   /* a later duplicate replaces an earlier value */
 	if (!is_plain_decimal(&w->ev)) {
-		bad_value(w, "max_retries", node_kind(&w->ev, YAML_INT_TAG), expect);
+		fg__rmd_bad_value(w, "max_retries", fg__rmd_node_kind(&w->ev, YAML_INT_TAG), expect);
 		return;
 	}
 	if (fg_parse_long((const char *)w->ev.data.scalar.value, 0, FG_MAX_RETRIES_LIMIT, &n) < 0) {
-		bad_value(w, "max_retries", "above the limit", expect);
+		fg__rmd_bad_value(w, "max_retries", "above the limit", expect);
 		return;
 	}
 	w->f.has_retries = 1;
@@ -468,10 +419,10 @@ static void take_bool(struct walker *w, const char *field, int *has, int *val)
 			return;
 		}
 	}
-	bad_value(w, field, node_kind(ev, YAML_BOOL_TAG), "true or false");
+	fg__rmd_bad_value(w, field, fg__rmd_node_kind(ev, YAML_BOOL_TAG), "true or false");
 }
 
-static long str_value(const yaml_event_t *ev, char *out, size_t outlen)
+long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen)
 {
 	const char *tag;
 	size_t n;
@@ -542,7 +493,7 @@ static int entry_problem(const struct walker *w, const struct fm_reviewer *r, in
 		snprintf(why, whylen, "'role' is missing or not a string");
 		return 1;
 	}
-	show(r->role, strlen(r->role), shown, sizeof(shown));
+	fg__rmd_show(r->role, strlen(r->role), shown, sizeof(shown));
 	if (role_len > FG_ROLE_MAX || !fg_role_valid(r->role)) {
 		snprintf(why, whylen, "role '%s' is not a slug ([a-z0-9][a-z0-9-]*, at most %d "
 			 "characters)", shown, FG_ROLE_MAX);
@@ -579,7 +530,7 @@ static void add_entry(struct walker *w, const struct fm_reviewer *r, int has_rol
 		  : file_len > ROLE_FILE_MAX ? "'instructions' is longer than 255 bytes"
 		  : file_len >= 0 ? role_path_problem(r->file) : NULL;
 	if (problem) {
-		show(r->file, strlen(r->file), shown, sizeof(shown));
+		fg__rmd_show(r->file, strlen(r->file), shown, sizeof(shown));
 		fg_diags_add(&w->diags, FG_DIAG_ERROR, r->line,
 			     "role file '%s' of role '%s' refused: %s; role skipped", shown, r->role,
 			     problem);
@@ -594,16 +545,16 @@ static int take_entry_pair(struct walker *w, const char *key, int line, struct f
 {
 	if (!strcmp(key, "role")) {
 		*has_role = 1;
-		*role_len = str_value(&w->ev, r->role, sizeof(r->role));
+		*role_len = fg__rmd_str_value(&w->ev, r->role, sizeof(r->role));
 	} else if (!strcmp(key, "instructions")) {
-		*file_len = str_value(&w->ev, r->file, sizeof(r->file));
+		*file_len = fg__rmd_str_value(&w->ev, r->file, sizeof(r->file));
 		if (*file_len < 0)
 			*file_len = -2;
 	} else if (w->lint) {
 		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
 			     "unknown field '%.40s' in a 'reviewers' entry is ignored", key);
 	}
-	return skip_node(w);
+	return fg__rmd_skip_node(w);
 }
 
 /* One entry of reviewers:; the current event is its first. */
@@ -614,23 +565,23 @@ static int take_entry(struct walker *w)
 	long role_len = -1, file_len = -1;
 
 	memset(&r, 0, sizeof(r));
-	r.line = ev_line(&w->ev);
+	r.line = fg__rmd_ev_line(&w->ev);
 	if (w->ev.type != YAML_MAPPING_START_EVENT) {
 		bad_entry(w, r.line, "expected a mapping with 'role' and optionally 'instructions'");
-		return skip_node(w);
+		return fg__rmd_skip_node(w);
 	}
 	for (;;) {
 		char key[KEY_MAX + 1] = "";
 		int line;
 
-		if (!next_event(w))
+		if (!fg__rmd_next_event(w))
 			return 0;
 		if (w->ev.type == YAML_MAPPING_END_EVENT)
 			break;
-		line = ev_line(&w->ev);
-		if (str_value(&w->ev, key, sizeof(key)) < 0 && !skip_node(w))
+		line = fg__rmd_ev_line(&w->ev);
+		if (fg__rmd_str_value(&w->ev, key, sizeof(key)) < 0 && !fg__rmd_skip_node(w))
 			return 0;
-		if (!next_event(w) ||
+		if (!fg__rmd_next_event(w) ||
 		    !take_entry_pair(w, key, line, &r, &has_role, &role_len, &file_len))
 			return 0;
 	}
@@ -644,13 +595,13 @@ static void take_reviewers(struct walker *w)
 	w->f.nrev = 0;
 	w->f.has_reviewers = 0;
 	if (w->ev.type != YAML_SEQUENCE_START_EVENT) {
-		bad_value(w, "reviewers", node_kind(&w->ev, YAML_SEQ_TAG),
+		fg__rmd_bad_value(w, "reviewers", fg__rmd_node_kind(&w->ev, YAML_SEQ_TAG),
 			  "a list of {role, instructions}");
 		return;
 	}
 	w->f.has_reviewers = 1;
 	for (;;) {
-		if (!next_event(w))
+		if (!fg__rmd_next_event(w))
 			return;
 		if (w->ev.type == YAML_SEQUENCE_END_EVENT)
 			return;
@@ -663,7 +614,7 @@ static void take_reviewers(struct walker *w)
 static void take_rereview(struct walker *w)
 {
 	char v[16];
-	long n = str_value(&w->ev, v, sizeof(v));
+	long n = fg__rmd_str_value(&w->ev, v, sizeof(v));
 
 	w->f.has_rereview = 0;
 	if (n >= 0 && (size_t)n < sizeof(v) && (!strcmp(v, "rejected") || !strcmp(v, "all"))) {
@@ -671,7 +622,7 @@ static void take_rereview(struct walker *w)
 		w->f.rereview = !strcmp(v, "all") ? FG_REREVIEW_ALL : FG_REREVIEW_REJECTED;
 		return;
 	}
-	bad_value(w, "rereview", n >= 0 ? "an unknown word" : node_kind(&w->ev, YAML_STR_TAG),
+	fg__rmd_bad_value(w, "rereview", n >= 0 ? "an unknown word" : fg__rmd_node_kind(&w->ev, YAML_STR_TAG),
 		  "'rejected' or 'all'");
 }
 
@@ -694,7 +645,7 @@ static void take_cost(struct walker *w)
 	if (ev->type != YAML_SCALAR_EVENT || ev->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
 	    (tag && strcmp(tag, YAML_INT_TAG) && strcmp(tag, YAML_FLOAT_TAG)) ||
 	    fg_parse_double((const char *)ev->data.scalar.value, 0, FG_MAX_COST_USD_LIMIT, &d) < 0) {
-		bad_value(w, "max_cost_usd", node_kind(ev, YAML_FLOAT_TAG), expect);
+		fg__rmd_bad_value(w, "max_cost_usd", fg__rmd_node_kind(ev, YAML_FLOAT_TAG), expect);
 		return;
 	}
 	w->f.has_cost = 1;
@@ -704,7 +655,7 @@ static void take_cost(struct walker *w)
 /* ---- the root mapping -------------------------------------------------- */
 
 static const char *const known_fields[] = { "max_retries", "stop_when_stalled", "reviewers",
-					    "rereview", "max_cost_usd", "require_evidence", NULL };
+					    "rereview", "max_cost_usd", "require_evidence", "checks", NULL };
 
 /* The known field an unknown key is most likely a typo of, or NULL. A key
  * within FG_REVIEWMD_TYPO_DISTANCE edits is a typo even outside lint: a
@@ -733,7 +684,7 @@ static void unknown_field(struct walker *w, const char *key, int line)
 
 	if (d > FG_REVIEWMD_TYPO_DISTANCE && !w->lint)
 		return;
-	show(key, strlen(key), shown, sizeof(shown));
+	fg__rmd_show(key, strlen(key), shown, sizeof(shown));
 	if (d <= FG_REVIEWMD_TYPO_DISTANCE)
 		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
 			     "unknown field '%s' is ignored (did you mean '%s'?)", shown, hint);
@@ -761,6 +712,9 @@ static int take_value(struct walker *w, const char *key, int key_line)
 	} else if (!strcmp(key, "stop_when_stalled")) {
 		seen_field(w, key, &w->f.stalled_line, key_line);
 		take_bool(w, key, &w->f.has_stalled, &w->f.stalled);
+	} else if (!strcmp(key, "checks")) {
+		seen_field(w, key, &w->f.checks_line, key_line);
+		fg__rmd_take_checks(w);
 	} else if (!strcmp(key, "require_evidence")) {
 		seen_field(w, key, &w->f.evidence_line, key_line);
 		take_bool(w, key, &w->f.has_evidence, &w->f.evidence);
@@ -776,7 +730,7 @@ static int take_value(struct walker *w, const char *key, int key_line)
 	} else if (*key) {
 		unknown_field(w, key, key_line);
 	}
-	return !w->failed && !w->limit && skip_node(w);
+	return !w->failed && !w->limit && fg__rmd_skip_node(w);
 }
 
 /* Walks the pairs of the root mapping; the current event is its start. */
@@ -786,26 +740,26 @@ static int walk_mapping(struct walker *w)
 		char key[KEY_MAX + 1] = "";
 		int line;
 
-		if (!next_event(w))
+		if (!fg__rmd_next_event(w))
 			return 0;
 		if (w->ev.type == YAML_MAPPING_END_EVENT)
 			return 1;
-		line = ev_line(&w->ev);
+		line = fg__rmd_ev_line(&w->ev);
 		if (w->ev.type == YAML_SCALAR_EVENT && w->ev.data.scalar.length <= KEY_MAX) {
 			memcpy(key, w->ev.data.scalar.value, w->ev.data.scalar.length);
 			key[w->ev.data.scalar.length] = '\0';
 		} else if (w->ev.type == YAML_SCALAR_EVENT) {
 			/* Longer than any field: unknown, shown cut. */
-			show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, key,
+			fg__rmd_show((const char *)w->ev.data.scalar.value, w->ev.data.scalar.length, key,
 			     sizeof(key));
 		} else {
 			if (w->lint)
 				fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
 					     "a key that is not a plain name is ignored");
-			if (!skip_node(w))
+			if (!fg__rmd_skip_node(w))
 				return 0;
 		}
-		if (!next_event(w) || !take_value(w, key, line))
+		if (!fg__rmd_next_event(w) || !take_value(w, key, line))
 			return 0;
 	}
 }
@@ -813,27 +767,27 @@ static int walk_mapping(struct walker *w)
 /* Walks the whole stream: at most one document whose root is a mapping. */
 static int walk_stream(struct walker *w)
 {
-	if (!next_event(w) || !next_event(w))
+	if (!fg__rmd_next_event(w) || !fg__rmd_next_event(w))
 		return 0;
 	if (w->ev.type == YAML_STREAM_END_EVENT)
 		return 1;   /* nothing but blank lines and comments */
-	if (!next_event(w))
+	if (!fg__rmd_next_event(w))
 		return 0;
 	if (w->ev.type == YAML_MAPPING_START_EVENT) {
 		if (!walk_mapping(w))
 			return 0;
 	} else if (!(w->ev.type == YAML_SCALAR_EVENT && w->ev.data.scalar.length == 0 &&
 		     w->ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE)) {
-		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, fg__rmd_ev_line(&w->ev),
 			     "frontmatter is not a mapping of fields: ignored, defaults used");
-		if (!skip_node(w))
+		if (!fg__rmd_skip_node(w))
 			return 0;
 	}
-	if (!next_event(w) || !next_event(w))
+	if (!fg__rmd_next_event(w) || !fg__rmd_next_event(w))
 		return 0;
 	if (w->ev.type != YAML_STREAM_END_EVENT) {
 		memset(&w->f, 0, sizeof(w->f));
-		fg_diags_add(&w->diags, FG_DIAG_ERROR, ev_line(&w->ev),
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, fg__rmd_ev_line(&w->ev),
 			     "frontmatter holds more than one YAML document: ignored, defaults used");
 	}
 	return 1;
@@ -864,7 +818,7 @@ static void parse_frontmatter(struct fg_diags *out, const char *fm, size_t len, 
 		move_diags(out, &w.diags);
 		*f = w.f;
 	} else if (w.limit) {
-		fg_diags_add(out, FG_DIAG_ERROR, w.have_ev ? ev_line(&w.ev) : FM_FIRST_LINE,
+		fg_diags_add(out, FG_DIAG_ERROR, w.have_ev ? fg__rmd_ev_line(&w.ev) : FM_FIRST_LINE,
 			     "malformed YAML in the frontmatter (%s): fields ignored, defaults used",
 			     w.limit);
 	} else {
@@ -901,7 +855,7 @@ static void warn_env_ignored(struct fg_review_config *c, const char *name,
 {
 	char shown[SHOW_MAX + 8];
 
-	show(value, strlen(value), shown, sizeof(shown));
+	fg__rmd_show(value, strlen(value), shown, sizeof(shown));
 	fg_diags_add(&c->diags, FG_DIAG_WARNING, 0, "ignoring %s='%s': %s", name, shown, why);
 }
 
@@ -1087,6 +1041,8 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->nreviewers = 0;
 	c->rereview = FG_REREVIEW_REJECTED;
 	c->panel_given = false;
+	c->require_evidence = false;
+	c->nchecks = 0;
 	fg_diags_init(&c->diags);
 }
 
@@ -1097,6 +1053,9 @@ void fg_review_config_release(struct fg_review_config *c)
 		free(c->reviewers[i].instructions);
 	}
 	c->nreviewers = 0;
+	for (size_t i = 0; i < c->nchecks; i++)
+		free(c->checks[i].run);
+	c->nchecks = 0;
 	free(c->instructions);
 	fg_diags_release(&c->diags);
 	fg_review_config_init(c);
@@ -1137,6 +1096,7 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	c->panel_given = f.has_reviewers;
 	apply_cost(c, &f, env);
 	c->require_evidence = f.has_evidence && f.evidence;
+	fg__rmd_apply_checks(c, &f);
 	return refused;
 }
 
@@ -1222,7 +1182,7 @@ size_t fg_review_lint_file(const char *path, struct fg_diags *out)
 
 	base = base ? base + 1 : path;
 	if (strcmp(base, "review.md") != 0) {
-		show(base, strlen(base), shown, sizeof(shown));
+		fg__rmd_show(base, strlen(base), shown, sizeof(shown));
 		fg_diags_add(out, FG_DIAG_ERROR, 0,
 			     "file is named '%s': a review file must be named exactly 'review.md'", shown);
 	}

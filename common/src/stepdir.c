@@ -25,7 +25,7 @@ int fg_step_stale_kind(const char *name)
 	if (fg_cycle_name_parse(name, &n))
 		return 1;
 	if (!strcmp(name, FG_SUMMARY_FILE) || fg_is_atomic_tmp_name(name) ||
-	    fg_reviewer_log_name_parse(name, &n))
+	    fg_reviewer_log_name_parse(name, &n) || fg_evidence_file_name_parse(name, &n))
 		return 2;
 	return 0;
 }

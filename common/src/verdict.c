@@ -24,6 +24,7 @@
 
 #include "forge/alloc.h"
 #include "forge/buf.h"
+#include "forge/util.h"
 
 /* A ```json block larger than this is not parsed: no honest shadow block
  * comes near it, and cJSON would build a tree several times its size. */
@@ -38,7 +39,7 @@
 
 static const char *const kind_names[] = { "approved", "rejected" };
 static const char *const format_names[] = {
-	"json_shadow", "review_result_marker", "verdict_line", "marker", "none"
+	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks"
 };
 
 const char *fg_verdict_kind_name(enum fg_verdict_kind k)
@@ -48,7 +49,7 @@ const char *fg_verdict_kind_name(enum fg_verdict_kind k)
 
 const char *fg_verdict_format_name(enum fg_verdict_format f)
 {
-	return (unsigned)f < 5 ? format_names[f] : "none";
+	return (unsigned)f < ARRAY_SIZE(format_names) ? format_names[f] : "none";
 }
 
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out)
@@ -64,7 +65,7 @@ int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out)
 
 int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out)
 {
-	for (unsigned i = 0; s && i < 5; i++) {
+	for (unsigned i = 0; s && i < ARRAY_SIZE(format_names); i++) {
 		if (!strcmp(s, format_names[i])) {
 			*out = (enum fg_verdict_format)i;
 			return 0;

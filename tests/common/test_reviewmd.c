@@ -886,3 +886,42 @@ Test(reviewmd, require_evidence_is_a_bool_defaulting_to_false)
 	cr_assert(strstr(c.diags.v[0].msg, "did you mean 'require_evidence'"), "%s", c.diags.v[0].msg);
 	fg_review_config_release(&c);
 }
+
+Test(reviewmd, checks_entries_are_validated_one_by_one)
+{
+	struct fg_review_config c;
+
+	fg_review_config_init(&c);
+	parse_str(&c, "---\nchecks:\n"
+		      "  - name: tests\n    run: sh tests/test_calc.sh\n    timeout_seconds: 30\n"
+		      "  - name: lint\n    run: \"make lint\"\n"
+		      "  - name: Bad Name\n    run: true\n"
+		      "  - name: tests\n    run: true\n"
+		      "  - name: quote\n    run: \"sh -c 'unclosed\"\n"
+		      "  - name: slow\n    run: sleep 1\n    timeout_seconds: 0\n"
+		      "  - name: empty\n    run: \"  \"\n"
+		      "  - just a string\n"
+		      "---\nBody\n");
+	cr_assert_eq(c.nchecks, 2);
+	cr_assert_str_eq(c.checks[0].name, "tests");
+	cr_assert_str_eq(c.checks[0].run, "sh tests/test_calc.sh");
+	cr_assert_eq(c.checks[0].timeout_s, 30);
+	cr_assert_eq(c.checks[0].line, 3);
+	cr_assert_str_eq(c.checks[1].name, "lint");
+	cr_assert_eq(c.checks[1].timeout_s, FG_CHECK_TIMEOUT_DEFAULT);
+	cr_assert_eq(c.diags.n, 6, "%zu diagnostics", c.diags.n);
+	for (size_t i = 0; i < c.diags.n; i++) {
+		cr_assert_eq(c.diags.v[i].level, FG_DIAG_ERROR);
+		cr_assert(strstr(c.diags.v[i].msg, "invalid 'checks' entry"), "%s", c.diags.v[i].msg);
+	}
+	cr_assert(strstr(c.diags.v[0].msg, "'name' must be a slug"), "%s", c.diags.v[0].msg);
+	cr_assert(strstr(c.diags.v[1].msg, "check 'tests' is repeated (first on line 3)"), "%s", c.diags.v[1].msg);
+	cr_assert(strstr(c.diags.v[2].msg, "'run' is not a command line"), "%s", c.diags.v[2].msg);
+	cr_assert(strstr(c.diags.v[3].msg, "'timeout_seconds' must be a plain integer from 1 to 86400"), "%s",
+		  c.diags.v[3].msg);
+	cr_assert(strstr(c.diags.v[4].msg, "check 'empty': 'run' is not a command line"), "%s", c.diags.v[4].msg);
+	parse_str(&c, "---\nchecks: make test\n---\nBody\n");
+	cr_assert_eq(c.nchecks, 0);
+	cr_assert(strstr(c.diags.v[0].msg, "invalid 'checks' value 'make test'"), "%s", c.diags.v[0].msg);
+	fg_review_config_release(&c);
+}

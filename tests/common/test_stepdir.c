@@ -43,6 +43,12 @@ Test(stepdir, kinds_of_names)
 	cr_assert_eq(fg_step_stale_kind(".review_cycle_3.json.tmp.42"), 2);
 	cr_assert_eq(fg_step_stale_kind("review_cycle_03.json"), 0);
 	cr_assert_eq(fg_step_stale_kind("notes.txt"), 0);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_3.check.tests.log"), 2);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_3.diff"), 2);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_03.diff"), 0);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_3.check..log"), 0);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_100001.diff"), 0);
+	cr_assert_eq(fg_step_stale_kind("review_cycle_3.diff.txt"), 0);
 }
 
 Test(stepdir, clears_files_links_and_planted_entries_without_following)

@@ -18,10 +18,13 @@
  *   "no_change":   true: the worker turn changed nothing; no reviewer ran
  *   "advice_only": true: approved, every finding is advice (severity.h)
  *   "verified":    ["make test → 12 passed", ...]
+ *   "reviewer_changed": ["src/a.c", ...]: the reviewer changed these files
+ *                  (its review failed, the worker was told)
  *
  * Writing: each member only when set (has_checks, has_changes, non-NULL
  * diff, true flags, verified.n > 0). Reading: members of the wrong type
- * count as absent, entries without a name/path are skipped, at most
+ * count as absent, entries without a name/path are skipped (a check's
+ * name must be a slug of at most FG_CHECK_NAME_MAX bytes: it labels metrics), at most
  * FG_CHECKS_MAX checks, FG_CHANGES_MAX changes and FG_VERIFIED_MAX lines
  * are kept; a log or diff name that is not a plain file name is dropped.
  */
@@ -74,6 +77,7 @@ struct fg_evidence {
 	bool no_change;
 	bool advice_only;
 	struct fg_strvec verified;
+	struct fg_strvec reviewer_changed;  /* paths a reviewer changed: its review failed */
 };
 
 void fg_evidence_init(struct fg_evidence *e);
@@ -94,6 +98,15 @@ void fg_evidence_add_change(struct fg_evidence *e, enum fg_change_status st, con
 
 /* The first check result that failed (exit_code != 0), or NULL. Borrowed. */
 const struct fg_check_result *fg_evidence_failed_check(const struct fg_evidence *e);
+
+/* Owned "review_cycle_N.check.NAME.log": check NAME's output in cycle N. */
+char *fg_check_log_name(int n, const char *name);
+/* Owned "review_cycle_N.diff": the change set's unified diff of cycle N. */
+char *fg_diff_name(int n);
+/* 1 and *n set when name is one of the two above (N canonical, 1 ..
+ * FG_CYCLE_NUMBER_MAX; NAME one or more bytes without '/'), else 0: the
+ * files a run writes beside its cycle files (stale ones are cleared). */
+int fg_evidence_file_name_parse(const char *name, int *n);
 
 /* Adds "verified": [lines of v] to o (both borrowed), when v holds any. */
 void fg_evidence_add_verified(struct cJSON *o, const struct fg_strvec *v);

@@ -10,7 +10,13 @@
  *     bool), reviewers (a list of {role, instructions}: the reviewer panel),
  *     rereview ("rejected" or "all"), max_cost_usd (YAML number, 0 ..
  *     FG_MAX_COST_USD_LIMIT), require_evidence (YAML bool, default false:
- *     an approval needs a "**Verified:**" line or a passing check); unknown fields are ignored (one within
+ *     an approval needs a "**Verified:**" line or a passing check), checks
+ *     (a list of {name, run, timeout_seconds}: name a slug like a role,
+ *     unique; run a non-empty command line that fg_cmdline_split() accepts,
+ *     at most FG_CHECK_RUN_MAX bytes; timeout_seconds a plain integer
+ *     1..FG_CHECK_TIMEOUT_MAX, default FG_CHECK_TIMEOUT_DEFAULT; an invalid
+ *     entry is an error-level diagnostic and is skipped, as are entries past
+ *     FG_CHECKS_MAX); unknown fields are ignored (one within
  *     FG_REVIEWMD_TYPO_DISTANCE edits of a known field with a "did you mean"
  *     warning); a field of the wrong type is a warning and falls back;
  *     malformed YAML (also: nested deeper than FG_REVIEWMD_MAX_DEPTH or more
@@ -47,6 +53,7 @@
 #include <stddef.h>
 
 #include "forge/diag.h"
+#include "forge/evidence.h"
 
 #define FG_REVIEWMD_MAX_BYTES (1024 * 1024)
 /* Bounds on the frontmatter's YAML (a real one has a few dozen events):
@@ -64,6 +71,11 @@
 #define FG_REVIEWERS_MAX 8
 #define FG_ROLE_MAX 40
 #define FG_MAX_COST_USD_LIMIT 1000000
+/* A check's command line (checks:) is at most this long; its timeout is
+ * 1..FG_CHECK_TIMEOUT_MAX seconds, FG_CHECK_TIMEOUT_DEFAULT when absent. */
+#define FG_CHECK_RUN_MAX 2048
+#define FG_CHECK_TIMEOUT_MAX 86400
+#define FG_CHECK_TIMEOUT_DEFAULT 600
 
 /* Where the resolved max_retries came from. */
 enum fg_retries_source {
@@ -94,6 +106,15 @@ struct fg_reviewer {
 	int line;                        /* line of the entry in review.md */
 };
 
+/* One check (checks:): a command run in the workspace after every worker
+ * turn, before any reviewer. */
+struct fg_check {
+	char name[FG_CHECK_NAME_MAX + 1];   /* a slug, unique in the list */
+	char *run;                          /* owned: the command line, agents' syntax */
+	int timeout_s;
+	int line;                           /* line of the entry in review.md */
+};
+
 struct fg_review_config {
 	int max_retries;                 /* resolved; 0 means review disabled */
 	enum fg_retries_source source;
@@ -106,6 +127,8 @@ struct fg_review_config {
 	enum fg_rereview rereview;
 	bool panel_given;                /* the frontmatter had a reviewers: list */
 	bool require_evidence;           /* an approval needs a Verified line or a passing check */
+	struct fg_check checks[FG_CHECKS_MAX];   /* the valid checks, in order */
+	size_t nchecks;
 	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */
 };
 

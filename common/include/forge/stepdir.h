@@ -19,8 +19,9 @@
 #include <stddef.h>
 
 /* What name is in a step directory: 1 a cycle file (review_cycle_N.json),
- * 2 another file a run writes (review_summary.json, a reviewer log, an
- * atomic temp file), 0 anything else (kept). */
+ * 2 another file a run writes (review_summary.json, a reviewer log, a
+ * check log or a diff (evidence.h), an atomic temp file), 0 anything else
+ * (kept). */
 int fg_step_stale_kind(const char *name);
 
 /* One entry that was not a regular file or a symlink; all borrowed for

@@ -104,7 +104,8 @@ enum fg_verdict_format {
 	FG_FORMAT_REVIEW_RESULT_MARKER,
 	FG_FORMAT_VERDICT_LINE,
 	FG_FORMAT_MARKER,
-	FG_FORMAT_NONE
+	FG_FORMAT_NONE,
+	FG_FORMAT_CHECKS    /* no reviewer ran: a check failed (review.md checks:) */
 };
 
 /* One structured finding; string members owned, NULL when absent/null. */
@@ -153,7 +154,8 @@ void fg_judgement_move(struct fg_judgement *dst, struct fg_judgement *src);
 
 /* "approved" / "rejected". */
 const char *fg_verdict_kind_name(enum fg_verdict_kind k);
-/* "json_shadow", "review_result_marker", "verdict_line", "marker", "none". */
+/* "json_shadow", "review_result_marker", "verdict_line", "marker", "none",
+ * "checks". */
 const char *fg_verdict_format_name(enum fg_verdict_format f);
 /* Inverse of the two above: 0 or -EINVAL. */
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out);

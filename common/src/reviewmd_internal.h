@@ -1,0 +1,101 @@
+/*
+ * reviewmd_internal.h - what reviewmd.c and reviewmd_checks.c share: the
+ * frontmatter's fields before the environment is applied, the walker over
+ * libyaml's events and its helpers (reviewmd.c). Not installed.
+ */
+#ifndef FORGE_REVIEWMD_INTERNAL_H
+#define FORGE_REVIEWMD_INTERNAL_H
+
+#include <stddef.h>
+#include <yaml.h>
+
+#include "forge/diag.h"
+#include "forge/evidence.h"
+#include "forge/reviewmd.h"
+
+/* How much of an offending value a message echoes. */
+#define SHOW_MAX 40
+
+/* A role path as written; longer ones are refused. */
+#define ROLE_FILE_MAX 255
+
+/* One reviewers: entry that passed the syntactic checks. */
+struct fm_reviewer {
+	char role[FG_ROLE_MAX + 1];
+	char file[ROLE_FILE_MAX + 1];   /* "" when the entry names no file */
+	int line;
+};
+
+/* One checks: entry that passed the checks (reviewmd_checks.c). */
+struct fm_check {
+	char name[FG_CHECK_NAME_MAX + 1];
+	char run[FG_CHECK_RUN_MAX + 1];
+	long timeout;
+	int line;
+};
+
+/* What the frontmatter set, before the environment is applied. Plain data
+ * (no owned pointers): it is copied and reset freely. */
+struct fm_fields {
+	int has_retries;
+	long retries;
+	int retries_line;    /* line of the first max_retries key, for duplicates */
+	int has_stalled;
+	int stalled;
+	int stalled_line;
+	int has_reviewers;   /* a reviewers: list was given (maybe with no valid entry) */
+	int reviewers_line;
+	size_t nrev;
+	struct fm_reviewer rev[FG_REVIEWERS_MAX];
+	int has_rereview;
+	int rereview;
+	int rereview_line;
+	int has_cost;
+	double cost;
+	int cost_line;
+	int has_checks;      /* a checks: list was given */
+	int checks_line;
+	size_t nchecks;
+	struct fm_check checks[FG_CHECKS_MAX];
+	int has_evidence;
+	int evidence;
+	int evidence_line;
+};
+
+/* State of one walk over the frontmatter's YAML events. */
+struct walker {
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int have_ev;          /* ev holds an event that must be deleted */
+	int failed;           /* the YAML is malformed */
+	int lint;             /* add advice (unknown fields, duplicates) */
+	long depth;           /* open collections around the current event */
+	long events;          /* events read so far */
+	const char *limit;    /* set when a bound below stopped the walk */
+	struct fm_fields f;
+	struct fg_diags diags; /* kept only if the whole frontmatter parses */
+};
+
+/* The first SHOW_MAX bytes of s[0..n) for a message, control characters
+ * as '?', "..." when cut, into out (outlen >= SHOW_MAX + 4). */
+void fg__rmd_show(const char *s, size_t n, char *out, size_t outlen);
+/* The review.md line of an event. */
+int fg__rmd_ev_line(const yaml_event_t *ev);
+/* The next event into w->ev; 0 when the YAML is malformed or past a bound. */
+int fg__rmd_next_event(struct walker *w);
+/* Skips the node that starts with the current event; 0 as next_event. */
+int fg__rmd_skip_node(struct walker *w);
+/* What the current node is, for messages ("a quoted string", ...). */
+const char *fg__rmd_node_kind(const yaml_event_t *ev, const char *ok_tag);
+/* An error-level "invalid 'field' value ... expected ...; ignored". */
+void fg__rmd_bad_value(struct walker *w, const char *field, const char *kind, const char *expect);
+/* A plain or !!str scalar copied into out (cut at outlen - 1): its full
+ * length, or -1 when the event is no string. */
+long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen);
+
+/* checks: a list of {name, run, timeout_seconds} (reviewmd_checks.c). */
+void fg__rmd_take_checks(struct walker *w);
+/* Copies the checks of f into c (reviewmd_checks.c). */
+void fg__rmd_apply_checks(struct fg_review_config *c, const struct fm_fields *f);
+
+#endif

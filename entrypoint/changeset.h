@@ -1,0 +1,109 @@
+/*
+ * changeset.h - the workspace's state and what changed between two states
+ * (issue 23: the change set, no change no review, the reviewer must not
+ * change the workspace).
+ *
+ * Two ways, chosen once per step by ep_changeset_init():
+ *   - git: the workspace holds .git (a directory, or a file naming one). A
+ *     state is a git tree id, written by the git CLI into a PRIVATE git
+ *     directory in the entrypoint's temporary directory (GIT_DIR, its own
+ *     GIT_INDEX_FILE, objects/info/alternates naming the repository's
+ *     objects read-only). The repository's index, refs, hooks and config
+ *     are never read as configuration nor written: git runs with no system
+ *     or global config, no fsmonitor, no hooks, so nothing the workspace
+ *     holds can make it run a program (a .gitattributes filter needs a
+ *     config entry the private directory does not have). .gitignore files
+ *     and .git/info/exclude are honoured. The private index starts as a
+ *     copy of the repository's index, so unchanged tracked files are
+ *     matched by their stat data and never read again.
+ *   - manifest: anywhere else. A state is the sorted list of (path, type,
+ *     size, content hash) of every file below the workspace, at most
+ *     EP_MANIFEST_FILES_MAX entries (past that the state is "incomplete":
+ *     never equal to another, and the change list says it was cut); a
+ *     file whose size, mtime, ctime and inode did not move since the last
+ *     state is not read again. No line counts and no diff.
+ * The cycle directory's top (".forge", or the first component of
+ * FORGE_CYCLE_DIR) is never part of a state.
+ *
+ * Protocol: ep_changeset_init() before the first worker run; then
+ * ep_changeset_snapshot() whenever a state is wanted, ep_changeset_same()
+ * to compare two, ep_changeset_compare() to list the differences (and, in
+ * git, write the unified diff, at most EP_DIFF_MAX bytes); release states
+ * and the change set at the end. Every git run is bounded by
+ * EP_GIT_TIMEOUT_S and its captured output by EP_GIT_OUT_MAX.
+ */
+#ifndef EP_CHANGESET_H
+#define EP_CHANGESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pid1.h"
+#include "forge/evidence.h"
+
+#define EP_MANIFEST_FILES_MAX 200000
+#define EP_DIFF_MAX (1024u * 1024)
+#define EP_GIT_TIMEOUT_S 300
+#define EP_GIT_OUT_MAX (4u * 1024 * 1024)
+
+struct ep_manifest;
+
+/* One state of the workspace. */
+struct ep_state {
+	bool valid;                    /* a snapshot was taken */
+	char tree[65];                 /* git: the tree id */
+	struct ep_manifest *m;         /* manifest: owned */
+};
+
+struct ep_changeset {
+	char *workspace;               /* owned */
+	char *exclude;                 /* owned: the workspace-relative top left out (".forge") */
+	bool git;
+	char *gitdir;                  /* owned: the private git directory (git mode) */
+	char *index;                   /* owned: its index file */
+	char *repo_exclude;            /* owned or NULL: our excludes file (the repository's
+	                                * info/exclude and the cycle directory's top) */
+	char **envp;                   /* owned, NULL-terminated: git's environment */
+	size_t nenv;
+	struct ep_manifest *last;      /* manifest: the last state taken (borrowed from a state) */
+	char err[512];                 /* the last failure, for messages */
+};
+
+/*
+ * Sets up cs for the workspace (borrowed strings are copied). tmpdir: a
+ * private directory of ours; exclude: the workspace-relative path whose
+ * first component is left out. Git mode when workspace/.git exists and git
+ * runs; else manifest mode. Returns 0 (never fails: a git that cannot be
+ * set up falls back to the manifest, cs->err says why).
+ */
+int ep_changeset_init(struct ep_changeset *cs, struct ep_pid1 *p, const char *workspace,
+		      const char *tmpdir, const char *exclude);
+void ep_changeset_release(struct ep_changeset *cs);
+
+/* The workspace's state now into st (released first). 0, or a negative
+ * errno with cs->err set (st then invalid: never the same as another). */
+int ep_changeset_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_state *st);
+void ep_state_release(struct ep_state *st);
+/* Moves src into dst (dst released first; src left empty). */
+void ep_state_move(struct ep_state *dst, struct ep_state *src);
+
+/* True when a and b are both valid, complete and equal. */
+bool ep_changeset_same(const struct ep_state *a, const struct ep_state *b);
+
+/*
+ * Appends the changes from a to b to ev (has_changes set, since_review as
+ * given). diff_fd >= 0: the unified diff (git mode) is written there, at
+ * most EP_DIFF_MAX bytes, and *diffed set when anything was. 0 or a
+ * negative errno (cs->err set).
+ */
+int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struct ep_state *a,
+			 const struct ep_state *b, struct fg_evidence *ev, int diff_fd, bool *diffed);
+
+/* In a git workspace, adds "/TOP/" (TOP: cs->exclude) to the repository's
+ * info/exclude unless a line already says so; the path is opened below
+ * the workspace without following any symlink. 0, 1 when it was there
+ * already, or a negative errno (cs->err set). */
+int ep_changeset_exclude_in_repo(struct ep_changeset *cs);
+
+#endif

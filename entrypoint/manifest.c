@@ -1,0 +1,254 @@
+/*
+ * manifest.c - the change set outside git: a bounded manifest of the
+ * workspace (see changeset.h and manifest.h).
+ *
+ * The walk uses openat()/fdopendir() from the workspace's descriptor and
+ * never follows a symlink (a link is recorded as a link, by its target's
+ * text). Contents are hashed with 64-bit FNV-1a over 64 KiB reads; a file
+ * whose size, mtime, ctime and inode equal those of the previous manifest
+ * keeps its previous hash, so a second snapshot of an unchanged tree costs
+ * one fstatat() per file. Entries are sorted by path (strcmp), which makes
+ * the comparison one merge pass.
+ */
+#include "manifest.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "forge/alloc.h"
+
+#define FNV_OFFSET 1469598103934665603ull
+#define FNV_PRIME 1099511628211ull
+#define READ_CHUNK (64 * 1024)
+/* Deeper trees are cut (and the manifest marked incomplete). */
+#define DEPTH_MAX 64
+
+struct walk {
+	struct ep_manifest *m;
+	const struct ep_manifest *prev;
+	const char *exclude;            /* top-level name left out */
+	char *buf;                      /* READ_CHUNK bytes */
+};
+
+void ep_manifest_free(struct ep_manifest *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->e[i].path);
+	free(m->e);
+	free(m);
+}
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+/* The previous entry of path (binary search), or NULL. */
+static const struct ep_manifest_entry *previous(const struct ep_manifest *m, const char *path)
+{
+	size_t lo = 0, hi = m ? m->n : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(m->e[mid].path, path);
+
+		if (!c)
+			return &m->e[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool same_stat(const struct ep_manifest_entry *e, const struct stat *st)
+{
+	return e && e->size == (uint64_t)st->st_size && e->ino == (uint64_t)st->st_ino &&
+	       e->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec &&
+	       e->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+/* The content hash of name in dfd (a regular file or a symlink). */
+static int hash_of(struct walk *w, int dfd, const char *name, const struct stat *st, uint64_t *h)
+{
+	ssize_t n;
+	int fd;
+
+	*h = FNV_OFFSET;
+	if (S_ISLNK(st->st_mode)) {
+		n = readlinkat(dfd, name, w->buf, READ_CHUNK);
+		if (n < 0)
+			return -errno;
+		*h = fnv(*h, (const unsigned char *)w->buf, (size_t)n);
+		return 0;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		n = read(fd, w->buf, READ_CHUNK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		*h = fnv(*h, (const unsigned char *)w->buf, (size_t)n);
+	}
+	close(fd);
+	return n < 0 ? -errno : 0;
+}
+
+static void add(struct walk *w, int dfd, const char *name, const char *path, const struct stat *st)
+{
+	const struct ep_manifest_entry *old = previous(w->prev, path);
+	struct ep_manifest_entry *e;
+	struct ep_manifest *m = w->m;
+
+	if (m->n >= EP_MANIFEST_FILES_MAX) {
+		m->incomplete = true;
+		return;
+	}
+	if (m->n == m->cap) {
+		m->cap = m->cap ? m->cap * 2 : 256;
+		m->e = fg_xreallocarray(m->e, m->cap, sizeof(*m->e));
+	}
+	e = &m->e[m->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = fg_xstrdup(path);
+	e->link = S_ISLNK(st->st_mode);
+	e->size = (uint64_t)st->st_size;
+	e->ino = (uint64_t)st->st_ino;
+	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	e->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+	if (old && old->link == e->link && same_stat(old, st))
+		e->hash = old->hash;
+	else if (hash_of(w, dfd, name, st, &e->hash) < 0)
+		e->hash = 0;   /* unreadable: its stat data still tells a change */
+	m->bytes += e->size;
+}
+
+static void walk_dir(struct walk *w, int dfd, const char *prefix, int depth);
+
+static void entry(struct walk *w, int dfd, const char *name, const char *prefix, int depth)
+{
+	char *path = *prefix ? fg_xasprintf("%s/%s", prefix, name) : fg_xstrdup(name);
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		free(path);
+		return;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (sub >= 0)
+			walk_dir(w, sub, path, depth + 1);
+		else
+			w->m->incomplete = true;
+	} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
+		add(w, dfd, name, path, &st);
+	}
+	free(path);
+}
+
+/* Walks the directory dfd (taken: closed here). */
+static void walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+{
+	DIR *d = depth <= DEPTH_MAX ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		close(dfd);
+		w->m->incomplete = true;
+		return;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!*prefix && w->exclude && !strcmp(de->d_name, w->exclude))
+			continue;
+		entry(w, dirfd(d), de->d_name, prefix, depth);
+		if (w->m->incomplete && w->m->n >= EP_MANIFEST_FILES_MAX)
+			break;
+	}
+	if (errno)
+		w->m->incomplete = true;
+	closedir(d);
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct ep_manifest_entry *)a)->path, ((const struct ep_manifest_entry *)b)->path);
+}
+
+int ep_manifest_take(const char *workspace, const char *exclude, const struct ep_manifest *prev,
+		     struct ep_manifest **out)
+{
+	struct walk w = { fg_xcalloc(1, sizeof(struct ep_manifest)), prev, exclude, NULL };
+	int dfd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0) {
+		int e = -errno;
+
+		free(w.m);
+		return e;
+	}
+	w.buf = fg_xmalloc(READ_CHUNK);
+	walk_dir(&w, dfd, "", 0);
+	free(w.buf);
+	qsort(w.m->e, w.m->n, sizeof(*w.m->e), by_path);
+	*out = w.m;
+	return 0;
+}
+
+static bool same_entry(const struct ep_manifest_entry *a, const struct ep_manifest_entry *b)
+{
+	return a->link == b->link && a->size == b->size && a->hash == b->hash;
+}
+
+bool ep_manifest_same(const struct ep_manifest *a, const struct ep_manifest *b)
+{
+	if (!a || !b || a->incomplete || b->incomplete || a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->e[i].path, b->e[i].path) || !same_entry(&a->e[i], &b->e[i]))
+			return false;
+	return true;
+}
+
+void ep_manifest_compare(const struct ep_manifest *a, const struct ep_manifest *b, struct fg_evidence *ev)
+{
+	size_t i = 0, j = 0;
+
+	ev->has_changes = true;
+	ev->changes_truncated |= a->incomplete || b->incomplete;
+	while (i < a->n || j < b->n) {
+		int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->e[i].path, b->e[j].path);
+
+		if (c < 0) {
+			fg_evidence_add_change(ev, FG_CHANGE_DELETED, a->e[i++].path, NULL, -1, -1);
+		} else if (c > 0) {
+			fg_evidence_add_change(ev, FG_CHANGE_ADDED, b->e[j++].path, NULL, -1, -1);
+		} else {
+			if (!same_entry(&a->e[i], &b->e[j]))
+				fg_evidence_add_change(ev, FG_CHANGE_MODIFIED, b->e[j].path, NULL, -1, -1);
+			i++;
+			j++;
+		}
+	}
+}
