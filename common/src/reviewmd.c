@@ -557,6 +557,38 @@ static int take_entry_pair(struct walker *w, const char *key, int line, struct f
 	return fg__rmd_skip_node(w);
 }
 
+int fg__rmd_each_pair(struct walker *w, int (*pair)(struct walker *, const char *, int, void *), void *ctx)
+{
+	for (;;) {
+		char key[KEY_MAX + 1] = "";
+		int line;
+
+		if (!fg__rmd_next_event(w))
+			return 0;
+		if (w->ev.type == YAML_MAPPING_END_EVENT)
+			return 1;
+		line = fg__rmd_ev_line(&w->ev);
+		if (fg__rmd_str_value(&w->ev, key, sizeof(key)) < 0 && !fg__rmd_skip_node(w))
+			return 0;
+		if (!fg__rmd_next_event(w) || !pair(w, key, line, ctx))
+			return 0;
+	}
+}
+
+/* What take_entry_pair() fills, for fg__rmd_each_pair(). */
+struct entry_ctx {
+	struct fm_reviewer *r;
+	int *has_role;
+	long *role_len, *file_len;
+};
+
+static int entry_pair(struct walker *w, const char *key, int line, void *ctx)
+{
+	struct entry_ctx *x = ctx;
+
+	return take_entry_pair(w, key, line, x->r, x->has_role, x->role_len, x->file_len);
+}
+
 /* One entry of reviewers:; the current event is its first. */
 static int take_entry(struct walker *w)
 {
@@ -570,21 +602,10 @@ static int take_entry(struct walker *w)
 		bad_entry(w, r.line, "expected a mapping with 'role' and optionally 'instructions'");
 		return fg__rmd_skip_node(w);
 	}
-	for (;;) {
-		char key[KEY_MAX + 1] = "";
-		int line;
+	struct entry_ctx x = { &r, &has_role, &role_len, &file_len };
 
-		if (!fg__rmd_next_event(w))
-			return 0;
-		if (w->ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		line = fg__rmd_ev_line(&w->ev);
-		if (fg__rmd_str_value(&w->ev, key, sizeof(key)) < 0 && !fg__rmd_skip_node(w))
-			return 0;
-		if (!fg__rmd_next_event(w) ||
-		    !take_entry_pair(w, key, line, &r, &has_role, &role_len, &file_len))
-			return 0;
-	}
+	if (!fg__rmd_each_pair(w, entry_pair, &x))
+		return 0;
 	add_entry(w, &r, has_role, role_len, file_len);
 	return 1;
 }

@@ -42,8 +42,10 @@ static void take_timeout(struct walker *w, struct entry *e)
 	e->c.timeout = n;
 }
 
-static int take_pair(struct walker *w, const char *key, int line, struct entry *e)
+static int take_pair(struct walker *w, const char *key, int line, void *ctx)
 {
+	struct entry *e = ctx;
+
 	if (!strcmp(key, "name")) {
 		e->name_len = fg__rmd_str_value(&w->ev, e->c.name, sizeof(e->c.name));
 		e->name_len = e->name_len < 0 ? -2 : e->name_len;
@@ -109,20 +111,8 @@ static int take_entry(struct walker *w)
 		bad_check(w, e.c.line, "expected a mapping with 'name', 'run' and optionally 'timeout_seconds'");
 		return fg__rmd_skip_node(w);
 	}
-	for (;;) {
-		char key[32] = "";
-		int line;
-
-		if (!fg__rmd_next_event(w))
-			return 0;
-		if (w->ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		line = fg__rmd_ev_line(&w->ev);
-		if (fg__rmd_str_value(&w->ev, key, sizeof(key)) < 0 && !fg__rmd_skip_node(w))
-			return 0;
-		if (!fg__rmd_next_event(w) || !take_pair(w, key, line, &e))
-			return 0;
-	}
+	if (!fg__rmd_each_pair(w, take_pair, &e))
+		return 0;
 	if (entry_problem(w, &e, why, sizeof(why)))
 		bad_check(w, e.c.line, why);
 	else

@@ -93,6 +93,12 @@ void fg__rmd_bad_value(struct walker *w, const char *field, const char *kind, co
  * length, or -1 when the event is no string. */
 long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen);
 
+/* Walks the pairs of the mapping whose start is the current event, calling
+ * pair(w, key, key_line, ctx) with the value as the current event (pair
+ * skips it); a key that is no string is "". 1 at the mapping's end, 0
+ * when the YAML is malformed or pair returned 0. */
+int fg__rmd_each_pair(struct walker *w, int (*pair)(struct walker *, const char *, int, void *), void *ctx);
+
 /* checks: a list of {name, run, timeout_seconds} (reviewmd_checks.c). */
 void fg__rmd_take_checks(struct walker *w);
 /* Copies the checks of f into c (reviewmd_checks.c). */
