@@ -447,8 +447,8 @@ int ep_changeset_exclude_in_repo(struct ep_changeset *cs)
 	if (!cs->git)
 		return 0;
 	snprintf(line, sizeof(line), "/%s/", cs->exclude);
-	wsfd = open(cs->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	dfd = wsfd < 0 ? -errno : fg_open_beneath(wsfd, ".git/info", FG_BENEATH_CREATE, err, sizeof(err));
+	wsfd = fg_open_dir(AT_FDCWD, cs->workspace, 0);
+	dfd = wsfd < 0 ? wsfd : fg_open_beneath(wsfd, ".git/info", FG_BENEATH_CREATE, err, sizeof(err));
 	if (wsfd >= 0)
 		close(wsfd);
 	if (dfd < 0) {
@@ -471,7 +471,8 @@ int ep_changeset_exclude_in_repo(struct ep_changeset *cs)
 		char *add = fg_xasprintf("%s# forge-review: its cycle files (FORGE_GIT_EXCLUDE=0 to stop this)\n%s\n",
 					 b.len && b.data[b.len - 1] != '\n' ? "\n" : "", line);
 
-		ep_write_all(fd, add, strlen(add));
+		if (fg_write_all(fd, add, strlen(add)) < 0)
+			snprintf(cs->err, sizeof(cs->err), "cannot append to '.git/info/exclude'");
 		free(add);
 		close(fd);
 	}

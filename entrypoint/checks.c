@@ -24,9 +24,11 @@
 
 int ep_step_log_open(const char *dir, const char *name)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = fg_open_dir(AT_FDCWD, dir, 0);
 	int fd = -1;
 
+	if (dfd < 0)
+		errno = -dfd;
 	if (dfd >= 0) {
 		/* The workspace is the agents' playground: a symlink or a hard
 		 * link planted under this name must not redirect or truncate

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/fsutil.h"
 
 #define FNV_OFFSET 1469598103934665603ull
 #define FNV_PRIME 1099511628211ull
@@ -119,10 +120,7 @@ static void add(struct walk *w, int dfd, const char *name, const char *path, con
 		m->incomplete = true;
 		return;
 	}
-	if (m->n == m->cap) {
-		m->cap = m->cap ? m->cap * 2 : 256;
-		m->e = fg_xreallocarray(m->e, m->cap, sizeof(*m->e));
-	}
+	FG_ALLOC_GROW(m->e, m->n + 1, m->cap);
 	e = &m->e[m->n++];
 	memset(e, 0, sizeof(*e));
 	e->path = fg_xstrdup(path);
@@ -200,13 +198,11 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 		     struct ep_manifest **out)
 {
 	struct walk w = { fg_xcalloc(1, sizeof(struct ep_manifest)), prev, exclude, NULL };
-	int dfd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = fg_open_dir(AT_FDCWD, workspace, 0);
 
 	if (dfd < 0) {
-		int e = -errno;
-
 		free(w.m);
-		return e;
+		return dfd;
 	}
 	w.buf = fg_xmalloc(READ_CHUNK);
 	walk_dir(&w, dfd, "", 0);

@@ -67,7 +67,7 @@ struct fg_check_result *fg_evidence_add_check(struct fg_evidence *e, const char 
 
 	if (e->nchecks >= FG_CHECKS_MAX)
 		return NULL;
-	e->checks = fg_xreallocarray(e->checks, e->nchecks + 1, sizeof(*e->checks));
+	FG_ALLOC_GROW(e->checks, e->nchecks + 1, e->checks_cap);
 	r = &e->checks[e->nchecks++];
 	memset(r, 0, sizeof(*r));
 	fg__strlcpy(r->name, name, sizeof(r->name));
@@ -87,7 +87,7 @@ void fg_evidence_add_change(struct fg_evidence *e, enum fg_change_status st, con
 		e->changes_truncated = true;
 		return;
 	}
-	e->changes = fg_xreallocarray(e->changes, e->nchanges + 1, sizeof(*e->changes));
+	FG_ALLOC_GROW(e->changes, e->nchanges + 1, e->changes_cap);
 	c = &e->changes[e->nchanges++];
 	c->path = fg_utf8_scrub(path, strlen(path));
 	c->old_path = old_path ? fg_utf8_scrub(old_path, strlen(old_path)) : NULL;

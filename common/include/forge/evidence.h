@@ -67,10 +67,10 @@ struct fg_change {
 struct fg_evidence {
 	bool has_checks;
 	struct fg_check_result *checks;   /* owned */
-	size_t nchecks;
+	size_t nchecks, checks_cap;
 	bool has_changes;
 	struct fg_change *changes;        /* owned */
-	size_t nchanges;
+	size_t nchanges, changes_cap;
 	bool changes_truncated;
 	bool since_review;                /* changes relative to the last reviewed state */
 	char *diff;                       /* owned or NULL: file name */
