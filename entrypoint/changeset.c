@@ -242,6 +242,7 @@ void ep_changeset_release(struct ep_changeset *cs)
 		rm_tree(cs->gitdir);
 		unlink(cs->index);
 	}
+	ep_manifest_free(cs->last);
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);
 	free(cs->envp);
@@ -302,18 +303,24 @@ static int git_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_st
 
 int ep_changeset_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_state *st)
 {
+	struct ep_manifest *m = NULL;
 	int rc;
 
-	ep_state_release(st);
-	if (cs->git)
+	if (cs->git) {
+		ep_state_release(st);
 		return git_snapshot(cs, p, st);
-	rc = ep_manifest_take(cs->workspace, cs->exclude, cs->last, &st->m);
+	}
+	/* The last manifest (which st may hold) lends its hashes first. */
+	rc = ep_manifest_take(cs->workspace, cs->exclude, cs->last, &m);
+	ep_state_release(st);
 	if (rc < 0) {
 		snprintf(cs->err, sizeof(cs->err), "cannot list '%s': %s", cs->workspace, strerror(-rc));
 		return rc;
 	}
+	st->m = m;
 	st->valid = true;
-	cs->last = st->m;
+	ep_manifest_free(cs->last);
+	cs->last = ep_manifest_ref(m);
 	return 0;
 }
 

@@ -66,7 +66,7 @@ struct ep_changeset {
 	                                * info/exclude and the cycle directory's top) */
 	char **envp;                   /* owned, NULL-terminated: git's environment */
 	size_t nenv;
-	struct ep_manifest *last;      /* manifest: the last state taken (borrowed from a state) */
+	struct ep_manifest *last;      /* manifest: the last state taken (a holder: ep_manifest_ref) */
 	char err[512];                 /* the last failure, for messages */
 };
 

@@ -36,9 +36,15 @@ struct walk {
 	char *buf;                      /* READ_CHUNK bytes */
 };
 
+struct ep_manifest *ep_manifest_ref(struct ep_manifest *m)
+{
+	m->refs++;
+	return m;
+}
+
 void ep_manifest_free(struct ep_manifest *m)
 {
-	if (!m)
+	if (!m || --m->refs > 0)
 		return;
 	for (size_t i = 0; i < m->n; i++)
 		free(m->e[i].path);
@@ -208,6 +214,7 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 	walk_dir(&w, dfd, "", 0);
 	free(w.buf);
 	qsort(w.m->e, w.m->n, sizeof(*w.m->e), by_path);
+	w.m->refs = 1;
 	*out = w.m;
 	return 0;
 }

@@ -33,18 +33,22 @@ struct ep_manifest {
 	size_t n, cap;
 	uint64_t bytes;                /* sum of the sizes */
 	bool incomplete;               /* a bound was hit or a directory could not be read */
+	int refs;                      /* holders: a state, and the change set's last */
 };
 
 /*
- * Takes the manifest of workspace into *out (owned; free with
- * ep_manifest_free), leaving out the top-level entry named exclude (may be
+ * Takes the manifest of workspace into *out (one holder: the caller; drop
+ * it with ep_manifest_free), leaving out the top-level entry named exclude (may be
  * NULL). prev (may be NULL, borrowed) is an earlier manifest whose hashes
  * are reused for files whose stat data did not change. 0 or -errno (the
  * workspace cannot be opened; *out untouched).
  */
 int ep_manifest_take(const char *workspace, const char *exclude, const struct ep_manifest *prev,
 		     struct ep_manifest **out);
+/* Drops one holder of m (NULL: nothing); the last frees it. */
 void ep_manifest_free(struct ep_manifest *m);
+/* Adds a holder to m and returns it. */
+struct ep_manifest *ep_manifest_ref(struct ep_manifest *m);
 
 /* True when both are complete and list the same paths with the same
  * kind, size and hash. */
