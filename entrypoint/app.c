@@ -26,7 +26,7 @@ static const struct fg_opt RUN_OPTS[] = {
 	  "task JSON {task_key, summary, description, skill_name, step_name, previous_task_keys}" },
 	{ OPT_WORKSPACE, "workspace", 0, "DIR", "FORGE_WORKSPACE", "the agents' working directory (default /workspace)" },
 	{ OPT_SKILLS_DIR, "skills-dir", 0, "DIR", "FORGE_SKILLS_DIR", "skills root holding review.md files (default /skills)" },
-	{ OPT_STEP, "step", 0, "NAME", "FORGE_STEP_NAME", "workflow step: cycle files go to WORKSPACE/.forge/NAME/" },
+	{ OPT_STEP, "step", 0, "NAME", "FORGE_STEP_NAME", "workflow step: cycle files go to WORKSPACE/.forge/NAME/ (unless FORGE_CYCLE_DIR)" },
 	{ OPT_SKILL, "skill", 0, "NAME", "FORGE_SKILL_NAME", "skill under review (default: the step, '_' -> '-')" },
 	{ OPT_TASK_KEY, "task-key", 0, "KEY", "FORGE_TASK_KEY", "ticket key; PROJ-1 selects skills/proj/ overrides" },
 	{ OPT_CLEAR_STALE, "clear-stale", 0, NULL, "FORGE_CLEAR_STALE",
@@ -43,14 +43,16 @@ static const struct fg_opt TOP_OPTS[] = {
 
 static const char RUN_ABOUT[] =
 	"Runs the worker agent on the task, then, when the skill has a review.md, the review\n"
-	"loop: reviewer, verdict, WORKSPACE/.forge/STEP/review_cycle_N.json, retry with the\n"
-	"feedback, until approved or out of retries.\n"
+	"loop: reviewer, verdict, review_cycle_N.json in the cycle directory (FORGE_CYCLE_DIR,\n"
+	"default WORKSPACE/.forge/STEP/), retry with the feedback, until approved or out of\n"
+	"retries.\n"
 	"\n"
 	"environment:\n"
 	"  FORGE_WORKER_CMD, FORGE_REVIEWER_CMD  agent commands (quoted words, no shell);\n"
 	"      placeholders {prompt_file} {system_prompt_file} {workspace} {cycle} {step}\n"
-	"      {skill} {task_key} {system_prompt}; FORGE_WORKER_CMD is required (or a preset),\n"
-	"      FORGE_REVIEWER_CMD when a review.md applies\n"
+	"      {skill} {task_key} {system_prompt} {role} (the reviewer's panel role);\n"
+	"      FORGE_WORKER_CMD is required (or a preset), FORGE_REVIEWER_CMD when a\n"
+	"      review.md applies\n"
 	"  FORGE_WORKER_AGENT, FORGE_REVIEWER_AGENT  presets claude, codex or gemini: the CLI's\n"
 	"      headless command line and output format (an explicit _CMD or _OUTPUT wins)\n"
 	"  FORGE_WORKER_ARGS, FORGE_REVIEWER_ARGS  words appended to the role's command\n"

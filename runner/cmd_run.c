@@ -44,7 +44,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required unless --workspace-volume)" },
 	{ R_VOLUME, "workspace-volume", 0, "NAME", NULL,
 	  "docker/podman: the named volume NAME is /workspace (the runner reads the stream only)" },
-	{ R_STEP, "step", 0, "NAME", NULL, "workflow step; cycles go to DIR/.forge/NAME/ (required)" },
+	{ R_STEP, "step", 0, "NAME", NULL, "workflow step (required); cycles go to DIR/.forge/NAME/ unless --cycle-dir" },
 	{ R_SKILL, "skill", 0, "NAME", NULL, "skill under review" },
 	{ R_CYCLE_DIR, "cycle-dir", 0, "TEMPLATE", "FORGE_CYCLE_DIR", "cycle files' directory in the workspace (default .forge/{step}; also {task_key}, {skill})" },
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
@@ -575,7 +575,9 @@ static void conclude(struct run_state *st)
 	if (fg_usage_pair_cost(&usage, &usd))
 		snprintf(cost, sizeof(cost), "%.6f", usd);
 	exhausted = rn_review_exhausted(state, &st->cycles);
-	rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
+	/* A run the runner cannot see is never swept: no sweep event then. */
+	if (st->cfg->workspace_local)
+		rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
 	reason = exit_reason(&st->sr);
 	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
 	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),

@@ -188,11 +188,20 @@ struct rn_engine_ops {
 	int env_by_name;
 	/* Owned hint for a line of the engine CLI's own output that shows a
 	 * common setup problem (the image is not on this host: how to build or
-	 * load it; the daemon is unreachable), or NULL; *down is set to 1 when
-	 * the line says the engine itself cannot be reached (so no container
-	 * can have been created). NULL member: no hints (local). */
-	char *(*hint)(const struct rn_engine_params *p, const char *line, int *down);
+	 * load it; the daemon is unreachable; the runtime cannot start any
+	 * container here: rlimits, slirp4netns/pasta, cgroups, user
+	 * namespaces, the image store), with the fix, or NULL. *kind is set
+	 * to RN_HINT_DOWN when the line says the engine itself cannot be
+	 * reached (so no container can have been created), to RN_HINT_RUNTIME
+	 * when the engine or its runtime failed to start the container (the
+	 * CLI's 126 or 127 then means the engine, not the image's entrypoint:
+	 * the run exits 125), and is left alone otherwise. NULL member: no
+	 * hints (local). */
+	char *(*hint)(const struct rn_engine_params *p, const char *line, int *kind);
 };
+
+/* What a hint's line says about the engine (ops->hint's *kind). */
+enum { RN_HINT_OTHER = 0, RN_HINT_DOWN = 1, RN_HINT_RUNTIME = 2 };
 
 /* The table of kind k; never NULL. */
 const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k);
@@ -255,7 +264,7 @@ int rn__container_workspace_local(const struct rn_engine_params *p);
 	.workspace_local = rn__container_workspace_local, .env_by_name = 1,    \
 	.hint = rn__container_hint, .host_env = HOST_ENV,                      \
 }
-char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down);
+char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *kind);
 
 /*
  * Finds the forge-entrypoint binary for the local engine: explicit (option

@@ -20,6 +20,7 @@
 
 #include "forge/alloc.h"
 #include "forge/num.h"
+#include "forge/util.h"
 
 #include "internal_util.h"
 
@@ -433,16 +434,100 @@ static int image_missing(const char *line)
 	       (has(line, "short-name") && has(line, "did not resolve"));
 }
 
-char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *down)
+/*
+ * The engine or its OCI runtime could not start any container on this host:
+ * the CLI's 126 or 127 then says so, not that the image's entrypoint is
+ * missing. Each cause is known by words of the engine's own message (all of
+ * a row's words, in any order), checked against real podman and runc/crun
+ * output: "error setting rlimit type 7: operation not permitted", "could
+ * not find slirp4netns", "could not find pasta", crun's and runc's cgroup
+ * errors, newuidmap's and the kernel's user-namespace refusals, and the
+ * image store's ("error creating libpod runtime", overlay not supported).
+ */
+static const struct runtime_cause {
+	const char *words[2];
+	const char *fix;
+} RUNTIME_CAUSES[] = {
+	{ { "setting rlimit", NULL },
+	  "the runtime may not apply the engine's default ulimits here (no CAP_SYS_RESOURCE, or a "
+	  "hard limit below podman's default): set 'default_ulimits = []' under [containers] in "
+	  "containers.conf (or a file named by CONTAINERS_CONF), or pass --engine-arg "
+	  "--ulimit=nofile=N:N within your hard limit" },
+	{ { "slirp4netns", NULL },
+	  "rootless podman needs slirp4netns for its default network and cannot find it: install it "
+	  "(apt-get install slirp4netns), or run with --network none (agents that call a hosted "
+	  "model need a network)" },
+	{ { "could not find pasta", NULL },
+	  "rootless podman needs pasta (the passt package) for its default network: install it, "
+	  "or run with --network slirp4netns or --network none" },
+	{ { "cgroup", NULL },
+	  "the runtime cannot set up the container's cgroup: without a systemd user session set "
+	  "cgroup_manager = \"cgroupfs\" under [engine] in containers.conf; a limit the host's cgroups "
+	  "cannot apply (rootless on cgroup v1, a controller not delegated) needs "
+	  "--pids-limit/--memory/--cpus left out there" },
+	{ { "newuidmap", NULL },
+	  "rootless podman cannot map the user's ids: install uidmap and give the user "
+	  "subordinate ids (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), "
+	  "then run 'podman system migrate'" },
+	{ { "enough IDs", NULL },
+	  "rootless podman has too few subordinate ids for the image: give the user a range of "
+	  "65536 (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), then run "
+	  "'podman system migrate'" },
+	{ { "user namespace", NULL },
+	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
+	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
+	{ { "cannot clone", "operation not permitted" },
+	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
+	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
+	{ { "libpod runtime", NULL },
+	  "podman cannot open its image store: check storage.conf (driver, graphroot, runroot) and "
+	  "that the user owns them; 'podman system reset' clears a broken store (it removes every image)" },
+	{ { "overlay", "not supported" },
+	  "the image store's overlay driver does not work on this filesystem: install fuse-overlayfs "
+	  "(rootless), or set driver = \"vfs\" in storage.conf" },
+};
+
+/* 1 when line holds every word of the cause, case-insensitively. */
+static int cause_matches(const struct runtime_cause *c, const char *line)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(c->words) && c->words[i]; i++)
+		if (!strcasestr(line, c->words[i]))
+			return 0;
+	return 1;
+}
+
+/* Only the CLI's error lines ("Error: ...", "docker: ...") name a cause:
+ * rootless podman on cgroup v1 also says "Resource limits are not supported
+ * and ignored" before the error that stopped it. */
+static char *runtime_hint(const struct rn_engine_params *p, const char *line)
+{
+	size_t k = strlen(p->program);
+
+	if (strncmp(line, "Error: ", 7) && (strncmp(line, p->program, k) || strncmp(line + k, ": ", 2)))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(RUNTIME_CAUSES); i++)
+		if (cause_matches(&RUNTIME_CAUSES[i], line))
+			return fg_xasprintf("%s could not start the container (not the image's entrypoint): %s",
+					    p->program, RUNTIME_CAUSES[i].fix);
+	return NULL;
+}
+
+char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *kind)
 {
 	int podman = p->kind == RN_ENGINE_PODMAN;
+	char *hint;
 
 	if (daemon_down(line)) {
-		*down = 1;
+		*kind = RN_HINT_DOWN;
 		return fg_xasprintf("%s cannot reach its %s: start it (%s), check %s, or run with "
 				    "--engine local", p->program, podman ? "service" : "daemon",
 				    podman ? "systemctl --user start podman.socket" : "sudo systemctl start docker",
 				    podman ? "CONTAINER_HOST" : "DOCKER_HOST and your membership of the docker group");
+	}
+	hint = runtime_hint(p, line);
+	if (hint) {
+		*kind = RN_HINT_RUNTIME;
+		return hint;
 	}
 	if (!image_missing(line))
 		return NULL;

@@ -56,12 +56,13 @@ const char *rn_output_reason(const struct rn_output *o)
 static void engine_hint(struct rn_output *o, const char *line)
 {
 	char *hint;
-	int down = 0;
+	int kind = RN_HINT_OTHER;
 
 	if (o->hint || !o->ops || !o->ops->hint || !o->ep)
 		return;
-	hint = o->ops->hint(o->ep, line, &down);
-	o->engine_down |= down;
+	hint = o->ops->hint(o->ep, line, &kind);
+	o->engine_down |= kind == RN_HINT_DOWN;
+	o->engine_runtime |= kind == RN_HINT_RUNTIME;
 	if (!hint)
 		return;
 	o->hint = hint;

@@ -47,6 +47,7 @@ struct rn_output {
 	char *last_said;         /* owned: the entrypoint's last other line (not a warning), or NULL */
 	char *hint;              /* owned: the first engine hint, or NULL */
 	int engine_down;         /* a line said the engine's daemon is unreachable */
+	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
 };
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,

@@ -644,6 +644,17 @@ static void start_engine(struct session *s)
 	fg_strvec_release(&env);
 }
 
+/* The CLI's code, except that its 126 or 127 after a line that showed the
+ * engine or its runtime failing (rn_output.engine_runtime: rlimits,
+ * slirp4netns, cgroups...) is the engine's failure, 125, not the image's
+ * entrypoint. */
+static int engine_code(const struct session *s)
+{
+	if ((s->exit_code == 126 || s->exit_code == 127) && s->output.engine_runtime)
+		return FG_EXIT_RUNTIME;
+	return s->exit_code;
+}
+
 static char *exit_message(struct session *s)
 {
 	const char *tail = fg_buf_str(&s->tail);
@@ -667,7 +678,7 @@ static void add_exit_reason(struct session *s)
 
 	if (res->failed || res->timed_out || res->signal || !s->ops->exit_reason)
 		return;
-	why = s->ops->exit_reason(&s->ep, s->exit_code);
+	why = s->ops->exit_reason(&s->ep, res->exit_code);
 	if (!why)
 		return;
 	msg = fg_xasprintf("%s; %s", why, res->error_message ? res->error_message : "");
@@ -750,7 +761,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	else if (res->signal)
 		res->exit_code = FG_EXIT_SIGNAL_BASE + res->signal;
 	else
-		res->exit_code = s->exit_code;
+		res->exit_code = engine_code(s);
 	if (!res->failed && res->exit_code != 0)
 		res->error_message = exit_message(s);
 	add_exit_reason(s);

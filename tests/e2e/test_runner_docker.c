@@ -663,6 +663,74 @@ Test(runner_docker, podman_rootless_runs_the_loop_files_owned_by_the_user)
 	podman_loop(&u);
 }
 
+/*
+ * Issue 25: podman's own failures came back as the image's fault (126 "the
+ * entrypoint cannot be invoked", 127 "was not found"). Real podman with the
+ * setting this machine needs left out of containers.conf: the run is an
+ * engine failure (125) with the engine's message and the fix, no agent ran,
+ * no container is left.
+ */
+static void podman_engine_failure(const struct fgd_user *as, const char *conf_text, const char *fix)
+{
+	struct rbox b;
+
+	box_init_as(&b, "podman", as, "Check.\n");
+	fgd_podman_ensure_image(as, b.conf);
+	fgt_write(b.conf, conf_text);
+	box_agent(&b, "worker.sh", "#!/bin/sh\necho ran > ran\n");
+	box_agent(&b, "reviewer.sh", "#!/bin/sh\necho APPROVED\n");
+	int code = wait_runner(&b, spawn_runner(&b, NULL));
+	cr_assert_eq(code, 125, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
+		     read_or_empty(b.stderr_path), read_or_empty(b.log));
+	cJSON *res = read_result(&b);
+	const char *msg = jstr(res, "error_message");
+	cr_expect_eq(jnum(res, "exit_code"), 125);
+	cr_expect(strstr(msg, "hint: podman could not start the container (not the image's entrypoint)"),
+		  "%s", msg);
+	cr_expect(strstr(msg, fix), "'%s' not in %s", fix, msg);
+	cr_expect_null(strstr(msg, "entrypoint of image"), "%s", msg);
+	cJSON *ev = log_events(&b);
+	const cJSON *e = find_event(ev, "engine_hint", 0);
+	cr_assert_not_null(e, "no engine_hint; log:\n%s", read_or_empty(b.log));
+	cr_expect(strstr(jstr(e, "hint"), fix), "%s", jstr(e, "hint"));
+	char *ran = fgt_fmt("%s/ran", b.ws);
+	cr_expect(!fgt_exists(ran), "the worker ran");
+	free(ran);
+	assert_no_container(&b, jstr(res, "run_id"));
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+Test(runner_docker, podman_as_root_without_default_ulimits_is_the_engines_failure)
+{
+	char *bin = fgd_which("podman");
+
+	if (!bin)
+		cr_skip("podman is not installed: the podman engine is not tested here "
+			"(scripts/setup.sh --test installs it)");
+	free(bin);
+	if (geteuid() != 0)
+		cr_skip("not root: rootful podman is tested as root");
+	fgd_ensure_image(FGD_IMAGE);
+	/* This machine's runc may not raise RLIMIT_NOFILE to podman's default. */
+	podman_engine_failure(NULL, "[containers]\n", "default_ulimits = []");
+}
+
+Test(runner_docker, podman_rootless_without_slirp4netns_is_the_engines_failure)
+{
+	struct fgd_user u;
+	char *slirp = fgd_which("slirp4netns");
+
+	fgd_rootless_user(&u);
+	if (slirp) {
+		free(slirp);
+		cr_skip("slirp4netns is installed: rootless podman has its default network here");
+	}
+	fgd_ensure_image(FGD_IMAGE);
+	podman_engine_failure(&u, "[containers]\ndefault_ulimits = []\n", "--network none");
+}
+
 /* ---- limits, hardening, arbitrary uids ---- */
 
 /* What the container's processes are held to, as the kernel says it (cgroup

@@ -690,6 +690,7 @@ Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
 	cr_assert_eq(fge_count_events(r.events, "detection_sources", "engine_host",
 				      "tcp://build-host.invalid:2376"), 1);
 	cr_assert_eq(fge_count_events(r.events, "stale_cleared", NULL, NULL), 0);
+	cr_assert_eq(fge_count_events(r.events, "sweep", NULL, NULL), 0, "a sweep event, but no sweep ran");
 	cr_assert_eq(fge_count_events(r.events, "cycle_unseen", NULL, NULL), 0);
 	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
 	free(args);

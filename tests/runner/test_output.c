@@ -68,7 +68,7 @@ static char *feed(const struct rn_engine_ops *ops, const char *const *lines, cha
 	rn_output_finish(&o);
 	*reason = o.reason ? strdup(o.reason) : NULL;
 	*hint = o.hint ? strdup(o.hint) : NULL;
-	*down = o.engine_down;
+	*down = o.engine_down ? RN_HINT_DOWN : o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
 	rn_output_release(&o);
 	rn_log_close(&l);
 	fclose(fp);
@@ -133,6 +133,75 @@ Test(output, docker_daemon_down_is_recognised)
 	cr_expect(down);
 	cr_assert_not_null(hint);
 	cr_expect(strstr(hint, "docker cannot reach its daemon"), "%s", hint);
+	free(log);
+	free(reason);
+	free(hint);
+}
+
+/* Issue 25: podman's own runtime failures came back as "the entrypoint
+ * cannot be invoked" (126) or "was not found" (127). Each real message is
+ * recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
+ * entrypoint really missing is not. */
+Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
+{
+	static const struct {
+		const char *line, *fix;
+	} cases[] = {
+		{ "Error: runc: runc create failed: unable to start container process: error during container "
+		  "init: error setting rlimits for ready process: error setting rlimit type 7: operation not "
+		  "permitted: OCI permission denied", "default_ulimits = []" },
+		{ "Error: could not find slirp4netns, the network namespace can't be configured: exec: "
+		  "\"slirp4netns\": executable file not found in $PATH", "--network none" },
+		{ "Error: could not find pasta, the network namespace can't be configured: exec: \"pasta\": "
+		  "executable file not found in $PATH", "passt" },
+		{ "Error: OCI runtime error: crun: the requested cgroup controller `pids` is not available",
+		  "cgroup_manager" },
+		{ "Error: cannot set up namespace using \"/usr/bin/newuidmap\": exit status 1",
+		  "--add-subuids" },
+		{ "Error: cannot clone: Operation not permitted", "unprivileged_userns_clone" },
+		{ "Error: error creating libpod runtime: there might not be enough IDs available in the namespace",
+		  "--add-subuids" },
+		{ "Error: error creating libpod runtime: readlink /var/lib/containers/storage/overlay: "
+		  "invalid argument", "storage.conf" },
+		{ "Error: kernel does not support overlay fs: 'overlay' is not supported over extfs",
+		  "fuse-overlayfs" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *lines[] = { "Resource limits are not supported and ignored on cgroups V1 rootless "
+					"systems", cases[i].line, NULL };
+		char *reason, *hint;
+		int kind;
+		char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+
+		cr_assert_not_null(hint, "case %zu: no hint for %s", i, cases[i].line);
+		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(hint, "podman could not start the container (not the image's entrypoint)"),
+			  "case %zu: %s", i, hint);
+		cr_expect(strstr(hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, hint);
+		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
+		free(log);
+		free(reason);
+		free(hint);
+	}
+}
+
+Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
+{
+	static const char *const lines[] = {
+		/* Rootless podman on cgroup v1 warns so before every run. */
+		"Resource limits are not supported and ignored on cgroups V1 rootless systems",
+		"Error: runc: runc create failed: unable to start container process: exec: "
+		"\"/usr/local/bin/forge-entrypoint\": stat /usr/local/bin/forge-entrypoint: no such file or "
+		"directory: OCI runtime attempted to invoke a command that was not found",
+		NULL,
+	};
+	char *reason, *hint;
+	int kind;
+	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+
+	cr_expect_null(hint, "%s", hint);
+	cr_expect_eq(kind, RN_HINT_OTHER);
 	free(log);
 	free(reason);
 	free(hint);
