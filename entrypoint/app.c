@@ -176,8 +176,15 @@ int ep_main(int argc, char **argv)
 	}
 	if (!first || first[0] == '-')
 		return ep_cmd_run(argc, argv);   /* run is the default subcommand */
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++)
+	const char *names[ARRAY_SIZE(cmds)], *near;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (!strcmp(first, cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
+		names[i] = cmds[i].name;
+	}
+	near = fg_suggest(first, names, ARRAY_SIZE(names));
+	if (near)
+		return ep_usage("unknown command '%s'; did you mean '%s'?", first, near);
 	return ep_usage("unknown command '%s' (run, resolve, config, verdict, lint or agent-output)", first);
 }

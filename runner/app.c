@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "report.h"
 #include "forge/buf.h"
+#include "forge/opts.h"
 #include "forge/util.h"
 
 #define RN_MAX_HELP (64 * 1024)
@@ -67,5 +68,12 @@ int rn_main(int argc, char **argv)
 		return rn_cmd_sweep(argc - 1, argv + 1);
 	if (!strcmp(cmd, "report"))
 		return rn_cmd_report(argc - 1, argv + 1);
-	return rn_usage("unknown subcommand '%s'", cmd);
+	{
+		static const char *const names[] = { "run", "watch", "sweep", "report", "help" };
+		const char *near = fg_suggest(cmd, names, ARRAY_SIZE(names));
+
+		if (near)
+			return rn_usage("unknown subcommand '%s'; did you mean '%s'?", cmd, near);
+	}
+	return rn_usage("unknown subcommand '%s' (run, watch, sweep or report)", cmd);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "forge/text.h"
 #include "internal.h"
 
 void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc, char **argv, int first)
@@ -24,6 +25,44 @@ const struct fg_opt *fg_opts_find(const struct fg_opt *table, const char *name)
 		if (!strcmp(o->name, name))
 			return o;
 	return NULL;
+}
+
+/* Keeps cand in *best when it is nearer to word than *bestd edits. */
+static void nearer(const char *word, const char *cand, const char **best, size_t *bestd)
+{
+	size_t d = fg_edit_distance(word, cand);
+
+	if (d < *bestd) {
+		*bestd = d;
+		*best = cand;
+	}
+}
+
+static size_t suggest_limit(const char *word)
+{
+	size_t third = strlen(word) / 3;
+
+	return (third > FG_SUGGEST_DISTANCE ? third : FG_SUGGEST_DISTANCE) + 1;
+}
+
+const char *fg_suggest(const char *word, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = suggest_limit(word);
+
+	for (size_t i = 0; i < n; i++)
+		nearer(word, names[i], &best, &bestd);
+	return bestd ? best : NULL;
+}
+
+const char *fg_opts_suggest(const struct fg_opt *table, const char *name)
+{
+	const char *best = NULL;
+	size_t bestd = suggest_limit(name);
+
+	for (const struct fg_opt *o = table; o->name; o++)
+		nearer(name, o->name, &best, &bestd);
+	return bestd ? best : NULL;
 }
 
 static const struct fg_opt *find_short(const struct fg_opt *table, char c)
@@ -88,7 +127,12 @@ int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err
 		name[nlen] = '\0';
 		o = fg_opts_find(it->table, name);
 		if (!o) {
-			fg__seterr(err, errlen, "unknown option '--%s'", name);
+			const char *near = fg_opts_suggest(it->table, name);
+
+			if (near)
+				fg__seterr(err, errlen, "unknown option '--%s'; did you mean '--%s'?", name, near);
+			else
+				fg__seterr(err, errlen, "unknown option '--%s'", name);
 			return -EINVAL;
 		}
 		*id = o->id;

@@ -43,16 +43,24 @@ Test(opts, parses_all_forms)
 	cr_assert_str_eq(vals[5], "--x");
 }
 
+/* Issue 25 added the "did you mean" cases: an unknown option near a known
+ * one names it. */
 Test(opts, usage_errors)
 {
 	char *a1[] = { "p", "--bogus", NULL };
 	char *a2[] = { "p", "--workspace", NULL };
 	char *a3[] = { "p", "--help=1", NULL };
-	char **cases[] = { a1, a2, a3 };
+	char *a4[] = { "p", "--worksapce", NULL };
+	char *a5[] = { "p", "--workspac=/w", NULL };
+	char *a6[] = { "p", "--zzzzzzzz", NULL };
+	char **cases[] = { a1, a2, a3, a4, a5, a6 };
 	const char *msgs[] = { "unknown option '--bogus'", "option '--workspace' needs a value",
-			       "option '--help' takes no value" };
+			       "option '--help' takes no value",
+			       "unknown option '--worksapce'; did you mean '--workspace'?",
+			       "unknown option '--workspac'; did you mean '--workspace'?",
+			       "unknown option '--zzzzzzzz'" };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 6; i++) {
 		struct fg_opts_iter it;
 		int id;
 		const char *v;
@@ -62,6 +70,28 @@ Test(opts, usage_errors)
 		cr_assert_eq(fg_opts_next(&it, &id, &v, err, sizeof(err)), -EINVAL);
 		cr_assert_str_eq(err, msgs[i]);
 	}
+}
+
+Test(opts, suggest_picks_the_nearest_name_or_none)
+{
+	static const char *const cmds[] = { "run", "watch", "sweep", "report" };
+	static const struct {
+		const char *word, *want;
+	} cases[] = {
+		{ "rnu", "run" }, { "swep", "sweep" }, { "wacth", "watch" }, { "reprot", "report" },
+		{ "run", NULL }, { "frobnicate", NULL }, { "", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *got = fg_suggest(cases[i].word, cmds, 4);
+
+		if (cases[i].want)
+			cr_expect(got && !strcmp(got, cases[i].want), "'%s': got %s", cases[i].word,
+				  got ? got : "NULL");
+		else
+			cr_expect_null(got, "'%s': got %s", cases[i].word, got);
+	}
+	cr_expect_str_eq(fg_opts_suggest(table, "hlep"), "help");
 }
 
 Test(opts, help_lists_every_option_and_env)

@@ -796,3 +796,28 @@ Test(runner_run, cycle_dir_that_leaves_the_workspace_is_a_usage_error)
 		fgt_proc_release(&p);
 	}
 }
+
+/* Issue 25: unknown options and commands get a "did you mean", in both
+ * programs, and stay usage errors (exit 2). */
+Test(runner_run, typos_get_a_did_you_mean_in_both_programs)
+{
+	static const struct {
+		const char *argv[5], *want;
+	} cases[] = {
+		{ { FG_RUNNER_BIN, "run", "--skill-dir", "x", NULL }, "did you mean '--skills-dir'?" },
+		{ { FG_RUNNER_BIN, "run", "--worksapce", "/tmp", NULL }, "did you mean '--workspace'?" },
+		{ { FG_RUNNER_BIN, "wacth", NULL }, "unknown subcommand 'wacth'; did you mean 'watch'?" },
+		{ { FG_ENTRYPOINT_BIN, "--worksapce", "/tmp", NULL }, "did you mean '--workspace'?" },
+		{ { FG_ENTRYPOINT_BIN, "lnit", NULL }, "unknown command 'lnit'; did you mean 'lint'?" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, cases[i].argv, NULL, NULL, NULL, 20), 0);
+		cr_expect_eq(p.exit_code, 2, "case %zu: exit %d", i, p.exit_code);
+		cr_expect_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
+		cr_expect_not_null(strstr(p.err, "--help'"), "case %zu: %s", i, p.err);
+		fgt_proc_release(&p);
+	}
+}

@@ -6,8 +6,9 @@
  *      name == NULL;
  *   2. fg_opts_init(&it, table, argc, argv, first) and loop on
  *      fg_opts_next() until it returns 0 (done) or < 0 (usage error, err
- *      filled: "unknown option '--x'", "option '--workspace' needs a value",
- *      "option '--help' takes no value");
+ *      filled: "unknown option '--x'" (with "; did you mean '--y'?" when
+ *      an option of the table is near, fg_opts_suggest()), "option
+ *      '--workspace' needs a value", "option '--help' takes no value");
  *   3. positional arguments come back with id FG_OPT_POSITIONAL; everything
  *      after "--" is positional.
  * Accepted forms: --name value, --name=value, -x value, -x (flags).
@@ -52,5 +53,17 @@ void fg_opts_help(const struct fg_opt *table, struct fg_buf *out);
 
 /* Looks an option up by long name; NULL if absent. */
 const struct fg_opt *fg_opts_find(const struct fg_opt *table, const char *name);
+
+/*
+ * "Did you mean": the one of the n names nearest to word (fg_edit_distance()
+ * at most FG_SUGGEST_DISTANCE, or a third of word's length when that is
+ * more), the first of equals; NULL when none is near or word is one of
+ * them. Borrowed from names. For unknown subcommands.
+ */
+#define FG_SUGGEST_DISTANCE 2
+const char *fg_suggest(const char *word, const char *const *names, size_t n);
+
+/* The same over the long names of table (without "--"); borrowed from it. */
+const char *fg_opts_suggest(const struct fg_opt *table, const char *name);
 
 #endif
