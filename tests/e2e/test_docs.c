@@ -4,8 +4,12 @@
  * For each program and subcommand, --help is run for real; every long option
  * (--name) and every environment variable (FORGE_*, AUTO_REVIEW_*) it prints
  * must appear in docs/reference/config.md and in the program's man page (git's
- * doc-vs-help test). The shipped skills/ tree must pass lint, and lint must
- * be able to fail. Every log event the runner's sources can emit is named in
+ * doc-vs-help test), and the other way round: every option the man pages'
+ * OPTIONS items and config.md's option rows define is printed by some
+ * --help, and each subcommand's SYNOPSIS lists its options. Every exit code
+ * the docs and man pages name is one exit.h defines (or 128+N, or an engine
+ * CLI's own 126, 127, 137), and each of exit.h's is in exit-codes.md. The
+ * shipped skills/ tree must pass lint, and lint must be able to fail. Every log event the runner's sources can emit is named in
  * docs/guide/operations.md (found by scanning the runner/ sources, not from a list).
  */
 #include <criterion/criterion.h>
@@ -510,4 +514,253 @@ Test(docs, every_runner_log_event_is_in_the_operations_guide)
 	for (size_t i = 0; i < nsrc; i++)
 		free(srcs[i]);
 	free(guide);
+}
+
+/* ---- the other direction: what the docs define exists in --help ---- */
+
+/* Every long option of every --help of bin, collected once (names, n). */
+static size_t help_tokens_of(const char *bin, char names[][64], size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
+		char *help;
+
+		if (strcmp(HELP_CASES[i].bin, bin))
+			continue;
+		help = help_of(&HELP_CASES[i]);
+		n = collect_tokens(help, names, n, max);
+		free(help);
+	}
+	return n;
+}
+
+static bool in_names(char names[][64], size_t n, const char *p, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(names[i]) == len && !strncmp(names[i], p, len))
+			return true;
+	return false;
+}
+
+/* The long option an item head ("--name ARG", "-o, --output FILE") or a
+ * table cell defines: the first --name of the line [p, end); 0 if none. */
+static size_t first_option(const char *text, const char *p, const char *end, const char **at)
+{
+	for (; p < end; p++) {
+		size_t len = token_len(text, p);
+
+		if (len && p[0] == '-') {
+			*at = p;
+			return len;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every option the man page's OPTIONS section defines (the head line of
+ * each .TP item) is an option of the program's --help: a removed or renamed
+ * option cannot stay documented.
+ */
+Test(docs, every_option_the_man_pages_define_is_in_help)
+{
+	static const char *const pages[][2] = {
+		{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1" },
+		{ FG_RUNNER_BIN, "man/forge-runner.1" },
+	};
+	size_t checked = 0;
+
+	for (size_t k = 0; k < 2; k++) {
+		static char names[512][64];
+		size_t n = help_tokens_of(pages[k][0], names, 512);
+		char *man = man_plain(pages[k][1]);
+		char *sec = strstr(man, "\n.SH OPTIONS");
+		char *stop = sec ? strstr(sec + 1, "\n.SH ") : NULL;
+
+		cr_assert_not_null(sec, "%s has no OPTIONS section", pages[k][1]);
+		for (char *tp = strstr(sec, "\n.TP\n"); tp && (!stop || tp < stop); tp = strstr(tp + 1, "\n.TP\n")) {
+			const char *head = tp + 5, *end = strchr(head, '\n'), *at;
+			size_t len = first_option(man, head, end ? end : head + strlen(head), &at);
+
+			if (!len)
+				continue;
+			checked++;
+			cr_expect(in_names(names, n, at, len), "%s defines '%.*s', which no --help of %s prints",
+				  pages[k][1], (int)len, at, pages[k][0]);
+		}
+		free(man);
+	}
+	cr_expect_gt(checked, 40, "only %zu man page options found", checked);
+}
+
+/* Every option row of docs/reference/config.md (a row whose first cell
+ * starts with `--name`) is an option of one of the programs. */
+Test(docs, every_option_config_md_defines_is_in_help)
+{
+	static char names[1024][64];
+	size_t n = help_tokens_of(FG_ENTRYPOINT_BIN, names, 1024);
+	char *config = read_source("docs/reference/config.md");
+	size_t checked = 0;
+
+	n = help_tokens_of(FG_RUNNER_BIN, names + n, 1024 - n) + n;
+	for (const char *row = strstr(config, "\n| `-"); row; row = strstr(row + 1, "\n| `-")) {
+		const char *cell = row + 3, *end = strchr(cell, '|'), *at;
+		size_t len = end ? first_option(config, cell, end, &at) : 0;
+
+		if (!len)
+			continue;
+		checked++;
+		cr_expect(in_names(names, n, at, len), "config.md defines '%.*s', which no --help prints",
+			  (int)len, at);
+	}
+	cr_expect_gt(checked, 40, "only %zu config.md option rows found", checked);
+	free(config);
+}
+
+/* The SYNOPSIS of each subcommand whose synopsis lists options (not
+ * "[options]") lists every option its --help prints. */
+Test(docs, each_synopsis_lists_the_subcommands_options)
+{
+	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
+		const struct help_case *c = &HELP_CASES[i];
+		char *man, *syn, *key, *start, *end, *help;
+		static char names[256][64];
+		size_t n;
+
+		if (!c->args[0])
+			continue;
+		man = man_plain(c->man);
+		syn = strstr(man, "\n.SH SYNOPSIS");
+		cr_assert_not_null(syn, "%s has no SYNOPSIS", c->man);
+		key = fgt_fmt("\n.B %s\n", c->args[0]);
+		start = strstr(syn, key);
+		free(key);
+		end = start ? strstr(start, "\n.YS") : NULL;
+		if (!start || !end || end > strstr(syn + 1, "\n.SH ")) {
+			free(man);
+			continue;   /* no synopsis of its own: the default command */
+		}
+		*end = '\0';
+		if (strstr(start, "options")) {
+			free(man);
+			continue;
+		}
+		help = help_of(c);
+		n = collect_tokens(help, names, 0, 256);
+		for (size_t j = 0; j < n; j++)
+			if (names[j][0] == '-' && strcmp(names[j], "--help"))
+				cr_expect(has_token(start, names[j]), "%s: the synopsis of '%s' lacks %s", c->man,
+					  c->args[0], names[j]);
+		free(help);
+		free(man);
+	}
+}
+
+/* ---- exit codes: the docs name only codes exit.h defines ---- */
+
+#define MAX_CODES 16
+
+/* The values of exit.h's FG_EXIT_* (FG_EXIT_SIGNAL_BASE included). */
+static size_t exit_h_codes(int *codes)
+{
+	char *h = read_source("common/include/forge/exit.h");
+	size_t n = 0;
+
+	for (const char *p = strstr(h, "#define FG_EXIT_"); p; p = strstr(p + 1, "#define FG_EXIT_")) {
+		const char *v = p + 8;
+		char *end;
+		long code;
+
+		while (*v && *v != ' ')
+			v++;
+		code = strtol(v, &end, 10);
+		if (end != v && n < MAX_CODES)
+			codes[n++] = (int)code;
+	}
+	free(h);
+	cr_assert_geq(n, 7, "exit.h: only %zu codes read", n);
+	return n;
+}
+
+/*
+ * A code the docs may name: one of exit.h's, 128+N (a signal), or one of
+ * the engine CLI's own codes the runner passes through, which
+ * exit-codes.md describes: 126, 127 (the command in the container cannot
+ * be run) and 137 (the container was killed).
+ */
+static bool known_code(long code, const int *codes, size_t n)
+{
+	if (code == 126 || code == 127 || code == 137 || (code > 128 && code < 128 + 65))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (codes[i] == code)
+			return true;
+	return false;
+}
+
+/* Checks every "exit N", "exits N", "exit code N", "exit status N" and
+ * "`N` |" table cell of text; returns how many were checked. */
+static size_t check_codes_in(const char *what, const char *text, const int *codes, size_t n)
+{
+	static const char *const lead[] = { "exit ", "exits ", "exit code ", "exit status ", "\n| `" };
+	size_t checked = 0;
+
+	for (size_t l = 0; l < sizeof(lead) / sizeof(lead[0]); l++) {
+		for (const char *p = strstr(text, lead[l]); p; p = strstr(p + 1, lead[l])) {
+			const char *v = p + strlen(lead[l]);
+			char *end;
+			long code;
+
+			if (l < 4 && p > text && ident_char(p[-1]))
+				continue;
+			v += *v == '`';
+			code = strtol(v, &end, 10);
+			if (end == v || !isdigit((unsigned char)*v) || isalnum((unsigned char)*end) || *end == '.')
+				continue;
+			if (l == 4 && strncmp(end, "` |", 3))
+				continue;
+			checked++;
+			cr_expect(known_code(code, codes, n), "%s names exit code %ld, which exit.h does not define",
+				  what, code);
+		}
+	}
+	return checked;
+}
+
+Test(docs, exit_codes_in_the_docs_are_the_ones_exit_h_defines)
+{
+	static const char *const files[] = {
+		"README.md", "examples/README.md", "docs/architecture.md", "docs/security.md",
+		"docs/guide/auto-review.md", "docs/guide/agents.md", "docs/guide/operations.md",
+		"docs/guide/container-image.md", "docs/reference/config.md", "docs/reference/exit-codes.md",
+		"docs/reference/cycle-files.md", "docs/reference/report.md", "man/forge-entrypoint.1",
+		"man/forge-runner.1",
+	};
+	int codes[MAX_CODES];
+	size_t n = exit_h_codes(codes), checked = 0;
+	char *table = read_source("docs/reference/exit-codes.md");
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *text = strstr(files[i], "man/") ? man_plain(files[i]) : read_source(files[i]);
+
+		checked += check_codes_in(files[i], text, codes, n);
+		free(text);
+	}
+	cr_expect_gt(checked, 50, "only %zu exit codes found in the docs", checked);
+	/* And each code of exit.h is described in exit-codes.md. */
+	for (size_t i = 0; i < n; i++) {
+		char *cell = fgt_fmt(codes[i] == 128 ? "`128+N`" : "`%d`", codes[i]);
+
+		cr_expect_not_null(strstr(table, cell), "exit code %d (exit.h) is not in exit-codes.md", codes[i]);
+		free(cell);
+	}
+	free(table);
+}
+
+Test(docs, exit_code_scanner_reads_prose_and_tables)
+{
+	static const int codes[] = { 0, 1, 2, 3, 124, 125, 128 };
+
+	cr_expect_eq(check_codes_in("t", "it exits 2; exit `125`\n| `3` | x |\nexit 1.5 texit 9", codes, 7), 3);
 }
