@@ -2,7 +2,8 @@
 # run.sh SECONDS - build the libFuzzer targets with clang and run each for
 # SECONDS (default 60) on a working copy of its seed corpus (fuzz/corpus/<t>
 # plus the test fixtures), FORGE_FUZZ_JOBS targets at a time (default nproc). A crash leaves its input in fuzz/out/<t>/ and makes
-# this script exit non-zero; turn it into a regression test.
+# this script exit non-zero; turn it into a regression test. The last line
+# is "fuzz: N passed, N failed" (targets).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -38,17 +39,28 @@ run_one() {
 jobs=${FORGE_FUZZ_JOBS:-$(nproc)}
 status=0
 running=0
+npass=0
+nfail=0
+# Waits for one target and counts it.
+reap() {
+  if wait -n; then
+    npass=$((npass + 1))
+  else
+    nfail=$((nfail + 1))
+    status=1
+  fi
+  running=$((running - 1))
+}
 for t in reviewmd verdict cycle cmdline output json_out; do
   if [ "$running" -ge "$jobs" ]; then
-    wait -n || status=1
-    running=$((running - 1))
+    reap
   fi
   echo "fuzz: $t for ${secs}s"
   run_one "$t" &
   running=$((running + 1))
 done
 while [ "$running" -gt 0 ]; do
-  wait -n || status=1
-  running=$((running - 1))
+  reap
 done
+echo "fuzz: $npass passed, $nfail failed"
 exit $status

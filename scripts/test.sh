@@ -8,6 +8,10 @@
 # binary in parallel too. Each stage prints how long it took; the README
 # states the total on a 2-core machine.
 #
+# Each part ends with "== PART: N passed, N failed" (CTest's and Criterion's
+# own lines stay above it), and the last line is the total, "N passed, N
+# failed" (CTest tests of each build plus fuzz targets); exit 1 if any failed.
+#
 # The fast loop while developing: ctest -L unit (no real binary is run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,10 +36,39 @@ report_skips() {
   fi
 }
 
+passed=0
+failed=0
+# counts PART PASSED FAILED: one "N passed, N failed" line per part, added
+# to the total printed last.
+counts() {
+  echo "== $1: $2 passed, $3 failed"
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+}
+
+# run_ctest DIR [ARGS...]: CTest in DIR, its own output kept; the counts
+# come from its "N% tests passed, F tests failed out of T" line (no such
+# line: CTest itself failed, counted as one failure).
+run_ctest() {
+  local dir=$1 log line t f
+  shift
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure -j"$jobs" "$@") 2>&1 | tee "$log" || true
+  line=$(grep -E '[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  rm -f "$log"
+  report_skips "$dir"
+  if [ -z "$line" ]; then
+    counts "$dir" 0 1
+    return
+  fi
+  t=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+  f=$(sed -E 's/.*, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  counts "$dir" $((t - f)) "$f"
+}
+
 bash scripts/setup.sh --test build
 stage_done "build"
-(cd build && ctest --output-on-failure -j"$jobs")
-report_skips build
+run_ctest build
 stage_done "tests (build)"
 
 if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
@@ -43,14 +76,26 @@ if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
   stage_done "build-asan"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  (cd build-asan && ctest --output-on-failure -j"$jobs" -LE docker)
-  report_skips build-asan
+  run_ctest build-asan -LE docker
   echo "== (build-asan leaves out the tests labelled docker, podman ones included: they ran in build above)"
   stage_done "tests (build-asan)"
 fi
 
 if [ -x fuzz/run.sh ] && [ "${FORGE_SKIP_FUZZ:-0}" != 1 ]; then
-  fuzz/run.sh "${FORGE_FUZZ_SECONDS:-20}"
+  # fuzz/run.sh ends with "fuzz: N passed, N failed" (one per target).
+  fuzz_log=$(mktemp)
+  fuzz/run.sh "${FORGE_FUZZ_SECONDS:-20}" 2>&1 | tee "$fuzz_log" || true
+  line=$(grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed$' "$fuzz_log" | tail -n 1 || true)
+  rm -f "$fuzz_log"
+  if [ -n "$line" ]; then
+    counts fuzzers "$(sed -E 's/^fuzz: ([0-9]+) passed.*/\1/' <<<"$line")" \
+      "$(sed -E 's/.*, ([0-9]+) failed$/\1/' <<<"$line")"
+  else
+    counts fuzzers 0 1
+  fi
   stage_done "fuzz"
 fi
 echo "== scripts/test.sh: $((SECONDS - t_start)) s in all"
+# The one total line, last: test binaries of each build plus fuzz targets.
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
