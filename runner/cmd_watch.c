@@ -248,6 +248,8 @@ int rn_cmd_watch(int argc, char **argv)
 	rn_log_init(&wc.out, wc.err.format, RN_LOG_DEBUG, stdout);
 	o.log = &wc.err;
 	o.corrupt_when_stable = 1;
+	/* With --cycle-dir the directory is not named after the step. */
+	o.step = cd.rel ? cd.step : NULL;
 	o.cb = on_watch_cycle;
 	o.data = &wc;
 	r = uv_loop_init(&wc.loop);

@@ -40,7 +40,7 @@ const char *rn_source_name(enum rn_source s);
 /* One detected cycle; everything is borrowed for the duration of the callback. */
 struct rn_cycle_report {
 	const char *dir;               /* the watched directory (absolute) */
-	const char *step;              /* its last component */
+	const char *step;              /* the step: rn_watch_opts.step (the stream's step), else dir's last component */
 	const char *name;              /* file name in dir */
 	int n;                         /* cycle number from the name */
 	const struct fg_cycle *cycle;  /* parsed and validated */

@@ -89,7 +89,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	const char *source = rn_source_name(r->source);
 	char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
 	char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
-	struct rn_log_field f[16];
+	struct rn_log_field f[20];
 	size_t n = 0;
 
 	f[n++] = RN_LS("step", r->step);
@@ -101,6 +101,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		f[n++] = RN_LN("elapsed_seconds", c->elapsed_seconds);
 		f[n++] = RN_LS("feedback", fb);
 		f[n++] = RN_LS("file", file);
+		f[n++] = RN_LS("cycle_dir", r->dir);
 		f[n++] = RN_LS("source", source);
 		f[n++] = RN_LS_OPT("run_id", c->run_id);
 		usage_fields(&c->usage, f, &n);
@@ -110,6 +111,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		f[n++] = RN_LS("elapsed", el);
 		f[n++] = RN_LS("source", source);
 		f[n++] = RN_LS("file", file);
+		f[n++] = RN_LS("cycle_dir", r->dir);
 		/* Before the feedback, which ends the text line. */
 		usage_fields(&c->usage, f, &n);
 		f[n++] = RN_LS("feedback", fb);

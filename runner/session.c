@@ -578,6 +578,7 @@ static void start_watch(struct session *s)
 	struct rn_watch_opts o = {
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
 		.run_id = s->p->run_id, .log = s->p->log, .cb = on_watch_cycle, .data = s,
+		.step = s->p->cfg->step,
 	};
 	const struct rn_run_config *c = s->p->cfg;
 	int r;

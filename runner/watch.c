@@ -51,7 +51,7 @@ struct rn_watch_entry {
 
 struct rn_watch_dir {
 	char *path;        /* absolute: base + "/" + rel (for logs and ancestor watches) */
-	char *step;        /* last component, points into path */
+	const char *step;  /* opts.step, else the last component (into path) */
 	char *base;        /* owned: the trusted directory, absolute */
 	int basefd;        /* owned descriptor of base, or -1: base is opened by path */
 	char *rel;         /* owned: components below base, none followed if a symlink */
@@ -118,7 +118,7 @@ static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, 
 	memset(d, 0, sizeof(*d));
 	d->path = path;
 	slash = strrchr(path, '/');
-	d->step = slash ? slash + 1 : path;
+	d->step = w->opts.step ? w->opts.step : slash ? slash + 1 : path;
 	d->base = base;
 	d->basefd = basefd;
 	d->rel = rel;

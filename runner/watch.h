@@ -97,6 +97,10 @@ struct rn_watch_opts {
 	 * (`forge-runner watch`, which may run for hours). */
 	int corrupt_when_stable;
 	struct rn_log *log;     /* warnings (borrowed) */
+	/* The step every directory's events name (borrowed, must outlive w),
+	 * or NULL: each directory's last component. A --cycle-dir such as
+	 * .forge/reviews/KEY__skill is not named after the step. */
+	const char *step;
 	rn_watch_cb cb;
 	void *data;             /* for the callback */
 };

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -770,6 +771,21 @@ Test(runner_run, cycle_dir_template_is_watched_cleared_and_passed_on)
 	cr_assert(fge_exists_in(dir, "review_cycle_2.json"));
 	cr_assert(!fge_exists_in(dir, "review_cycle_9.json"), "the stale file stayed");
 	cr_assert(!fge_exists_in(r.ws, ".forge/impl"), ".forge/{step} was made anyway");
+	/* Issue 25: the step is the step, whatever the directory is called;
+	 * the directory has a field of its own. */
+	{
+		int n = fge_count_events(r.events, "review_cycle", NULL, NULL);
+		char *abs = fgt_fmt("%s/%s", r.ws, rel);
+		char real[PATH_MAX];
+
+		cr_assert_gt(n, 0);
+		cr_assert_eq(fge_count_events(r.events, "review_cycle", "step", "impl"), n,
+			     "a review_cycle event names another step");
+		cr_assert_not_null(realpath(abs, real));
+		cr_assert_eq(fge_count_events(r.events, "review_cycle", "cycle_dir", real), n,
+			     "cycle_dir is not %s", real);
+		free(abs);
+	}
 	free(dir);
 	rr_free(&r);
 }

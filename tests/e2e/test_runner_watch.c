@@ -295,6 +295,9 @@ Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", out, err);
 	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 1, "%s", out);
 	cr_assert_not_null(strstr(err, "ws/.forge/reviews/DEMO-1__implement-task"), "%s", err);
+	/* Issue 25: the step is --step, the directory is cycle_dir. */
+	cr_assert_not_null(strstr(out, "\"step\":\"implement_task\""), "%s", out);
+	cr_assert_not_null(strstr(out, "/ws/.forge/reviews/DEMO-1__implement-task\""), "%s", out);
 	free(out);
 	free(err);
 	free(ws);
