@@ -530,8 +530,9 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 }
 
 /* run_exit's reason when the run failed (owned, or NULL): the entrypoint's
- * last error line, else the first line of the error message ("timed out
- * after 5s", "docker exited with code 125"). */
+ * last error line, else the whole error message ("timed out after 5s",
+ * "docker exited with code 125; last output:\n..."): the log escapes its
+ * line breaks, so the output after "last output:" is not lost. */
 static char *exit_reason(const struct rn_session_result *sr)
 {
 	const char *m = sr->error_message;
@@ -540,7 +541,7 @@ static char *exit_reason(const struct rn_session_result *sr)
 		return NULL;
 	if (sr->reason)
 		return fg_xstrdup(sr->reason);
-	return m ? fg_xstrndup(m, strcspn(m, "\n")) : NULL;
+	return m ? fg_xstrdup(m) : NULL;
 }
 
 static void conclude(struct run_state *st)

@@ -837,3 +837,23 @@ Test(runner_run, typos_get_a_did_you_mean_in_both_programs)
 		fgt_proc_release(&p);
 	}
 }
+
+/* Issue 25: run_exit's reason stopped at the first line break ("...; last
+ * output:" and nothing) while the result had the output. The whole text is
+ * there now, its line break escaped by the log. */
+Test(runner_run, run_exit_reason_carries_the_whole_message)
+{
+	struct rr r = { 0 };
+	const cJSON *e;
+	const char *reason, *msg;
+
+	run_script(&r, "echo 'sandbox said: disk on fire' >&2\nexit 5\n", NULL, NULL);
+	cr_assert_eq(r.p.exit_code, 5, "stderr: %s", r.p.err);
+	e = fge_find_event(r.events, "run_exit", NULL, NULL);
+	cr_assert_not_null(e);
+	reason = fge_jstr(e, "reason");
+	msg = fge_jstr(r.res, "error_message");
+	cr_expect_not_null(strstr(reason, "last output:\nsandbox said: disk on fire"), "reason: %s", reason);
+	cr_expect_str_eq(reason, msg, "the log's reason and the result's error_message differ");
+	rr_free(&r);
+}
