@@ -28,6 +28,7 @@
 #include "forge/cycle.h"
 #include "forge/exit.h"
 #include "forge/fsutil.h"
+#include "forge/num.h"
 #include "forge/resolve.h"
 #include "forge/rules.h"
 #include "forge/stepdir.h"
@@ -54,6 +55,24 @@ static void print_diags(const char *subject, const struct fg_diags *d)
 	}
 }
 
+/* AUTO_REVIEW_REQUIRED=1: a skill without a review.md is a configuration
+ * error (FG_EXIT_USAGE) before any agent runs; unset, empty or 0: 0. An
+ * invalid value is an error too: a required review must not be skipped
+ * because of a typo. */
+static int review_required(void)
+{
+	const char *v = getenv("AUTO_REVIEW_REQUIRED");
+	int on = 0;
+
+	if (!v || !*v)
+		return 0;
+	if (fg_parse_bool(v, &on)) {
+		ep_log(FG_MSG_ERROR, "invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", v);
+		return FG_EXIT_USAGE;
+	}
+	return on ? FG_EXIT_USAGE : 0;
+}
+
 /* Step 1: which review.md, and its configuration. FG_EXIT_USAGE or 0. */
 static int configure(struct ep_loop *l)
 {
@@ -74,9 +93,13 @@ static int configure(struct ep_loop *l)
 		 * otherwise looks like a run that was reviewed. */
 		fg_buf_init(&why, 8192);
 		fg_resolve_explain_missing(l->t->skills_dir, l->t->skill, l->t->task_key, &why);
-		ep_log(FG_MSG_WARN, "%s: nothing is reviewed, the worker's result is final", fg_buf_str(&why));
+		rc = review_required();
+		if (rc)
+			ep_log(FG_MSG_ERROR, "%s, and AUTO_REVIEW_REQUIRED=1 makes a review required", fg_buf_str(&why));
+		else
+			ep_log(FG_MSG_WARN, "%s: nothing is reviewed, the worker's result is final", fg_buf_str(&why));
 		fg_buf_release(&why);
-		return 0;
+		return rc;
 	}
 	fg_review_env_from_environ(&env);
 	fg_review_config_load(&l->cfg, l->review_md, &env);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "report.h"
+#include "run.h"
 #include "forge/buf.h"
 #include "forge/opts.h"
 #include "forge/util.h"
@@ -30,6 +31,7 @@ static void print_help(void)
 		"reports every review cycle it writes to .forge/{step}/, and writes a result.\n"
 		"\nrun options:\n");
 	fg_opts_help(rn_run_options, &b);
+	fg_buf_adds(&b, rn_run_needs);
 	fg_buf_adds(&b, "\nwatch options:\n");
 	fg_opts_help(rn_watch_options, &b);
 	fg_buf_adds(&b, "\nsweep options:\n");

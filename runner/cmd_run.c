@@ -16,6 +16,8 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "closing.h"
+#include "hostcheck.h"
 #include "prepare.h"
 #include "session.h"
 #include "forge/alloc.h"
@@ -37,7 +39,7 @@ enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
-	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_HELP,
+	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -71,14 +73,26 @@ const struct fg_opt rn_run_options[] = {
 	{ R_LOG_FORMAT, "log-format", 0, "FMT", NULL, "text (default) or json" },
 	{ R_LOG_FILE, "log-file", 0, "FILE", NULL, "append the log here (SIGHUP reopens)" },
 	{ R_LOG_LEVEL, "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" },
+	{ R_QUIET, "quiet", 'q', NULL, NULL, "no closing line on stderr (it is printed at every log level)" },
+	{ R_REQUIRE_REVIEW, "require-review", 0, NULL, "AUTO_REVIEW_REQUIRED",
+	  "a skill without a review.md is an error (exit " FG_XSTR(FG_EXIT_USAGE) ") before any agent runs" },
 	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
 
+const char rn_run_needs[] =
+	"\nEvery run needs the agents' commands in the environment (the entrypoint reads\n"
+	"them; containers get them by name):\n"
+	"  FORGE_WORKER_CMD      the worker agent's command (or FORGE_WORKER_AGENT=claude,\n"
+	"                        codex or gemini)\n"
+	"  FORGE_REVIEWER_CMD    the reviewer's, when the skill has a review.md (or\n"
+	"                        FORGE_REVIEWER_AGENT)\n"
+	"See forge-entrypoint --help for the placeholders and every other setting.\n";
+
 /* Raw option values before validation; all borrowed. */
 struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
-	const char *entrypoint, *mount_label, *read_only, *cycle_dir;
+	const char *entrypoint, *mount_label, *read_only, *cycle_dir, *require_review;
 	const char *container_opt;   /* the first container-only option given, for the error */
 	struct rn_log_cfg log;
 };
@@ -193,6 +207,8 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_LOG_FORMAT: a->log.format = v; break;
 	case R_LOG_FILE: a->log.file = v; break;
 	case R_LOG_LEVEL: a->log.level = v; break;
+	case R_QUIET: c->quiet = 1; break;
+	case R_REQUIRE_REVIEW: a->require_review = "1"; break;
 	case R_HELP: return -1;
 	default: return rn_usage("unexpected argument");
 	}
@@ -220,6 +236,7 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	c->network = env_or_null("FORGE_NETWORK");
 	a->read_only = env_or_null("FORGE_READ_ONLY_ROOTFS");
 	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
+	a->require_review = env_or_null("AUTO_REVIEW_REQUIRED");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
 		if (id == FG_OPT_POSITIONAL)
@@ -262,6 +279,8 @@ static int validate_values(struct rn_run_config *c, const struct run_args *a)
 		return rn_usage("invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
 	if (a->record && rn_record_mode_parse(a->record, &c->record))
 		return rn_usage("invalid record mode '%s' (log, copy or none)", a->record);
+	if (a->require_review && fg_parse_bool(a->require_review, &c->require_review))
+		return rn_usage("invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
 	/* The reference design silently downgraded copy to log; here it is an error. */
 	if (c->record == RN_RECORD_COPY && !c->recording_dir)
 		return rn_usage("record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
@@ -392,6 +411,20 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 }
 
 static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl);
+static char *derived_skill(const struct rn_run_config *c);
+static char *derived_task_key(const struct rn_run_config *c);
+
+/* What the host can tell before anything runs (hostcheck.h), with the
+ * skill and task key the entrypoint will use. */
+static int host_checks(const struct rn_run_config *c)
+{
+	char *skill = derived_skill(c), *key = derived_task_key(c), err[8192];
+	int r = rn_hostcheck(c, skill, key, err, sizeof(err));
+
+	free(skill);
+	free(key);
+	return r ? rn_usage("%s", err) : 0;
+}
 
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
@@ -426,7 +459,8 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 	if (r)
 		return r;
 	c->entrypoint = rn_engine_find_entrypoint(a->entrypoint);
-	return check_engine(c);
+	r = check_engine(c);
+	return r ? r : host_checks(c);
 }
 
 /* ---- after the session ---- */
@@ -544,6 +578,26 @@ static char *exit_reason(const struct rn_session_result *sr)
 	return m ? fg_xstrdup(m) : NULL;
 }
 
+/* The closing line (closing.h), once the exit code is final. */
+static void close_run(struct run_state *st, enum fg_review_state state, const struct fg_summary *s,
+		      const struct fg_usage_pair *usage)
+{
+	struct rn_closing c = {
+		.step = st->cfg->step, .outcome = outcome(&st->sr, state), .cycles = st->cycles.n,
+		.max_cycles = s ? s->max_cycles : 0, .seconds = fg_seconds_since(st->t0),
+		.exit_code = st->sr.exit_code, .result_path = st->cfg->result_path,
+	};
+	char *reason = exit_reason(&st->sr);
+
+	if (!c.max_cycles && st->cycles.n)
+		c.max_cycles = st->cycles.v[st->cycles.n - 1].c.max_cycles;
+	c.have_cost = fg_usage_pair_cost(usage, &c.cost_usd);
+	c.reason = reason;
+	if (!st->cfg->quiet)
+		rn_closing_print(st->log, &c);
+	free(reason);
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
@@ -590,6 +644,7 @@ static void conclude(struct run_state *st)
 	free(reason);
 	write_metrics(st, state, exhausted, &usage);
 	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
+	close_run(st, state, s, &usage);
 	fg_summary_release(&sum);
 }
 
@@ -777,8 +832,11 @@ int rn_cmd_run(int argc, char **argv)
 		r = rn_log_setup(&log, &a.log, stderr);
 	if (r) {
 		rn_run_config_release(&cfg);
-		return r < 0 ? rn_cmd_help("forge-runner run --workspace DIR --step NAME [options]",
-					   rn_run_options) : r;
+		if (r > 0)
+			return r;
+		rn_cmd_help("forge-runner run --workspace DIR --step NAME [options]", rn_run_options);
+		fputs(rn_run_needs, stdout);
+		return 0;
 	}
 	st.t0 = fg_monotonic_ns();
 	rn_run_id_generate(run_id);

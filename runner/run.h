@@ -48,7 +48,13 @@ struct rn_run_config {
 	 * FORGE_CYCLE_DIR expanded by fg_cycle_dir(), default .forge/{step}). */
 	char *cycle_dir;
 	int cycle_dir_given;    /* a template was given: passed on to the entrypoint */
+	int quiet;              /* --quiet: no closing line (closing.h) */
+	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
 };
+
+/* The settings every run needs (FORGE_WORKER_CMD, FORGE_REVIEWER_CMD), for
+ * --help. */
+extern const char rn_run_needs[];
 
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);

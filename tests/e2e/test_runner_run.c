@@ -857,3 +857,165 @@ Test(runner_run, run_exit_reason_carries_the_whole_message)
 	cr_expect_str_eq(reason, msg, "the log's reason and the result's error_message differ");
 	rr_free(&r);
 }
+
+/* Issue 25: at --log-level warn a successful run printed nothing at all.
+ * Every run ends with one closing line on stderr, at every level, unless
+ * --quiet; a JSON log on stderr gets it as a run_summary event. */
+Test(runner_run, every_run_ends_with_one_closing_line_unless_quiet)
+{
+	static const char body[] = "cyc 1 rejected\ncyc 2 approved\nexit 0\n";
+	struct rr r = { 0 };
+	char *want;
+
+	run_script(&r, body, (const char *const[]){ "--log-level", "error", NULL }, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	want = fgt_fmt("impl: approved in 2/3 cycles, ");
+	cr_expect_not_null(strstr(r.p.err, want), "stderr: %s", r.p.err);
+	free(want);
+	want = fgt_fmt(" s; result: %s\n", r.result);
+	cr_expect_not_null(strstr(r.p.err, want), "stderr: %s", r.p.err);
+	cr_expect_eq(strchr(r.p.err, '\n') - r.p.err + 1, (long)strlen(r.p.err), "more than one line: %s",
+		     r.p.err);
+	free(want);
+	rr_free(&r);
+
+	memset(&r, 0, sizeof(r));
+	run_script(&r, body, (const char *const[]){ "--quiet", NULL }, NULL);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	cr_expect_null(strstr(r.p.err, "approved in"), "--quiet printed: %s", r.p.err);
+	rr_free(&r);
+}
+
+Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 3");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint", script,
+			       "--log-format", "json", "--log-level", "error", NULL };
+	const char *env[] = { "FORGE_LOG_LEVEL", NULL };
+	struct fgt_proc p;
+	cJSON *evs;
+	const cJSON *e;
+
+	fge_write_in(ws, "README", "workspace\n");
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
+	cr_assert_eq(p.exit_code, 3, "%s", p.err);
+	evs = fge_json_lines(p.err);
+	e = fge_find_event(evs, "run_summary", NULL, NULL);
+	cr_assert_not_null(e, "%s", p.err);
+	cr_expect(strstr(fge_jstr(e, "summary"), "impl: failed, ") == fge_jstr(e, "summary"), "%s",
+		  fge_jstr(e, "summary"));
+	cr_expect_not_null(strstr(fge_jstr(e, "summary"), "; exit 3"), "%s", fge_jstr(e, "summary"));
+	cJSON_Delete(evs);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(script);
+}
+
+/* Issue 25: a missing review.md meant no review, at WARN, exit 0. With
+ * --require-review (or AUTO_REVIEW_REQUIRED=1) it is exit 2 before any
+ * agent runs, naming the path tried; with the review.md the run goes on. */
+Test(runner_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir);
+	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	const char *flag[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_tsk", "--skills-dir",
+			       skills, "--entrypoint", FG_ENTRYPOINT_BIN, "--require-review", NULL };
+	const char *byenv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_tsk", "--skills-dir",
+				skills, "--entrypoint", FG_ENTRYPOINT_BIN, NULL };
+	const char *env_flag[] = { wenv, "AUTO_REVIEW_REQUIRED", "FORGE_REVIEWER_CMD", NULL };
+	const char *env_var[] = { wenv, "AUTO_REVIEW_REQUIRED=1", "FORGE_REVIEWER_CMD", NULL };
+	const char *const *argvs[] = { flag, byenv };
+	const char *const *envs[] = { env_flag, env_var };
+
+	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(skills, "default/implement-task/review.md", "Check.\n");
+	for (int i = 0; i < 2; i++) {
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argvs[i], envs[i], NULL, NULL, 30), 0);
+		cr_expect_eq(p.exit_code, 2, "case %d: exit %d: %s", i, p.exit_code, p.err);
+		cr_expect_not_null(strstr(p.err, "--require-review: no review.md for skill 'implement-tsk'"),
+				   "case %d: %s", i, p.err);
+		cr_expect_not_null(strstr(p.err, "default/implement-tsk/review.md"), "case %d: %s", i, p.err);
+		cr_expect_not_null(strstr(p.err, "did you mean 'implement-task'?"), "case %d: %s", i, p.err);
+		cr_expect(!fge_exists_in(ws, "ran"), "case %d: the worker ran", i);
+		cr_expect(!fge_exists_in(ws, ".forge"), "case %d: the step directory was touched", i);
+		fgt_proc_release(&p);
+	}
+	{
+		const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
+				       "--skills-dir", skills, "--entrypoint", FG_ENTRYPOINT_BIN, "--require-review",
+				       "--quiet", NULL };
+		const char *env[] = { wenv, "FORGE_REVIEWER_CMD=/bin/echo APPROVED", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+		cr_expect_eq(p.exit_code, 0, "with the review.md: exit %d: %s", p.exit_code, p.err);
+		cr_expect(fge_exists_in(ws, "ran"), "the worker did not run");
+		fgt_proc_release(&p);
+	}
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(skills); free(worker); free(wenv);
+}
+
+/* Issue 25: the local engine without --skills-dir only said "cannot use
+ * skills directory '/skills'". The runner finds it first and names the fix. */
+Test(runner_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *missing = fgt_fmt("FORGE_SKILLS_DIR=%s/none", dir);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint",
+			       FG_ENTRYPOINT_BIN, NULL };
+	const char *env[] = { "FORGE_WORKER_CMD=/bin/true", missing, NULL };
+	struct fgt_proc p;
+
+	fge_write_in(ws, "README", "workspace\n");
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+	cr_expect_eq(p.exit_code, 2, "%s", p.err);
+	cr_expect_not_null(strstr(p.err, "the local engine has no skills directory"), "%s", p.err);
+	cr_expect_not_null(strstr(p.err, "pass --skills-dir DIR"), "%s", p.err);
+	cr_expect(!fge_exists_in(ws, ".forge"), "the step directory was touched");
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(missing);
+}
+
+/* The entrypoint's side (a container's own /skills, which the runner cannot
+ * see): AUTO_REVIEW_REQUIRED=1 without a review.md is exit 2 before the
+ * worker; an invalid value is exit 2 too; 0 keeps the warning and exit 0. */
+Test(runner_run, entrypoint_honours_auto_review_required)
+{
+	static const struct {
+		const char *value;
+		int code;
+		const char *want;
+	} cases[] = {
+		{ "AUTO_REVIEW_REQUIRED=1", 2, "error: no review.md for skill 'impl'" },
+		{ "AUTO_REVIEW_REQUIRED=maybe", 2, "error: invalid AUTO_REVIEW_REQUIRED 'maybe'" },
+		{ "AUTO_REVIEW_REQUIRED=0", 0, "warning: no review.md for skill 'impl'" },
+	};
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir);
+	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir",
+			       skills, NULL };
+
+	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(skills, "default/other/review.md", "Check.\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *env[] = { wenv, cases[i].value, "FORGE_REVIEWER_CMD", "FORGE_TASK_FILE", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+		cr_expect_eq(p.exit_code, cases[i].code, "case %zu: exit %d: %s", i, p.exit_code, p.err);
+		cr_expect_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
+		cr_expect_eq(fge_exists_in(ws, "ran"), cases[i].code == 0, "case %zu: the worker ran or not", i);
+		fgt_proc_release(&p);
+	}
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(skills); free(worker); free(wenv);
+}

@@ -1,0 +1,53 @@
+/*
+ * test_closing.c - the closing line of a run (closing.h).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "closing.h"
+
+TestSuite(closing, .timeout = 30);
+
+Test(closing, says_the_step_state_cycles_cost_time_and_result)
+{
+	static const struct {
+		struct rn_closing c;
+		const char *want;
+	} cases[] = {
+		{ { .step = "implement_task", .outcome = "approved", .cycles = 2, .max_cycles = 3,
+		    .have_cost = true, .cost_usd = 0.5512, .seconds = 41.2, .result_path = "/r/result.json" },
+		  "implement_task: approved in 2/3 cycles, $0.55, 41 s; result: /r/result.json" },
+		{ { .step = "s", .outcome = "no_review", .seconds = 0.25 }, "s: no_review, 0.2 s" },
+		{ { .step = "s", .outcome = "exhausted", .cycles = 1, .max_cycles = 1, .have_cost = true,
+		    .cost_usd = 0.0042, .seconds = 12 }, "s: exhausted in 1/1 cycle, $0.0042, 12 s" },
+		{ { .step = "s", .outcome = "failed", .seconds = 3.2, .exit_code = 1,
+		    .reason = "the task failed: worker exited with status 3" },
+		  "s: failed, 3.2 s; exit 1: the task failed: worker exited with status 3" },
+		/* A sandbox's reason cannot start a line or move the cursor. */
+		{ { .step = "s", .outcome = "error", .seconds = 1, .exit_code = 125,
+		    .reason = "a\nb\033[2K" }, "s: error, 1.0 s; exit 125: a\\nb\\x1b[2K" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = rn_closing_line(&cases[i].c);
+
+		cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		free(got);
+	}
+}
+
+Test(closing, a_long_reason_is_cut)
+{
+	char reason[600];
+	struct rn_closing c = { .step = "s", .outcome = "failed", .seconds = 1, .exit_code = 1 };
+	char *got;
+
+	memset(reason, 'x', sizeof(reason) - 1);
+	reason[sizeof(reason) - 1] = '\0';
+	c.reason = reason;
+	got = rn_closing_line(&c);
+	cr_expect_lt(strlen(got), 300, "%zu bytes", strlen(got));
+	cr_expect(strstr(got, "xxx...") != NULL, "%s", got);
+	free(got);
+}
