@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "forge/alloc.h"
 #include "forge/evidence.h"
+#include "forge/names.h"
 #include "forge/fsutil.h"
 #include "forge/resolve.h"
 #include "forge/reviewmd.h"
@@ -404,6 +405,68 @@ static size_t lint_file(const char *path)
 	return errors;
 }
 
+/* 1 when name is a directory the lookup reads: default, or a project key
+ * as fg_ticket_project() makes one ("proj" for PROJ-1). */
+static int lookup_dir(const char *name)
+{
+	char key[256], project[256];
+
+	if (!strcmp(name, "default"))
+		return 1;
+	if ((size_t)snprintf(key, sizeof(key), "%s-1", name) >= sizeof(key))
+		return 0;
+	return fg_ticket_project(key, project, sizeof(project)) == 0 && !strcmp(project, name);
+}
+
+/*
+ * In a skills root (a directory holding default/), the lookup reads only
+ * ROOT/default/SKILL/review.md and ROOT/PROJECT/SKILL/review.md (resolve.h):
+ * a review.md anywhere else (ROOT/SKILL/review.md, no project directory; a
+ * directory level too many; "Proj/") is never found, so its skill is not
+ * reviewed. An error naming the path it should have. Returns 1 for an error.
+ */
+static size_t check_reachable(const char *root, const char *file)
+{
+	const char *rel = file + strlen(root), *slash, *parent, *dir = "default";
+	char first[256];
+	size_t n;
+
+	while (*rel == '/')
+		rel++;
+	slash = strchr(rel, '/');
+	n = slash ? (size_t)(slash - rel) : 0;
+	if (slash && n < sizeof(first)) {
+		memcpy(first, rel, n);
+		first[n] = '\0';
+		/* ROOT/DIR/SKILL/review.md with a directory the lookup reads. */
+		if (lookup_dir(first) && strchr(slash + 1, '/') && !strchr(strchr(slash + 1, '/') + 1, '/'))
+			return 0;
+		/* "Proj/": the project directory is lower case. */
+		for (size_t i = 0; i < n; i++)
+			first[i] = (char)(first[i] >= 'A' && first[i] <= 'Z' ? first[i] - 'A' + 'a' : first[i]);
+		if (lookup_dir(first) && strchr(slash + 1, '/') && !strchr(strchr(slash + 1, '/') + 1, '/'))
+			dir = first;
+	}
+	parent = file + strlen(file) - strlen("/review.md");
+	while (parent > file && parent[-1] != '/')
+		parent--;
+	printf("%s:1: error: the lookup never finds this review.md (it reads DIR/default/SKILL/review.md "
+	       "and DIR/PROJECT/SKILL/review.md): it should be '%s/%s/%.*s/review.md'\n", file, root, dir,
+	       (int)(file + strlen(file) - strlen("/review.md") - parent), parent);
+	return 1;
+}
+
+/* 1 when dir holds a default/ directory: it is a skills root. */
+static int skills_root(const char *dir)
+{
+	char *p = fg_path_join(dir, "default");
+	struct stat st;
+	int yes = lstat(p, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(p);
+	return yes;
+}
+
 static size_t lint_path(const char *path)
 {
 	struct fg_strvec found, misnamed;
@@ -425,8 +488,11 @@ static size_t lint_path(const char *path)
 		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	if (misnamed.n)
 		qsort(misnamed.v, misnamed.n, sizeof(*misnamed.v), cmp_str);
-	for (size_t i = 0; i < found.n; i++)
+	for (size_t i = 0; i < found.n; i++) {
 		errors += lint_file(found.v[i]);
+		if (skills_root(path))
+			errors += check_reachable(path, found.v[i]);
+	}
 	/* An error: the skill it sits beside is silently never reviewed. */
 	for (size_t i = 0; i < misnamed.n; i++, errors++)
 		printf("%s:1: error: a review file must be named exactly 'review.md': this one is never "

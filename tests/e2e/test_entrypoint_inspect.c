@@ -370,6 +370,52 @@ Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
 	ws_teardown(&w);
 }
 
+/* Issue 25: lint said nothing about skills/fix-tests/review.md, which the
+ * lookup never reads (no default/ or project directory). Each unreachable
+ * review.md is an error with the path it should have; reachable ones
+ * (default/, a project directory) are not. */
+Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
+{
+	static const struct {
+		const char *rel, *should;   /* should: NULL when reachable */
+	} cases[] = {
+		{ "default/impl/review.md", NULL },
+		{ "demo/impl/review.md", NULL },
+		{ "fix-tests/review.md", "default/fix-tests/review.md" },
+		{ "Proj/x/review.md", "proj/x/review.md" },
+		{ "default/a/b/review.md", "default/b/review.md" },
+	};
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *f = fgt_fmt("%s/%s", w.skills, cases[i].rel);
+
+		fgt_write(f, "Check.\n");
+		free(f);
+	}
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *line = fgt_fmt("%s/%s:1: error: the lookup never finds this review.md", w.skills, cases[i].rel);
+
+		if (cases[i].should) {
+			char *should = fgt_fmt("it should be '%s/%s'", w.skills, cases[i].should);
+
+			cr_expect_not_null(strstr(p.out, line), "case %zu:\n%s", i, p.out);
+			cr_expect_not_null(strstr(p.out, should), "case %zu:\n%s", i, p.out);
+			free(should);
+		} else {
+			cr_expect_null(strstr(p.out, line), "case %zu is reachable:\n%s", i, p.out);
+		}
+		free(line);
+	}
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
 Test(entrypoint_inspect, help_lists_every_option_and_version)
 {
 	struct fgt_proc p;
