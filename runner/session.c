@@ -205,7 +205,10 @@ static void on_stream_cycle(void *data, const struct rn_cycle_report *r)
 }
 
 /* The summary frame: how the review ended, for a run whose workspace the
- * runner cannot read (the file, when readable, says the same). */
+ * runner cannot read (the file, when readable, says the same). All of it:
+ * the usage (the result's usage, the metrics' agent series, the report's
+ * cost), the budget and the questions too, so a run on a volume reports
+ * what a bind-mount run does (issue 25: the usage was lost). */
 static void on_stream_summary(void *data, const struct fg_summary *sum)
 {
 	struct session *s = data;
@@ -222,6 +225,10 @@ static void on_stream_summary(void *data, const struct fg_summary *sum)
 	copy->task_key = fg_xstrdup(sum->task_key);
 	copy->run_id = fg_xstrdup(sum->run_id);
 	copy->review_md = sum->review_md ? fg_xstrdup(sum->review_md) : NULL;
+	copy->usage = sum->usage;
+	copy->max_cost_usd = sum->max_cost_usd;
+	for (size_t i = 0; i < sum->nquestions; i++)
+		fg_summary_add_question(copy, &sum->questions[i]);
 }
 
 /* ---- output ---- */

@@ -70,6 +70,7 @@ struct rbox {
 	const struct fgd_user *as;  /* rootless podman: the runner runs as this user */
 	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
 	char *volume;      /* owned: the named volume used instead of ws, or NULL */
+	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
 };
 
 static void sleep_ms(long ms)
@@ -217,7 +218,7 @@ static void exec_runner(const struct rbox *b, const char *const *argv, const cha
 static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
-	char *env[9];
+	char *env[10];
 	size_t n = 0;
 	pid_t pid;
 
@@ -245,6 +246,9 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
 	env[7] = b->conf ? fgt_fmt("CONTAINERS_CONF=%s", b->conf) : NULL;
 	env[8] = NULL;
+	if (b->worker_output)
+		env[env[7] ? 8 : 7] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
+	env[9] = NULL;
 	pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0)
@@ -1121,6 +1125,75 @@ static void volume_run(const char *cli)
 	cJSON_Delete(ev);
 	cJSON_Delete(res);
 	box_release(&b);
+}
+
+/*
+ * Issue 25: on a named volume the result had "usage": null, the metrics no
+ * forge_review_agent_* series, the report no cost, while the same run on a
+ * bind mount had them all. Both runs here, real Docker, a worker that
+ * reports its usage as Claude Code does ($0.25 per run, two runs): the same
+ * usage, series and cost.
+ */
+static const char WORKER_REPORTS_USAGE[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo \"worker cycle $FORGE_CYCLE\" >> work.log\n"
+	"echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\","
+	"\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":1000,\"output_tokens\":200}}'\n";
+
+/* The run's result "usage" (printed, owned), and its metrics and report. */
+static char *usage_run(int volume, char **metrics, char **report)
+{
+	struct rbox b;
+	char *mfile, *usage;
+	struct fgt_proc p;
+
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	b.worker_output = "claude";
+	box_agent(&b, "worker.sh", WORKER_REPORTS_USAGE);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	if (volume) {
+		b.volume = fgt_fmt("forge-test-usage-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
+		fill_volume(&b);
+	}
+	mfile = fgt_fmt("%s/metrics.prom", b.out);
+	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--metrics-file", mfile, NULL }));
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, read_or_empty(b.stderr_path),
+		     read_or_empty(b.log));
+	cJSON *res = read_result(&b);
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "usage");
+	cr_assert(cJSON_IsObject(u), "%s run: no usage in the result", volume ? "volume" : "bind-mount");
+	usage = cJSON_PrintUnformatted(u);
+	*metrics = read_or_empty(mfile);
+	const char *argv[] = { FG_RUNNER_BIN, "report", b.result, "--format", "markdown", NULL };
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	*report = p.out;
+	p.out = NULL;
+	fgt_proc_release(&p);
+	cJSON_Delete(res);
+	free(mfile);
+	box_release(&b);
+	return usage;
+}
+
+Test(runner_docker, volume_run_reports_usage_cost_and_metrics_like_a_bind_mount_run)
+{
+	char *m[2], *rep[2], *u[2];
+
+	fgd_ensure_image(FGD_IMAGE);
+	for (int i = 0; i < 2; i++) {
+		u[i] = usage_run(i, &m[i], &rep[i]);
+		cr_expect_not_null(strstr(m[i], "forge_review_agent_cost_usd_total{"), "run %d:\n%s", i, m[i]);
+		cr_expect_not_null(strstr(m[i], "forge_review_agent_tokens_total{"), "run %d:\n%s", i, m[i]);
+		cr_expect_not_null(strstr(rep[i], "**Cost:** $0.5000"), "run %d: no cost in the report:\n%s", i, rep[i]);
+	}
+	cr_expect_str_eq(u[1], u[0], "the volume run's usage differs from the bind-mount run's");
+	cr_expect_not_null(strstr(u[0], "\"cost_usd\":0.5,"), "%s", u[0]);
+	for (int i = 0; i < 2; i++) {
+		free(m[i]);
+		free(rep[i]);
+		free(u[i]);
+	}
 }
 
 Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)

@@ -647,11 +647,14 @@ Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
  * engine's host) and must hear the run on the stream alone. */
 /* Runs forge-runner with --engine docker against a remote DOCKER_HOST whose
  * stand-in CLI sends the frames of body (FRAMES functions available). */
-static void run_remote(struct rr *r, const char *body)
+static void run_remote_more(struct rr *r, const char *body, const char *const *more)
 {
-	const char *extra[] = { "--engine", "docker", "--image", "img:1", NULL };
+	const char *extra[12] = { "--engine", "docker", "--image", "img:1", NULL };
 	char *bin, *script, *path;
 	const char *env[3];
+
+	for (size_t i = 0, n = 4; more && more[i] && n < 11; i++)
+		extra[n++] = more[i];
 
 	rr_setup(r, "true\n");
 	bin = fgt_fmt("%s/bin", r->dir);
@@ -670,6 +673,11 @@ static void run_remote(struct rr *r, const char *body)
 	free(script);
 	free(path);
 	free(bin);
+}
+
+static void run_remote(struct rr *r, const char *body)
+{
+	run_remote_more(r, body, NULL);
 }
 
 Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
@@ -1018,4 +1026,47 @@ Test(runner_run, entrypoint_honours_auto_review_required)
 	}
 	fgt_rm_rf(dir);
 	free(dir); free(ws); free(skills); free(worker); free(wenv);
+}
+
+/* Issue 25: a run the runner cannot see lost the money: the entrypoint said
+ * "(the agents reported $0.5500)", the result had "usage": null, the metrics
+ * no forge_review_agent_* series, the report no cost. The summary frame's
+ * usage is the step's totals, as the summary file's is on a bind mount. */
+Test(runner_run, remote_run_reports_usage_cost_and_metrics_from_the_summary_frame)
+{
+	struct rr r = { 0 };
+	const cJSON *u;
+	char *mdir = fgt_tmpdir(), *mfile = fgt_fmt("%s/m.prom", mdir), *metrics;
+	const char *more[3] = { "--metrics-file", mfile, NULL };
+
+	run_remote_more(&r, "frm 1 approved\n"
+		       "printf '@@forge-review {\"v\":1,\"type\":\"review_summary\",\"run_id\":\"%s\",\"step\":\"%s\","
+		       "\"file\":\"review_summary.json\",\"summary\":{\"state\":\"approved\",\"cycles\":1,"
+		       "\"max_cycles\":3,\"step\":\"%s\",\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"worker\":"
+		       "{\"input_tokens\":1200,\"output_tokens\":300,\"cost_usd\":0.5},\"reviewer\":{\"cost_usd\":0.05}}}}\\n' "
+		       "\"$FORGE_RUN_ID\" \"$S\" \"$S\" \"$K\" \"$FORGE_RUN_ID\" >&2\nexit 0\n", more);
+	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
+	u = cJSON_GetObjectItem(r.res, "usage");
+	cr_assert(cJSON_IsObject(u), "the result has no usage");
+	cr_expect_eq(fge_jint(cJSON_GetObjectItem(u, "worker"), "input_tokens"), 1200);
+	cr_expect_eq(fge_jint(cJSON_GetObjectItem(u, "worker"), "output_tokens"), 300);
+	cr_expect_not_null(strstr(r.p.err, ", $0.55, "), "closing line without the cost: %s", r.p.err);
+	metrics = fgt_read(mfile, NULL);
+	cr_assert_not_null(metrics, "no metrics file");
+	cr_expect_not_null(strstr(metrics, "forge_review_agent_cost_usd_total{"), "%s", metrics);
+	cr_expect_not_null(strstr(metrics, "forge_review_agent_tokens_total{"), "%s", metrics);
+	{
+		const char *argv[] = { FG_RUNNER_BIN, "report", r.result, "--format", "markdown", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
+		cr_expect_eq(p.exit_code, 0, "%s", p.err);
+		cr_expect_not_null(strstr(p.out, "$0.55"), "the report has no cost:\n%s", p.out);
+		fgt_proc_release(&p);
+	}
+	free(metrics);
+	fgt_rm_rf(mdir);
+	free(mdir);
+	free(mfile);
+	rr_free(&r);
 }
