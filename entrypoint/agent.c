@@ -15,6 +15,7 @@
 
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "forge/msg.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
 
@@ -48,6 +49,8 @@ struct run {
 	unsigned nterm_seen;
 	uint64_t log_written;
 	bool log_cut;
+	uint64_t next_beat;        /* when the next heartbeat is due; 0: never */
+	uint64_t lines;            /* lines echoed so far */
 };
 
 struct spawn_err {
@@ -103,6 +106,7 @@ static void emit_line(struct run *x, struct stream *st)
 	size_t len = st->len, plen;
 
 	st->len = 0;
+	x->lines++;
 	if (x->s->echo_fd < 0)
 		return;
 	/* \xNN is the widest escape: four bytes per byte. */
@@ -285,11 +289,29 @@ static void check_signals(struct run *x)
 	x->nterm_seen = x->p->nterm;
 }
 
+/* The heartbeat: which agent has run for how long and how much it printed,
+ * one write (well under PIPE_BUF) so that it never splits. */
+static void heartbeat(struct run *x, uint64_t now)
+{
+	char line[256];
+	int n;
+
+	if (!x->next_beat || now < x->next_beat || x->reaped || x->s->echo_fd < 0)
+		return;
+	x->next_beat = now + secs_ns(x->s->heartbeat_s);
+	n = snprintf(line, sizeof(line), FG_MSG_PREFIX "agent_running: %s for %.0f s, %llu lines, %llu "
+		     "bytes of output\n", x->s->role, (double)(now - x->start) / NS_PER_S,
+		     (unsigned long long)x->lines, (unsigned long long)(x->r->out_bytes + x->r->err_bytes));
+	if (n > 0 && (size_t)n < sizeof(line))
+		ep_write_all(x->s->echo_fd, line, (size_t)n);
+}
+
 static void check_clock(struct run *x)
 {
 	uint64_t now = fg_monotonic_ns();
 	const struct ep_agent_spec *s = x->s;
 
+	heartbeat(x, now);
 	if (x->stage == 1 && now >= x->kill_at)
 		kill_hard(x);
 	if (!x->reaped) {
@@ -509,6 +531,7 @@ static void init_run(struct run *x, struct ep_pid1 *p, const struct ep_agent_spe
 	x->out.is_out = true;
 	x->nterm_seen = p->nterm;
 	x->start = x->last_output = fg_monotonic_ns();
+	x->next_beat = s->heartbeat_s > 0 ? x->start + secs_ns(s->heartbeat_s) : 0;
 }
 
 static void close_pipes(int a[2], int b[2], int c[2])

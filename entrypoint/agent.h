@@ -52,6 +52,10 @@ struct ep_agent_spec {
 	double timeout_s;            /* > 0 */
 	double idle_timeout_s;       /* 0: no idle watchdog */
 	double kill_grace_s;         /* between SIGTERM and SIGKILL */
+	/* Every heartbeat_s seconds while the agent runs, one line on echo_fd
+	 * (0: never): "forge-entrypoint: agent_running: worker for 30 s, 12
+	 * lines, 3456 bytes of output" (the runner logs it as agent_running). */
+	double heartbeat_s;
 	struct ep_capture *capture;  /* stdout kept for the verdict, or NULL; borrowed */
 	struct ep_output *output;    /* stdout fed to an output adapter, or NULL; borrowed */
 	int log_fd;                  /* raw stdout copy, or -1; borrowed */

@@ -62,6 +62,8 @@ static const char RUN_ABOUT[] =
 	"  FORGE_AGENT_IDLE_TIMEOUT (900)    seconds without output before an agent counts\n"
 	"                                    as hung (0: off)\n"
 	"  FORGE_AGENT_KILL_GRACE (5)        seconds between SIGTERM and SIGKILL\n"
+	"  FORGE_AGENT_HEARTBEAT (30)        seconds between 'agent_running' lines while an\n"
+	"                                    agent runs (0: never)\n"
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
 	"  FORGE_CYCLE_DIR (.forge/{step})   the cycle files' directory in the workspace;\n"
 	"                                    also {task_key}, {skill}\n"

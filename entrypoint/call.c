@@ -243,7 +243,8 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
 		.input = c->prompt, .input_len = strlen(c->prompt),
 		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
-		.kill_grace_s = l->t->kill_grace_s, .output = c->out, .log_fd = c->log_fd,
+		.kill_grace_s = l->t->kill_grace_s, .heartbeat_s = l->t->heartbeat_s, .output = c->out,
+		.log_fd = c->log_fd,
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
 	if (rc < 0)

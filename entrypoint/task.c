@@ -302,7 +302,8 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	    ep_env_seconds("FORGE_AGENT_IDLE_TIMEOUT", EP_DEFAULT_IDLE_TIMEOUT, 0, 1e7,
 			   &t->idle_timeout_s, err, errlen) ||
 	    ep_env_seconds("FORGE_AGENT_KILL_GRACE", EP_DEFAULT_KILL_GRACE, 0, 60,
-			   &t->kill_grace_s, err, errlen))
+			   &t->kill_grace_s, err, errlen) ||
+	    ep_env_seconds("FORGE_AGENT_HEARTBEAT", EP_DEFAULT_HEARTBEAT, 0, 1e7, &t->heartbeat_s, err, errlen))
 		return -EINVAL;
 	if (v && fg_parse_bool(v, &b) < 0) {
 		snprintf(err, errlen, "invalid AUTO_REVIEW_FAIL_ON_EXHAUSTION '%.40s': expected 0 or 1", v);

@@ -27,6 +27,7 @@
 #define EP_DEFAULT_TIMEOUT 3600.0
 #define EP_DEFAULT_IDLE_TIMEOUT 900.0
 #define EP_DEFAULT_KILL_GRACE 5.0
+#define EP_DEFAULT_HEARTBEAT 30.0
 
 /* Values given on the command line; NULL when not given. Borrowed. */
 struct ep_run_args {
@@ -64,6 +65,7 @@ struct ep_task {
 	double timeout_s;           /* FORGE_AGENT_TIMEOUT */
 	double idle_timeout_s;      /* FORGE_AGENT_IDLE_TIMEOUT, 0 = off */
 	double kill_grace_s;        /* FORGE_AGENT_KILL_GRACE */
+	double heartbeat_s;         /* FORGE_AGENT_HEARTBEAT, 0 = never */
 	bool fail_on_exhaustion;    /* AUTO_REVIEW_FAIL_ON_EXHAUSTION */
 	bool clear_stale;           /* --clear-stale, or FORGE_CLEAR_STALE=1 */
 };

@@ -69,12 +69,48 @@ static void engine_hint(struct rn_output *o, const char *line)
 	rn_log(o->log, RN_LOG_WARN, "engine_hint", RN_LS("engine", o->ops->name), RN_LS("hint", hint));
 }
 
+/*
+ * The entrypoint's heartbeat, "forge-entrypoint: agent_running: ROLE for N
+ * s, L lines, B bytes of output" (agent.h), logged as an agent_running
+ * event. 1 when line was one, 0 otherwise (then it is an ordinary line).
+ */
+static int heartbeat(struct rn_output *o, const char *line)
+{
+	static const char head[] = FG_MSG_PREFIX "agent_running: ";
+	const char *role = line + sizeof(head) - 1, *p;
+	char *end, name[65];
+	double secs;
+	long long lines, bytes;
+
+	if (strncmp(line, head, sizeof(head) - 1))
+		return 0;
+	p = strstr(role, " for ");
+	if (!p || p == role || p - role >= (long)sizeof(name))
+		return 0;
+	memcpy(name, role, (size_t)(p - role));
+	name[p - role] = '\0';
+	secs = strtod(p + 5, &end);
+	if (end == p + 5 || strncmp(end, " s, ", 4))
+		return 0;
+	lines = strtoll(end + 4, &end, 10);
+	if (strncmp(end, " lines, ", 8))
+		return 0;
+	bytes = strtoll(end + 8, &end, 10);
+	if (strcmp(end, " bytes of output"))
+		return 0;
+	rn_log(o->log, RN_LOG_INFO, "agent_running", RN_LS("role", name),
+	       RN_LN("seconds", secs), RN_LI("lines", lines), RN_LI("bytes", bytes));
+	return 1;
+}
+
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
 	const char *reason;
 	enum rn_log_level level = rn_output_level(line, &reason);
 	size_t n = strlen(line);
 
+	if (heartbeat(o, line))
+		return;
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:
 	 * Error response from daemon: ...", podman's "Error: ...") are raised. */

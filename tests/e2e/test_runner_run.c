@@ -1070,3 +1070,50 @@ Test(runner_run, remote_run_reports_usage_cost_and_metrics_from_the_summary_fram
 	free(mfile);
 	rr_free(&r);
 }
+
+/* Issue 25: a 30 s agent run printed nothing until it ended. The entrypoint
+ * says every FORGE_AGENT_HEARTBEAT seconds which agent has run how long and
+ * how much it printed; the runner logs it as agent_running; 0 is never. */
+Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
+{
+	char *dir = fgt_tmpdir();
+	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir), *log = fgt_fmt("%s/r.log", dir);
+	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo working; sleep 1.2; echo done");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log, NULL };
+	const char *beats[] = { "FORGE_AGENT_HEARTBEAT=0.3", "FORGE_AGENT_HEARTBEAT=0" };
+
+	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(skills, "default/other/review.md", "Check.\n");
+	for (int i = 0; i < 2; i++) {
+		const char *env[] = { wenv, beats[i], "FORGE_LOG_LEVEL", "AUTO_REVIEW_REQUIRED", NULL };
+		struct fgt_proc p;
+		char *text;
+		cJSON *evs;
+		const cJSON *e;
+
+		unlink(log);
+		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		text = fgt_read(log, NULL);
+		evs = fge_json_lines(text);
+		e = fge_find_event(evs, "agent_running", "role", "worker");
+		if (i == 0) {
+			cr_assert_not_null(e, "no agent_running:\n%s", text);
+			cr_expect_str_eq(fge_jstr(e, "level"), "info");
+			cr_expect_geq(fge_jint(e, "lines"), 1, "%s", text);
+			cr_expect_geq(fge_jint(e, "bytes"), 8, "%s", text);
+			cr_expect_eq(fge_count_events(evs, "output", "line", "[worker] working"), 1, "%s", text);
+			cr_expect_null(strstr(text, "\"line\":\"forge-entrypoint: agent_running"),
+				       "the heartbeat was logged as output too:\n%s", text);
+		} else {
+			cr_expect_null(fge_find_event(evs, "agent_running", NULL, NULL), "heartbeat 0:\n%s", text);
+		}
+		cJSON_Delete(evs);
+		free(text);
+		fgt_proc_release(&p);
+	}
+	fgt_rm_rf(dir);
+	free(dir); free(ws); free(skills); free(log); free(worker); free(wenv);
+}
