@@ -644,7 +644,8 @@ static void podman_loop(const struct fgd_user *as)
 	box_release(&b);
 }
 
-Test(runner_docker, podman_as_root_runs_the_loop)
+/* Rootful podman's tests run as root with podman installed; else skipped. */
+static void need_rootful_podman(void)
 {
 	char *bin = fgd_which("podman");
 
@@ -655,6 +656,11 @@ Test(runner_docker, podman_as_root_runs_the_loop)
 	if (geteuid() != 0)
 		cr_skip("not root: rootful podman is tested as root (the rootless test covers users)");
 	fgd_ensure_image(FGD_IMAGE);
+}
+
+Test(runner_docker, podman_as_root_runs_the_loop)
+{
+	need_rootful_podman();
 	podman_loop(NULL);
 }
 
@@ -708,15 +714,7 @@ static void podman_engine_failure(const struct fgd_user *as, const char *conf_te
 
 Test(runner_docker, podman_as_root_without_default_ulimits_is_the_engines_failure)
 {
-	char *bin = fgd_which("podman");
-
-	if (!bin)
-		cr_skip("podman is not installed: the podman engine is not tested here "
-			"(scripts/setup.sh --test installs it)");
-	free(bin);
-	if (geteuid() != 0)
-		cr_skip("not root: rootful podman is tested as root");
-	fgd_ensure_image(FGD_IMAGE);
+	need_rootful_podman();
 	/* This machine's runc may not raise RLIMIT_NOFILE to podman's default. */
 	podman_engine_failure(NULL, "[containers]\n", "default_ulimits = []");
 }
@@ -1204,15 +1202,7 @@ Test(runner_docker, named_volume_run_is_reported_by_the_stream_alone)
 
 Test(runner_docker, podman_as_root_named_volume_run_is_reported_by_the_stream_alone)
 {
-	char *bin = fgd_which("podman");
-
-	if (!bin)
-		cr_skip("podman is not installed: the podman engine is not tested here "
-			"(scripts/setup.sh --test installs it)");
-	free(bin);
-	if (geteuid() != 0)
-		cr_skip("not root: rootful podman is tested as root");
-	fgd_ensure_image(FGD_IMAGE);
+	need_rootful_podman();
 	volume_run("podman");
 }
 
