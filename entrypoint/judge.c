@@ -72,8 +72,11 @@ static void judge(struct ep_agent_result *r, const struct ep_output *out, struct
 	fg_judgement_reset(j);
 	j->verified = kept;
 	j->has_format = true;
-	j->feedback = fg_xasprintf("The review could not be completed: %s.",
-				   ep_agent_ok(r) && out->ok ? "the reviewer printed nothing" : r->what);
+	if (r->end == EP_AGENT_NOT_STARTED)
+		j->feedback = fg_xasprintf("%s%s.", EP_JUDGE_UNSTARTABLE, r->what);
+	else
+		j->feedback = fg_xasprintf("The review could not be completed: %s.",
+					   ep_agent_ok(r) && out->ok ? "the reviewer printed nothing" : r->what);
 }
 
 /* Appends s to a reviewer log (best effort: the log is a record). */

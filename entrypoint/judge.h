@@ -18,6 +18,12 @@
 #include "forge/usage.h"
 #include "forge/verdict.h"
 
+/* The feedback of a failed review whose reviewer could not be started at
+ * all (its command or interpreter is missing, not executable): the loop
+ * ends at once with exit 2 (configuration). Only the judgement of a failed
+ * run writes it, so a reviewer's own text cannot pass for it. */
+#define EP_JUDGE_UNSTARTABLE "The review could not be completed: the reviewer could not be started: "
+
 /* One reviewer's answer: what the caller gives, then what it got. */
 struct ep_judge_call {
 	int k;                       /* the review cycle */

@@ -324,6 +324,77 @@ static int blocked(struct ep_loop *l, const struct fg_cycle *c)
 	return finish(l, FG_STATE_BLOCKED, exhausted_code(l));
 }
 
+/* The feedback of cycle c's review that could not be started (the single
+ * reviewer's, or a panel role's run in this cycle), or NULL. */
+static const char *unstartable(const struct fg_cycle *c, bool failed)
+{
+	static const size_t n = sizeof(EP_JUDGE_UNSTARTABLE) - 1;
+
+	if (failed && !c->nreviews && c->j.feedback && !strncmp(c->j.feedback, EP_JUDGE_UNSTARTABLE, n))
+		return c->j.feedback;
+	for (size_t i = 0; i < c->nreviews; i++) {
+		const struct fg_review *r = &c->reviews[i];
+
+		if (r->failed && !r->from_cycle && r->j.feedback && !strncmp(r->j.feedback, EP_JUDGE_UNSTARTABLE, n))
+			return r->j.feedback;
+	}
+	return NULL;
+}
+
+/* A panel role's review that judged nothing: it failed, or its answer held
+ * no verdict (after the re-ask). */
+static bool role_useless(const struct fg_review *r)
+{
+	return !r->from_cycle && (r->failed || (r->j.has_format && r->j.format == FG_FORMAT_NONE));
+}
+
+/*
+ * The reviewer (or panel role) that failed or gave no verdict, after its
+ * re-ask, in both of the last two cycles, or NULL: sending the worker back
+ * again would only spend more (issue 25). Borrowed from l's history.
+ */
+static const char *useless_twice(const struct ep_loop *l)
+{
+	const struct fg_cycle *a, *b;
+
+	if (l->nhist < 2)
+		return NULL;
+	a = &l->hist[l->nhist - 2];
+	b = &l->hist[l->nhist - 1];
+	if (!l->cfg.nreviewers)
+		return (l->reviewer_failed[l->nhist - 2] || a->j.format == FG_FORMAT_NONE) &&
+		       (l->reviewer_failed[l->nhist - 1] || b->j.format == FG_FORMAT_NONE) ? "reviewer" : NULL;
+	for (size_t i = 0; i < b->nreviews; i++) {
+		const struct fg_review *rb = &b->reviews[i];
+
+		for (size_t j = 0; role_useless(rb) && j < a->nreviews; j++)
+			if (!strcmp(a->reviews[j].role, rb->role) && role_useless(&a->reviews[j]))
+				return rb->role;
+	}
+	return NULL;
+}
+
+/* Why the loop must end now although the work was not judged: a reviewer
+ * that cannot be started (exit 2: configuration), or one that judged
+ * nothing in two cycles in a row (failed). 0 when it goes on. */
+static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool failed)
+{
+	const char *why = unstartable(c, failed), *who;
+
+	if (why) {
+		ep_log(FG_MSG_ERROR, "%s; check FORGE_REVIEWER_CMD (or FORGE_REVIEWER_AGENT): the loop stops "
+		       "here instead of sending the worker back", why + strlen("The review could not be completed: "));
+		return finish(l, FG_STATE_FAILED, FG_EXIT_USAGE);
+	}
+	who = useless_twice(l);
+	if (!who)
+		return 0;
+	ep_log(FG_MSG_FAILED, "the review failed: the %s%s failed or gave no verdict in cycles %d and %d "
+	       "(last: %s); the worker is not sent back again", strcmp(who, "reviewer") ? "reviewer " : "",
+	       who, c->cycle - 1, c->cycle, c->j.feedback ? c->j.feedback : "no feedback");
+	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
+}
+
 /* Step 4: cycles 1..max. Returns the exit code or EP_STOP_SIGNAL. */
 static int review_phase(struct ep_loop *l)
 {
@@ -351,6 +422,9 @@ static int review_phase(struct ep_loop *l)
 		progress(c);
 		if (c->j.verdict == FG_VERDICT_APPROVED)
 			return finish(l, FG_STATE_APPROVED, 0);
+		rc = reviewer_stop(l, c, failed);
+		if (rc)
+			return rc;
 		if (ep_panel_blocked(c))
 			return blocked(l, c);
 		if (c->stalled)

@@ -386,13 +386,15 @@ Test(agent_loop, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 		 "echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
 		 "\"errors\":[\"Reached maximum number of turns (1)\"]}'\n");
 	lp_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	/* Issue 25: a reviewer that failed in two cycles in a row ends the loop
+	 * failed (exit 1) instead of exhausted (exit 0); never stalled either. */
+	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
 	c2 = lp_json(&l, "review_cycle_2.json");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c2, "feedback"), "Reached maximum number of turns (1)"), "%s",
 		  fge_jstr(c2, "feedback"));
 	cr_assert_null(cJSON_GetObjectItem(c2, "stalled"));
-	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "failed");
 	cJSON_Delete(c2);
 	lp_teardown(&l);
 }
@@ -553,12 +555,13 @@ Test(agent_loop, a_second_answer_without_verdict_is_a_rejected_cycle)
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "result false 'I looked at the code.' 0.1 1\n");
 	lp_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	/* Issue 25: no verdict in two cycles in a row ends the loop failed. */
+	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
 	c1 = lp_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(c1, "format"), "none");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
-	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "exhausted");
+	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "failed");
 	count = lp_read(&l, "count.reviewer");
 	cr_assert_str_eq(count, "4\n", "two asks in each of the two cycles");
 	free(count);

@@ -21,6 +21,16 @@ static char *recording_worker(struct ep_ws *w)
 	return ws_script(w, "worker.sh", RECORDING_WORKER);
 }
 
+/* Lines of text (NULL: 0). */
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; p && *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
 /* A reviewer that records its prompts, then runs body. */
 static char *reviewer(struct ep_ws *w, const char *body)
 {
@@ -208,20 +218,84 @@ Test(entrypoint_loop, reviewer_without_verdict_is_a_rejection)
 	reviewer_failure("echo 'I looked at it and have thoughts.'", NULL, "Verdict could not be parsed", "none");
 }
 
-Test(entrypoint_loop, missing_reviewer_binary_is_a_rejection)
+/* Issue 25: a reviewer that cannot be started burned every cycle (the
+ * worker sent back each time, exhausted, exit 0). Its run is a rejected
+ * cycle that says why, and the loop ends at once: state failed, exit 2
+ * (configuration). The reviewer exists but its interpreter does not, so
+ * exec fails when the loop runs it. */
+Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 {
 	struct ep_ws w;
 	struct fgt_proc p;
 
 	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
-	ws_run(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *rv = fgt_fmt("%s/reviewer-xyz", w.root);
+	fgt_write(rv, "#!/nonexistent/interpreter\necho APPROVED\n");
+	cr_assert_eq(chmod(rv, 0755), 0);
+	char *cmd = fgt_fmt("%s --flag", rv);
+	ws_run(&w, &p, wk, cmd, NULL);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cr_assert(strstr(fge_jstr(c, "feedback"), "cannot run reviewer '/nonexistent/reviewer-xyz': No such file or directory"),
-		  "%s", fge_jstr(c, "feedback"));
-	cJSON_Delete(c); free(wk);
+	char *want = fgt_fmt("cannot run reviewer '%s': No such file or directory", rv);
+	cr_assert(strstr(fge_jstr(c, "feedback"), want), "%s", fge_jstr(c, "feedback"));
+	cr_assert(strstr(p.err, "forge-entrypoint: error: the reviewer could not be started: "), "%s", p.err);
+	cr_assert(strstr(p.err, "check FORGE_REVIEWER_CMD"), "%s", p.err);
+	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"), "the loop went on");
+	char *runs = ws_root_file(&w, "worker_env.txt");
+	cr_assert_eq(count_lines(runs), 1, "the worker was sent back:\n%s", runs);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
+	cJSON_Delete(s); cJSON_Delete(c); free(wk); free(rv); free(cmd); free(want); free(runs);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+/* Issue 25: a reviewer that only says "LGTM" cost a worker run per cycle
+ * until exhausted. Two cycles in a row without a verdict (each re-asked)
+ * end the loop failed (exit 1): the worker is not sent back a second time. */
+Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 5\n---\nCheck.\n");
+	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo LGTM");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	cr_assert(ws_step_exists(&w, "review_cycle_2.json"));
+	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"), "a third cycle ran");
+	cr_assert(strstr(p.err, "forge-entrypoint: the task failed: the review failed: the reviewer failed or "
+			 "gave no verdict in cycles 1 and 2"), "%s", p.err);
+	char *runs = ws_root_file(&w, "worker_env.txt");
+	cr_assert_eq(count_lines(runs), 2, "worker runs:\n%s", runs);
+	char *asks = ws_root_file(&w, "reviewer_ran.txt");
+	cr_assert_eq(count_lines(asks), 4, "two asks in each cycle:\n%s", asks);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
+	cJSON_Delete(s); free(wk); free(rv); free(runs); free(asks);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
+/* One cycle without a verdict is not enough: a reviewer that answers in
+ * the next cycle goes on as before. */
+Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = recording_worker(&w);
+	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
+	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
 	ws_teardown(&w);
 }

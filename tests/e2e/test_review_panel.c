@@ -699,3 +699,32 @@ Test(review_panel, a_findings_table_of_questions_blocks_a_single_reviewer)
 	cr_assert(strstr(t.p.err, "[default] LICENSE:1: Which licence?"), "%s", t.p.err);
 	pn_free(&t);
 }
+
+/* Issue 25: a panel role that gives no verdict (after its re-ask) in two
+ * cycles in a row ends the loop failed, naming the role, instead of
+ * sending the worker back until the cycles run out. */
+Test(review_panel, a_role_without_a_verdict_twice_ends_the_loop_failed)
+{
+	static const struct spec s = {
+		"---\nmax_retries: 4\nreviewers:\n  - role: correctness\n  - role: security\n---\nShared.\n",
+		{ NULL },
+		"case $r in\n"
+		"correctness) echo LGTM;;\n"
+		"*) shadow request_changes BLOCKING 'Validate input';;\n"
+		"esac\n",
+		NULL, NULL,
+	};
+	struct pn t;
+	char *runs;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 1, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "failed");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 2, "%s", t.p.err);
+	cr_assert_not_null(strstr(t.p.err, "the review failed: the reviewer correctness failed or gave no "
+				  "verdict in cycles 1 and 2"), "%s", t.p.err);
+	runs = fge_read_in(t.save, "runs");
+	cr_assert_null(strstr(runs, " 3\n"), "a third cycle ran:\n%s", runs);
+	free(runs);
+	pn_free(&t);
+}
