@@ -361,6 +361,10 @@ static const char *useless_twice(const struct ep_loop *l)
 		return NULL;
 	a = &l->hist[l->nhist - 2];
 	b = &l->hist[l->nhist - 1];
+	/* A cycle no reviewer ran in (the worker's turn changed nothing) says
+	 * nothing about the reviewer. */
+	if (a->ev.no_change || b->ev.no_change)
+		return NULL;
 	if (!l->cfg.nreviewers)
 		return (l->reviewer_failed[l->nhist - 2] || a->j.format == FG_FORMAT_NONE) &&
 		       (l->reviewer_failed[l->nhist - 1] || b->j.format == FG_FORMAT_NONE) ? "reviewer" : NULL;
