@@ -48,34 +48,41 @@ static void print_help(void)
 	fg_buf_release(&b);
 }
 
+static int cmd_help(int argc, char **argv)
+{
+	print_help();
+	return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	printf("forge-runner %s\n", FORGE_VERSION);
+	return 0;
+}
+
+/* The command table (as the entrypoint's): each gets argv from its name on. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "run", rn_cmd_run }, { "watch", rn_cmd_watch }, { "sweep", rn_cmd_sweep },
+	{ "report", rn_cmd_report }, { "--help", cmd_help }, { "-h", cmd_help },
+	{ "help", cmd_help }, { "--version", cmd_version },
+};
+
 int rn_main(int argc, char **argv)
 {
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	static const char *const names[] = { "run", "watch", "sweep", "report", "help" };
+	const char *cmd = argc > 1 ? argv[1] : NULL, *near;
 
 	if (!cmd)
 		return rn_usage("missing subcommand (run, watch, sweep or report)");
-	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-		print_help();
-		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
 	}
-	if (!strcmp(cmd, "--version")) {
-		printf("forge-runner %s\n", FORGE_VERSION);
-		return 0;
-	}
-	if (!strcmp(cmd, "run"))
-		return rn_cmd_run(argc - 1, argv + 1);
-	if (!strcmp(cmd, "watch"))
-		return rn_cmd_watch(argc - 1, argv + 1);
-	if (!strcmp(cmd, "sweep"))
-		return rn_cmd_sweep(argc - 1, argv + 1);
-	if (!strcmp(cmd, "report"))
-		return rn_cmd_report(argc - 1, argv + 1);
-	{
-		static const char *const names[] = { "run", "watch", "sweep", "report", "help" };
-		const char *near = fg_suggest(cmd, names, ARRAY_SIZE(names));
-
-		if (near)
-			return rn_usage("unknown subcommand '%s'; did you mean '%s'?", cmd, near);
-	}
+	near = fg_suggest(cmd, names, ARRAY_SIZE(names));
+	if (near)
+		return rn_usage("unknown subcommand '%s'; did you mean '%s'?", cmd, near);
 	return rn_usage("unknown subcommand '%s' (run, watch, sweep or report)", cmd);
 }

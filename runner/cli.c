@@ -12,16 +12,37 @@
 #include "forge/buf.h"
 #include "forge/num.h"
 
+static int vusage(const char *cmd, const char *fmt, va_list ap)
+{
+	const char *sep = cmd ? " " : "";
+
+	cmd = cmd ? cmd : "";
+	fprintf(stderr, "forge-runner%s%s: ", sep, cmd);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\ntry 'forge-runner%s%s --help'\n", sep, cmd);
+	return FG_EXIT_USAGE;
+}
+
 int rn_usage(const char *fmt, ...)
 {
 	va_list ap;
+	int r;
 
-	fputs("forge-runner: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	r = vusage(NULL, fmt, ap);
 	va_end(ap);
-	fputs("\ntry 'forge-runner --help'\n", stderr);
-	return FG_EXIT_USAGE;
+	return r;
+}
+
+int rn_cmd_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vusage(cmd, fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 int rn_parse_interval(const char *s, double *out)
@@ -59,6 +80,7 @@ int rn_cmd_help(const char *usage, const struct fg_opt *table)
 	fg_buf_addf(&b, "usage: %s\n\noptions:\n", usage);
 	fg_opts_help(table, &b);
 	fputs(fg_buf_str(&b), stdout);
+	fflush(stdout);
 	fg_buf_release(&b);
 	return 0;
 }

@@ -29,6 +29,9 @@ int rn_cmd_sweep(int argc, char **argv);
 /* Prints "forge-runner: <msg>" and "try 'forge-runner --help'" to stderr;
  * returns FG_EXIT_USAGE. */
 int rn_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a subcommand with its own help: "forge-runner CMD: <msg>"
+ * and "try 'forge-runner CMD --help'". */
+int rn_cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "usage: <usage>" and the option table to stdout; returns 0. */
 int rn_cmd_help(const char *usage, const struct fg_opt *table);

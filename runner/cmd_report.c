@@ -28,6 +28,7 @@
 #include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/summary.h"
+#include "cli.h"
 #include "result.h"
 
 enum { R_FORMAT = 1, R_OUTPUT, R_ONLY_OPEN, R_HELP };
@@ -815,32 +816,8 @@ struct report_opts {
 	struct fg_strvec inputs;
 };
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PREFIX, stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\ntry 'forge-runner report --help'\n", stderr);
-	return FG_EXIT_USAGE;
-}
-
-static int help(void)
-{
-	struct fg_buf b;
-
-	fg_buf_init(&b, 64 * 1024);
-	fg_buf_adds(&b, "usage: forge-runner report RESULT.json... [--format json|markdown] "
-			"[--only-open] [--output FILE]\n\noptions:\n");
-	fg_opts_help(rn_report_options, &b);
-	fputs(fg_buf_str(&b), stdout);
-	fflush(stdout);
-	fg_buf_release(&b);
-	return 0;
-}
+static const char REPORT_USAGE[] =
+	"forge-runner report RESULT.json... [--format json|markdown] [--only-open] [--output FILE]";
 
 /* 0 to go on, 1 after --help (exit 0), or the usage exit code. */
 static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
@@ -854,11 +831,11 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 	for (r = fg_opts_next(&it, &id, &v, err, sizeof(err)); r > 0;
 	     r = fg_opts_next(&it, &id, &v, err, sizeof(err))) {
 		if (id == R_HELP) {
-			*code = help();
+			*code = rn_cmd_help(REPORT_USAGE, rn_report_options);
 			return 1;
 		}
 		if (id == R_FORMAT && strcmp(v, "json") && strcmp(v, "markdown")) {
-			*code = usage("invalid format '%s' (json or markdown)", v);
+			*code = rn_cmd_usage("report", "invalid format '%s' (json or markdown)", v);
 			return 1;
 		}
 		if (id == R_FORMAT)
@@ -871,11 +848,11 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 			fg_strvec_push(&o->inputs, v);
 	}
 	if (r < 0) {
-		*code = usage("%s", err);
+		*code = rn_cmd_usage("report", "%s", err);
 		return 1;
 	}
 	if (!o->inputs.n) {
-		*code = usage("%s", "report needs at least one result file");
+		*code = rn_cmd_usage("report", "%s", "report needs at least one result file");
 		return 1;
 	}
 	return 0;

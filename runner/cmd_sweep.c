@@ -42,7 +42,7 @@ static void sweep_one(int dfd, const char *dir, const char *name, const char *ru
 	if (r)
 		fprintf(stderr, "forge-runner: skipping '%s/%s': %s\n", dir, name,
 			err[0] ? err : strerror(-r));
-	else if (run_id && c.run_id && strcmp(run_id, c.run_id))
+	else if (!fg_run_id_accepts(run_id, c.run_id))
 		fprintf(stderr, "forge-runner: skipping '%s/%s': run_id '%s' is not '%s'\n", dir, name,
 			c.run_id, run_id);
 	else

@@ -43,7 +43,7 @@ static void invalid(struct rn_stream *s, const char *why)
 static int ours(struct rn_stream *s, const struct fg_frame *fr)
 {
 	const char *want = s->opts.run_id;
-	int run_ok = !want || !*fr->run_id || !strcmp(fr->run_id, want);
+	int run_ok = fg_run_id_accepts(want, *fr->run_id ? fr->run_id : NULL);
 
 	if (run_ok && !strcmp(fr->step, s->opts.step))
 		return 1;

@@ -281,7 +281,7 @@ static void bad_file(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch
 static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
 		      const char *name, const struct fg_cycle *c)
 {
-	if (!w->opts.run_id || !c->run_id || !strcmp(c->run_id, w->opts.run_id))
+	if (fg_run_id_accepts(w->opts.run_id, c->run_id))
 		return 0;
 	if (!(e->flags & E_FOREIGN)) {
 		e->flags |= E_FOREIGN;

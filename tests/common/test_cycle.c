@@ -1219,3 +1219,16 @@ Test(cycle, usage_reask_and_over_budget_round_trip)
 	cr_assert_not(back.reask);
 	fg_cycle_release(&back);
 }
+
+Test(cycle, run_id_rule_table)
+{
+	static const struct { const char *expected, *got; bool accepted; } cases[] = {
+		{ NULL, NULL, true }, { NULL, "abc", true }, { "abc", NULL, true },
+		{ "abc", "abc", true }, { "abc", "abd", false }, { "abc", "", false },
+		{ "", "", true }, { "abc", "ABC", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(fg_run_id_accepts(cases[i].expected, cases[i].got), cases[i].accepted,
+			     "case %zu", i);
+}

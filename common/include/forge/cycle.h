@@ -224,4 +224,13 @@ void fg_cycle_entries_free(struct fg_cycle_entry *e, size_t count);
  * later element counts. synthetic plays no part. false when n == 0. */
 bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n);
 
+/*
+ * The run id rule every reader of cycles applies (the watch, the stream,
+ * `sweep --run-id`): a record with run id got belongs to the run expected
+ * when nothing is expected (expected NULL), when it carries no run id (got
+ * NULL: pass NULL for a frame's empty run id), or when the two are equal.
+ * Both borrowed.
+ */
+bool fg_run_id_accepts(const char *expected, const char *got);
+
 #endif
