@@ -138,17 +138,14 @@ static int parse(int argc, char **argv, struct args *a)
 	a->cfg.seed = 1;
 	a->workroot = getenv("TMPDIR");
 	fg_opts_init(&it, options, argc, argv, 1);
-	for (;;) {
-		r = fg_opts_next(&it, &id, &v, err, sizeof(err));
-		if (r <= 0)
-			break;
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == O_HELP)
 			return 3;
 		r = apply(a, id, v);
 		if (r)
 			return r;
 	}
-	if (r < 0) {
+	if (fg_opts_failed(&it)) {
 		fprintf(stderr, "forge-bench: %s\ntry 'forge-bench --help'\n", err);
 		return 2;
 	}

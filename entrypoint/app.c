@@ -97,14 +97,11 @@ int ep_cmd_run(int argc, char **argv)
 	int id, rc;
 
 	fg_opts_init(&it, RUN_OPTS, argc, argv, 1);
-	for (;;) {
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		const char **slot[] = { [OPT_TASK_FILE] = &a.task_file, [OPT_WORKSPACE] = &a.workspace,
 					[OPT_SKILLS_DIR] = &a.skills_dir, [OPT_STEP] = &a.step,
 					[OPT_SKILL] = &a.skill, [OPT_TASK_KEY] = &a.task_key };
 
-		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
-		if (rc <= 0)
-			break;
 		if (id == OPT_HELP)
 			return ep_help(RUN_USAGE, RUN_ABOUT, RUN_OPTS);
 		if (id == FG_OPT_POSITIONAL)
@@ -115,7 +112,7 @@ int ep_cmd_run(int argc, char **argv)
 		}
 		*slot[id] = v;
 	}
-	if (rc < 0)
+	if (fg_opts_failed(&it))
 		return ep_usage("%s", err);
 	/* From here on a stop signal must reach the loop (pending), not be
 	 * dropped while the task and configuration load. */

@@ -38,13 +38,10 @@ static int parse_args(int argc, char **argv, const char **fmt, const char **file
 	struct fg_opts_iter it;
 	const char *v;
 	char err[256];
-	int id, rc;
+	int id;
 
 	fg_opts_init(&it, OPTS, argc, argv, 1);
-	for (;;) {
-		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
-		if (rc <= 0)
-			break;
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == OPT_HELP) {
 			ep_help(USAGE, ABOUT, OPTS);
 			return -1;
@@ -56,7 +53,7 @@ static int parse_args(int argc, char **argv, const char **fmt, const char **file
 		else
 			*file = v;
 	}
-	if (rc < 0)
+	if (fg_opts_failed(&it))
 		return ep_usage("agent-output: %s", err);
 	if (!*fmt)
 		return ep_usage("agent-output: --format is required (text, claude, codex or gemini)");

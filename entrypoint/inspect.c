@@ -64,14 +64,11 @@ static int positionals(int argc, char **argv, const char *usage, const char *abo
 	struct fg_opts_iter it;
 	const char *v;
 	char err[256];
-	int id, rc;
+	int id;
 
 	*n = 0;
 	fg_opts_init(&it, HELP_ONLY, argc, argv, 1);
-	for (;;) {
-		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
-		if (rc <= 0)
-			break;
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == OPT_HELP) {
 			ep_help(usage, about, HELP_ONLY);
 			return -1;
@@ -80,7 +77,7 @@ static int positionals(int argc, char **argv, const char *usage, const char *abo
 			return ep_usage("%s: unexpected argument '%s'", argv[0], v);
 		out[(*n)++] = v;
 	}
-	return rc < 0 ? ep_usage("%s: %s", argv[0], err) : 0;
+	return fg_opts_failed(&it) ? ep_usage("%s: %s", argv[0], err) : 0;
 }
 
 static void print_diags_stderr(const struct fg_diags *d)
@@ -109,10 +106,7 @@ int ep_cmd_resolve(int argc, char **argv)
 	int id, rc;
 
 	fg_opts_init(&it, RESOLVE_OPTS, argc, argv, 1);
-	for (;;) {
-		rc = fg_opts_next(&it, &id, &v, err, sizeof(err));
-		if (rc <= 0)
-			break;
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == OPT_HELP)
 			return ep_help(usage, "Prints the review.md that applies: the ticket's project "
 				       "override first, then the default.\nExit 0 found, 1 none, 2 invalid input.",
@@ -121,7 +115,7 @@ int ep_cmd_resolve(int argc, char **argv)
 			return ep_usage("resolve: unexpected argument '%s'", v);
 		*(id == OPT_SKILLS_DIR ? &dir : id == OPT_SKILL ? &skill : &ticket) = v;
 	}
-	if (rc < 0)
+	if (fg_opts_failed(&it))
 		return ep_usage("resolve: %s", err);
 	if (!skill)
 		return ep_usage("resolve: --skill is required");

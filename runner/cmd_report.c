@@ -825,11 +825,10 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 	struct fg_opts_iter it;
 	const char *v;
 	char err[256];
-	int id, r;
+	int id;
 
 	fg_opts_init(&it, rn_report_options, argc, argv, 1);
-	for (r = fg_opts_next(&it, &id, &v, err, sizeof(err)); r > 0;
-	     r = fg_opts_next(&it, &id, &v, err, sizeof(err))) {
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == R_HELP) {
 			*code = rn_cmd_help(REPORT_USAGE, rn_report_options);
 			return 1;
@@ -847,7 +846,7 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 		else
 			fg_strvec_push(&o->inputs, v);
 	}
-	if (r < 0) {
+	if (fg_opts_failed(&it)) {
 		*code = rn_cmd_usage("report", "%s", err);
 		return 1;
 	}

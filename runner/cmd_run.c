@@ -238,14 +238,14 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
 	a->require_review = env_or_null("AUTO_REVIEW_REQUIRED");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
-	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == FG_OPT_POSITIONAL)
 			return rn_usage("unexpected argument '%s'", v);
 		r = take_opt(c, a, id, v);
 		if (r)
 			return r;
 	}
-	return r < 0 ? rn_usage("%s", err) : 0;
+	return fg_opts_failed(&it) ? rn_usage("%s", err) : 0;
 }
 
 static int check_name(enum fg_name_kind kind, const char *v)

@@ -116,10 +116,10 @@ int rn_cmd_sweep(int argc, char **argv)
 	struct fg_opts_iter it;
 	const char *v, *dir = NULL, *run_id = NULL;
 	char err[256];
-	int id, r;
+	int id;
 
 	fg_opts_init(&it, rn_sweep_options, argc, argv, 1);
-	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == S_HELP)
 			return rn_cmd_help("forge-runner sweep DIR [--run-id ID]", rn_sweep_options);
 		if (id == S_RUN_ID)
@@ -129,7 +129,7 @@ int rn_cmd_sweep(int argc, char **argv)
 		else
 			dir = v;
 	}
-	if (r < 0)
+	if (fg_opts_failed(&it))
 		return rn_usage("%s", err);
 	if (!dir)
 		return rn_usage("sweep needs a directory");

@@ -137,12 +137,12 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
 	char err[256];
 	size_t cap = *ndirs;
-	int id, r;
+	int id;
 
 	if (env && *env && rn_parse_interval(env, &o->poll_interval))
 		return rn_usage("invalid AUTO_REVIEW_POLL_INTERVAL '%s'", env);
 	fg_opts_init(&it, rn_watch_options, argc, argv, 1);
-	while ((r = fg_opts_next(&it, &id, &v, err, sizeof(err))) > 0) {
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == FG_OPT_POSITIONAL) {
 			FG_ALLOC_GROW(*dirs, *ndirs + 1, cap);
 			(*dirs)[(*ndirs)++] = v;
@@ -162,7 +162,7 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 			return -1;
 		}
 	}
-	if (r < 0)
+	if (fg_opts_failed(&it))
 		return rn_usage("%s", err);
 	if (*ndirs == 0)
 		return rn_usage("watch needs at least one directory");

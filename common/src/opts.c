@@ -17,6 +17,18 @@ void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc,
 	it->argv = argv;
 	it->i = first;
 	it->dashdash = 0;
+	it->rc = 0;
+}
+
+bool fg_opts_each(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen)
+{
+	it->rc = fg_opts_next(it, id, value, err, errlen);
+	return it->rc > 0;
+}
+
+bool fg_opts_failed(const struct fg_opts_iter *it)
+{
+	return it->rc < 0;
 }
 
 const struct fg_opt *fg_opts_find(const struct fg_opt *table, const char *name)

@@ -106,3 +106,27 @@ Test(opts, help_lists_every_option_and_env)
 	cr_assert(strstr(fg_buf_str(&b), "--no-inotify"));
 	fg_buf_release(&b);
 }
+
+Test(opts, the_option_loop_ends_done_or_failed)
+{
+	char *ok[] = { "p", "--workspace", "/a", "x", NULL };
+	char *bad[] = { "p", "--workspace", "/a", "--bogus", "y", NULL };
+	struct fg_opts_iter it;
+	const char *v;
+	char err[128] = "";
+	int id, n = 0;
+
+	fg_opts_init(&it, table, 4, ok, 1);
+	cr_assert(!fg_opts_failed(&it));
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err)))
+		n++;
+	cr_assert_eq(n, 2);
+	cr_assert(!fg_opts_failed(&it));
+	n = 0;
+	fg_opts_init(&it, table, 5, bad, 1);
+	while (fg_opts_each(&it, &id, &v, err, sizeof(err)))
+		n++;
+	cr_assert_eq(n, 1, "the loop stops at the usage error");
+	cr_assert(fg_opts_failed(&it));
+	cr_assert_str_eq(err, "unknown option '--bogus'");
+}

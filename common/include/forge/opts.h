@@ -4,10 +4,11 @@
  * Protocol:
  *   1. declare a static table of struct fg_opt, ended by an entry with
  *      name == NULL;
- *   2. fg_opts_init(&it, table, argc, argv, first) and loop on
- *      fg_opts_next() until it returns 0 (done) or < 0 (usage error, err
- *      filled: "unknown option '--x'" (with "; did you mean '--y'?" when
- *      an option of the table is near, fg_opts_suggest()), "option
+ *   2. fg_opts_init(&it, table, argc, argv, first) and the one option loop
+ *          while (fg_opts_each(&it, &id, &v, err, sizeof(err))) { ... }
+ *          if (fg_opts_failed(&it)) -> usage error, err filled
+ *      ("unknown option '--x'" (with "; did you mean '--y'?" when an
+ *      option of the table is near, fg_opts_suggest()), "option
  *      '--workspace' needs a value", "option '--help' takes no value");
  *   3. positional arguments come back with id FG_OPT_POSITIONAL; everything
  *      after "--" is positional.
@@ -17,6 +18,8 @@
  */
 #ifndef FORGE_OPTS_H
 #define FORGE_OPTS_H
+
+#include <stdbool.h>
 
 #include "forge/buf.h"
 
@@ -37,6 +40,7 @@ struct fg_opts_iter {
 	char **argv;
 	int i;
 	int dashdash;
+	int rc;               /* the last fg_opts_next() result (fg_opts_each) */
 };
 
 void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc, char **argv, int first);
@@ -47,6 +51,12 @@ void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc,
  * error with err filled. value is borrowed from argv.
  */
 int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen);
+
+/* fg_opts_next() for the option loop: true with *id and *value set, false
+ * when argv is exhausted or on a usage error (then fg_opts_failed()). */
+bool fg_opts_each(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen);
+/* True when the loop ended on a usage error (err was filled). */
+bool fg_opts_failed(const struct fg_opts_iter *it);
 
 /* Appends the option list, one option per line ("  --name ARG  help [env: X]"). */
 void fg_opts_help(const struct fg_opt *table, struct fg_buf *out);
