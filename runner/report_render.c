@@ -1,0 +1,441 @@
+/*
+ * report_render.c - `forge-runner report`'s output: the merged report as
+ * JSON or as a Markdown "Auto-Review Notes" section (report_internal.h;
+ * the formats are in docs/reference/report.md).
+ */
+#include "report_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/text.h"
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/cycle.h"
+#include "forge/exit.h"
+#include "forge/fsutil.h"
+#include "forge/names.h"
+#include "forge/summary.h"
+#include "report.h"
+#include "result.h"
+
+/* Open: the review left work to do, or the run failed (a run that failed
+ * before any review says no_review, and must not vanish from --only-open). */
+static bool entry_open(const struct entry *e)
+{
+	return !e->success || (e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
+			       e->state != FG_STATE_DISABLED);
+}
+
+/* The last cycle's feedback when it was rejected, else NULL (borrowed). */
+static const char *open_feedback(const struct entry *e)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+
+	return last && last->j.verdict == FG_VERDICT_REJECTED ? last->j.feedback : NULL;
+}
+
+/* The last cycle's findings: with advice false those still open (all of
+ * them when that cycle was rejected, none when it was approved); with
+ * advice true those of an approval, which are advice and were not looped
+ * on. Borrowed; *n set. */
+static const struct fg_finding *last_findings(const struct entry *e, bool advice, size_t *n)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+	enum fg_verdict_kind want = advice ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
+
+	*n = 0;
+	if (!last || last->j.verdict != want || !last->j.has_findings)
+		return NULL;
+	*n = last->j.nfindings;
+	return last->j.findings;
+}
+
+static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+{
+	return last_findings(e, false, n);
+}
+
+/* "path:line", "path" or NULL (no location). Owned. */
+static char *finding_location(const struct fg_finding *f)
+{
+	if (!f->file_path || !*f->file_path)
+		return NULL;
+	return f->line > 0 ? fg_xasprintf("%s:%d", f->file_path, f->line) : fg_xstrdup(f->file_path);
+}
+
+/* ---- JSON ---- */
+
+static void add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+static void add_findings_json(cJSON *o, const char *key, const struct fg_finding *f, size_t n);
+
+/* A panel's roles as of the last cycle ("reviews", only for a panel), the
+ * open findings ("open_findings", always: [] when none), an approval's
+ * advice ("advice_findings", when any) and its "verified" lines. */
+static void add_panel_json(cJSON *o, const struct entry *e)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+	const struct fg_finding *f;
+	cJSON *arr;
+	size_t n;
+
+	if (last && last->has_reviews) {
+		arr = cJSON_AddArrayToObject(o, "reviews");
+		for (size_t i = 0; i < last->nreviews; i++) {
+			const struct fg_review *r = &last->reviews[i];
+			cJSON *ro = cJSON_CreateObject();
+
+			cJSON_AddStringToObject(ro, "role", r->role);
+			cJSON_AddStringToObject(ro, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
+			cJSON_AddBoolToObject(ro, "failed", r->failed);
+			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
+			cJSON_AddItemToArray(arr, ro);
+		}
+	}
+	f = open_findings(e, &n);
+	add_findings_json(o, "open_findings", f, n);
+	f = last_findings(e, true, &n);
+	if (n)
+		add_findings_json(o, "advice_findings", f, n);
+	if (last)
+		fg_evidence_add_verified(o, &last->ev.verified);
+}
+
+/* key: [{role, severity, location, title}] of f[0..n). */
+static void add_findings_json(cJSON *o, const char *key, const struct fg_finding *f, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+
+	for (size_t i = 0; i < n; i++) {
+		cJSON *fo = cJSON_CreateObject();
+		char *loc = finding_location(&f[i]);
+
+		cJSON_AddStringToObject(fo, "role", f[i].role ? f[i].role : "default");
+		cJSON_AddStringToObject(fo, "severity", f[i].severity ? f[i].severity : "");
+		add_str_or_null(fo, "location", loc);
+		cJSON_AddStringToObject(fo, "title", f[i].title ? f[i].title : "");
+		cJSON_AddItemToArray(arr, fo);
+		free(loc);
+	}
+}
+
+static cJSON *entry_json(const struct entry *e)
+{
+	cJSON *o = cJSON_CreateObject(), *cycles = cJSON_CreateArray();
+
+	add_str_or_null(o, "task_key", e->task_key);
+	cJSON_AddStringToObject(o, "step", e->step);
+	add_str_or_null(o, "skill", e->skill);
+	add_str_or_null(o, "run_id", e->run_id);
+	cJSON_AddStringToObject(o, "state", fg_review_state_name(e->state));
+	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
+	cJSON_AddBoolToObject(o, "success", e->success);
+	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
+	add_str_or_null(o, "error", e->error);
+	for (size_t i = 0; i < e->ncycles; i++) {
+		const struct fg_cycle *c = &e->cycles[i];
+		cJSON *co = cJSON_CreateObject();
+
+		cJSON_AddNumberToObject(co, "cycle", c->cycle);
+		cJSON_AddNumberToObject(co, "max_cycles", c->max_cycles);
+		cJSON_AddStringToObject(co, "verdict", fg_verdict_kind_name(c->j.verdict));
+		cJSON_AddStringToObject(co, "feedback", c->j.feedback);
+		cJSON_AddStringToObject(co, "timestamp", c->timestamp);
+		cJSON_AddItemToArray(cycles, co);
+	}
+	cJSON_AddItemToObject(o, "cycles", cycles);
+	add_str_or_null(o, "open_feedback", open_feedback(e));
+	add_panel_json(o, e);
+	fg_usage_pair_add_to(o, &e->usage);
+	cJSON_AddStringToObject(o, "source", e->source);
+	return o;
+}
+
+/* The report as pretty JSON with a trailing newline, or -E2BIG. */
+int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
+{
+	cJSON *root = cJSON_CreateObject(), *entries = cJSON_CreateObject(), *warn;
+	char *text;
+	int r;
+
+	for (size_t i = 0; i < rp->n; i++)
+		if (!only_open || entry_open(&rp->v[i]))
+			cJSON_AddItemToObject(entries, rp->v[i].key, entry_json(&rp->v[i]));
+	cJSON_AddItemToObject(root, "entries", entries);
+	warn = cJSON_AddArrayToObject(root, "warnings");
+	for (size_t i = 0; i < rp->warnings.n; i++)
+		cJSON_AddItemToArray(warn, cJSON_CreateString(rp->warnings.v[i]));
+	text = fg_json_print(root);
+	cJSON_Delete(root);
+	r = fg_buf_adds(out, text);
+	free(text);
+	return r;
+}
+
+/* ---- Markdown ---- */
+
+/* Names are validated (no whitespace or control bytes), but may still hold
+ * characters that Markdown would read as markup; those are escaped. '_'
+ * is left alone: GitHub never emphasises inside a word, and step names
+ * are full of it. */
+static void md_name(struct fg_buf *m, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("\\`*[]<>|~#", *s))
+			fg_buf_addc(m, '\\');
+		fg_buf_addc(m, *s);
+	}
+}
+
+/* Length of the prefix of s (n bytes) at most max bytes long that does not
+ * split a UTF-8 sequence. */
+static size_t utf8_cut(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+/* The first non-blank line of feedback, trimmed, cut to RN_REPORT_CELL_MAX
+ * bytes, with '|' escaped for the table; " …" marks a cut or more lines. */
+static void md_cell(struct fg_buf *m, const char *fb)
+{
+	const char *s = fb + strspn(fb, " \t\r\n");
+	size_t n = strcspn(s, "\r\n"), cut;
+	bool more;
+
+	more = s[n + strspn(s + n, " \t\r\n")] != '\0';
+	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	if (!n) {
+		fg_buf_adds(m, "—");
+		return;
+	}
+	cut = utf8_cut(s, n, RN_REPORT_CELL_MAX);
+	for (size_t i = 0; i < cut; i++) {
+		if (s[i] == '|')
+			fg_buf_addc(m, '\\');
+		fg_buf_addc(m, s[i] == '\t' ? ' ' : s[i]);
+	}
+	if (more || cut < n)
+		fg_buf_adds(m, " …");
+}
+
+/* Feedback as a blockquote: every line prefixed, CRLF folded, trailing
+ * blank lines dropped, so nothing in it can end the quote early. */
+static void md_quote(struct fg_buf *m, const char *fb)
+{
+	size_t len = strlen(fb);
+
+	while (len > 0 && strchr(" \t\r\n", fb[len - 1]))
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(fb + i, "\r\n");
+
+		if (n > len - i)
+			n = len - i;
+		fg_buf_adds(m, n ? "> " : ">");
+		fg_buf_add(m, fb + i, n);
+		fg_buf_addc(m, '\n');
+		/* One terminator: "\r\n", "\n" or a lone "\r". */
+		i += n;
+		if (i < len && fb[i] == '\r')
+			i++;
+		else if (i < len && fb[i] == '\n')
+			i++;
+		if (i < len && i > 0 && fb[i - 1] == '\r' && fb[i] == '\n')
+			i++;
+	}
+}
+
+static void md_cycles(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	fg_buf_addf(m, " · **Cycles:** %d/%d\n\n| Cycle | Verdict | Feedback |\n|---|---|---|\n",
+		last->cycle, last->max_cycles);
+	for (size_t i = 0; i < e->ncycles; i++) {
+		fg_buf_addf(m, "| %d | %s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].j.verdict));
+		md_cell(m, e->cycles[i].j.feedback);
+		fg_buf_adds(m, " |\n");
+	}
+	fg_buf_addc(m, '\n');
+}
+
+/* The panel's verdicts as of the last cycle, on one line. */
+static void md_roles(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	if (!last->has_reviews || !last->nreviews)
+		return;
+	fg_buf_adds(m, "**Reviewers:** ");
+	for (size_t i = 0; i < last->nreviews; i++) {
+		const struct fg_review *r = &last->reviews[i];
+
+		fg_buf_adds(m, i ? " · " : "");
+		md_name(m, r->role);
+		fg_buf_addf(m, " %s", r->failed ? "failed" : fg_role_verdict_name(fg_review_verdict(r)));
+		if (r->from_cycle)
+			fg_buf_addf(m, " (cycle %d)", r->from_cycle);
+	}
+	fg_buf_adds(m, "\n\n");
+}
+
+/* A table cell from a short text: one line, '|' escaped, cut. */
+static void md_short(struct fg_buf *m, const char *s)
+{
+	md_cell(m, s && *s ? s : "");
+}
+
+/* The open findings (advice: an approval's advice findings, "not looped
+ * on"): | role | severity | location | finding |. */
+static void md_findings(struct fg_buf *m, const struct entry *e, bool advice)
+{
+	size_t n;
+	const struct fg_finding *f = last_findings(e, advice, &n);
+
+	if (!n)
+		return;
+	fg_buf_adds(m, advice ? "**Advice (listed, not looped on):**\n\n" : "**Open findings:**\n\n");
+	fg_buf_adds(m, "| role | severity | location | finding |\n|---|---|---|---|\n");
+	for (size_t i = 0; i < n; i++) {
+		char *loc = finding_location(&f[i]);
+
+		fg_buf_adds(m, "| ");
+		md_name(m, f[i].role ? f[i].role : "default");
+		fg_buf_adds(m, " | ");
+		md_short(m, f[i].severity);
+		fg_buf_adds(m, " | ");
+		md_short(m, loc);
+		fg_buf_adds(m, " | ");
+		md_short(m, f[i].title);
+		fg_buf_adds(m, " |\n");
+		free(loc);
+	}
+	fg_buf_addc(m, '\n');
+}
+
+/* "**Verified:**" and the last cycle's executed evidence, one item each. */
+static void md_verified(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+
+	if (!last->ev.verified.n)
+		return;
+	fg_buf_adds(m, "**Verified:**\n\n");
+	for (size_t i = 0; i < last->ev.verified.n; i++) {
+		fg_buf_adds(m, "- ");
+		md_cell(m, last->ev.verified.v[i]);
+		fg_buf_addc(m, '\n');
+	}
+	fg_buf_addc(m, '\n');
+}
+
+/* "**Run failed** (exit code N): first line of the error", for a failed run. */
+static void md_failure(struct fg_buf *m, const struct entry *e)
+{
+	if (e->success)
+		return;
+	fg_buf_addf(m, "**Run failed** (exit code %d): ", e->exit_code);
+	md_cell(m, e->error ? e->error : "");
+	fg_buf_adds(m, "\n\n");
+}
+
+/* " · **Cost:** $X (worker $W, reviewer $R) · **Tokens:** I in (C cached),
+ * O out": only the figures the agents reported. */
+static void md_usage(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_usage *w = &e->usage.worker, *r = &e->usage.reviewer;
+	struct fg_usage both = *w;
+	double usd;
+
+	fg_usage_add(&both, r);
+	if (fg_usage_pair_cost(&e->usage, &usd)) {
+		fg_buf_addf(m, " · **Cost:** $%.4f", usd);
+		if ((w->have & FG_USAGE_COST) && (r->have & FG_USAGE_COST))
+			fg_buf_addf(m, " (worker $%.4f, reviewer $%.4f)", w->cost_usd, r->cost_usd);
+	}
+	if (both.have & (FG_USAGE_INPUT | FG_USAGE_OUTPUT)) {
+		fg_buf_adds(m, " · **Tokens:**");
+		if (both.have & FG_USAGE_INPUT)
+			fg_buf_addf(m, " %lld in", (long long)both.input_tokens);
+		if (both.have & FG_USAGE_CACHED)
+			fg_buf_addf(m, " (%lld cached)", (long long)both.cached_input_tokens);
+		if (both.have & FG_USAGE_OUTPUT)
+			fg_buf_addf(m, "%s %lld out", both.have & FG_USAGE_INPUT ? "," : "",
+				(long long)both.output_tokens);
+	}
+}
+
+static void md_entry(struct fg_buf *m, const struct entry *e)
+{
+	const char *open = open_feedback(e);
+
+	fg_buf_adds(m, "### ");
+	if (e->task_key) {
+		md_name(m, e->task_key);
+		fg_buf_adds(m, " — ");
+	}
+	md_name(m, e->step);
+	fg_buf_addf(m, "\n\n**State:** %s", fg_review_state_name(e->state));
+	if (e->skill) {
+		fg_buf_adds(m, " · **Skill:** ");
+		md_name(m, e->skill);
+	}
+	md_usage(m, e);
+	if (!e->ncycles) {
+		fg_buf_adds(m, " · **Cycles:** 0\n\n");
+		md_failure(m, e);
+		fg_buf_adds(m, "No review cycles.\n\n");
+		return;
+	}
+	md_cycles(m, e);
+	md_roles(m, e);
+	md_findings(m, e, false);
+	md_findings(m, e, true);
+	md_verified(m, e);
+	md_failure(m, e);
+	if (e->state != FG_STATE_APPROVED && open && *open) {
+		fg_buf_addf(m, "**Open feedback** (cycle %d):\n\n", e->cycles[e->ncycles - 1].cycle);
+		md_quote(m, open);
+		fg_buf_addc(m, '\n');
+	}
+}
+
+/* The Markdown section, blocks separated by one blank line, ending with one
+ * newline. 0 or -E2BIG. */
+int rn__report_markdown(const struct report *rp, bool only_open, struct fg_buf *out)
+{
+	size_t shown = 0;
+
+	fg_buf_adds(out, "## Auto-Review Notes\n\n");
+	for (size_t i = 0; i < rp->n; i++) {
+		if (only_open && !entry_open(&rp->v[i]))
+			continue;
+		md_entry(out, &rp->v[i]);
+		shown++;
+	}
+	if (!shown)
+		fg_buf_adds(out, only_open ? "No open auto-review feedback.\n\n" : "No auto-review results.\n\n");
+	/* Every block ends with a blank line; the section ends with just one '\n'. */
+	if (!fg_buf_error(out) && out->len >= 2 && out->data[out->len - 2] == '\n')
+		out->data[--out->len] = '\0';
+	return fg_buf_error(out);
+}
