@@ -20,36 +20,9 @@
 #include "forge/fsutil.h"
 #include "forge/text.h"
 #include "forge/util.h"
-#include "metrics.h"
+#include "metrics_internal.h"
 
-#define NBUCKETS 9               /* the finite bounds plus +Inf */
-#define MAX_LABELS 4             /* the most labels one of our families has */
-#define PARSE_MAX_LABELS 64      /* labels accepted on a foreign sample */
-#define METRICS_FILE_MAX ((size_t)16 << 20)
-#define SEEN_SUM (1u << NBUCKETS)
-#define SEEN_COUNT (1u << (NBUCKETS + 1))
-#define SEEN_HISTOGRAM ((1u << (NBUCKETS + 2)) - 1)
-
-static const double bucket_bound[NBUCKETS - 1] = { 1, 5, 10, 30, 60, 120, 300, 600 };
-static const char *const bucket_le[NBUCKETS] = {
-	"1", "5", "10", "30", "60", "120", "300", "600", "+Inf"
-};
-
-/* In alphabetical order of name: sorting series by family sorts the file. */
-enum family {
-	F_AGENT_COST, F_AGENT_TOKENS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
-	F_VERDICTS, F_RUNS, F_COUNT
-};
-
-struct family_def {
-	const char *name;
-	const char *help;
-	int histogram;
-	size_t nlabels;
-	const char *labels[MAX_LABELS];
-};
-
-static const struct family_def families[F_COUNT] = {
+const struct family_def rn__metric_families[F_COUNT] = {
 	[F_AGENT_COST] = { "forge_review_agent_cost_usd_total",
 			   "Cost in US dollars the agents of a step reported, by skill, step and role.", 0, 3,
 			   { "skill", "step", "role" } },
@@ -79,16 +52,6 @@ static const struct family_def families[F_COUNT] = {
 		     "Runner runs, by step and outcome.", 0, 2, { "step", "outcome" } },
 };
 
-struct rn_metric_series {
-	enum family fam;
-	char *label[MAX_LABELS];     /* owned values, in the family's label order */
-	double value;                /* counters */
-	double bucket[NBUCKETS];     /* histograms: cumulative counts */
-	double sum;
-	double count;
-	unsigned seen;               /* parsing only: samples of this series already read */
-};
-
 void rn_metrics_init(struct rn_metrics *m)
 {
 	m->series = NULL;
@@ -106,10 +69,10 @@ void rn_metrics_release(struct rn_metrics *m)
 }
 
 /* Finds the series of fam with these label values (NULL reads as ""), adding it if new. */
-static struct rn_metric_series *series_get(struct rn_metrics *m, enum family fam,
-					   const char *const *vals)
+struct rn_metric_series *rn__metrics_series_get(struct rn_metrics *m, enum family fam,
+					       const char *const *vals)
 {
-	size_t nl = families[fam].nlabels, i, j;
+	size_t nl = rn__metric_families[fam].nlabels, i, j;
 	struct rn_metric_series *s;
 
 	for (i = 0; i < m->n; i++) {
@@ -136,7 +99,7 @@ static void counter_add(struct rn_metrics *m, enum family fam, const char *a, co
 {
 	const char *vals[MAX_LABELS] = { a, b, c, NULL };
 
-	series_get(m, fam, vals)->value += n;
+	rn__metrics_series_get(m, fam, vals)->value += n;
 }
 
 /* Durations are kept to the microsecond: adding them as doubles drifts by an
@@ -163,7 +126,7 @@ void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char
 {
 	const char *vals[MAX_LABELS] = { skill, step, role, verdict };
 
-	series_get(m, F_ROLE_VERDICTS, vals)->value += 1;
+	rn__metrics_series_get(m, F_ROLE_VERDICTS, vals)->value += 1;
 }
 
 void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const char *step,
@@ -171,13 +134,13 @@ void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const cha
 {
 	const char *vals[MAX_LABELS] = { skill, step, check, outcome };
 
-	series_get(m, F_CHECK_RESULTS, vals)->value += 1;
+	rn__metrics_series_get(m, F_CHECK_RESULTS, vals)->value += 1;
 }
 
 static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
 {
 	const char *vals[MAX_LABELS] = { skill, step, NULL, NULL };
-	struct rn_metric_series *s = series_get(m, F_DURATION, vals);
+	struct rn_metric_series *s = rn__metrics_series_get(m, F_DURATION, vals);
 
 	/* A negative or non-finite duration is a clock oddity, not a real
 	 * observation; counting it as 0 keeps _sum finite and parseable. */
@@ -237,11 +200,11 @@ void rn_metrics_add_usage(struct rn_metrics *m, const char *skill, const char *s
 		const char *vals[MAX_LABELS] = { skill, step, role, kinds[i].kind };
 
 		if (u->have & kinds[i].bit)
-			series_get(m, F_AGENT_TOKENS, vals)->value += (double)v[i];
+			rn__metrics_series_get(m, F_AGENT_TOKENS, vals)->value += (double)v[i];
 	}
 	if (u->have & FG_USAGE_COST) {
 		const char *vals[MAX_LABELS] = { skill, step, role, NULL };
-		struct rn_metric_series *s = series_get(m, F_AGENT_COST, vals);
+		struct rn_metric_series *s = rn__metrics_series_get(m, F_AGENT_COST, vals);
 
 		s->value = add_usd(s->value, u->cost_usd);
 	}
@@ -256,7 +219,7 @@ static int series_cmp(const void *pa, const void *pb)
 
 	if (a->fam != b->fam)
 		return a->fam < b->fam ? -1 : 1;
-	for (size_t j = 0; j < families[a->fam].nlabels; j++) {
+	for (size_t j = 0; j < rn__metric_families[a->fam].nlabels; j++) {
 		int c = strcmp(a->label[j], b->label[j]);
 
 		if (c)
@@ -311,7 +274,7 @@ static int add_escaped(struct fg_buf *b, const char *s)
 static int add_sample(struct fg_buf *b, const struct rn_metric_series *s, const char *suffix,
 		      const char *le, double v)
 {
-	const struct family_def *f = &families[s->fam];
+	const struct family_def *f = &rn__metric_families[s->fam];
 	char num[64];
 	int r;
 
@@ -335,7 +298,7 @@ static int render_series(struct fg_buf *b, const struct rn_metric_series *s)
 {
 	int r = 0;
 
-	if (!families[s->fam].histogram)
+	if (!rn__metric_families[s->fam].histogram)
 		return add_sample(b, s, "", NULL, s->value);
 	for (size_t i = 0; i < NBUCKETS && !r; i++)
 		r = add_sample(b, s, "_bucket", bucket_le[i], s->bucket[i]);
@@ -356,7 +319,7 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 		v[i] = &m->series[i];
 	qsort(v, m->n, sizeof(*v), series_cmp);
 	for (size_t i = 0; i < m->n && !r; i++) {
-		const struct family_def *f = &families[v[i]->fam];
+		const struct family_def *f = &rn__metric_families[v[i]->fam];
 
 		if (i == 0 || v[i - 1]->fam != v[i]->fam)
 			r = fg_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
@@ -374,405 +337,6 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 	return r;
 }
 
-/* ---- parsing an existing textfile ---- */
-
-/* One line being parsed; why names the first problem (a static string). */
-struct cursor {
-	const char *p;
-	const char *end;
-	const char *why;
-};
-
-struct label_set {
-	size_t n;
-	char *name[PARSE_MAX_LABELS];   /* owned */
-	char *val[PARSE_MAX_LABELS];    /* owned, unescaped */
-};
-
-enum part { P_VALUE, P_BUCKET, P_SUM, P_COUNT };
-
-static void label_set_release(struct label_set *ls)
-{
-	for (size_t i = 0; i < ls->n; i++) {
-		free(ls->name[i]);
-		free(ls->val[i]);
-	}
-	ls->n = 0;
-}
-
-static int fail(struct cursor *c, const char *why)
-{
-	if (!c->why)
-		c->why = why;
-	return -EINVAL;
-}
-
-static void skip_blank(struct cursor *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t'))
-		c->p++;
-}
-
-static int is_name_char(char ch, int first, int metric)
-{
-	if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_')
-		return 1;
-	if (metric && ch == ':')
-		return 1;
-	return !first && ch >= '0' && ch <= '9';
-}
-
-/* Reads a metric (metric != 0) or label name; returns it owned, or NULL. */
-static char *parse_name(struct cursor *c, int metric)
-{
-	const char *start = c->p;
-
-	while (c->p < c->end && is_name_char(*c->p, c->p == start, metric))
-		c->p++;
-	if (c->p == start) {
-		fail(c, metric ? "expected a metric name" : "expected a label name");
-		return NULL;
-	}
-	return fg_xstrndup(start, (size_t)(c->p - start));
-}
-
-/* Reads a quoted label value, undoing the three escapes the format defines. */
-static char *parse_label_value(struct cursor *c)
-{
-	struct fg_buf v;
-
-	fg_buf_init(&v, METRICS_FILE_MAX);
-	if (c->p >= c->end || *c->p != '"')
-		goto bad;
-	for (c->p++; c->p < c->end && *c->p != '"'; c->p++) {
-		char ch = *c->p;
-
-		if (ch == '\\') {
-			c->p++;
-			if (c->p >= c->end)
-				goto bad;
-			ch = *c->p == 'n' ? '\n' : *c->p;
-			if (*c->p != 'n' && *c->p != '\\' && *c->p != '"')
-				goto bad;
-		}
-		fg_buf_addc(&v, ch);
-	}
-	if (c->p >= c->end)
-		goto bad;
-	c->p++;
-	return fg_buf_detach(&v, NULL);
-bad:
-	fg_buf_release(&v);
-	fail(c, "malformed label value");
-	return NULL;
-}
-
-static int parse_labels(struct cursor *c, struct label_set *ls)
-{
-	c->p++; /* '{' */
-	for (;;) {
-		skip_blank(c);
-		if (c->p < c->end && *c->p == '}') {
-			c->p++;
-			return 0;
-		}
-		if (ls->n == PARSE_MAX_LABELS)
-			return fail(c, "too many labels");
-		ls->name[ls->n] = parse_name(c, 0);
-		if (!ls->name[ls->n])
-			return -EINVAL;
-		ls->val[ls->n] = NULL;
-		ls->n++;
-		skip_blank(c);
-		if (c->p >= c->end || *c->p != '=')
-			return fail(c, "expected '=' after a label name");
-		c->p++;
-		skip_blank(c);
-		ls->val[ls->n - 1] = parse_label_value(c);
-		if (!ls->val[ls->n - 1])
-			return -EINVAL;
-		skip_blank(c);
-		if (c->p < c->end && *c->p == ',')
-			c->p++;
-		else if (c->p >= c->end || *c->p != '}')
-			return fail(c, "expected ',' or '}' in labels");
-	}
-}
-
-/* Reads the value and an optional integer timestamp, which must end the line. */
-static int parse_value(struct cursor *c, double *v)
-{
-	char tok[64], *endp;
-	const char *start;
-	size_t n;
-
-	skip_blank(c);
-	start = c->p;
-	while (c->p < c->end && *c->p != ' ' && *c->p != '\t')
-		c->p++;
-	n = (size_t)(c->p - start);
-	if (n == 0 || n >= sizeof(tok))
-		return fail(c, "expected a sample value");
-	memcpy(tok, start, n);
-	tok[n] = '\0';
-	errno = 0;
-	*v = strtod(tok, &endp);
-	if (*endp || errno == ERANGE)
-		return fail(c, "invalid sample value");
-	skip_blank(c);
-	if (c->p < c->end && *c->p == '-')
-		c->p++;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
-		c->p++;
-	skip_blank(c);
-	if (c->p != c->end)
-		return fail(c, "trailing characters after the sample value");
-	return 0;
-}
-
-/* 1 if name is a sample of one of our families, with *fam and *part set. */
-static int classify(const char *name, enum family *fam, enum part *part)
-{
-	static const struct { const char *suffix; enum part part; } parts[] = {
-		{ "_bucket", P_BUCKET }, { "_sum", P_SUM }, { "_count", P_COUNT },
-	};
-
-	for (int f = 0; f < F_COUNT; f++) {
-		size_t bl = strlen(families[f].name);
-
-		*fam = (enum family)f;
-		if (!families[f].histogram) {
-			*part = P_VALUE;
-			if (!strcmp(name, families[f].name))
-				return 1;
-			continue;
-		}
-		if (strncmp(name, families[f].name, bl))
-			continue;
-		for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
-			*part = parts[i].part;
-			if (!strcmp(name + bl, parts[i].suffix))
-				return 1;
-		}
-	}
-	return 0;
-}
-
-/* Index of the bucket whose bound le names, or -1. */
-static int bucket_index(const char *le)
-{
-	char *endp;
-	double v;
-
-	if (!strcmp(le, "+Inf"))
-		return NBUCKETS - 1;
-	v = strtod(le, &endp);
-	if (endp == le || *endp)
-		return -1;
-	for (int i = 0; i < NBUCKETS - 1; i++)
-		if (v == bucket_bound[i])
-			return i;
-	return -1;
-}
-
-/*
- * Orders ls's labels as the family declares them (vals) and finds the
- * bucket of a _bucket sample. Every declared label must be present once,
- * and nothing else but le on a bucket.
- */
-static int match_labels(struct cursor *c, enum family fam, enum part part,
-			const struct label_set *ls, const char **vals, int *bucket)
-{
-	const struct family_def *f = &families[fam];
-	size_t need = f->nlabels + (part == P_BUCKET);
-
-	*bucket = -1;
-	for (size_t j = 0; j < MAX_LABELS; j++)
-		vals[j] = NULL;
-	for (size_t i = 0; i < ls->n; i++) {
-		size_t j;
-
-		if (part == P_BUCKET && !strcmp(ls->name[i], "le")) {
-			if (*bucket >= 0)
-				return fail(c, "duplicate label");
-			*bucket = bucket_index(ls->val[i]);
-			if (*bucket < 0)
-				return fail(c, "unknown histogram bucket");
-			continue;
-		}
-		for (j = 0; j < f->nlabels && strcmp(ls->name[i], f->labels[j]); j++)
-			;
-		if (j == f->nlabels)
-			return fail(c, "unexpected label");
-		if (vals[j])
-			return fail(c, "duplicate label");
-		vals[j] = ls->val[i];
-	}
-	return ls->n == need ? 0 : fail(c, "missing label");
-}
-
-/* Adds one sample of our families to acc; each sample may appear once. */
-static int apply_sample(struct cursor *c, struct rn_metrics *acc, enum family fam,
-			enum part part, const struct label_set *ls, double v)
-{
-	const char *vals[MAX_LABELS];
-	struct rn_metric_series *s;
-	unsigned bit;
-	int bucket;
-
-	if (match_labels(c, fam, part, ls, vals, &bucket))
-		return -EINVAL;
-	if (!isfinite(v) || v < 0)
-		return fail(c, "negative or non-finite value");
-	s = series_get(acc, fam, vals);
-	bit = part == P_VALUE ? 1u : part == P_BUCKET ? 1u << bucket
-		: part == P_SUM ? SEEN_SUM : SEEN_COUNT;
-	if (s->seen & bit)
-		return fail(c, "duplicate sample");
-	s->seen |= bit;
-	if (part == P_VALUE)
-		s->value = v;
-	else if (part == P_BUCKET)
-		s->bucket[bucket] = v;
-	else if (part == P_SUM)
-		s->sum = v;
-	else
-		s->count = v;
-	return 0;
-}
-
-/* A sample line: ours goes into acc, a foreign one is kept verbatim in keep. */
-static int parse_sample_line(struct cursor *c, struct rn_metrics *acc, struct fg_buf *keep)
-{
-	const char *line = c->p;
-	struct label_set ls = { 0 };
-	enum family fam;
-	enum part part;
-	char *name;
-	double v;
-	int r = -EINVAL;
-
-	name = parse_name(c, 1);
-	if (!name)
-		return -EINVAL;
-	skip_blank(c);
-	if (c->p < c->end && *c->p == '{' && parse_labels(c, &ls))
-		goto out;
-	if (parse_value(c, &v))
-		goto out;
-	if (classify(name, &fam, &part))
-		r = apply_sample(c, acc, fam, part, &ls, v);
-	else if (fg_buf_add(keep, line, (size_t)(c->end - line)) || fg_buf_addc(keep, '\n'))
-		r = fail(c, "file too large");
-	else
-		r = 0;
-out:
-	label_set_release(&ls);
-	free(name);
-	return r;
-}
-
-/* Our own HELP and TYPE lines are dropped (render writes them); others are kept. */
-static int parse_comment_line(struct cursor *c, struct fg_buf *keep)
-{
-	const char *line = c->p, *kw, *want;
-	char *name = NULL;
-	size_t rest;
-	int r = 0;
-
-	c->p++; /* '#' */
-	skip_blank(c);
-	kw = c->p;
-	if ((size_t)(c->end - kw) > 5 && (!strncmp(kw, "HELP ", 5) || !strncmp(kw, "TYPE ", 5))) {
-		c->p += 5;
-		skip_blank(c);
-		name = parse_name(c, 1);
-		c->why = NULL; /* a comment may hold anything */
-	}
-	for (int f = 0; name && f < F_COUNT; f++) {
-		if (strcmp(name, families[f].name))
-			continue;
-		want = families[f].histogram ? "histogram" : "counter";
-		skip_blank(c);
-		rest = (size_t)(c->end - c->p);
-		if (kw[0] == 'T' && (rest != strlen(want) || strncmp(c->p, want, rest)))
-			r = fail(c, "wrong TYPE for a forge metric");
-		free(name);
-		return r;
-	}
-	free(name);
-	if (fg_buf_add(keep, line, (size_t)(c->end - line)) || fg_buf_addc(keep, '\n'))
-		return fail(c, "file too large");
-	return 0;
-}
-
-/* Histograms read back must be whole and self-consistent before we add to them. */
-static int check_histograms(const struct rn_metrics *acc, const char **why)
-{
-	for (size_t i = 0; i < acc->n; i++) {
-		const struct rn_metric_series *s = &acc->series[i];
-
-		if (!families[s->fam].histogram)
-			continue;
-		if (s->seen != SEEN_HISTOGRAM) {
-			*why = "incomplete histogram";
-			return -EINVAL;
-		}
-		for (size_t b = 1; b < NBUCKETS; b++)
-			if (s->bucket[b] < s->bucket[b - 1]) {
-				*why = "histogram buckets not cumulative";
-				return -EINVAL;
-			}
-		if (s->bucket[NBUCKETS - 1] != s->count) {
-			*why = "histogram +Inf bucket differs from _count";
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-/*
- * Parses a whole textfile into acc (our families) and keep (every other
- * line, verbatim, in order). On -EINVAL *lineno and *why say where and why
- * (lineno 0: a whole-file problem).
- */
-static int parse_textfile(const char *data, size_t len, struct rn_metrics *acc,
-			  struct fg_buf *keep, unsigned *lineno, const char **why)
-{
-	const char *p = data, *end = data + len;
-
-	*lineno = 0;
-	*why = NULL;
-	if (memchr(data, '\0', len)) {
-		*why = "NUL byte in file";
-		return -EINVAL;
-	}
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		struct cursor c = { p, nl ? nl : end, NULL };
-		int r = 0;
-
-		++*lineno;
-		if (!nl)
-			r = fail(&c, "last line does not end in a newline");
-		/* promtool and node_exporter refuse the whole file for one such
-		 * line (every run's metrics lost): never merge into it. */
-		else if (fg_utf8_check(c.p, (size_t)(c.end - c.p), NULL))
-			r = fail(&c, "not valid UTF-8");
-		else if (c.p < c.end && *c.p == '#')
-			r = parse_comment_line(&c, keep);
-		else if (c.p < c.end)
-			r = parse_sample_line(&c, acc, keep);
-		if (r) {
-			*why = c.why;
-			return r;
-		}
-		p = nl + 1;
-	}
-	*lineno = 0;
-	return check_histograms(acc, why);
-}
-
 /* ---- merging into the textfile ---- */
 
 /* Adds every series of src into dst. */
@@ -780,7 +344,7 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 {
 	for (size_t i = 0; i < src->n; i++) {
 		const struct rn_metric_series *s = &src->series[i];
-		struct rn_metric_series *t = series_get(dst, s->fam, (const char *const *)s->label);
+		struct rn_metric_series *t = rn__metrics_series_get(dst, s->fam, (const char *const *)s->label);
 
 		t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value) : t->value + s->value;
 		for (size_t b = 0; b < NBUCKETS; b++)
@@ -836,7 +400,7 @@ static int merge_locked(const struct rn_metrics *m, const char *path, char *err,
 		snprintf(err, errlen, "cannot read metrics file '%s': %s", path, strerror(-r));
 		goto out;
 	}
-	r = parse_textfile(fg_buf_str(&old), old.len, &acc, &keep, &lineno, &why);
+	r = rn__metrics_parse_textfile(fg_buf_str(&old), old.len, &acc, &keep, &lineno, &why);
 	if (r) {
 		if (lineno)
 			snprintf(err, errlen, "corrupt metrics file '%s': line %u: %s", path, lineno, why);

@@ -1,0 +1,70 @@
+/*
+ * metrics_internal.h - what the two halves of the metrics module share:
+ * metrics.c (series, observations, rendering, merging into the textfile
+ * under a lock) and metrics_parse.c (reading an existing textfile back,
+ * strictly: what node_exporter or promtool would refuse is never merged
+ * into). metrics.h is the module's contract.
+ */
+#ifndef RN_METRICS_INTERNAL_H
+#define RN_METRICS_INTERNAL_H
+
+#include <stddef.h>
+
+#include "forge/buf.h"
+#include "metrics.h"
+
+#define NBUCKETS 9               /* the finite bounds plus +Inf */
+#define MAX_LABELS 4             /* the most labels one of our families has */
+#define PARSE_MAX_LABELS 64      /* labels accepted on a foreign sample */
+#define METRICS_FILE_MAX ((size_t)16 << 20)
+#define SEEN_SUM (1u << NBUCKETS)
+#define SEEN_COUNT (1u << (NBUCKETS + 1))
+#define SEEN_HISTOGRAM ((1u << (NBUCKETS + 2)) - 1)
+
+/* The histogram buckets: upper bounds and their le labels. */
+static const double bucket_bound[NBUCKETS - 1] = { 1, 5, 10, 30, 60, 120, 300, 600 };
+static const char *const bucket_le[NBUCKETS] = {
+	"1", "5", "10", "30", "60", "120", "300", "600", "+Inf"
+};
+
+/* In alphabetical order of name: sorting series by family sorts the file. */
+enum family {
+	F_AGENT_COST, F_AGENT_TOKENS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
+	F_VERDICTS, F_RUNS, F_COUNT
+};
+
+struct family_def {
+	const char *name;
+	const char *help;
+	int histogram;
+	size_t nlabels;
+	const char *labels[MAX_LABELS];
+};
+
+struct rn_metric_series {
+	enum family fam;
+	char *label[MAX_LABELS];     /* owned values, in the family's label order */
+	double value;                /* counters */
+	double bucket[NBUCKETS];     /* histograms: cumulative counts */
+	double sum;
+	double count;
+	unsigned seen;               /* parsing only: samples of this series already read */
+};
+
+/* The families, indexed by enum family (metrics.c). */
+extern const struct family_def rn__metric_families[F_COUNT];
+
+/* Finds the series of fam with these label values (NULL reads as ""),
+ * adding it if new; the pointer is valid until the next addition. */
+struct rn_metric_series *rn__metrics_series_get(struct rn_metrics *m, enum family fam,
+					       const char *const *vals);
+
+/*
+ * Parses a whole textfile into acc (our families) and keep (every other
+ * line, verbatim, in order). Returns 0, or -EINVAL with *lineno and *why
+ * saying where and why (lineno 0: a whole-file problem). metrics_parse.c.
+ */
+int rn__metrics_parse_textfile(const char *data, size_t len, struct rn_metrics *acc,
+				struct fg_buf *keep, unsigned *lineno, const char **why);
+
+#endif
