@@ -9,6 +9,7 @@
  * costs an ignored event); closing the descriptor drops them all.
  */
 #include "watch.h"
+#include "watch_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,43 +31,6 @@
 #define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | \
 		  IN_ONLYDIR | IN_MASK_ADD)
 #define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
-
-enum {
-	E_HAVE_ID = 1,      /* ino/size/mtime hold the last examined identity */
-	E_REPORTED = 2,     /* hash/len hold the last reported content */
-	E_PENDING = 4,      /* the examined identity did not parse */
-	E_FOREIGN = 8,      /* the examined identity had another run_id (warned) */
-	E_CORRUPT = 16,     /* the examined identity was reported corrupt */
-};
-
-struct rn_watch_entry {
-	int n;
-	unsigned flags;
-	ino_t ino;
-	off_t size;
-	long long mtime_ns;
-	uint64_t hash;
-	size_t len;
-};
-
-struct rn_watch_dir {
-	char *path;        /* absolute: base + "/" + rel (for logs and ancestor watches) */
-	const char *step;  /* opts.step, else the last component (into path) */
-	char *base;        /* owned: the trusted directory, absolute */
-	int basefd;        /* owned descriptor of base, or -1: base is opened by path */
-	char *rel;         /* owned: components below base, none followed if a symlink */
-	int dfd;           /* owned descriptor of the directory itself, or < 0: not open */
-	int refused;       /* step_dir_refused was logged for the current refusal */
-	int wd;            /* watch on the directory, -1 when none */
-	int anc_wd;        /* watch on the parent or nearest existing ancestor */
-	char *anc_next;    /* owned: child of the ancestor on the way to path */
-	int fallback;      /* inotify unavailable for it: polled only (logged) */
-	int rearm;         /* re-arm and rescan after the current event batch */
-	struct rn_watch_entry *e;  /* sorted by n, at most RN_WATCH_MAX_CYCLE_FILES */
-	size_t ne, cap;
-	unsigned char *dropped;    /* owned bitmap over 1..FG_CYCLE_NUMBER_MAX, or NULL */
-	size_t ndropped;           /* bits set in it */
-};
 
 int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts)
 {
@@ -157,312 +121,6 @@ int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel)
 	return 0;
 }
 
-/* ---- identity table ---- */
-
-/* The entry for n, or the index where it would be inserted (*at). */
-static struct rn_watch_entry *entry_find(struct rn_watch_dir *d, int n, size_t *at)
-{
-	size_t lo = 0, hi = d->ne;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->e[mid].n == n)
-			return &d->e[mid];
-		if (d->e[mid].n < n)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return NULL;
-}
-
-/* The entry for n, added if new; NULL when the directory already tracks
- * RN_WATCH_MAX_CYCLE_FILES numbers. */
-static struct rn_watch_entry *entry_get(struct rn_watch_dir *d, int n)
-{
-	size_t lo = 0;
-	struct rn_watch_entry *e = entry_find(d, n, &lo);
-
-	if (e)
-		return e;
-	if (d->ne >= RN_WATCH_MAX_CYCLE_FILES)
-		return NULL;
-	FG_ALLOC_GROW(d->e, d->ne + 1, d->cap);
-	memmove(&d->e[lo + 1], &d->e[lo], (d->ne - lo) * sizeof(*d->e));
-	memset(&d->e[lo], 0, sizeof(*d->e));
-	d->e[lo].n = n;
-	d->ne++;
-	return &d->e[lo];
-}
-
-/* A cycle file past the per-directory cap: never read, counted once per
- * number (a bitmap of FG_CYCLE_NUMBER_MAX bits, 12.5 KiB), and the first
- * one is logged as cycle_limit. */
-static void drop_file(struct rn_watch *w, struct rn_watch_dir *d, const char *name, int n)
-{
-	unsigned char bit = (unsigned char)(1u << (n % 8));
-
-	if (!d->dropped)
-		d->dropped = fg_xcalloc(FG_CYCLE_NUMBER_MAX / 8 + 1, 1);
-	if (d->dropped[n / 8] & bit)
-		return;
-	d->dropped[n / 8] |= bit;
-	if (d->ndropped++ == 0)
-		rn_log(w->opts.log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", d->path),
-		       RN_LS("step", d->step), RN_LS("file", name), RN_LS("limit", "cycle_files"),
-		       RN_LI("max", RN_WATCH_MAX_CYCLE_FILES));
-}
-
-size_t rn_watch_dropped(const struct rn_watch *w)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < w->ndirs; i++)
-		n += w->dirs[i].ndropped;
-	return n;
-}
-
-static long long mtime_ns(const struct stat *st)
-{
-	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
-}
-
-/* Records st as the entry's identity; returns 1 if it is the one already
- * examined (nothing changed since). A new identity forgets the per-identity
- * warnings, so a new file gets its own. */
-static int identity_update(struct rn_watch_entry *e, const struct stat *st)
-{
-	if ((e->flags & E_HAVE_ID) && e->ino == st->st_ino && e->size == st->st_size &&
-	    e->mtime_ns == mtime_ns(st))
-		return 1;
-	e->flags = (e->flags & E_REPORTED) | E_HAVE_ID;
-	e->ino = st->st_ino;
-	e->size = st->st_size;
-	e->mtime_ns = mtime_ns(st);
-	return 0;
-}
-
-/* ---- examining one file ---- */
-
-/* How examine() treats a file. */
-enum {
-	/* The final sweep: a file that still does not parse is reported
-	 * cycle_corrupt (before it, it stays pending). */
-	EX_FINAL = 1,
-	/* inotify says the file was just written or moved into place: read it
-	 * even when its identity looks unchanged. */
-	EX_WRITTEN = 2,
-};
-
-static void log_file_event(struct rn_watch *w, enum rn_log_level level, const char *event,
-			   const struct rn_watch_dir *d, const char *name, const char *k,
-			   const char *v)
-{
-	rn_log(w->opts.log, level, event, RN_LS("dir", d->path), RN_LS("step", d->step),
-	       RN_LS("file", name), RN_LS(k, v));
-}
-
-static void bad_file(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
-		     const char *name, const char *why, unsigned how)
-{
-	e->flags |= E_PENDING;
-	if (!(how & EX_FINAL)) {
-		log_file_event(w, RN_LOG_DEBUG, "cycle_pending", d, name, "error", why);
-		return;
-	}
-	if (!(e->flags & E_CORRUPT)) {
-		e->flags |= E_CORRUPT;
-		log_file_event(w, RN_LOG_WARN, "cycle_corrupt", d, name, "error", why);
-	}
-}
-
-static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
-		      const char *name, const struct fg_cycle *c)
-{
-	if (fg_run_id_accepts(w->opts.run_id, c->run_id))
-		return 0;
-	if (!(e->flags & E_FOREIGN)) {
-		e->flags |= E_FOREIGN;
-		rn_log(w->opts.log, RN_LOG_WARN, "cycle_ignored", RN_LS("dir", d->path),
-		       RN_LS("step", d->step), RN_LS("file", name), RN_LS("run_id", c->run_id),
-		       RN_LS("expected_run_id", w->opts.run_id));
-	}
-	return 1;
-}
-
-static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
-		    const char *name, const struct fg_cycle *c, const struct fg_buf *raw,
-		    enum rn_source source)
-{
-	uint64_t h = fg_hash64(fg_buf_str(raw), raw->len);
-	struct rn_cycle_report r = {
-		.dir = d->path, .step = d->step, .name = name, .n = e->n, .cycle = c,
-		.raw = fg_buf_str(raw), .raw_len = raw->len, .source = source,
-		.first = !(e->flags & E_REPORTED),
-	};
-
-	if ((e->flags & E_REPORTED) && e->hash == h && e->len == raw->len)
-		return;
-	e->flags |= E_REPORTED;
-	e->hash = h;
-	e->len = raw->len;
-	if (w->opts.cb)
-		w->opts.cb(w, &r);
-}
-
-/* Examines cycle file n, name, in dfd (d's descriptor, borrowed); how
- * holds EX_* flags. EX_WRITTEN reads the file even when its identity
- * looks unchanged: an in-place rewrite of the same length within one
- * timestamp tick, an mtime carried over (cp -p, tar, rsync -t) or an inode
- * reused after delete and create keep (inode, size, mtime) while the
- * content differs; deliver() compares the content. */
-static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const char *name, int n,
-		    enum rn_source source, unsigned how)
-{
-	struct rn_watch_entry *e;
-	struct stat st;
-	struct fg_cycle c;
-	struct fg_buf raw;
-	char err[256] = "";
-	int r, same;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return;
-	e = entry_get(d, n);
-	if (!e) {
-		drop_file(w, d, name, n);
-		return;
-	}
-	same = identity_update(e, &st);
-	/* Invalid and untouched for a whole poll interval: no writer is still
-	 * at work on it, so say it now rather than at the final sweep. */
-	if (same && w->opts.corrupt_when_stable && source == RN_SOURCE_POLL &&
-	    (e->flags & E_PENDING) && !(e->flags & E_CORRUPT))
-		how |= EX_FINAL;
-	if (same && !(how & EX_WRITTEN) &&
-	    (!(e->flags & E_PENDING) || !(how & EX_FINAL) || (e->flags & E_CORRUPT)))
-		return;
-	fg_cycle_init(&c);
-	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
-	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
-	if (r == -ENOENT) {
-		e->flags &= ~(unsigned)E_HAVE_ID;
-	} else if (r == 0 && c.cycle != n) {
-		snprintf(err, sizeof(err), "field 'cycle' is %d, the file name says %d", c.cycle, n);
-		bad_file(w, d, e, name, err, how);
-	} else if (r) {
-		bad_file(w, d, e, name, err[0] ? err : strerror(-r), how);
-	} else if (!is_foreign(w, d, e, name, &c)) {
-		deliver(w, d, e, name, &c, &raw, source);
-	}
-	fg_cycle_release(&c);
-	fg_buf_release(&raw);
-}
-
-/* Opens the directory from its base, component by component, refusing
- * symlinks below the base; the first refusal of a run of them is logged as
- * step_dir_refused. A descriptor, or a negative errno (-ENOENT, or -ENOTDIR
- * for a refused component). */
-static int open_dir(struct rn_watch *w, struct rn_watch_dir *d)
-{
-	char err[NAME_MAX + 64] = "";
-	int base = d->basefd, fd;
-
-	if (base < 0) {
-		base = fg_open_dir(AT_FDCWD, d->base, 0);
-		if (base < 0)
-			return base;
-	}
-	fd = fg_open_beneath(base, d->rel, 0, err, sizeof(err));
-	if (base != d->basefd)
-		close(base);
-	if (fd >= 0) {
-		d->refused = 0;
-		return fd;
-	}
-	if (err[0] && !d->refused)
-		rn_log(w->opts.log, RN_LOG_WARN, "step_dir_refused", RN_LS("dir", d->path),
-		       RN_LS("step", d->step), RN_LS("error", err));
-	d->refused = err[0] != '\0';
-	return fd;
-}
-
-/*
- * The directory's descriptor: opened from its base on first use and kept
- * (for the first RN_WATCH_MAX_OPEN_DIRS directories), so an inotify event
- * costs no open/close of the directory. It is dropped (dir_close) whenever
- * the directory may no longer be the one we opened: it went away or moved
- * (IN_DELETE_SELF, IN_MOVE_SELF, an ancestor's event), the queue
- * overflowed, and before every poll scan and the final sweep, which
- * therefore walk down from the base again and see a component swapped for
- * a symlink. Returns the descriptor, or a negative errno; the caller
- * passes it to dir_done() when finished (which closes one that was not
- * kept).
- */
-static int dir_open(struct rn_watch *w, struct rn_watch_dir *d)
-{
-	int fd;
-
-	if (d->dfd >= 0)
-		return d->dfd;
-	fd = open_dir(w, d);
-	if (fd >= 0 && w->nopen < RN_WATCH_MAX_OPEN_DIRS) {
-		d->dfd = fd;
-		w->nopen++;
-	}
-	return fd;
-}
-
-static void dir_done(struct rn_watch_dir *d, int fd)
-{
-	if (fd >= 0 && fd != d->dfd)
-		close(fd);
-}
-
-static void dir_close(struct rn_watch *w, struct rn_watch_dir *d)
-{
-	if (d->dfd >= 0) {
-		close(d->dfd);
-		w->nopen--;
-	}
-	d->dfd = -1;
-}
-
-static void examine_one(struct rn_watch *w, struct rn_watch_dir *d, const char *name,
-			enum rn_source source)
-{
-	int n, dfd;
-
-	if (!fg_cycle_name_parse(name, &n))
-		return;
-	dfd = dir_open(w, d);
-	if (dfd < 0)
-		return;
-	examine(w, d, dfd, name, n, source, EX_WRITTEN);
-	dir_done(d, dfd);
-}
-
-/* Reads the directory through the descriptor we examine files with, so the
- * listing and the reads concern the same directory even if it is replaced.
- * how: EX_FINAL or 0. */
-static void scan(struct rn_watch *w, struct rn_watch_dir *d, enum rn_source source, unsigned how)
-{
-	struct fg_cycle_entry *v = NULL;
-	size_t nv = 0;
-	int dfd = dir_open(w, d);
-
-	if (dfd < 0)
-		return;
-	if (fg_cycle_list_at(dfd, &v, &nv) == 0) {
-		for (size_t i = 0; i < nv; i++)
-			examine(w, d, dfd, v[i].name, v[i].n, source, how);
-		fg_cycle_entries_free(v, nv);
-	}
-	dir_done(d, dfd);
-}
-
 /* ---- arming ---- */
 
 static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
@@ -475,7 +133,7 @@ static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
 	       RN_LN("poll_interval", w->opts.poll_interval));
 }
 
-/* Watches the directory dir_open() reaches, through /proc/self/fd, so a
+/* Watches the directory rn__watch_dir_open() reaches, through /proc/self/fd, so a
  * symlink swapped in above it is never followed by the watch either; the
  * path (last component not followed) only when /proc is not mounted.
  * 0, or a negative errno (-ENOENT, -ENOTDIR: not there or refused). */
@@ -486,7 +144,7 @@ static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
 
 	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches)
 		return -ENOSPC;
-	dfd = dir_open(w, d);
+	dfd = rn__watch_dir_open(w, d);
 	if (dfd < 0)
 		return dfd;
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
@@ -495,7 +153,7 @@ static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
 		wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
 	if (wd < 0)
 		wd = -errno;
-	dir_done(d, dfd);
+	rn__watch_dir_done(d, dfd);
 	if (wd < 0)
 		return wd;
 	w->nwatches++;
@@ -574,7 +232,7 @@ static void on_dir_event(struct rn_watch *w, struct rn_watch_dir *d,
 			 const struct inotify_event *ev)
 {
 	if ((ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->len)
-		examine_one(w, d, ev->name, RN_SOURCE_WATCH);
+		rn__watch_examine_one(w, d, ev->name, RN_SOURCE_WATCH);
 	if (ev->mask & GONE_MASK) {
 		/* A directory moved away keeps its watch on the moved inode: drop it,
 		 * or its events would be taken for ours. */
@@ -582,7 +240,7 @@ static void on_dir_event(struct rn_watch *w, struct rn_watch_dir *d,
 			inotify_rm_watch(w->ifd, d->wd);
 		d->wd = -1;
 		d->rearm = 1;
-		dir_close(w, d);
+		rn__watch_dir_close(w, d);
 	}
 }
 
@@ -592,13 +250,13 @@ static void on_anc_event(struct rn_watch *w, struct rn_watch_dir *d,
 	if (ev->mask & GONE_MASK) {
 		d->anc_wd = -1;
 		d->rearm = 1;
-		dir_close(w, d);
+		rn__watch_dir_close(w, d);
 	} else if (ev->len && d->anc_next && !strcmp(ev->name, d->anc_next)) {
 		/* The next component appeared, or was deleted: the descriptor we
 		 * hold keeps a deleted directory (and so its ancestors) alive,
 		 * which holds back their IN_DELETE_SELF until it is closed. */
 		if (ev->mask & IN_DELETE)
-			dir_close(w, d);
+			rn__watch_dir_close(w, d);
 		d->rearm = 1;
 	}
 }
@@ -629,9 +287,9 @@ static void rearm_marked(struct rn_watch *w)
 		if (!d->rearm)
 			continue;
 		d->rearm = 0;
-		dir_close(w, d);
+		rn__watch_dir_close(w, d);
 		arm(w, d);
-		scan(w, d, RN_SOURCE_WATCH, 0);
+		rn__watch_scan(w, d, RN_SOURCE_WATCH, 0);
 	}
 }
 
@@ -674,11 +332,11 @@ static void on_poll_timer(uv_timer_t *t)
 
 		/* Walked down from the base again: the safety net also notices a
 		 * directory replaced where inotify could not tell us. */
-		dir_close(w, d);
+		rn__watch_dir_close(w, d);
 		/* A directory that appeared where inotify could not tell us. */
 		if (w->ifd >= 0 && d->wd < 0)
 			arm(w, d);
-		scan(w, d, RN_SOURCE_POLL, 0);
+		rn__watch_scan(w, d, RN_SOURCE_POLL, 0);
 	}
 }
 
@@ -715,7 +373,7 @@ int rn_watch_start(struct rn_watch *w)
 		start_inotify(w);
 	for (size_t i = 0; i < w->ndirs; i++) {
 		arm(w, &w->dirs[i]);
-		scan(w, &w->dirs[i], RN_SOURCE_POLL, 0);
+		rn__watch_scan(w, &w->dirs[i], RN_SOURCE_POLL, 0);
 	}
 	r = uv_timer_init(w->loop, &w->timer);
 	if (r)
@@ -731,8 +389,8 @@ int rn_watch_start(struct rn_watch *w)
 void rn_watch_sweep(struct rn_watch *w)
 {
 	for (size_t i = 0; i < w->ndirs; i++) {
-		dir_close(w, &w->dirs[i]);
-		scan(w, &w->dirs[i], RN_SOURCE_SWEEP, EX_FINAL);
+		rn__watch_dir_close(w, &w->dirs[i]);
+		rn__watch_scan(w, &w->dirs[i], RN_SOURCE_SWEEP, EX_FINAL);
 	}
 }
 
@@ -744,7 +402,7 @@ static void free_all(struct rn_watch *w)
 		free(w->dirs[i].rel);
 		if (w->dirs[i].basefd >= 0)
 			close(w->dirs[i].basefd);
-		dir_close(w, &w->dirs[i]);
+		rn__watch_dir_close(w, &w->dirs[i]);
 		free(w->dirs[i].anc_next);
 		free(w->dirs[i].e);
 		free(w->dirs[i].dropped);
