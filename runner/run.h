@@ -1,8 +1,9 @@
 /*
- * run.h - `forge-runner run`'s configuration (cmd_run.c fills it).
+ * run.h - `forge-runner run`'s configuration (run_config.c fills it).
  *
  * Protocol (cmd_run.c drives it):
- *   1. rn_run_config from options and environment (cmd_run.c);
+ *   1. rn_run_config_load(): rn_run_config from options and environment,
+ *      validated (run_config.c);
  *   2. rn_prepare_step_dir(): W/.forge/{step}/ created, stale files removed
  *      and counted; rn_run_id_generate() (prepare.h);
  *   3. rn_session_run(): one libuv loop: watch armed first, then the engine
@@ -14,6 +15,7 @@
 #ifndef RN_RUN_H
 #define RN_RUN_H
 
+#include "cli.h"
 #include "engine.h"
 #include "forge/buf.h"
 #include "record.h"
@@ -55,6 +57,20 @@ struct rn_run_config {
 /* The settings every run needs (FORGE_WORKER_CMD, FORGE_REVIEWER_CMD), for
  * --help. */
 extern const char rn_run_needs[];
+
+/*
+ * Fills c (uninitialised) from `run`'s argv (argv[0] is "run"; borrowed:
+ * c keeps pointers into it) and the environment, and validates it; *log
+ * gets the log options. Returns 0; a negative value when --help was asked
+ * (print the help, exit 0); else the exit code of a usage or configuration
+ * error, already printed. Release c in every case.
+ */
+int rn_run_config_load(struct rn_run_config *c, int argc, char **argv, struct rn_log_cfg *log);
+
+/* The skill the entrypoint will review, derived as it does (owned):
+ * --skill, else FORGE_SKILL_NAME, else the task file's skill_name, else the
+ * step with '_' turned into '-'. */
+char *rn_run_derived_skill(const struct rn_run_config *c);
 
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);
