@@ -20,6 +20,7 @@
  * gave up.
  */
 #include "session.h"
+#include "session_internal.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -39,196 +40,9 @@
 
 extern char **environ;
 
-struct session {
-	const struct rn_session_params *p;
-	struct rn_session_result *res;
-	uv_loop_t loop;
-	struct rn_watch watch;
-	struct rn_stream stream;    /* frames on the engine's stderr */
-	struct rn_engine_params ep;
-	const struct rn_engine_ops *ops;
-	uv_process_t proc;
-	int proc_pid;
-	int exited;
-	int exit_code;
-	uv_pipe_t out[2];
-	int out_open[2];
-	struct fg_buf line[2];
-	int piece[2];           /* line[i] continues a line logged in pieces */
-	int frame_line;         /* the current stderr line is a frame: not logged as output */
-	struct fg_buf tail;
-	struct rn_output output;   /* levels, failure reason, hints, the cap */
-	uv_timer_t timeout_timer, grace_timer, drain_timer;
-	uv_signal_t sig[3];
-	uv_process_t stopper;
-	int stopper_running;    /* the stopper handle is in use: running or closing */
-	int stop_phase;
-	struct rn_reap reap;
-	int reaping;            /* the reap runs: the session may not finish yet */
-	int drain_expired;      /* the output drain timer fired */
-	int finished;
-	int budget_logged;      /* cycle_limit (retained_bytes) was logged */
-	char checks[FG_CHECKS_MAX][FG_CHECK_NAME_MAX + 1];  /* check names labelled so far */
-	size_t nchecks;
-};
-
 static void on_closed(uv_handle_t *h)
 {
 	(void)h;
-}
-
-/* ---- cycles ---- */
-
-/* The label of a check name read from a cycle file (the sandbox's): the
- * first FG_CHECKS_MAX distinct names of the run (review.md allows no
- * more), "other" after, so rewritten files cannot grow the series. */
-static const char *check_label(struct session *s, const char *name)
-{
-	for (size_t i = 0; i < s->nchecks; i++)
-		if (!strcmp(s->checks[i], name))
-			return s->checks[i];
-	if (s->nchecks == FG_CHECKS_MAX)
-		return "other";
-	snprintf(s->checks[s->nchecks], sizeof(s->checks[0]), "%s", name);
-	return s->checks[s->nchecks++];
-}
-
-/* Each check result of the cycle counts once. */
-static void observe_checks(struct session *s, const char *step, const struct fg_cycle *c)
-{
-	for (size_t i = 0; i < c->ev.nchecks; i++) {
-		const struct fg_check_result *k = &c->ev.checks[i];
-
-		rn_metrics_observe_check(s->p->metrics, s->p->skill, step, check_label(s, k->name),
-					 k->exit_code == 0 ? "passed" : k->timed_out ? "timed_out" : "failed");
-	}
-}
-
-/* A panel's role verdicts: each review made in this cycle counts once (a
- * review that stands from an earlier cycle was counted then). */
-static void observe_roles(struct rn_metrics *m, const char *skill, const char *step,
-			  const struct fg_cycle *c)
-{
-	for (size_t i = 0; i < c->nreviews; i++) {
-		const struct fg_review *r = &c->reviews[i];
-
-		if (!r->from_cycle)
-			rn_metrics_observe_role(m, skill, step, r->role,
-						r->failed ? "failed" : fg_role_verdict_name(fg_review_verdict(r)));
-	}
-}
-
-/* Keeps the content for the result, as first reported by source; the
- * first cycle_limit is logged. */
-static void store(struct session *s, const struct rn_cycle_report *r, enum rn_source source)
-{
-	if (rn_cycles_put(s->p->cycles, r->cycle, r->truncated, source) && !s->budget_logged) {
-		s->budget_logged = 1;
-		rn_log(s->p->log, RN_LOG_WARN, "cycle_limit", RN_LS("dir", r->dir),
-		       RN_LS("step", r->step), RN_LS("file", r->name), RN_LS("limit", "retained_bytes"),
-		       RN_LI("max", (long long)s->p->cycles->max_bytes));
-	}
-}
-
-static void record(struct session *s, const struct rn_cycle_report *r)
-{
-	const struct rn_run_config *cfg = s->p->cfg;
-
-	if (cfg->record == RN_RECORD_LOG) {
-		rn_log(s->p->log, RN_LOG_INFO, "cycle_recorded", RN_LS("file", r->name),
-		       RN_LS("content", r->raw));
-	} else if (cfg->record == RN_RECORD_COPY) {
-		int e = rn_record_copy(cfg->recording_dir, cfg->step, s->p->run_id, r->name, r->raw,
-				       r->raw_len);
-
-		if (e)
-			rn_log(s->p->log, RN_LOG_WARN, "record_error", RN_LS("file", r->name),
-			       RN_LS("error", strerror(-e)));
-	}
-}
-
-/* A cycle another source reported first (debug: cycle_seen_again). The
- * whole content of one the stream only had shortened replaces it silently. */
-static void seen_again(struct session *s, const struct rn_cycle_report *r,
-		       enum rn_source first_source, enum rn_cycle_news news)
-{
-	rn_log(s->p->log, RN_LOG_DEBUG, "cycle_seen_again", RN_LS("step", r->step),
-	       RN_LS("file", r->name), RN_LS("source", rn_source_name(r->source)),
-	       RN_LS("first_source",
-		     first_source == RN_SOURCE_NONE ? "" : rn_source_name(first_source)));
-	if (news == RN_CYCLE_FULLER) {
-		store(s, r, first_source);
-		record(s, r);
-	}
-}
-
-/* Every source delivers here (watch.c's inotify, poll and sweep, and
- * stream.c): one cycle is reported once, whichever saw it first. */
-static void on_cycle(struct session *s, const struct rn_cycle_report *r)
-{
-	const struct rn_run_config *cfg = s->p->cfg;
-	const struct fg_cycle *c = r->cycle;
-	enum rn_source first_source;
-	enum rn_cycle_news news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
-
-	if (news == RN_CYCLE_SAME || news == RN_CYCLE_FULLER) {
-		seen_again(s, r, first_source, news);
-		return;
-	}
-	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
-	rn_event_verdict_unparsed(s->p->log, r, 0);
-	rn_event_findings(s->p->log, RN_LOG_INFO, r);
-	rn_event_reviewer_changed(s->p->log, r);
-	record(s, r);
-	/* One skill label per run, decided before any cycle (cmd_run.c): a
-	 * label taken from the sandbox's files would let rewritten files with
-	 * ever new skills grow the series without bound, and make the cycle
-	 * and exhaustion metrics of one run disagree. */
-	rn_metrics_observe_cycle(s->p->metrics, s->p->skill, cfg->step,
-				 fg_verdict_kind_name(c->j.verdict), c->elapsed_seconds);
-	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
-	observe_checks(s, cfg->step, c);
-	store(s, r, (int)r->source);
-	s->res->cycles_by_source[r->source]++;
-	if (r->source == RN_SOURCE_SWEEP)
-		s->res->sweep_caught++;
-}
-
-static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
-{
-	on_cycle(w->opts.data, r);
-}
-
-static void on_stream_cycle(void *data, const struct rn_cycle_report *r)
-{
-	on_cycle(data, r);
-}
-
-/* The summary frame: how the review ended, for a run whose workspace the
- * runner cannot read (the file, when readable, says the same). All of it:
- * the usage (the result's usage, the metrics' agent series, the report's
- * cost), the budget and the questions too, so a run on a volume reports
- * what a bind-mount run does (issue 25: the usage was lost). */
-static void on_stream_summary(void *data, const struct fg_summary *sum)
-{
-	struct session *s = data;
-	struct fg_summary *copy = s->res->stream_summary;
-
-	if (!copy)
-		copy = s->res->stream_summary = fg_xcalloc(1, sizeof(*copy));
-	fg_summary_release(copy);
-	copy->state = sum->state;
-	copy->cycles = sum->cycles;
-	copy->max_cycles = sum->max_cycles;
-	copy->step = fg_xstrdup(sum->step);
-	copy->skill = fg_xstrdup(sum->skill);
-	copy->task_key = fg_xstrdup(sum->task_key);
-	copy->run_id = fg_xstrdup(sum->run_id);
-	copy->review_md = sum->review_md ? fg_xstrdup(sum->review_md) : NULL;
-	copy->usage = sum->usage;
-	copy->max_cost_usd = sum->max_cost_usd;
-	for (size_t i = 0; i < sum->nquestions; i++)
-		fg_summary_add_question(copy, &sum->questions[i]);
 }
 
 /* ---- output ---- */
@@ -574,7 +388,7 @@ static void start_stream(struct session *s)
 {
 	struct rn_stream_opts o = {
 		.run_id = s->p->run_id, .step = s->p->cfg->step, .dir = s->p->step_dir,
-		.log = s->p->log, .cycle_cb = on_stream_cycle, .summary_cb = on_stream_summary, .data = s,
+		.log = s->p->log, .cycle_cb = rn__session_stream_cycle, .summary_cb = rn__session_stream_summary, .data = s,
 	};
 
 	rn_stream_init(&s->stream, &o);
@@ -584,7 +398,7 @@ static void start_watch(struct session *s)
 {
 	struct rn_watch_opts o = {
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
-		.run_id = s->p->run_id, .log = s->p->log, .cb = on_watch_cycle, .data = s,
+		.run_id = s->p->run_id, .log = s->p->log, .cb = rn__session_watch_cycle, .data = s,
 		.step = s->p->cfg->step,
 	};
 	const struct rn_run_config *c = s->p->cfg;
