@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/alloc.h"
 #include "forge/text.h"
 #include "forge/util.h"
@@ -64,20 +65,6 @@ void ep_output_release(struct ep_output *o)
 	free(o->error);
 	free(o->text);
 	memset(o, 0, sizeof(*o));
-}
-
-const char *ep_json_str(const cJSON *m, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-double ep_json_num(const cJSON *m, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 void ep_output_set_answer(struct ep_output *o, const char *s)

@@ -133,10 +133,7 @@ struct cJSON *ep_output_to_cjson(const struct ep_output *o);
 void ep_output_set_answer(struct ep_output *o, const char *s);
 /* For the adapters: a failure with reason (copied). */
 void ep_output_fail(struct ep_output *o, const char *reason);
-/* For the adapters: a string member or NULL (borrowed from m). */
-const char *ep_json_str(const struct cJSON *m, const char *key);
-/* For the adapters: a numeric member, or NAN. */
-double ep_json_num(const struct cJSON *m, const char *key);
+/* The adapters read members with fg_json_str() and fg_json_num() (json.h). */
 
 extern const struct ep_output_ops ep_output_text;
 extern const struct ep_output_ops ep_output_claude;

@@ -28,11 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/alloc.h"
 
 static double num_or0(const cJSON *m, const char *key, bool *seen)
 {
-	double v = ep_json_num(m, key);
+	double v = fg_json_num(m, key);
 
 	if (isnan(v))
 		return 0;
@@ -60,7 +61,7 @@ static void result_usage(struct ep_output *o, const cJSON *m)
 	const cJSON *mu = cJSON_GetObjectItemCaseSensitive(m, "modelUsage");
 	const cJSON *model;
 	struct fg_usage u;
-	double cost = ep_json_num(m, "total_cost_usd");
+	double cost = fg_json_num(m, "total_cost_usd");
 
 	fg_usage_init(&u);
 	if (cJSON_IsObject(mu) && mu->child) {
@@ -73,8 +74,8 @@ static void result_usage(struct ep_output *o, const cJSON *m)
 			    "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens");
 	}
 	fg_usage_set_cost(&u, cost);
-	fg_usage_set(&u, FG_USAGE_TURNS, ep_json_num(m, "num_turns"));
-	fg_usage_set(&u, FG_USAGE_DURATION, ep_json_num(m, "duration_ms"));
+	fg_usage_set(&u, FG_USAGE_TURNS, fg_json_num(m, "num_turns"));
+	fg_usage_set(&u, FG_USAGE_DURATION, fg_json_num(m, "duration_ms"));
 	/* A result carries the run's totals: the last one replaces, never adds. */
 	o->usage = u;
 }
@@ -102,8 +103,8 @@ static char *errors_text(const cJSON *m)
 
 static void on_result(struct ep_output *o, const cJSON *m)
 {
-	const char *subtype = ep_json_str(m, "subtype");
-	const char *result = ep_json_str(m, "result");
+	const char *subtype = fg_json_str(m, "subtype");
+	const char *result = fg_json_str(m, "result");
 	bool failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "is_error")) ||
 		      (subtype && !strncmp(subtype, "error", 5));
 
@@ -133,9 +134,9 @@ static void on_assistant(struct ep_output *o, const cJSON *m)
 	bool first = true;
 
 	cJSON_ArrayForEach(block, content) {
-		const char *t = ep_json_str(block, "text");
+		const char *t = fg_json_str(block, "text");
 
-		if (!t || !*t || strcmp(ep_json_str(block, "type") ? ep_json_str(block, "type") : "", "text"))
+		if (!t || !*t || strcmp(fg_json_str(block, "type") ? fg_json_str(block, "type") : "", "text"))
 			continue;
 		if (first)
 			fg_buf_reset(&o->last);
@@ -155,8 +156,8 @@ static bool untyped_result(const cJSON *m)
 
 static void claude_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = ep_json_str(m, "type");
-	const char *sid = ep_json_str(m, "session_id");
+	const char *type = fg_json_str(m, "type");
+	const char *sid = fg_json_str(m, "session_id");
 
 	if (sid && *sid) {
 		free(o->session_id);

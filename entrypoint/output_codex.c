@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/alloc.h"
 
 static void add_count(struct fg_usage *u, enum fg_usage_field f, int64_t *cur, double v)
@@ -37,9 +38,9 @@ static void on_turn_completed(struct ep_output *o, const cJSON *m)
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage");
 	struct fg_usage *t = &o->usage;
 
-	add_count(t, FG_USAGE_INPUT, &t->input_tokens, ep_json_num(u, "input_tokens"));
-	add_count(t, FG_USAGE_CACHED, &t->cached_input_tokens, ep_json_num(u, "cached_input_tokens"));
-	add_count(t, FG_USAGE_OUTPUT, &t->output_tokens, ep_json_num(u, "output_tokens"));
+	add_count(t, FG_USAGE_INPUT, &t->input_tokens, fg_json_num(u, "input_tokens"));
+	add_count(t, FG_USAGE_CACHED, &t->cached_input_tokens, fg_json_num(u, "cached_input_tokens"));
+	add_count(t, FG_USAGE_OUTPUT, &t->output_tokens, fg_json_num(u, "output_tokens"));
 	add_count(t, FG_USAGE_TURNS, &t->turns, 1);
 	/* A failed turn stays a failure: a later turn does not undo it. */
 	if (o->outcome != EP_OUTCOME_FAILED)
@@ -48,7 +49,7 @@ static void on_turn_completed(struct ep_output *o, const cJSON *m)
 
 static void on_turn_failed(struct ep_output *o, const cJSON *m)
 {
-	const char *msg = ep_json_str(cJSON_GetObjectItemCaseSensitive(m, "error"), "message");
+	const char *msg = fg_json_str(cJSON_GetObjectItemCaseSensitive(m, "error"), "message");
 
 	ep_output_fail(o, msg && *msg ? msg : "codex reported a failed turn");
 }
@@ -56,8 +57,8 @@ static void on_turn_failed(struct ep_output *o, const cJSON *m)
 static void on_item_completed(struct ep_output *o, const cJSON *m)
 {
 	const cJSON *item = cJSON_GetObjectItemCaseSensitive(m, "item");
-	const char *type = ep_json_str(item, "type");
-	const char *text = ep_json_str(item, "text");
+	const char *type = fg_json_str(item, "type");
+	const char *text = fg_json_str(item, "text");
 
 	/* Older versions spelled it "assistant_message". */
 	if (!type || !text || (strcmp(type, "agent_message") && strcmp(type, "assistant_message")))
@@ -68,14 +69,14 @@ static void on_item_completed(struct ep_output *o, const cJSON *m)
 
 static void codex_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = ep_json_str(m, "type");
+	const char *type = fg_json_str(m, "type");
 	const char *msg;
 
 	if (!type)
 		return;
-	if (!strcmp(type, "thread.started") && ep_json_str(m, "thread_id")) {
+	if (!strcmp(type, "thread.started") && fg_json_str(m, "thread_id")) {
 		free(o->session_id);
-		o->session_id = fg_xstrdup(ep_json_str(m, "thread_id"));
+		o->session_id = fg_xstrdup(fg_json_str(m, "thread_id"));
 	} else if (!strcmp(type, "item.completed")) {
 		on_item_completed(o, m);
 	} else if (!strcmp(type, "turn.completed")) {
@@ -83,7 +84,7 @@ static void codex_message(struct ep_output *o, const cJSON *m)
 	} else if (!strcmp(type, "turn.failed")) {
 		on_turn_failed(o, m);
 	} else if (!strcmp(type, "error")) {
-		msg = ep_json_str(m, "message");
+		msg = fg_json_str(m, "message");
 		if (msg && *msg) {
 			free(o->retry_note);
 			o->retry_note = fg_xstrdup(msg);

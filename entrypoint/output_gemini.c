@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/alloc.h"
 
 static void add_count(struct fg_usage *u, enum fg_usage_field f, int64_t *cur, double v)
@@ -42,10 +43,10 @@ static void models_usage(struct ep_output *o, const cJSON *stats)
 
 	cJSON_ArrayForEach(model, cJSON_GetObjectItemCaseSensitive(stats, "models")) {
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(model, "tokens");
-		double c = ep_json_num(t, "candidates"), th = ep_json_num(t, "thoughts");
+		double c = fg_json_num(t, "candidates"), th = fg_json_num(t, "thoughts");
 
-		add_count(u, FG_USAGE_INPUT, &u->input_tokens, ep_json_num(t, "prompt"));
-		add_count(u, FG_USAGE_CACHED, &u->cached_input_tokens, ep_json_num(t, "cached"));
+		add_count(u, FG_USAGE_INPUT, &u->input_tokens, fg_json_num(t, "prompt"));
+		add_count(u, FG_USAGE_CACHED, &u->cached_input_tokens, fg_json_num(t, "cached"));
 		if (!isnan(c) || !isnan(th))
 			add_count(u, FG_USAGE_OUTPUT, &u->output_tokens,
 				  (isnan(c) ? 0 : c) + (isnan(th) ? 0 : th));
@@ -57,18 +58,18 @@ static void stream_usage(struct ep_output *o, const cJSON *stats)
 	struct fg_usage u;
 
 	fg_usage_init(&u);
-	fg_usage_set(&u, FG_USAGE_INPUT, ep_json_num(stats, "input_tokens"));
-	fg_usage_set(&u, FG_USAGE_OUTPUT, ep_json_num(stats, "output_tokens"));
-	fg_usage_set(&u, FG_USAGE_CACHED, ep_json_num(stats, "cached"));
-	fg_usage_set(&u, FG_USAGE_DURATION, ep_json_num(stats, "duration_ms"));
+	fg_usage_set(&u, FG_USAGE_INPUT, fg_json_num(stats, "input_tokens"));
+	fg_usage_set(&u, FG_USAGE_OUTPUT, fg_json_num(stats, "output_tokens"));
+	fg_usage_set(&u, FG_USAGE_CACHED, fg_json_num(stats, "cached"));
+	fg_usage_set(&u, FG_USAGE_DURATION, fg_json_num(stats, "duration_ms"));
 	o->usage = u;
 }
 
 /* An error object's message (with its type when given). Owned. */
 static char *error_text(const cJSON *err)
 {
-	const char *msg = ep_json_str(err, "message");
-	const char *type = ep_json_str(err, "type");
+	const char *msg = fg_json_str(err, "message");
+	const char *type = fg_json_str(err, "type");
 
 	if (cJSON_IsString(err) && *err->valuestring)
 		return fg_xstrdup(err->valuestring);
@@ -89,7 +90,7 @@ static void fail_with(struct ep_output *o, const cJSON *err)
 
 static void on_result(struct ep_output *o, const cJSON *m)
 {
-	const char *status = ep_json_str(m, "status");
+	const char *status = fg_json_str(m, "status");
 	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
 
 	stream_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
@@ -101,8 +102,8 @@ static void on_result(struct ep_output *o, const cJSON *m)
 
 static void on_message(struct ep_output *o, const cJSON *m)
 {
-	const char *role = ep_json_str(m, "role");
-	const char *content = ep_json_str(m, "content");
+	const char *role = fg_json_str(m, "role");
+	const char *content = fg_json_str(m, "content");
 
 	if (!role || strcmp(role, "assistant") || !content)
 		return;
@@ -116,7 +117,7 @@ static void on_message(struct ep_output *o, const cJSON *m)
 static void on_document(struct ep_output *o, const cJSON *m)
 {
 	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
-	const char *resp = ep_json_str(m, "response");
+	const char *resp = fg_json_str(m, "response");
 
 	models_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
 	if (err && !cJSON_IsNull(err)) {
@@ -130,8 +131,8 @@ static void on_document(struct ep_output *o, const cJSON *m)
 
 static void gemini_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = ep_json_str(m, "type");
-	const char *sid = ep_json_str(m, "session_id");
+	const char *type = fg_json_str(m, "type");
+	const char *sid = fg_json_str(m, "session_id");
 
 	if (sid && *sid) {
 		free(o->session_id);

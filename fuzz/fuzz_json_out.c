@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/cycle.h"
 #include "forge/summary.h"
 #include "forge/text.h"

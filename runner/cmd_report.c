@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"

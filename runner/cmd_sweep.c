@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "forge/json.h"
 #include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"

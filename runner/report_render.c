@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
@@ -73,14 +74,6 @@ static char *finding_location(const struct fg_finding *f)
 
 /* ---- JSON ---- */
 
-static void add_str_or_null(cJSON *o, const char *k, const char *v)
-{
-	if (v)
-		cJSON_AddStringToObject(o, k, v);
-	else
-		cJSON_AddNullToObject(o, k);
-}
-
 static void add_findings_json(cJSON *o, const char *key, const struct fg_finding *f, size_t n);
 
 /* A panel's roles as of the last cycle ("reviews", only for a panel), the
@@ -126,7 +119,7 @@ static void add_findings_json(cJSON *o, const char *key, const struct fg_finding
 
 		cJSON_AddStringToObject(fo, "role", f[i].role ? f[i].role : "default");
 		cJSON_AddStringToObject(fo, "severity", f[i].severity ? f[i].severity : "");
-		add_str_or_null(fo, "location", loc);
+		fg_json_add_str_or_null(fo, "location", loc);
 		cJSON_AddStringToObject(fo, "title", f[i].title ? f[i].title : "");
 		cJSON_AddItemToArray(arr, fo);
 		free(loc);
@@ -137,15 +130,15 @@ static cJSON *entry_json(const struct entry *e)
 {
 	cJSON *o = cJSON_CreateObject(), *cycles = cJSON_CreateArray();
 
-	add_str_or_null(o, "task_key", e->task_key);
+	fg_json_add_str_or_null(o, "task_key", e->task_key);
 	cJSON_AddStringToObject(o, "step", e->step);
-	add_str_or_null(o, "skill", e->skill);
-	add_str_or_null(o, "run_id", e->run_id);
+	fg_json_add_str_or_null(o, "skill", e->skill);
+	fg_json_add_str_or_null(o, "run_id", e->run_id);
 	cJSON_AddStringToObject(o, "state", fg_review_state_name(e->state));
 	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
 	cJSON_AddBoolToObject(o, "success", e->success);
 	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
-	add_str_or_null(o, "error", e->error);
+	fg_json_add_str_or_null(o, "error", e->error);
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
 		cJSON *co = cJSON_CreateObject();
@@ -158,7 +151,7 @@ static cJSON *entry_json(const struct entry *e)
 		cJSON_AddItemToArray(cycles, co);
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
-	add_str_or_null(o, "open_feedback", open_feedback(e));
+	fg_json_add_str_or_null(o, "open_feedback", open_feedback(e));
 	add_panel_json(o, e);
 	fg_usage_pair_add_to(o, &e->usage);
 	cJSON_AddStringToObject(o, "source", e->source);

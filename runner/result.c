@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
 #include "forge/frame.h"
@@ -224,14 +225,6 @@ bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s)
 	return state == FG_STATE_EXHAUSTED || rn_cycles_exhausted(s);
 }
 
-static void add_str_or_null(cJSON *o, const char *key, const char *v)
-{
-	if (v)
-		cJSON_AddStringToObject(o, key, v);
-	else
-		cJSON_AddNullToObject(o, key);
-}
-
 /* {"watch": n, "poll": n, "sweep": n, "stream": n} */
 static cJSON *by_source(const long *counts)
 {
@@ -250,12 +243,12 @@ char *rn_result_to_json(const struct rn_result *r)
 
 	cJSON_AddBoolToObject(o, "success", r->exit_code == 0);
 	cJSON_AddNumberToObject(o, "exit_code", r->exit_code);
-	add_str_or_null(o, "error_message", r->error_message);
-	add_str_or_null(o, "step", r->step);
-	add_str_or_null(o, "skill", r->skill);
-	add_str_or_null(o, "task_key", r->task_key);
-	add_str_or_null(o, "run_id", r->run_id);
-	add_str_or_null(o, "engine", r->engine);
+	fg_json_add_str_or_null(o, "error_message", r->error_message);
+	fg_json_add_str_or_null(o, "step", r->step);
+	fg_json_add_str_or_null(o, "skill", r->skill);
+	fg_json_add_str_or_null(o, "task_key", r->task_key);
+	fg_json_add_str_or_null(o, "run_id", r->run_id);
+	fg_json_add_str_or_null(o, "engine", r->engine);
 	cJSON_AddNumberToObject(o, "duration_seconds", (double)(long long)(r->duration_seconds * 1000.0) / 1000.0);
 	/* References, not copies: the retained objects may reach
 	 * RN_CYCLES_MAX_BYTES and printing needs memory of its own. */

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "closing.h"
 #include "hostcheck.h"
+#include "forge/json.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
 #include "forge/cycle.h"

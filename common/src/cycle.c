@@ -2,6 +2,7 @@
  * cycle.c - review_cycle_N.json: names, JSON shape, validation, atomic
  * writes and directory listings (see cycle.h and docs/reference/cycle-files.md).
  */
+#include "forge/json.h"
 #include "forge/text.h"
 #include "forge/cycle.h"
 
@@ -302,7 +303,7 @@ static int get_int(const cJSON *o, const char *key, long lo, long hi, int *out, 
 static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
 	const char *s;
-	int r = fg__json_req_string(o, "verdict", &s, err, errlen);
+	int r = fg_json_req_str(o, "verdict", &s, err, errlen);
 
 	if (r)
 		return r;
@@ -339,7 +340,7 @@ static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 static int get_timestamp(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
 	const char *s;
-	int r = fg__json_req_string(o, "timestamp", &s, err, errlen);
+	int r = fg_json_req_str(o, "timestamp", &s, err, errlen);
 
 	if (r)
 		return r;
@@ -364,11 +365,11 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 	if (!r)
 		r = get_verdict(o, c, err, errlen);
 	if (!r)
-		r = fg__json_req_string(o, "feedback", &feedback, err, errlen);
+		r = fg_json_req_str(o, "feedback", &feedback, err, errlen);
 	if (!r)
-		r = fg__json_req_string(o, "skill", &skill, err, errlen);
+		r = fg_json_req_str(o, "skill", &skill, err, errlen);
 	if (!r)
-		r = fg__json_name(FG_NAME_SKILL, "skill", skill, err, errlen);
+		r = fg__name_field(FG_NAME_SKILL, "skill", skill, err, errlen);
 	if (!r)
 		r = get_elapsed(o, c, err, errlen);
 	if (!r)
@@ -399,7 +400,7 @@ static int parse_run_id(const cJSON *o, struct fg_cycle *c, char *err, size_t er
 
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return 0;
-	if (fg__json_name(FG_NAME_RUN_ID, "run_id", v->valuestring, err, errlen))
+	if (fg__name_field(FG_NAME_RUN_ID, "run_id", v->valuestring, err, errlen))
 		return -EINVAL;
 	c->run_id = fg_xstrdup(v->valuestring);
 	return 0;

@@ -1,6 +1,7 @@
 /*
  * frame.c - frames on standard error (see forge/frame.h).
  */
+#include "forge/json.h"
 #include "forge/frame.h"
 
 #include <cjson/cJSON.h>
@@ -178,13 +179,13 @@ static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, cha
 		fg__seterr(err, errlen, "field 'v' must be %d", FG_FRAME_VERSION);
 		return -EINVAL;
 	}
-	r = fg__json_req_string(o, "type", &type, err, errlen);
+	r = fg_json_req_str(o, "type", &type, err, errlen);
 	if (!r)
-		r = fg__json_req_string(o, "run_id", &run_id, err, errlen);
+		r = fg_json_req_str(o, "run_id", &run_id, err, errlen);
 	if (!r)
-		r = fg__json_req_string(o, "step", &step, err, errlen);
+		r = fg_json_req_str(o, "step", &step, err, errlen);
 	if (!r)
-		r = fg__json_req_string(o, "file", file, err, errlen);
+		r = fg_json_req_str(o, "file", file, err, errlen);
 	if (r)
 		return r;
 	if (!strcmp(type, TYPE_CYCLE)) {

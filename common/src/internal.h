@@ -11,23 +11,13 @@ void fg__strlcpy(char *dst, const char *src, size_t n);
 /* snprintf into err if err != NULL and errlen > 0. */
 void fg__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-struct cJSON;
-/*
- * A required string member key of the JSON object o (the cycle and summary
- * readers). 0 with *out borrowing the cJSON string (valid while o lives);
- * -EINVAL with "missing field 'key'" or "field 'key' must be a string" in
- * err (see fg__seterr) and *out untouched.
- */
-int fg__json_req_string(const struct cJSON *o, const char *key, const char **out, char *err,
-			size_t errlen);
-
 /*
  * Checks the string member key of a cycle or summary file like the name it
  * stands for (names.h: fg_name_check() of kind, its length bound
  * included). 0, or -EINVAL with "field 'key': invalid skill name '...':
- * ..." in err.
+ * ..." in err. In names.c: the one edge from a JSON reader to the names.
  */
-int fg__json_name(int kind, const char *key, const char *value, char *err, size_t errlen);
+int fg__name_field(int kind, const char *key, const char *value, char *err, size_t errlen);
 
 /* A duration for a file we write: rounded to milliseconds; a non-finite
  * or negative value is 0, so what we write always reads back. */

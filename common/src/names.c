@@ -174,3 +174,13 @@ int fg_ticket_project(const char *key, char *out, size_t outlen)
 	out[n] = '\0';
 	return 0;
 }
+
+int fg__name_field(int kind, const char *key, const char *value, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (!fg_name_check((enum fg_name_kind)kind, value, strlen(value), why, sizeof(why)))
+		return 0;
+	fg__seterr(err, errlen, "field '%s': %s", key, why);
+	return -EINVAL;
+}

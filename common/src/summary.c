@@ -2,6 +2,7 @@
  * summary.c - review_summary.json (see summary.h and
  * docs/reference/cycle-files.md).
  */
+#include "forge/json.h"
 #include "forge/text.h"
 #include "forge/summary.h"
 
@@ -170,10 +171,10 @@ static int get_count(const cJSON *o, const char *key, int *out, char *err, size_
 static int get_name(const cJSON *o, const char *key, int kind, char **out, char *err, size_t errlen)
 {
 	const char *s;
-	int r = fg__json_req_string(o, key, &s, err, errlen);
+	int r = fg_json_req_str(o, key, &s, err, errlen);
 
 	if (!r)
-		r = fg__json_name(kind, key, s, err, errlen);
+		r = fg__name_field(kind, key, s, err, errlen);
 	if (!r)
 		*out = fg_xstrdup(s);
 	return r;
@@ -195,7 +196,7 @@ static char *opt_string(const cJSON *o, const char *key, const char *dflt)
 static int opt_name(const cJSON *o, const char *key, int kind, char **out, char *err, size_t errlen)
 {
 	*out = opt_string(o, key, "");
-	return **out ? fg__json_name(kind, key, *out, err, errlen) : 0;
+	return **out ? fg__name_field(kind, key, *out, err, errlen) : 0;
 }
 
 /* The optional questions, bounded and trimmed as when written. */

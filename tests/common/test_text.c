@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/buf.h"
 #include "forge/text.h"
 

@@ -4,6 +4,8 @@
  * Allocation failure is not threaded through every API (house style): these
  * wrappers print "fatal: out of memory" to stderr and abort(). This is the one
  * place common/ may write to a stream, because there is nobody left to return to.
+ *
+ * Tier: base (util.h). Uses nothing of common/.
  */
 #ifndef FORGE_ALLOC_H
 #define FORGE_ALLOC_H

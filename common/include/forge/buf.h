@@ -20,6 +20,8 @@
  * Protocol: fg_buf_init() -> fg_buf_add*() ... -> [fg_buf_error()] ->
  * fg_buf_release() or fg_buf_detach() (which hands the string to the
  * caller and re-inits).
+ *
+ * Tier: base (util.h). Uses alloc.
  */
 #ifndef FORGE_BUF_H
 #define FORGE_BUF_H

@@ -17,6 +17,8 @@
  * as they are. A placeholder is '{', one or more of [A-Za-z0-9_], '}',
  * matched case-sensitively; values are inserted verbatim and never scanned
  * again.
+ *
+ * Tier: base (util.h). Uses alloc and buf.
  */
 #ifndef FORGE_CMDLINE_H
 #define FORGE_CMDLINE_H

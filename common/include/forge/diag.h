@@ -5,6 +5,8 @@
  * and the program decides how to show them (stderr, JSON "warnings", lint
  * lines). Messages follow the house style: lower case, no full stop,
  * subjects in single quotes.
+ *
+ * Tier: base (util.h). Uses alloc.
  */
 #ifndef FORGE_DIAG_H
 #define FORGE_DIAG_H

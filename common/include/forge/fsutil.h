@@ -14,6 +14,8 @@
  * temp file in the same directory (a name starting with '.' and ending in
  * ".tmp.<pid>", so it never matches review_cycle_*.json), write, fsync,
  * rename, fsync of the directory.
+ *
+ * Tier: base (util.h). Uses alloc and buf.
  */
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H

@@ -4,6 +4,8 @@
  * The whole string must be the number (no leading/trailing junk, no empty
  * string); values outside [min, max] are refused. Callers turn a failure into
  * a usage error (exit 2) naming the variable.
+ *
+ * Tier: base (util.h). Uses nothing of common/.
  */
 #ifndef FORGE_NUM_H
 #define FORGE_NUM_H

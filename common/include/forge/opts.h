@@ -15,6 +15,8 @@
  * Accepted forms: --name value, --name=value, -x value, -x (flags).
  * Environment twins are applied by the caller before the loop (the option
  * wins); fg_opts_help() prints them.
+ *
+ * Tier: base (util.h). Uses buf.
  */
 #ifndef FORGE_OPTS_H
 #define FORGE_OPTS_H

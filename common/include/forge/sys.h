@@ -3,6 +3,8 @@
  *
  * Protocol: main() calls fg_sanitize_stdio() first, before anything opens a
  * file, then ignores SIGPIPE and hands over to the program.
+ *
+ * Tier: base (util.h). Uses nothing of common/.
  */
 #ifndef FORGE_SYS_H
 #define FORGE_SYS_H

@@ -1,6 +1,9 @@
 /*
- * text.h - small text and JSON helpers shared by both programs, so the
- * rules they encode live in one place.
+ * text.h - small text helpers shared by both programs, so the rules they
+ * encode live in one place: UTF-8, escaping, edit distance, hashing. JSON
+ * is json.h.
+ *
+ * Tier: base (see util.h). Uses alloc and buf only.
  */
 #ifndef FORGE_TEXT_H
 #define FORGE_TEXT_H
@@ -8,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct cJSON;
+/* The JSON helpers that text.h used to declare, for the callers that only
+ * include text.h. */
+#include "forge/json.h"
+
 struct fg_buf;
 
 /*
@@ -57,12 +63,6 @@ void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flag
  */
 size_t fg_edit_distance(const char *a, const char *b);
 
-/* Most structural tokens ('{', '[', ',', ':' outside strings) a document
- * may hold: a cJSON node costs about 64 bytes, so 8 MiB of "[]," would
- * otherwise become some 180 MB of tree. Real cycle, summary and result
- * files hold a few thousand at most. */
-#define FG_JSON_MAX_TOKENS (256 * 1024)
-
 /*
  * 0 when the n bytes at s are valid UTF-8 (fg_utf8_seq() throughout), else
  * -EILSEQ with *bad (may be NULL) set to the offset of the first byte that
@@ -77,27 +77,6 @@ int fg_utf8_check(const void *s, size_t n, size_t *bad);
  * document). NUL bytes end the copy.
  */
 char *fg_utf8_scrub(const char *s, size_t n);
-
-/*
- * Parses exactly len bytes as one JSON value followed by nothing but
- * whitespace. Refused, with the reason in err (if errlen > 0): a NUL byte
- * anywhere ("contains a NUL byte": cJSON would stop at one and accept a
- * prefix), bytes that are not valid UTF-8 ("not valid UTF-8 at byte N":
- * JSON text is UTF-8, and a string we print must never carry raw bytes
- * a consumer refuses or silently turns into other characters), more than
- * max_tokens structural tokens ("more than N JSON tokens", counted in one
- * linear pass before cJSON allocates), anything else ("not valid JSON").
- * Strings of an accepted document are valid UTF-8 (cJSON refuses a \u
- * escape of a lone surrogate). Returns a new cJSON tree (owned) or NULL.
- */
-struct cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tokens, char *err,
-				    size_t errlen);
-/* fg_json_parse_bounded() with FG_JSON_MAX_TOKENS and no reason. */
-struct cJSON *fg_json_parse_exact(const char *data, size_t len);
-
-/* o pretty-printed with a trailing newline: an owned string, never NULL,
- * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
-char *fg_json_print(const struct cJSON *o);
 
 /* 64-bit FNV-1a of n bytes: a content fingerprint for deduplication (not a
  * defence against a chosen collision). */

@@ -1,5 +1,7 @@
 /*
  * timeutil.h - wall-clock stamps in the spec's formats and a monotonic clock.
+ *
+ * Tier: base (util.h). Uses nothing of common/.
  */
 #ifndef FORGE_TIMEUTIL_H
 #define FORGE_TIMEUTIL_H

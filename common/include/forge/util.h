@@ -1,5 +1,16 @@
 /*
  * util.h - small macros every module may use.
+ *
+ * The tiers of common/ (each base header states its place the same way,
+ * as git's strbuf.h does):
+ *   base    util, alloc, buf, num, timeutil, sys, diag, text, json, fsutil,
+ *           opts, cmdline: know nothing of reviews or their files; each may
+ *           call only the base modules listed before it.
+ *   domain  names, severity, usage, verdict, evidence, reviewmd, resolve,
+ *           cycle, summary, frame, stepdir: forge-review's names, formats
+ *           and rules; they may call any base module and each other.
+ * A base module never includes a domain header (tests/common/test_tiers.c
+ * checks it). internal.h holds cross-file internals of both tiers.
  */
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H

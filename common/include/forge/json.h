@@ -1,0 +1,65 @@
+/*
+ * json.h - the one JSON module of both programs (over cJSON): bounded
+ * parsing, one getter family for the members of an object, one printer.
+ * Code elsewhere calls these instead of cJSON_GetObjectItem*() plus its own
+ * type check, and never prints with cJSON_Print() directly.
+ *
+ * Getters look a member up by its exact name (case-sensitive) and check
+ * its type: a member of another type reads as absent. Every returned
+ * pointer is borrowed from the tree.
+ *
+ * Tier: base (see util.h). Uses alloc, buf and text.
+ */
+#ifndef FORGE_JSON_H
+#define FORGE_JSON_H
+
+#include <stddef.h>
+
+struct cJSON;
+
+/* Most structural tokens ('{', '[', ',', ':' outside strings) a document
+ * may hold: a cJSON node costs about 64 bytes, so 8 MiB of "[]," would
+ * otherwise become some 180 MB of tree. Real cycle, summary and result
+ * files hold a few thousand at most. */
+#define FG_JSON_MAX_TOKENS (256 * 1024)
+
+/*
+ * Parses exactly len bytes as one JSON value followed by nothing but
+ * whitespace. Refused, with the reason in err (if errlen > 0): a NUL byte
+ * anywhere ("contains a NUL byte": cJSON would stop at one and accept a
+ * prefix), bytes that are not valid UTF-8 ("not valid UTF-8 at byte N":
+ * JSON text is UTF-8, and a string we print must never carry raw bytes
+ * a consumer refuses or silently turns into other characters), more than
+ * max_tokens structural tokens ("more than N JSON tokens", counted in one
+ * linear pass before cJSON allocates), anything else ("not valid JSON").
+ * Strings of an accepted document are valid UTF-8 (cJSON refuses a \u
+ * escape of a lone surrogate). Returns a new cJSON tree (owned) or NULL.
+ */
+struct cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tokens, char *err,
+				    size_t errlen);
+/* fg_json_parse_bounded() with FG_JSON_MAX_TOKENS and no reason. */
+struct cJSON *fg_json_parse_exact(const char *data, size_t len);
+
+/* o pretty-printed with a trailing newline: an owned string, never NULL,
+ * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
+char *fg_json_print(const struct cJSON *o);
+
+/* o's string member key, or NULL (absent, or not a string). */
+const char *fg_json_str(const struct cJSON *o, const char *key);
+/* o's number member key, or NAN (absent, or not a number). */
+double fg_json_num(const struct cJSON *o, const char *key);
+/*
+ * o's required string member key: 0 with *out set, or -EINVAL with err
+ * ("missing field 'key'", "field 'key' must be a string"; if errlen > 0)
+ * and *out untouched.
+ */
+int fg_json_req_str(const struct cJSON *o, const char *key, const char **out, char *err,
+		    size_t errlen);
+
+/* o pretty-printed with a trailing newline: an owned string, never NULL,
+ * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
+char *fg_json_print(const struct cJSON *o);
+/* Adds key: v to o, or key: null when v is NULL (v is copied). */
+void fg_json_add_str_or_null(struct cJSON *o, const char *key, const char *v);
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * json.c - bounded parsing, the member getters and the printer (see json.h).
+ */
+#include "forge/json.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "forge/alloc.h"
+#include "forge/text.h"
+#include "internal.h"
+
+/* Counts structural tokens outside strings, stopping past max. */
+static size_t count_tokens(const char *data, size_t len, size_t max)
+{
+	size_t n = 0;
+	int in_str = 0;
+
+	for (size_t i = 0; i < len && n <= max; i++) {
+		char c = data[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = 0;
+		} else if (c == '"') {
+			in_str = 1;
+		} else if (c == '{' || c == '[' || c == ',' || c == ':') {
+			n++;
+		}
+	}
+	return n;
+}
+
+/* Why data cannot be handed to cJSON, or NULL. reason must hold 64 bytes. */
+static const char *precheck(const char *data, size_t len, size_t max_tokens, char *reason)
+{
+	size_t bad = 0;
+
+	if (!len)
+		return "not valid JSON";
+	if (memchr(data, '\0', len))
+		return "contains a NUL byte";
+	if (fg_utf8_check(data, len, &bad)) {
+		snprintf(reason, 64, "not valid UTF-8 at byte %zu", bad);
+		return reason;
+	}
+	if (count_tokens(data, len, max_tokens) > max_tokens) {
+		snprintf(reason, 64, "more than %zu JSON tokens", max_tokens);
+		return reason;
+	}
+	return NULL;
+}
+
+cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tokens, char *err,
+			     size_t errlen)
+{
+	char reason[64];
+	const char *why = precheck(data, len, max_tokens, reason);
+	const char *end = NULL;
+	cJSON *o;
+
+	if (why) {
+		fg__seterr(err, errlen, "%s", why);
+		return NULL;
+	}
+	/* cJSON's own trailing-garbage check wants the NUL inside the length,
+	 * so the end is checked here. */
+	o = cJSON_ParseWithLengthOpts(data, len, &end, 0);
+	for (; o && end && end < data + len; end++) {
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			cJSON_Delete(o);
+			o = NULL;
+		}
+	}
+	if (!o)
+		fg__seterr(err, errlen, "not valid JSON");
+	return o;
+}
+
+cJSON *fg_json_parse_exact(const char *data, size_t len)
+{
+	return fg_json_parse_bounded(data, len, FG_JSON_MAX_TOKENS, NULL, 0);
+}
+
+char *fg_json_print(const cJSON *o)
+{
+	char *text = cJSON_Print(o);
+	size_t n;
+	char *out;
+
+	/* cJSON returns NULL only when its allocation failed. */
+	if (!text)
+		abort();
+	/* cJSON copies string bytes as they are: a string that did not come
+	 * from a validated file (an agent's last output line in an error
+	 * message, a path) may hold bytes that are not UTF-8. The structure
+	 * is ASCII, so such bytes can only be inside strings, and each becomes
+	 * U+FFFD: what we print is always valid UTF-8, so always valid JSON. */
+	n = strlen(text);
+	out = fg_utf8_check(text, n, NULL) ? fg_utf8_scrub(text, n) : fg_xstrdup(text);
+	cJSON_free(text);
+	text = fg_xasprintf("%s\n", out);
+	free(out);
+	return text;
+}
+
+int fg_json_req_str(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	if (!cJSON_IsString(v) || !v->valuestring) {
+		fg__seterr(err, errlen, "field '%s' must be a string", key);
+		return -EINVAL;
+	}
+	*out = v->valuestring;
+	return 0;
+}
+
+const char *fg_json_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double fg_json_num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+void fg_json_add_str_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
