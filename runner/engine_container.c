@@ -38,13 +38,12 @@ static const char *const label_names[] = {
 
 int rn_mount_label_parse(const char *s, enum rn_mount_label *out)
 {
-	for (size_t i = 0; i < sizeof(label_names) / sizeof(label_names[0]); i++) {
-		if (!strcmp(s, label_names[i])) {
-			*out = (enum rn_mount_label)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX(label_names, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum rn_mount_label)i;
+	return 0;
 }
 
 const char *rn_mount_label_option(enum rn_mount_label mode, int selinux_enabled)

@@ -20,6 +20,7 @@
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/timeutil.h"
+#include "forge/util.h"
 
 #define RN_LOG_VALUE_MAX 8192
 #define RN_LOG_LINE_MAX (256 * 1024)
@@ -105,11 +106,11 @@ void rn_log_close(struct rn_log *l)
 
 int rn_log_level_parse(const char *s, enum rn_log_level *out)
 {
-	for (int i = 0; i < 4; i++) {
-		if (!strcasecmp(s, level_lower[i])) {
-			*out = (enum rn_log_level)i;
-			return 0;
-		}
+	int i = FG_NAME_INDEX(level_lower, s, FG_NAME_ANYCASE);
+
+	if (i >= 0) {
+		*out = (enum rn_log_level)i;
+		return 0;
 	}
 	if (!strcasecmp(s, "warning")) {
 		*out = RN_LOG_WARN;

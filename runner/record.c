@@ -18,25 +18,23 @@ static const char *const mode_names[] = {
 
 const char *rn_record_mode_name(enum rn_record_mode m)
 {
-	if ((unsigned)m >= ARRAY_SIZE(mode_names))
-		return "none";
-	return mode_names[m];
+	return FG_NAME_OF(mode_names, m, "none");
 }
 
 int rn_record_mode_parse(const char *s, enum rn_record_mode *out)
 {
+	int i;
+
 	/* An empty value is how an unset-but-exported variable looks: none. */
 	if (!s || !*s) {
 		*out = RN_RECORD_NONE;
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++) {
-		if (!strcmp(s, mode_names[i])) {
-			*out = (enum rn_record_mode)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	i = FG_NAME_INDEX(mode_names, s, 0);
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum rn_record_mode)i;
+	return 0;
 }
 
 /* The caller validates names; this is a last guard against leaving the recording dir. */

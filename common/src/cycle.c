@@ -19,6 +19,7 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
+#include "forge/util.h"
 #include "internal.h"
 
 #define CYCLE_PREFIX "review_cycle_"
@@ -604,18 +605,17 @@ static const char *const role_verdict_names[] = { "approved", "rejected", "out_o
 
 const char *fg_role_verdict_name(enum fg_role_verdict v)
 {
-	return (unsigned)v < 3 ? role_verdict_names[v] : "rejected";
+	return FG_NAME_OF(role_verdict_names, v, "rejected");
 }
 
 int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
 {
-	for (unsigned i = 0; s && i < 3; i++) {
-		if (!strcmp(s, role_verdict_names[i])) {
-			*out = (enum fg_role_verdict)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX(role_verdict_names, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum fg_role_verdict)i;
+	return 0;
 }
 
 void fg_review_init(struct fg_review *r)

@@ -2,6 +2,7 @@
  * num.c - strict number parsing (see num.h).
  */
 #include "forge/num.h"
+#include "forge/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -47,17 +48,13 @@ int fg_parse_bool(const char *s, int *out)
 	static const char *const yes[] = { "1", "true", "yes", "on" };
 	static const char *const no[] = { "0", "false", "no", "off" };
 
-	if (!s)
-		return -EINVAL;
-	for (size_t i = 0; i < 4; i++) {
-		if (!strcasecmp(s, yes[i])) {
-			*out = 1;
-			return 0;
-		}
-		if (!strcasecmp(s, no[i])) {
-			*out = 0;
-			return 0;
-		}
+	if (FG_NAME_INDEX(yes, s, FG_NAME_ANYCASE) >= 0) {
+		*out = 1;
+		return 0;
+	}
+	if (FG_NAME_INDEX(no, s, FG_NAME_ANYCASE) >= 0) {
+		*out = 0;
+		return 0;
 	}
 	return -EINVAL;
 }

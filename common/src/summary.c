@@ -37,20 +37,17 @@ _Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state withou
 
 const char *fg_review_state_name(enum fg_review_state s)
 {
-	if ((size_t)s >= FG_STATE_COUNT)
-		return "failed";
-	return state_names[s];
+	return FG_NAME_OF(state_names, s, "failed");
 }
 
 int fg_review_state_parse(const char *s, enum fg_review_state *out)
 {
-	for (size_t i = 0; i < FG_STATE_COUNT; i++) {
-		if (!strcmp(s, state_names[i])) {
-			*out = (enum fg_review_state)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX(state_names, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum fg_review_state)i;
+	return 0;
 }
 
 void fg_summary_init(struct fg_summary *s)

@@ -44,34 +44,32 @@ static const char *const format_names[] = {
 
 const char *fg_verdict_kind_name(enum fg_verdict_kind k)
 {
-	return (unsigned)k < 2 ? kind_names[k] : "rejected";
+	return FG_NAME_OF(kind_names, k, "rejected");
 }
 
 const char *fg_verdict_format_name(enum fg_verdict_format f)
 {
-	return (unsigned)f < ARRAY_SIZE(format_names) ? format_names[f] : "none";
+	return FG_NAME_OF(format_names, f, "none");
 }
 
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out)
 {
-	for (unsigned i = 0; s && i < 2; i++) {
-		if (!strcmp(s, kind_names[i])) {
-			*out = (enum fg_verdict_kind)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX(kind_names, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum fg_verdict_kind)i;
+	return 0;
 }
 
 int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out)
 {
-	for (unsigned i = 0; s && i < ARRAY_SIZE(format_names); i++) {
-		if (!strcmp(s, format_names[i])) {
-			*out = (enum fg_verdict_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX(format_names, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum fg_verdict_format)i;
+	return 0;
 }
 
 void fg_judgement_init(struct fg_judgement *j)

@@ -15,6 +15,8 @@
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H
 
+#include <stddef.h>
+
 /* The number of elements of the array a (an array, never a pointer: the
  * second sizeof would then silently divide a pointer's size). */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -23,5 +25,20 @@
  * must say the number the code uses: FG_XSTR(FG_EXIT_TIMEOUT) is "124". */
 #define FG_STR(x) #x
 #define FG_XSTR(x) FG_STR(x)
+
+/* Flags of fg_name_index(). */
+#define FG_NAME_ANYCASE 1u   /* compare with strcasecmp() */
+
+/*
+ * The one name-table lookup (an enum's spellings, indexed by value): the
+ * index of s among the n entries of names (NULL entries never match), or
+ * -1 when s is NULL or not there. FG_NAME_INDEX() counts the table itself,
+ * so a name added to the table needs no count changed anywhere.
+ */
+int fg_name_index(const char *const *names, size_t n, const char *s, unsigned flags);
+#define FG_NAME_INDEX(names, s, flags) fg_name_index((names), ARRAY_SIZE(names), (s), (flags))
+/* names[i] when i indexes the table, else fallback (an out-of-range enum). */
+#define FG_NAME_OF(names, i, fallback) \
+	((size_t)(i) < ARRAY_SIZE(names) ? (names)[(size_t)(i)] : (fallback))
 
 #endif
