@@ -12,37 +12,18 @@
 #include "forge/buf.h"
 #include "forge/num.h"
 
-static int vusage(const char *cmd, const char *fmt, va_list ap)
+int rn_cmd_usage(const char *cmd, const char *fmt, ...)
 {
 	const char *sep = cmd ? " " : "";
+	va_list ap;
 
 	cmd = cmd ? cmd : "";
 	fprintf(stderr, "forge-runner%s%s: ", sep, cmd);
+	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\ntry 'forge-runner%s%s --help'\n", sep, cmd);
 	return FG_EXIT_USAGE;
-}
-
-int rn_usage(const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vusage(NULL, fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-int rn_cmd_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vusage(cmd, fmt, ap);
-	va_end(ap);
-	return r;
 }
 
 int rn_parse_interval(const char *s, double *out)

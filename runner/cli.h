@@ -26,12 +26,11 @@ int rn_cmd_run(int argc, char **argv);
 int rn_cmd_watch(int argc, char **argv);
 int rn_cmd_sweep(int argc, char **argv);
 
-/* Prints "forge-runner: <msg>" and "try 'forge-runner --help'" to stderr;
- * returns FG_EXIT_USAGE. */
-int rn_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same for a subcommand with its own help: "forge-runner CMD: <msg>"
- * and "try 'forge-runner CMD --help'". */
+/* Prints "forge-runner CMD: <msg>" and "try 'forge-runner CMD --help'" to
+ * stderr (cmd NULL: "forge-runner: <msg>", "try 'forge-runner --help'");
+ * returns FG_EXIT_USAGE. rn_usage() is the form without a subcommand. */
 int rn_cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define rn_usage(...) rn_cmd_usage(NULL, __VA_ARGS__)
 
 /* Prints "usage: <usage>" and the option table to stdout; returns 0. */
 int rn_cmd_help(const char *usage, const struct fg_opt *table);

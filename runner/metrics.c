@@ -54,9 +54,7 @@ const struct family_def rn__metric_families[F_COUNT] = {
 
 void rn_metrics_init(struct rn_metrics *m)
 {
-	m->series = NULL;
-	m->n = 0;
-	m->cap = 0;
+	*m = (struct rn_metrics){ 0 };
 }
 
 void rn_metrics_release(struct rn_metrics *m)

@@ -148,9 +148,7 @@ char *fg_buf_detach(struct fg_buf *b, size_t *len)
 
 void fg_strvec_init(struct fg_strvec *s)
 {
-	s->v = NULL;
-	s->n = 0;
-	s->cap = 0;
+	*s = (struct fg_strvec){ 0 };
 }
 
 void fg_strvec_release(struct fg_strvec *s)

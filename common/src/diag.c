@@ -13,9 +13,7 @@
 
 void fg_diags_init(struct fg_diags *d)
 {
-	d->v = NULL;
-	d->n = 0;
-	d->cap = 0;
+	*d = (struct fg_diags){ 0 };
 }
 
 void fg_diags_release(struct fg_diags *d)
