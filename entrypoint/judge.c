@@ -18,6 +18,7 @@
 #include "cycle_evidence.h"
 #include "cli.h"
 #include "prompt.h"
+#include "forge/fsutil.h"
 #include "forge/alloc.h"
 #include "forge/timeutil.h"
 
@@ -82,16 +83,8 @@ static void judge(struct ep_agent_result *r, const struct ep_output *out, struct
 /* Appends s to a reviewer log (best effort: the log is a record). */
 static void log_note(int fd, const char *s, size_t n)
 {
-	while (fd >= 0 && n) {
-		ssize_t w = write(fd, s, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		s += w;
-		n -= (size_t)w;
-	}
+	if (fd >= 0)
+		(void)fg_write_all(fd, s, n);
 }
 
 /* After the raw output, the log keeps the final text the verdict parser

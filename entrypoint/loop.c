@@ -492,11 +492,9 @@ static int create_step_dir(const char *workspace, const char *rel, char *err, si
 {
 	int wsfd, fd;
 
-	do
-		wsfd = open(workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (wsfd < 0 && errno == EINTR);
+	wsfd = fg_open_dir(AT_FDCWD, workspace, 0);
 	if (wsfd < 0)
-		return -errno;
+		return wsfd;
 	fd = fg_open_beneath(wsfd, rel, FG_BENEATH_CREATE, err, errlen);
 	close(wsfd);
 	if (fd < 0)
@@ -523,8 +521,8 @@ static void say_special(const struct fg_stale_special *sp, void *data)
 static void clear_stale(struct ep_loop *l)
 {
 	long removed = 0;
-	int dfd = open(l->step_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int rc = dfd < 0 ? -errno : fg_step_clear_stale(dfd, &removed, say_special, NULL);
+	int dfd = fg_open_dir(AT_FDCWD, l->step_dir, FG_DIR_NOFOLLOW);
+	int rc = dfd < 0 ? dfd : fg_step_clear_stale(dfd, &removed, say_special, NULL);
 
 	if (dfd >= 0)
 		close(dfd);
