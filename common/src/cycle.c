@@ -224,8 +224,6 @@ double fg__seconds_for_file(double x)
 	return (double)(long long)(x * 1000.0 + 0.5) / 1000.0;
 }
 
-static void add_reviews(cJSON *o, const struct fg_cycle *c);
-
 static void add_optional(cJSON *o, const struct fg_cycle *c)
 {
 	if (c->run_id)
@@ -245,7 +243,7 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 	if (c->reviewer_log)
 		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
 	if (c->has_reviews)
-		add_reviews(o, c);
+		fg__cycle_add_reviews(o, c);
 	fg_usage_pair_add_to(o, &c->usage);
 	fg_evidence_add_to(o, &c->ev);
 }
@@ -384,12 +382,10 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 
 /* A reviewer log name is opened relative to the step directory by readers,
  * so only a plain file name in that directory is kept. */
-static int safe_base_name(const char *s)
+int fg__safe_base_name(const char *s)
 {
 	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
 }
-
-static void parse_reviews(const cJSON *arr, struct fg_cycle *c);
 
 /* run_id decides whose cycle this is: one that is present but not a valid
  * id makes the cycle invalid (counting it as absent would make a foreign
@@ -427,9 +423,9 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &c->j.findings, &c->j.nfindings))
 		c->j.has_findings = true;
 	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
-	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
+	if (cJSON_IsString(v) && v->valuestring && fg__safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
-	parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
+	fg__cycle_parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
 	fg_evidence_from(&c->ev, o);
 }
 
@@ -597,180 +593,6 @@ bool fg_cycles_exhausted(const struct fg_cycle *cycles, size_t n)
 			last = &cycles[i];
 	}
 	return last && last->j.verdict == FG_VERDICT_REJECTED && last->cycle >= last->max_cycles;
-}
-
-/* ---- a panel's reviews ------------------------------------------------- */
-
-static const char *const role_verdict_names[] = { "approved", "rejected", "out_of_scope" };
-
-const char *fg_role_verdict_name(enum fg_role_verdict v)
-{
-	return FG_NAME_OF(role_verdict_names, v, "rejected");
-}
-
-int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
-{
-	int i = FG_NAME_INDEX(role_verdict_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum fg_role_verdict)i;
-	return 0;
-}
-
-void fg_review_init(struct fg_review *r)
-{
-	memset(r, 0, sizeof(*r));
-	fg_judgement_init(&r->j);
-}
-
-enum fg_role_verdict fg_review_verdict(const struct fg_review *r)
-{
-	if (r->j.verdict == FG_VERDICT_REJECTED)
-		return FG_ROLE_REJECTED;
-	return r->j.out_of_scope ? FG_ROLE_OUT_OF_SCOPE : FG_ROLE_APPROVED;
-}
-
-void fg_review_set_verdict(struct fg_review *r, enum fg_role_verdict v)
-{
-	r->j.verdict = v == FG_ROLE_REJECTED ? FG_VERDICT_REJECTED : FG_VERDICT_APPROVED;
-	r->j.out_of_scope = v == FG_ROLE_OUT_OF_SCOPE;
-}
-
-void fg_review_release(struct fg_review *r)
-{
-	fg_judgement_reset(&r->j);
-	free(r->reviewer_log);
-	cJSON_Delete(r->usage);
-	fg_review_init(r);
-}
-
-void fg_review_copy(struct fg_review *dst, const struct fg_review *src)
-{
-	fg_review_release(dst);
-	*dst = *src;
-	dst->j.feedback = fg_xstrdup(src->j.feedback ? src->j.feedback : "");
-	dst->j.findings = src->j.nfindings ? fg_xcalloc(src->j.nfindings, sizeof(*dst->j.findings)) : NULL;
-	for (size_t i = 0; i < src->j.nfindings; i++)
-		fg_finding_copy(&dst->j.findings[i], &src->j.findings[i]);
-	fg_strvec_init(&dst->j.verified);
-	for (size_t i = 0; i < src->j.verified.n; i++)
-		fg_strvec_push(&dst->j.verified, src->j.verified.v[i]);
-	dst->reviewer_log = src->reviewer_log ? fg_xstrdup(src->reviewer_log) : NULL;
-	dst->usage = src->usage ? cJSON_Duplicate(src->usage, 1) : NULL;
-	if (src->usage && !dst->usage)
-		abort();
-}
-
-struct cJSON *fg_review_to_cjson(const struct fg_review *r)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	if (!o)
-		abort();
-	cJSON_AddStringToObject(o, "role", r->role);
-	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
-	if (r->failed)
-		cJSON_AddTrueToObject(o, "failed");
-	if (r->reask)
-		cJSON_AddTrueToObject(o, "reask");
-	if (r->from_cycle > 0)
-		cJSON_AddNumberToObject(o, "from_cycle", r->from_cycle);
-	if (r->j.has_format)
-		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(r->j.format));
-	cJSON_AddStringToObject(o, "feedback", r->j.feedback ? r->j.feedback : "");
-	if (r->j.has_findings)
-		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->j.findings, r->j.nfindings));
-	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(r->elapsed_seconds));
-	if (r->reviewer_log)
-		cJSON_AddStringToObject(o, "reviewer_log", r->reviewer_log);
-	if (r->usage) {
-		cJSON *u = cJSON_Duplicate(r->usage, 1);
-
-		if (!u)
-			abort();
-		cJSON_AddItemToObject(o, "usage", u);
-	}
-	return o;
-}
-
-/* The optional members of a review; a wrong type counts as absent. */
-static void review_optional(struct fg_review *r, const cJSON *o)
-{
-	const cJSON *v;
-
-	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
-	r->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
-	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
-	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
-		r->from_cycle = (int)v->valuedouble;
-	v = cJSON_GetObjectItemCaseSensitive(o, "format");
-	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &r->j.format))
-		r->j.has_format = true;
-	else
-		r->j.format = FG_FORMAT_NONE;
-	v = cJSON_GetObjectItemCaseSensitive(o, "feedback");
-	r->j.feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
-	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
-	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &r->j.findings, &r->j.nfindings))
-		r->j.has_findings = true;
-	v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
-	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
-		r->elapsed_seconds = v->valuedouble;
-	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
-	if (cJSON_IsString(v) && v->valuestring && safe_base_name(v->valuestring))
-		r->reviewer_log = fg_xstrdup(v->valuestring);
-	v = cJSON_GetObjectItemCaseSensitive(o, "usage");
-	if (cJSON_IsObject(v)) {
-		r->usage = cJSON_Duplicate(v, 1);
-		if (!r->usage)
-			abort();
-	}
-}
-
-int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o)
-{
-	const cJSON *role = cJSON_GetObjectItemCaseSensitive(o, "role");
-	const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(o, "verdict");
-	enum fg_role_verdict k;
-
-	fg_review_release(r);
-	if (!cJSON_IsObject(o) || !cJSON_IsString(role) || !role->valuestring ||
-	    !fg_role_valid(role->valuestring) || !cJSON_IsString(verdict) ||
-	    fg_role_verdict_parse(verdict->valuestring, &k) < 0)
-		return -EINVAL;
-	fg__strlcpy(r->role, role->valuestring, sizeof(r->role));
-	fg_review_set_verdict(r, k);
-	review_optional(r, o);
-	return 0;
-}
-
-static void add_reviews(cJSON *o, const struct fg_cycle *c)
-{
-	cJSON *arr = cJSON_AddArrayToObject(o, "reviews");
-
-	if (!arr)
-		abort();
-	for (size_t i = 0; i < c->nreviews; i++)
-		cJSON_AddItemToArray(arr, fg_review_to_cjson(&c->reviews[i]));
-}
-
-static void parse_reviews(const cJSON *arr, struct fg_cycle *c)
-{
-	const cJSON *it;
-
-	if (!cJSON_IsArray(arr))
-		return;
-	c->has_reviews = true;
-	cJSON_ArrayForEach(it, arr) {
-		if (c->nreviews == FG_REVIEWERS_MAX)
-			break;
-		if (!c->reviews)
-			c->reviews = fg_xcalloc(FG_REVIEWERS_MAX, sizeof(*c->reviews));
-		fg_review_init(&c->reviews[c->nreviews]);
-		if (!fg_review_from_cjson(&c->reviews[c->nreviews], it))
-			c->nreviews++;
-	}
 }
 
 bool fg_run_id_accepts(const char *expected, const char *got)

@@ -19,6 +19,16 @@ void fg__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((f
  */
 int fg__name_field(int kind, const char *key, const char *value, char *err, size_t errlen);
 
+/* review.c: the cycle's "reviews" array added to o (none when c has no
+ * reviews), and read back from arr into c (a malformed entry is skipped). */
+struct cJSON;
+struct fg_cycle;
+void fg__cycle_add_reviews(struct cJSON *o, const struct fg_cycle *c);
+void fg__cycle_parse_reviews(const struct cJSON *arr, struct fg_cycle *c);
+/* cycle.c: 1 when s is a plain file name (no '/', not "." or ".."): a
+ * reviewer log named in a cycle file is opened in the step directory. */
+int fg__safe_base_name(const char *s);
+
 /* A duration for a file we write: rounded to milliseconds; a non-finite
  * or negative value is 0, so what we write always reads back. */
 double fg__seconds_for_file(double x);
