@@ -278,14 +278,10 @@ char *fg_cycle_to_json(const struct fg_cycle *c)
  * so an integral value written either way is accepted. */
 static int get_int(const cJSON *o, const char *key, long lo, long hi, int *out, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	double d;
 
-	if (!v) {
-		fg__seterr(err, errlen, "missing field '%s'", key);
+	if (fg_json_req_num(o, key, &d, err, errlen))
 		return -EINVAL;
-	}
-	d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 	if (isfinite(d) && d > (double)hi) {
 		fg__seterr(err, errlen, "field '%s' must be at most %ld", key, hi);
 		return -EINVAL;

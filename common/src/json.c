@@ -140,6 +140,18 @@ double fg_json_num(const cJSON *o, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+int fg_json_req_num(const cJSON *o, const char *key, double *out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!v) {
+		fg__seterr(err, errlen, "missing field '%s'", key);
+		return -EINVAL;
+	}
+	*out = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	return 0;
+}
+
 void fg_json_add_str_or_null(cJSON *o, const char *key, const char *v)
 {
 	if (v)

@@ -146,14 +146,10 @@ int fg_summary_write(const char *dir, const struct fg_summary *s)
 
 static int get_count(const cJSON *o, const char *key, int *out, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 	double d;
 
-	if (!v) {
-		fg__seterr(err, errlen, "missing field '%s'", key);
+	if (fg_json_req_num(o, key, &d, err, errlen))
 		return -EINVAL;
-	}
-	d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
 	/* Range first: the cast below is undefined outside int's range. */
 	if (!isfinite(d) || d < 0 || d > FG_CYCLE_NUMBER_MAX || d != (double)(int)d) {
 		fg__seterr(err, errlen, "field '%s' must be an integer from 0 to %d", key,

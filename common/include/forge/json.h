@@ -40,6 +40,13 @@ struct cJSON *fg_json_parse_bounded(const char *data, size_t len, size_t max_tok
 /* fg_json_parse_bounded() with FG_JSON_MAX_TOKENS and no reason. */
 struct cJSON *fg_json_parse_exact(const char *data, size_t len);
 
+/*
+ * o's required number member key: 0 with *out set to its value, or NAN
+ * when it is not a number (the caller's range check then says what it
+ * must be); -EINVAL with "missing field 'key'" in err when absent.
+ */
+int fg_json_req_num(const struct cJSON *o, const char *key, double *out, char *err, size_t errlen);
+
 /* o pretty-printed with a trailing newline: an owned string, never NULL,
  * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
 char *fg_json_print(const struct cJSON *o);
