@@ -72,16 +72,22 @@ char *fg_xstrndup(const char *s, size_t n)
 	return p;
 }
 
+char *fg_xvasprintf(const char *fmt, va_list ap)
+{
+	char *p = NULL;
+
+	if (vasprintf(&p, fmt, ap) < 0)
+		die_oom();
+	return p;
+}
+
 char *fg_xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *p = NULL;
-	int r;
+	char *p;
 
 	va_start(ap, fmt);
-	r = vasprintf(&p, fmt, ap);
+	p = fg_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		die_oom();
 	return p;
 }

@@ -174,13 +174,10 @@ void fg_strvec_push(struct fg_strvec *s, const char *str)
 void fg_strvec_pushf(struct fg_strvec *s, const char *fmt, ...)
 {
 	va_list ap;
-	char *p = NULL;
+	char *p;
 
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		p = NULL;
+	p = fg_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (!p)
-		p = fg_xstrdup("");
 	fg_strvec_push_take(s, p);
 }

@@ -27,14 +27,11 @@ void fg_diags_release(struct fg_diags *d)
 void fg_diags_add(struct fg_diags *d, enum fg_diag_level level, int line, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg = NULL;
+	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	msg = fg_xvasprintf(fmt, ap);
 	va_end(ap);
-	if (!msg)
-		msg = fg_xstrdup("(message lost: out of memory)");
 	FG_ALLOC_GROW(d->v, d->n + 1, d->cap);
 	d->v[d->n].level = level;
 	d->v[d->n].line = line;

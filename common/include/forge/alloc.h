@@ -10,6 +10,7 @@
 #ifndef FORGE_ALLOC_H
 #define FORGE_ALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* malloc(n); n == 0 allocates one byte. Never returns NULL. */
@@ -26,6 +27,7 @@ char *fg_xstrdup(const char *s);
 char *fg_xstrndup(const char *s, size_t n);
 /* Owned formatted string (vasprintf); never NULL. */
 char *fg_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *fg_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 /* The capacity to grow alloc to when nr elements are needed (git's
  * alloc_nr: half as much again plus 16, at least nr). */
