@@ -178,11 +178,11 @@ static void usage_line(const struct fg_usage *u, char *buf, size_t n)
 {
 	static const struct { unsigned bit; const char *name; } f[] = {
 		{ FG_USAGE_INPUT, "input_tokens" }, { FG_USAGE_OUTPUT, "output_tokens" },
-		{ FG_USAGE_CACHED, "cached_input_tokens" }, { FG_USAGE_TURNS, "turns" },
-		{ FG_USAGE_DURATION, "duration_ms" },
+		{ FG_USAGE_CACHED, "cached_input_tokens" }, { FG_USAGE_REASONING, "reasoning_tokens" },
+		{ FG_USAGE_TURNS, "turns" }, { FG_USAGE_DURATION, "duration_ms" },
 	};
-	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens, u->turns,
-			      u->duration_ms };
+	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens,
+			      u->reasoning_tokens, u->turns, u->duration_ms };
 	size_t o = 0;
 
 	buf[0] = '\0';
@@ -194,6 +194,28 @@ static void usage_line(const struct fg_usage *u, char *buf, size_t n)
 		snprintf(buf + o, n - o, "%scost_usd=%.6f", o ? " " : "", u->cost_usd);
 }
 
+/* What the CLI refused (a warning: the runner logs it at WARN) and how
+ * often it retried (progress, not the outcome). */
+static void say_denied(const struct ep_call *c)
+{
+	const struct ep_output *o = c->out;
+	struct fg_buf names;
+
+	if (o->retries)
+		ep_log(FG_MSG_INFO, "%s: the CLI retried %llu time(s)%s%s", c->role, (unsigned long long)o->retries,
+			 o->retry_note ? "; last: " : "", o->retry_note ? o->retry_note : "");
+	if (!o->denied_calls)
+		return;
+	fg_buf_init(&names, FG_DENIED_MAX * (FG_DENIED_NAME_MAX + 2) + 1);
+	fg_denied_join(&o->denied, &names);
+	ep_log(FG_MSG_WARN, "%s%s%s: tools denied: %s (%llu of %llu tool call(s) refused by the CLI's "
+		 "permissions: see docs/guide/agents.md#presets)", c->role, c->panel_role ? " " : "",
+		 c->panel_role ? c->panel_role : "", names.len ? fg_buf_str(&names) : "?",
+		 (unsigned long long)o->denied_calls,
+		 (unsigned long long)(o->tool_calls > o->denied_calls ? o->tool_calls : o->denied_calls));
+	fg_buf_release(&names);
+}
+
 /* Adds a finished run's usage to the step's totals. */
 static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_agent_result *r)
 {
@@ -203,9 +225,13 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 	char line[512];
 
 	(void)r;
+	say_denied(c);
 	fg_usage_add(worker ? &l->total.worker : &l->total.reviewer, u);
-	if (worker)
+	if (worker) {
 		l->worker_last = *u;
+		fg_strvec_release(&l->worker_denied);
+		fg_denied_merge(&l->worker_denied, &c->out->denied);
+	}
 	if (!fg_usage_empty(u)) {
 		usage_line(u, line, sizeof(line));
 		ep_log(FG_MSG_INFO, "%s usage: %s", c->role, line);

@@ -24,9 +24,10 @@ static const char ABOUT[] =
 	"Reads an agent's saved standard output (a file, or standard input) and prints what\n"
 	"the FMT adapter makes of it, as FORGE_WORKER_OUTPUT / FORGE_REVIEWER_OUTPUT=FMT would:\n"
 	"{\"ok\", \"error\", \"text\", \"usage\": {\"input_tokens\", \"output_tokens\",\n"
-	"\"cached_input_tokens\", \"cost_usd\", \"turns\", \"duration_ms\"}, \"session_id\"}\n"
-	"(null where the CLI reports nothing). Exit 0 when the input could be read, whatever\n"
-	"\"ok\" says; 2 on a usage error or an unreadable input.";
+	"\"cached_input_tokens\", \"cost_usd\", \"turns\", \"duration_ms\", \"reasoning_tokens\"},\n"
+	"\"session_id\", \"denied_tools\": [NAME, ...]} (null where the CLI reports nothing).\n"
+	"Exit 0 when the input could be read, whatever \"ok\" says; 2 on a usage error or an\n"
+	"unreadable input.";
 
 static void feed_output(void *ctx, const void *p, size_t n)
 {

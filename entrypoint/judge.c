@@ -31,6 +31,22 @@ void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name
 	jc->panel_role = panel_role;
 	jc->log_fd = log_fd;
 	fg_judgement_init(&jc->j);
+	fg_strvec_init(&jc->denied);
+}
+
+/* The feedback of a review whose every tool call the CLI refused. Owned. */
+static char *all_denied_feedback(const struct ep_output *out)
+{
+	struct fg_buf names;
+	char *text;
+
+	fg_buf_init(&names, FG_DENIED_MAX * (FG_DENIED_NAME_MAX + 2) + 1);
+	fg_denied_join(&out->denied, &names);
+	text = fg_xasprintf("The review could not be completed: the reviewer's CLI refused every tool call "
+			    "it made (%s), so it could not run or read anything; give the reviewer those "
+			    "tools (docs/guide/agents.md#presets).", names.len ? fg_buf_str(&names) : "?");
+	fg_buf_release(&names);
+	return text;
 }
 
 int ep_judge_open_log(const struct ep_loop *l, const char *name)
@@ -47,13 +63,16 @@ static bool blank(const char *s)
 }
 
 /* Turns a reviewer run into j (whatever an earlier run of the same answer
- * put there is released). *failed: the run failed or printed nothing. */
+ * put there is released). *failed: the run failed, printed nothing, or
+ * had every tool call refused (it judged without running anything). */
 static void judge(struct ep_agent_result *r, const struct ep_output *out, struct fg_judgement *j,
 		  bool *failed, bool advice_approves)
 {
+	bool bad_run = ep_call_failed(r, out) || blank(out->text);
+	bool denied = !bad_run && ep_output_all_denied(out);
 	struct fg_strvec kept;
 
-	*failed = ep_call_failed(r, out) || blank(out->text);
+	*failed = bad_run || denied;
 	if (!*failed) {
 		fg_verdict_parse(j, out->text, strlen(out->text));
 		if (j->advice_only && !advice_approves) {
@@ -75,6 +94,9 @@ static void judge(struct ep_agent_result *r, const struct ep_output *out, struct
 	j->has_format = true;
 	if (r->end == EP_AGENT_NOT_STARTED)
 		j->feedback = fg_xasprintf("%s%s.", EP_JUDGE_UNSTARTABLE, r->what);
+	else if (denied)
+		/* It judged without running anything: no clean review. */
+		j->feedback = all_denied_feedback(out);
 	else
 		j->feedback = fg_xasprintf("The review could not be completed: %s.",
 					   ep_agent_ok(r) && out->ok ? "the reviewer printed nothing" : r->what);
@@ -124,6 +146,7 @@ static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char 
 		judge(&r, &out, &jc->j, &jc->failed, l->t->advice_approves);
 		log_final_text(jc->log_fd, &out);
 		fg_usage_add(&jc->usage, &out.usage);
+		fg_denied_merge(&jc->denied, &out.denied);
 	}
 	ep_output_release(&out);
 	return rc;
@@ -222,12 +245,14 @@ int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
 		c->ev.verified = c->j.verified;
 		fg_strvec_init(&c->j.verified);
 		fg_usage_add(&c->usage.reviewer, &jc.usage);
+		fg_denied_merge(&c->denied.reviewer, &jc.denied);
 		c->reask = jc.reask;
 		*failed = jc.failed;
 		c->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
 	}
 	fg_judgement_reset(&jc.j);
+	fg_strvec_release(&jc.denied);
 	if (jc.log_fd >= 0)
 		close(jc.log_fd);
 	free(logname);

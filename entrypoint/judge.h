@@ -35,9 +35,11 @@ struct ep_judge_call {
 	bool failed;                 /* the reviewer could not complete */
 	bool reask;                  /* it was asked once more */
 	struct fg_usage usage;       /* its runs' usage, summed */
+	struct fg_strvec denied;     /* owned: the tools its CLI refused (denied.h) */
 };
 
-/* Sets the caller's fields and empties the results. */
+/* Sets the caller's fields and empties the results (the caller releases
+ * j and denied). */
 void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name,
 			const char *panel_role, int log_fd);
 

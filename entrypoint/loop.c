@@ -155,6 +155,7 @@ void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double el
 	c->run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
 	c->elapsed_seconds = elapsed;
 	c->usage.worker = l->worker_last;
+	fg_denied_merge(&c->denied.worker, &l->worker_denied);
 	fg_time_iso_utc(c->timestamp, time(NULL));
 }
 
@@ -560,6 +561,7 @@ static void loop_release(struct ep_loop *l)
 		fg_cycle_release(&l->hist[i]);
 	free(l->hist);
 	free(l->reviewer_failed);
+	fg_strvec_release(&l->worker_denied);
 	free(l->system_prompt);
 	for (size_t i = 0; i < FG_REVIEWERS_MAX; i++)
 		free(l->role_system[i]);

@@ -50,6 +50,7 @@ void ep_output_init(struct ep_output *o, enum ep_output_format f)
 	fg_buf_init(&o->doc, EP_OUTPUT_DOC_MAX);
 	fg_buf_init(&o->last, EP_OUTPUT_TEXT_MAX);
 	fg_usage_init(&o->usage);
+	fg_strvec_init(&o->denied);
 }
 
 void ep_output_release(struct ep_output *o)
@@ -64,7 +65,19 @@ void ep_output_release(struct ep_output *o)
 	free(o->session_id);
 	free(o->error);
 	free(o->text);
+	fg_strvec_release(&o->denied);
 	memset(o, 0, sizeof(*o));
+}
+
+void ep_output_deny(struct ep_output *o, const char *name)
+{
+	o->denied_calls++;
+	fg_denied_add(&o->denied, name);
+}
+
+bool ep_output_all_denied(const struct ep_output *o)
+{
+	return o->denied_calls > 0 && o->denied_calls >= o->tool_calls;
 }
 
 void ep_output_set_answer(struct ep_output *o, const char *s)
@@ -362,5 +375,6 @@ cJSON *ep_output_to_cjson(const struct ep_output *o)
 		cJSON_AddStringToObject(j, "session_id", o->session_id);
 	else
 		cJSON_AddNullToObject(j, "session_id");
+	cJSON_AddItemToObject(j, "denied_tools", fg_denied_array(&o->denied));
 	return j;
 }

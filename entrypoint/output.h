@@ -35,8 +35,14 @@
  * report stay absent (usage.h). The text, error and session id are valid
  * UTF-8 (an invalid byte becomes U+FFFD): they end up in JSON files.
  *
+ * Tools the CLI refused to run (Claude's permission_denials and
+ * system/permission_denied) are kept in `denied` (denied.h) with a count;
+ * retries the CLI reports (Claude's system/api_retry, Codex's
+ * "Reconnecting... n/5") are counted in `retries`: progress, never the
+ * outcome. ep_output_all_denied() says whether every tool call was refused.
+ *
  * Protocol: ep_output_init() -> ep_output_feed()... -> ep_output_finish()
- * -> read ok, error, text, usage, session_id -> ep_output_release().
+ * -> read ok, error, text, usage, session_id, denied -> ep_output_release().
  */
 #ifndef EP_OUTPUT_H
 #define EP_OUTPUT_H
@@ -47,6 +53,7 @@
 
 #include "capture.h"
 #include "forge/buf.h"
+#include "forge/denied.h"
 #include "forge/usage.h"
 
 struct cJSON;
@@ -107,6 +114,10 @@ struct ep_output {
 	char *retry_note;                   /* owned or NULL: last non-fatal error seen */
 	struct fg_usage usage;
 	char *session_id;                   /* owned or NULL */
+	struct fg_strvec denied;            /* distinct tools refused (fg_denied_add) */
+	uint64_t tool_calls;                /* tool calls the output shows */
+	uint64_t denied_calls;              /* refusals the output shows */
+	uint64_t retries;                   /* retries the CLI reported */
 	/* settled by ep_output_finish() */
 	bool ok;
 	char *error;                        /* owned; NULL when ok */
@@ -123,10 +134,14 @@ void ep_output_release(struct ep_output *o);
 void ep_output_feed(struct ep_output *o, const void *p, size_t n);
 /* Ends the input and settles ok, error, text (see above). Call once. */
 void ep_output_finish(struct ep_output *o);
-/* What exit status means for format f's CLI (Gemini documents 41, 42, 52,
- * 53), or NULL. Static. */
+/* What exit status means for format f's CLI (Gemini documents 41, 42, 44,
+ * 52, 53, 54, 55 and 130; Codex's argument parser exits 2), or NULL. Static. */
 const char *ep_output_exit_meaning(enum ep_output_format f, int status);
-/* {"ok", "error", "text", "usage", "session_id"} (owned by the caller). */
+/* True when the CLI refused at least one tool call and ran none: the agent
+ * could not do anything it needed a tool for. */
+bool ep_output_all_denied(const struct ep_output *o);
+/* {"ok", "error", "text", "usage", "session_id", "denied_tools": [names]}
+ * (owned by the caller). */
 struct cJSON *ep_output_to_cjson(const struct ep_output *o);
 
 /* For the adapters: sets o->answer (a copy of s, or NULL). */
@@ -134,6 +149,9 @@ void ep_output_set_answer(struct ep_output *o, const char *s);
 /* For the adapters: a failure with reason (copied). */
 void ep_output_fail(struct ep_output *o, const char *reason);
 /* The adapters read members with fg_json_str() and fg_json_num() (json.h). */
+/* For the adapters: one refused call of tool name (borrowed; an invalid
+ * name is counted but not kept). */
+void ep_output_deny(struct ep_output *o, const char *name);
 
 extern const struct ep_output_ops ep_output_text;
 extern const struct ep_output_ops ep_output_claude;

@@ -14,17 +14,29 @@
  *   - otherwise success; the answer is `result`, or when that is empty or
  *     missing the text of the last assistant message.
  * A result message without "type" (abbreviated output) is recognised by
- * its is_error/result/subtype members.
+ * its is_error/result/subtype members; "type" may come anywhere in an
+ * object (2.1.226 puts it near the end of the result).
+ * Denied tools: the result's permission_denials [{tool_name, ...}] and
+ * {"type":"system","subtype":"permission_denied","tool_name"} lines; a run
+ * with no permission mode ends is_error false / success even when every
+ * tool call was denied (2.1.220), so the denials are kept beside the
+ * outcome (output.h), never folded into it. Tool calls are the tool_use
+ * blocks of assistant messages.
+ * Progress, not outcome: system/api_retry {attempt, max_retries, error,
+ * error_status} (counted; the last is named when no result follows),
+ * rate_limit_event and system/thinking_tokens (an estimate: not usage).
  * Usage: tokens from modelUsage summed over every model (it covers the
  * helper models that `usage` leaves out), else from `usage`; input_tokens
  * = input + cache creation + cache read tokens, cached_input_tokens =
  * cache read tokens. cost_usd = total_cost_usd; turns = num_turns;
- * duration_ms = duration_ms.
+ * duration_ms = duration_ms. reasoning_tokens stays null: Claude counts
+ * thinking in output_tokens and reports no separate figure.
  */
 #include "output.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +113,21 @@ static char *errors_text(const cJSON *m)
 	return fg_buf_detach(&b, NULL);
 }
 
+/* The result's permission_denials: the run's whole list, so it stands for
+ * the system/permission_denied lines seen before it. */
+static void result_denials(struct ep_output *o, const cJSON *m)
+{
+	const cJSON *d;
+	uint64_t n = 0;
+
+	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(m, "permission_denials")) {
+		fg_denied_add(&o->denied, fg_json_str(d, "tool_name"));
+		n++;
+	}
+	if (n > o->denied_calls)
+		o->denied_calls = n;
+}
+
 static void on_result(struct ep_output *o, const cJSON *m)
 {
 	const char *subtype = fg_json_str(m, "subtype");
@@ -109,6 +136,7 @@ static void on_result(struct ep_output *o, const cJSON *m)
 		      (subtype && !strncmp(subtype, "error", 5));
 
 	result_usage(o, m);
+	result_denials(o, m);
 	if (failed) {
 		char *errs = errors_text(m);
 		char *why = errs ? errs
@@ -136,6 +164,8 @@ static void on_assistant(struct ep_output *o, const cJSON *m)
 	cJSON_ArrayForEach(block, content) {
 		const char *t = fg_json_str(block, "text");
 
+		if (fg_json_str(block, "type") && !strcmp(fg_json_str(block, "type"), "tool_use"))
+			o->tool_calls++;
 		if (!t || !*t || strcmp(fg_json_str(block, "type") ? fg_json_str(block, "type") : "", "text"))
 			continue;
 		if (first)
@@ -145,6 +175,39 @@ static void on_assistant(struct ep_output *o, const cJSON *m)
 		first = false;
 		fg_buf_adds(&o->last, t);
 	}
+}
+
+/* "API retry 2/10: overloaded (529)": the retry, kept as the last note. */
+static void on_api_retry(struct ep_output *o, const cJSON *m)
+{
+	const char *err = fg_json_str(m, "error");
+	double attempt = fg_json_num(m, "attempt"), max = fg_json_num(m, "max_retries");
+	double status = fg_json_num(m, "error_status");
+	char note[256];
+	int k = snprintf(note, sizeof(note), "API retry");
+
+	o->retries++;
+	if (!isnan(attempt) && attempt >= 0 && attempt < 1e6)
+		k += snprintf(note + k, sizeof(note) - (size_t)k, " %d", (int)attempt);
+	if (!isnan(attempt) && !isnan(max) && max >= 0 && max < 1e6)
+		k += snprintf(note + k, sizeof(note) - (size_t)k, "/%d", (int)max);
+	k += snprintf(note + k, sizeof(note) - (size_t)k, ": %.100s", err && *err ? err : "error");
+	if (!isnan(status) && status >= 0 && status < 1000)
+		snprintf(note + k, sizeof(note) - (size_t)k, " (%d)", (int)status);
+	free(o->retry_note);
+	o->retry_note = fg_xstrdup(note);
+}
+
+static void on_system(struct ep_output *o, const cJSON *m)
+{
+	const char *sub = fg_json_str(m, "subtype");
+
+	if (!sub)
+		return;
+	if (!strcmp(sub, "api_retry"))
+		on_api_retry(o, m);
+	else if (!strcmp(sub, "permission_denied"))
+		ep_output_deny(o, fg_json_str(m, "tool_name"));
 }
 
 static bool untyped_result(const cJSON *m)
@@ -169,6 +232,8 @@ static void claude_message(struct ep_output *o, const cJSON *m)
 		on_result(o, m);
 	else if (type && !strcmp(type, "assistant"))
 		on_assistant(o, m);
+	else if (type && !strcmp(type, "system"))
+		on_system(o, m);
 }
 
 const struct ep_output_ops ep_output_claude = {

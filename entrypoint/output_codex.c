@@ -7,13 +7,19 @@
  * {usage}, turn.failed {error: {message}}, error {message}.
  * Outcome: turn.failed is a failure whatever the exit status (its message
  * is the reason); turn.completed is success. `error` events are not an
- * outcome: "Reconnecting... 1/5" is a retry; the last one is kept and named
- * when the output ends with no outcome at all.
+ * outcome: "Reconnecting... 1/5" is a retry (counted in retries); the last
+ * one is kept and named when the output ends with no outcome at all.
  * Answer: the text of the last item.completed whose item is an
  * agent_message (not necessarily the last line).
- * Usage: turn.completed usage summed over turns: input_tokens (cached
- * included, as Codex counts them), cached_input_tokens, output_tokens;
- * turns = completed turns. Codex reports no cost and no duration: null.
+ * Usage: turn.completed usage is the thread's running total (Codex counts
+ * per thread, so a second turn's usage includes the first's): the last one
+ * stands. input_tokens (cached and cache writes included, as Codex counts
+ * them: cache_write_input_tokens is not added again), cached_input_tokens,
+ * output_tokens (reasoning included), reasoning_tokens =
+ * reasoning_output_tokens (0.141+); turns = completed turns. Codex reports
+ * no cost and no duration: null.
+ * Exit status 2 is its argument parser refusing the command line (an
+ * option this version does not know, such as --full-auto since ~0.146).
  * Session: thread_id.
  */
 #include "output.h"
@@ -26,22 +32,19 @@
 #include "forge/json.h"
 #include "forge/alloc.h"
 
-static void add_count(struct fg_usage *u, enum fg_usage_field f, int64_t *cur, double v)
-{
-	if (isnan(v))
-		return;
-	fg_usage_set(u, f, (u->have & f ? (double)*cur : 0) + v);
-}
-
 static void on_turn_completed(struct ep_output *o, const cJSON *m)
 {
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage");
 	struct fg_usage *t = &o->usage;
+	int64_t turns = t->turns;
+	bool had_turns = t->have & FG_USAGE_TURNS;
 
-	add_count(t, FG_USAGE_INPUT, &t->input_tokens, fg_json_num(u, "input_tokens"));
-	add_count(t, FG_USAGE_CACHED, &t->cached_input_tokens, fg_json_num(u, "cached_input_tokens"));
-	add_count(t, FG_USAGE_OUTPUT, &t->output_tokens, fg_json_num(u, "output_tokens"));
-	add_count(t, FG_USAGE_TURNS, &t->turns, 1);
+	fg_usage_init(t);
+	fg_usage_set(t, FG_USAGE_INPUT, fg_json_num(u, "input_tokens"));
+	fg_usage_set(t, FG_USAGE_CACHED, fg_json_num(u, "cached_input_tokens"));
+	fg_usage_set(t, FG_USAGE_OUTPUT, fg_json_num(u, "output_tokens"));
+	fg_usage_set(t, FG_USAGE_REASONING, fg_json_num(u, "reasoning_output_tokens"));
+	fg_usage_set(t, FG_USAGE_TURNS, (had_turns ? (double)turns : 0) + 1);
 	/* A failed turn stays a failure: a later turn does not undo it. */
 	if (o->outcome != EP_OUTCOME_FAILED)
 		o->outcome = EP_OUTCOME_OK;
@@ -85,6 +88,8 @@ static void codex_message(struct ep_output *o, const cJSON *m)
 		on_turn_failed(o, m);
 	} else if (!strcmp(type, "error")) {
 		msg = fg_json_str(m, "message");
+		if (msg && !strncmp(msg, "Reconnecting", 12))
+			o->retries++;
 		if (msg && *msg) {
 			free(o->retry_note);
 			o->retry_note = fg_xstrdup(msg);
@@ -92,8 +97,15 @@ static void codex_message(struct ep_output *o, const cJSON *m)
 	}
 }
 
+static const char *codex_exit(int status)
+{
+	return status == 2 ? "codex: the command line was refused (an option this Codex version does not "
+			     "accept: see docs/guide/agents.md#presets)" : NULL;
+}
+
 const struct ep_output_ops ep_output_codex = {
 	.name = "codex",
 	.message = codex_message,
 	.finish = NULL,
+	.exit_meaning = codex_exit,
 };

@@ -9,15 +9,20 @@
  * tool_result, error {message} (non-fatal), result {status, error?, stats:
  * {input_tokens, output_tokens, cached?, duration_ms, ...}}.
  * Outcome: a top-level `error` object, or a result whose status is not
- * "success", is a failure (the error's message is the reason); a result
+ * "success", is a failure (the error's message is the reason; a result
+ * without one keeps the message of the error event before it); a result
  * with status "success" or a json object with `response` is success.
  * Answer: `response`; in a stream, the assistant message text after the
  * last tool call (delta messages are concatenated, a non-delta one
  * replaces).
  * Usage: json: tokens summed over stats.models (input = prompt, cached =
  * cached, output = candidates + thoughts: both are generated and billed
- * as output); stream: stats.input_tokens, output_tokens, cached when
- * given, duration_ms. Gemini reports no cost and no turn count: null.
+ * as output, reasoning = thoughts); stream: stats.input_tokens, cached
+ * when given, duration_ms; its output_tokens count the candidates only
+ * (0.53.1), the thoughts are the rest of total_tokens: reasoning =
+ * total_tokens - input_tokens - output_tokens, output = output_tokens +
+ * reasoning, so both formats count the same. Gemini reports no cost and
+ * no turn count: null.
  */
 #include "output.h"
 
@@ -47,6 +52,7 @@ static void models_usage(struct ep_output *o, const cJSON *stats)
 
 		add_count(u, FG_USAGE_INPUT, &u->input_tokens, fg_json_num(t, "prompt"));
 		add_count(u, FG_USAGE_CACHED, &u->cached_input_tokens, fg_json_num(t, "cached"));
+		add_count(u, FG_USAGE_REASONING, &u->reasoning_tokens, th);
 		if (!isnan(c) || !isnan(th))
 			add_count(u, FG_USAGE_OUTPUT, &u->output_tokens,
 				  (isnan(c) ? 0 : c) + (isnan(th) ? 0 : th));
@@ -57,9 +63,14 @@ static void stream_usage(struct ep_output *o, const cJSON *stats)
 {
 	struct fg_usage u;
 
+	double in = fg_json_num(stats, "input_tokens"), out = fg_json_num(stats, "output_tokens");
+	double total = fg_json_num(stats, "total_tokens");
+	double thoughts = !isnan(in) && !isnan(out) && total > in + out ? total - in - out : NAN;
+
 	fg_usage_init(&u);
-	fg_usage_set(&u, FG_USAGE_INPUT, fg_json_num(stats, "input_tokens"));
-	fg_usage_set(&u, FG_USAGE_OUTPUT, fg_json_num(stats, "output_tokens"));
+	fg_usage_set(&u, FG_USAGE_INPUT, in);
+	fg_usage_set(&u, FG_USAGE_OUTPUT, isnan(thoughts) ? out : out + thoughts);
+	fg_usage_set(&u, FG_USAGE_REASONING, thoughts);
 	fg_usage_set(&u, FG_USAGE_CACHED, fg_json_num(stats, "cached"));
 	fg_usage_set(&u, FG_USAGE_DURATION, fg_json_num(stats, "duration_ms"));
 	o->usage = u;
@@ -96,6 +107,8 @@ static void on_result(struct ep_output *o, const cJSON *m)
 	stream_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
 	if (status && !strcmp(status, "success") && !err)
 		o->outcome = EP_OUTCOME_OK;
+	else if ((!err || cJSON_IsNull(err)) && o->retry_note)
+		ep_output_fail(o, o->retry_note);   /* the error event said why */
 	else
 		fail_with(o, err);
 }
@@ -148,21 +161,29 @@ static void gemini_message(struct ep_output *o, const cJSON *m)
 		/* The answer is what the assistant says after its last tool call. */
 		o->last_stale = true;
 	} else if (!strcmp(type, "error")) {
-		char *why = error_text(m);
+		/* The event's own "type" is "error": its message alone says why. */
+		const char *msg = fg_json_str(m, "message");
 
 		free(o->retry_note);
-		o->retry_note = why;
+		o->retry_note = fg_xstrdup(msg && *msg ? msg : "gemini reported an error");
 	}
 }
 
-/* Gemini CLI's documented exit codes (docs/cli/headless.md). */
+/* Gemini CLI's exit codes (docs/cli/headless.md; FatalError subclasses in
+ * packages/core/src/utils/errors.ts, checked at 0.53). 55 is printed on
+ * standard error only, before any JSON. */
 static const char *gemini_exit(int status)
 {
 	switch (status) {
 	case 41: return "gemini: authentication failed";
 	case 42: return "gemini: invalid input";
+	case 44: return "gemini: sandbox error";
 	case 52: return "gemini: configuration error";
 	case 53: return "gemini: turn limit reached";
+	case 54: return "gemini: tool execution failed";
+	case 55: return "gemini: the workspace is not a trusted folder (--skip-trust or "
+			"GEMINI_CLI_TRUST_WORKSPACE=true)";
+	case 130: return "gemini: cancelled";
 	default: return NULL;
 	}
 }

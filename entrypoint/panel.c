@@ -319,6 +319,7 @@ static int review_role(struct ep_loop *l, int k, const struct fg_reviewer *role,
 		rv->elapsed_seconds = fg_seconds_since(t0);
 	}
 	fg_judgement_reset(&jc.j);
+	fg_strvec_release(&jc.denied);
 	if (jc.log_fd >= 0)
 		close(jc.log_fd);
 	free(logname);

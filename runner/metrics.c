@@ -28,7 +28,7 @@ const struct family_def rn__metric_families[F_COUNT] = {
 			   { "skill", "step", "role" } },
 	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
 			     "Tokens the agents of a step reported, by skill, step, role and kind "
-			     "(input, output, cached_input).", 0, 4, { "skill", "step", "role", "kind" } },
+			     "(input, output, cached_input, reasoning).", 0, 4, { "skill", "step", "role", "kind" } },
 	[F_CHECK_RESULTS] = { "forge_review_check_results_total",
 			      "Results of review.md's checks, by skill, step, check and outcome "
 			      "(passed, failed, timed_out).", 0, 4, { "skill", "step", "check", "outcome" } },
@@ -190,9 +190,9 @@ void rn_metrics_add_usage(struct rn_metrics *m, const char *skill, const char *s
 {
 	static const struct { unsigned bit; const char *kind; } kinds[] = {
 		{ FG_USAGE_INPUT, "input" }, { FG_USAGE_OUTPUT, "output" },
-		{ FG_USAGE_CACHED, "cached_input" },
+		{ FG_USAGE_CACHED, "cached_input" }, { FG_USAGE_REASONING, "reasoning" },
 	};
-	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens };
+	const int64_t v[] = { u->input_tokens, u->output_tokens, u->cached_input_tokens, u->reasoning_tokens };
 
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const char *vals[MAX_LABELS] = { skill, step, role, kinds[i].kind };

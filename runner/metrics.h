@@ -4,7 +4,7 @@
  * Metric families (text exposition format 0.0.4):
  *   forge_review_agent_cost_usd_total{skill,step,role}  counter (US dollars the agents reported)
  *   forge_review_agent_tokens_total{skill,step,role,kind}  counter, kind one of
- *                                                       input|output|cached_input
+ *                                                       input|output|cached_input|reasoning
  *   forge_review_cycles_total{skill,step}               counter
  *   forge_review_verdicts_total{skill,step,verdict}     counter
  *   forge_review_duration_seconds{skill,step}           histogram, buckets

@@ -43,6 +43,7 @@ void fg_cycle_release(struct fg_cycle *c)
 		fg_review_release(&c->reviews[i]);
 	free(c->reviews);
 	fg_evidence_release(&c->ev);
+	fg_denied_release(&c->denied);
 	fg_cycle_init(c);
 }
 
@@ -236,6 +237,7 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		cJSON_AddTrueToObject(o, "over_budget");
 	if (c->reask)
 		cJSON_AddTrueToObject(o, "reask");
+	fg_denied_add_to(o, &c->denied);
 	if (c->j.has_format)
 		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->j.format));
 	if (c->j.has_findings)
@@ -410,6 +412,7 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	c->over_budget = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "over_budget"));
 	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
 	fg_usage_pair_from(&c->usage, o);
+	fg_denied_from(&c->denied, o);
 	v = cJSON_GetObjectItemCaseSensitive(o, "format");
 	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->j.format))
 		c->j.has_format = true;

@@ -13,6 +13,7 @@
 /* The JSON names, indexed by bit number. */
 static const char *const NAMES[] = {
 	"input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "turns", "duration_ms",
+	"reasoning_tokens",
 };
 
 #define NFIELDS ARRAY_SIZE(NAMES)
@@ -35,6 +36,7 @@ static int64_t *count_field(struct fg_usage *u, enum fg_usage_field f)
 	case FG_USAGE_CACHED: return &u->cached_input_tokens;
 	case FG_USAGE_TURNS: return &u->turns;
 	case FG_USAGE_DURATION: return &u->duration_ms;
+	case FG_USAGE_REASONING: return &u->reasoning_tokens;
 	case FG_USAGE_COST: break;
 	}
 	return NULL;

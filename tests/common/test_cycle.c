@@ -1232,3 +1232,42 @@ Test(cycle, run_id_rule_table)
 		cr_assert_eq(fg_run_id_accepts(cases[i].expected, cases[i].got), cases[i].accepted,
 			     "case %zu", i);
 }
+
+/* denied_tools: written per role when a role was refused a tool, read
+ * back leniently (invalid names and wrong types dropped, never an error). */
+Test(cycle, denied_tools_round_trip_and_lenient_reader)
+{
+	struct fg_cycle c, back;
+	char *text, err[256];
+	cJSON *o;
+
+	fill(&c, 1, 3, FG_VERDICT_REJECTED);
+	o = fg_cycle_to_cjson(&c);
+	cr_assert_null(cJSON_GetObjectItem(o, "denied_tools"));
+	cJSON_Delete(o);
+	cr_assert(fg_denied_add(&c.denied.reviewer, "Bash"));
+	cr_assert(fg_denied_add(&c.denied.reviewer, "Bash"));
+	cr_assert_not(fg_denied_add(&c.denied.reviewer, "rm -rf /"));
+	cr_assert(fg_denied_add(&c.denied.reviewer, "mcp__srv__tool"));
+	cr_assert_eq(c.denied.reviewer.n, 2);
+	o = fg_cycle_to_cjson(&c);
+	text = cJSON_PrintUnformatted(cJSON_GetObjectItem(o, "denied_tools"));
+	cr_assert_str_eq(text, "{\"reviewer\":[\"Bash\",\"mcp__srv__tool\"]}");
+	cJSON_free(text);
+	cJSON_Delete(o);
+	text = fg_cycle_to_json(&c);
+	fg_cycle_init(&back);
+	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(back.denied.reviewer.n, 2);
+	cr_assert_eq(back.denied.worker.n, 0);
+	fg_cycle_release(&back);
+	free(text);
+	text = patched("denied_tools", "{\"worker\":[\"Bash\",7,\"a b\"],\"reviewer\":\"Edit\"}");
+	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(back.denied.worker.n, 1);
+	cr_assert_str_eq(back.denied.worker.v[0], "Bash");
+	cr_assert_eq(back.denied.reviewer.n, 0);
+	fg_cycle_release(&back);
+	free(text);
+	fg_cycle_release(&c);
+}

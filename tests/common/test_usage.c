@@ -83,3 +83,19 @@ Test(usage, pair_is_omitted_when_empty_and_roles_are_kept_apart)
 	cr_assert_float_eq(usd, 0.25, 1e-12);
 	cJSON_Delete(o);
 }
+
+Test(usage, reasoning_tokens_round_trip_and_add)
+{
+	struct fg_usage a, b;
+	cJSON *j;
+
+	fg_usage_init(&a);
+	fg_usage_set(&a, FG_USAGE_REASONING, 643);
+	j = fg_usage_to_cjson(&a);
+	cr_assert_eq(cJSON_GetObjectItem(j, "reasoning_tokens")->valuedouble, 643);
+	fg_usage_from_cjson(&b, j);
+	cr_assert_eq(b.have, FG_USAGE_REASONING);
+	fg_usage_add(&b, &a);
+	cr_assert_eq(b.reasoning_tokens, 1286);
+	cJSON_Delete(j);
+}

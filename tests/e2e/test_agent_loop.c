@@ -568,3 +568,34 @@ Test(agent_loop, a_second_answer_without_verdict_is_a_rejected_cycle)
 	cJSON_Delete(c1);
 	lp_teardown(&l);
 }
+
+/* A reviewer whose every tool call was denied (Claude 2.1.220 without a
+ * permission mode: is_error false, permission_denials [Bash]) is no clean
+ * review: the cycle is a failed review naming the tool, denied_tools keeps
+ * it, and the log says so at WARN. */
+Test(agent_loop, a_reviewer_whose_every_tool_call_was_denied_is_no_clean_review)
+{
+	struct lp l;
+	cJSON *c1;
+	const cJSON *rv;
+
+	lp_setup(&l, "---\nmax_retries: 1\n---\nRun the tests.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "echo '{\"subtype\":\"success\",\"is_error\":false,\"permission_denials\":"
+		 "[{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make test\"}}],"
+		 "\"result\":\"The command needs your approval. APPROVED\"}'\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
+	cr_assert(strstr(fge_jstr(c1, "feedback"), "refused every tool call it made (Bash)"), "%s",
+		  fge_jstr(c1, "feedback"));
+	rv = cJSON_GetObjectItem(cJSON_GetObjectItem(c1, "denied_tools"), "reviewer");
+	cr_assert_eq(cJSON_GetArraySize(rv), 1);
+	cr_assert_str_eq(cJSON_GetArrayItem(rv, 0)->valuestring, "Bash");
+	cr_assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(c1, "denied_tools"), "worker"));
+	cr_assert(strstr(l.logtext, "warning: reviewer: tools denied: Bash (1 of 1 tool call(s)"), "%s", l.logtext);
+	cr_assert_str_neq(fge_jstr(l.result, "review_state"), "approved");
+	cJSON_Delete(c1);
+	lp_teardown(&l);
+}

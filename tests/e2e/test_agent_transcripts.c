@@ -126,12 +126,15 @@ static const struct expect EXPECT[] = {
 	  true, NULL, "4", NULL, 7173, 17, 0, NUL_C, NUL_I, NUL_I, NULL },
 	{ "gemini_stream-json_DOC-EXAMPLE_headless-md.jsonl", "gemini", RAW,
 	  true, NULL, "Here are the files...", NULL, 50, 200, NUL_I, NUL_C, NUL_I, 3000, "abc123" },
+	/* output_tokens include the thoughts (18 of total_tokens 7386, as the
+	 * json format counts them; reasoning_tokens: test_agent_transcripts_current.c). */
 	{ "gemini_stream-json_v0.11.0_hello_agentcmd-doc.jsonl", "gemini", RAW,
-	  true, NULL, "Hello! I'm ready to help. What can I do for you?", NULL, 7352, 16, NUL_I, NUL_C, NUL_I, 2239,
+	  true, NULL, "Hello! I'm ready to help. What can I do for you?", NULL, 7352, 34, NUL_I, NUL_C, NUL_I, 2239,
 	  "2aa2472d-f175-41f6-a5a9-fd4f42cc345a" },
-	/* Two runs in one file: the second run's result is the last word. */
+	/* Two runs in one file: the second run's result is the last word (77
+	 * output tokens + 486 thoughts). */
 	{ "gemini_stream-json_v0.11.0_tool-use-read-replace_agentcmd-doc.txt", "gemini", RAW,
-	  true, NULL, "Done.", NULL, 21694, 77, NUL_I, NUL_C, NUL_I, 13099, "453aa339-7d2b-4709-a41a-b0b73beaff85" },
+	  true, NULL, "Done.", NULL, 21694, 563, NUL_I, NUL_C, NUL_I, 13099, "453aa339-7d2b-4709-a41a-b0b73beaff85" },
 	/* One tool_result event alone: a tool error is no outcome of the run. */
 	{ "gemini_stream-json_v0.11.0_tool_not_registered_agentcmd-doc-abbrev.json", "gemini", RAW,
 	  false, "the gemini output names no outcome", "", NULL, NUL_I, NUL_I, NUL_I, NUL_C, NUL_I, NUL_I, NULL },

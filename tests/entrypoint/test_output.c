@@ -290,3 +290,114 @@ Test(output, gemini_exit_codes_have_a_meaning)
 	cr_assert_null(ep_output_exit_meaning(EP_OUTPUT_GEMINI, 1));
 	cr_assert_null(ep_output_exit_meaning(EP_OUTPUT_CLAUDE, 41));
 }
+
+/* Every exit code the current CLIs document is named (Gemini 0.53's
+ * FatalError codes, Codex's argument parser). */
+Test(output, current_exit_codes_have_a_meaning)
+{
+	static const struct { enum ep_output_format f; int code; const char *prefix; } cases[] = {
+		{ EP_OUTPUT_GEMINI, 42, "gemini: invalid input" },
+		{ EP_OUTPUT_GEMINI, 44, "gemini: sandbox error" },
+		{ EP_OUTPUT_GEMINI, 52, "gemini: configuration error" },
+		{ EP_OUTPUT_GEMINI, 54, "gemini: tool execution failed" },
+		{ EP_OUTPUT_GEMINI, 55, "gemini: the workspace is not a trusted folder (--skip-trust" },
+		{ EP_OUTPUT_GEMINI, 130, "gemini: cancelled" },
+		{ EP_OUTPUT_CODEX, 2, "codex: the command line was refused" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *m = ep_output_exit_meaning(cases[i].f, cases[i].code);
+
+		cr_assert(m && !strncmp(m, cases[i].prefix, strlen(cases[i].prefix)), "%d: %s", cases[i].code, m);
+	}
+	cr_assert_null(ep_output_exit_meaning(EP_OUTPUT_CODEX, 1));
+}
+
+static void run_text(struct ep_output *o, enum ep_output_format f, const char *s)
+{
+	run_on(o, f, s, strlen(s), 0);
+}
+
+/* A result with status error and no error object keeps the message of the
+ * error event just before it. */
+Test(output, gemini_error_result_without_error_keeps_the_error_events_message)
+{
+	struct ep_output o;
+
+	run_text(&o, EP_OUTPUT_GEMINI, "{\"type\":\"init\",\"session_id\":\"g\"}\n"
+		 "{\"type\":\"error\",\"severity\":\"error\",\"message\":\"Quota exceeded for model\"}\n"
+		 "{\"type\":\"result\",\"status\":\"error\",\"stats\":{\"input_tokens\":1,\"output_tokens\":0}}\n");
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "Quota exceeded for model");
+	ep_output_release(&o);
+}
+
+/* Claude's retries are progress: a success after them is a success; with
+ * no result the last retry is named. Denials are counted and kept. */
+Test(output, claude_retries_are_progress_and_denials_are_kept)
+{
+	static const char retry[] = "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":2,\"max_retries\":10,"
+				    "\"retry_delay_ms\":600,\"error_status\":529,\"error\":\"overloaded\"}\n";
+	static const char tool[] = "{\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\"}]},"
+				   "\"type\":\"assistant\"}\n";
+	static const char deny[] = "{\"type\":\"system\",\"subtype\":\"permission_denied\",\"tool_name\":\"Bash\"}\n"
+				   "{\"type\":\"rate_limit_event\"}\n{\"type\":\"system\",\"subtype\":\"thinking_tokens\","
+				   "\"estimated_tokens\":40}\n";
+	char *s = fgt_fmt("%s%s%s{\"is_error\":false,\"result\":\"ok\",\"permission_denials\":[{\"tool_name\":\"Bash\"}],"
+			  "\"type\":\"result\",\"subtype\":\"success\"}\n", retry, tool, deny);
+	struct ep_output o;
+
+	run_text(&o, EP_OUTPUT_CLAUDE, s);
+	cr_assert(o.ok, "%s", o.error);
+	cr_assert_eq(o.retries, 1);
+	cr_assert_eq(o.denied.n, 1);
+	cr_assert_str_eq(o.denied.v[0], "Bash");
+	cr_assert_eq(o.tool_calls, 1);
+	cr_assert_eq(o.denied_calls, 1);
+	cr_assert(ep_output_all_denied(&o));
+	cr_assert_not(o.usage.have & FG_USAGE_REASONING);
+	ep_output_release(&o);
+	run_text(&o, EP_OUTPUT_CLAUDE, retry);
+	cr_assert_not(o.ok);
+	cr_assert_str_eq(o.error, "the claude output names no outcome; last error: API retry 2/10: overloaded (529)");
+	ep_output_release(&o);
+	free(s);
+}
+
+/* One allowed call beside a denied one: not every call was denied. */
+Test(output, a_run_with_an_allowed_tool_call_is_not_all_denied)
+{
+	struct ep_output o;
+
+	run_text(&o, EP_OUTPUT_CLAUDE,
+		 "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"tool_use\",\"name\":\"Bash\"},"
+		 "{\"type\":\"tool_use\",\"name\":\"Read\"},{\"type\":\"tool_use\",\"name\":\"Grep\"}]}}\n"
+		 "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\","
+		 "\"permission_denials\":[{\"tool_name\":\"Bash\"},{\"tool_name\":\"bad name\"}]}\n");
+	cr_assert(o.ok);
+	cr_assert_eq(o.denied_calls, 2);
+	cr_assert_eq(o.denied.n, 1, "an invalid name is counted, not kept");
+	cr_assert_not(ep_output_all_denied(&o));
+	ep_output_release(&o);
+}
+
+/* Codex's turn usage is the thread's running total: the last one stands. */
+Test(output, codex_usage_is_cumulative_per_thread)
+{
+	struct ep_output o;
+
+	run_text(&o, EP_OUTPUT_CODEX,
+		 "{\"type\":\"error\",\"message\":\"Reconnecting... 1/5\"}\n"
+		 "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":100,\"cached_input_tokens\":10,"
+		 "\"output_tokens\":5,\"reasoning_output_tokens\":2}}\n"
+		 "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":250,\"cached_input_tokens\":90,"
+		 "\"cache_write_input_tokens\":7,\"output_tokens\":12,\"reasoning_output_tokens\":4}}\n");
+	cr_assert(o.ok);
+	cr_assert_eq(o.usage.input_tokens, 250);
+	cr_assert_eq(o.usage.cached_input_tokens, 90);
+	cr_assert_eq(o.usage.output_tokens, 12);
+	cr_assert_eq(o.usage.reasoning_tokens, 4);
+	cr_assert_eq(o.usage.turns, 2);
+	cr_assert_eq(o.retries, 1);
+	ep_output_release(&o);
+}

@@ -9,6 +9,8 @@
  * ({"worker": usage, "reviewer": usage}, usage.h), and the evidence
  * (evidence.h): checks, changes, changes_truncated, changes_since, diff,
  * no_change, advice_only, verified.
+ * ({"worker": usage, "reviewer": usage}, usage.h), denied_tools
+ * ({"worker": [names], "reviewer": [names]}, denied.h).
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -24,7 +26,7 @@
  *
  * Writing: required fields always; run_id when non-NULL, synthetic,
  * stalled, over_budget and reask only when true, usage when a role reported
- * anything, format when has_format, findings when has_findings (possibly
+ * anything, denied_tools when a role was refused a tool, format when has_format, findings when has_findings (possibly
  * []), reviewer_log when non-NULL, reviews when has_reviews. elapsed_seconds is
  * rounded to milliseconds; a non-finite or negative value is written as 0 so
  * that what we write always reads back.
@@ -40,6 +42,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/denied.h"
 #include "forge/evidence.h"
 #include "forge/reviewmd.h"
 #include "forge/timeutil.h"
@@ -116,6 +119,7 @@ struct fg_cycle {
 	struct fg_usage_pair usage;      /* the worker run before this review, the reviewer's */
 	struct fg_evidence ev;           /* checks, changes, diff, no_change, advice_only,
 	                                  * verified (evidence.h) */
+	struct fg_denied denied;         /* tools refused to the same two runs */
 };
 
 void fg_cycle_init(struct fg_cycle *c);

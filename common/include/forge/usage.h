@@ -2,15 +2,20 @@
  * usage.h - what an agent run consumed, as its CLI reported it.
  *
  * Fields: input_tokens (every prompt token the model read, the cached ones
- * included), output_tokens, cached_input_tokens (the part of input_tokens
- * served from a cache), cost_usd, turns, duration_ms. Each field is either
+ * included), output_tokens (every token the model generated, its thinking
+ * included: what is billed as output), cached_input_tokens (the part of
+ * input_tokens served from a cache), cost_usd, turns, duration_ms,
+ * reasoning_tokens (the part of output_tokens the model spent thinking:
+ * counted once, in output_tokens, and named here; null when the CLI does
+ * not tell them apart). Each field is either
  * reported or absent: `have` holds one FG_USAGE_* bit per reported field.
  * Nothing is invented: an absent field is written as JSON null and never
  * counts as 0; a sum of two usages has a field when either had it.
  *
  * JSON shape: {"input_tokens": int|null, "output_tokens": int|null,
  * "cached_input_tokens": int|null, "cost_usd": number|null,
- * "turns": int|null, "duration_ms": int|null}. A reader takes each field
+ * "turns": int|null, "duration_ms": int|null, "reasoning_tokens": int|null}.
+ * A reader takes each field
  * that is a finite number >= 0 (integers for the counts) and treats any
  * other value as absent; it never fails.
  */
@@ -28,7 +33,8 @@ enum fg_usage_field {
 	FG_USAGE_CACHED = 1u << 2,
 	FG_USAGE_COST = 1u << 3,
 	FG_USAGE_TURNS = 1u << 4,
-	FG_USAGE_DURATION = 1u << 5
+	FG_USAGE_DURATION = 1u << 5,
+	FG_USAGE_REASONING = 1u << 6
 };
 
 /* Counts are capped at 2^53 so every value survives a JSON double. */
@@ -42,6 +48,7 @@ struct fg_usage {
 	double cost_usd;
 	int64_t turns;
 	int64_t duration_ms;
+	int64_t reasoning_tokens;
 };
 
 /* Nothing reported. */
@@ -49,7 +56,7 @@ void fg_usage_init(struct fg_usage *u);
 /* True when no field is reported. */
 bool fg_usage_empty(const struct fg_usage *u);
 /* Sets one count field (FG_USAGE_INPUT, _OUTPUT, _CACHED, _TURNS,
- * _DURATION) to v; a negative or non-finite v leaves it absent. */
+ * _DURATION, _REASONING) to v; a negative or non-finite v leaves it absent. */
 void fg_usage_set(struct fg_usage *u, enum fg_usage_field f, double v);
 /* Sets cost_usd; a negative or non-finite value leaves it absent. */
 void fg_usage_set_cost(struct fg_usage *u, double usd);

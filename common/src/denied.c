@@ -1,0 +1,115 @@
+/*
+ * denied.c - tools an agent was refused, per role (see denied.h).
+ */
+#include "forge/denied.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fg_denied_init(struct fg_denied *d)
+{
+	fg_strvec_init(&d->worker);
+	fg_strvec_init(&d->reviewer);
+}
+
+void fg_denied_release(struct fg_denied *d)
+{
+	fg_strvec_release(&d->worker);
+	fg_strvec_release(&d->reviewer);
+	fg_denied_init(d);
+}
+
+bool fg_denied_empty(const struct fg_denied *d)
+{
+	return d->worker.n == 0 && d->reviewer.n == 0;
+}
+
+bool fg_denied_name_ok(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > FG_DENIED_NAME_MAX)
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:*()-") == n;
+}
+
+static bool holds(const struct fg_strvec *v, const char *name)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], name))
+			return true;
+	return false;
+}
+
+bool fg_denied_add(struct fg_strvec *v, const char *name)
+{
+	if (!fg_denied_name_ok(name))
+		return false;
+	if (holds(v, name))
+		return true;
+	if (v->n >= FG_DENIED_MAX)
+		return false;
+	fg_strvec_push(v, name);
+	return true;
+}
+
+void fg_denied_merge(struct fg_strvec *dst, const struct fg_strvec *src)
+{
+	for (size_t i = 0; i < src->n; i++)
+		fg_denied_add(dst, src->v[i]);
+}
+
+void fg_denied_join(const struct fg_strvec *v, struct fg_buf *b)
+{
+	for (size_t i = 0; i < v->n; i++)
+		fg_buf_addf(b, "%s%s", i ? ", " : "", v->v[i]);
+}
+
+cJSON *fg_denied_array(const struct fg_strvec *v)
+{
+	cJSON *a = cJSON_CreateArray();
+
+	if (!a)
+		abort();
+	for (size_t i = 0; i < v->n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v->v[i]));
+	return a;
+}
+
+void fg_denied_add_to(cJSON *o, const struct fg_denied *d)
+{
+	cJSON *t;
+
+	if (fg_denied_empty(d))
+		return;
+	t = cJSON_AddObjectToObject(o, "denied_tools");
+	if (!t)
+		abort();
+	if (d->worker.n)
+		cJSON_AddItemToObject(t, "worker", fg_denied_array(&d->worker));
+	if (d->reviewer.n)
+		cJSON_AddItemToObject(t, "reviewer", fg_denied_array(&d->reviewer));
+}
+
+static void read_role(struct fg_strvec *v, const cJSON *a)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsArray(a))
+		return;
+	cJSON_ArrayForEach(e, a)
+		if (cJSON_IsString(e))
+			fg_denied_add(v, e->valuestring);
+}
+
+void fg_denied_from(struct fg_denied *d, const cJSON *o)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "denied_tools");
+
+	fg_denied_release(d);
+	if (!cJSON_IsObject(t))
+		return;
+	read_role(&d->worker, cJSON_GetObjectItemCaseSensitive(t, "worker"));
+	read_role(&d->reviewer, cJSON_GetObjectItemCaseSensitive(t, "reviewer"));
+}
