@@ -20,7 +20,6 @@
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <math.h>
 #include <regex.h>
 #include <stdlib.h>
@@ -292,26 +291,20 @@ Test(agent_transcripts, every_sample_gives_the_expected_outcome_text_and_usage)
 	free(dir);
 }
 
+static bool has_expectation(const char *name, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < NEXPECT; i++)
+		if (!strcmp(EXPECT[i].file, name))
+			return true;
+	return false;
+}
+
 Test(agent_transcripts, every_sample_has_an_expectation)
 {
 	char *dir = transcripts_dir();
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int seen = 0;
 
-	cr_assert(d);
-	while ((de = readdir(d))) {
-		bool found = false;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md"))
-			continue;
-		for (size_t i = 0; i < NEXPECT && !found; i++)
-			found = !strcmp(EXPECT[i].file, de->d_name);
-		cr_expect(found, "no expectation for the sample '%s'", de->d_name);
-		seen++;
-	}
-	closedir(d);
-	cr_assert_gt(seen, 0, "no sample in %s", dir);
+	fgt_expect_every_file(dir, has_expectation, NULL);
 	free(dir);
 }
 

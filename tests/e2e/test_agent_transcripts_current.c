@@ -17,7 +17,6 @@
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,25 +157,19 @@ Test(agent_transcripts_current, every_sample_gives_the_expected_outcome_usage_an
 	free(dir);
 }
 
+static bool has_sample(const char *name, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < sizeof(SAMPLES) / sizeof(SAMPLES[0]); i++)
+		if (!strcmp(SAMPLES[i].file, name))
+			return true;
+	return false;
+}
+
 Test(agent_transcripts_current, every_sample_has_an_expectation)
 {
 	char *dir = samples_dir();
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int seen = 0;
 
-	cr_assert(d);
-	while ((de = readdir(d))) {
-		bool found = false;
-
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md"))
-			continue;
-		for (size_t i = 0; i < sizeof(SAMPLES) / sizeof(SAMPLES[0]) && !found; i++)
-			found = !strcmp(SAMPLES[i].file, de->d_name);
-		cr_expect(found, "no expectation for the sample '%s'", de->d_name);
-		seen++;
-	}
-	closedir(d);
-	cr_assert_gt(seen, 0, "no sample in %s", dir);
+	fgt_expect_every_file(dir, has_sample, NULL);
 	free(dir);
 }

@@ -119,6 +119,23 @@ int fgt_count_entries(const char *dir)
 	return n;
 }
 
+void fgt_expect_every_file(const char *dir, bool (*has)(const char *name, void *ctx), void *ctx)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int seen = 0;
+
+	cr_assert_not_null(d, "cannot open '%s': %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md"))
+			continue;
+		cr_expect(has(de->d_name, ctx), "no expectation for the sample '%s'", de->d_name);
+		seen++;
+	}
+	closedir(d);
+	cr_assert_gt(seen, 0, "no sample in %s", dir);
+}
+
 void fgt_chmod_x(const char *path)
 {
 	cr_assert_eq(chmod(path, 0755), 0, "chmod '%s': %s", path, strerror(errno));

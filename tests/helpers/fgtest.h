@@ -8,6 +8,7 @@
 #ifndef FGTEST_H
 #define FGTEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -26,6 +27,10 @@ char *fgt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fgt_exists(const char *path);
 /* Number of entries in dir other than . and .. (fails the test if dir cannot be opened). */
 int fgt_count_entries(const char *dir);
+/* Expects (cr_expect) every file of dir but README.md and dot files to be
+ * one for which has(name, ctx) is true, naming each that is not; asserts
+ * there is at least one. For sample folders whose every file needs a case. */
+void fgt_expect_every_file(const char *dir, bool (*has)(const char *name, void *ctx), void *ctx);
 /* Makes path executable (chmod 0755). */
 void fgt_chmod_x(const char *path);
 
