@@ -22,6 +22,7 @@
 #include "output.h"
 #include "panel.h"
 #include "pid1.h"
+#include "preflight.h"
 #include "prompt.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
@@ -583,6 +584,8 @@ int ep_loop_run(const struct ep_task *t)
 	l.pid1.fd = -1;
 	fg_review_config_init(&l.cfg);
 	rc = configure(&l);
+	if (!rc)
+		rc = ep_preflight_run(t, l.review_md && l.max > 0);
 	if (!rc)
 		rc = start(&l);
 	if (!rc)

@@ -4,7 +4,10 @@
  * Order of events:
  *   1. resolve review.md and read its configuration (a missing skills
  *      directory, an invalid name, or review asked for while
- *      FORGE_REVIEWER_CMD is unset: exit 2 before any agent runs);
+ *      FORGE_REVIEWER_CMD is unset: exit 2 before any agent runs), then
+ *      the preflight (preflight.h: commands in PATH, preset credentials,
+ *      a writable cycle directory; exit 2 before anything is created,
+ *      cleared or written);
  *   2. run the worker (cycle 0); failure: exit 1 (no summary: the review
  *      phase was not reached);
  *   3. no review.md: summary "no_review", exit 0; max_retries 0: summary

@@ -29,6 +29,7 @@ struct preset {
 	bool system_in_prompt;           /* the reviewer CLI takes no system prompt */
 	const char *env[PRESET_ENV_MAX]; /* "NAME=value" the CLI needs headless; NULL-ended */
 	const char *root_env;            /* also set when we run as root, or NULL */
+	struct ep_preset_creds creds;
 };
 
 static const struct preset PRESETS[] = {
@@ -36,15 +37,23 @@ static const struct preset PRESETS[] = {
 	  "claude -p --output-format stream-json --verbose --dangerously-skip-permissions",
 	  "claude -p --output-format stream-json --verbose --append-system-prompt {system_prompt} "
 	  "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit",
-	  false, { NULL }, "IS_SANDBOX=1" },
+	  false, { NULL }, "IS_SANDBOX=1",
+	  { "Claude Code", { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", NULL },
+	    { NULL }, { "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", NULL },
+	    "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json", NULL } },
 	{ "codex", EP_OUTPUT_CODEX,
 	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
 	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
-	  true, { NULL }, NULL },
+	  true, { NULL }, NULL,
+	  { "Codex CLI", { "CODEX_API_KEY", NULL }, { "OPENAI_API_KEY", NULL }, { NULL },
+	    "CODEX_HOME", ".codex", "auth.json",
+	    "codex exec reads CODEX_API_KEY, not OPENAI_API_KEY" } },
 	{ "gemini", EP_OUTPUT_GEMINI,
 	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
 	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
-	  true, { "GEMINI_CLI_TRUST_WORKSPACE=true", NULL }, NULL },
+	  true, { "GEMINI_CLI_TRUST_WORKSPACE=true", NULL }, NULL,
+	  { "Gemini CLI", { "GEMINI_API_KEY", "GOOGLE_API_KEY", NULL }, { "GOOGLE_APPLICATION_CREDENTIALS", NULL },
+	    { "GOOGLE_GENAI_USE_VERTEXAI", NULL }, NULL, NULL, NULL, NULL } },
 };
 
 #define NPRESETS ARRAY_SIZE(PRESETS)
@@ -67,6 +76,18 @@ static const struct preset *find(const char *name)
 		if (!strcmp(PRESETS[i].name, name))
 			return &PRESETS[i];
 	return NULL;
+}
+
+const struct ep_preset_creds *ep_preset_creds(const char *preset)
+{
+	const struct preset *p = find(preset);
+
+	return p ? &p->creds : NULL;
+}
+
+const char *ep_preset_name(size_t i)
+{
+	return i < NPRESETS ? PRESETS[i].name : NULL;
 }
 
 const char *ep_preset_command(const char *preset, const char *role)

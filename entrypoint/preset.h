@@ -69,4 +69,25 @@ const char *ep_preset_command(const char *preset, const char *role);
  */
 void ep_preset_env(const char *preset, struct fg_strvec *set);
 
+/*
+ * What a preset's CLI authenticates with (docs/guide/agents.md#credentials):
+ * any one of `secrets` or `settings` set (non-empty), or the login file
+ * `$dir_var/file` (dir_var unset: `$HOME/home_dir/file`). `secrets` and
+ * `others` are the vendor's credential variables (`others` do not log this
+ * CLI in): no other vendor's agent gets them.
+ */
+struct ep_preset_creds {
+	const char *product;             /* "Claude Code", for messages */
+	const char *secrets[4];          /* NULL-ended */
+	const char *others[3];           /* NULL-ended */
+	const char *settings[3];         /* non-secret settings that select another login */
+	const char *dir_var, *home_dir, *file;
+	const char *note;                /* a hint for a common mistake, or NULL */
+};
+
+/* preset's credentials (static), or NULL for NULL or an unknown name. */
+const struct ep_preset_creds *ep_preset_creds(const char *preset);
+/* The presets' names, for iterating: i-th name or NULL past the last. */
+const char *ep_preset_name(size_t i);
+
 #endif

@@ -256,6 +256,8 @@ static int load_agents(struct ep_task *t, char *err, size_t errlen)
 		t->reviewer_output = r.format;
 		t->worker_preset = w.preset;
 		t->reviewer_preset = r.preset;
+		t->worker_cmd_from_preset = w.cmd_from_preset;
+		t->reviewer_cmd_from_preset = r.cmd_from_preset;
 		t->reviewer_system_in_prompt = r.system_in_prompt;
 	}
 	ep_role_agent_release(&w);

@@ -55,6 +55,7 @@ struct ep_task {
 	/* preset.h: FORGE_*_CMD, FORGE_*_OUTPUT, FORGE_*_AGENT */
 	enum ep_output_format worker_output, reviewer_output;
 	const char *worker_preset, *reviewer_preset;   /* static or NULL */
+	bool worker_cmd_from_preset, reviewer_cmd_from_preset;  /* no FORGE_*_CMD */
 	bool reviewer_system_in_prompt;                 /* preset CLI without a system prompt */
 	bool reask;                 /* AUTO_REVIEW_REASK (default on) */
 	bool advice_approves;       /* AUTO_REVIEW_ADVICE_APPROVES (default on): advice-only findings approve */

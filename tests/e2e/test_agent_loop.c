@@ -89,9 +89,10 @@ static void lp_run(struct lp *l, const char *const *extra_env)
 		"FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", "FORGE_REVIEWER_OUTPUT",
 		"AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK", "AUTO_REVIEW_MAX_RETRIES",
 		"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "FORGE_WORKER_ARGS", "FORGE_REVIEWER_ARGS", "IS_SANDBOX",
-		"GEMINI_CLI_TRUST_WORKSPACE",
+		"GEMINI_CLI_TRUST_WORKSPACE", "ANTHROPIC_API_KEY=sk-test-anthropic", "CODEX_API_KEY=test-codex",
+		"GEMINI_API_KEY=test-gemini",
 	};
-	const char *env[24] = { path };
+	const char *env[32] = { path };
 	size_t n = 1;
 	char *text;
 
@@ -102,8 +103,8 @@ static void lp_run(struct lp *l, const char *const *extra_env)
 		bool set = false;
 
 		for (size_t j = 0; extra_env && extra_env[j]; j++)
-			set = set || !strncmp(extra_env[j], defaults[i], strcspn(defaults[i], "=") + 1) ||
-			      !strcmp(extra_env[j], defaults[i]);
+			set = set || (strcspn(extra_env[j], "=") == strcspn(defaults[i], "=") &&
+				      !strncmp(extra_env[j], defaults[i], strcspn(defaults[i], "=")));
 		if (!set)
 			env[n++] = defaults[i];
 	}
@@ -597,5 +598,39 @@ Test(agent_loop, a_reviewer_whose_every_tool_call_was_denied_is_no_clean_review)
 	cr_assert(strstr(l.logtext, "warning: reviewer: tools denied: Bash (1 of 1 tool call(s)"), "%s", l.logtext);
 	cr_assert_str_neq(fge_jstr(l.result, "review_state"), "approved");
 	cJSON_Delete(c1);
+	lp_teardown(&l);
+}
+
+/* The preflight (issue 24): a preset's CLI missing from PATH, or its
+ * credentials missing, is exit 2 before any agent runs, saying what to do. */
+Test(agent_loop, a_preset_without_its_cli_or_credentials_stops_before_any_agent)
+{
+	static const char *no_gemini[] = { "FORGE_WORKER_AGENT=gemini", NULL };
+	static const char *no_key[] = { "FORGE_REVIEWER_AGENT=codex", "CODEX_API_KEY", "OPENAI_API_KEY=sk-x",
+					"CODEX_HOME=/nonexistent", NULL };
+	struct lp l;
+	char *ran;
+
+	lp_setup(&l, "---\nmax_retries: 1\n---\nCheck.\n", "result false 'done' 0.1 1\n");
+	lp_run(&l, no_gemini);
+	cr_assert_eq(l.p.exit_code, 2, "log:\n%s", l.logtext);
+	cr_assert(strstr(l.logtext, "cannot run worker 'gemini': not found in PATH (the image needs Gemini CLI: "
+			 "see docs/guide/container-image.md)"), "%s", l.logtext);
+	ran = lp_read(&l, "count.worker");
+	cr_assert_str_eq(ran, "", "an agent ran");
+	free(ran);
+	cJSON_Delete(l.result);
+	free(l.logtext);
+	fgt_proc_release(&l.p);
+	lp_codex(&l, "exit 0\n");
+	lp_run(&l, no_key);
+	cr_assert_eq(l.p.exit_code, 2, "log:\n%s", l.logtext);
+	cr_assert(strstr(l.logtext, "the reviewer's Codex CLI (FORGE_REVIEWER_AGENT=codex) has no credentials: set "
+			 "CODEX_API_KEY, or log in so that '/nonexistent/auth.json' exists; in a container pass a "
+			 "variable in by name: forge-runner run --env CODEX_API_KEY (codex exec reads CODEX_API_KEY, "
+			 "not OPENAI_API_KEY)"), "%s", l.logtext);
+	ran = lp_read(&l, "count.worker");
+	cr_assert_str_eq(ran, "", "an agent ran");
+	free(ran);
 	lp_teardown(&l);
 }

@@ -207,6 +207,8 @@ Test(entrypoint_agents, workspace_with_spaces)
 	ws_teardown(&w);
 }
 
+/* The preflight (issue 24): a worker that cannot be found is a
+ * configuration error, exit 2, before anything is created. */
 Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 {
 	struct ep_ws w;
@@ -214,16 +216,17 @@ Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 
 	ws_setup(&w);
 	ws_run(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
-	cr_assert(strstr(p.err, "cannot run worker 'xyz-no-such-agent': No such file or directory"), "%s", p.err);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "error: cannot run worker 'xyz-no-such-agent': not found in PATH (PATH="), "%s", p.err);
 	cr_assert(!strstr(p.err, "relative path"), "a PATH lookup is not a relative path: %s", p.err);
+	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
 	fgt_proc_release(&p);
 
 	/* Issue 18: a relative path is taken from the workspace; the error says so. */
 	ws_run(&w, &p, "agents/worker.sh --go", NULL, NULL);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
-	char *want = fgt_fmt("the task failed: cannot run worker 'agents/worker.sh': No such file or directory "
-			     "(a relative path is resolved from the workspace '%s')", w.ws);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	char *want = fgt_fmt("error: cannot run worker 'agents/worker.sh': no executable file '%s/agents/worker.sh' "
+			     "(a relative path is resolved from the workspace)", w.ws);
 	cr_assert(strstr(p.err, want), "%s", p.err);
 	free(want);
 	fgt_proc_release(&p);

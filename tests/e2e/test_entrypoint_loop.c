@@ -300,6 +300,28 @@ Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
 	ws_teardown(&w);
 }
 
+/* The preflight (issue 24): a reviewer that cannot be found stops the run
+ * before the worker ran (exit 2, no cycle file), instead of a rejected
+ * cycle after a paid worker run. */
+Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = recording_worker(&w);
+	ws_run(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "error: cannot run reviewer '/nonexistent/reviewer-xyz': no executable file "
+			 "'/nonexistent/reviewer-xyz'"), "%s", p.err);
+	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
+	cr_assert_not(fgt_exists(w.step_dir), "the cycle directory was created");
+	free(wk);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
 Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 {
 	struct ep_ws w;

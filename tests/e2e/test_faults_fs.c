@@ -116,7 +116,8 @@ Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
 	run_entrypoint(&f, &p, wk, rv);
 	cr_assert_eq(p.exit_code, 2, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	cr_assert(strstr(p.err, "cannot create") && strstr(p.err, strerror(EROFS)), "stderr:\n%s", p.err);
+	cr_assert(strstr(p.err, "cannot write the cycle directory") && strstr(p.err, strerror(EROFS)), "stderr:\n%s",
+		  p.err);
 	cr_assert(!strstr(p.err, "running the worker"), "the worker ran; stderr:\n%s", p.err);
 	undo_readonly(&f);
 	free(wk);
@@ -145,7 +146,7 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 	fx_teardown(&f);
 }
 
-Test(faults_fs, read_only_step_dir_cycle_write_fails_the_task)
+Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 {
 	struct fx f;
 	char *wk, *rv;
@@ -157,10 +158,12 @@ Test(faults_fs, read_only_step_dir_cycle_write_fails_the_task)
 	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
 	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	/* The step dir exists and is empty: the runner starts the entrypoint,
-	 * whose first cycle write fails: the task fails (1), said in the log. */
-	cr_assert_eq(fx_code(&f), 1, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cr_assert_not_null(strstr(f.logtext, "review_cycle_1.json"), "log:\n%s", f.logtext);
+	 * whose preflight finds it unwritable before the worker runs (exit 2,
+	 * a configuration error), said in the log. */
+	cr_assert_eq(fx_code(&f), 2, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_not_null(strstr(f.logtext, "cannot write the cycle directory"), "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(f.logtext, strerror(EROFS)), "log:\n%s", f.logtext);
+	cr_assert_null(strstr(f.logtext, "running the worker"), "log:\n%s", f.logtext);
 	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
