@@ -19,6 +19,8 @@
 #include "forge/cmdline.h"
 #include "forge/util.h"
 
+extern char **environ;
+
 #define PRESET_ENV_MAX 4
 
 struct preset {
@@ -119,12 +121,60 @@ static void push_unless_set(struct fg_strvec *set, const char *kv)
 		fg_strvec_push(set, kv);
 }
 
+/* CLAUDE_CODE_* settings a user sets on purpose; every other CLAUDE_CODE_*
+ * variable (and CLAUDECODE) is a running Claude Code session's, which a
+ * nested CLI would take for its own (CLAUDE_CODE_ENTRYPOINT, _SSE_PORT...). */
+static const char *const CLAUDE_SETTINGS[] = {
+	"CLAUDE_CODE_OAUTH_TOKEN=", "CLAUDE_CODE_USE_", "CLAUDE_CODE_SKIP_", "CLAUDE_CODE_MAX_",
+	"CLAUDE_CODE_DISABLE_",
+};
+
+static bool session_var(const char *kv)
+{
+	if (!strncmp(kv, "CLAUDECODE=", 11))
+		return true;
+	if (strncmp(kv, "CLAUDE_CODE_", 12))
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(CLAUDE_SETTINGS); i++)
+		if (!strncmp(kv, CLAUDE_SETTINGS[i], strlen(CLAUDE_SETTINGS[i])))
+			return false;
+	return true;
+}
+
+/* Removes (a bare NAME in set) the nested-session variables of environ. */
+static void drop_session_vars(struct fg_strvec *set)
+{
+	for (char **e = environ; e && *e; e++) {
+		size_t n = strcspn(*e, "=");
+
+		if ((*e)[n] == '=' && session_var(*e))
+			fg_strvec_push_take(set, fg_xstrndup(*e, n));
+	}
+}
+
+/* Removes every other vendor's credential variables. */
+static void drop_other_vendors(const struct preset *p, struct fg_strvec *set)
+{
+	for (size_t i = 0; i < NPRESETS; i++) {
+		const struct ep_preset_creds *c = &PRESETS[i].creds;
+
+		if (&PRESETS[i] == p)
+			continue;
+		for (size_t j = 0; c->secrets[j]; j++)
+			fg_strvec_push(set, c->secrets[j]);
+		for (size_t j = 0; c->others[j]; j++)
+			fg_strvec_push(set, c->others[j]);
+	}
+}
+
 void ep_preset_env(const char *preset, struct fg_strvec *set)
 {
 	const struct preset *p = find(preset);
 
+	drop_session_vars(set);
 	if (!p)
 		return;
+	drop_other_vendors(p, set);
 	for (size_t i = 0; i < PRESET_ENV_MAX && p->env[i]; i++)
 		push_unless_set(set, p->env[i]);
 	if (p->root_env && geteuid() == 0)

@@ -62,10 +62,20 @@ int ep_role_agent_load(struct ep_role_agent *a, const char *role, char *err, siz
 const char *ep_preset_command(const char *preset, const char *role);
 
 /*
- * Appends to set (ep_env_build's "NAME=value" list, agent.h) the variables
- * preset's CLI needs (nothing for NULL or an unknown name). A variable the
- * environment already sets (getenv, even empty) is left to it: the user's
- * value wins.
+ * Appends to set (ep_env_build's list, agent.h: "NAME=value" sets, a bare
+ * "NAME" removes) the agent environment's changes for preset (NULL or an
+ * unknown name: a command of the user's own):
+ *   - every agent: the variables of a running Claude Code session are
+ *     removed (CLAUDECODE, and each CLAUDE_CODE_* but the settings
+ *     CLAUDE_CODE_OAUTH_TOKEN, CLAUDE_CODE_USE_*, _SKIP_*, _MAX_*,
+ *     _DISABLE_*), so a nested CLI does not take our session for its own;
+ *   - a preset's agent: every other preset's credential variables
+ *     (ep_preset_creds: secrets and others) are removed, so the worker
+ *     running Codex never sees ANTHROPIC_API_KEY; a command of the user's
+ *     own keeps them (its vendor is unknown);
+ *   - a preset's agent: the variables its CLI needs headless are set,
+ *     unless the environment sets them already (getenv, even empty: the
+ *     user's value wins).
  */
 void ep_preset_env(const char *preset, struct fg_strvec *set);
 

@@ -634,3 +634,33 @@ Test(agent_loop, a_preset_without_its_cli_or_credentials_stops_before_any_agent)
 	free(ran);
 	lp_teardown(&l);
 }
+
+/* Least privilege (issue 24): the Codex worker does not see the Claude
+ * reviewer's key nor the reviewer Codex's; neither sees the variables of a
+ * Claude Code session the run was started from. */
+Test(agent_loop, each_agent_gets_only_its_own_vendors_credentials)
+{
+	static const char *env[] = { "FORGE_WORKER_AGENT=codex", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", NULL };
+	static const char rec[] = "echo \"${ANTHROPIC_API_KEY-unset} ${CODEX_API_KEY-unset} ${GEMINI_API_KEY-unset} "
+				  "${CLAUDECODE-unset} ${CLAUDE_CODE_ENTRYPOINT-unset}\" > \"$FORGE_WORKSPACE/../env.$FORGE_ROLE\"\n";
+	struct lp l;
+	char *body = fgt_fmt("%sif [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+			     "result false 'Fine. APPROVED' 0.1 1\n", rec);
+	char *cbody = fgt_fmt("%secho '{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"done\"}}'\n"
+			      "echo '{\"type\":\"turn.completed\",\"usage\":{}}'\n", rec);
+	char *w, *r;
+
+	lp_setup(&l, "---\nmax_retries: 1\n---\nCheck.\n", body);
+	lp_codex(&l, cbody);
+	lp_run(&l, env);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	w = lp_read(&l, "env.worker");
+	r = lp_read(&l, "env.reviewer");
+	cr_assert_str_eq(w, "unset test-codex unset unset unset\n");
+	cr_assert_str_eq(r, "sk-test-anthropic unset unset unset unset\n");
+	free(w);
+	free(r);
+	free(body);
+	free(cbody);
+	lp_teardown(&l);
+}

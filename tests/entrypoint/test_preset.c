@@ -1,0 +1,155 @@
+/*
+ * test_preset.c - presets (preset.h): the agent environment's changes
+ * (another vendor's credentials and a Claude Code session's variables
+ * removed, the CLI's own settings added, the user's values kept), the
+ * credentials each preset declares, FORGE_*_ARGS.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "preset.h"
+
+TestSuite(preset, .timeout = 10);
+
+extern char **environ;
+
+static const char *const VARS[] = {
+	"ANTHROPIC_API_KEY", "CODEX_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+	"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SSE_PORT", "CLAUDE_CODE_OAUTH_TOKEN",
+	"CLAUDE_CODE_USE_BEDROCK", "GEMINI_CLI_TRUST_WORKSPACE", "IS_SANDBOX", "HOME_NOT_TOUCHED",
+};
+
+static void set_all(void)
+{
+	for (size_t i = 0; i < sizeof(VARS) / sizeof(VARS[0]); i++)
+		setenv(VARS[i], "v", 1);
+	unsetenv("GEMINI_CLI_TRUST_WORKSPACE");
+	unsetenv("IS_SANDBOX");
+}
+
+/* The agent's value of name, or NULL (from env, borrowed). */
+static const char *get(const struct fg_strvec *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < env->n; i++)
+		if (!strncmp(env->v[i], name, n) && env->v[i][n] == '=')
+			return env->v[i] + n + 1;
+	return NULL;
+}
+
+static void agent_env(const char *preset, struct fg_strvec *env)
+{
+	struct fg_strvec set;
+
+	fg_strvec_init(&set);
+	fg_strvec_init(env);
+	ep_preset_env(preset, &set);
+	ep_env_build(env, environ, set.v);
+	fg_strvec_release(&set);
+}
+
+Test(preset, an_agent_gets_its_own_vendors_credentials_and_none_of_the_others)
+{
+	struct fg_strvec e;
+
+	set_all();
+	agent_env("codex", &e);
+	cr_assert_str_eq(get(&e, "CODEX_API_KEY"), "v");
+	cr_assert_str_eq(get(&e, "OPENAI_API_KEY"), "v");
+	cr_assert_null(get(&e, "ANTHROPIC_API_KEY"));
+	cr_assert_null(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"));
+	cr_assert_null(get(&e, "GEMINI_API_KEY"));
+	cr_assert_null(get(&e, "GOOGLE_API_KEY"));
+	cr_assert_str_eq(get(&e, "HOME_NOT_TOUCHED"), "v");
+	fg_strvec_release(&e);
+	agent_env("claude", &e);
+	cr_assert_str_eq(get(&e, "ANTHROPIC_API_KEY"), "v");
+	cr_assert_str_eq(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"), "v");
+	cr_assert_str_eq(get(&e, "CLAUDE_CODE_USE_BEDROCK"), "v");
+	cr_assert_null(get(&e, "CODEX_API_KEY"));
+	cr_assert_null(get(&e, "OPENAI_API_KEY"));
+	cr_assert_null(get(&e, "GEMINI_API_KEY"));
+	if (geteuid() == 0)
+		cr_assert_str_eq(get(&e, "IS_SANDBOX"), "1");
+	fg_strvec_release(&e);
+	agent_env("gemini", &e);
+	cr_assert_str_eq(get(&e, "GEMINI_API_KEY"), "v");
+	cr_assert_str_eq(get(&e, "GEMINI_CLI_TRUST_WORKSPACE"), "true");
+	cr_assert_null(get(&e, "ANTHROPIC_API_KEY"));
+	cr_assert_null(get(&e, "CODEX_API_KEY"));
+	cr_assert_null(get(&e, "IS_SANDBOX"));
+	fg_strvec_release(&e);
+}
+
+/* A command of the user's own keeps every credential (its vendor is
+ * unknown); no agent gets a running Claude Code session's variables. */
+Test(preset, session_variables_go_for_every_agent_credentials_stay_for_a_custom_command)
+{
+	struct fg_strvec e;
+
+	set_all();
+	agent_env(NULL, &e);
+	cr_assert_str_eq(get(&e, "ANTHROPIC_API_KEY"), "v");
+	cr_assert_str_eq(get(&e, "CODEX_API_KEY"), "v");
+	cr_assert_null(get(&e, "CLAUDECODE"));
+	cr_assert_null(get(&e, "CLAUDE_CODE_ENTRYPOINT"));
+	cr_assert_null(get(&e, "CLAUDE_CODE_SSE_PORT"));
+	cr_assert_str_eq(get(&e, "CLAUDE_CODE_USE_BEDROCK"), "v");
+	cr_assert_str_eq(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"), "v");
+	fg_strvec_release(&e);
+	agent_env("claude", &e);
+	cr_assert_null(get(&e, "CLAUDECODE"));
+	cr_assert_null(get(&e, "CLAUDE_CODE_ENTRYPOINT"));
+	fg_strvec_release(&e);
+}
+
+/* The user's own value of a variable the preset sets wins. */
+Test(preset, the_users_value_wins_over_the_presets)
+{
+	struct fg_strvec e;
+
+	set_all();
+	setenv("GEMINI_CLI_TRUST_WORKSPACE", "false", 1);
+	agent_env("gemini", &e);
+	cr_assert_str_eq(get(&e, "GEMINI_CLI_TRUST_WORKSPACE"), "false");
+	fg_strvec_release(&e);
+}
+
+Test(preset, args_are_appended_and_an_unsplittable_value_is_refused)
+{
+	struct ep_role_agent a;
+	char err[256] = "";
+
+	unsetenv("FORGE_REVIEWER_CMD");
+	unsetenv("FORGE_REVIEWER_OUTPUT");
+	setenv("FORGE_REVIEWER_AGENT", "codex", 1);
+	setenv("FORGE_REVIEWER_ARGS", "--model 'gpt 5'", 1);
+	ep_role_agent_init(&a);
+	cr_assert_eq(ep_role_agent_load(&a, "reviewer", err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(a.cmd, "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check - "
+			 "--model 'gpt 5'");
+	cr_assert(a.cmd_from_preset);
+	setenv("FORGE_REVIEWER_ARGS", "--model 'unclosed", 1);
+	cr_assert_eq(ep_role_agent_load(&a, "reviewer", err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "invalid FORGE_REVIEWER_ARGS"), "%s", err);
+	cr_assert_null(a.cmd);
+	ep_role_agent_release(&a);
+}
+
+Test(preset, every_preset_declares_credentials_and_a_product)
+{
+	for (size_t i = 0; ep_preset_name(i); i++) {
+		const struct ep_preset_creds *c = ep_preset_creds(ep_preset_name(i));
+
+		cr_assert_not_null(c);
+		cr_assert_not_null(c->product);
+		cr_assert_not_null(c->secrets[0], "%s", ep_preset_name(i));
+	}
+	cr_assert_null(ep_preset_creds("claude-code"));
+	cr_assert_null(ep_preset_creds(NULL));
+}
