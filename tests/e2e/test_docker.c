@@ -423,3 +423,91 @@ Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 	cmd_release(&c);
 	box_release(&b);
 }
+
+/*
+ * The preflight in the real image (issue 24): presets whose CLIs the image
+ * does not have, no credentials, and a root-owned workspace for a container
+ * running as another uid: exit 2 with every message, before any agent ran
+ * and before the cycle directory exists. Only meaningful as root (the
+ * workspace must belong to someone else than the container's user).
+ */
+Test(docker, preflight_names_missing_clis_keys_and_an_unwritable_workspace_before_anything)
+{
+	static const char *const env[] = { "FORGE_WORKER_CMD=", "FORGE_REVIEWER_CMD=", "FORGE_WORKER_AGENT=claude",
+					   "FORGE_REVIEWER_AGENT=codex", NULL };
+	struct box b;
+	struct cmd c;
+	struct fgt_proc p;
+	char *forge;
+
+	if (getuid() != 0)
+		cr_skip_test("needs root: the workspace must belong to another uid than the container's user");
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "preflight", "---\nmax_retries: 2\n---\nCheck.\n");
+	cr_assert_eq(chown(b.ws, 0, 0), 0);
+	cmd_run(&c, &b, env);
+	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
+	cr_assert(p.exited && p.exit_code == 2, "container exited %d:\n%s", p.exit_code, p.err);
+	cr_assert(strstr(p.err, "error: cannot run worker 'claude': not found in PATH (the image needs Claude Code: "
+			 "see docs/guide/container-image.md)"), "%s", p.err);
+	cr_assert(strstr(p.err, "error: cannot run reviewer 'codex': not found in PATH (the image needs Codex CLI: "),
+		  "%s", p.err);
+	cr_assert(strstr(p.err, "error: the worker's Claude Code (FORGE_WORKER_AGENT=claude) has no credentials: set "
+			 "ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_AUTH_TOKEN"), "%s", p.err);
+	cr_assert(strstr(p.err, "forge-runner run --env CODEX_API_KEY"), "%s", p.err);
+	char *want = fgt_fmt("error: cannot write the cycle directory '/workspace/.forge/" STEP "': '/workspace' is "
+			     "owned by 0:0 (mode 0755) and forge-entrypoint runs as uid:gid %d:%d", STAND_IN_UID,
+			     STAND_IN_UID);
+	cr_assert(strstr(p.err, want), "want %s in:\n%s", want, p.err);
+	cr_assert(strstr(p.err, "--engine-arg --user=0:0"), "%s", p.err);
+	forge = fgt_fmt("%s/.forge", b.ws);
+	cr_assert_not(fgt_exists(forge), "the preflight left a .forge behind");
+	free(forge);
+	free(want);
+	fgt_proc_release(&p);
+	cmd_release(&c);
+	box_release(&b);
+}
+
+/* Stand-in CLIs that record which credentials they were given. */
+static const char STANDIN_ENV[] =
+	"#!/bin/sh\ncat > /dev/null\n"
+	"echo \"${ANTHROPIC_API_KEY-unset} ${CODEX_API_KEY-unset} ${CLAUDECODE-unset}\" > /workspace/env.$FORGE_ROLE\n";
+
+/* Credential filtering in the real image: both keys reach the container,
+ * the Codex worker gets only its own, the Claude reviewer only its own. */
+Test(docker, each_agent_gets_only_its_vendors_key_in_the_image)
+{
+	static const char *const env[] = { "FORGE_WORKER_CMD=", "FORGE_REVIEWER_CMD=", "FORGE_WORKER_AGENT=codex",
+					   "FORGE_REVIEWER_AGENT=claude", "ANTHROPIC_API_KEY=key-a", "CODEX_API_KEY=key-c",
+					   "CLAUDECODE=1", "PATH=/agents:/usr/local/bin:/usr/bin:/bin", NULL };
+	struct box b;
+	struct cmd c;
+	struct fgt_proc p;
+	char *w, *r;
+	char *codex = fgt_fmt("%s%s", STANDIN_ENV,
+			      "echo '{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"done\"}}'\n"
+			      "echo '{\"type\":\"turn.completed\",\"usage\":{}}'\n");
+	char *claude = fgt_fmt("%s%s", STANDIN_ENV,
+			       "echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+			       "\"result\":\"Fine. APPROVED\"}'\n");
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "creds", "---\nmax_retries: 1\n---\nCheck.\n");
+	box_agent(&b, "codex", codex);
+	box_agent(&b, "claude", claude);
+	free(codex);
+	free(claude);
+	cmd_run(&c, &b, env);
+	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
+	cr_assert(p.exited && p.exit_code == 0, "container exited %d:\n%s", p.exit_code, p.err);
+	w = fge_read_in(b.ws, "env.worker");
+	r = fge_read_in(b.ws, "env.reviewer");
+	cr_assert_str_eq(w, "unset key-c unset\n");
+	cr_assert_str_eq(r, "key-a unset unset\n");
+	free(w);
+	free(r);
+	fgt_proc_release(&p);
+	cmd_release(&c);
+	box_release(&b);
+}
