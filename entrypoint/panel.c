@@ -290,6 +290,7 @@ static void take_answer(struct fg_review *rv, struct ep_judge_call *jc)
 	if (!fg_usage_empty(&jc->usage))
 		rv->usage = fg_usage_to_cjson(&jc->usage);
 	rv->reask = jc->reask;
+	fg_denied_merge(&rv->denied, &jc->denied);
 }
 
 /* One role's reviewer run into rv (initialised), in the role's helper.
@@ -411,8 +412,8 @@ static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, st
 }
 
 /* The roles that ran this cycle did so in helper processes: their usage
- * comes back in their reviews and is counted here, in the cycle and the
- * step's totals. */
+ * and denied tools come back in their reviews and are counted here, in the
+ * cycle and the step's totals. */
 static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 {
 	for (size_t i = 0; i < c->nreviews; i++) {
@@ -424,6 +425,7 @@ static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 		fg_usage_add(&c->usage.reviewer, &u);
 		fg_usage_add(&l->total.reviewer, &u);
 		c->reask = c->reask || c->reviews[i].reask;
+		fg_denied_merge(&c->denied.reviewer, &c->reviews[i].denied);
 	}
 }
 

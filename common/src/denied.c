@@ -92,7 +92,7 @@ void fg_denied_add_to(cJSON *o, const struct fg_denied *d)
 		cJSON_AddItemToObject(t, "reviewer", fg_denied_array(&d->reviewer));
 }
 
-static void read_role(struct fg_strvec *v, const cJSON *a)
+void fg_denied_read_array(struct fg_strvec *v, const cJSON *a)
 {
 	const cJSON *e;
 
@@ -110,6 +110,6 @@ void fg_denied_from(struct fg_denied *d, const cJSON *o)
 	fg_denied_release(d);
 	if (!cJSON_IsObject(t))
 		return;
-	read_role(&d->worker, cJSON_GetObjectItemCaseSensitive(t, "worker"));
-	read_role(&d->reviewer, cJSON_GetObjectItemCaseSensitive(t, "reviewer"));
+	fg_denied_read_array(&d->worker, cJSON_GetObjectItemCaseSensitive(t, "worker"));
+	fg_denied_read_array(&d->reviewer, cJSON_GetObjectItemCaseSensitive(t, "reviewer"));
 }

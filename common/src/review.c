@@ -67,6 +67,7 @@ void fg_review_release(struct fg_review *r)
 	fg_judgement_reset(&r->j);
 	free(r->reviewer_log);
 	cJSON_Delete(r->usage);
+	fg_strvec_release(&r->denied);
 	fg_review_init(r);
 }
 
@@ -82,6 +83,8 @@ void fg_review_copy(struct fg_review *dst, const struct fg_review *src)
 	for (size_t i = 0; i < src->j.verified.n; i++)
 		fg_strvec_push(&dst->j.verified, src->j.verified.v[i]);
 	dst->reviewer_log = src->reviewer_log ? fg_xstrdup(src->reviewer_log) : NULL;
+	fg_strvec_init(&dst->denied);
+	fg_denied_merge(&dst->denied, &src->denied);
 	dst->usage = src->usage ? cJSON_Duplicate(src->usage, 1) : NULL;
 	if (src->usage && !dst->usage)
 		abort();
@@ -116,6 +119,8 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 			abort();
 		cJSON_AddItemToObject(o, "usage", u);
 	}
+	if (r->denied.n)
+		cJSON_AddItemToObject(o, "denied_tools", fg_denied_array(&r->denied));
 	return o;
 }
 
@@ -126,6 +131,7 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 
 	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
 	r->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
+	fg_denied_read_array(&r->denied, cJSON_GetObjectItemCaseSensitive(o, "denied_tools"));
 	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;

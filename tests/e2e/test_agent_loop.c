@@ -664,3 +664,32 @@ Test(agent_loop, each_agent_gets_only_its_own_vendors_credentials)
 	free(cbody);
 	lp_teardown(&l);
 }
+
+/* A panel role whose every tool call was denied: its review failed, its
+ * denials are in its review and in the cycle's denied_tools. */
+Test(agent_loop, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
+{
+	struct lp l;
+	cJSON *c1;
+	const cJSON *b, *rv;
+
+	lp_setup(&l, "---\nmax_retries: 1\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
+		 "if [ $FORGE_REVIEWER_ROLE = beta ]; then echo '{\"type\":\"result\",\"subtype\":\"success\","
+		 "\"is_error\":false,\"result\":\"APPROVED\",\"permission_denials\":[{\"tool_name\":\"Bash\"}]}'; exit 0; fi\n"
+		 "result false 'Fine. APPROVED' 0.1 1\n");
+	lp_run(&l, NULL);
+	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	c1 = lp_json(&l, "review_cycle_1.json");
+	b = cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "reviews"), 1);
+	cr_assert_str_eq(fge_jstr(b, "role"), "beta");
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(b, "failed")));
+	cr_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(b, "denied_tools"), 0)->valuestring, "Bash");
+	cr_assert_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "reviews"), 0), "denied_tools"));
+	rv = cJSON_GetObjectItem(cJSON_GetObjectItem(c1, "denied_tools"), "reviewer");
+	cr_assert_eq(cJSON_GetArraySize(rv), 1);
+	cr_assert_str_neq(fge_jstr(c1, "verdict"), "approved");
+	cr_assert(strstr(l.logtext, "warning: reviewer beta: tools denied: Bash"), "%s", l.logtext);
+	cJSON_Delete(c1);
+	lp_teardown(&l);
+}

@@ -57,7 +57,8 @@
 /*
  * One role's review inside a cycle of a panel (the "reviews" array):
  * {role, verdict, format, feedback, findings, elapsed_seconds, reviewer_log,
- * usage} plus "failed": true when the reviewer could not complete and
+ * usage, denied_tools: [names] when its CLI refused a tool (denied.h)}
+ * plus "failed": true when the reviewer could not complete and
  * "from_cycle": K when the role was not run in this cycle and its review of
  * cycle K stands. Reading: an entry without a valid role slug or verdict is
  * skipped; other members of the wrong type count as absent; at most
@@ -77,6 +78,7 @@ struct fg_review {
 	char *reviewer_log;              /* owned or NULL: file name in the same dir */
 	struct cJSON *usage;             /* owned or NULL: the agent's usage object, as is */
 	bool reask;                      /* this role was asked again for a verdict */
+	struct fg_strvec denied;         /* tools its CLI refused ("denied_tools", denied.h) */
 };
 
 /* "approved", "rejected", "out_of_scope"; parse: 0 or -EINVAL. */

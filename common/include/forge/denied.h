@@ -46,6 +46,9 @@ void fg_denied_join(const struct fg_strvec *v, struct fg_buf *b);
 
 /* The names of v as a new JSON array (owned; never NULL). */
 struct cJSON *fg_denied_array(const struct fg_strvec *v);
+/* Adds the valid names of the JSON array a (borrowed; anything else is
+ * ignored) to v. */
+void fg_denied_read_array(struct fg_strvec *v, const struct cJSON *a);
 /* Adds "denied_tools" to o when d is not empty. */
 void fg_denied_add_to(struct cJSON *o, const struct fg_denied *d);
 /* Fills d (released first) from o's "denied_tools", lenient as above. */
