@@ -4,6 +4,7 @@
  * wrong types count as absent, bounds hold.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ static void base(struct fg_cycle *c)
 	c->j.verdict = FG_VERDICT_REJECTED;
 	c->j.feedback = strdup("x");
 	c->skill = strdup("implement-task");
-	strcpy(c->timestamp, "2026-12-01T19:00:00Z");
+	snprintf(c->timestamp, sizeof c->timestamp, "%s", "2026-12-01T19:00:00Z");
 }
 
 Test(evidence, every_member_round_trips)
