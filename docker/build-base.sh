@@ -9,8 +9,8 @@
 # debian:bookworm-slim (runtime base). docker/Dockerfile then builds unchanged.
 #
 # By default the bases already hold the packages the Dockerfile needs (build:
-# build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev;
-# runtime: libuv1 libcjson1 libyaml-0-2), so "docker build" needs no network at
+# build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev;
+# runtime: libuv1 libcjson1 libyaml-0-2 libsodium23), so "docker build" needs no network at
 # all. The Dockerfile installs only what is missing, so it also builds from the
 # real debian images, or from --plain bases when containers reach the mirror.
 #
@@ -35,8 +35,8 @@ set -eu
 SUITE=bookworm
 SCRIPT_VERSION=1   # bump to invalidate cached tarballs when the recipe changes
 LABEL_KEY=org.forge-review.base
-BUILD_PKGS="build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev"
-RUNTIME_PKGS="libuv1 libcjson1 libyaml-0-2"
+BUILD_PKGS="build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev"
+RUNTIME_PKGS="libuv1 libcjson1 libyaml-0-2 libsodium23"
 
 force=0
 refresh=0

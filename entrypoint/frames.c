@@ -26,7 +26,7 @@ static void send_line(char *line, size_t len, const char *what)
 void ep_frame_cycle(const struct fg_cycle *c, const char *step)
 {
 	size_t len = 0;
-	char *line = fg_frame_cycle_line(c, step, &len);
+	char *line = fg_frame_cycle_line(c, step, NULL, &len);
 
 	send_line(line, len, "review_cycle");
 }
@@ -34,7 +34,7 @@ void ep_frame_cycle(const struct fg_cycle *c, const char *step)
 void ep_frame_summary(const struct fg_summary *s)
 {
 	size_t len = 0;
-	char *line = fg_frame_summary_line(s, &len);
+	char *line = fg_frame_summary_line(s, NULL, &len);
 
 	send_line(line, len, "review_summary");
 }

@@ -17,9 +17,10 @@ build_dir=${1:-build}
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
 
+# libsodium-dev: the seals of the records (common/src/seal.c, issue 22).
 # git: the change set of a git workspace (entrypoint/changeset.c; without it
 # the entrypoint falls back to its manifest).
-pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libcriterion-dev git)
+pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev libcriterion-dev git)
 if [ "$with_test" = 1 ]; then
   pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
   # The podman engine's tests, as root and rootless (uidmap: newuidmap/newgidmap).

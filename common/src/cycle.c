@@ -5,6 +5,7 @@
 #include "forge/json.h"
 #include "forge/text.h"
 #include "forge/cycle.h"
+#include "forge/seal.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -457,22 +458,32 @@ out:
 	return r;
 }
 
-int fg_cycle_write_at(int dirfd, const struct fg_cycle *c)
+int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct fg_seal_key *k,
+			     const char *step)
 {
+	struct fg_seal_bind b = { .run_id = c->run_id, .step = step, .cycle = c->cycle };
 	char *name, *text;
+	size_t len;
 	int r;
 
 	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
 		return -EINVAL;
 	name = fg_cycle_file_name(c->cycle);
-	text = fg_cycle_to_json(c);
-	r = fg_write_atomic_at(dirfd, name, text, strlen(text));
+	b.file = name;
+	text = fg_seal_take(k, FG_SEAL_FILE, &b, fg_cycle_to_json(c), &len);
+	r = fg_write_atomic_at(dirfd, name, text, len);
 	free(name);
 	free(text);
 	return r;
 }
 
-int fg_cycle_write(const char *dir, const struct fg_cycle *c)
+int fg_cycle_write_at(int dirfd, const struct fg_cycle *c)
+{
+	return fg_cycle_write_sealed_at(dirfd, c, NULL, NULL);
+}
+
+int fg_cycle_write_sealed(const char *dir, const struct fg_cycle *c, const struct fg_seal_key *k,
+			  const char *step)
 {
 	int dfd, r;
 
@@ -481,9 +492,14 @@ int fg_cycle_write(const char *dir, const struct fg_cycle *c)
 	dfd = fg_open_dir(AT_FDCWD, dir, 0);
 	if (dfd < 0)
 		return dfd;
-	r = fg_cycle_write_at(dfd, c);
+	r = fg_cycle_write_sealed_at(dfd, c, k, step);
 	close(dfd);
 	return r;
+}
+
+int fg_cycle_write(const char *dir, const struct fg_cycle *c)
+{
+	return fg_cycle_write_sealed(dir, c, NULL, NULL);
 }
 
 static void read_error(int r, const char *name, char *err, size_t errlen)

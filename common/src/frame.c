@@ -3,6 +3,7 @@
  */
 #include "forge/json.h"
 #include "forge/frame.h"
+#include "forge/seal.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -39,22 +40,26 @@ void fg_frame_release(struct fg_frame *f)
 	fg_frame_init(f);
 }
 
-/* "@@forge-review " + the compact JSON of o + "\n"; NULL when over FG_FRAME_MAX. */
-static char *frame_text(const cJSON *o, size_t *len)
+/* "@@forge-review " + the compact JSON of o (sealed with k for b when k is
+ * set) + "\n"; NULL when over FG_FRAME_MAX. */
+static char *frame_text(const cJSON *o, const struct fg_seal_key *k, const struct fg_seal_bind *b,
+			size_t *len)
 {
-	char *json = cJSON_PrintUnformatted(o);
+	char *printed = cJSON_PrintUnformatted(o), *json;
 	size_t n;
 	char *line;
 
-	if (!json)
+	if (!printed)
 		abort();
-	n = FG_FRAME_PREFIX_LEN + strlen(json) + 1;
+	json = fg_seal_take(k, FG_SEAL_FRAME, b, fg_xstrdup(printed), &n);
+	cJSON_free(printed);
+	n += FG_FRAME_PREFIX_LEN + 1;
 	if (n > FG_FRAME_MAX) {
-		cJSON_free(json);
+		free(json);
 		return NULL;
 	}
 	line = fg_xasprintf("%s%s\n", FG_FRAME_PREFIX, json);
-	cJSON_free(json);
+	free(json);
 	*len = n;
 	return line;
 }
@@ -97,23 +102,25 @@ static void shrink(cJSON *cyc, int stage)
 	}
 }
 
-char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, size_t *len)
+char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, const struct fg_seal_key *k,
+			  size_t *len)
 {
 	char *file = fg_cycle_file_name(c->cycle);
+	struct fg_seal_bind b = { .run_id = c->run_id, .step = step, .file = file, .cycle = c->cycle };
 	cJSON *o = frame_head(TYPE_CYCLE, c->run_id, step, file);
 	cJSON *cyc = fg_cycle_to_cjson(c);
 	char *line;
 
-	free(file);
 	cJSON_AddItemToObject(o, "cycle", cyc);
-	line = frame_text(o, len);
+	line = frame_text(o, k, &b, len);
 	for (int stage = 1; !line && stage <= 2; stage++) {
 		if (stage == 1)
 			cJSON_AddTrueToObject(o, "truncated");
 		shrink(cyc, stage);
-		line = frame_text(o, len);
+		line = frame_text(o, k, &b, len);
 	}
 	cJSON_Delete(o);
+	free(file);
 	return line;
 }
 
@@ -126,13 +133,14 @@ struct cJSON *fg_frame_cycle_min(const struct fg_cycle *c)
 	return cyc;
 }
 
-char *fg_frame_summary_line(const struct fg_summary *s, size_t *len)
+char *fg_frame_summary_line(const struct fg_summary *s, const struct fg_seal_key *k, size_t *len)
 {
+	struct fg_seal_bind b = { .run_id = s->run_id, .step = s->step, .file = FG_SUMMARY_FILE };
 	cJSON *o = frame_head(TYPE_SUMMARY, s->run_id, s->step, FG_SUMMARY_FILE);
 	char *line;
 
 	cJSON_AddItemToObject(o, "summary", fg_summary_to_cjson(s));
-	line = frame_text(o, len);
+	line = frame_text(o, k, &b, len);
 	cJSON_Delete(o);
 	return line;
 }

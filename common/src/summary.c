@@ -17,6 +17,7 @@
 #include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/names.h"
+#include "forge/seal.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
 #include "internal.h"
@@ -126,22 +127,23 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 	return o;
 }
 
-static char *summary_to_json(const struct fg_summary *s)
+int fg_summary_write_sealed(const char *dir, const struct fg_summary *s,
+			    const struct fg_seal_key *k)
 {
+	struct fg_seal_bind b = { .run_id = s->run_id, .step = s->step, .file = FG_SUMMARY_FILE };
 	cJSON *o = fg_summary_to_cjson(s);
-	char *out = fg_json_print(o);
+	size_t len;
+	char *text = fg_seal_take(k, FG_SEAL_FILE, &b, fg_json_print(o), &len);
+	int r = fg_write_atomic(dir, FG_SUMMARY_FILE, text, len);
 
 	cJSON_Delete(o);
-	return out;
+	free(text);
+	return r;
 }
 
 int fg_summary_write(const char *dir, const struct fg_summary *s)
 {
-	char *text = summary_to_json(s);
-	int r = fg_write_atomic(dir, FG_SUMMARY_FILE, text, strlen(text));
-
-	free(text);
-	return r;
+	return fg_summary_write_sealed(dir, s, NULL);
 }
 
 static int get_count(const cJSON *o, const char *key, int *out, char *err, size_t errlen)

@@ -55,7 +55,7 @@ Test(frame, cycle_round_trip_is_one_line_with_the_whole_cycle)
 	size_t len = 0;
 
 	make_cycle(&c, 2, "Line one\nline two\r\n\ttab \x1b[31m");
-	char *line = fg_frame_cycle_line(&c, "implement_task", &len);
+	char *line = fg_frame_cycle_line(&c, "implement_task", NULL, &len);
 	cr_assert_not_null(line);
 	cr_assert_eq(len, strlen(line));
 	cr_assert(!strncmp(line, "@@forge-review {\"v\":1,\"type\":\"review_cycle\"", 43), "%s", line);
@@ -92,7 +92,7 @@ Test(frame, summary_round_trip)
 	s.skill = fg_xstrdup("impl");
 	s.task_key = fg_xstrdup("ABC-1");
 	s.run_id = fg_xstrdup("r1");
-	char *line = fg_frame_summary_line(&s, &len);
+	char *line = fg_frame_summary_line(&s, NULL, &len);
 	cr_assert_not_null(line);
 	fg_frame_init(&f);
 	cr_assert_eq(parse_line(&f, line, err, sizeof(err)), 0, "%s", err);
@@ -119,7 +119,7 @@ Test(frame, long_feedback_is_left_out_and_flagged)
 	fb[200 * 1024] = '\0';
 	make_cycle(&c, 1, fb);
 	c.reviewer_log = fg_xstrdup("review_cycle_1.reviewer.log");
-	char *line = fg_frame_cycle_line(&c, "impl", &len);
+	char *line = fg_frame_cycle_line(&c, "impl", NULL, &len);
 	cr_assert_not_null(line);
 	cr_assert_leq(len, FG_FRAME_MAX);
 	fg_frame_init(&f);
@@ -147,7 +147,7 @@ Test(frame, still_too_long_keeps_the_required_fields_only)
 	make_cycle(&c, 1, "short");
 	c.reviewer_log = name;
 	c.stalled = true;
-	char *line = fg_frame_cycle_line(&c, "impl", &len);
+	char *line = fg_frame_cycle_line(&c, "impl", NULL, &len);
 	cr_assert_not_null(line);
 	cr_assert_leq(len, FG_FRAME_MAX);
 	fg_frame_init(&f);
@@ -172,7 +172,7 @@ Test(frame, nothing_fits_no_frame)
 	make_cycle(&c, 1, "short");
 	free(c.skill);
 	c.skill = skill;
-	cr_assert_null(fg_frame_cycle_line(&c, "impl", &len));
+	cr_assert_null(fg_frame_cycle_line(&c, "impl", NULL, &len));
 	fg_cycle_release(&c);
 }
 

@@ -97,7 +97,7 @@ static char *cycle_line(int n, const char *run_id, const char *step, const char 
 	c.skill = fg_xstrdup("impl");
 	snprintf(c.timestamp, sizeof(c.timestamp), "%s", "2026-01-15T10:30:00Z");
 	c.run_id = run_id ? fg_xstrdup(run_id) : NULL;
-	line = fg_frame_cycle_line(&c, step, &len);
+	line = fg_frame_cycle_line(&c, step, NULL, &len);
 	fg_cycle_release(&c);
 	cr_assert_not_null(line);
 	return line;
@@ -117,7 +117,7 @@ static char *summary_line(int cycles)
 	s.skill = fg_xstrdup("impl");
 	s.task_key = fg_xstrdup("");
 	s.run_id = fg_xstrdup("run1");
-	line = fg_frame_summary_line(&s, &len);
+	line = fg_frame_summary_line(&s, NULL, &len);
 	fg_summary_release(&s);
 	return line;
 }

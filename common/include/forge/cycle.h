@@ -194,6 +194,13 @@ int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, 
  */
 int fg_cycle_write(const char *dir, const struct fg_cycle *c);
 int fg_cycle_write_at(int dirfd, const struct fg_cycle *c);
+/* The same, sealed with k (seal.h; NULL: unsealed, as above) for step,
+ * the cycle's run id, its file name and number. */
+struct fg_seal_key;
+int fg_cycle_write_sealed(const char *dir, const struct fg_cycle *c, const struct fg_seal_key *k,
+			  const char *step);
+int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct fg_seal_key *k,
+			     const char *step);
 
 /*
  * Reads and parses dir/name safely (fg_read_file_at with FG_CYCLE_MAX_BYTES).

@@ -50,12 +50,16 @@ void fg_frame_release(struct fg_frame *f);
 
 /*
  * The frame line of cycle c of step (run_id: c->run_id, else ""), newline
- * included, at most FG_FRAME_MAX bytes: owned, *len set. NULL when even the
+ * included, sealed with k when k is set (forge/seal.h: the frame object's
+ * last member "seal", kind "frame", bound to the header's run_id, step,
+ * file and the cycle number, 0 for a summary), at most FG_FRAME_MAX bytes: owned, *len set. NULL when even the
  * smallest form does not fit (names of absurd length); nothing to send.
  */
-char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, size_t *len);
+struct fg_seal_key;
+char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, const struct fg_seal_key *k,
+			  size_t *len);
 /* The same for the summary (step and run_id from s). NULL when over FG_FRAME_MAX. */
-char *fg_frame_summary_line(const struct fg_summary *s, size_t *len);
+char *fg_frame_summary_line(const struct fg_summary *s, const struct fg_seal_key *k, size_t *len);
 
 /* The cycle as its smallest frame carries it (feedback "", only the
  * required fields, run_id, synthetic and stalled): a new cJSON object

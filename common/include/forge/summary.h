@@ -78,6 +78,11 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
 int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *err, size_t errlen);
 /* Writes dir/review_summary.json atomically. 0 or negative errno. */
 int fg_summary_write(const char *dir, const struct fg_summary *s);
+/* The same, sealed with k (seal.h; NULL: unsealed) for s->run_id, s->step,
+ * review_summary.json and cycle 0. */
+struct fg_seal_key;
+int fg_summary_write_sealed(const char *dir, const struct fg_summary *s,
+			    const struct fg_seal_key *k);
 /* Reads dir/review_summary.json safely. 0, -ENOENT, -EINVAL (err says why), -errno. */
 int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen);
 /* The same, relative to the directory descriptor dirfd (borrowed), for a

@@ -7,7 +7,7 @@
  *           opts, cmdline: know nothing of reviews or their files; each may
  *           call only the base modules listed before it.
  *   domain  names, severity, usage, verdict, evidence, reviewmd, resolve,
- *           cycle, summary, frame, stepdir: forge-review's names, formats
+ *           cycle, summary, frame, seal, stepdir: forge-review's names, formats
  *           and rules; they may call any base module and each other.
  * A base module never includes a domain header (tests/common/test_tiers.c
  * checks it). internal.h holds cross-file internals of both tiers.
