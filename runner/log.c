@@ -269,13 +269,14 @@ static void build_line(const struct rn_log *l, struct fg_buf *b, enum rn_log_lev
 		fg_buf_addc(b, '}');
 }
 
-void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
-		  const struct rn_log_field *fields, size_t nfields)
+int rn_log_event_room(struct rn_log *l, enum rn_log_level level, const char *event,
+		      const struct rn_log_field *fields, size_t nfields, uint64_t *room)
 {
 	struct fg_buf b;
+	int r = 0;
 
 	if (!l || level < l->level || !l->fp)
-		return;
+		return 0;
 	/* The newline is reserved up front so a line that hit the cap still ends. */
 	fg_buf_init(&b, RN_LOG_LINE_MAX);
 	build_line(l, &b, level, event, fields, nfields);
@@ -284,7 +285,20 @@ void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 	fg_buf_accept_cut(&b);
 	b.max = RN_LOG_LINE_MAX + 1;
 	fg_buf_addc(&b, '\n');
-	fwrite(fg_buf_str(&b), 1, b.len, l->fp);
-	fflush(l->fp);
+	if (room && b.len > *room) {
+		r = -E2BIG;
+	} else {
+		fwrite(fg_buf_str(&b), 1, b.len, l->fp);
+		fflush(l->fp);
+		if (room)
+			*room -= b.len;
+	}
 	fg_buf_release(&b);
+	return r;
+}
+
+void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
+		  const struct rn_log_field *fields, size_t nfields)
+{
+	rn_log_event_room(l, level, event, fields, nfields, NULL);
 }

@@ -16,6 +16,7 @@
 #ifndef RN_LOG_H
 #define RN_LOG_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "forge/util.h"
@@ -72,6 +73,14 @@ int rn_log_format_parse(const char *s, enum rn_log_format *out);
 void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 		  const struct rn_log_field *fields, size_t nfields);
 
+/* rn_log_event() within a budget: the whole line (escapes, JSON, newline
+ * included) is written only when it fits in *room bytes, and *room is then
+ * lowered by its length; -E2BIG (nothing written, *room untouched) when it
+ * does not fit. 0 also when the level is below the threshold (nothing
+ * written, nothing spent). A NULL room is no budget. */
+int rn_log_event_room(struct rn_log *l, enum rn_log_level level, const char *event,
+		      const struct rn_log_field *fields, size_t nfields, uint64_t *room);
+
 /*
  * The usual way to log: rn_log(l, level, "event", RN_LS(...), RN_LI(...), ...)
  * is rn_log_event() over those fields, counted by the compiler, so a field
@@ -83,5 +92,9 @@ void rn_log_event(struct rn_log *l, enum rn_log_level level, const char *event,
 #define rn_log(l, level, event, ...)                                                   \
 	rn_log_event((l), (level), (event), (const struct rn_log_field[]){ __VA_ARGS__ }, \
 		     ARRAY_SIZE(((const struct rn_log_field[]){ __VA_ARGS__ })))
+/* rn_log() within a budget: rn_log_event_room() over the fields. */
+#define rn_log_room(l, level, event, room, ...)                                        \
+	rn_log_event_room((l), (level), (event), (const struct rn_log_field[]){ __VA_ARGS__ }, \
+			  ARRAY_SIZE(((const struct rn_log_field[]){ __VA_ARGS__ })), (room))
 
 #endif

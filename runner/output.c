@@ -108,6 +108,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	const char *reason;
 	enum rn_log_level level = rn_output_level(line, &reason);
 	size_t n = strlen(line);
+	uint64_t room;
 
 	if (heartbeat(o, line))
 		return;
@@ -128,13 +129,17 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 		keep(&o->reason, reason);
 	else if (level == RN_LOG_INFO && !strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN))
 		keep(&o->last_said, line + FG_MSG_PREFIX_LEN);
-	if (o->logged + n > o->max) {
+	/* The cap counts what the log gets: the whole event line, escapes
+	 * and JSON included (an empty agent line is 9 bytes of text and some
+	 * 100 of JSON). */
+	room = o->max - o->logged;
+	if (rn_log_room(o->log, level, "output", &room, RN_LS("stream", stream),
+			RN_LS("line", line))) {
 		o->dropped_bytes += n;
 		o->dropped_lines++;
 		return;
 	}
-	o->logged += n;
-	rn_log(o->log, level, "output", RN_LS("stream", stream), RN_LS("line", line));
+	o->logged = o->max - room;
 }
 
 void rn_output_finish(struct rn_output *o)

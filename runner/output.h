@@ -14,11 +14,15 @@
  * (run_exit's `reason`); without one, the entrypoint's last line other than
  * a warning (rn_output_reason()).
  *
- * Cap: at most RN_OUTPUT_LOG_MAX bytes of lines are logged per run (350 MB
- * of agent output made a 386 MB log); past it lines are counted, not logged,
- * and rn_output_finish() logs one `output_dropped` event saying how many
- * lines and bytes were dropped. The failure reason is still taken from
- * dropped lines.
+ * Cap: at most RN_OUTPUT_LOG_MAX bytes of `output` events are written to
+ * the log per run (350 MB of agent output made a 386 MB log), counted as the
+ * log gets them: the whole event line, timestamp, escapes and JSON included
+ * (issue 22: counting the text let 1 MB of empty agent lines make a 103 MB
+ * JSON log, the cap being reached near 750 MB). A line that does not fit in
+ * what is left is counted, not logged, and rn_output_finish() logs one
+ * `output_dropped` event saying how many lines and bytes of their text were
+ * dropped. Lines below the log level cost nothing. The failure reason is
+ * still taken from dropped lines.
  *
  * Protocol: rn_output_init() -> rn_output_line() per line ->
  * rn_output_finish() once -> rn_output_release(). Loop thread only.
@@ -39,9 +43,10 @@ struct rn_output {
 	struct rn_log *log;
 	const struct rn_engine_ops *ops;     /* for engine hints; may be NULL */
 	const struct rn_engine_params *ep;
-	uint64_t max;            /* the cap: RN_OUTPUT_LOG_MAX (tests lower it) */
-	uint64_t logged;         /* bytes of lines logged */
-	uint64_t dropped_bytes;
+	uint64_t max;            /* the cap: RN_OUTPUT_LOG_MAX; FORGE_TEST_OUTPUT_LOG_MAX (a byte
+				  * count, test-only) lowers it for a run, never raises it */
+	uint64_t logged;         /* bytes of output events written to the log */
+	uint64_t dropped_bytes;  /* text of the dropped lines */
 	uint64_t dropped_lines;
 	char *reason;            /* owned: the last ERROR line's text, or NULL */
 	char *last_said;         /* owned: the entrypoint's last other line (not a warning), or NULL */

@@ -15,6 +15,7 @@
 #include "forge/frame.h"
 #include "forge/fsutil.h"
 #include "forge/num.h"
+#include "internal_util.h"
 
 void rn_cycles_init(struct rn_cycles *s)
 {
@@ -24,11 +25,7 @@ void rn_cycles_init(struct rn_cycles *s)
 
 size_t rn_cycles_test_bound(struct rn_cycles *s)
 {
-	const char *v = getenv("FORGE_TEST_CYCLES_MAX_BYTES");
-	long n;
-
-	if (v && !fg_parse_long(v, 1, LONG_MAX, &n) && (unsigned long)n < s->max_bytes)
-		s->max_bytes = (size_t)n;
+	s->max_bytes = (size_t)rn__test_bound("FORGE_TEST_CYCLES_MAX_BYTES", s->max_bytes);
 	return s->max_bytes;
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "internal_util.h"
 #include "output.h"
 #include "reap.h"
 #include "watch.h"
@@ -569,6 +570,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	fill_engine_params(s);
 	start_stream(s);
 	rn_output_init(&s->output, p->log, s->ops, &s->ep);
+	s->output.max = rn__test_bound("FORGE_TEST_OUTPUT_LOG_MAX", s->output.max);
 	init_handles(s);
 	start_watch(s);
 	start_engine(s);

@@ -228,8 +228,13 @@ Test(output, local_engine_and_agent_lines_get_no_hint)
 /* Issue 18: 350 MB of agent output made a 386 MB log. The cap is 64 MiB per
  * run; the flood below runs against a cap lowered to 1 MiB (the same code
  * path, and quick under AddressSanitizer too): 1.5 MiB in 4 KiB lines, 1 MiB
- * of lines logged, then one output_dropped event says how much was left
- * out; an error line past the cap still becomes the failure reason. */
+ * of log logged, then one output_dropped event says how much was left
+ * out. Since issue 22 the cap counts the log's bytes (the whole event
+ * line), no longer the text: a 4 KiB line costs its event line, L bytes,
+ * so CAP / L lines are logged (the counts below were CAP / LINE and
+ * TOTAL - CAP / LINE + 1 before), and the error line, which fits in what
+ * the flood left, is logged too. An error line past the cap still becomes
+ * the failure reason: error_line_past_the_cap_is_still_the_reason. */
 Test(output, flood_is_capped_with_one_output_dropped_line)
 {
 	enum { LINE = 4096, CAP = 1024 * 1024, TOTAL = 3 * CAP / 2 / LINE };
@@ -239,8 +244,8 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	FILE *fp = fdopen(fd, "w+");
 	struct rn_output o;
 	struct rn_log l;
-	char *text, *last;
-	size_t size, outputs = 0;
+	char *text, *last, *want;
+	size_t size, outputs = 0, L;
 
 	cr_assert(line && fp);
 	memset(line, 'a', LINE);
@@ -254,25 +259,75 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	rn_output_line(&o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
 	rn_output_finish(&o);
 	cr_expect_str_eq(o.reason, "the task failed: worker exited with status 1");
-	cr_expect_eq(o.dropped_lines, TOTAL - CAP / LINE + 1);
-	cr_expect_eq(o.dropped_bytes, (uint64_t)(TOTAL - CAP / LINE) * LINE + 62);
 	rn_output_release(&o);
 	fflush(fp);
 	text = fgt_read(path, &size);
 	cr_assert_not_null(text);
+	L = (size_t)(strchr(text, '\n') + 1 - text);
+	cr_assert_gt(L, LINE, "an event line is more than its text");
+	cr_expect_gt(CAP % L, 200, "the error line fits in what the flood left");
+	cr_expect_eq(o.dropped_lines, TOTAL - CAP / L);
+	cr_expect_eq(o.dropped_bytes, (uint64_t)(TOTAL - CAP / L) * LINE);
 	cr_expect_lt(size, CAP + 256 * 1024, "the log stays near the cap: %zu", size);
 	for (char *p = text; (p = strstr(p, " INFO output ")); p++)
 		outputs++;
-	cr_expect_eq(outputs, CAP / LINE);
+	cr_expect_eq(outputs, CAP / L);
+	cr_expect_not_null(strstr(text, " ERROR output stream=stderr line=\"forge-entrypoint: the task"),
+			   "%s", strrchr(text, '\n') - 300);
 	last = strstr(text, " WARN output_dropped ");
 	cr_assert_not_null(last, "no output_dropped line");
-	cr_expect(strstr(last, "lines=129 bytes=524350 limit=1048576\n"), "%.200s", last);
+	/* Everything before output_dropped is output, and the cap counted it. */
+	cr_expect_eq(o.logged, (uint64_t)(last - 24 - text));
+	cr_expect_leq(o.logged, CAP);
+	want = fgt_fmt("lines=%zu bytes=%zu limit=1048576\n", TOTAL - CAP / L, (TOTAL - CAP / L) * LINE);
+	cr_expect(strstr(last, want), "%.200s", last);
 	cr_expect_null(strstr(last + 20, "output_dropped"), "one output_dropped line only");
+	free(want);
 	free(text);
 	free(line);
 	rn_log_close(&l);
 	fclose(fp);
 	unlink(path);
+}
+
+/* Reproduction 10 of issue 22: 1 MB of empty agent lines made a 103 MB JSON
+ * log without output_dropped, the cap counting 9 bytes of text ("[worker] ")
+ * where the log got some 100. Here 100,000 such lines against a 1 MiB cap:
+ * the log stays under it and says what it dropped. */
+Test(output, empty_agent_lines_count_their_json_bytes)
+{
+	enum { CAP = 1024 * 1024, LINES = 100000 };
+	char *buf = NULL, *last;
+	size_t len = 0, outputs = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_output o;
+	struct rn_log l;
+
+	rn_log_init(&l, RN_LOG_JSON, RN_LOG_INFO, fp);
+	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	o.max = CAP;
+	for (size_t i = 0; i < LINES; i++)
+		rn_output_line(&o, "stderr", "[worker] ");
+	cr_expect_leq(o.logged, CAP);
+	cr_expect_gt(o.dropped_lines, LINES / 2, "%llu", (unsigned long long)o.dropped_lines);
+	/* A line that does not fit in what is left is not logged, and still
+	 * names the failure. */
+	rn_output_line(&o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
+	cr_expect_str_eq(o.reason, "the task failed: worker exited with status 1");
+	rn_output_finish(&o);
+	rn_output_release(&o);
+	fflush(fp);
+	cr_expect_leq(len, CAP + 4096, "a %zu-byte log for a %d-byte cap", len, CAP);
+	for (char *p = buf; (p = strstr(p, "\"event\":\"output\"")); p++)
+		outputs++;
+	cr_expect_eq(outputs + o.dropped_lines, LINES + 1);
+	cr_expect_null(strstr(buf, "the task failed"), "the error line was logged past the cap");
+	last = strstr(buf, "\"event\":\"output_dropped\"");
+	cr_assert_not_null(last, "no output_dropped event");
+	cr_expect_not_null(strstr(last, "\"bytes\":"), "%s", last);
+	rn_log_close(&l);
+	fclose(fp);
+	free(buf);
 }
 
 /* Without an error line, the reason falls back to the entrypoint's last line
