@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "closing.h"
+#include "events.h"
 #include "hostcheck.h"
 #include "prepare.h"
 #include "session.h"
@@ -51,7 +52,7 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
  * to the step directory: a sandbox that swapped .forge for a link must not
  * feed the result a summary from outside the workspace. */
 static void load_summary(int wsfd, const char *rel, const char *run_id, struct fg_summary *sum,
-			 int *have)
+			 int *have, struct rn_log *log, const char *step)
 {
 	char err[256];
 	int dfd = wsfd < 0 ? -1 : fg_open_beneath(wsfd, rel, 0, NULL, 0);
@@ -64,6 +65,8 @@ static void load_summary(int wsfd, const char *rel, const char *run_id, struct f
 		return;
 	/* A summary of another run (a stale or foreign writer) says nothing about ours. */
 	*have = !sum->run_id || !*sum->run_id || !strcmp(sum->run_id, run_id);
+	if (*have)
+		rn_event_cost_invalid(log, step, FG_SUMMARY_FILE, "summary", &sum->usage);
 }
 
 struct run_state {
@@ -180,7 +183,7 @@ static void conclude(struct run_state *st)
 	bool exhausted;
 
 	fg_summary_init(&sum);
-	load_summary(st->wsfd, st->step_rel, st->run_id, &sum, &have_sum);
+	load_summary(st->wsfd, st->step_rel, st->run_id, &sum, &have_sum, st->log, st->cfg->step);
 	/* The file when it can be read, else the summary frame (the stream
 	 * checked its run id): it stands in for the file on a run whose
 	 * workspace the runner cannot see. */

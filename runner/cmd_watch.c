@@ -59,6 +59,7 @@ static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 
 	rn_event_cycle(&wc->out, RN_LOG_INFO, r, 1);
 	rn_event_verdict_unparsed(&wc->err, r, 1);
+	rn_event_cost_invalid(&wc->err, r->step, r->name, rn_source_name(r->source), &r->cycle->usage);
 }
 
 static void on_handle_closed(uv_handle_t *h)
@@ -248,6 +249,7 @@ int rn_cmd_watch(int argc, char **argv)
 	rn_log_init(&wc.out, wc.err.format, RN_LOG_DEBUG, stdout);
 	o.log = &wc.err;
 	o.corrupt_when_stable = 1;
+	o.limit_reports = 1;
 	/* With --cycle-dir the directory is not named after the step. */
 	o.step = cd.rel ? cd.step : NULL;
 	o.cb = on_watch_cycle;

@@ -21,6 +21,11 @@
  * sandbox writes more cycle files into one step directory. Each source
  * tracks at most this many distinct cycle numbers. */
 #define RN_WATCH_MAX_CYCLE_FILES 1000
+/* Distinct contents reported for one cycle number (its first and two
+ * rewrites): the entrypoint writes each cycle once, so only a sandbox
+ * rewrites one in a loop (issue 22: one real cycle became 2,994
+ * review_cycle events and as many counted cycles). */
+#define RN_CYCLE_MAX_REPORTS 3
 
 /* Where a detected cycle came from: inotify, the poll net, the final sweep
  * (watch.c), or a frame on the sandbox's stderr (stream.c). RN_SOURCE_NONE
@@ -50,5 +55,17 @@ struct rn_cycle_report {
 	int first;                     /* 1 when cycle n was never reported before by this source */
 	int truncated;                 /* a frame's shortened form (stream only; raw is its JSON) */
 };
+
+struct rn_log;
+
+/*
+ * Whether report r of its cycle number may go on (1), given *reports, the
+ * number of that number's contents reported so far (incremented when it
+ * may). Past RN_CYCLE_MAX_REPORTS it may not (0): the first such report is
+ * logged once as `cycle_rewrite_limit` (WARN: step, file, source, max),
+ * the later ones are neither reported nor counted, silently. log may be
+ * NULL.
+ */
+int rn_cycle_report_admit(struct rn_log *log, unsigned *reports, const struct rn_cycle_report *r);
 
 #endif

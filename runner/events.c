@@ -10,6 +10,7 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 #include "forge/text.h"
+#include "forge/util.h"
 #include "forge/verdict.h"
 
 /* Byte length of the first max_chars UTF-8 characters of s. */
@@ -58,6 +59,20 @@ static void usage_fields(const struct fg_usage_pair *u, struct rn_log_field *f, 
 		f[(*n)++] = RN_LI("output_tokens", both.output_tokens);
 	if (both.have & FG_USAGE_CACHED)
 		f[(*n)++] = RN_LI("cached_input_tokens", both.cached_input_tokens);
+}
+
+void rn_event_cost_invalid(struct rn_log *l, const char *step, const char *file,
+			   const char *source, const struct fg_usage_pair *u)
+{
+	const struct fg_usage *roles[] = { &u->worker, &u->reviewer };
+	static const char *const names[] = { "worker", "reviewer" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(roles); i++)
+		if (roles[i]->refused & FG_USAGE_COST)
+			rn_log(l, RN_LOG_WARN, "cost_invalid", RN_LS("step", step), RN_LS("file", file),
+			       RN_LS("source", source), RN_LS("role", names[i]),
+			       RN_LN("cost_usd", roles[i]->refused_cost_usd),
+			       RN_LN("limit", FG_USAGE_COST_MAX));
 }
 
 void rn_event_reviewer_changed(struct rn_log *l, const struct rn_cycle_report *r)

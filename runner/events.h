@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "cycle_report.h"
+#include "forge/usage.h"
 
 #define RN_FEEDBACK_LOG_CHARS 200
 /* review_findings: at most this many findings per event (then a count),
@@ -56,6 +57,18 @@ void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r
  * cycle, count and the first paths. Nothing for other cycles.
  */
 void rn_event_reviewer_changed(struct rn_log *l, const struct rn_cycle_report *r);
+
+/*
+ * cost_invalid (WARN), once per role of u whose reported cost was refused
+ * (usage.h: above FG_USAGE_COST_MAX US dollars, negative or not finite; it
+ * counts as not reported: null in the result, nothing in the metrics):
+ * step, file (a cycle file, review_summary.json), source (watch, poll,
+ * sweep, stream, or summary for the summary file), role, cost_usd (as
+ * reported; null in JSON when not finite) and limit. Nothing when no cost
+ * was refused.
+ */
+void rn_event_cost_invalid(struct rn_log *l, const char *step, const char *file,
+			   const char *source, const struct fg_usage_pair *u);
 
 /* Owned copy of s if it has at most max_chars UTF-8 characters; else its
  * first max_chars - 3 characters followed by "..." (max_chars in all). */

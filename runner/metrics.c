@@ -92,12 +92,31 @@ struct rn_metric_series *rn__metrics_series_get(struct rn_metrics *m, enum famil
 	return s;
 }
 
+/* a + b, or a when the sum would not be finite: no addition makes a metric
+ * +Inf or NaN (a file holding one is refused whole by promtool, by
+ * node_exporter and by the next merge), whatever a sandbox reported. */
+static double finite_add(double a, double b)
+{
+	double s = a + b;
+
+	return isfinite(s) ? s : a;
+}
+
 static void counter_add(struct rn_metrics *m, enum family fam, const char *a, const char *b,
 			const char *c, double n)
 {
 	const char *vals[MAX_LABELS] = { a, b, c, NULL };
+	struct rn_metric_series *s = rn__metrics_series_get(m, fam, vals);
 
-	rn__metrics_series_get(m, fam, vals)->value += n;
+	s->value = finite_add(s->value, n);
+}
+
+/* Adds 1 to the series of fam with four label values. */
+static void counter_add4(struct rn_metrics *m, enum family fam, const char *const *vals)
+{
+	struct rn_metric_series *s = rn__metrics_series_get(m, fam, vals);
+
+	s->value = finite_add(s->value, 1);
 }
 
 /* Durations are kept to the microsecond: adding them as doubles drifts by an
@@ -108,11 +127,10 @@ static void counter_add(struct rn_metrics *m, enum family fam, const char *a, co
 
 static double add_seconds(double a, double b)
 {
-	double s = a + b;
-
+	double s = finite_add(a, b);
 	double us;
 
-	if (!isfinite(s) || fabs(s) >= SNAP_MAX)
+	if (fabs(s) >= SNAP_MAX)
 		return s;
 	us = s * US_PER_S;
 	/* Rounded to the nearest by hand: no libm for one llround(). */
@@ -124,7 +142,7 @@ void rn_metrics_observe_role(struct rn_metrics *m, const char *skill, const char
 {
 	const char *vals[MAX_LABELS] = { skill, step, role, verdict };
 
-	rn__metrics_series_get(m, F_ROLE_VERDICTS, vals)->value += 1;
+	counter_add4(m, F_ROLE_VERDICTS, vals);
 }
 
 void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const char *step,
@@ -132,7 +150,7 @@ void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const cha
 {
 	const char *vals[MAX_LABELS] = { skill, step, check, outcome };
 
-	rn__metrics_series_get(m, F_CHECK_RESULTS, vals)->value += 1;
+	counter_add4(m, F_CHECK_RESULTS, vals);
 }
 
 static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
@@ -146,9 +164,9 @@ static void histogram_observe(struct rn_metrics *m, const char *skill, const cha
 		x = 0;
 	for (size_t i = 0; i < NBUCKETS; i++)
 		if (i == NBUCKETS - 1 || x <= bucket_bound[i])
-			s->bucket[i] += 1;
+			s->bucket[i] = finite_add(s->bucket[i], 1);
 	s->sum = add_seconds(s->sum, x);
-	s->count += 1;
+	s->count = finite_add(s->count, 1);
 }
 
 void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const char *step,
@@ -178,9 +196,9 @@ void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outc
  * to the microsecond (add_seconds): sums print as written. */
 static double add_usd(double a, double b)
 {
-	double s = a + b;
+	double s = finite_add(a, b);
 
-	if (!isfinite(s) || s >= 1e9)
+	if (s >= 1e9)
 		return s;
 	return (double)(long long)(s * 1e9 + 0.5) / 1e9;
 }
@@ -197,8 +215,11 @@ void rn_metrics_add_usage(struct rn_metrics *m, const char *skill, const char *s
 	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
 		const char *vals[MAX_LABELS] = { skill, step, role, kinds[i].kind };
 
-		if (u->have & kinds[i].bit)
-			rn__metrics_series_get(m, F_AGENT_TOKENS, vals)->value += (double)v[i];
+		if (u->have & kinds[i].bit) {
+			struct rn_metric_series *s = rn__metrics_series_get(m, F_AGENT_TOKENS, vals);
+
+			s->value = finite_add(s->value, (double)v[i]);
+		}
 	}
 	if (u->have & FG_USAGE_COST) {
 		const char *vals[MAX_LABELS] = { skill, step, role, NULL };
@@ -344,11 +365,11 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 		const struct rn_metric_series *s = &src->series[i];
 		struct rn_metric_series *t = rn__metrics_series_get(dst, s->fam, (const char *const *)s->label);
 
-		t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value) : t->value + s->value;
+		t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value) : finite_add(t->value, s->value);
 		for (size_t b = 0; b < NBUCKETS; b++)
-			t->bucket[b] += s->bucket[b];
+			t->bucket[b] = finite_add(t->bucket[b], s->bucket[b]);
 		t->sum = add_seconds(t->sum, s->sum);
-		t->count += s->count;
+		t->count = finite_add(t->count, s->count);
 	}
 }
 

@@ -88,6 +88,7 @@ static struct rn_cycle_rec *slot(struct rn_cycles *s, int cycle)
 		FG_ALLOC_GROW(s->v, s->n + 1, s->cap);
 		memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof(*s->v));
 		s->n++;
+		s->v[i].reports = 1;
 	}
 	return &s->v[i];
 }
@@ -171,6 +172,14 @@ int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 	s->bytes += r->bytes;
 	s->nodes += r->nodes;
 	return 0;
+}
+
+unsigned *rn_cycles_reports(struct rn_cycles *s, int n)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].c.cycle == n)
+			return &s->v[i].reports;
+	return NULL;
 }
 
 size_t rn_cycles_dropped(const struct rn_cycles *s)

@@ -70,6 +70,7 @@ struct rn_cycle_rec {
 	uint64_t h_min;       /* fingerprint of fg_frame_cycle_min() of it */
 	bool shortened;       /* only a truncated frame's form is known */
 	enum rn_source source;  /* the source that reported this content first */
+	unsigned reports;     /* contents reported for this number (rn_cycle_report_admit()) */
 };
 
 /* Cycles ordered by number; a newer content replaces an older one. */
@@ -113,6 +114,10 @@ enum rn_cycle_news rn_cycles_classify(const struct rn_cycles *s, const struct fg
  * s->max_bytes: then only its scalar fields are kept. */
 int rn_cycles_put(struct rn_cycles *s, const struct fg_cycle *c, bool shortened,
 		  enum rn_source source);
+/* The count of contents reported for cycle n (rn_cycle_report_admit()), or
+ * NULL when n is not stored: a stored number was reported once when first
+ * put, and its count is kept across later contents. */
+unsigned *rn_cycles_reports(struct rn_cycles *s, int n);
 /* Cycle numbers detected but absent from review_cycles: s->untracked plus
  * the records whose object was dropped. */
 size_t rn_cycles_dropped(const struct rn_cycles *s);

@@ -116,13 +116,18 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	const struct fg_cycle *c = r->cycle;
 	enum rn_source first_source;
 	enum rn_cycle_news news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
+	unsigned *reports = rn_cycles_reports(s->p->cycles, c->cycle);
 
 	if (news == RN_CYCLE_SAME || news == RN_CYCLE_FULLER) {
 		seen_again(s, r, first_source, news);
 		return;
 	}
+	/* A rewrite past the limit is neither reported, nor counted, nor kept. */
+	if (reports && !rn_cycle_report_admit(s->p->log, reports, r))
+		return;
 	rn_event_cycle(s->p->log, RN_LOG_INFO, r, 0);
 	rn_event_verdict_unparsed(s->p->log, r, 0);
+	rn_event_cost_invalid(s->p->log, r->step, r->name, rn_source_name(r->source), &c->usage);
 	rn_event_findings(s->p->log, RN_LOG_INFO, r);
 	rn_event_reviewer_changed(s->p->log, r);
 	record(s, r);
@@ -160,6 +165,7 @@ void rn__session_stream_summary(void *data, const struct fg_summary *sum)
 	struct session *s = data;
 	struct fg_summary *copy = s->res->stream_summary;
 
+	rn_event_cost_invalid(s->p->log, s->p->cfg->step, FG_SUMMARY_FILE, "stream", &sum->usage);
 	if (!copy)
 		copy = s->res->stream_summary = fg_xcalloc(1, sizeof(*copy));
 	fg_summary_release(copy);

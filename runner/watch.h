@@ -25,7 +25,8 @@
  * reused inode), the file is re-read (bounded, O_NOFOLLOW, never blocking on
  * a FIFO); polling relies on the identity alone. Each distinct
  * content is reported once: a rewrite with new content under the same name
- * is reported again, an identical rewrite is not. A file that does not parse
+ * is reported again (with limit_reports, up to RN_CYCLE_MAX_REPORTS
+ * contents per number), an identical rewrite is not. A file that does not parse
  * yet stays pending and is retried on the next event or poll; the final
  * sweep reports it as `cycle_corrupt` and skips it (with corrupt_when_stable
  * already the first poll scan that finds it unchanged). A cycle whose run_id
@@ -96,6 +97,11 @@ struct rn_watch_opts {
 	 * poll scan is reported cycle_corrupt then, not only at the final sweep
 	 * (`forge-runner watch`, which may run for hours). */
 	int corrupt_when_stable;
+	/* 1: each cycle number is delivered for at most RN_CYCLE_MAX_REPORTS
+	 * distinct contents, then logged once as cycle_rewrite_limit
+	 * (rn_cycle_report_admit()) and no more (`forge-runner watch`; a run
+	 * applies the limit across all its sources in the session). */
+	int limit_reports;
 	struct rn_log *log;     /* warnings (borrowed) */
 	/* The step every directory's events name (borrowed, must outlive w),
 	 * or NULL: each directory's last component. A --cycle-dir such as

@@ -29,6 +29,7 @@ struct rn_watch_entry {
 	long long mtime_ns;
 	uint64_t hash;
 	size_t len;
+	unsigned reports;   /* distinct contents delivered (opts.limit_reports) */
 };
 
 struct rn_watch_dir {

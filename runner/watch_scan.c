@@ -158,6 +158,8 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 
 	if ((e->flags & E_REPORTED) && e->hash == h && e->len == raw->len)
 		return;
+	if (w->opts.limit_reports && !rn_cycle_report_admit(w->opts.log, &e->reports, &r))
+		return;
 	e->flags |= E_REPORTED;
 	e->hash = h;
 	e->len = raw->len;

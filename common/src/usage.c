@@ -54,14 +54,23 @@ void fg_usage_set(struct fg_usage *u, enum fg_usage_field f, double v)
 
 void fg_usage_set_cost(struct fg_usage *u, double usd)
 {
-	if (!isfinite(usd) || usd < 0)
+	if (isnan(usd))
 		return;
+	if (!isfinite(usd) || usd < 0 || usd > FG_USAGE_COST_MAX) {
+		u->refused |= FG_USAGE_COST;
+		u->refused_cost_usd = usd;
+		return;
+	}
 	u->cost_usd = usd;
 	u->have |= FG_USAGE_COST;
 }
 
 void fg_usage_add(struct fg_usage *total, const struct fg_usage *u)
 {
+	if (u->refused & FG_USAGE_COST) {
+		total->refused |= FG_USAGE_COST;
+		total->refused_cost_usd = u->refused_cost_usd;
+	}
 	for (size_t i = 0; i < NFIELDS; i++) {
 		enum fg_usage_field f = (enum fg_usage_field)(1u << i);
 		int64_t *t = count_field(total, f);

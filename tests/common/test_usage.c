@@ -99,3 +99,37 @@ Test(usage, reasoning_tokens_round_trip_and_add)
 	cr_assert_eq(b.reasoning_tokens, 1286);
 	cJSON_Delete(j);
 }
+
+/* Issue 22: a cost is a sandbox's word. Above FG_USAGE_COST_MAX (1e6 USD),
+ * negative or not finite, it is refused: absent (null), and said (refused,
+ * with the value); NAN is "not reported", no refusal. A sum keeps the
+ * refusal and stays finite. */
+Test(usage, a_cost_above_the_bound_is_refused_and_said)
+{
+	struct fg_usage u, t;
+	cJSON *o = cJSON_Parse("{\"cost_usd\":1e308,\"output_tokens\":3}");
+	static const double bad[] = { 1e308, 1000000.01, -0.5, INFINITY };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fg_usage_init(&u);
+		fg_usage_set_cost(&u, bad[i]);
+		cr_assert_not(u.have & FG_USAGE_COST, "%g accepted", bad[i]);
+		cr_assert(u.refused & FG_USAGE_COST, "%g not said", bad[i]);
+		cr_assert_eq(u.refused_cost_usd, bad[i]);
+	}
+	fg_usage_init(&u);
+	fg_usage_set_cost(&u, NAN);
+	cr_assert_eq(u.refused, 0);
+	fg_usage_set_cost(&u, 1e6);
+	cr_assert(u.have & FG_USAGE_COST);
+	cr_assert_eq(u.cost_usd, 1e6);
+	fg_usage_from_cjson(&u, o);
+	cr_assert_eq(u.have, FG_USAGE_OUTPUT);
+	cr_assert(u.refused & FG_USAGE_COST);
+	fg_usage_init(&t);
+	fg_usage_add(&t, &u);
+	cr_assert(t.refused & FG_USAGE_COST);
+	cr_assert_eq(t.refused_cost_usd, 1e308);
+	cr_assert_not(t.have & FG_USAGE_COST);
+	cJSON_Delete(o);
+}

@@ -187,6 +187,21 @@ Test(agent_loop, a_claude_worker_reporting_is_error_with_exit_0_fails_the_task)
 	lp_teardown(&l);
 }
 
+/* promtool's verdict on a metrics file's text (when promtool is installed). */
+static void promtool_check(const char *m)
+{
+	if (fgt_exists("/usr/bin/promtool")) {
+		const char *argv[] = { "/usr/bin/promtool", "check", "metrics", NULL };
+		struct fgt_proc p;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, m, 30), 0);
+		cr_assert_eq(p.exit_code, 0, "promtool: %s%s\n%s", p.out, p.err, m);
+		fgt_proc_release(&p);
+	} else {
+		cr_log_warn("promtool check skipped: /usr/bin/promtool is missing");
+	}
+}
+
 /* The metrics file: tokens by role and kind, cost by role, and valid for
  * promtool (when installed) and for the runner's own merge (a second run
  * adds to it). */
@@ -204,16 +219,7 @@ static void check_metrics(const struct lp *l)
 	cr_assert(strstr(m, "forge_review_agent_tokens_total{skill=\"impl\",step=\"impl\",role=\"reviewer\","
 			    "kind=\"output\"} 10\n"), "%s", m);
 	cr_assert(strstr(m, "# TYPE forge_review_agent_tokens_total counter"), "%s", m);
-	if (fgt_exists("/usr/bin/promtool")) {
-		const char *argv[] = { "/usr/bin/promtool", "check", "metrics", NULL };
-		struct fgt_proc p;
-
-		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, m, 30), 0);
-		cr_assert_eq(p.exit_code, 0, "promtool: %s%s\n%s", p.out, p.err, m);
-		fgt_proc_release(&p);
-	} else {
-		cr_log_warn("promtool check skipped: /usr/bin/promtool is missing");
-	}
+	promtool_check(m);
 	free(m);
 }
 
@@ -691,5 +697,51 @@ Test(agent_loop, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
 	cr_assert_str_neq(fge_jstr(c1, "verdict"), "approved");
 	cr_assert(strstr(l.logtext, "warning: reviewer beta: tools denied: Bash"), "%s", l.logtext);
 	cJSON_Delete(c1);
+	lp_teardown(&l);
+}
+
+/* Reproduction 11 of issue 22: two runs whose agents report total_cost_usd
+ * 1e308 left forge_review_agent_cost_usd_total at +Inf for good (the next
+ * merge refuses a file holding +Inf: every later run's metrics were lost).
+ * A cost above 1e6 USD for one agent run is refused: null in the cycle, the
+ * summary and the result, a warning from the entrypoint, nothing added to
+ * the metrics; the tokens still count, and the file stays valid. */
+Test(agent_loop, a_cost_of_1e308_is_refused_and_never_makes_a_metric_infinite)
+{
+	struct lp l;
+	cJSON *c1;
+	char *m;
+
+	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck.\n",
+		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 1e308 40; exit 0; fi\n"
+		 "result false 'APPROVED' 1e308 3\n");
+	for (int run = 1; run <= 2; run++) {
+		if (run == 2) {
+			cJSON_Delete(l.result);
+			free(l.logtext);
+			fgt_proc_release(&l.p);
+		}
+		lp_run(&l, NULL);
+		cr_assert_eq(l.p.exit_code, 0, "run %d; log:\n%s", run, l.logtext);
+		cr_assert(strstr(l.logtext, "worker: reported cost 1e+308 USD refused (above 1e+06 USD for "
+				 "one agent run"), "run %d: no warning:\n%s", run, l.logtext);
+		cr_assert(strstr(l.logtext, "reviewer: reported cost 1e+308 USD refused"), "%s", l.logtext);
+		c1 = lp_json(&l, "review_cycle_1.json");
+		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(path2(c1, "usage", "worker"), "cost_usd")),
+			  "cycle 1's worker cost is not null");
+		cr_assert_eq(num(path2(c1, "usage", "worker"), "output_tokens"), 40);
+		cJSON_Delete(c1);
+		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(path2(l.result, "usage", "worker"), "cost_usd")));
+	}
+	m = fgt_read(l.metrics, NULL);
+	cr_assert_not_null(m, "no metrics file");
+	cr_assert_null(strstr(m, "Inf\n"), "a metric is infinite:\n%s", m);
+	cr_assert_null(strstr(m, "NaN"), "%s", m);
+	cr_assert_null(strstr(m, "forge_review_agent_cost_usd_total{"), "a refused cost was counted:\n%s", m);
+	cr_assert(strstr(m, "forge_review_agent_tokens_total{skill=\"impl\",step=\"impl\",role=\"worker\","
+			    "kind=\"output\"} 80\n"), "%s", m);
+	cr_assert(strstr(m, "forge_runner_runs_total{step=\"impl\",outcome=\"approved\"} 2\n"), "%s", m);
+	promtool_check(m);
+	free(m);
 	lp_teardown(&l);
 }

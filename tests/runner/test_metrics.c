@@ -660,3 +660,50 @@ Test(metrics, agent_usage_counts_what_was_reported_and_merges)
 	free(dir);
 	free(path);
 }
+
+/* Issue 22, reproduction 11: costs of 1e308 once summed to +Inf, and a file
+ * holding +Inf is refused by the next merge (and by promtool's users): the
+ * metrics were lost for good. A cost above FG_USAGE_COST_MAX is refused
+ * where it is read (no series), and no addition makes a metric non-finite:
+ * a file already near the largest double stays finite after more runs,
+ * counters and the histogram's sum alike. promtool accepts the file. */
+Test(metrics, no_addition_makes_a_metric_infinite)
+{
+	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/forge.prom", dir);
+	struct rn_metrics m;
+	struct fg_usage w;
+	char *text;
+
+	fg_usage_init(&w);
+	fg_usage_set_cost(&w, 1e308);
+	fg_usage_set(&w, FG_USAGE_OUTPUT, 5);
+	cr_assert_not(w.have & FG_USAGE_COST);
+	fgt_write(path, "# TYPE forge_review_cycles_total counter\n"
+		  "forge_review_cycles_total{skill=\"k\",step=\"s\"} 1.7976931348623157e+308\n");
+	for (int run = 0; run < 2; run++) {
+		rn_metrics_init(&m);
+		rn_metrics_add_usage(&m, "k", "s", "worker", &w);
+		rn_metrics_observe_cycle(&m, "k", "s", "approved", 1.7e308);
+		for (int i = 0; i < 3; i++)
+			rn_metrics_observe_cycle(&m, "k", "s", "approved", 1e308);
+		merge_ok(&m, path);
+		rn_metrics_release(&m);
+	}
+	text = fgt_read(path, NULL);
+	cr_assert_null(strstr(text, "Inf\n"), "%s", text);
+	cr_assert_null(strstr(text, "NaN"), "%s", text);
+	cr_assert_null(strstr(text, "forge_review_agent_cost_usd_total{"), "%s", text);
+	cr_assert(strstr(text, "forge_review_cycles_total{skill=\"k\",step=\"s\"} 1.7976931348623157e+308\n"),
+		  "%s", text);
+	cr_assert(strstr(text, "role=\"worker\",kind=\"output\"} 10\n"), "%s", text);
+	if (access(PROMTOOL, X_OK) == 0)
+		promtool(argv, text);
+	else
+		cr_log_warn("promtool check skipped: %s is missing", PROMTOOL);
+	free(text);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
+}

@@ -18,6 +18,15 @@
  * A reader takes each field
  * that is a finite number >= 0 (integers for the counts) and treats any
  * other value as absent; it never fails.
+ *
+ * A cost is a sandbox's word: one agent run, or the sum a cycle or the
+ * summary holds, above FG_USAGE_COST_MAX US dollars is a lie (issue 22: two
+ * runs reporting total_cost_usd 1e308 left the cost counter at +Inf for
+ * good). Such a cost, and a negative or non-finite one, is refused: absent
+ * (written as null, counted nowhere), its bit set in `refused` and its value
+ * kept in refused_cost_usd, so whoever read it can say so (the entrypoint's
+ * warning, the runner's cost_invalid event). A sum of accepted costs stays
+ * finite (at most FG_USAGE_COST_MAX per run).
  */
 #ifndef FORGE_USAGE_H
 #define FORGE_USAGE_H
@@ -39,6 +48,8 @@ enum fg_usage_field {
 
 /* Counts are capped at 2^53 so every value survives a JSON double. */
 #define FG_USAGE_COUNT_MAX 9007199254740992.0
+/* The most a cost may be, in US dollars (see above). */
+#define FG_USAGE_COST_MAX 1e6
 
 struct fg_usage {
 	unsigned have;                /* FG_USAGE_* bits of the reported fields */
@@ -49,6 +60,8 @@ struct fg_usage {
 	int64_t turns;
 	int64_t duration_ms;
 	int64_t reasoning_tokens;
+	unsigned refused;             /* FG_USAGE_COST when a reported cost was refused */
+	double refused_cost_usd;      /* that cost, as reported */
 };
 
 /* Nothing reported. */
@@ -58,9 +71,11 @@ bool fg_usage_empty(const struct fg_usage *u);
 /* Sets one count field (FG_USAGE_INPUT, _OUTPUT, _CACHED, _TURNS,
  * _DURATION, _REASONING) to v; a negative or non-finite v leaves it absent. */
 void fg_usage_set(struct fg_usage *u, enum fg_usage_field f, double v);
-/* Sets cost_usd; a negative or non-finite value leaves it absent. */
+/* Sets cost_usd. NAN (not reported) leaves it absent; a negative, infinite
+ * or above FG_USAGE_COST_MAX value leaves it absent and is refused (above). */
 void fg_usage_set_cost(struct fg_usage *u, double usd);
-/* total += u, field by field; a field absent from both stays absent. */
+/* total += u, field by field; a field absent from both stays absent. A
+ * refusal in u is kept in total. */
 void fg_usage_add(struct fg_usage *total, const struct fg_usage *u);
 
 /* The JSON object of the header (owned by the caller; never NULL). */
