@@ -1,12 +1,14 @@
 /*
  * watch.c - inotify + poll detection of cycle files (see watch.h).
  *
- * Events are matched to directories by scanning the directory array: O(number
- * of directories) per event, which stays far below a microsecond per event
- * for a thousand directories and needs no second index to keep consistent.
- * Ancestor watches that are no longer needed are left in place (watches are
- * shared between directories with a common parent, and an extra watch only
- * costs an ignored event); closing the descriptor drops them all.
+ * Events are matched to directories by scanning the directory array and
+ * each one's chain: O(directories x depth) per event, which stays far below
+ * a microsecond per event for a thousand directories and needs no second
+ * index to keep consistent. The kernel keeps one watch per inode and
+ * inotify descriptor, so directories with a common ancestor share its
+ * watch: the table w->wds counts who holds each, and a watch is removed
+ * (inotify_rm_watch) when its last holder lets it go. Every watch uses the
+ * same mask, so sharing never narrows what one of them reports.
  */
 #include "watch.h"
 #include "watch_internal.h"
@@ -26,11 +28,12 @@
 #include "forge/text.h"
 
 #define WATCH_BUF_SIZE (64 * 1024)
-#define DIR_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | \
-		  IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD)
-#define ANC_MASK (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF | \
-		  IN_ONLYDIR | IN_MASK_ADD)
-#define GONE_MASK (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
+/* Files written or renamed in (the directory itself), a component created,
+ * deleted, moved in or away (its parent), the component itself gone. */
+#define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | \
+		    IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+#define CHILD_MASK (IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
+#define SELF_MASK (IN_DELETE_SELF | IN_MOVE_SELF)
 
 int rn_watch_init(struct rn_watch *w, uv_loop_t *loop, const struct rn_watch_opts *opts)
 {
@@ -87,8 +90,14 @@ static struct rn_watch_dir *dir_new(struct rn_watch *w, char *path, char *base, 
 	d->basefd = basefd;
 	d->rel = rel;
 	d->dfd = -1;
-	d->wd = -1;
-	d->anc_wd = -1;
+	fg_strvec_init(&d->comp);
+	for (char *c = rel, *e; *c; c = *e ? e + 1 : e) {
+		e = strchrnul(c, '/');
+		if (e > c)
+			fg_strvec_push_take(&d->comp, fg_xstrndup(c, (size_t)(e - c)));
+	}
+	d->chain = fg_xcalloc(d->comp.n + 1, sizeof(*d->chain));
+	d->above_wd = -1;
 	return d;
 }
 
@@ -121,6 +130,42 @@ int rn_watch_add_beneath(struct rn_watch *w, const char *base, const char *rel)
 	return 0;
 }
 
+/* ---- the watch table ---- */
+
+static struct rn_watch_wd *wd_find(struct rn_watch *w, int wd)
+{
+	for (size_t i = 0; i < w->nwds; i++)
+		if (w->wds[i].wd == wd)
+			return &w->wds[i];
+	return NULL;
+}
+
+/* One more holder of wd (just returned by inotify_add_watch). */
+static void wd_take(struct rn_watch *w, int wd)
+{
+	struct rn_watch_wd *t = wd_find(w, wd);
+
+	if (t) {
+		t->refs++;
+		return;
+	}
+	FG_ALLOC_GROW(w->wds, w->nwds + 1, w->wds_cap);
+	w->wds[w->nwds++] = (struct rn_watch_wd){ .wd = wd, .refs = 1 };
+}
+
+/* One holder less; the last one removes the watch. gone: the kernel
+ * already removed it (IN_IGNORED). */
+static void wd_release(struct rn_watch *w, int wd, int gone)
+{
+	struct rn_watch_wd *t = wd_find(w, wd);
+
+	if (!t || (--t->refs && !gone))
+		return;
+	if (!gone)
+		inotify_rm_watch(w->ifd, wd);
+	*t = w->wds[--w->nwds];
+}
+
 /* ---- arming ---- */
 
 static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
@@ -133,67 +178,102 @@ static void fallback(struct rn_watch *w, struct rn_watch_dir *d, int err)
 	       RN_LN("poll_interval", w->opts.poll_interval));
 }
 
-/* Watches the directory rn__watch_dir_open() reaches, through /proc/self/fd, so a
- * symlink swapped in above it is never followed by the watch either; the
- * path (last component not followed) only when /proc is not mounted.
- * 0, or a negative errno (-ENOENT, -ENOTDIR: not there or refused). */
-static int add_dir_watch(struct rn_watch *w, struct rn_watch_dir *d)
+/* Lets go of the chain's levels from `from` down. */
+static void disarm(struct rn_watch *w, struct rn_watch_dir *d, size_t from)
+{
+	while (d->armed > from) {
+		size_t level = --d->armed;
+
+		if (level == d->comp.n)
+			w->nwatches--;
+		wd_release(w, d->chain[level], 0);
+	}
+}
+
+/* The path of the chain's level (owned): only for a watch set by path,
+ * when /proc is not mounted. */
+static char *level_path(const struct rn_watch_dir *d, size_t level)
+{
+	char *p = fg_xstrdup(d->base);
+
+	for (size_t i = 0; i < level; i++) {
+		char *q = fg_path_join(p, d->comp.v[i]);
+
+		free(p);
+		p = q;
+	}
+	return p;
+}
+
+/* Watches the directory fd of the chain's level through /proc/self/fd (so
+ * nothing is followed), by path only when /proc is not mounted. A watch
+ * already held at that level stays when it is the same (the kernel gives
+ * the same descriptor for the same inode); another one replaces it, and
+ * the levels below go. 0, or a negative errno. */
+static int arm_level(struct rn_watch *w, struct rn_watch_dir *d, size_t level, int fd)
 {
 	char proc[64];
-	int wd, dfd;
+	int wd;
 
-	if (w->opts.max_watches && w->nwatches >= w->opts.max_watches)
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	wd = inotify_add_watch(w->ifd, proc, WATCH_MASK);
+	if (wd < 0 && errno == ENOENT) {
+		char *path = level_path(d, level);
+
+		wd = inotify_add_watch(w->ifd, path, WATCH_MASK | IN_DONT_FOLLOW);
+		free(path);
+	}
+	if (wd < 0)
+		return -errno;
+	if (level < d->armed && d->chain[level] == wd)
+		return 0;
+	disarm(w, d, level);
+	if (level == d->comp.n && w->opts.max_watches && w->nwatches >= w->opts.max_watches) {
+		/* The test-only limit: as if the kernel's were reached. */
+		if (!wd_find(w, wd))
+			inotify_rm_watch(w->ifd, wd);
 		return -ENOSPC;
-	dfd = rn__watch_dir_open(w, d);
-	if (dfd < 0)
-		return dfd;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
-	wd = inotify_add_watch(w->ifd, proc, DIR_MASK & ~(uint32_t)IN_DONT_FOLLOW);
-	if (wd < 0 && errno == ENOENT)
-		wd = inotify_add_watch(w->ifd, d->path, DIR_MASK);
-	if (wd < 0)
-		wd = -errno;
-	rn__watch_dir_done(d, dfd);
-	if (wd < 0)
-		return wd;
-	w->nwatches++;
-	d->wd = wd;
+	}
+	wd_take(w, wd);
+	d->chain[level] = wd;
+	d->armed = level + 1;
+	w->nwatches += level == d->comp.n;
 	return 0;
 }
 
-/* Watches the nearest existing ancestor of d for the next component
- * appearing. Returns 1 when that component exists once the watch is in
- * place: it was created between our failed look and the watch, so its
- * creation event was never queued and the caller must arm again. */
-static int arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
+static void unwatch_above(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	char *p = fg_xstrdup(d->path);
+	if (d->above_wd >= 0)
+		wd_release(w, d->above_wd, 0);
+	d->above_wd = -1;
+	free(d->above_next);
+	d->above_next = NULL;
+}
+
+/* A base opened by path that is not there: its nearest existing ancestor
+ * is watched for the next component appearing. 1 when that component
+ * exists once the watch is in place (created between our look and the
+ * watch, so its event was never queued): the caller walks again. */
+static int watch_above(struct rn_watch *w, struct rn_watch_dir *d)
+{
+	char *p = fg_xstrdup(d->base);
 	int raced = 0;
 
-	for (;;) {
-		char *slash = strrchr(p, '/');
+	unwatch_above(w, d);
+	for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
 		int wd;
+		struct stat st;
 
-		if (!slash)
-			break;
-		free(d->anc_next);
-		d->anc_next = fg_xstrdup(slash + 1);
-		if (slash == p)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-		/* Below the base (W/.forge for a run) a symlink is not followed:
-		 * the nearest real directory above it is watched instead. */
-		wd = inotify_add_watch(w->ifd, p, strlen(p) > strlen(d->base) ?
-				       ANC_MASK | IN_DONT_FOLLOW : ANC_MASK);
+		free(d->above_next);
+		d->above_next = fg_xstrdup(slash + 1);
+		slash[slash == p] = '\0';
+		wd = inotify_add_watch(w->ifd, p, WATCH_MASK);
 		if (wd >= 0) {
-			struct stat st;
+			char *next = fg_path_join(p, d->above_next);
 
-			char *next = fg_path_join(p, d->anc_next);
-
-			d->anc_wd = wd;
-			raced = d->wd < 0 && fstatat(AT_FDCWD, next, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-				S_ISDIR(st.st_mode);
+			wd_take(w, wd);
+			d->above_wd = wd;
+			raced = fstatat(AT_FDCWD, next, &st, AT_SYMLINK_NOFOLLOW) == 0;
 			free(next);
 			break;
 		}
@@ -208,55 +288,100 @@ static int arm_ancestor(struct rn_watch *w, struct rn_watch_dir *d)
 	return raced;
 }
 
+/*
+ * Walks d from its base, one component at a time (openat, O_NOFOLLOW),
+ * and watches each directory it opens; a component that is missing or not
+ * a directory (a symlink is refused) ends the chain, its parent's watch
+ * saying when it appears. The watch is set on each directory before its
+ * child is looked up, so a child created meanwhile is never missed.
+ */
 static void arm(struct rn_watch *w, struct rn_watch_dir *d)
 {
-	/* A few rounds: each one that races with the tree growing (mkdir -p
-	 * of W/.forge/STEP while we arm) goes one level deeper. */
-	for (int round = 0; round < 8; round++) {
-		int r = 0;
+	int fd = d->basefd >= 0 ? d->basefd : fg_open_dir(AT_FDCWD, d->base, 0);
 
-		if (w->ifd < 0 || d->fallback)
+	/* A few rounds when the base's ancestors grow while we look. */
+	for (int round = 0; fd < 0 && round < 8 && w->ifd >= 0 && !d->fallback; round++) {
+		disarm(w, d, 0);
+		if (!watch_above(w, d))
 			return;
-		if (d->wd < 0)
-			r = add_dir_watch(w, d);
-		if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+		fd = fg_open_dir(AT_FDCWD, d->base, 0);
+	}
+	if (fd >= 0)
+		unwatch_above(w, d);
+	if (w->ifd < 0 || d->fallback || fd < 0) {
+		if (fd >= 0 && fd != d->basefd)
+			close(fd);
+		disarm(w, d, 0);
+		return;
+	}
+	for (size_t level = 0;; level++) {
+		int r = arm_level(w, d, level, fd), child = -1;
+
+		if (r == 0 && level < d->comp.n)
+			child = fg_open_dir(fd, d->comp.v[level], FG_DIR_NOFOLLOW);
+		if (fd != d->basefd)
+			close(fd);
+		if (r < 0) {
+			disarm(w, d, 0);
 			fallback(w, d, -r);
-		if (d->fallback || !arm_ancestor(w, d))
 			return;
+		}
+		if (child < 0) {
+			disarm(w, d, level + 1);
+			return;
+		}
+		fd = child;
 	}
 }
 
 /* ---- inotify events ---- */
 
-static void on_dir_event(struct rn_watch *w, struct rn_watch_dir *d,
-			 const struct inotify_event *ev)
+/* The kernel removed wd (its directory was deleted): whoever held it lets
+ * go of the levels below it and walks again. */
+static void on_ignored(struct rn_watch *w, int wd)
 {
-	if ((ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->len)
-		rn__watch_examine_one(w, d, ev->name, RN_SOURCE_WATCH);
-	if (ev->mask & GONE_MASK) {
-		/* A directory moved away keeps its watch on the moved inode: drop it,
-		 * or its events would be taken for ours. */
-		if ((ev->mask & IN_MOVE_SELF) && d->wd >= 0)
-			inotify_rm_watch(w->ifd, d->wd);
-		d->wd = -1;
-		d->rearm = 1;
-		rn__watch_dir_close(w, d);
+	if (!wd_find(w, wd))
+		return;   /* one we removed ourselves */
+	for (size_t i = 0; i < w->ndirs; i++) {
+		struct rn_watch_dir *d = &w->dirs[i];
+
+		for (size_t level = 0; level < d->armed; level++) {
+			if (d->chain[level] != wd)
+				continue;
+			disarm(w, d, level + 1);
+			/* The lost level itself is not released: it is gone. */
+			w->nwatches -= level == d->comp.n;
+			d->armed = level;
+			d->rearm = 1;
+			break;
+		}
 	}
+	for (size_t i = 0; i < w->ndirs; i++) {
+		if (w->dirs[i].above_wd == wd) {
+			w->dirs[i].above_wd = -1;
+			w->dirs[i].rearm = 1;
+		}
+	}
+	wd_release(w, wd, 1);
 }
 
-static void on_anc_event(struct rn_watch *w, struct rn_watch_dir *d,
-			 const struct inotify_event *ev)
+/* An event of the watch at the chain's level of d. */
+static void on_level_event(struct rn_watch *w, struct rn_watch_dir *d, size_t level,
+			   const struct inotify_event *ev)
 {
-	if (ev->mask & GONE_MASK) {
-		d->anc_wd = -1;
-		d->rearm = 1;
+	if (level == d->comp.n && (ev->mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) && ev->len)
+		rn__watch_examine_one(w, d, ev->name, RN_SOURCE_WATCH);
+	if (level < d->comp.n && (ev->mask & CHILD_MASK) && ev->len &&
+	    !strcmp(ev->name, d->comp.v[level])) {
+		/* The next component appeared, went or was replaced. The
+		 * descriptor we hold keeps a deleted directory (and so its
+		 * ancestors) alive, which holds back their IN_DELETE_SELF
+		 * until it is closed. */
 		rn__watch_dir_close(w, d);
-	} else if (ev->len && d->anc_next && !strcmp(ev->name, d->anc_next)) {
-		/* The next component appeared, or was deleted: the descriptor we
-		 * hold keeps a deleted directory (and so its ancestors) alive,
-		 * which holds back their IN_DELETE_SELF until it is closed. */
-		if (ev->mask & IN_DELETE)
-			rn__watch_dir_close(w, d);
+		d->rearm = 1;
+	}
+	if (ev->mask & SELF_MASK) {
+		rn__watch_dir_close(w, d);
 		d->rearm = 1;
 	}
 }
@@ -269,13 +394,19 @@ static void on_event(struct rn_watch *w, const struct inotify_event *ev)
 			w->dirs[i].rearm = 1;
 		return;
 	}
+	if (ev->mask & IN_IGNORED) {
+		on_ignored(w, ev->wd);
+		return;
+	}
 	for (size_t i = 0; i < w->ndirs; i++) {
 		struct rn_watch_dir *d = &w->dirs[i];
 
-		if (ev->wd == d->wd)
-			on_dir_event(w, d, ev);
-		if (ev->wd == d->anc_wd)
-			on_anc_event(w, d, ev);
+		for (size_t level = 0; level < d->armed; level++)
+			if (ev->wd == d->chain[level])
+				on_level_event(w, d, level, ev);
+		if (ev->wd == d->above_wd && ((ev->mask & SELF_MASK) ||
+		    (ev->len && (ev->mask & CHILD_MASK) && !strcmp(ev->name, d->above_next))))
+			d->rearm = 1;
 	}
 }
 
@@ -331,10 +462,10 @@ static void on_poll_timer(uv_timer_t *t)
 		struct rn_watch_dir *d = &w->dirs[i];
 
 		/* Walked down from the base again: the safety net also notices a
-		 * directory replaced where inotify could not tell us. */
+		 * directory replaced, or one that appeared, where inotify could
+		 * not tell us; the chain follows it. */
 		rn__watch_dir_close(w, d);
-		/* A directory that appeared where inotify could not tell us. */
-		if (w->ifd >= 0 && d->wd < 0)
+		if (w->ifd >= 0)
 			arm(w, d);
 		rn__watch_scan(w, d, RN_SOURCE_POLL, 0);
 	}
@@ -403,12 +534,18 @@ static void free_all(struct rn_watch *w)
 		if (w->dirs[i].basefd >= 0)
 			close(w->dirs[i].basefd);
 		rn__watch_dir_close(w, &w->dirs[i]);
-		free(w->dirs[i].anc_next);
+		fg_strvec_release(&w->dirs[i].comp);
+		free(w->dirs[i].chain);
+		free(w->dirs[i].above_next);
 		free(w->dirs[i].e);
 		free(w->dirs[i].dropped);
 	}
 	free(w->dirs);
 	w->dirs = NULL;
+	/* Closing the descriptor removes every watch. */
+	free(w->wds);
+	w->wds = NULL;
+	w->nwds = 0;
 	w->ndirs = 0;
 	w->dirs_cap = 0;
 	free(w->buf);

@@ -4,12 +4,20 @@
  * A raw inotify descriptor (IN_NONBLOCK|IN_CLOEXEC) is read through a
  * uv_poll_t; uv_fs_event is not used because on Linux it drops
  * IN_Q_OVERFLOW, has no IN_CLOSE_WRITE and goes deaf when the watched
- * directory is deleted. Per directory:
- *   - the directory itself is watched for IN_CLOSE_WRITE|IN_MOVED_TO (a file
- *     written in place or renamed into place) and IN_DELETE_SELF|IN_MOVE_SELF;
- *   - its parent (or, while it does not exist, its nearest existing
- *     ancestor) is watched for the directory appearing or being recreated
- *     (git clean -fdx): the watch is re-armed and the directory rescanned;
+ * directory is deleted. Per directory, a chain of watches, one per path
+ * component from its trusted base down (base, base/.forge, base/.forge/STEP
+ * for a run), each set on the directory the walk opened (never through a
+ * path that could be followed):
+ *   - the directory itself reports IN_CLOSE_WRITE|IN_MOVED_TO (a file
+ *     written in place or renamed into place);
+ *   - each component reports its next one appearing, disappearing, moved
+ *     away or replaced (mv .forge attic; mkdir -p .forge/STEP, git clean
+ *     -fdx), and itself deleted or moved: the chain is walked again from
+ *     the base, the watches it no longer needs are removed
+ *     (inotify_rm_watch: 2,000 such moves leave the same few watches, not
+ *     2,000), and the directory is rescanned. While the directory does not
+ *     exist the chain ends at its deepest existing component. Watches are
+ *     shared between directories (the kernel keeps one per inode: counted);
  *   - IN_Q_OVERFLOW rescans every directory;
  *   - when the kernel's watch limit is reached (ENOSPC) the directory falls
  *     back to polling, logged once as a `watch_fallback` warning;
@@ -114,6 +122,13 @@ struct rn_watch_opts {
 struct rn_watch_entry;
 struct rn_watch_dir;
 
+/* One inotify watch (one per inode: the kernel merges watches on the same
+ * inode), shared by the directories whose chains hold it. */
+struct rn_watch_wd {
+	int wd;
+	unsigned refs;
+};
+
 struct rn_watch {
 	uv_loop_t *loop;
 	struct rn_watch_opts opts;
@@ -122,7 +137,9 @@ struct rn_watch {
 	uv_timer_t timer;
 	struct rn_watch_dir *dirs;      /* owned */
 	size_t ndirs, dirs_cap;
-	size_t nwatches;                /* dir watches added (for max_watches) */
+	struct rn_watch_wd *wds;        /* owned: every watch held, each once */
+	size_t nwds, wds_cap;
+	size_t nwatches;                /* directories watched themselves (for max_watches) */
 	size_t nopen;                   /* directory descriptors kept open */
 	int started;
 	int pending_closes;

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "watch.h"
+#include "forge/buf.h"
 
 enum {
 	E_HAVE_ID = 1,      /* ino/size/mtime hold the last examined identity */
@@ -40,9 +41,19 @@ struct rn_watch_dir {
 	char *rel;         /* owned: components below base, none followed if a symlink */
 	int dfd;           /* owned descriptor of the directory itself, or < 0: not open */
 	int refused;       /* step_dir_refused was logged for the current refusal */
-	int wd;            /* watch on the directory, -1 when none */
-	int anc_wd;        /* watch on the parent or nearest existing ancestor */
-	char *anc_next;    /* owned: child of the ancestor on the way to path */
+	struct fg_strvec comp;  /* owned: the components of rel, in order */
+	/* The watch chain: chain[0] watches the base, chain[i] the directory
+	 * base/comp[0]/.../comp[i-1], chain[comp.n] the directory itself; the
+	 * first `armed` levels are watched (the deepest one that exists ends
+	 * the chain and reports its next component appearing). One watch per
+	 * component at most, each held in the watch table (struct rn_watch_wd). */
+	int *chain;
+	size_t armed;
+	/* A base opened by path (`watch DIR`: DIR's parent) that does not
+	 * exist yet: its nearest existing ancestor is watched for the next
+	 * component on the way (above_next, owned), or -1. */
+	int above_wd;
+	char *above_next;
 	int fallback;      /* inotify unavailable for it: polled only (logged) */
 	int rearm;         /* re-arm and rescan after the current event batch */
 	struct rn_watch_entry *e;  /* sorted by n, at most RN_WATCH_MAX_CYCLE_FILES */

@@ -188,3 +188,48 @@ Test(runner_limits, watch_reports_a_rewritten_cycle_three_times)
 	fgt_rm_rf(dir);
 	free(dir);
 }
+
+/* Reproduction 8: `mv .forge attic; mkdir -p .forge/STEP` blinded the
+ * inotify source for the rest of the run, and 2,000 such moves left 2,000
+ * inotify watches held against the operator's limit. The scripted sandbox
+ * below does the 2,000 moves, then writes cycle 2 in the new directory: it
+ * must be reported by inotify (the poll net is 600 s away), and the
+ * runner's inotify descriptor (its /proc/PID/fdinfo, read by the script,
+ * the runner's child) must hold no more watches than the components of
+ * W/.forge/impl: 3. (The moves are made by perl, Debian's essential
+ * perl-base, in one process: 4,000 mv and mkdir processes would take most
+ * of the test's time under AddressSanitizer.) */
+Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
+{
+	struct fx f;
+	char *ep, *watches;
+	const cJSON *ev;
+	static const char *const extra[] = { "--poll-interval", "600", NULL };
+
+	fx_setup(&f);
+	ep = fx_fake_entrypoint(&f,
+		"count() { n=0; for fd in /proc/$PPID/fdinfo/*; do\n"
+		"  c=$(grep -c '^inotify wd:' \"$fd\" 2>/dev/null); n=$((n+${c:-0})); done; echo $n; }\n"
+		"mkdir -p \"$D\"; cyc 1 rejected; wait_log review_cycle_1.json\n"
+		"mkdir \"$W/attic\"\n"
+		"cd \"$W\" && perl -e 'for (0..1999) { rename(\".forge\", \"attic/$_\") && mkdir(\".forge\") &&"
+		" mkdir(\".forge/$ARGV[0]\") or die \"$!\" }' \"$S\" || exit 98\n"
+		"cyc 2 approved; wait_log review_cycle_2.json\n"
+		"i=0; while [ $(count) -gt 3 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done\n"
+		"count > \"$OUT/watches\"\n"
+		"exit 0\n");
+	fx_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	ev = fge_find_event(f.events, "review_cycle", "file", "review_cycle_2.json");
+	cr_assert_not_null(ev, "cycle 2 was not reported");
+	cr_assert_str_eq(fge_jstr(ev, "source"), "watch", "the inotify source was blinded");
+	watches = fge_read_in(f.out, "watches");
+	cr_assert_not_null(watches);
+	cr_log_info("runner's inotify watches after 2,000 moves: %s", watches);
+	cr_assert_leq(atoi(watches), 3, "%d inotify watches after 2,000 moves", atoi(watches));
+	cr_assert_gt(atoi(watches), 0, "the count read nothing");
+	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
+	free(watches);
+	free(ep);
+	fx_teardown(&f);
+}

@@ -398,3 +398,106 @@ Test(watch, one_descriptor_per_directory_kept_between_events)
 	cr_assert_eq(fds_on(f.dir), 0, "after close");
 	fx_free(&f);
 }
+
+/* Watches the inotify descriptor fd of this process holds (its fdinfo has
+ * one "inotify wd:" line per watch). */
+static int watches_of(int fd)
+{
+	char *path = fgt_fmt("/proc/self/fdinfo/%d", fd), *text = fgt_read(path, NULL);
+	int n = 0;
+
+	cr_assert_not_null(text, "cannot read %s", path);
+	for (const char *p = text; (p = strstr(p, "inotify wd:")); p++)
+		n++;
+	free(text);
+	free(path);
+	return n;
+}
+
+/* Reproduction 8 of issue 22: `mv .forge attic; mkdir -p .forge/STEP`
+ * blinded the inotify source for the rest of the run (the watch stayed on
+ * the moved directory), and each move left a watch behind. Here the step
+ * directory's parent is moved away and recreated 300 times, the step
+ * directory itself twice more: the watch follows (a file in the new one is
+ * reported by inotify, not by the poll net, which is 600 s away), and no
+ * more watches are held than there are components on the way: 3 for
+ * base/.forge/step below a held base. */
+Test(watch, moved_or_replaced_ancestors_are_followed_without_leaking_watches)
+{
+	struct fixture f;
+	struct rn_watch_opts o = {
+		.poll_interval = 600, .log = &f.log, .cb = on_cycle, .data = &f.seen,
+	};
+	char *forge, *attic;
+
+	fx_init(&f, 1);
+	memset(&f.seen, 0, sizeof(f.seen));
+	f.logfp = open_memstream(&f.logbuf, &f.loglen);
+	rn_log_init(&f.log, RN_LOG_TEXT, RN_LOG_INFO, f.logfp);
+	cr_assert_eq(uv_loop_init(&f.loop), 0);
+	rn_watch_init(&f.w, &f.loop, &o);
+	cr_assert_eq(rn_watch_add_beneath(&f.w, f.root, ".forge/step"), 0);
+	cr_assert_eq(rn_watch_start(&f.w), 0);
+	cr_assert_leq(watches_of(f.w.ifd), 3, "root, .forge, step");
+	put(f.dir, 1, "a", NULL);
+	fx_wait(&f, 1);
+	forge = fgt_fmt("%s/.forge", f.root);
+	for (int i = 0; i < 300; i++) {
+		attic = fgt_fmt("%s/attic%d", f.root, i);
+		cr_assert_eq(rename(forge, attic), 0);
+		cr_assert_eq(mkdir(forge, 0755) || mkdir(f.dir, 0755), 0);
+		free(attic);
+		if (i % 50 == 0)
+			uv_run(&f.loop, UV_RUN_NOWAIT);
+	}
+	for (int i = 0; i < 2; i++) {
+		attic = fgt_fmt("%s/attic_step%d", f.root, i);
+		cr_assert_eq(rename(f.dir, attic), 0);
+		cr_assert_eq(mkdir(f.dir, 0755), 0);
+		free(attic);
+	}
+	put(f.dir, 2, "b", NULL);
+	fx_wait(&f, 2);
+	cr_assert_eq(f.seen.count, 2, "the file in the new directory was not reported");
+	cr_assert_eq(f.seen.n[1], 2);
+	cr_assert_eq(f.seen.src[1], RN_SOURCE_WATCH);
+	rn_watch_drain(&f.w);
+	cr_assert_leq(watches_of(f.w.ifd), 3, "%d watches after 302 moves", watches_of(f.w.ifd));
+	/* And it still follows: one more file, by inotify. */
+	put(f.dir, 3, "c", NULL);
+	fx_wait(&f, 3);
+	cr_assert_eq(f.seen.count, 3);
+	cr_assert_eq(f.seen.src[2], RN_SOURCE_WATCH);
+	fx_close(&f);
+	free(forge);
+	fx_free(&f);
+}
+
+/* The same for `watch DIR`, whose base is DIR's parent named by path: the
+ * parent itself moved away and made again is followed, with at most 2
+ * watches (the parent and DIR). */
+Test(watch, a_moved_base_named_by_path_is_followed)
+{
+	struct fixture f;
+	char *forge, *attic;
+
+	fx_init(&f, 1);
+	fx_start(&f, NULL, 0, 0);
+	cr_assert_leq(watches_of(f.w.ifd), 2, ".forge and step");
+	forge = fgt_fmt("%s/.forge", f.root);
+	for (int i = 0; i < 50; i++) {
+		attic = fgt_fmt("%s/attic%d", f.root, i);
+		cr_assert_eq(rename(forge, attic), 0);
+		cr_assert_eq(mkdir(forge, 0755) || mkdir(f.dir, 0755), 0);
+		free(attic);
+	}
+	put(f.dir, 1, "a", NULL);
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	cr_assert_eq(f.seen.src[0], RN_SOURCE_WATCH);
+	rn_watch_drain(&f.w);
+	cr_assert_leq(watches_of(f.w.ifd), 2, "%d watches", watches_of(f.w.ifd));
+	fx_close(&f);
+	free(forge);
+	fx_free(&f);
+}
