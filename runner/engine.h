@@ -181,7 +181,8 @@ struct rn_engine_ops {
 	 * are then the only live source, and the entrypoint clears. */
 	int (*workspace_local)(const struct rn_engine_params *p);
 	/* The variable that points the CLI at another engine host
-	 * ("DOCKER_HOST", "CONTAINER_HOST"), or NULL. */
+	 * ("DOCKER_HOST", "CONTAINER_HOST"; contexts and connections count
+	 * too: rn_engine_remote_host()), or NULL. */
 	const char *host_env;
 	/* 1 when the environment reaches the run by name only (-e NAME): an
 	 * --env NAME that is unset is then worth a warning. */
@@ -227,12 +228,18 @@ int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_s
 char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code);
 
 /*
- * The engine host p's CLI talks to when it is not this machine: the value
- * of ops->host_env in p->environ when set to anything but a local socket
- * (empty, "unix://..." or a plain path are local; "tcp://", "ssh://" and
- * other schemes are remote). NULL when local. Borrowed from p->environ.
+ * The engine host p's CLI talks to when it is not this machine, found as
+ * the CLI finds it (engine_remote.c, one rule for both engines): docker's
+ * DOCKER_HOST, else its context (DOCKER_CONTEXT, else config.json's
+ * currentContext, as `docker context use` sets it: the context's docker
+ * endpoint); podman's CONTAINER_HOST, else its connection
+ * (CONTAINER_CONNECTION, else the default connection when containers.conf
+ * puts podman in remote mode). The endpoint is remote unless it is a local
+ * socket (empty, "unix://..." or a plain path are local; "tcp://",
+ * "ssh://" and other schemes are remote). Owned, or NULL when local (the
+ * local engine too). p->environ is the environment read.
  */
-const char *rn_engine_remote_host(const struct rn_engine_params *p);
+char *rn_engine_remote_host(const struct rn_engine_params *p);
 
 /* 0 if name is a valid named volume (a letter or digit, then letters,
  * digits, '_', '.', '-'; at most 255), else -EINVAL with err filled. */

@@ -370,25 +370,13 @@ char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code)
  * engine on another host. */
 int rn__container_workspace_local(const struct rn_engine_params *p)
 {
-	return !p->workspace_volume && !rn_engine_remote_host(p);
-}
+	char *host;
 
-/* A local socket: empty, a plain path, or unix://. */
-static int host_is_local(const char *v)
-{
-	return !*v || v[0] == '/' || !strncmp(v, "unix://", 7);
-}
-
-const char *rn_engine_remote_host(const struct rn_engine_params *p)
-{
-	const char *var = rn_engine_ops_of(p->kind)->host_env;
-	size_t n = var ? strlen(var) : 0;
-
-	for (char *const *e = p->environ; n && e && *e; e++) {
-		if (!strncmp(*e, var, n) && (*e)[n] == '=')
-			return host_is_local(*e + n + 1) ? NULL : *e + n + 1;
-	}
-	return NULL;
+	if (p->workspace_volume)
+		return 0;
+	host = rn_engine_remote_host(p);
+	free(host);
+	return host == NULL;
 }
 
 int rn_engine_volume_check(const char *name, char *err, size_t errlen)

@@ -27,7 +27,7 @@ struct rn_run_config {
 	const char *workspace_volume;  /* --workspace-volume NAME (containers) or NULL */
 	int workspace_local;    /* the runner can see the workspace: it clears, watches and
 				 * sweeps; else the stream is the only source (engine.h) */
-	const char *engine_host;  /* a remote engine host (rn_engine_remote_host()) or NULL */
+	char *engine_host;      /* owned: a remote engine host (rn_engine_remote_host()) or NULL */
 	const char *step, *skill, *task_key;   /* borrowed from argv/env */
 	char *task_file;        /* owned absolute or NULL */
 	char *skills_dir;       /* owned absolute or NULL */

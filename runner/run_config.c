@@ -101,6 +101,7 @@ struct run_args {
 void rn_run_config_release(struct rn_run_config *c)
 {
 	free(c->workspace);
+	free(c->engine_host);
 	free(c->task_file);
 	free(c->skills_dir);
 	free(c->entrypoint);
@@ -398,6 +399,7 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 		.environ = environ,
 	};
 
+	free(c->engine_host);
 	c->engine_host = rn_engine_remote_host(&p);
 	c->workspace_local = ops->workspace_local(&p);
 	if (!a->workspace)

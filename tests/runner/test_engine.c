@@ -424,7 +424,7 @@ Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *env[] = { "PATH=/usr/bin", (char *)cases[i].var, NULL };
 		struct rn_engine_params p = base(cases[i].kind);
-		const char *host;
+		char *host;
 
 		p.environ = env;
 		host = rn_engine_remote_host(&p);
@@ -433,6 +433,7 @@ Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 			cr_expect_str_eq(host, strchr(cases[i].var, '=') + 1);
 		cr_expect_eq(rn_engine_ops_of(cases[i].kind)->workspace_local(&p), !cases[i].remote,
 			     "%s", cases[i].var);
+		free(host);
 	}
 }
 
