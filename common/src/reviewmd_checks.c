@@ -123,17 +123,7 @@ static int take_entry(struct walker *w)
 void fg__rmd_take_checks(struct walker *w)
 {
 	w->f.nchecks = 0;
-	w->f.has_checks = 0;
-	if (w->ev.type != YAML_SEQUENCE_START_EVENT) {
-		fg__rmd_bad_value(w, "checks", fg__rmd_node_kind(&w->ev, YAML_SEQ_TAG),
-				  "a list of {name, run, timeout_seconds}");
-		return;
-	}
-	w->f.has_checks = 1;
-	for (;;) {
-		if (!fg__rmd_next_event(w) || w->ev.type == YAML_SEQUENCE_END_EVENT || !take_entry(w))
-			return;
-	}
+	w->f.has_checks = fg__rmd_each_item(w, "checks", "a list of {name, run, timeout_seconds}", take_entry);
 }
 
 void fg__rmd_apply_checks(struct fg_review_config *c, const struct fm_fields *f)

@@ -1,7 +1,15 @@
 /*
- * reviewmd_internal.h - what reviewmd.c and reviewmd_checks.c share: the
- * frontmatter's fields before the environment is applied, the walker over
- * libyaml's events and its helpers (reviewmd.c). Not installed.
+ * reviewmd_internal.h - what the four files of the review.md parser share
+ * (not installed):
+ *   reviewmd.c         the whole file's checks, the split into frontmatter
+ *                      and body, the settings with their environment, the API;
+ *   reviewmd_yaml.c    the walker over libyaml's events, its value helpers,
+ *                      the loops over a mapping's pairs and a list's items,
+ *                      the scalar fields and the root mapping's field table;
+ *   reviewmd_panel.c   reviewers: entries and the role files;
+ *   reviewmd_checks.c  checks: entries.
+ * Each reader of a field is called with its value as the walker's current
+ * event and leaves the rest of the walk to its caller.
  */
 #ifndef FORGE_REVIEWMD_INTERNAL_H
 #define FORGE_REVIEWMD_INTERNAL_H
@@ -12,6 +20,13 @@
 #include "forge/diag.h"
 #include "forge/evidence.h"
 #include "forge/reviewmd.h"
+#include "forge/text.h"
+
+/* First line of the frontmatter text inside the file (line 1 is "---"). */
+#define FM_FIRST_LINE 2
+/* Longest key read as written (longer ones are unknown anyway, shown cut);
+ * the longest compared for "did you mean" too. */
+#define FG__RMD_KEY_MAX FG_EDIT_MAX
 
 /* How much of an offending value a message echoes. */
 #define SHOW_MAX 40
@@ -95,9 +110,39 @@ long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen);
 
 /* Walks the pairs of the mapping whose start is the current event, calling
  * pair(w, key, key_line, ctx) with the value as the current event (pair
- * skips it); a key that is no string is "". 1 at the mapping's end, 0
- * when the YAML is malformed or pair returned 0. */
+ * skips it). A key is read as written, one longer than FG__RMD_KEY_MAX
+ * shown cut ("..."); a key that is no scalar is "" (and, in lint, a warning).
+ * 1 at the mapping's end, 0 when the YAML is malformed or pair returned 0. */
 int fg__rmd_each_pair(struct walker *w, int (*pair)(struct walker *, const char *, int, void *), void *ctx);
+/* The list field whose value is the current event: item(w) for each item
+ * (the item's first event current; 0 stops the walk), and 1; a value that is
+ * no list is an error-level "invalid 'field' value ... expected expect" and 0. */
+int fg__rmd_each_item(struct walker *w, const char *field, const char *expect, int (*item)(struct walker *));
+
+/* Reads the fields of the frontmatter text fm into *f (reviewmd_yaml.c); on
+ * malformed YAML, *f stays empty and the only diagnostic is the YAML error
+ * (field errors before it would mislead). Diagnostics are added to out. */
+void fg__rmd_parse_frontmatter(struct fg_diags *out, const char *fm, size_t len, int lint,
+			       struct fm_fields *f);
+/* Adds a copy of every diagnostic of from to to. */
+void fg__rmd_move_diags(struct fg_diags *to, const struct fg_diags *from);
+
+/* Adds an error and returns 1 when data cannot be a review.md (too large, a
+ * NUL byte, not UTF-8), so that the caller treats it as empty (reviewmd.c). */
+int fg__rmd_content_refused(struct fg_diags *d, const char *data, size_t len);
+/* The instructions of a body (owned): leading blank lines and trailing
+ * whitespace dropped, CRLF turned into LF. */
+char *fg__rmd_make_instructions(const char *p, size_t len);
+
+/* reviewers: a list of {role, instructions} (reviewmd_panel.c). */
+void fg__rmd_take_reviewers(struct walker *w);
+/* Copies the panel of f into c, rereview included (reviewmd_panel.c). */
+void fg__rmd_apply_panel(struct fg_review_config *c, const struct fm_fields *f);
+/* Reads every role file of c, relative to the directory of review.md (path);
+ * a role whose file cannot be used is dropped with an error. */
+void fg__rmd_load_role_files(struct fg_review_config *c, const char *path);
+/* A panel given whose entries were all skipped is no panel: a warning. */
+void fg__rmd_finish_panel(struct fg_review_config *c);
 
 /* checks: a list of {name, run, timeout_seconds} (reviewmd_checks.c). */
 void fg__rmd_take_checks(struct walker *w);
