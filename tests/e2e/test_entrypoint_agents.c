@@ -5,13 +5,24 @@
 #include <errno.h>
 #include <sys/stat.h>
 
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_agents, .timeout = 180);
 
-static long read_pid(struct ep_ws *w, const char *name)
+static long read_pid(struct fgw *w, const char *name)
 {
-	char *s = ws_root_file(w, name);
+	char *s = fgw_read(w, name);
 	long pid;
 
 	cr_assert(s, "missing %s", name);
@@ -22,31 +33,32 @@ static long read_pid(struct ep_ws *w, const char *name)
 
 Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Check.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check.\n");
 	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
 	 * receive SIGTERM, and waits. */
-	char *wk = ws_script(&w, "worker.sh",
+	char *wk = fgw_script(&w, "worker.sh", NULL,
 			     "sleep 300 &\n"
 			     "echo $! > ../gc.pid\n"
 			     "echo $$ > ../agent.pid\n"
 			     "kill -TERM $PPID\n"
 			     "wait\n");
-	char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
-	ws_run(&w, &p, wk, rv, NULL);
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
 	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
-	cr_assert_eq(count_group((pid_t)agent), 0, "a process of the agent's group is left");
+	cr_assert_eq(fgt_count_group((pid_t)agent), 0, "a process of the agent's group is left");
 	cr_assert(kill((pid_t)gc, 0) < 0 && errno == ESRCH, "grandchild %ld still exists", gc);
-	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "nothing runs after SIGTERM");
-	cr_assert(!ws_step_exists(&w, "review_summary.json"));
+	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "nothing runs after SIGTERM");
+	cr_assert(!fgw_step_exists(&w, "review_summary.json"));
 	free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* SIGHUP (a closed terminal, outside a container) and SIGQUIT stop a run
@@ -59,69 +71,72 @@ Test(entrypoint_agents, sighup_and_sigquit_stop_the_run_like_sigterm)
 	} sigs[] = { { "HUP", 129 }, { "QUIT", 131 } };
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct ep_ws w;
+		struct fgw w;
 		struct fgt_proc p;
 		char *body = fgt_fmt("sleep 300 &\n"
 				     "echo $$ > ../agent.pid\n"
 				     "kill -%s $PPID\n"
 				     "wait\n", sigs[i].name);
 
-		ws_setup(&w);
-		ws_review_md(&w, "default", "Check.\n");
-		char *wk = ws_script(&w, "worker.sh", body);
-		char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
-		ws_run(&w, &p, wk, rv, NULL);
+		fgw_init(&w);
+		fgw_task(&w, NULL);
+		fgw_review_md(&w, "default", "Check.\n");
+		char *wk = fgw_script(&w, "worker.sh", NULL, body);
+		char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
+		fgw_entrypoint(&w, &p, wk, rv, NULL);
 		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
 		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
 		long agent = read_pid(&w, "agent.pid");
-		cr_assert_eq(count_group((pid_t)agent), 0, "[%s] a process of the agent's group is left",
+		cr_assert_eq(fgt_count_group((pid_t)agent), 0, "[%s] a process of the agent's group is left",
 			     sigs[i].name);
-		cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "[%s] nothing runs after the signal",
+		cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "[%s] nothing runs after the signal",
 			  sigs[i].name);
 		free(wk);
 		free(rv);
 		free(body);
 		fgt_proc_release(&p);
-		ws_teardown(&w);
+		fgw_release(&w);
 	}
 }
 
 Test(entrypoint_agents, orphans_are_reaped)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	/* A double fork: the short sleep is re-parented to forge-entrypoint
 	 * (subreaper) and exits while the worker still runs. */
-	char *wk = ws_script(&w, "worker.sh", "(sleep 0.2 &)\nsleep 1\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "(sleep 0.2 &)\nsleep 1\n");
 	/* The reviewer counts zombie children of its parent. */
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
 			     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved", "%s", fge_jstr(c, "feedback"));
 	cJSON_Delete(c); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
-	char *rv = ws_script(&w, "reviewer.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
 	/* Streamed live (in chunks, prefixed) and the raw log capped at 32 MiB. */
 	cr_assert_gt(p.err_len, 100000000u);
@@ -133,23 +148,24 @@ Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 	free(path);
 	cJSON_Delete(c); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_arguments)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	char *rec = ws_script(&w, "rec args.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *rec = fgw_script(&w, "rec args.sh", NULL,
 			      "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > ../args.txt\n"
 			      "cat \"$3\" > ../promptfile.txt");
 	char *cmd = fgt_fmt("'%s' \"--label=it's {step}\" {workspace} {prompt_file} {cycle}/{skill}/{task_key} "
 			    "'{system_prompt_file}' {unknown}", rec);
-	ws_run(&w, &p, cmd, NULL, NULL);
+	fgw_entrypoint(&w, &p, cmd, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	char *args = ws_root_file(&w, "args.txt");
+	char *args = fgw_read(&w, "args.txt");
 	char *lines[8] = { 0 };
 	int n = 0;
 	for (char *s = args, *nl; s && *s && n < 8; s = nl + 1) {
@@ -165,26 +181,27 @@ Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_argument
 	cr_assert_str_eq(lines[3], "0/impl/ABC-12");
 	cr_assert_str_eq(lines[4], "");
 	cr_assert_str_eq(lines[5], "{unknown}");
-	char *pf = ws_root_file(&w, "promptfile.txt");
+	char *pf = fgw_read(&w, "promptfile.txt");
 	cr_assert(strstr(pf, "Add a greeting"), "%s", pf);
 	/* The prompt files live outside the workspace and are gone afterwards. */
 	cr_assert(strncmp(lines[2], w.ws, strlen(w.ws)) != 0);
 	cr_assert(!fgt_exists(lines[2]), "prompt file left behind: %s", lines[2]);
 	free(pf); free(args); free(cmd); free(rec);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, workspace_with_spaces)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *spaced = fgt_fmt("%s/my \"odd\" ws", w.root);
 	char *keep = fgt_fmt("%s/.keep", spaced);
 	fgt_write(keep, "");
-	char *rec = ws_script(&w, "rec.sh", "printf '%s|%s' \"$1\" \"$(pwd)\" > \"$1/../where.txt\"");
+	char *rec = fgw_script(&w, "rec.sh", NULL, "printf '%s|%s' \"$1\" \"$(pwd)\" > \"$1/../where.txt\"");
 	char *cmd = fgt_fmt("%s {workspace}", rec);
 	char *wsenv = fgt_fmt("FORGE_WORKSPACE=%s", spaced);
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "--step", "impl", NULL };
@@ -199,23 +216,24 @@ Test(entrypoint_agents, workspace_with_spaces)
 	env2[1] = skills;
 	cr_assert_eq(fgt_run(&p, argv, env2, NULL, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	char *where = ws_root_file(&w, "where.txt");
+	char *where = fgw_read(&w, "where.txt");
 	char *want = fgt_fmt("%s|%s", spaced, spaced);
 	cr_assert_str_eq(where, want);
 	free(where); free(want); free(skills); free(wcmd); free(wsenv); free(cmd); free(rec); free(keep); free(spaced);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* The preflight (issue 24): a worker that cannot be found is a
  * configuration error, exit 2, before anything is created. */
 Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_run(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_entrypoint(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "error: cannot run worker 'xyz-no-such-agent': not found in PATH (PATH="), "%s", p.err);
 	cr_assert(!strstr(p.err, "relative path"), "a PATH lookup is not a relative path: %s", p.err);
@@ -223,57 +241,60 @@ Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 	fgt_proc_release(&p);
 
 	/* Issue 18: a relative path is taken from the workspace; the error says so. */
-	ws_run(&w, &p, "agents/worker.sh --go", NULL, NULL);
+	fgw_entrypoint(&w, &p, "agents/worker.sh --go", NULL, NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	char *want = fgt_fmt("error: cannot run worker 'agents/worker.sh': no executable file '%s/agents/worker.sh' "
 			     "(a relative path is resolved from the workspace)", w.ws);
 	cr_assert(strstr(p.err, want), "%s", p.err);
 	free(want);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, worker_idle_timeout_fails_the_task)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
 
-	ws_setup(&w);
-	char *wk = ws_script(&w, "worker.sh", "echo working; exec sleep 60");
-	ws_run(&w, &p, wk, NULL, extra);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo working; exec sleep 60");
+	fgw_entrypoint(&w, &p, wk, NULL, extra);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "FORGE_AGENT_IDLE_TIMEOUT"), "%s", p.err);
 	free(wk);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, agent_ignoring_sigterm_is_killed_after_grace)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", "FORGE_AGENT_KILL_GRACE=0.2", NULL };
 
-	ws_setup(&w);
-	char *wk = ws_script(&w, "worker.sh", "trap '' TERM\nwhile :; do sleep 1; done");
-	ws_run(&w, &p, wk, NULL, extra);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "trap '' TERM\nwhile :; do sleep 1; done");
+	fgw_entrypoint(&w, &p, wk, NULL, extra);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "worker timed out after 0.3 s"), "%s", p.err);
 	free(wk);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* A configuration error exits 2 and runs nothing. */
 static void config_error(const char *const *extra, const char *step, const char *want)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Check.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo ran > ../worker_ran.txt");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo ran > ../worker_ran.txt");
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=%s", wk);
 	const char *env[16];
@@ -289,10 +310,10 @@ static void config_error(const char *const *extra, const char *step, const char 
 	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, want), "want '%s' in:\n%s", want, p.err);
-	cr_assert(!ws_has(&w, 0, "worker_ran.txt"), "no agent may run on a configuration error");
+	cr_assert(!fgw_exists(&w, "worker_ran.txt"), "no agent may run on a configuration error");
 	free(wk); free(wcmd); free(rcmd);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, invalid_timeout_is_a_config_error)
@@ -359,38 +380,39 @@ Test(entrypoint_agents, unset_reviewer_cmd_with_review_md_is_a_config_error)
 Test(entrypoint_agents, missing_skills_dir_is_a_config_error)
 {
 	const char *e[] = { "FORGE_SKILLS_DIR=/nonexistent/skills", NULL };
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
 	/* --skills-dir wins over the env: run without it here. */
-	ws_setup(&w);
-	char *wk = ws_script(&w, "worker.sh", "echo ran > ../worker_ran.txt");
+	fgw_init(&w);	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo ran > ../worker_ran.txt");
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	const char *env[] = { e[0], wcmd, NULL };
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--step", "impl", NULL };
 	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "/nonexistent/skills"), "%s", p.err);
-	cr_assert(!ws_has(&w, 0, "worker_ran.txt"));
+	cr_assert(!fgw_exists(&w, "worker_ran.txt"));
 	free(wk); free(wcmd);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, bad_task_file_is_a_config_error)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *task = fgt_fmt("%s/task.json", w.root);
 	fgt_write(task, "{\"summary\": 42}");
-	ws_run(&w, &p, "/bin/true", NULL, NULL);
+	fgw_entrypoint(&w, &p, "/bin/true", NULL, NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "'summary' must be a string"), "%s", p.err);
 	free(task);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_agents, usage_errors_exit_2_with_hint)

@@ -4,7 +4,18 @@
  * one is evidence in the reviewer's prompt and the cycle file, a check that
  * cannot start is exit 2 before the worker runs, a hung check times out.
  */
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_checks, .timeout = 180);
 
@@ -14,7 +25,7 @@ static const cJSON *member(const cJSON *o, const char *k)
 }
 
 /* The test script the checks run: calc.sh add 2 3 must print 5. */
-static void calc_test(struct ep_ws *w)
+static void calc_test(struct fgw *w)
 {
 	fge_write_in(w->ws, "tests/test_calc.sh",
 		     "r=$(sh calc.sh 2 3)\n[ \"$r\" = 5 ] && echo \"ok: 2+3=5\" && exit 0\n"
@@ -23,22 +34,23 @@ static void calc_test(struct ep_ws *w)
 
 Test(entrypoint_checks, failing_check_rejects_without_the_reviewer_and_passing_one_is_evidence)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	calc_test(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\nchecks:\n  - name: tests\n"
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\nchecks:\n  - name: tests\n"
 				    "    run: sh tests/test_calc.sh {cycle}\n    timeout_seconds: 20\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh",
+	char *wk = fgw_script(&w, "worker.sh", NULL,
 			     "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt;\n"
 			     "  echo 'echo $(($1 + $2))' > calc.sh; else echo 'echo $(($1 - $2))' > calc.sh; fi\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "echo $FORGE_CYCLE >> ../reviewer_calls.txt\ncp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\n"
 			     "echo APPROVED\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c1 = ws_json(&w, "review_cycle_1.json");
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c1, "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(member(c1, "format")->valuestring, "checks");
 	cr_assert_null(member(c1, "reviewer_log"));
@@ -48,18 +60,18 @@ Test(entrypoint_checks, failing_check_rejects_without_the_reviewer_and_passing_o
 	cr_assert(strstr(member(k, "output_tail")->valuestring, "FAIL: 2+3 gave '-1'"));
 	cr_assert_str_eq(member(k, "log")->valuestring, "review_cycle_1.check.tests.log");
 	cr_assert(strstr(member(c1, "feedback")->valuestring, "The check 'tests' failed with exit code 1"));
-	char *log = ws_step_file(&w, "review_cycle_1.check.tests.log");
+	char *log = fgw_step_file(&w, "review_cycle_1.check.tests.log");
 	cr_assert(log && strstr(log, "FAIL: 2+3 gave '-1'"), "%s", log ? log : "(no log)");
-	char *fb = ws_root_file(&w, "feedback.txt");
+	char *fb = fgw_read(&w, "feedback.txt");
 	cr_assert(fb && strstr(fb, "FAIL: 2+3 gave '-1'"), "the worker gets the output: %s", fb ? fb : "");
 	/* The reviewer ran once, in cycle 2, with the passing check in its prompt. */
-	char *calls = ws_root_file(&w, "reviewer_calls.txt");
+	char *calls = fgw_read(&w, "reviewer_calls.txt");
 	cr_assert_str_eq(calls, "2\n");
-	char *prompt = ws_root_file(&w, "rprompt.txt");
+	char *prompt = fgw_read(&w, "rprompt.txt");
 	cr_assert(strstr(prompt, "## Checks that ran after the worker's turn"), "%s", prompt);
 	cr_assert(strstr(prompt, "`tests` (sh tests/test_calc.sh {cycle}): exit code 0"), "%s", prompt);
 	cr_assert(strstr(prompt, "ok: 2+3=5"), "%s", prompt);
-	cJSON *c2 = ws_json(&w, "review_cycle_2.json");
+	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(member(c2, "verdict")->valuestring, "approved");
 	cr_assert_eq(member(cJSON_GetArrayItem(member(c2, "checks"), 0), "exit_code")->valueint, 0);
 	cr_assert(strstr(p.err, "[check:tests] FAIL: 2+3 gave '-1'"), "%s", p.err);
@@ -67,50 +79,52 @@ Test(entrypoint_checks, failing_check_rejects_without_the_reviewer_and_passing_o
 	cJSON_Delete(c2);
 	free(log); free(fb); free(calls); free(prompt); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_checks, a_check_that_cannot_start_is_exit_2_before_the_worker)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nchecks:\n  - name: tests\n    run: no-such-program-here --x\n"
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nchecks:\n  - name: tests\n    run: no-such-program-here --x\n"
 				    "  - name: local\n    run: ./missing.sh\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "touch ../worker_ran\n");
-	ws_run(&w, &p, wk, "true", NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "touch ../worker_ran\n");
+	fgw_entrypoint(&w, &p, wk, "true", NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "error: check 'tests' (review.md line 3) cannot start: 'no-such-program-here'"),
 		  "%s", p.err);
 	cr_assert(strstr(p.err, "error: check 'local' (review.md line 5) cannot start: './missing.sh'"), "%s",
 		  p.err);
-	cr_assert_not(ws_has(&w, 0, "worker_ran"), "the worker must not run");
+	cr_assert_not(fgw_exists(&w, "worker_ran"), "the worker must not run");
 	free(wk);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_checks, a_hung_check_times_out_and_rejects)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\nchecks:\n  - name: hang\n    run: sleep 30\n"
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\nchecks:\n  - name: hang\n    run: sleep 30\n"
 				    "    timeout_seconds: 1\n---\nCheck.\n");
-	ws_run(&w, &p, "true", "sh -c 'touch ../reviewer_ran; echo APPROVED'", NULL);
+	fgw_entrypoint(&w, &p, "true", "sh -c 'touch ../reviewer_ran; echo APPROVED'", NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	const cJSON *k = cJSON_GetArrayItem(member(c, "checks"), 0);
-	cr_assert(jtrue(k, "timed_out"));
+	cr_assert(fge_jtrue(k, "timed_out"));
 	cr_assert_eq(member(k, "exit_code")->valueint, -1);
 	cr_assert(strstr(member(c, "feedback")->valuestring, "The check 'hang' timed out after 1 s"));
-	cr_assert_not(ws_has(&w, 1, "reviewer_ran"));
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_not(fge_exists_in(w.ws, "reviewer_ran"));
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

@@ -2,7 +2,18 @@
  * test_entrypoint_demo.c - the README's demo (examples/run-demo.sh) works:
  * reject, retry with the feedback, approve, exit 0.
  */
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_demo, .timeout = 120);
 

@@ -3,7 +3,18 @@
  * advice-only findings approve (listed, not looped on), Verified lines are
  * kept in the cycle, require_evidence asks once more and then rejects.
  */
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_evidence, .timeout = 180);
 
@@ -14,85 +25,88 @@ static const cJSON *member(const cJSON *o, const char *k)
 
 Test(entrypoint_evidence, nitpick_only_table_approves_in_cycle_one_with_the_findings_listed)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo hi > greeting.txt\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cat <<'EOF'\nLooks right.\n\n| # | Severity | Finding | Location | Evidence |\n"
 			     "|---|---|---|---|---|\n| 1 | NITPICK | no trailing newline | greeting.txt:1 | cat -A |\n\n"
 			     "**Verified:** cat greeting.txt -> hi\n\n<!-- review-result: findings=1 -->\nEOF\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "approved");
-	cr_assert(jtrue(c, "advice_only"));
+	cr_assert(fge_jtrue(c, "advice_only"));
 	cr_assert_eq(cJSON_GetArraySize(member(c, "findings")), 1);
 	cr_assert_str_eq(cJSON_GetArrayItem(member(c, "verified"), 0)->valuestring, "cat greeting.txt -> hi");
-	cr_assert_not(ws_step_exists(&w, "review_cycle_2.json"), "advice is not looped on");
+	cr_assert_not(fgw_step_exists(&w, "review_cycle_2.json"), "advice is not looped on");
 	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED - 1 advice finding(s), not looped on"), "%s", p.err);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "approved");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_evidence, require_evidence_asks_once_more_then_accepts_a_verified_approval)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\nrequire_evidence: true\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo hi > greeting.txt\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\nrequire_evidence: true\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
 	/* First answer: a bare approval; asked again (the prompt says why), it
 	 * says what it ran. */
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if grep -q 'needs executed evidence' \"$FORGE_PROMPT_FILE\"; then\n"
 			     "  echo '**Verified:** cat greeting.txt -> hi'\nfi\necho APPROVED\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "approved without executed evidence: asking once more"), "%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "approved");
-	cr_assert(jtrue(c, "reask"));
+	cr_assert(fge_jtrue(c, "reask"));
 	cr_assert_eq(cJSON_GetArraySize(member(c, "verified")), 1);
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_twice)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\nrequire_evidence: true\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo hi > greeting.txt\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\nrequire_evidence: true\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "echo '**Verified:** nothing executable - no tests here'\necho APPROVED\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "rejected");
 	cr_assert(strstr(member(c, "feedback")->valuestring, "approval without executed evidence"));
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* ---- the change set (FORGE_CHANGESET=1: the suite runs with it off) ---- */
@@ -101,22 +115,23 @@ static const char *const CS_ON[] = { "FORGE_CHANGESET=1", NULL };
 
 Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_prompt)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	fge_write_in(w.ws, "old.txt", "old\n");
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh",
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL,
 			     "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo fixed >> greeting.txt; "
 			     "else echo hello > greeting.txt; rm old.txt; fi\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt_$FORGE_CYCLE.txt\n"
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: say more'; else echo APPROVED; fi\n");
-	ws_run(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "change set: manifest (no git repository in the workspace)"), "%s", p.err);
-	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(member(c1, "changes_since")->valuestring, "step");
 	cr_assert_eq(cJSON_GetArraySize(member(c1, "changes")), 2);
 	cr_assert_str_eq(member(c2, "changes_since")->valuestring, "review");
@@ -124,7 +139,7 @@ Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_promp
 	cr_assert_eq(cJSON_GetArraySize(member(c2, "changes")), 1);
 	cr_assert_str_eq(member(ch, "path")->valuestring, "greeting.txt");
 	cr_assert_str_eq(member(ch, "status")->valuestring, "modified");
-	char *pr1 = ws_root_file(&w, "rprompt_1.txt"), *pr2 = ws_root_file(&w, "rprompt_2.txt");
+	char *pr1 = fgw_read(&w, "rprompt_1.txt"), *pr2 = fgw_read(&w, "rprompt_2.txt");
 	cr_assert(strstr(pr1, "## Files changed since the step began"), "%s", pr1);
 	cr_assert(strstr(pr1, "- added greeting.txt") && strstr(pr1, "- deleted old.txt"), "%s", pr1);
 	cr_assert(strstr(pr2, "## Files changed since the last review cycle\n\n- modified greeting.txt"), "%s", pr2);
@@ -132,107 +147,110 @@ Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_promp
 	cJSON_Delete(c2);
 	free(pr1); free(pr2); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_stall)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "[ -n \"$FORGE_FEEDBACK_FILE\" ] || echo hello > greeting.txt\n"
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "[ -n \"$FORGE_FEEDBACK_FILE\" ] || echo hello > greeting.txt\n"
 					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_PROMPT_FILE\" ../wprompt.txt\n"
 					      "exit 0\n");
-	char *rv = ws_script(&w, "reviewer.sh", "echo $FORGE_CYCLE >> ../calls.txt\n"
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo $FORGE_CYCLE >> ../calls.txt\n"
 						"echo 'REJECTED: greeting.txt must name ABC-12'\n");
-	ws_run(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	char *calls = ws_root_file(&w, "calls.txt");
+	char *calls = fgw_read(&w, "calls.txt");
 	cr_assert_str_eq(calls, "1\n", "the reviewer ran once");
-	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *c3 = ws_json(&w, "review_cycle_3.json");
-	cr_assert(jtrue(c2, "no_change"));
+	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json"), *c3 = fgw_step_json(&w, "review_cycle_3.json");
+	cr_assert(fge_jtrue(c2, "no_change"));
 	cr_assert_str_eq(member(c2, "verdict")->valuestring, "rejected");
 	cr_assert(strstr(member(c2, "feedback")->valuestring, "changed nothing in the workspace"));
 	cr_assert(strstr(member(c2, "feedback")->valuestring, "greeting.txt must name ABC-12"));
-	cr_assert_not(jtrue(c2, "stalled"), "one unchanged turn is not a stall");
-	cr_assert(jtrue(c3, "no_change") && jtrue(c3, "stalled"));
-	cr_assert_not(ws_step_exists(&w, "review_cycle_4.json"));
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert_not(fge_jtrue(c2, "stalled"), "one unchanged turn is not a stall");
+	cr_assert(fge_jtrue(c3, "no_change") && fge_jtrue(c3, "stalled"));
+	cr_assert_not(fgw_step_exists(&w, "review_cycle_4.json"));
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "stalled");
-	char *wp = ws_root_file(&w, "wprompt.txt");
+	char *wp = fgw_read(&w, "wprompt.txt");
 	cr_assert(strstr(wp, "Your last turn changed nothing in the workspace"), "%s", wp);
 	cJSON_Delete(s);
 	cJSON_Delete(c2);
 	cJSON_Delete(c3);
 	free(calls); free(wp); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo \"turn $FORGE_CYCLE\" > greeting.txt\n"
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo \"turn $FORGE_CYCLE\" > greeting.txt\n"
 					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt\n"
 					      "exit 0\n");
 	/* Cycle 1: "fixes" the work itself and approves; cycle 2: approves. */
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'hello ABC-12' > greeting.txt; fi\necho APPROVED\n");
-	ws_run(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "warning: reviewer_changed_workspace: cycle 1/2: the reviewer changed 1 file(s) "
 				"(greeting.txt"), "%s", p.err);
-	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(member(c1, "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(cJSON_GetArrayItem(member(c1, "reviewer_changed"), 0)->valuestring, "greeting.txt");
 	cr_assert(strstr(member(c1, "feedback")->valuestring, "the reviewer changed the workspace"));
-	char *fb = ws_root_file(&w, "feedback.txt");
+	char *fb = fgw_read(&w, "feedback.txt");
 	cr_assert(fb && strstr(fb, "Files it changed: greeting.txt"), "%s", fb ? fb : "");
 	cr_assert_str_eq(member(c2, "verdict")->valuestring, "approved");
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
 	free(fb); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p, g;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	fge_write_in(w.ws, "calc.sh", "echo $(($1 - $2))\n");
 	const char *init[] = { "/bin/sh", "-c", "git init -q . && git add calc.sh && "
 				"git -c user.name=t -c user.email=t@t commit -qm init", NULL };
 	cr_assert_eq(fgt_run(&g, init, NULL, w.ws, NULL, 60), 0);
 	if (!g.exited || g.exit_code) {
 		fgt_proc_release(&g);
-		ws_teardown(&w);
+		fgw_release(&w);
 		cr_skip_test("git cannot make a repository here");
 	}
 	fgt_proc_release(&g);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo 'echo $(($1 + $2))' > calc.sh\n");
-	char *rv = ws_script(&w, "reviewer.sh", "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
-	ws_run(&w, &p, wk, rv, CS_ON);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'echo $(($1 + $2))' > calc.sh\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
+	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c1 = ws_json(&w, "review_cycle_1.json");
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert(cJSON_IsString(member(c1, "diff")), "no diff; stderr:\n%s", p.err);
 	cr_assert_str_eq(member(c1, "diff")->valuestring, "review_cycle_1.diff");
 	const cJSON *ch = cJSON_GetArrayItem(member(c1, "changes"), 0);
 	cr_assert_str_eq(member(ch, "path")->valuestring, "calc.sh");
 	cr_assert_eq(member(ch, "added")->valueint, 1);
 	cr_assert_eq(member(ch, "deleted")->valueint, 1);
-	char *diff = ws_step_file(&w, "review_cycle_1.diff");
+	char *diff = fgw_step_file(&w, "review_cycle_1.diff");
 	cr_assert(diff && strstr(diff, "+echo $(($1 + $2))"), "%s", diff ? diff : "(none)");
-	char *pr = ws_root_file(&w, "rprompt.txt");
+	char *pr = fgw_read(&w, "rprompt.txt");
 	cr_assert(strstr(pr, "- modified calc.sh +1 -1"), "%s", pr);
 	cr_assert(strstr(pr, "is in .forge/impl/review_cycle_1.diff"), "%s", pr);
 	char *ex = fge_read_in(w.ws, ".git/info/exclude");
@@ -245,5 +263,5 @@ Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	cJSON_Delete(c1);
 	free(diff); free(pr); free(ex); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

@@ -3,7 +3,18 @@
  * and its summary also as a frame line on stderr; nothing else it runs can
  * make a line of its stderr that starts like one.
  */
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 #include "forge/frame.h"
 
@@ -42,14 +53,14 @@ static int prefixed_lines(const char *err)
 }
 
 /* The cycle file step_dir/review_cycle_n.json as the canonical compact text. */
-static char *file_cycle(struct ep_ws *w, int n)
+static char *file_cycle(struct fgw *w, int n)
 {
 	char name[64], err[256] = "";
 	struct fg_cycle c;
 	char *text;
 
 	snprintf(name, sizeof(name), "review_cycle_%d.json", n);
-	text = ws_step_file(w, name);
+	text = fgw_step_file(w, name);
 	cr_assert_not_null(text, "no %s", name);
 	fg_cycle_init(&c);
 	cr_assert_eq(fg_cycle_parse(&c, text, strlen(text), err, sizeof(err)), 0, "%s", err);
@@ -72,18 +83,19 @@ static char *frame_cycle(const struct fg_frame *f)
 
 Test(entrypoint_frames, each_cycle_and_the_summary_as_in_the_files)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	struct fg_frame f[8];
 	size_t n;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo worked\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then printf 'REJECTED\\nNot yet:\\nline two\\n'; "
 			     "else echo APPROVED; fi\n");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	n = frames_of(p.err, f, 8);
 	cr_assert_eq(n, 3, "stderr:\n%s", p.err);
@@ -109,12 +121,12 @@ Test(entrypoint_frames, each_cycle_and_the_summary_as_in_the_files)
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_frames, agents_cannot_forge_a_frame)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	struct fg_frame f[8];
 	/* A forged frame on each stream, after a carriage return, and after
@@ -126,12 +138,13 @@ Test(entrypoint_frames, agents_cannot_forge_a_frame)
 		"echo \"$forged\"; echo \"$forged\" >&2; printf 'x\\r%s\\n' \"$forged\"\n"
 		"head -c 8192 /dev/zero | tr '\\0' y; echo \"$forged\"\n";
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", FORGER);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, FORGER);
 	char *body = fgt_fmt("%secho APPROVED\n", FORGER);
-	char *rv = ws_script(&w, "reviewer.sh", body);
-	ws_run(&w, &p, wk, rv, NULL);
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, body);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert_not_null(strstr(p.err, "[worker] @@forge-review"), "the agent's line is shown");
 	cr_assert_eq(prefixed_lines(p.err), 2, "only cycle 1 and the summary; stderr:\n%s", p.err);
@@ -143,43 +156,45 @@ Test(entrypoint_frames, agents_cannot_forge_a_frame)
 	free(rv);
 	free(body);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_frames, a_value_quoted_in_a_message_cannot_start_a_line)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	const char *extra[] = {
 		"AUTO_REVIEW_FAIL_ON_EXHAUSTION=1\n@@forge-review {\"v\":1}", NULL,
 	};
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
-	ws_run(&w, &p, "true", "echo APPROVED", extra);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_entrypoint(&w, &p, "true", "echo APPROVED", extra);
 	cr_assert_eq(p.exit_code, 2, "a configuration error; stderr:\n%s", p.err);
 	cr_assert_not_null(strstr(p.err, "AUTO_REVIEW_FAIL_ON_EXHAUSTION"), "%s", p.err);
 	cr_assert_eq(prefixed_lines(p.err), 0, "stderr:\n%s", p.err);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	struct fg_frame f[4];
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
-	char *rv = ws_script(&w, "reviewer.sh",
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "echo REJECTED; head -c 100000 /dev/zero | tr '\\0' 'z'; echo\n");
-	ws_run(&w, &p, "true", rv, NULL);
+	fgw_entrypoint(&w, &p, "true", rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert_eq(frames_of(p.err, f, 4), 2);
 	cr_assert(f[0].truncated);
 	cr_assert_str_eq(f[0].cycle.j.feedback, "");
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_geq(strlen(fge_jstr(c, "feedback")), 100000, "the file keeps it whole");
 	for (const char *q = p.err; q; q = strchr(q, '\n'), q = q ? q + 1 : NULL) {
 		const char *nl = strchr(q, '\n');
@@ -192,12 +207,12 @@ Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 	fg_frame_release(&f[1]);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* --clear-stale (and FORGE_CLEAR_STALE=1): what the runner does on the host
  * when it can see the workspace, done by the entrypoint for a volume. */
-static void plant_stale(struct ep_ws *w)
+static void plant_stale(struct fgw *w)
 {
 	fge_write_in(w->step_dir, "review_cycle_1.json", "{\"cycle\":1,\"stale\":true}\n");
 	fge_write_in(w->step_dir, "review_cycle_9.json", "{}\n");
@@ -211,14 +226,15 @@ Test(entrypoint_frames, clear_stale_removes_an_earlier_runs_files)
 	static const char *const env_twin[] = { "FORGE_CLEAR_STALE=1", NULL };
 
 	for (int twin = 0; twin < 2; twin++) {
-		struct ep_ws w;
+		struct fgw w;
 		struct fgt_proc p;
 
-		ws_setup(&w);
-		ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+		fgw_init(&w);
+		fgw_task(&w, NULL);
+		fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 		plant_stale(&w);
 		if (twin) {
-			ws_run(&w, &p, "true", "echo APPROVED", env_twin);
+			fgw_entrypoint(&w, &p, "true", "echo APPROVED", env_twin);
 		} else {
 			/* ws_run has no option slot: the same run with --clear-stale. */
 			char *task = fgt_fmt("%s/task.json", w.root);
@@ -233,29 +249,30 @@ Test(entrypoint_frames, clear_stale_removes_an_earlier_runs_files)
 		}
 		cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 		cr_assert_not_null(strstr(p.err, "cleared 2 stale cycle file(s)"), "%s", p.err);
-		cr_assert(!ws_step_exists(&w, "review_cycle_9.json"));
-		cr_assert(!ws_step_exists(&w, "review_cycle_9.reviewer.log"));
-		cr_assert(ws_step_exists(&w, "notes.txt"), "not ours: kept");
-		cJSON *c = ws_json(&w, "review_cycle_1.json");
+		cr_assert(!fgw_step_exists(&w, "review_cycle_9.json"));
+		cr_assert(!fgw_step_exists(&w, "review_cycle_9.reviewer.log"));
+		cr_assert(fgw_step_exists(&w, "notes.txt"), "not ours: kept");
+		cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 		cr_assert_str_eq(fge_jstr(c, "run_id"), "test-run", "this run's cycle 1");
 		cJSON_Delete(c);
 		fgt_proc_release(&p);
-		ws_teardown(&w);
+		fgw_release(&w);
 	}
 }
 
 Test(entrypoint_frames, without_clear_stale_nothing_is_removed)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	plant_stale(&w);
-	ws_run(&w, &p, "true", "echo APPROVED", NULL);
+	fgw_entrypoint(&w, &p, "true", "echo APPROVED", NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cr_assert(ws_step_exists(&w, "review_cycle_9.json"), "the runner's job by default");
+	cr_assert(fgw_step_exists(&w, "review_cycle_9.json"), "the runner's job by default");
 	cr_assert_null(strstr(p.err, "stale"), "%s", p.err);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

@@ -4,7 +4,18 @@
  */
 #include <regex.h>
 
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_inspect, .timeout = 60);
 
@@ -24,12 +35,13 @@ static cJSON *out_json(const struct fgt_proc *p)
 
 Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Default.\n");
-	ws_review_md(&w, "abc", "Project.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Default.\n");
+	fgw_review_md(&w, "abc", "Project.\n");
 	const char *a1[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "impl",
 			     "--ticket", "ABC-7", NULL };
 	run(&p, a1, NULL, NULL);
@@ -74,15 +86,16 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	cr_assert_eq(p.exit_code, 2);
 	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"));
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_inspect, config_prints_resolved_json)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *f = fgt_fmt("%s/review.md", w.root);
 	fgt_write(f, "---\nmax_retries: 5\n---\nBe strict.\n");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
@@ -158,7 +171,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	cr_assert(strstr(p.err, "invalid FORGE_REVIEWER_AGENT 'claude-code'"), "%s", p.err);
 	fgt_proc_release(&p);
 	free(f);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Writes a review.md of len bytes: frontmatter with a value nested depth
@@ -191,10 +204,11 @@ Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
 {
 	static const size_t sizes[][2] = { { 200000, 400100 }, { 500000, 1024 * 1024 } };
 	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *f = fgt_fmt("%s/review.md", w.root);
 	for (size_t i = 0; i < 2; i++) {
 		write_bomb(f, sizes[i][0], sizes[i][1]);
@@ -220,15 +234,16 @@ Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
 		fgt_proc_release(&p);
 	}
 	free(f);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	const char *in[] = { FG_ENTRYPOINT_BIN, "verdict", NULL };
 	run(&p, in, NULL, "Nice work.\nAPPROVED\n");
 	cr_assert_eq(p.exit_code, 0);
@@ -261,17 +276,18 @@ Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 	cr_assert_eq(p.exit_code, 2);
 	fgt_proc_release(&p);
 	free(f);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_inspect, verdict_of_fifty_megabytes)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	size_t n = 50u * 1024 * 1024;
 	char *big = malloc(n + 64);
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	memset(big, 'x', n);
 	for (size_t i = 80; i < n; i += 81)
 		big[i] = '\n';
@@ -288,18 +304,19 @@ Test(entrypoint_inspect, verdict_of_fifty_megabytes)
 	fgt_proc_release(&p);
 	free(f);
 	free(big);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	regex_t re;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nGood.\n");
-	ws_review_md(&w, "abc", "---\nmax_retries: -1\n---\nBad.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nGood.\n");
+	fgw_review_md(&w, "abc", "---\nmax_retries: -1\n---\nBad.\n");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
 	run(&p, argv, NULL, NULL);
 	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
@@ -334,18 +351,19 @@ Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 	cr_assert_eq(p.exit_code, 1);
 	cr_assert(strstr(p.out, "/nonexistent/review.md:1: error: "), "%s", p.out);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Issue 18: lint on a directory ignored a Review.md or reviews.md beside a
  * skill, which the resolver never reads: the skill was silently unreviewed. */
 Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Good.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Good.\n");
 	char *upper = fgt_fmt("%s/default/add-license/Review.md", w.skills);
 	char *plural = fgt_fmt("%s/default/fix-bugs/reviews.md", w.skills);
 	char *other = fgt_fmt("%s/default/fix-bugs/README.md", w.skills);
@@ -367,7 +385,7 @@ Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
 	free(plural);
 	free(other);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Issue 25: lint said nothing about skills/fix-tests/review.md, which the
@@ -385,10 +403,11 @@ Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 		{ "Proj/x/review.md", "proj/x/review.md" },
 		{ "default/a/b/review.md", "default/b/review.md" },
 	};
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *f = fgt_fmt("%s/%s", w.skills, cases[i].rel);
 
@@ -413,7 +432,7 @@ Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 		free(line);
 	}
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_inspect, help_lists_every_option_and_version)

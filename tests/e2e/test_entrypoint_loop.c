@@ -4,7 +4,18 @@
  */
 #include <sys/stat.h>
 
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_loop, .timeout = 120);
 
@@ -16,9 +27,9 @@ static const char RECORDING_WORKER[] =
 	"echo \"role=$FORGE_ROLE cycle=$FORGE_CYCLE step=$FORGE_STEP_NAME skill=$FORGE_SKILL_NAME key=$FORGE_TASK_KEY run=$FORGE_RUN_ID pwd=$(pwd)\" >> \"$FORGE_WORKSPACE/../worker_env.txt\"\n"
 	"echo hello >> greeting.txt\n";
 
-static char *recording_worker(struct ep_ws *w)
+static char *recording_worker(struct fgw *w)
 {
-	return ws_script(w, "worker.sh", RECORDING_WORKER);
+	return fgw_script(w, "worker.sh", NULL, RECORDING_WORKER);
 }
 
 /* Lines of text (NULL: 0). */
@@ -32,12 +43,12 @@ static int count_lines(const char *text)
 }
 
 /* A reviewer that records its prompts, then runs body. */
-static char *reviewer(struct ep_ws *w, const char *body)
+static char *reviewer(struct fgw *w, const char *body)
 {
 	char *text = fgt_fmt("cat > \"$FORGE_WORKSPACE/../reviewer_stdin_$FORGE_CYCLE.txt\"\n"
 			     "cp \"$FORGE_SYSTEM_PROMPT_FILE\" \"$FORGE_WORKSPACE/../reviewer_system.txt\"\n"
 			     "echo ran >> \"$FORGE_WORKSPACE/../reviewer_ran.txt\"\n%s", body);
-	char *p = ws_script(w, "reviewer.sh", text);
+	char *p = fgw_script(w, "reviewer.sh", NULL, text);
 
 	free(text);
 	return p;
@@ -45,16 +56,17 @@ static char *reviewer(struct ep_ws *w, const char *body)
 
 Test(entrypoint_loop, approve_on_first_cycle)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	cJSON *c, *s;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo 'Looks right. APPROVED'");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	c = ws_json(&w, "review_cycle_1.json");
+	c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_eq(fge_jint(c, "cycle"), 1);
 	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
@@ -63,92 +75,94 @@ Test(entrypoint_loop, approve_on_first_cycle)
 	cr_assert_str_eq(fge_jstr(c, "run_id"), "test-run");
 	cr_assert_str_eq(fge_jstr(c, "format"), "marker");
 	cr_assert_str_eq(fge_jstr(c, "reviewer_log"), "review_cycle_1.reviewer.log");
-	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
-	char *log = ws_step_file(&w, "review_cycle_1.reviewer.log");
+	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"));
+	char *log = fgw_step_file(&w, "review_cycle_1.reviewer.log");
 	cr_assert_str_eq(log, "Looks right. APPROVED\n");
-	s = ws_json(&w, "review_summary.json");
+	s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cr_assert_eq(fge_jint(s, "cycles"), 1);
 	cr_assert_str_eq(fge_jstr(s, "task_key"), "ABC-12");
 	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED"), "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "[reviewer] Looks right. APPROVED"), "stderr:\n%s", p.err);
 	/* The agent's environment and working directory. */
-	char *env = ws_root_file(&w, "worker_env.txt");
+	char *env = fgw_read(&w, "worker_env.txt");
 	char *want = fgt_fmt("role=worker cycle=0 step=impl skill=impl key=ABC-12 run=test-run pwd=%s\n", w.ws);
 	cr_assert_str_eq(env, want);
 	/* The prompt on stdin (EOF after it) is the prompt file. */
-	char *in = ws_root_file(&w, "worker_stdin_0.txt"), *pf = ws_root_file(&w, "worker_promptfile_0.txt");
+	char *in = fgw_read(&w, "worker_stdin_0.txt"), *pf = fgw_read(&w, "worker_promptfile_0.txt");
 	cr_assert(strstr(in, "Add a greeting") && strstr(in, "Write hello to greeting.txt"), "%s", in);
 	cr_assert_str_eq(in, pf);
-	char *sys = ws_root_file(&w, "reviewer_system.txt");
+	char *sys = fgw_read(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "APPROVED") && strstr(sys, "Check greeting.txt."), "%s", sys);
 	free(sys); free(in); free(pf); free(env); free(want); free(log);
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Check greeting.txt.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check greeting.txt.\n");
 	char *wk = recording_worker(&w);
 	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: greeting.txt must say hello twice'; "
 			    "else echo APPROVED; fi");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(c1, "feedback"), "greeting.txt must say hello twice");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "approved");
 	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - greeting.txt must say hello twice"), "%s", p.err);
 	/* The retry got the feedback: prompt section, feedback file, FORGE_CYCLE. */
-	char *retry = ws_root_file(&w, "worker_stdin_1.txt");
-	char *fb = ws_root_file(&w, "worker_feedback_1.txt");
+	char *retry = fgw_read(&w, "worker_stdin_1.txt");
+	char *fb = fgw_read(&w, "worker_feedback_1.txt");
 	cr_assert(retry && strstr(retry, "## Reviewer Feedback"), "%s", retry);
 	cr_assert(strstr(retry, "greeting.txt must say hello twice"), "%s", retry);
 	cr_assert(strstr(retry, "Add a greeting"), "%s", retry);
 	cr_assert(fb && strstr(fb, "greeting.txt must say hello twice"), "%s", fb);
-	cr_assert(!ws_has(&w, 0, "worker_feedback_0.txt"));
+	cr_assert(!fgw_exists(&w, "worker_feedback_0.txt"));
 	/* Re-review with memory: cycle 2's reviewer sees cycle 1's feedback. */
-	char *r2 = ws_root_file(&w, "reviewer_stdin_2.txt");
+	char *r2 = fgw_read(&w, "reviewer_stdin_2.txt");
 	cr_assert(r2 && strstr(r2, "greeting.txt must say hello twice") && strstr(r2, "regression"), "%s", r2);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cr_assert_eq(fge_jint(s, "cycles"), 2);
 	free(retry); free(fb); free(r2);
 	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 static void run_exhaustion(const char *fail_env, int want_exit)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	const char *extra[] = { fail_env, NULL };
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nBe strict.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nBe strict.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo \"REJECTED: still wrong ($FORGE_CYCLE)\"");
-	ws_run(&w, &p, wk, rv, fail_env ? extra : NULL);
+	fgw_entrypoint(&w, &p, wk, rv, fail_env ? extra : NULL);
 	cr_assert_eq(p.exit_code, want_exit, "stderr:\n%s", p.err);
-	cJSON *c2 = ws_json(&w, "review_cycle_2.json"), *s = ws_json(&w, "review_summary.json");
+	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json"), *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
 	cr_assert_eq(fge_jint(c2, "cycle"), 2);
 	cr_assert_eq(fge_jint(c2, "max_cycles"), 2);
-	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"));
+	cr_assert(!fgw_step_exists(&w, "review_cycle_3.json"));
 	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	/* The worker ran twice: first run and one retry (none after the last cycle). */
-	char *env = ws_root_file(&w, "worker_env.txt");
+	char *env = fgw_read(&w, "worker_env.txt");
 	cr_assert(strstr(env, "cycle=1") && !strstr(env, "cycle=2"), "%s", env);
 	free(env);
 	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, exhaustion_exits_zero_by_default)
@@ -165,23 +179,24 @@ Test(entrypoint_loop, exhaustion_exits_three_when_told_to_fail)
 static void reviewer_failure(const char *body, const char *const *extra, const char *want_feedback,
 			     const char *want_format)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, body);
-	ws_run(&w, &p, wk, rv, extra);
+	fgw_entrypoint(&w, &p, wk, rv, extra);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c, "feedback"), want_feedback), "feedback: %s", fge_jstr(c, "feedback"));
 	cr_assert_str_eq(fge_jstr(c, "format"), want_format);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, reviewer_nonzero_exit_is_a_rejection)
@@ -225,31 +240,32 @@ Test(entrypoint_loop, reviewer_without_verdict_is_a_rejection)
  * exec fails when the loop runs it. */
 Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
 	char *rv = fgt_fmt("%s/reviewer-xyz", w.root);
 	fgt_write(rv, "#!/nonexistent/interpreter\necho APPROVED\n");
 	cr_assert_eq(chmod(rv, 0755), 0);
 	char *cmd = fgt_fmt("%s --flag", rv);
-	ws_run(&w, &p, wk, cmd, NULL);
+	fgw_entrypoint(&w, &p, wk, cmd, NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	char *want = fgt_fmt("cannot run reviewer '%s': No such file or directory", rv);
 	cr_assert(strstr(fge_jstr(c, "feedback"), want), "%s", fge_jstr(c, "feedback"));
 	cr_assert(strstr(p.err, "forge-entrypoint: error: the reviewer could not be started: "), "%s", p.err);
 	cr_assert(strstr(p.err, "check FORGE_REVIEWER_CMD"), "%s", p.err);
-	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"), "the loop went on");
-	char *runs = ws_root_file(&w, "worker_env.txt");
+	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"), "the loop went on");
+	char *runs = fgw_read(&w, "worker_env.txt");
 	cr_assert_eq(count_lines(runs), 1, "the worker was sent back:\n%s", runs);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(s); cJSON_Delete(c); free(wk); free(rv); free(cmd); free(want); free(runs);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Issue 25: a reviewer that only says "LGTM" cost a worker run per cycle
@@ -257,47 +273,49 @@ Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
  * end the loop failed (exit 1): the worker is not sent back a second time. */
 Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 5\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 5\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo LGTM");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
-	cr_assert(ws_step_exists(&w, "review_cycle_2.json"));
-	cr_assert(!ws_step_exists(&w, "review_cycle_3.json"), "a third cycle ran");
+	cr_assert(fgw_step_exists(&w, "review_cycle_2.json"));
+	cr_assert(!fgw_step_exists(&w, "review_cycle_3.json"), "a third cycle ran");
 	cr_assert(strstr(p.err, "forge-entrypoint: the task failed: the review failed: the reviewer failed or "
 			 "gave no verdict in cycles 1 and 2"), "%s", p.err);
-	char *runs = ws_root_file(&w, "worker_env.txt");
+	char *runs = fgw_read(&w, "worker_env.txt");
 	cr_assert_eq(count_lines(runs), 2, "worker runs:\n%s", runs);
-	char *asks = ws_root_file(&w, "reviewer_ran.txt");
+	char *asks = fgw_read(&w, "reviewer_ran.txt");
 	cr_assert_eq(count_lines(asks), 4, "two asks in each cycle:\n%s", asks);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(s); free(wk); free(rv); free(runs); free(asks);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* One cycle without a verdict is not enough: a reviewer that answers in
  * the next cycle goes on as before. */
 Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
 	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* The preflight (issue 24): a reviewer that cannot be found stops the run
@@ -305,13 +323,14 @@ Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
  * cycle after a paid worker run. */
 Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
-	ws_run(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
+	fgw_entrypoint(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
 	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "error: cannot run reviewer '/nonexistent/reviewer-xyz': no executable file "
 			 "'/nonexistent/reviewer-xyz'"), "%s", p.err);
@@ -319,75 +338,78 @@ Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
 	cr_assert_not(fgt_exists(w.step_dir), "the cycle directory was created");
 	free(wk);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Check.\n");
-	char *wk = ws_script(&w, "worker.sh", "echo 'cannot do it' >&2; exit 4");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'cannot do it' >&2; exit 4");
 	char *rv = reviewer(&w, "echo APPROVED");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "worker exited with status 4"), "%s", p.err);
 	cr_assert(strstr(p.err, "[worker] cannot do it"), "%s", p.err);
-	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"));
-	cr_assert(!ws_step_exists(&w, "review_summary.json"));
-	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "the reviewer must not run");
+	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
+	cr_assert(!fgw_step_exists(&w, "review_summary.json"));
+	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "the reviewer must not run");
 	free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = ws_script(&w, "worker.sh", "cat >/dev/null; [ \"$FORGE_CYCLE\" = 0 ] || exit 7");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "cat >/dev/null; [ \"$FORGE_CYCLE\" = 0 ] || exit 7");
 	char *rv = reviewer(&w, "echo 'REJECTED: fix it'");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 1, "a failed retry must never exit 0; stderr:\n%s", p.err);
-	cr_assert(!ws_step_exists(&w, "review_cycle_2.json"));
-	cJSON *c = ws_json(&w, "review_cycle_3.json");
+	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"));
+	cJSON *c = fgw_step_json(&w, "review_cycle_3.json");
 	cr_assert_eq(fge_jint(c, "cycle"), 3);
 	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
-	cr_assert(jtrue(c, "synthetic"));
+	cr_assert(fge_jtrue(c, "synthetic"));
 	cr_assert(strstr(fge_jstr(c, "feedback"), "worker exited with status 7"), "%s", fge_jstr(c, "feedback"));
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 static void review_skipped(const char *review_md, const char *const *extra, const char *want_state)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	if (review_md)
-		ws_review_md(&w, "default", review_md);
+		fgw_review_md(&w, "default", review_md);
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
-	ws_run(&w, &p, wk, review_md ? rv : NULL, extra);
+	fgw_entrypoint(&w, &p, wk, review_md ? rv : NULL, extra);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cr_assert(!ws_has(&w, 0, "reviewer_ran.txt"), "the reviewer must not run");
-	cr_assert(ws_has(&w, 1, "greeting.txt"), "the worker must run");
-	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"));
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "the reviewer must not run");
+	cr_assert(fge_exists_in(w.ws, "greeting.txt"), "the worker must run");
+	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), want_state);
 	cr_assert_eq(fge_jint(s, "cycles"), 0);
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, max_retries_zero_in_frontmatter_skips_review)
@@ -411,14 +433,15 @@ Test(entrypoint_loop, no_review_md_means_no_reviewer)
  * names the paths tried and the nearest skill that has a review.md. */
 Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *near = fgt_fmt("%s/default/impls/review.md", w.skills);
 	fgt_write(near, "Check.\n");
 	char *wk = recording_worker(&w);
-	ws_run(&w, &p, wk, NULL, NULL);
+	fgw_entrypoint(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	char *want = fgt_fmt("forge-entrypoint: warning: no review.md for skill 'impl' (tried "
 			     "'%s/abc/impl/review.md', '%s/default/impl/review.md'; did you mean 'impls'?): "
@@ -428,19 +451,20 @@ Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	free(near);
 	free(wk);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Issue 18: "max_retires: 1" ran with 3 cycles and no word outside lint. */
 Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retires: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retires: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	char *want = fgt_fmt("forge-entrypoint: warning: %s/default/impl/review.md:2: unknown field "
 			     "'max_retires' is ignored (did you mean 'max_retries'?)\n", w.skills);
@@ -449,28 +473,29 @@ Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_loop, project_override_is_chosen)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "DEFAULT RULES\n");
-	ws_review_md(&w, "abc", "PROJECT RULES\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "DEFAULT RULES\n");
+	fgw_review_md(&w, "abc", "PROJECT RULES\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
-	ws_run(&w, &p, wk, rv, NULL);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	char *sys = ws_root_file(&w, "reviewer_system.txt");
+	char *sys = fgw_read(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "PROJECT RULES") && !strstr(sys, "DEFAULT RULES"), "%s", sys);
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert(strstr(fge_jstr(s, "review_md"), "/abc/impl/review.md"), "%s", fge_jstr(s, "review_md"));
 	free(sys);
 	cJSON_Delete(s); free(wk); free(rv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* FORGE_CYCLE_DIR: the cycle files and the summary go where the template
@@ -479,19 +504,20 @@ Test(entrypoint_loop, project_override_is_chosen)
  * workspace, directly or through a symlink, is a configuration error. */
 Test(entrypoint_loop, cycle_dir_template_places_the_files)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
 	free(w.step_dir);
 	w.step_dir = fgt_fmt("%s/.forge/reviews/ABC-12__impl", w.ws);
-	ws_run(&w, &p, wk, rv, (const char *const[]){
+	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){
 		"FORGE_CYCLE_DIR=.forge/reviews/{task_key}__{skill}", NULL });
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
-	cJSON *c = ws_json(&w, "review_cycle_1.json");
-	cJSON *s = ws_json(&w, "review_summary.json");
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
+	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cr_assert(!fge_exists_in(w.ws, ".forge/impl"), "the default directory was made too");
 	fgt_proc_release(&p);
@@ -505,7 +531,7 @@ Test(entrypoint_loop, cycle_dir_template_places_the_files)
 		{ "FORGE_CYCLE_DIR=.forge/linked/{step}", "symbolic link" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ws_run(&w, &p, wk, rv, (const char *const[]){ bad[i].env, NULL });
+		fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ bad[i].env, NULL });
 		cr_assert_eq(p.exit_code, 2, "%s: exit %d; stderr:\n%s", bad[i].env, p.exit_code, p.err);
 		cr_assert(strstr(p.err, bad[i].want), "%s: stderr:\n%s", bad[i].env, p.err);
 		fgt_proc_release(&p);
@@ -517,5 +543,5 @@ Test(entrypoint_loop, cycle_dir_template_places_the_files)
 	cJSON_Delete(s);
 	free(wk);
 	free(rv);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

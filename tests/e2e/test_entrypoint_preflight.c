@@ -11,7 +11,18 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_preflight, .timeout = 60);
 
@@ -35,16 +46,16 @@ static int exec_entrypoint(void *arg)
 
 Test(entrypoint_preflight, an_unwritable_cycle_dir_stops_the_run_before_any_agent_and_names_the_fix)
 {
-	struct ep_ws w;
+	struct fgw w;
 	char *task, *wk, *marker, *errf, *err, *out_dir, *wcmd, *rcmd, *skills;
 	int code;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to run the entrypoint as another uid (nobody) on a root-owned workspace");
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	marker = fgt_fmt("%s/ran", w.root);
-	wk = ws_script(&w, "worker.sh", "echo ran > \"$FORGE_WORKSPACE/../ran\"\n");
+	wk = fgw_script(&w, "worker.sh", NULL, "echo ran > \"$FORGE_WORKSPACE/../ran\"\n");
 	out_dir = fgt_fmt("%s/out", w.root);
 	cr_assert_eq(mkdir(out_dir, 0777), 0);
 	cr_assert_eq(chmod(out_dir, 0777), 0);
@@ -85,5 +96,5 @@ Test(entrypoint_preflight, an_unwritable_cycle_dir_stops_the_run_before_any_agen
 	free(out_dir);
 	free(marker);
 	free(wk);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

@@ -10,7 +10,18 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
-#include "entrypoint_e2e.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(entrypoint_review, .timeout = 180);
 
@@ -69,32 +80,34 @@ static int leaked_fds(const char *err, const char *role, int *listed)
 
 Test(entrypoint_review, agents_inherit_only_stdio)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	int listed;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	cloexec_own_fds();
 	/* The reviewer runs with its raw log open, the worker with none. */
-	ws_run(&w, &p, "/bin/ls -l /proc/self/fd", "/bin/ls -l /proc/self/fd", NULL);
+	fgw_entrypoint(&w, &p, "/bin/ls -l /proc/self/fd", "/bin/ls -l /proc/self/fd", NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert_eq(leaked_fds(p.err, "worker", &listed), 0, "stderr:\n%s", p.err);
 	cr_assert_geq(listed, 3, "no fd listing from the worker:\n%s", p.err);
 	cr_assert_eq(leaked_fds(p.err, "reviewer", &listed), 0, "stderr:\n%s", p.err);
 	cr_assert_geq(listed, 3, "no fd listing from the reviewer:\n%s", p.err);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	size_t n = 1000 * 1000;
 	char *desc = malloc(n + 1);
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	memset(desc, 'd', n);
 	desc[n] = '\0';
 	/* Just under the 1 MiB task file limit: sixteen pipe buffers. */
@@ -103,19 +116,19 @@ Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
 	fge_write_in(w.root, "task.json", task);
 	/* Stays alive without reading stdin, then exits by itself: the
 	 * entrypoint must neither block on the prompt nor lose the agent. */
-	char *wk = ws_script(&w, "worker.sh",
+	char *wk = fgw_script(&w, "worker.sh", NULL,
 			     "wc -c < \"$FORGE_PROMPT_FILE\" > ../prompt_len.txt\n"
 			     "sleep 1\n"
 			     "echo worker done\n");
-	ws_run(&w, &p, wk, NULL, NULL);
+	fgw_entrypoint(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err);
 	cr_assert(strstr(p.err, "[worker] worker done"), "%s", p.err);
-	char *len = ws_root_file(&w, "prompt_len.txt");
+	char *len = fgw_read(&w, "prompt_len.txt");
 	cr_assert(len);
 	cr_assert_geq(strtol(len, NULL, 10), (long)n, "prompt file holds %s bytes", len);
 	free(len); free(wk); free(task); free(desc);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 static int dir_entries(const char *path)
@@ -138,39 +151,40 @@ static int dir_entries(const char *path)
 
 Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
 	fge_write_in(w.root, "tmp/.keep", "");
 	char *tmp = fgt_fmt("%s/tmp", w.root), *tmpenv = fgt_fmt("TMPDIR=%s", tmp);
 	const char *extra[] = { tmpenv, NULL };
-	char *wk = ws_script(&w, "worker.sh", "echo worked");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked");
 	/* Ignores the forwarded SIGTERM, so the second one must end it. */
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "trap 'echo term' TERM\n"
 			     "kill -TERM $PPID\n"
 			     "sleep 0.5\n"
 			     "kill -TERM $PPID\n"
 			     "while :; do sleep 0.1; done\n");
-	ws_run(&w, &p, wk, rv, extra);
+	fgw_entrypoint(&w, &p, wk, rv, extra);
 	cr_assert(p.exited, "died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
-	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
-	cr_assert(!ws_step_exists(&w, "review_summary.json"));
+	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
+	cr_assert(!fgw_step_exists(&w, "review_summary.json"));
 	char *keep = fgt_fmt("%s/.keep", tmp);
 	unlink(keep);
 	free(keep);
 	cr_assert_eq(dir_entries(tmp), 0, "the temporary directory is left in %s", tmp);
 	free(wk); free(rv); free(tmp); free(tmpenv);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
-static long pid_in(struct ep_ws *w, const char *name)
+static long pid_in(struct fgw *w, const char *name)
 {
-	char *s = ws_root_file(w, name);
+	char *s = fgw_read(w, name);
 	long pid;
 
 	cr_assert(s, "missing %s", name);
@@ -197,17 +211,18 @@ static int alive(long pid)
  * agent is gone and must stop it too. */
 static void escapee_case(const char *worker_body, int want_code)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 
-	ws_setup(&w);
+	fgw_init(&w);
+	fgw_task(&w, NULL);
 	char *body = fgt_fmt("setsid sleep 300 </dev/null >/dev/null 2>&1 &\n"
 			     "echo $! > ../escapee.pid\n"
 			     /* until it really runs in its own session */
 			     "while [ \"$(cut -d' ' -f6 /proc/$!/stat)\" != \"$!\" ]; do sleep 0.05; done\n"
 			     "%s", worker_body);
-	char *wk = ws_script(&w, "worker.sh", body);
-	ws_run(&w, &p, wk, NULL, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, body);
+	fgw_entrypoint(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, want_code, "stderr:\n%s", p.err);
 	long pid = pid_in(&w, "escapee.pid");
 	int left = alive(pid);
@@ -216,7 +231,7 @@ static void escapee_case(const char *worker_body, int want_code)
 	cr_assert(!left, "process %ld that left the agent's group outlived forge-entrypoint", pid);
 	free(wk); free(body);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
@@ -237,12 +252,13 @@ Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
  */
 Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
 {
-	struct ep_ws w;
+	struct fgw w;
 	int status = 0;
 	pid_t pid, got = 0;
 
-	ws_setup(&w);
-	char *wk = ws_script(&w, "worker.sh", "echo worked > ../worked.txt");
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked > ../worked.txt");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	char *task = fgt_fmt("%s/task.json", w.root), *errf = fgt_fmt("%s/ep.err", w.root);
 	pid = fork();
@@ -274,9 +290,9 @@ Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
 	char *err = fgt_read(errf, NULL);
 	cr_assert_neq(got, 0, "forge-entrypoint hung with SIGCHLD ignored; stderr:\n%s", err);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x; stderr:\n%s", status, err);
-	cr_assert(ws_has(&w, 0, "worked.txt"));
+	cr_assert(fgw_exists(&w, "worked.txt"));
 	free(err); free(errf); free(task); free(wenv); free(wk);
-	ws_teardown(&w);
+	fgw_release(&w);
 }
 
 /* Issue 18 defect 6: an agent's "\r\033[2K" reached the terminal raw on the
@@ -285,16 +301,17 @@ Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
  * runner's log does: no control byte but the line ends reaches stderr. */
 Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
 {
-	struct ep_ws w;
+	struct fgw w;
 	struct fgt_proc p;
 	const char *extra[] = { "AUTO_REVIEW_MAX_RETRIES=1", NULL };
 
-	ws_setup(&w);
-	ws_review_md(&w, "default", "Check it.\n");
-	char *worker = ws_script(&w, "worker", "printf 'ok\\r\\033[2Kforge-entrypoint: review approved\\n'\n"
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check it.\n");
+	char *worker = fgw_script(&w, "worker", NULL, "printf 'ok\\r\\033[2Kforge-entrypoint: review approved\\n'\n"
 					       "printf 'tab\\there \\302\\233 bell\\007 \\\\ \"q\"\\n' >&2\n");
-	char *reviewer = ws_script(&w, "reviewer", "printf 'REJECTED\\r\\033[2Kforge-entrypoint: all good\\n'\n");
-	ws_run(&w, &p, worker, reviewer, extra);
+	char *reviewer = fgw_script(&w, "reviewer", NULL, "printf 'REJECTED\\r\\033[2Kforge-entrypoint: all good\\n'\n");
+	fgw_entrypoint(&w, &p, worker, reviewer, extra);
 	for (const char *c = p.err; *c; c++)
 		cr_assert(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
 			  "raw control byte 0x%02x on stderr:\n%s", (unsigned char)*c, p.err);
@@ -306,5 +323,5 @@ Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
 	free(worker);
 	free(reviewer);
 	fgt_proc_release(&p);
-	ws_teardown(&w);
+	fgw_release(&w);
 }

@@ -5,7 +5,23 @@
  * a cycle file planted as a symlink, a 100 MB cycle file, a FIFO named like
  * a cycle file (docs/security.md lists the promised behaviour of each).
  */
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 #include "forge/fsutil.h"
 
@@ -19,7 +35,7 @@ static const char WORKER_FILLS_DISK[] =
 	"exit 0\n";
 
 /* Runs forge-entrypoint run on the tree. */
-static void run_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker, const char *reviewer)
+static void run_entrypoint(struct fgw *f, struct fgt_proc *p, const char *worker, const char *reviewer)
 {
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
 	char *renv = fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer);
@@ -28,8 +44,8 @@ static void run_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker,
 	const char *env[40];
 	size_t n = 0;
 
-	for (size_t i = 0; FX_BASE_ENV[i]; i++)
-		env[n++] = FX_BASE_ENV[i];
+	for (size_t i = 0; FGW_BASE_ENV[i]; i++)
+		env[n++] = FGW_BASE_ENV[i];
 	env[n++] = "FORGE_RUN_ID=fault-run";
 	env[n++] = wenv;
 	env[n++] = renv;
@@ -43,7 +59,7 @@ static void run_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker,
 /* No file of ours half-written: no atomic temp file left in dir. */
 static void assert_no_temp_files(const char *dir)
 {
-	char *names = fx_listing(dir), *save = NULL;
+	char *names = fgt_listing(dir), *save = NULL;
 
 	for (char *n = strtok_r(names, "\n", &save); n; n = strtok_r(NULL, "\n", &save))
 		cr_assert(!fg_is_atomic_tmp_name(n) && n[0] != '.', "leftover temporary file '%s' in %s", n, dir);
@@ -52,17 +68,18 @@ static void assert_no_temp_files(const char *dir)
 
 Test(faults_fs, disk_full_while_writing_a_cycle_file)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	char *wk, *rv, *c1, *filler;
 
-	fx_setup(&f);
-	fx_private_mounts();
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	fgt_private_mounts();
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	if (mount("tmpfs", f.step_dir, "tmpfs", 0, "size=64k") < 0)
 		cr_skip("cannot mount a tmpfs on '%s': %s", f.step_dir, strerror(errno));
-	wk = fx_script(&f, "worker.sh", WORKER_FILLS_DISK);
-	rv = fx_script(&f, "reviewer.sh", "echo 'REJECTED: the greeting must be louder'");
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_FILLS_DISK);
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: the greeting must be louder'");
 	run_entrypoint(&f, &p, wk, rv);
 	/* Documented: a cycle file that cannot be written fails the task (1). */
 	cr_assert_eq(p.exit_code, 1, "exit %d; stderr:\n%s", p.exit_code, p.err);
@@ -79,16 +96,16 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* .forge bind-mounted read-only on itself. */
-static void make_forge_readonly(struct fx *f)
+static void make_forge_readonly(struct fgw *f)
 {
 	char *forge = fgt_fmt("%s/.forge", f->ws);
 
 	cr_assert_eq(fg_mkdir_p(forge, 0755), 0);
-	fx_private_mounts();
+	fgt_private_mounts();
 	if (mount(forge, forge, NULL, MS_BIND, NULL) < 0)
 		cr_skip("cannot bind-mount '%s': %s", forge, strerror(errno));
 	if (mount(NULL, forge, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
@@ -96,7 +113,7 @@ static void make_forge_readonly(struct fx *f)
 	free(forge);
 }
 
-static void undo_readonly(struct fx *f)
+static void undo_readonly(struct fgw *f)
 {
 	char *forge = fgt_fmt("%s/.forge", f->ws);
 
@@ -106,14 +123,15 @@ static void undo_readonly(struct fx *f)
 
 Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	char *wk, *rv;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	make_forge_readonly(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	run_entrypoint(&f, &p, wk, rv);
 	cr_assert_eq(p.exit_code, 2, "exit %d; stderr:\n%s", p.exit_code, p.err);
 	cr_assert(strstr(p.err, "cannot write the cycle directory") && strstr(p.err, strerror(EROFS)), "stderr:\n%s",
@@ -123,52 +141,54 @@ Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_fs, read_only_forge_runner_fails_with_125)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	make_forge_readonly(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 125, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 125, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(fge_count_events(f.events, "run_error", NULL, NULL), 1, "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), strerror(EROFS)));
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 125);
-	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	make_forge_readonly(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
-	cr_assert_eq(fx_code(&f), 2, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not_null(strstr(f.logtext, "cannot write the cycle directory"), "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(f.logtext, strerror(EROFS)), "log:\n%s", f.logtext);
 	cr_assert_null(strstr(f.logtext, "running the worker"), "log:\n%s", f.logtext);
-	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* A valid cycle for the given run id, written in dir (outside the step dir). */
@@ -184,19 +204,20 @@ static void plant_cycle(const char *path, int n, const char *run_id, const char 
 
 Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 {
-	struct fx f;
+	struct fgw f;
 	char *outside, *forge;
 	char *wk;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	outside = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(outside, 1, "any", "OUTSIDE");
 	mkdir(forge, 0755);
 	cr_assert_eq(symlink(f.out, f.step_dir), 0);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 125, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	/* The message names the component that was refused. */
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "'impl' is a symbolic link"), "%s",
@@ -208,25 +229,26 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	free(outside);
 	free(forge);
 	free(wk);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep, *outside;
 	const cJSON *cs;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* Cycle 1 in the step dir; then the dir becomes a link to OUT and
 	 * cycle 2 appears behind it. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
 				"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
@@ -234,7 +256,7 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /*
@@ -242,13 +264,13 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
  * bad file name was skipped and reported as cycle_corrupt with an error that
  * names why.
  */
-static void assert_corrupt_skipped(const struct fx *f, int ncycles, int last, const char *name,
+static void assert_corrupt_skipped(const struct fgw *f, int ncycles, int last, const char *name,
 				   const char *why)
 {
 	const cJSON *cs, *ev;
 
-	cr_assert_eq(fx_code(f), 0, "exit %d; log:\n%s", fx_code(f), f->logtext);
-	cs = fx_cycles(f);
+	cr_assert_eq(fgw_code(f), 0, "exit %d; log:\n%s", fgw_code(f), f->logtext);
+	cs = fgw_cycles(f);
 	cr_assert_eq(cJSON_GetArraySize(cs), ncycles, "log:\n%s", f->logtext);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, ncycles - 1), "cycle"), last);
 	ev = fge_find_event(f->events, "cycle_corrupt", "file", name);
@@ -258,70 +280,74 @@ static void assert_corrupt_skipped(const struct fx *f, int ncycles, int last, co
 
 Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* The target is a valid cycle of this very run: reading it would report it. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"DIR=$OUT cyc 9 approved \"\" PLANTED\n"
 				"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
 				"cyc 2 approved\nexit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
 	assert_corrupt_skipped(&f, 2, 2, "review_cycle_9.json", "symbolic link");
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"mkfifo \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* sweep DIR on a directory holding every hostile kind of entry at once. */
 Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	char *target, *good, *link, *fifo, *big;
 	const char *argv[] = { FG_RUNNER_BIN, "sweep", NULL, NULL };
 	cJSON *arr;
 	int fd;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	target = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(target, 1, "x", "PLANTED");
 	good = fgt_fmt("%s/review_cycle_4.json", f.step_dir);
@@ -352,5 +378,5 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	free(fifo);
 	free(big);
 	fgt_proc_release(&p);
-	fx_teardown(&f);
+	fgw_release(&f);
 }

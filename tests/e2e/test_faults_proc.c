@@ -4,7 +4,22 @@
  * killed with SIGKILL mid-run and started again on the same workspace, and
  * feedback full of terminal escape sequences (docs/security.md).
  */
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(faults_proc, .timeout = 180);
 
@@ -39,25 +54,25 @@ static void require_userns_limit(void)
 
 Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep;
 	const cJSON *cs, *ev;
 
 	require_userns_limit();
-	fx_setup(&f);
+	fgw_init(&f);	fgw_runner_tree(&f);
 	/* The script waits for each report: only polling can deliver them. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
 				"cyc 3 approved\nexit 0\n");
-	fx_runner(&f, NO_WATCHES, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fx_code(&f), f.err, f.logtext);
+	fgw_runner(&f, NO_WATCHES, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "watch_fallback", NULL, NULL);
 	cr_assert_not_null(ev, "no watch_fallback logged; log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr_or_null(ev, "level"), "warn");
 	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "reason"), strerror(ENOSPC)), "%s", fge_jstr_or_null(ev, "reason"));
 	cr_assert_eq(fge_count_events(f.events, "watch_fallback", NULL, NULL), 1);
-	cs = fx_cycles(&f);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 3, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 3);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "watch"), 0);
@@ -68,22 +83,23 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "poll") +
 		     fge_count_events(f.events, "review_cycle", "source", "sweep"), 3, "log:\n%s", f.logtext);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv;
 	const cJSON *cs, *c1;
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	rv = fx_script(&f, "reviewer.sh",
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	rv = fgw_script(&f, "reviewer.sh", NULL,
 		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	c1 = cJSON_GetArrayItem(cs, 0);
 	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
@@ -92,39 +108,41 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "approved");
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv;
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", "kill -9 $$");
-	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fx_code(&f), 1, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
-	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 0);
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv;
 	const cJSON *cs, *last;
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
-	rv = fx_script(&f, "reviewer.sh", "echo 'REJECTED: not yet'");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fx_code(&f), 1, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
@@ -132,7 +150,7 @@ Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "failed");
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* Waits (bounded) until path exists. */
@@ -164,28 +182,29 @@ static void kill_and_wait_gone(pid_t pid)
 
 Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycles)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv1, *rv2, *pids_path, *pids;
 	const cJSON *cs;
 	pid_t runner;
 	int rpid = 0, eppid = 0;
 	char *old_run_id = NULL;
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	pids_path = fgt_fmt("%s/reviewer.pids", f.root);
 	/* First run: cycle 1 rejected ("OLD"), then the second reviewer hangs
 	 * after saying who it is. */
-	rv1 = fx_script(&f, "reviewer1.sh",
+	rv1 = fgw_script(&f, "reviewer1.sh", NULL,
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: OLD feedback'; exit 0; fi\n"
 			"echo \"$$ $PPID $FORGE_RUN_ID\" > \"$OUT/../reviewer.pids.tmp\"\n"
 			"mv \"$OUT/../reviewer.pids.tmp\" \"$OUT/../reviewer.pids\"\nexec sleep 60");
-	runner = fx_runner_start(&f, NULL, NULL, "json", NULL, wk, rv1, NULL);
+	runner = fgw_runner_start(&f, NULL, NULL, "json", NULL, wk, rv1, NULL);
 	wait_for_file(pids_path);
 	/* SIGKILL the runner, then what it left behind (its entrypoint and the
 	 * hanging reviewer), as when the host loses the whole run. */
 	kill(runner, SIGKILL);
-	fx_wait(&f, runner, 30);
+	fgw_wait(&f, runner, 30);
 	cr_assert(WIFSIGNALED(f.status) && WTERMSIG(f.status) == SIGKILL);
 	pids = fgt_read(pids_path, NULL);
 	old_run_id = calloc(1, 64);
@@ -199,12 +218,12 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 		free(stale);
 	}
 	/* Second run on the same workspace: rejects once, then approves. */
-	rv2 = fx_script(&f, "reviewer2.sh",
+	rv2 = fgw_script(&f, "reviewer2.sh", NULL,
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: NEW feedback'; else echo APPROVED; fi");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv2, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv2, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_geq(fge_jint(f.res, "stale_files_cleared"), 1);
-	cs = fx_cycles(&f);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
 	for (int i = 0; i < 2; i++) {
 		const cJSON *c = cJSON_GetArrayItem(cs, i);
@@ -223,7 +242,7 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 	free(wk);
 	free(rv1);
 	free(rv2);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* A reviewer whose feedback carries ESC sequences, a newline and a BEL. */
@@ -237,18 +256,19 @@ static int has_byte(const char *s, size_t n, char c)
 
 Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_file)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv, *cycle_path, *cycle_text;
 	const char *fb;
 	cJSON *cycle;
 	const cJSON *ev;
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", WORKER_OK);
-	rv = fx_script(&f, "reviewer.sh", ANSI_REVIEWER);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
+	rv = fgw_script(&f, "reviewer.sh", NULL, ANSI_REVIEWER);
 	/* Text log: one line per event, no raw control byte anywhere. */
-	fx_runner(&f, NULL, NULL, "text", NULL, wk, rv, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	fgw_runner(&f, NULL, NULL, "text", NULL, wk, rv, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the text log:\n%s", f.logtext);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\007'), "raw BEL in the text log");
 	cr_assert(!has_byte(f.err, strlen(f.err), '\033'), "raw ESC on the runner's stderr");
@@ -269,8 +289,8 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cJSON_Delete(cycle);
 	free(cycle_text);
 	/* JSON log: the same bytes after decoding. */
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fx_code(&f), 0);
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fgw_code(&f), 0);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the JSON log");
 	ev = fge_find_event(f.events, "review_cycle", NULL, NULL);
 	cr_assert_not_null(ev, "log:\n%s", f.logtext);
@@ -279,5 +299,5 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	free(cycle_path);
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }

@@ -5,7 +5,22 @@
  * numbers that are not numbers, agent commands with unbalanced quotes.
  * Each is a clear message naming what is wrong and exit 2, with nothing run.
  */
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(hostile, .timeout = 120);
 
@@ -21,7 +36,7 @@ static char *long_name(void)
 	return s;
 }
 
-static int agent_ran(const struct fx *f)
+static int agent_ran(const struct fgw *f)
 {
 	char *p = fgt_fmt("%s/agent_ran", f->root);
 	int e = fgt_exists(p);
@@ -42,12 +57,12 @@ static void push_env(const char **envv, size_t *ne, const char *entry)
 }
 
 /* Runs prog (argv after the binary) with env; returns through p. */
-static void run_prog(struct fx *f, struct fgt_proc *p, const char *bin, const char *const *args,
+static void run_prog(struct fgw *f, struct fgt_proc *p, const char *bin, const char *const *args,
 		     const char *const *env)
 {
 	const char *argv[32];
 	const char *envv[48];
-	char *agent = fx_script(f, "agent.sh", MARKER_AGENT);
+	char *agent = fgw_script(f, "agent.sh", NULL, MARKER_AGENT);
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", agent);
 	char *renv = fgt_fmt("FORGE_REVIEWER_CMD=%s", agent);
 	size_t n = 0, ne = 0;
@@ -59,8 +74,8 @@ static void run_prog(struct fx *f, struct fgt_proc *p, const char *bin, const ch
 	/* fgtest keeps the first of duplicate names: the case's own values first. */
 	for (size_t i = 0; env && env[i]; i++)
 		push_env(envv, &ne, env[i]);
-	for (size_t i = 0; FX_BASE_ENV[i]; i++)
-		push_env(envv, &ne, FX_BASE_ENV[i]);
+	for (size_t i = 0; FGW_BASE_ENV[i]; i++)
+		push_env(envv, &ne, FGW_BASE_ENV[i]);
 	push_env(envv, &ne, wenv);
 	push_env(envv, &ne, renv);
 	push_env(envv, &ne, "FORGE_ENTRYPOINT_BIN=" FG_ENTRYPOINT_BIN);
@@ -73,7 +88,7 @@ static void run_prog(struct fx *f, struct fgt_proc *p, const char *bin, const ch
 }
 
 /* Exit 2, the message, and no agent run. */
-static void expect_usage(const struct fx *f, const struct fgt_proc *p, const char *label, const char *want)
+static void expect_usage(const struct fgw *f, const struct fgt_proc *p, const char *label, const char *want)
 {
 	cr_expect_eq(p->exit_code, 2, "[%s] exit %d, want 2; stderr:\n%.2000s", label, p->exit_code, p->err);
 	cr_expect_not_null(strstr(p->err, want), "[%s] stderr lacks '%s':\n%.2000s", label, want, p->err);
@@ -107,14 +122,15 @@ static const struct cli_case CLI_CASES[] = {
 
 static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	char *longv = long_name();
 	const char *value = c->value ? c->value : longv;
 	const char *args[24];
 	size_t n = 0;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	args[n++] = "run";
 	args[n++] = "--workspace"; args[n++] = f.ws;
 	args[n++] = "--skills-dir"; args[n++] = f.skills;
@@ -133,7 +149,7 @@ static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 		cr_expect_not_null(strstr(p.err, "try 'forge-runner --help'"), "stderr:\n%s", p.err);
 	fgt_proc_release(&p);
 	free(longv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(hostile, entrypoint_names_on_the_command_line)
@@ -157,19 +173,20 @@ Test(hostile, entrypoint_names_in_the_environment)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct fx f;
+		struct fgw f;
 		struct fgt_proc p;
 		const char *args[] = { "run", "--workspace", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		const char *env[] = { cases[i].env, NULL };
 
-		fx_setup(&f);
+		fgw_init(&f);
+		fgw_runner_tree(&f);
 		args[2] = f.ws;
 		args[4] = f.skills;
 		args[6] = f.task;
 		run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, env);
 		expect_usage(&f, &p, cases[i].env, cases[i].want);
 		fgt_proc_release(&p);
-		fx_teardown(&f);
+		fgw_release(&f);
 	}
 }
 
@@ -217,13 +234,14 @@ Test(hostile, entrypoint_names_in_the_task_file)
 {
 	for (size_t i = 0; i < sizeof(JSON_CASES) / sizeof(JSON_CASES[0]); i++) {
 		const struct json_case *c = &JSON_CASES[i];
-		struct fx f;
+		struct fgw f;
 		struct fgt_proc p;
 		const char *args[] = { "run", "--workspace", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		char *json = task_json(c);
 		char *label = fgt_fmt("%s=%.40s", c->field, c->json ? c->json : "(10000 chars)");
 
-		fx_setup(&f);
+		fgw_init(&f);
+		fgw_runner_tree(&f);
 		fgt_write(f.task, json);
 		args[2] = f.ws;
 		args[4] = f.skills;
@@ -231,7 +249,7 @@ Test(hostile, entrypoint_names_in_the_task_file)
 		run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, NULL);
 		expect_usage(&f, &p, label, c->want);
 		fgt_proc_release(&p);
-		fx_teardown(&f);
+		fgw_release(&f);
 		free(label);
 		free(json);
 	}
@@ -242,17 +260,18 @@ Test(hostile, resolve_refuses_hostile_names)
 	static const char *const skills[] = { "../../etc", "a/b", "..", "a\nb" };
 
 	for (size_t i = 0; i < sizeof(skills) / sizeof(skills[0]); i++) {
-		struct fx f;
+		struct fgw f;
 		struct fgt_proc p;
 		const char *args[] = { "resolve", "--skills-dir", NULL, "--skill", skills[i], "--ticket", "ABC-12", NULL };
 
-		fx_setup(&f);
+		fgw_init(&f);
+		fgw_runner_tree(&f);
 		args[2] = f.skills;
 		run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, NULL);
 		expect_usage(&f, &p, skills[i], "invalid skill name");
 		cr_expect_eq(p.out_len, 0, "resolve printed a path: %s", p.out);
 		fgt_proc_release(&p);
-		fx_teardown(&f);
+		fgw_release(&f);
 	}
 }
 
@@ -294,14 +313,15 @@ static const struct env_case ENV_CASES[] = {
 
 static void env_case_run(const struct env_case *c)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	const char *args[24];
 	const char *env[] = { c->env, NULL };
 	const char *bin = c->runner ? FG_RUNNER_BIN : FG_ENTRYPOINT_BIN;
 	size_t n = 0;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	if (c->runner == 2) {
 		args[n++] = "watch";
 		args[n++] = f.step_dir;
@@ -320,7 +340,7 @@ static void env_case_run(const struct env_case *c)
 	run_prog(&f, &p, bin, args, env);
 	expect_usage(&f, &p, c->env ? c->env : c->opt, c->want);
 	fgt_proc_release(&p);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(hostile, numbers_that_are_not_numbers_and_unbalanced_quotes)
@@ -332,19 +352,20 @@ Test(hostile, numbers_that_are_not_numbers_and_unbalanced_quotes)
 /* Through the runner: the entrypoint's configuration error is the run's exit 2. */
 Test(hostile, runner_passes_the_entrypoint_configuration_error_through)
 {
-	struct fx f;
+	struct fgw f;
 	const char *env[] = { "FORGE_AGENT_TIMEOUT=abc", NULL };
 	char *agent;
 
-	fx_setup(&f);
-	agent = fx_script(&f, "agent.sh", MARKER_AGENT);
-	fx_runner(&f, NULL, NULL, "json", NULL, agent, "sh -c 'unbalanced", env);
-	cr_assert_eq(fx_code(&f), 2, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	agent = fgw_script(&f, "agent.sh", NULL, MARKER_AGENT);
+	fgw_runner(&f, NULL, NULL, "json", NULL, agent, "sh -c 'unbalanced", env);
+	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 2);
 	cr_assert_not_null(strstr(f.logtext, "FORGE_AGENT_TIMEOUT"), "log:\n%s", f.logtext);
 	cr_assert(!agent_ran(&f));
 	free(agent);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /*
@@ -357,14 +378,15 @@ Test(hostile, runner_env_option_refuses_name_with_value_without_echoing_it)
 	static const char *const engines[] = { "local", "docker" };
 
 	for (size_t i = 0; i < 2; i++) {
-		struct fx f;
+		struct fgw f;
 		struct fgt_proc p;
 		const char *args[] = { "run", "--workspace", NULL, "--step", "impl", "--engine", engines[i],
 				       "--image", "forge:test", "--env", "API_TOKEN=s3cr3t-value",
 				       "--result", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		char *res;
 
-		fx_setup(&f);
+		fgw_init(&f);
+		fgw_runner_tree(&f);
 		args[2] = f.ws;
 		args[12] = f.result;
 		args[14] = f.skills;
@@ -378,7 +400,7 @@ Test(hostile, runner_env_option_refuses_name_with_value_without_echoing_it)
 		cr_expect(!agent_ran(&f), "[%s] an agent ran", engines[i]);
 		free(res);
 		fgt_proc_release(&p);
-		fx_teardown(&f);
+		fgw_release(&f);
 	}
 }
 
@@ -386,14 +408,15 @@ Test(hostile, runner_env_option_refuses_name_with_value_without_echoing_it)
  * ignored with a warning naming it (docs/reference/review-md-schema.md). */
 Test(hostile, invalid_max_retries_is_ignored_with_a_warning)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	const char *args[] = { "config", NULL, NULL };
 	const char *env[] = { "AUTO_REVIEW_MAX_RETRIES=abc", NULL };
 	char *md;
 	cJSON *j;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	md = fgt_fmt("%s/plain.md", f.root);
 	fgt_write(md, "Check the work.\n");
 	args[1] = md;
@@ -406,5 +429,5 @@ Test(hostile, invalid_max_retries_is_ignored_with_a_warning)
 	cJSON_Delete(j);
 	free(md);
 	fgt_proc_release(&p);
-	fx_teardown(&f);
+	fgw_release(&f);
 }

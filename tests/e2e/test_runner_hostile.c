@@ -7,7 +7,22 @@
  * may be read), and `sweep DIR` named through a symlink. docs/security.md
  * lists the promised behaviour of each.
  */
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 #include <sys/prctl.h>
 
@@ -29,7 +44,7 @@ TestSuite(runner_hostile, .timeout = 180);
 #endif
 
 /* Fails when the runner's peak RSS reached max_kb (outside AddressSanitizer). */
-static void assert_rss_below(const struct fx *f, long max_kb, const char *what)
+static void assert_rss_below(const struct fgw *f, long max_kb, const char *what)
 {
 	cr_log_info("%s: peak RSS %ld KiB", what, f->maxrss_kb);
 	if (RSS_MEANINGFUL)
@@ -37,7 +52,7 @@ static void assert_rss_below(const struct fx *f, long max_kb, const char *what)
 }
 
 /* The result's cycles_dropped (fails when absent or not a number). */
-static int dropped(const struct fx *f)
+static int dropped(const struct fgw *f)
 {
 	cr_assert_not_null(f->res, "no result file; stderr:\n%s", f->err);
 	return fge_jint(f->res, "cycles_dropped");
@@ -45,17 +60,18 @@ static int dropped(const struct fx *f)
 
 Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
 {
-	struct fx f;
+	struct fgw f;
 	const cJSON *cs, *ev;
 	char *ep;
 
-	fx_setup(&f);
-	ep = fx_fake_entrypoint(&f,
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	ep = fgw_fake_entrypoint(&f,
 				"i=1; while [ $i -le 2000 ]; do cyc $i rejected; i=$((i+1)); done\n"
 				"exit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
-	cs = fx_cycles(&f);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
+	cs = fgw_cycles(&f);
 	/* RN_WATCH_MAX_CYCLE_FILES (1000) are tracked, the other 1000 never read. */
 	cr_assert_eq(cJSON_GetArraySize(cs), 1000);
 	cr_assert_eq(dropped(&f), 1000);
@@ -65,7 +81,7 @@ Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
 	cr_assert_eq(fge_jint(ev, "max"), 1000);
 	assert_rss_below(&f, 64 * 1024, "2000 cycle files");
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /*
@@ -91,7 +107,7 @@ static const char BIG_CYCLE[] =
 	"}\n";
 
 /* Runs the 40-files-rewritten-twice script with FORGE_TEST_CYCLES_MAX_BYTES=bound. */
-static void run_big_rewrites(struct fx *f, const char *bound)
+static void run_big_rewrites(struct fgw *f, const char *bound)
 {
 	char *body, *ep, *lim = fgt_fmt("FORGE_TEST_CYCLES_MAX_BYTES=%s", bound);
 	const char *env[] = { lim, NULL };
@@ -100,9 +116,9 @@ static void run_big_rewrites(struct fx *f, const char *bound)
 	 * cycles at any time, 105 MiB written in all. */
 	body = fgt_fmt("BIG_BYTES=%ld\n%sfor c in a b c; do i=1; while [ $i -le 40 ]; do big $i $c; i=$((i+1)); done; done\n"
 		       "exit 0\n", TEST_FEEDBACK_BYTES, BIG_CYCLE);
-	ep = fx_fake_entrypoint(f, body);
-	fx_runner(f, NULL, ep, "json", NULL, NULL, NULL, env);
-	cr_assert_eq(fx_code(f), 0, "exit %d; stderr:\n%s", fx_code(f), f->err);
+	ep = fgw_fake_entrypoint(f, body);
+	fgw_runner(f, NULL, ep, "json", NULL, NULL, NULL, env);
+	cr_assert_eq(fgw_code(f), 0, "exit %d; stderr:\n%s", fgw_code(f), f->err);
 	free(body);
 	free(ep);
 	free(lim);
@@ -110,14 +126,15 @@ static void run_big_rewrites(struct fx *f, const char *bound)
 
 Test(runner_hostile, big_cycle_files_rewritten_keep_memory_bounded)
 {
-	struct fx f;
+	struct fgw f;
 	const cJSON *cs, *ev;
 	char *bound = fgt_fmt("%ld", TEST_CYCLES_MAX);
 	int kept;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	run_big_rewrites(&f, bound);
-	cs = fx_cycles(&f);
+	cs = fgw_cycles(&f);
 	kept = cJSON_GetArraySize(cs);
 	/* The bound holds 9 of them; the rest are counted. */
 	cr_assert(kept > 0 && kept < 10, "%d cycles kept", kept);
@@ -133,35 +150,36 @@ Test(runner_hostile, big_cycle_files_rewritten_keep_memory_bounded)
 	 * logs it). */
 	assert_rss_below(&f, 40 * 1024 + 320 * 1024 / TEST_SCALE, "big rewritten cycle files");
 	free(bound);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(runner_hostile, test_bound_only_lowers_the_retained_bytes)
 {
-	struct fx f;
+	struct fgw f;
 
 	/* A bound above RN_CYCLES_MAX_BYTES is ignored: all 40 scaled files
 	 * (35 MiB) fit in the real 64 MiB. */
-	fx_setup(&f);
+	fgw_init(&f);	fgw_runner_tree(&f);
 	run_big_rewrites(&f, "1099511627776");
-	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 40);
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 40);
 	cr_log_info("every cycle kept: peak RSS %ld KiB", f.maxrss_kb);
 	cr_assert_null(cJSON_GetObjectItem(f.res, "cycles_dropped"));
 	cr_assert_null(fge_find_event(f.events, "cycle_limit", NULL, NULL));
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 {
-	struct fx f;
+	struct fgw f;
 	const cJSON *cs, *ev;
 	char *ep, *outside;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* Cycle 1 where it belongs; then a valid cycle 2 of this very run
 	 * outside, and W/.forge replaced by a link that puts it at
 	 * W/.forge/impl/review_cycle_2.json. */
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
 				"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
@@ -169,9 +187,9 @@ Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 				"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
 				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
 				"exit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
@@ -185,17 +203,18 @@ Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
 {
-	struct fx f;
+	struct fgw f;
 	struct fgt_proc p;
 	char *link, *dotp;
 	const char *argv[] = { FG_RUNNER_BIN, "sweep", NULL, NULL };
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	/* A valid cycle outside; the operator names a link to it. */
 	fge_write_in(f.out, "impl/review_cycle_1.json",
 		     "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
@@ -217,7 +236,7 @@ Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
 	fgt_proc_release(&p);
 	free(link);
 	free(dotp);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* Issue 18 defect 5: a directory (with contents, and a link to a file
@@ -226,11 +245,12 @@ Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
  * without following the link, says so, and the run then writes its cycles. */
 Test(runner_hostile, entries_planted_under_cycle_names_are_cleared_and_logged)
 {
-	struct fx f;
+	struct fgw f;
 	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
 	const cJSON *cs, *ev;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	planted = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
 	inner = fgt_fmt("%s/deep/er/file", planted);
 	link = fgt_fmt("%s/outside", planted);
@@ -241,13 +261,13 @@ Test(runner_hostile, entries_planted_under_cycle_names_are_cleared_and_logged)
 	cr_assert_eq(symlink(f.out, link), 0);
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
 	cr_assert_eq(mkdir(logdir, 0755), 0);
-	wk = fx_script(&f, "worker.sh", "echo done > \"$PWD/out.txt\"");
-	rv = fx_script(&f, "reviewer.sh", "echo 'REJECTED: louder'; exit 0");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	wk = fgw_script(&f, "worker.sh", NULL, "echo done > \"$PWD/out.txt\"");
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: louder'; exit 0");
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	/* Before the fix the directory survived and every cycle write failed
 	 * with "Is a directory" (exit 1, no cycle). */
-	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
-	cs = fx_cycles(&f);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 3, "log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "exhausted");
 	cr_assert_eq(fge_count_events(f.events, "stale_special", "action", "removed"), 3, "log:\n%s",
@@ -269,7 +289,7 @@ Test(runner_hostile, entries_planted_under_cycle_names_are_cleared_and_logged)
 	free(keep);
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* The swapper: exchanges W/.forge (a directory) and W/.forge-x (a symlink
@@ -303,12 +323,13 @@ static pid_t start_swapper(const char *ws, long max)
 Test(runner_hostile, forge_swapped_in_a_loop_never_makes_prepare_leave_the_workspace)
 {
 	static const char *const fresh[] = { "--step", "fresh", NULL };
-	struct fx f;
+	struct fgw f;
 	char *forge, *x, *victim, *made, *ep;
 	int status, rounds = 40;
 	pid_t sw;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	x = fgt_fmt("%s/.forge-x", f.ws);
 	victim = fgt_fmt("%s/impl/review_cycle_1.json", f.out);
@@ -319,12 +340,12 @@ Test(runner_hostile, forge_swapped_in_a_loop_never_makes_prepare_leave_the_works
 	cr_assert_eq(symlink(f.out, x), 0);
 	if (renameat2(AT_FDCWD, forge, AT_FDCWD, x, RENAME_EXCHANGE) < 0)
 		cr_skip("renameat2(RENAME_EXCHANGE) is not supported here: %s", strerror(errno));
-	ep = fx_fake_entrypoint(&f, "exit 0\n");
+	ep = fgw_fake_entrypoint(&f, "exit 0\n");
 	sw = start_swapper(f.ws, 20000000L);
 	for (int i = 0; i < rounds; i++) {
-		fx_runner(&f, NULL, ep, "json", i % 2 ? fresh : NULL, NULL, NULL, NULL);
+		fgw_runner(&f, NULL, ep, "json", i % 2 ? fresh : NULL, NULL, NULL, NULL);
 		/* Exit 0 when the walk got through, 125 when it met the link. */
-		cr_assert(fx_code(&f) == 0 || fx_code(&f) == 125, "exit %d; log:\n%s", fx_code(&f),
+		cr_assert(fgw_code(&f) == 0 || fgw_code(&f) == 125, "exit %d; log:\n%s", fgw_code(&f),
 			  f.logtext);
 		cr_assert(fgt_exists(victim), "run %d deleted a file outside the workspace; log:\n%s", i,
 			  f.logtext);
@@ -339,5 +360,5 @@ Test(runner_hostile, forge_swapped_in_a_loop_never_makes_prepare_leave_the_works
 	free(victim);
 	free(made);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }

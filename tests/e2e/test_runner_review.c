@@ -5,12 +5,27 @@
  */
 #include <sys/file.h>
 
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_review, .timeout = 120);
 
 /* Waits (bounded) until the log file contains text; fails the test otherwise. */
-static void wait_for_log(struct fx *f, pid_t pid, const char *text)
+static void wait_for_log(struct fgw *f, pid_t pid, const char *text)
 {
 	for (int i = 0; i < 3000; i++) {
 		char *log = fgt_read(f->log, NULL);
@@ -35,13 +50,14 @@ static void wait_for_log(struct fx *f, pid_t pid, const char *text)
  */
 Test(runner_review, sigterm_while_concluding_still_writes_the_result)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep, *metrics, *lock;
 	const char *extra[3];
 	int lfd;
 	pid_t pid;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	metrics = fgt_fmt("%s/metrics.prom", f.root);
 	lock = fgt_fmt("%s.lock", metrics);
 	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -50,27 +66,27 @@ Test(runner_review, sigterm_while_concluding_still_writes_the_result)
 	extra[0] = "--metrics-file";
 	extra[1] = metrics;
 	extra[2] = NULL;
-	ep = fx_fake_entrypoint(&f, "cyc 1 approved\nexit 0\n");
-	pid = fx_runner_start(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	ep = fgw_fake_entrypoint(&f, "cyc 1 approved\nexit 0\n");
+	pid = fgw_runner_start(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
 	/* run_exit is logged just before the metrics merge takes the lock. */
 	wait_for_log(&f, pid, "\"event\":\"run_exit\"");
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	close(lfd);
-	fx_wait(&f, pid, 60);
-	fx_load(&f, 1);
+	fgw_wait(&f, pid, 60);
+	fgw_load(&f, 1);
 	cr_assert_not_null(f.res, "no result file (runner status %d); stderr:\n%s\nlog:\n%s",
 			   f.status, f.err, f.logtext);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 0);
-	cr_assert_eq(cJSON_GetArraySize(fx_cycles(&f)), 1);
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 1);
 	cr_assert(fgt_exists(metrics), "no metrics file");
 	free(ep);
 	free(metrics);
 	free(lock);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* Waits (bounded) until path exists; fails the test otherwise. */
-static void wait_for_file(struct fx *f, pid_t pid, const char *path)
+static void wait_for_file(struct fgw *f, pid_t pid, const char *path)
 {
 	for (int i = 0; i < 3000 && !fgt_exists(path); i++)
 		usleep(10000);
@@ -90,13 +106,14 @@ static void wait_for_file(struct fx *f, pid_t pid, const char *path)
  */
 Test(runner_review, second_signal_after_a_failed_stop_spawn)
 {
-	struct fx f;
+	struct fgw f;
 	char *bin, *docker, *started, *path_env;
 	const char *extra[] = { "--engine", "docker", "--image", "img", NULL };
 	const char *env[2];
 	pid_t pid;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	bin = fgt_fmt("%s/bin", f.root);
 	docker = fgt_fmt("%s/docker", bin);
 	started = fgt_fmt("%s/started", f.out);
@@ -105,25 +122,25 @@ Test(runner_review, second_signal_after_a_failed_stop_spawn)
 	path_env = fgt_fmt("PATH=%s", bin);
 	env[0] = path_env;
 	env[1] = NULL;
-	pid = fx_runner_start(&f, NULL, NULL, "json", extra, NULL, NULL, env);
+	pid = fgw_runner_start(&f, NULL, NULL, "json", extra, NULL, NULL, env);
 	wait_for_file(&f, pid, started);
 	/* Both signals are delivered when it resumes: one loop turn reads both. */
 	cr_assert_eq(kill(pid, SIGSTOP), 0);
 	cr_assert_eq(kill(pid, SIGINT), 0);
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	cr_assert_eq(kill(pid, SIGCONT), 0);
-	fx_wait(&f, pid, 60);
-	fx_load(&f, 1);
+	fgw_wait(&f, pid, 60);
+	fgw_load(&f, 1);
 	cr_assert(WIFEXITED(f.status), "runner died by signal %d; stderr:\n%s\nlog:\n%s",
 		  WIFSIGNALED(f.status) ? WTERMSIG(f.status) : 0, f.err, f.logtext);
-	cr_assert_eq(fx_code(&f), 128 + SIGINT, "log:\n%s", f.logtext);
+	cr_assert_eq(fgw_code(&f), 128 + SIGINT, "log:\n%s", f.logtext);
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
 	cr_assert_geq(fge_count_events(f.events, "stop_error", NULL, NULL), 1, "log:\n%s", f.logtext);
 	free(bin);
 	free(docker);
 	free(started);
 	free(path_env);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /*
@@ -134,21 +151,22 @@ Test(runner_review, second_signal_after_a_failed_stop_spawn)
  */
 Test(runner_review, forge_dir_symlink_before_the_run_is_refused)
 {
-	struct fx f;
+	struct fgw f;
 	char *forge, *outside_dir, *outside;
 	char *ep;
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	outside_dir = fgt_fmt("%s/impl", f.out);
 	outside = fgt_fmt("%s/review_cycle_1.json", outside_dir);
 	fgt_write(outside, "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
 		  "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
 	cr_assert_eq(symlink(f.out, forge), 0);
-	ep = fx_fake_entrypoint(&f, "exit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	ep = fgw_fake_entrypoint(&f, "exit 0\n");
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
 	cr_assert(fgt_exists(outside), "the runner removed a file outside the workspace");
-	cr_assert_eq(fx_code(&f), 125, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not_null(f.res);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", NULL, NULL), 0);
@@ -156,5 +174,5 @@ Test(runner_review, forge_dir_symlink_before_the_run_is_refused)
 	free(outside_dir);
 	free(outside);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }

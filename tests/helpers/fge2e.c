@@ -144,3 +144,8 @@ int fge_jint(const cJSON *o, const char *k)
 	cr_assert(cJSON_IsNumber(v), "field '%s' is not a number", k);
 	return v->valueint;
 }
+
+int fge_jtrue(const cJSON *o, const char *k)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}

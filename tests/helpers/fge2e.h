@@ -60,5 +60,7 @@ const char *fge_jstr(const cJSON *o, const char *k);
 const char *fge_jstr_or_null(const cJSON *o, const char *k);
 /* o's number member k as int; fails the test when it is not a number. */
 int fge_jint(const cJSON *o, const char *k);
+/* 1 when o's member k is true. */
+int fge_jtrue(const cJSON *o, const char *k);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -316,7 +318,8 @@ int fgt_as_nobody(int (*fn)(void *arg), void *arg)
 	return WIFEXITED(st) && WEXITSTATUS(st) != 255 ? WEXITSTATUS(st) : -1;
 }
 
-int fgt_count_children(pid_t ppid)
+/* Number of processes in /proc whose ppid (pgrp: their process group) is v. */
+static int count_procs(int pgrp, pid_t v)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -335,16 +338,51 @@ int fgt_count_children(pid_t ppid)
 		if (!f)
 			continue;
 		if (fgets(buf, sizeof(buf), f)) {
-			/* Field 4 (ppid) follows the ")" that closes the command name. */
+			/* After the ")" that closes the command name: state ppid pgrp. */
 			char *rp = strrchr(buf, ')');
 			char state;
-			int pp;
+			int pp, pg;
 
-			if (rp && sscanf(rp + 1, " %c %d", &state, &pp) == 2 && pp == ppid)
+			if (rp && sscanf(rp + 1, " %c %d %d", &state, &pp, &pg) == 3 && (pgrp ? pg : pp) == v)
 				count++;
 		}
 		fclose(f);
 	}
 	closedir(d);
 	return count;
+}
+
+int fgt_count_children(pid_t ppid)
+{
+	return count_procs(0, ppid);
+}
+
+int fgt_count_group(pid_t pgid)
+{
+	int n = count_procs(1, pgid);
+
+	cr_assert(n >= 0, "cannot read /proc");
+	return n;
+}
+
+void fgt_private_mounts(void)
+{
+	if (geteuid() != 0)
+		cr_skip("needs root to mount (euid %d)", (int)geteuid());
+	if (unshare(CLONE_NEWNS) < 0)
+		cr_skip("cannot create a mount namespace: %s", strerror(errno));
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		cr_skip("cannot make mounts private: %s", strerror(errno));
+}
+
+char *fgt_listing(const char *dir)
+{
+	struct fgt_proc p;
+	const char *argv[] = { "/bin/ls", "-A1", dir, NULL };
+	char *s;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 10), 0);
+	s = strdup(p.out ? p.out : "");
+	fgt_proc_release(&p);
+	return s;
 }

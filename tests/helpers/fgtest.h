@@ -67,7 +67,19 @@ void fgt_proc_release(struct fgt_proc *p);
  */
 int fgt_as_nobody(int (*fn)(void *arg), void *arg);
 
-/* Number of zombie or live processes whose parent is ppid (reads /proc). */
+/* Number of zombie or live processes whose parent is ppid (reads /proc);
+ * -1 when /proc cannot be read. */
 int fgt_count_children(pid_t ppid);
+/* Number of live or zombie processes whose process group is pgid (fails
+ * the test when /proc cannot be read). */
+int fgt_count_group(pid_t pgid);
+
+/* Moves this test process (and what it starts) into a private mount
+ * namespace, so mounts vanish with it even when an assertion ends the test;
+ * skips the test with the reason when it cannot (not root, no namespaces). */
+void fgt_private_mounts(void);
+
+/* The names in dir, one a line as `ls -A1` prints them (owned). */
+char *fgt_listing(const char *dir);
 
 #endif

@@ -1,0 +1,142 @@
+/*
+ * fgws.h - the one workspace fixture of the end-to-end tests: a temporary
+ * tree for a run of the real forge-entrypoint or forge-runner, the paths a
+ * test names in it, and the last run's outputs.
+ *
+ * Layout under a fresh temporary directory R (struct fgw's fields):
+ *   root      R
+ *   ws        R/ws, the workspace (created, empty)
+ *   skills    R/skills, the skills directory (created, empty)
+ *   step_dir  R/ws/.forge/impl, the cycle directory of step "impl" (not created)
+ *   task      R/task.json (written only by fgw_task)
+ *   out       R/out, a directory outside the workspace (not created)
+ *   bin       R/bin, for stand-in CLIs put first on PATH (not created)
+ *   log, result, metrics   R/runner.log, R/result.json, R/metrics.prom
+ *   stdout_path, stderr_path   R/stdout, R/stderr (fgw_spawn's streams)
+ * A test writes what its run needs with fgw_write(), fgw_task(),
+ * fgw_review_md() and fgw_script(), runs, and asserts; fgw_release()
+ * removes the tree. The step is "impl" and the skill "impl" unless a test
+ * says otherwise.
+ *
+ * Usage:
+ *   struct fgw w;
+ *   fgw_init(&w);
+ *   fgw_task(&w, NULL);                        the standard task ABC-12
+ *   fgw_review_md(&w, "default", "Check.\n");  skills/default/impl/review.md
+ *   fgw_entrypoint(&w, &p, "sh work.sh", "sh rev.sh", NULL);   or
+ *   fgw_runner(&w, NULL, NULL, "json", NULL, worker, reviewer, NULL);
+ *   ... cr_assert on w.res, w.events, fgw_step_file(&w, ...) ...
+ *   fgw_release(&w);
+ *
+ * Every helper that reads something a test depends on fails the test (with
+ * the path and what it found) instead of returning an error.
+ */
+#ifndef FGWS_H
+#define FGWS_H
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#include "fgtest.h"
+
+struct fgw {
+	char *root, *ws, *skills, *step_dir, *task, *out, *bin;
+	char *log, *result, *metrics, *stdout_path, *stderr_path;
+	/* The last program started with fgw_spawn() (fgw_runner()). */
+	int status;          /* its wait status */
+	long maxrss_kb;      /* its peak RSS (wait4) */
+	char *err;           /* its stderr, owned */
+	/* Loaded by fgw_load() (and fgw_runner()); NULL until then. */
+	char *logtext;       /* the log file, owned ("" when there is none) */
+	cJSON *events;       /* its JSON lines as an array (json format only) */
+	cJSON *res;          /* the result file, or NULL */
+};
+
+/* The standard task (task key ABC-12, skill and step "impl", previous key
+ * ABC-11), what fgw_task(w, NULL) writes. */
+extern const char FGW_TASK[];
+
+/* Makes the tree (see above). fgw_release() removes it and frees w. */
+void fgw_init(struct fgw *w);
+void fgw_release(struct fgw *w);
+
+/* What a run of the runner on the tree needs beyond fgw_init(): a file in
+ * the workspace (ws/README), the directory out, the default skill's
+ * review.md ("max_retries: 3", "Check the work.") and the standard task. */
+void fgw_runner_tree(const struct fgw *w);
+
+/* R/name (owned). */
+char *fgw_path(const struct fgw *w, const char *name);
+/* R/name = content, parent directories created. */
+void fgw_write(const struct fgw *w, const char *name, const char *content);
+/* R/name's content (owned), or NULL when it cannot be read. */
+char *fgw_read(const struct fgw *w, const char *name);
+/* 1 if R/name exists (lstat). */
+int fgw_exists(const struct fgw *w, const char *name);
+/* R/task.json = json (NULL: FGW_TASK). */
+void fgw_task(const struct fgw *w, const char *json);
+/* R/skills/PROJECT/impl/review.md = content. */
+void fgw_review_md(const struct fgw *w, const char *project, const char *content);
+/* R/name = head + body + "\n", executable; head NULL is "#!/bin/sh\n".
+ * Returns the owned path. */
+char *fgw_script(const struct fgw *w, const char *name, const char *head, const char *body);
+/* R/ep.sh: a scripted entrypoint (FGE_FAKE_EP_HEAD + body). Owned path. */
+char *fgw_fake_entrypoint(const struct fgw *w, const char *body);
+
+/* Content of step_dir/name (owned) or NULL; 1 if it exists; parsed as JSON
+ * (owned; fails the test when it is missing or not JSON). */
+char *fgw_step_file(const struct fgw *w, const char *name);
+int fgw_step_exists(const struct fgw *w, const char *name);
+cJSON *fgw_step_json(const struct fgw *w, const char *name);
+
+/*
+ * Runs `forge-entrypoint run` on the workspace (step and skill "impl", the
+ * task R/task.json), in R, with fgt_run: worker/reviewer are the agents'
+ * command strings (NULL: unset), extra a NULL-terminated list of environment
+ * changes (may be NULL) that replaces the defaults of the same name (agent
+ * timeouts of 30 s, kill grace 1 s, FORGE_RUN_ID=test-run, the other forge
+ * settings unset). Fails the test when it cannot start or hangs (120 s).
+ */
+void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
+		    const char *const *extra);
+
+/* The environment every program fgw_spawn() starts gets before its own:
+ * agents bounded, no inherited forge settings. */
+extern const char *const FGW_BASE_ENV[];
+
+/* Starts argv in its own process group with fork/exec (so a test can kill
+ * it mid-run and read its peak RSS), stdout and stderr to R/stdout and
+ * R/stderr, stdin from /dev/null, in R, with FGW_BASE_ENV then env applied
+ * ("NAME=value" sets, "NAME" unsets). Returns its pid. */
+pid_t fgw_spawn(const struct fgw *w, const char *const *argv, const char *const *env);
+/* Waits up to timeout_s for pid (w->status, w->maxrss_kb, w->err); on
+ * timeout kills its group and fails the test. */
+void fgw_wait(struct fgw *w, pid_t pid, double timeout_s);
+/* Exit code of the last program, or 128 + its signal. */
+int fgw_code(const struct fgw *w);
+/* Reads the log file (JSON lines parsed when json) and the result file. */
+void fgw_load(struct fgw *w, int json);
+/* Forgets the last run's outputs and removes its log and result files. */
+void fgw_reset_run(struct fgw *w);
+
+/*
+ * Starts `forge-runner run` on the tree with fgw_spawn: --workspace, --step
+ * impl, --skill impl, --task-key ABC-12, --task-file, --skills-dir, the
+ * entrypoint ep (NULL: the real one), --result, --log-format fmt,
+ * --log-file, --poll-interval 0.05, then extra (NULL-terminated, may be
+ * NULL), all after an optional wrapper prefix wrap (NULL-terminated, may be
+ * NULL). The environment: the agents' commands (NULL: unset), LOG (the log
+ * file) and OUT for scripts, then env. Returns its pid.
+ */
+pid_t fgw_runner_start(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
+		       const char *const *extra, const char *worker, const char *reviewer,
+		       const char *const *env);
+/* fgw_runner_start(), then waits for the end (60 s) and loads the log and
+ * the result (fgw_load). */
+void fgw_runner(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
+		const char *const *extra, const char *worker, const char *reviewer,
+		const char *const *env);
+/* The result's review_cycles (fails the test when there is no result). */
+const cJSON *fgw_cycles(const struct fgw *w);
+
+#endif
