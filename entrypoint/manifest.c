@@ -213,7 +213,9 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 	w.buf = fg_xmalloc(READ_CHUNK);
 	walk_dir(&w, dfd, "", 0);
 	free(w.buf);
-	qsort(w.m->e, w.m->n, sizeof(*w.m->e), by_path);
+	/* An empty workspace has no array to sort (qsort of NULL is undefined). */
+	if (w.m->n > 1)
+		qsort(w.m->e, w.m->n, sizeof(*w.m->e), by_path);
 	w.m->refs = 1;
 	*out = w.m;
 	return 0;

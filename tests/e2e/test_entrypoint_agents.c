@@ -134,7 +134,11 @@ Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 	char *wk = fgw_script(&w, "worker.sh", NULL, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	/* 100 MB through a sanitizer build on a loaded machine can take longer
+	 * than the suite's usual 30 s agent timeout: this test is about not
+	 * blocking, not about the timeout. */
+	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_AGENT_TIMEOUT=110",
+							      "FORGE_AGENT_IDLE_TIMEOUT=110", NULL });
 	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
