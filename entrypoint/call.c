@@ -59,8 +59,7 @@ void ep_call_tmpdir_remove(struct ep_loop *l)
 		}
 	}
 	rmdir(l->tmpdir);
-	free(l->tmpdir);
-	l->tmpdir = NULL;
+	FG_FREE_AND_NULL(l->tmpdir);
 }
 
 char *ep_call_system_name(const char *panel_role)

@@ -18,8 +18,7 @@ void ep_capture_init(struct ep_capture *c, size_t head_max, size_t tail_max)
 void ep_capture_release(struct ep_capture *c)
 {
 	fg_buf_release(&c->head);
-	free(c->tail);
-	c->tail = NULL;
+	FG_FREE_AND_NULL(c->tail);
 	c->tail_start = 0;
 	c->tail_len = 0;
 	c->total = 0;

@@ -81,11 +81,7 @@ static void no_change_cycle(struct ep_loop *l, int k, struct fg_cycle *c)
 	c->j.feedback = fg_xasprintf("The worker's last turn changed nothing in the workspace: no reviewer "
 				     "was asked again. The feedback of cycle %d still stands:\n\n%s", prev->cycle,
 				     prev->j.feedback ? prev->j.feedback : "");
-	c->j.has_findings = prev->j.has_findings;
-	c->j.findings = prev->j.nfindings ? fg_xcalloc(prev->j.nfindings, sizeof(*c->j.findings)) : NULL;
-	for (size_t i = 0; i < prev->j.nfindings; i++)
-		fg_finding_copy(&c->j.findings[i], &prev->j.findings[i]);
-	c->j.nfindings = prev->j.nfindings;
+	fg_judgement_copy_findings(&c->j, &prev->j);
 	ep_loop_stamp(l, c, k, 0);
 	ep_log(FG_MSG_INFO, "the worker's turn changed nothing: cycle %d/%d is rejected without a review", k, l->max);
 }

@@ -17,6 +17,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/evidence.h"
 #include "forge/names.h"
 #include "forge/fsutil.h"
@@ -160,10 +161,7 @@ static void add_panel(cJSON *o, const struct fg_review_config *c)
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(e, "role", r->role);
-		if (r->instructions_file)
-			cJSON_AddStringToObject(e, "instructions_file", r->instructions_file);
-		else
-			cJSON_AddNullToObject(e, "instructions_file");
+		fg_json_add_str_or_null(e, "instructions_file", r->instructions_file);
 		cJSON_AddStringToObject(e, "instructions", r->instructions);
 		cJSON_AddItemToArray(arr, e);
 	}
@@ -187,15 +185,9 @@ static int add_agents(cJSON *o)
 			ep_log(FG_MSG_INFO, "config: %s", err);
 			return FG_EXIT_USAGE;
 		}
-		if (a.cmd)
-			cJSON_AddStringToObject(r, "command", a.cmd);
-		else
-			cJSON_AddNullToObject(r, "command");
+		fg_json_add_str_or_null(r, "command", a.cmd);
 		cJSON_AddStringToObject(r, "output", ep_output_format_name(a.format));
-		if (a.preset)
-			cJSON_AddStringToObject(r, "preset", a.preset);
-		else
-			cJSON_AddNullToObject(r, "preset");
+		fg_json_add_str_or_null(r, "preset", a.preset);
 		cJSON_AddBoolToObject(r, "system_prompt_in_prompt", a.system_in_prompt);
 		ep_role_agent_release(&a);
 	}

@@ -34,6 +34,15 @@ void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name
 	fg_strvec_init(&jc->denied);
 }
 
+void ep_judge_call_release(struct ep_judge_call *jc)
+{
+	fg_judgement_reset(&jc->j);
+	fg_strvec_release(&jc->denied);
+	if (jc->log_fd >= 0)
+		close(jc->log_fd);
+	jc->log_fd = -1;
+}
+
 /* The feedback of a review whose every tool call the CLI refused. Owned. */
 static char *all_denied_feedback(const struct ep_output *out)
 {
@@ -251,10 +260,7 @@ int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
 		c->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
 	}
-	fg_judgement_reset(&jc.j);
-	fg_strvec_release(&jc.denied);
-	if (jc.log_fd >= 0)
-		close(jc.log_fd);
+	ep_judge_call_release(&jc);
 	free(logname);
 	free(prompt);
 	return rc;

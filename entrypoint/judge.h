@@ -38,10 +38,12 @@ struct ep_judge_call {
 	struct fg_strvec denied;     /* owned: the tools its CLI refused (denied.h) */
 };
 
-/* Sets the caller's fields and empties the results (the caller releases
- * j and denied). */
+/* Sets the caller's fields and empties the results; log_fd is taken
+ * (ep_judge_call_release closes it). */
 void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name,
 			const char *panel_role, int log_fd);
+/* Frees what jc owns (its judgement, its denied tools) and closes its log. */
+void ep_judge_call_release(struct ep_judge_call *jc);
 
 /*
  * Opens step_dir/name for writing as a fresh file (a link or symlink planted

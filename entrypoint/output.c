@@ -86,6 +86,14 @@ void ep_output_set_answer(struct ep_output *o, const char *s)
 	o->answer = s ? fg_xstrdup(s) : NULL;
 }
 
+void ep_output_set_session(struct ep_output *o, const char *id)
+{
+	if (!id || !*id)
+		return;
+	free(o->session_id);
+	o->session_id = fg_xstrdup(id);
+}
+
 void ep_output_fail(struct ep_output *o, const char *reason)
 {
 	o->outcome = EP_OUTCOME_FAILED;
@@ -365,16 +373,10 @@ cJSON *ep_output_to_cjson(const struct ep_output *o)
 	if (!j)
 		abort();
 	cJSON_AddBoolToObject(j, "ok", o->ok);
-	if (o->error)
-		cJSON_AddStringToObject(j, "error", o->error);
-	else
-		cJSON_AddNullToObject(j, "error");
+	fg_json_add_str_or_null(j, "error", o->error);
 	cJSON_AddStringToObject(j, "text", o->text ? o->text : "");
 	cJSON_AddItemToObject(j, "usage", fg_usage_to_cjson(&o->usage));
-	if (o->session_id)
-		cJSON_AddStringToObject(j, "session_id", o->session_id);
-	else
-		cJSON_AddNullToObject(j, "session_id");
+	fg_json_add_str_or_null(j, "session_id", o->session_id);
 	cJSON_AddItemToObject(j, "denied_tools", fg_denied_array(&o->denied));
 	return j;
 }

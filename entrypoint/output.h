@@ -146,6 +146,9 @@ struct cJSON *ep_output_to_cjson(const struct ep_output *o);
 
 /* For the adapters: sets o->answer (a copy of s, or NULL). */
 void ep_output_set_answer(struct ep_output *o, const char *s);
+/* For the adapters: the CLI's session (or thread) id: a copy of id
+ * replaces the one kept; NULL or "" keeps it. */
+void ep_output_set_session(struct ep_output *o, const char *id);
 /* For the adapters: a failure with reason (copied). */
 void ep_output_fail(struct ep_output *o, const char *reason);
 /* The adapters read members with fg_json_str() and fg_json_num() (json.h). */

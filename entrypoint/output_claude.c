@@ -149,8 +149,7 @@ static void on_result(struct ep_output *o, const cJSON *m)
 		return;
 	}
 	o->outcome = EP_OUTCOME_OK;
-	free(o->reason);
-	o->reason = NULL;
+	FG_FREE_AND_NULL(o->reason);
 	ep_output_set_answer(o, result && *result ? result : NULL);
 }
 
@@ -220,12 +219,8 @@ static bool untyped_result(const cJSON *m)
 static void claude_message(struct ep_output *o, const cJSON *m)
 {
 	const char *type = fg_json_str(m, "type");
-	const char *sid = fg_json_str(m, "session_id");
 
-	if (sid && *sid) {
-		free(o->session_id);
-		o->session_id = fg_xstrdup(sid);
-	}
+	ep_output_set_session(o, fg_json_str(m, "session_id"));
 	if (!type && untyped_result(m))
 		on_result(o, m);
 	else if (type && !strcmp(type, "result"))

@@ -77,9 +77,8 @@ static void codex_message(struct ep_output *o, const cJSON *m)
 
 	if (!type)
 		return;
-	if (!strcmp(type, "thread.started") && fg_json_str(m, "thread_id")) {
-		free(o->session_id);
-		o->session_id = fg_xstrdup(fg_json_str(m, "thread_id"));
+	if (!strcmp(type, "thread.started")) {
+		ep_output_set_session(o, fg_json_str(m, "thread_id"));
 	} else if (!strcmp(type, "item.completed")) {
 		on_item_completed(o, m);
 	} else if (!strcmp(type, "turn.completed")) {

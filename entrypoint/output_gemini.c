@@ -145,12 +145,8 @@ static void on_document(struct ep_output *o, const cJSON *m)
 static void gemini_message(struct ep_output *o, const cJSON *m)
 {
 	const char *type = fg_json_str(m, "type");
-	const char *sid = fg_json_str(m, "session_id");
 
-	if (sid && *sid) {
-		free(o->session_id);
-		o->session_id = fg_xstrdup(sid);
-	}
+	ep_output_set_session(o, fg_json_str(m, "session_id"));
 	if (!type) {
 		on_document(o, m);
 	} else if (!strcmp(type, "result")) {

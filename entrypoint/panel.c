@@ -178,8 +178,7 @@ static void merge_findings(struct fg_cycle *c, const struct fg_review *r)
 	for (size_t j = 0; j < r->j.nfindings && c->j.nfindings < FG_FINDINGS_MAX; j++) {
 		struct fg_finding *f;
 
-		c->j.findings = fg_xreallocarray(c->j.findings, c->j.nfindings + 1, sizeof(*c->j.findings));
-		f = &c->j.findings[c->j.nfindings++];
+		f = fg_judgement_add_finding(&c->j);
 		fg_finding_copy(f, &r->j.findings[j]);
 		if (!f->role)
 			f->role = fg_xstrdup(r->role);
@@ -319,10 +318,7 @@ static int review_role(struct ep_loop *l, int k, const struct fg_reviewer *role,
 		rv->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		rv->elapsed_seconds = fg_seconds_since(t0);
 	}
-	fg_judgement_reset(&jc.j);
-	fg_strvec_release(&jc.denied);
-	if (jc.log_fd >= 0)
-		close(jc.log_fd);
+	ep_judge_call_release(&jc);
 	free(logname);
 	free(pname);
 	free(prompt);

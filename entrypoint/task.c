@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/cmdline.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
@@ -60,18 +61,18 @@ static void pick(char **dst, const char *opt, const char *name)
 	*dst = fg_xstrdup(v);
 }
 
+/* An optional string of the task file into *dst, unless already set. */
 static int json_str(const cJSON *root, const char *field, char **dst, char *err, size_t errlen)
 {
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, field);
+	const char *v;
+	char why[128];
 
-	if (!f || cJSON_IsNull(f))
-		return 0;
-	if (!cJSON_IsString(f)) {
-		snprintf(err, errlen, "task file: field '%s' must be a string", field);
+	if (fg_json_opt_str(root, field, &v, why, sizeof(why))) {
+		snprintf(err, errlen, "task file: %s", why);
 		return -EINVAL;
 	}
-	if (!*dst)
-		*dst = fg_xstrdup(f->valuestring);
+	if (v && !*dst)
+		*dst = fg_xstrdup(v);
 	return 0;
 }
 

@@ -17,6 +17,12 @@
 
 #define RN_DEFAULT_POLL_INTERVAL 5.0
 
+/* The rows of the options run and watch share, one spelling and help text
+ * each: the log's format and level (log.h reads them). */
+#define RN_OPT_LOG_FORMAT(id) { (id), "log-format", 0, "FMT", NULL, "text (default) or json" }
+#define RN_OPT_LOG_LEVEL(id) \
+	{ (id), "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" }
+
 extern const struct fg_opt rn_run_options[];
 extern const struct fg_opt rn_watch_options[];
 extern const struct fg_opt rn_sweep_options[];

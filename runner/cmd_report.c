@@ -106,24 +106,21 @@ static int read_input(const char *path, struct fg_buf *out, char *err, size_t er
 static int opt_string(const cJSON *o, const char *field, int kind, char **out, char *err,
 		      size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
+	const char *v;
 	char nerr[256];
 
 	*out = NULL;
-	if (!v || cJSON_IsNull(v))
-		return 0;
-	if (!cJSON_IsString(v)) {
-		snprintf(err, errlen, "not a result file: field '%s' must be a string or null", field);
-		return -1;
-	}
-	if (!v->valuestring[0])
-		return 0;
-	if (kind >= 0 && fg_name_check((enum fg_name_kind)kind, v->valuestring,
-				       strlen(v->valuestring), nerr, sizeof(nerr))) {
+	if (fg_json_opt_str(o, field, &v, nerr, sizeof(nerr))) {
 		snprintf(err, errlen, "not a result file: %s", nerr);
 		return -1;
 	}
-	*out = fg_xstrdup(v->valuestring);
+	if (!v || !v[0])
+		return 0;
+	if (kind >= 0 && fg_name_check((enum fg_name_kind)kind, v, strlen(v), nerr, sizeof(nerr))) {
+		snprintf(err, errlen, "not a result file: %s", nerr);
+		return -1;
+	}
+	*out = fg_xstrdup(v);
 	return 0;
 }
 

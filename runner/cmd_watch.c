@@ -38,8 +38,8 @@ const struct fg_opt rn_watch_options[] = {
 	{ W_STEP, "step", 0, "NAME", NULL, "{step} of --cycle-dir (required with it)" },
 	{ W_SKILL, "skill", 0, "NAME", NULL, "{skill} of --cycle-dir (default: the step, '_' -> '-')" },
 	{ W_TASK_KEY, "task-key", 0, "KEY", NULL, "{task_key} of --cycle-dir" },
-	{ W_LOG_FORMAT, "log-format", 0, "FMT", NULL, "text (default) or json" },
-	{ W_LOG_LEVEL, "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" },
+	RN_OPT_LOG_FORMAT(W_LOG_FORMAT),
+	RN_OPT_LOG_LEVEL(W_LOG_LEVEL),
 	{ W_HELP, "help", 'h', NULL, NULL, "show help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };

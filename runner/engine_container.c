@@ -38,12 +38,7 @@ static const char *const label_names[] = {
 
 int rn_mount_label_parse(const char *s, enum rn_mount_label *out)
 {
-	int i = FG_NAME_INDEX(label_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum rn_mount_label)i;
-	return 0;
+	return FG_NAME_PARSE(label_names, s, 0, out);
 }
 
 const char *rn_mount_label_option(enum rn_mount_label mode, int selinux_enabled)
@@ -71,34 +66,36 @@ int rn_selinux_enabled(void)
 	return ok;
 }
 
+/* The one form of a refused limit: "invalid WHAT 'v' (MUST)", -EINVAL. */
+static int refused(const char *what, const char *v, const char *must, char *err, size_t errlen)
+{
+	rn__seterr(err, errlen, "invalid %s '%s' (%s)", what, v, must);
+	return -EINVAL;
+}
+
 int rn_engine_memory_check(const char *v, char *err, size_t errlen)
 {
 	size_t n = strspn(v, "0123456789");
 
 	if (n > 0 && n <= 18 && (!v[n] || (strchr("bkmgBKMG", v[n]) && !v[n + 1])))
 		return 0;
-	rn__seterr(err, errlen, "invalid memory limit '%s' (bytes, or a number with b, k, m or g: 4g)", v);
-	return -EINVAL;
+	return refused("memory limit", v, "bytes, or a number with b, k, m or g: 4g", err, errlen);
 }
 
 int rn_engine_cpus_check(const char *v, char *err, size_t errlen)
 {
 	double d;
 
-	if (!fg_parse_double(v, 0.001, 1024, &d))
-		return 0;
-	rn__seterr(err, errlen, "invalid CPU limit '%s' (a number from 0.001 to 1024: 2, 0.5)", v);
-	return -EINVAL;
+	return fg_parse_double(v, 0.001, 1024, &d) ? refused("CPU limit", v, "a number from 0.001 to 1024: 2, 0.5",
+							     err, errlen) : 0;
 }
 
 int rn_engine_pids_check(const char *v, char *err, size_t errlen)
 {
 	long n;
 
-	if (!fg_parse_long(v, 1, 4194304, &n))
-		return 0;
-	rn__seterr(err, errlen, "invalid process limit '%s' (an integer from 1 to 4194304)", v);
-	return -EINVAL;
+	return fg_parse_long(v, 1, 4194304, &n) ? refused("process limit", v, "an integer from 1 to 4194304",
+							  err, errlen) : 0;
 }
 
 int rn_engine_network_check(const char *v, char *err, size_t errlen)
@@ -107,8 +104,7 @@ int rn_engine_network_check(const char *v, char *err, size_t errlen)
 
 	if (*v && *v != '-' && !v[n])
 		return 0;
-	rn__seterr(err, errlen, "invalid network '%s' (a name such as none, bridge or slirp4netns)", v);
-	return -EINVAL;
+	return refused("network", v, "a name such as none, bridge or slirp4netns", err, errlen);
 }
 
 /* ---- the command line ---- */

@@ -98,8 +98,7 @@ void rn_log_close(struct rn_log *l)
 {
 	if (l->owns_fp && l->fp)
 		fclose(l->fp);
-	free(l->path);
-	l->path = NULL;
+	FG_FREE_AND_NULL(l->path);
 	l->fp = NULL;
 	l->owns_fp = 0;
 }

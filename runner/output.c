@@ -152,10 +152,7 @@ void rn_output_finish(struct rn_output *o)
 
 void rn_output_release(struct rn_output *o)
 {
-	free(o->reason);
-	free(o->last_said);
-	free(o->hint);
-	o->reason = NULL;
-	o->last_said = NULL;
-	o->hint = NULL;
+	FG_FREE_AND_NULL(o->reason);
+	FG_FREE_AND_NULL(o->last_said);
+	FG_FREE_AND_NULL(o->hint);
 }

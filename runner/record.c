@@ -23,18 +23,12 @@ const char *rn_record_mode_name(enum rn_record_mode m)
 
 int rn_record_mode_parse(const char *s, enum rn_record_mode *out)
 {
-	int i;
-
 	/* An empty value is how an unset-but-exported variable looks: none. */
 	if (!s || !*s) {
 		*out = RN_RECORD_NONE;
 		return 0;
 	}
-	i = FG_NAME_INDEX(mode_names, s, 0);
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum rn_record_mode)i;
-	return 0;
+	return FG_NAME_PARSE(mode_names, s, 0, out);
 }
 
 /* The caller validates names; this is a last guard against leaving the recording dir. */

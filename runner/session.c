@@ -525,8 +525,7 @@ static void take_output(struct session *s)
 	else if (res->exit_code == FG_EXIT_USAGE && !res->failed && rn_output_reason(&s->output))
 		res->reason = fg_xstrdup(rn_output_reason(&s->output));
 	if (res->exit_code == 0) {
-		free(res->reason);
-		res->reason = NULL;
+		FG_FREE_AND_NULL(res->reason);
 	}
 	if (res->exit_code != 0 && s->output.hint) {
 		char *msg = fg_xasprintf("%s; hint: %s", res->error_message ? res->error_message : "",

@@ -21,8 +21,7 @@ void rn_stream_init(struct rn_stream *s, const struct rn_stream_opts *opts)
 void rn_stream_release(struct rn_stream *s)
 {
 	fg_buf_release(&s->line);
-	free(s->seen);
-	s->seen = NULL;
+	FG_FREE_AND_NULL(s->seen);
 }
 
 size_t rn_stream_dropped(const struct rn_stream *s)

@@ -540,16 +540,13 @@ static void free_all(struct rn_watch *w)
 		free(w->dirs[i].e);
 		free(w->dirs[i].dropped);
 	}
-	free(w->dirs);
-	w->dirs = NULL;
+	FG_FREE_AND_NULL(w->dirs);
 	/* Closing the descriptor removes every watch. */
-	free(w->wds);
-	w->wds = NULL;
+	FG_FREE_AND_NULL(w->wds);
 	w->nwds = 0;
 	w->ndirs = 0;
 	w->dirs_cap = 0;
-	free(w->buf);
-	w->buf = NULL;
+	FG_FREE_AND_NULL(w->buf);
 	if (w->ifd >= 0)
 		close(w->ifd);
 	w->ifd = -1;

@@ -414,14 +414,7 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
 	fg_usage_pair_from(&c->usage, o);
 	fg_denied_from(&c->denied, o);
-	v = cJSON_GetObjectItemCaseSensitive(o, "format");
-	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &c->j.format))
-		c->j.has_format = true;
-	else
-		c->j.format = FG_FORMAT_NONE;
-	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
-	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &c->j.findings, &c->j.nfindings))
-		c->j.has_findings = true;
+	fg__judgement_read(o, &c->j);
 	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && fg__safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
@@ -502,18 +495,6 @@ int fg_cycle_write(const char *dir, const struct fg_cycle *c)
 	return fg_cycle_write_sealed(dir, c, NULL, NULL);
 }
 
-static void read_error(int r, const char *name, char *err, size_t errlen)
-{
-	if (r == -ELOOP)
-		fg__seterr(err, errlen, "'%s' is a symbolic link", name);
-	else if (r == -EINVAL)
-		fg__seterr(err, errlen, "'%s' is not a regular file", name);
-	else if (r == -EFBIG)
-		fg__seterr(err, errlen, "'%s' is larger than %d bytes", name, FG_CYCLE_MAX_BYTES);
-	else
-		fg__seterr(err, errlen, "cannot read '%s': %s", name, strerror(-r));
-}
-
 int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_buf *raw,
 		     char *err, size_t errlen)
 {
@@ -525,13 +506,10 @@ int fg_cycle_read_at(int dirfd, const char *name, struct fg_cycle *c, struct fg_
 	if (raw)
 		fg_buf_reset(raw);
 	r = fg_read_file_at(dirfd, name, FG_CYCLE_MAX_BYTES, 0, b, NULL);
-	/* A directory is one more thing that is not a regular file. */
-	if (r == -EISDIR)
-		r = -EINVAL;
 	if (r) {
 		/* A read error must not hand back an earlier cycle as if current. */
 		fg_cycle_release(c);
-		read_error(r, name, err, errlen);
+		r = fg__read_failed(r, name, FG_CYCLE_MAX_BYTES, err, errlen);
 	} else {
 		r = fg_cycle_parse(c, fg_buf_str(b), b->len, err, errlen);
 	}
@@ -551,18 +529,11 @@ int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count)
 	struct fg_cycle_entry *v = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
-	int fd = dup(dirfd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	int num, r = 0;
+	DIR *d = fg_dir_stream_at(dirfd, &r);
 
-	if (!d) {
-		r = -errno;
-		if (fd >= 0)
-			close(fd);
+	if (!d)
 		return r;
-	}
-	/* The duplicate shares dirfd's offset: start from the beginning. */
-	rewinddir(d);
 	for (;;) {
 		errno = 0;
 		de = readdir(d);

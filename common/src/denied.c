@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
+
 void fg_denied_init(struct fg_denied *d)
 {
 	fg_strvec_init(&d->worker);
@@ -83,9 +85,7 @@ void fg_denied_add_to(cJSON *o, const struct fg_denied *d)
 
 	if (fg_denied_empty(d))
 		return;
-	t = cJSON_AddObjectToObject(o, "denied_tools");
-	if (!t)
-		abort();
+	t = fg_json_add_object(o, "denied_tools");
 	if (d->worker.n)
 		cJSON_AddItemToObject(t, "worker", fg_denied_array(&d->worker));
 	if (d->reviewer.n)

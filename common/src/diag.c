@@ -3,6 +3,7 @@
  */
 #include "forge/diag.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,4 +69,19 @@ void fg__seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+int fg__read_failed(int r, const char *name, int max, char *err, size_t errlen)
+{
+	if (r == -EISDIR)
+		r = -EINVAL;
+	if (r == -ELOOP)
+		fg__seterr(err, errlen, "'%s' is a symbolic link", name);
+	else if (r == -EINVAL)
+		fg__seterr(err, errlen, "'%s' is not a regular file", name);
+	else if (r == -EFBIG)
+		fg__seterr(err, errlen, "'%s' is larger than %d bytes", name, max);
+	else
+		fg__seterr(err, errlen, "cannot read '%s': %s", name, strerror(-r));
+	return r;
 }

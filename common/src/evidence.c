@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
 #include "forge/text.h"
@@ -149,10 +150,7 @@ static void add_checks(cJSON *o, const struct fg_evidence *e)
 		cJSON_AddNumberToObject(c, "exit_code", r->exit_code);
 		cJSON_AddNumberToObject(c, "duration_seconds", fg__seconds_for_file(r->duration_seconds));
 		cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
-		if (r->log)
-			cJSON_AddStringToObject(c, "log", r->log);
-		else
-			cJSON_AddNullToObject(c, "log");
+		fg_json_add_str_or_null(c, "log", r->log);
 		if (r->timed_out)
 			cJSON_AddTrueToObject(c, "timed_out");
 		cJSON_AddItemToArray(arr, c);
@@ -213,17 +211,9 @@ void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e)
 
 /* ---- reading ----------------------------------------------------------- */
 
-static const char *str_of(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
-}
-
 static long long_of(const cJSON *o, const char *key, long lo, long hi, long dflt)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	double d = fg_json_num(o, key);
 
 	if (!isfinite(d) || d < (double)lo || d > (double)hi || d != (double)(long)d)
 		return dflt;
@@ -241,7 +231,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 	const cJSON *it;
 
 	cJSON_ArrayForEach(it, arr) {
-		const char *name = str_of(it, "name"), *tail = str_of(it, "output_tail");
+		const char *name = fg_json_str(it, "name"), *tail = fg_json_str(it, "output_tail");
 		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_seconds");
 		struct fg_check_result *r;
 
@@ -257,7 +247,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 			free(r->output_tail);
 			r->output_tail = fg_xstrdup(tail);
 		}
-		r->log = base_name(str_of(it, "log")) ? fg_xstrdup(str_of(it, "log")) : NULL;
+		r->log = base_name(fg_json_str(it, "log")) ? fg_xstrdup(fg_json_str(it, "log")) : NULL;
 	}
 	e->has_checks = true;
 }
@@ -265,15 +255,15 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 static void read_changes(struct fg_evidence *e, const cJSON *o, const cJSON *arr)
 {
 	const cJSON *it;
-	const char *since = str_of(o, "changes_since");
+	const char *since = fg_json_str(o, "changes_since");
 
 	cJSON_ArrayForEach(it, arr) {
-		const char *path = str_of(it, "path");
+		const char *path = fg_json_str(it, "path");
 		enum fg_change_status st;
 
-		if (!path || fg_change_status_parse(str_of(it, "status"), &st))
+		if (!path || fg_change_status_parse(fg_json_str(it, "status"), &st))
 			continue;
-		fg_evidence_add_change(e, st, path, str_of(it, "old_path"),
+		fg_evidence_add_change(e, st, path, fg_json_str(it, "old_path"),
 				       long_of(it, "added", 0, 1L << 30, -1),
 				       long_of(it, "deleted", 0, 1L << 30, -1));
 	}
@@ -300,8 +290,8 @@ void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 	v = cJSON_GetObjectItemCaseSensitive(o, "changes");
 	if (cJSON_IsArray(v))
 		read_changes(e, o, v);
-	if (base_name(str_of(o, "diff")))
-		e->diff = fg_xstrdup(str_of(o, "diff"));
+	if (base_name(fg_json_str(o, "diff")))
+		e->diff = fg_xstrdup(fg_json_str(o, "diff"));
 	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
 	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
 	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), &e->verified, FG_VERIFIED_MAX);

@@ -242,6 +242,22 @@ int fg_open_dir(int dirfd, const char *path, unsigned flags)
 	return fd < 0 ? -errno : fd;
 }
 
+DIR *fg_dir_stream_at(int dirfd, int *err)
+{
+	int fd = dup(dirfd);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+
+	if (!d) {
+		*err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	/* The duplicate shares dirfd's offset: start from the beginning. */
+	rewinddir(d);
+	return d;
+}
+
 static int fsync_fd(int fd)
 {
 	while (fsync(fd) < 0) {

@@ -10,6 +10,11 @@
 void fg__strlcpy(char *dst, const char *src, size_t n);
 /* snprintf into err if err != NULL and errlen > 0. */
 void fg__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A failed fg_read_file_at() of name (bounded at max bytes) said in err:
+ * "'name' is a symbolic link", "... is not a regular file" (a directory
+ * too), "... is larger than max bytes", "cannot read 'name': why".
+ * Returns r, -EISDIR turned into -EINVAL. */
+int fg__read_failed(int r, const char *name, int max, char *err, size_t errlen);
 
 /*
  * Checks the string member key of a cycle or summary file like the name it
@@ -18,6 +23,13 @@ void fg__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((f
  * ..." in err. In names.c: the one edge from a JSON reader to the names.
  */
 int fg__name_field(int kind, const char *key, const char *value, char *err, size_t errlen);
+
+/* verdict_findings.c: the "format" and "findings" members of a cycle or
+ * review object o read into j (has_format and has_findings set when
+ * present and valid; an unknown format reads as none). */
+struct cJSON;
+struct fg_judgement;
+void fg__judgement_read(const struct cJSON *o, struct fg_judgement *j);
 
 /* review.c: the cycle's "reviews" array added to o (none when c has no
  * reviews), and read back from arr into c (a malformed entry is skipped). */

@@ -152,6 +152,27 @@ int fg_json_req_num(const cJSON *o, const char *key, double *out, char *err, siz
 	return 0;
 }
 
+int fg_json_opt_str(const cJSON *o, const char *key, const char **out, char *err, size_t errlen)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (v && !cJSON_IsNull(v) && !cJSON_IsString(v)) {
+		fg__seterr(err, errlen, "field '%s' must be a string or null", key);
+		return -EINVAL;
+	}
+	*out = v && cJSON_IsString(v) ? v->valuestring : NULL;
+	return 0;
+}
+
+cJSON *fg_json_add_object(cJSON *o, const char *key)
+{
+	cJSON *v = cJSON_AddObjectToObject(o, key);
+
+	if (!v)
+		abort();
+	return v;
+}
+
 void fg_json_add_str_or_null(cJSON *o, const char *key, const char *v)
 {
 	if (v)

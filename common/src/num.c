@@ -9,12 +9,20 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/* The one rule of where a number may start: a value that is missing,
+ * empty or starts with a blank (which strtol and strtod would skip) is no
+ * number. */
+static int number_start(const char *s)
+{
+	return s && *s && *s != ' ' && *s != '\t';
+}
+
 int fg_parse_long(const char *s, long min, long max, long *out)
 {
 	char *end;
 	long v;
 
-	if (!s || !*s || *s == ' ' || *s == '\t')
+	if (!number_start(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtol(s, &end, 10);
@@ -31,7 +39,7 @@ int fg_parse_double(const char *s, double min, double max, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s || *s == ' ' || *s == '\t')
+	if (!number_start(s))
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);

@@ -35,12 +35,7 @@ const char *fg_role_verdict_name(enum fg_role_verdict v)
 
 int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
 {
-	int i = FG_NAME_INDEX(role_verdict_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum fg_role_verdict)i;
-	return 0;
+	return FG_NAME_PARSE(role_verdict_names, s, 0, out);
 }
 
 void fg_review_init(struct fg_review *r)
@@ -76,9 +71,7 @@ void fg_review_copy(struct fg_review *dst, const struct fg_review *src)
 	fg_review_release(dst);
 	*dst = *src;
 	dst->j.feedback = fg_xstrdup(src->j.feedback ? src->j.feedback : "");
-	dst->j.findings = src->j.nfindings ? fg_xcalloc(src->j.nfindings, sizeof(*dst->j.findings)) : NULL;
-	for (size_t i = 0; i < src->j.nfindings; i++)
-		fg_finding_copy(&dst->j.findings[i], &src->j.findings[i]);
+	fg_judgement_copy_findings(&dst->j, &src->j);
 	fg_strvec_init(&dst->j.verified);
 	for (size_t i = 0; i < src->j.verified.n; i++)
 		fg_strvec_push(&dst->j.verified, src->j.verified.v[i]);
@@ -135,16 +128,9 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;
-	v = cJSON_GetObjectItemCaseSensitive(o, "format");
-	if (cJSON_IsString(v) && v->valuestring && !fg_verdict_format_parse(v->valuestring, &r->j.format))
-		r->j.has_format = true;
-	else
-		r->j.format = FG_FORMAT_NONE;
+	fg__judgement_read(o, &r->j);
 	v = cJSON_GetObjectItemCaseSensitive(o, "feedback");
 	r->j.feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
-	v = cJSON_GetObjectItemCaseSensitive(o, "findings");
-	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &r->j.findings, &r->j.nfindings))
-		r->j.has_findings = true;
 	v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		r->elapsed_seconds = v->valuedouble;

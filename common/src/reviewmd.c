@@ -201,39 +201,57 @@ static void check_late_delim(struct fg_diags *d, const char *data, size_t len)
 
 /* ---- settings ---------------------------------------------------------- */
 
+/* The settings the environment can give: the variable and what its value
+ * must be, indexed by enum env_setting. */
+enum env_setting { ENV_RETRIES, ENV_STALLED, ENV_COST };
+static const struct {
+	const char *name, *why;
+} env_settings[] = {
+	[ENV_RETRIES] = { "AUTO_REVIEW_MAX_RETRIES",
+			  "not an integer from 0 to " FG_XSTR(FG_MAX_RETRIES_LIMIT) },
+	[ENV_STALLED] = { "AUTO_REVIEW_STOP_WHEN_STALLED",
+			  "not a boolean (true/false, 1/0, yes/no, on/off)" },
+	[ENV_COST] = { "AUTO_REVIEW_MAX_COST_USD",
+		       "not a number of US dollars from 0 to " FG_XSTR(FG_MAX_COST_USD_LIMIT) },
+};
+
 /* An environment value, or NULL when unset or empty (both mean "not set"). */
-static const char *env_value(const struct fg_review_env *env, int which)
+static const char *env_value(const struct fg_review_env *env, enum env_setting which)
 {
 	const char *s;
 
 	if (!env)
 		return NULL;
-	s = which == 2 ? env->max_cost_usd : which ? env->stop_when_stalled : env->max_retries;
+	s = which == ENV_COST ? env->max_cost_usd : which == ENV_STALLED ? env->stop_when_stalled
+									  : env->max_retries;
 	return s && *s ? s : NULL;
 }
 
-/* Warns that the environment variable NAME holding VALUE is ignored, and why;
- * the value is shown escaped and cut at SHOW_MAX bytes. */
-static void warn_env_ignored(struct fg_review_config *c, const char *name,
-			     const char *value, const char *why)
+/* Whether the value s of setting which, whose parse returned rc, is used:
+ * 0 when there is none, or after a warning that it is ignored and why when
+ * rc < 0 (the value shown escaped and cut at SHOW_MAX bytes). */
+static int env_used(struct fg_review_config *c, enum env_setting which, const char *s, int rc)
 {
 	char shown[SHOW_MAX + 8];
 
-	fg__rmd_show(value, strlen(value), shown, sizeof(shown));
-	fg_diags_add(&c->diags, FG_DIAG_WARNING, 0, "ignoring %s='%s': %s", name, shown, why);
+	if (!s)
+		return 0;
+	if (rc >= 0)
+		return 1;
+	fg__rmd_show(s, strlen(s), shown, sizeof(shown));
+	fg_diags_add(&c->diags, FG_DIAG_WARNING, 0, "ignoring %s='%s': %s", env_settings[which].name,
+		     shown, env_settings[which].why);
+	return 0;
 }
 
 static void apply_retries(struct fg_review_config *c, const struct fm_fields *f,
 			  const struct fg_review_env *env)
 {
-	const char *s = env_value(env, 0);
+	const char *s = env_value(env, ENV_RETRIES);
 	long n = -1;
 
-	if (s && fg_parse_long(s, 0, FG_MAX_RETRIES_LIMIT, &n) < 0) {
-		warn_env_ignored(c, "AUTO_REVIEW_MAX_RETRIES", s,
-				 "not an integer from 0 to " FG_XSTR(FG_MAX_RETRIES_LIMIT));
+	if (!env_used(c, ENV_RETRIES, s, s ? fg_parse_long(s, 0, FG_MAX_RETRIES_LIMIT, &n) : 0))
 		n = -1;
-	}
 	if (n == 0) {
 		c->max_retries = 0;
 		c->source = FG_RETRIES_ENV_DISABLED;
@@ -252,28 +270,22 @@ static void apply_retries(struct fg_review_config *c, const struct fm_fields *f,
 static void apply_stalled(struct fg_review_config *c, const struct fm_fields *f,
 			  const struct fg_review_env *env)
 {
-	const char *s = env_value(env, 1);
+	const char *s = env_value(env, ENV_STALLED);
 	int b = 0;
 
-	if (s && fg_parse_bool(s, &b) < 0) {
-		warn_env_ignored(c, "AUTO_REVIEW_STOP_WHEN_STALLED", s,
-				 "not a boolean (true/false, 1/0, yes/no, on/off)");
+	if (!env_used(c, ENV_STALLED, s, s ? fg_parse_bool(s, &b) : 0))
 		b = 0;
-	}
 	c->stop_when_stalled = f->has_stalled ? f->stalled != 0 : b != 0;
 }
 
 static void apply_cost(struct fg_review_config *c, const struct fm_fields *f,
 		       const struct fg_review_env *env)
 {
-	const char *s = env_value(env, 2);
+	const char *s = env_value(env, ENV_COST);
 	double d = -1;
 
-	if (s && fg_parse_double(s, 0, FG_MAX_COST_USD_LIMIT, &d) < 0) {
-		warn_env_ignored(c, "AUTO_REVIEW_MAX_COST_USD", s,
-				 "not a number of US dollars from 0 to " FG_XSTR(FG_MAX_COST_USD_LIMIT));
+	if (!env_used(c, ENV_COST, s, s ? fg_parse_double(s, 0, FG_MAX_COST_USD_LIMIT, &d) : 0))
 		d = -1;
-	}
 	c->max_cost_usd = f->has_cost ? f->cost : d;
 }
 

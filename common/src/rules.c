@@ -64,12 +64,9 @@ bool fg_rules_stalled(const struct fg_cycle *a, bool a_failed, const struct fg_c
 
 static void shorten(struct fg_finding *f)
 {
-	free(f->description);
-	free(f->evidence);
-	free(f->fix);
-	f->description = NULL;
-	f->evidence = NULL;
-	f->fix = NULL;
+	FG_FREE_AND_NULL(f->description);
+	FG_FREE_AND_NULL(f->evidence);
+	FG_FREE_AND_NULL(f->fix);
 }
 
 void fg_rules_fit(struct fg_cycle *c, size_t max)

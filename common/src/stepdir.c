@@ -114,19 +114,12 @@ static int clear_special(int dfd, const char *name, const struct stat *st, fg_st
 
 int fg_step_clear_stale(int dfd, long *cycles_removed, fg_stale_special_cb cb, void *data)
 {
-	int dup_fd = dup(dfd);
-	DIR *dir = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
 	struct dirent *de;
 	int r = 0;
+	DIR *dir = fg_dir_stream_at(dfd, &r);
 
-	if (!dir) {
-		r = -errno;
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!dir)
 		return r;
-	}
-	/* The duplicate shares dfd's offset: list from the beginning. */
-	rewinddir(dir);
 	for (errno = 0; (de = readdir(dir)) != NULL; errno = 0) {
 		int kind = fg_step_stale_kind(de->d_name), e = 0;
 		struct stat st;

@@ -43,12 +43,7 @@ const char *fg_review_state_name(enum fg_review_state s)
 
 int fg_review_state_parse(const char *s, enum fg_review_state *out)
 {
-	int i = FG_NAME_INDEX(state_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum fg_review_state)i;
-	return 0;
+	return FG_NAME_PARSE(state_names, s, 0, out);
 }
 
 void fg_summary_init(struct fg_summary *s)
@@ -91,7 +86,7 @@ void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f)
 
 	if (s->nquestions >= FG_SUMMARY_QUESTIONS_MAX)
 		return;
-	s->questions = fg_xreallocarray(s->questions, s->nquestions + 1, sizeof(*s->questions));
+	FG_ALLOC_GROW(s->questions, s->nquestions + 1, s->questions_alloc);
 	q = &s->questions[s->nquestions++];
 	memset(q, 0, sizeof(*q));
 	q->severity = cut(f->severity);
@@ -115,10 +110,7 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 	cJSON_AddStringToObject(o, "skill", s->skill ? s->skill : "");
 	cJSON_AddStringToObject(o, "task_key", s->task_key ? s->task_key : "");
 	cJSON_AddStringToObject(o, "run_id", s->run_id ? s->run_id : "");
-	if (s->review_md)
-		cJSON_AddStringToObject(o, "review_md", s->review_md);
-	else
-		cJSON_AddNullToObject(o, "review_md");
+	fg_json_add_str_or_null(o, "review_md", s->review_md);
 	if (s->max_cost_usd >= 0)
 		cJSON_AddNumberToObject(o, "max_cost_usd", s->max_cost_usd);
 	fg_usage_pair_add_to(o, &s->usage);
@@ -179,11 +171,9 @@ static int get_name(const cJSON *o, const char *key, int kind, char **out, char 
  * (NULL or a copy of it). */
 static char *opt_string(const cJSON *o, const char *key, const char *dflt)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *v = fg_json_str(o, key);
 
-	if (cJSON_IsString(v) && v->valuestring)
-		return fg_xstrdup(v->valuestring);
-	return dflt ? fg_xstrdup(dflt) : NULL;
+	return v ? fg_xstrdup(v) : dflt ? fg_xstrdup(dflt) : NULL;
 }
 
 /* Optional name of kind ("" when absent, null or of another type): a value
@@ -279,16 +269,8 @@ static int read_summary(int dirfd, const char *path, struct fg_summary *s, char 
 	fg_buf_init(&b, FG_SUMMARY_MAX_BYTES);
 	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, 0, &b,
 			    NULL);
-	if (r == -EISDIR)
-		r = -EINVAL;
-	if (r == -ELOOP)
-		fg__seterr(err, errlen, "'%s' is a symbolic link", path);
-	else if (r == -EINVAL)
-		fg__seterr(err, errlen, "'%s' is not a regular file", path);
-	else if (r == -EFBIG)
-		fg__seterr(err, errlen, "'%s' is larger than %d bytes", path, FG_SUMMARY_MAX_BYTES);
-	else if (r)
-		fg__seterr(err, errlen, "cannot read '%s': %s", path, strerror(-r));
+	if (r)
+		r = fg__read_failed(r, path, FG_SUMMARY_MAX_BYTES, err, errlen);
 	else
 		r = fg_summary_parse(s, fg_buf_str(&b), b.len, err, errlen);
 	fg_buf_release(&b);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 int fg_sanitize_stdio(void)
@@ -23,5 +24,16 @@ int fg_sanitize_stdio(void)
 			return -EBADF;
 		}
 	}
+	return 0;
+}
+
+int fg_main_start(void)
+{
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+	int r = fg_sanitize_stdio();
+
+	if (r < 0)
+		return r;
+	sigaction(SIGPIPE, &sa, NULL);
 	return 0;
 }

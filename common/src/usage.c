@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
+
 #include "forge/util.h"
 
 /* The JSON names, indexed by bit number. */
@@ -157,9 +159,7 @@ void fg_usage_pair_add_to(cJSON *o, const struct fg_usage_pair *p)
 
 	if (fg_usage_pair_empty(p))
 		return;
-	u = cJSON_AddObjectToObject(o, "usage");
-	if (!u)
-		abort();
+	u = fg_json_add_object(o, "usage");
 	if (!fg_usage_empty(&p->worker))
 		cJSON_AddItemToObject(u, "worker", fg_usage_to_cjson(&p->worker));
 	if (!fg_usage_empty(&p->reviewer))

@@ -54,22 +54,12 @@ const char *fg_verdict_format_name(enum fg_verdict_format f)
 
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out)
 {
-	int i = FG_NAME_INDEX(kind_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum fg_verdict_kind)i;
-	return 0;
+	return FG_NAME_PARSE(kind_names, s, 0, out);
 }
 
 int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out)
 {
-	int i = FG_NAME_INDEX(format_names, s, 0);
-
-	if (i < 0)
-		return -EINVAL;
-	*out = (enum fg_verdict_format)i;
-	return 0;
+	return FG_NAME_PARSE(format_names, s, 0, out);
 }
 
 void fg_judgement_init(struct fg_judgement *j)
@@ -95,6 +85,25 @@ void fg_judgement_move(struct fg_judgement *dst, struct fg_judgement *src)
 	fg_judgement_reset(dst);
 	*dst = *src;
 	fg_judgement_init(src);
+}
+
+void fg_judgement_copy_findings(struct fg_judgement *dst, const struct fg_judgement *src)
+{
+	dst->has_findings = src->has_findings;
+	dst->findings = src->nfindings ? fg_xcalloc(src->nfindings, sizeof(*dst->findings)) : NULL;
+	dst->nfindings = dst->findings_alloc = src->nfindings;
+	for (size_t i = 0; i < src->nfindings; i++)
+		fg_finding_copy(&dst->findings[i], &src->findings[i]);
+}
+
+struct fg_finding *fg_judgement_add_finding(struct fg_judgement *j)
+{
+	struct fg_finding *f;
+
+	FG_ALLOC_GROW(j->findings, j->nfindings + 1, j->findings_alloc);
+	f = &j->findings[j->nfindings++];
+	memset(f, 0, sizeof(*f));
+	return f;
 }
 
 /* ---- feedback text ----------------------------------------------------- */
@@ -532,6 +541,8 @@ static void decide_json(struct fg_judgement *v, const struct scan *sc)
 	if (cJSON_IsArray(fs)) {
 		v->has_findings = true;
 		fg_findings_from_json(fs, &v->findings, &v->nfindings);
+		/* from_json grows the array to exactly its count. */
+		v->findings_alloc = v->nfindings;
 	}
 	if (v->verdict == FG_VERDICT_APPROVED)
 		return;
@@ -539,8 +550,7 @@ static void decide_json(struct fg_judgement *v, const struct scan *sc)
 		v->feedback = fg__verdict_render1(raw->valuestring, strlen(raw->valuestring));
 		if (*v->feedback)
 			return;
-		free(v->feedback);
-		v->feedback = NULL;
+		FG_FREE_AND_NULL(v->feedback);
 	}
 	v->feedback = render2(sc->t, sc->js, sc->je, sc->len);
 }

@@ -17,8 +17,10 @@
 #include "forge/buf.h"
 #include "forge/util.h"
 
+#include "forge/json.h"
 #include "forge/severity.h"
 #include "forge/text.h"
+#include "internal.h"
 
 /* ---- findings ---------------------------------------------------------- */
 
@@ -31,21 +33,19 @@ static cJSON *nn(cJSON *j)
 	return j;
 }
 
+/* A finding's string member, copied as valid UTF-8, or NULL. */
 static char *jstr(const cJSON *o, const char *key)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+	const char *v = fg_json_str(o, key);
 
-	return cJSON_IsString(it) && it->valuestring ? fg__verdict_clean_str(it->valuestring) : NULL;
+	return v ? fg__verdict_clean_str(v) : NULL;
 }
 
+/* A finding's number member clamped to int, or dflt (absent, not a number). */
 static int jint(const cJSON *o, const char *key, int dflt)
 {
-	const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-	double d;
+	double d = fg_json_num(o, key);
 
-	if (!cJSON_IsNumber(it))
-		return dflt;
-	d = it->valuedouble;
 	if (d != d)
 		return dflt;
 	if (d >= (double)INT_MAX)
@@ -83,6 +83,21 @@ int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size
 		f->role = jstr(it, "role");
 	}
 	return 0;
+}
+
+void fg__judgement_read(const cJSON *o, struct fg_judgement *j)
+{
+	const char *format = fg_json_str(o, "format");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "findings");
+
+	if (format && !fg_verdict_format_parse(format, &j->format))
+		j->has_format = true;
+	else
+		j->format = FG_FORMAT_NONE;
+	if (cJSON_IsArray(v) && !fg_findings_from_json(v, &j->findings, &j->nfindings))
+		j->has_findings = true;
+	/* from_json grows the array to exactly its count. */
+	j->findings_alloc = j->nfindings;
 }
 
 static char *dup_or_null(const char *s)
@@ -295,9 +310,7 @@ static void add_row(struct fg_judgement *v, const char *t, const struct cells *c
 	struct fg_finding *f;
 	char *num = cell_text(t, c, col[COL_NUM]);
 
-	v->findings = fg_xreallocarray(v->findings, v->nfindings + 1, sizeof(*v->findings));
-	f = &v->findings[v->nfindings++];
-	memset(f, 0, sizeof(*f));
+	f = fg_judgement_add_finding(v);
 	f->ordinal = num && strspn(num, "0123456789") == strlen(num) && strlen(num) <= 9
 			     ? (int)strtol(num, NULL, 10) : 0;
 	free(num);
@@ -377,9 +390,7 @@ static bool template_heading(struct fg_judgement *v, const char *t, const struct
 		n++;
 	if (n == i + 2 || n >= l->e || t[n] != ']')
 		return false;
-	v->findings = fg_xreallocarray(v->findings, v->nfindings + 1, sizeof(*v->findings));
-	f = &v->findings[v->nfindings++];
-	memset(f, 0, sizeof(*f));
+	f = fg_judgement_add_finding(v);
 	f->severity = fg_xstrdup(kind == 'B' ? "BLOCKING" : "NOTE");
 	f->ordinal = (int)strtol(t + i + 2, NULL, 10);
 	f->line = -1;
@@ -477,6 +488,5 @@ void fg__verdict_advice_rule(struct fg_judgement *v, size_t count)
 		return;
 	v->verdict = FG_VERDICT_APPROVED;
 	v->advice_only = true;
-	free(v->feedback);
-	v->feedback = NULL;
+	FG_FREE_AND_NULL(v->feedback);
 }

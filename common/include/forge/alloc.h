@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* malloc(n); n == 0 allocates one byte. Never returns NULL. */
 void *fg_xmalloc(size_t n);
@@ -32,6 +33,13 @@ char *fg_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1
 /* The capacity to grow alloc to when nr elements are needed (git's
  * alloc_nr: half as much again plus 16, at least nr). */
 size_t fg_alloc_nr(size_t alloc, size_t nr);
+
+/* Frees p and sets it to NULL (git's FREE_AND_NULL); p is evaluated twice. */
+#define FG_FREE_AND_NULL(p) \
+	do {                \
+		free(p);    \
+		(p) = NULL; \
+	} while (0)
 
 /*
  * FG_ALLOC_GROW(x, nr, alloc): the one way an array grows (git's

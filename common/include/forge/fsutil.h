@@ -20,6 +20,7 @@
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -54,6 +55,14 @@ int fg_read_file_at(int dirfd, const char *name, size_t max, unsigned flags, str
  * descriptor that an untrusted writer shares, use fg_open_beneath().
  */
 int fg_open_dir(int dirfd, const char *path, unsigned flags);
+
+/*
+ * A stream over the entries of the directory dirfd (borrowed: it stays open
+ * and the caller's), from its first entry whatever dirfd's offset: on a
+ * duplicate of dirfd, rewound. Close it with closedir(). NULL with the
+ * negative errno in *err when it cannot be made.
+ */
+DIR *fg_dir_stream_at(int dirfd, int *err);
 
 /*
  * Writes all n bytes of p to fd, retrying EINTR and short writes. Returns 0,

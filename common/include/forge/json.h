@@ -47,6 +47,13 @@ struct cJSON *fg_json_parse_exact(const char *data, size_t len);
  */
 int fg_json_req_num(const struct cJSON *o, const char *key, double *out, char *err, size_t errlen);
 
+/*
+ * o's optional string member key: 0 with *out set to it, or to NULL when
+ * it is absent or null; -EINVAL with "field 'key' must be a string or null"
+ * in err (if errlen > 0) and *out untouched when it is of another type.
+ */
+int fg_json_opt_str(const struct cJSON *o, const char *key, const char **out, char *err,
+		    size_t errlen);
 /* o pretty-printed with a trailing newline: an owned string, never NULL,
  * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
 char *fg_json_print(const struct cJSON *o);
@@ -63,9 +70,9 @@ double fg_json_num(const struct cJSON *o, const char *key);
 int fg_json_req_str(const struct cJSON *o, const char *key, const char **out, char *err,
 		    size_t errlen);
 
-/* o pretty-printed with a trailing newline: an owned string, never NULL,
- * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
-char *fg_json_print(const struct cJSON *o);
+/* Adds key: {} to o and returns the new object (borrowed from o);
+ * allocation failure aborts, as every fg_x* does. */
+struct cJSON *fg_json_add_object(struct cJSON *o, const char *key);
 /* Adds key: v to o, or key: null when v is NULL (v is copied). */
 void fg_json_add_str_or_null(struct cJSON *o, const char *key, const char *v);
 

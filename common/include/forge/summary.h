@@ -55,6 +55,7 @@ struct fg_summary {
 	 * kept); written as "questions" when nquestions > 0. */
 	struct fg_finding *questions;
 	size_t nquestions;
+	size_t questions_alloc;       /* its capacity (FG_ALLOC_GROW) */
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",

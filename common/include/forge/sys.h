@@ -1,8 +1,9 @@
 /*
  * sys.h - process start-up shared by the two programs' main().
  *
- * Protocol: main() calls fg_sanitize_stdio() first, before anything opens a
- * file, then ignores SIGPIPE and hands over to the program.
+ * Protocol: main() calls fg_main_start() first, before anything opens a
+ * file (it sanitizes fds 0-2 and ignores SIGPIPE), then hands over to the
+ * program.
  *
  * Tier: base (util.h). Uses nothing of common/.
  */
@@ -18,5 +19,10 @@
  * missing descriptor (the caller should exit; nothing was printed).
  */
 int fg_sanitize_stdio(void);
+
+/* The start of both programs' main(): fg_sanitize_stdio(), then SIGPIPE
+ * ignored (a closed pipe is a write error, not death). 0, or what
+ * fg_sanitize_stdio() returned (the caller exits with FG_EXIT_RUNTIME). */
+int fg_main_start(void);
 
 #endif

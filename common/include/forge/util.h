@@ -15,6 +15,7 @@
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H
 
+#include <errno.h>
 #include <stddef.h>
 
 /* The number of elements of the array a (an array, never a pointer: the
@@ -37,6 +38,12 @@
  */
 int fg_name_index(const char *const *names, size_t n, const char *s, unsigned flags);
 #define FG_NAME_INDEX(names, s, flags) fg_name_index((names), ARRAY_SIZE(names), (s), (flags))
+/* The parser of an enum's spellings: *out (a pointer to the enum) set to
+ * the index of s and 0, or -EINVAL with *out untouched when s is not in the
+ * table (the lookup runs again to set *out: the tables are a few names). */
+#define FG_NAME_PARSE(names, s, flags, out)                       \
+	(FG_NAME_INDEX(names, s, flags) < 0 ? -EINVAL               \
+	 : (*(out) = FG_NAME_INDEX(names, s, flags), 0))
 /* names[i] when i indexes the table, else fallback (an out-of-range enum). */
 #define FG_NAME_OF(names, i, fallback) \
 	((size_t)(i) < ARRAY_SIZE(names) ? (names)[(size_t)(i)] : (fallback))

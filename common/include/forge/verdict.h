@@ -139,6 +139,7 @@ struct fg_judgement {
 	char *feedback;              /* owned, never NULL after parse */
 	struct fg_finding *findings; /* owned array */
 	size_t nfindings;
+	size_t findings_alloc;       /* its capacity (FG_ALLOC_GROW); never above it */
 	bool has_findings;           /* the output carried a findings array */
 	bool advice_only;            /* approved: every finding is advice (severity.h) */
 	struct fg_strvec verified;   /* owned: the "**Verified:**" lines, in order */
@@ -151,6 +152,12 @@ void fg_judgement_reset(struct fg_judgement *j);
 /* Moves src into dst: dst is reset first, then takes every field (and the
  * ownership of feedback and findings); src is left initialised-empty. */
 void fg_judgement_move(struct fg_judgement *dst, struct fg_judgement *src);
+/* Appends a zeroed finding to j's findings (grown with FG_ALLOC_GROW) and
+ * returns it, owned by j. */
+struct fg_finding *fg_judgement_add_finding(struct fg_judgement *j);
+/* Gives dst (which holds no findings) a deep copy of src's findings and
+ * has_findings. */
+void fg_judgement_copy_findings(struct fg_judgement *dst, const struct fg_judgement *src);
 
 /* "approved" / "rejected". */
 const char *fg_verdict_kind_name(enum fg_verdict_kind k);
