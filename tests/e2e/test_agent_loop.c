@@ -21,11 +21,12 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(agent_loop, .timeout = 120);
 
 struct lp {
-	char *dir, *ws, *skills, *bin, *step_dir, *res, *metrics, *log;
+	struct fgw w;       /* the tree: ws, skills, bin (the stand-in CLIs), result, metrics, log */
 	struct fgt_proc p;
 	cJSON *result;
 	char *logtext;      /* the runner's log: the entrypoint's stderr is in it */
@@ -47,30 +48,16 @@ static const char STANDIN_HEAD[] =
 
 static void lp_setup(struct lp *l, const char *review_md, const char *standin_body)
 {
-	char *rm, *claude;
-
-	l->dir = fgt_tmpdir();
-	l->ws = fgt_fmt("%s/ws", l->dir);
-	l->skills = fgt_fmt("%s/skills", l->dir);
-	l->bin = fgt_fmt("%s/bin", l->dir);
-	l->step_dir = fgt_fmt("%s/.forge/impl", l->ws);
-	l->res = fgt_fmt("%s/result.json", l->dir);
-	l->metrics = fgt_fmt("%s/metrics.prom", l->dir);
-	l->log = fgt_fmt("%s/runner.log", l->dir);
-	rm = fgt_fmt("%s/default/impl/review.md", l->skills);
-	claude = fgt_fmt("%s/claude", l->bin);
-	fgt_write(rm, review_md);
-	cr_assert_eq(mkdir(l->ws, 0755), 0);
-	free(fge_script(l->bin, "claude", STANDIN_HEAD, standin_body));
+	fgw_init(&l->w);
+	fgw_review_md(&l->w, "default", review_md);
+	free(fge_script(l->w.bin, "claude", STANDIN_HEAD, standin_body));
 	l->result = NULL;
-	free(rm);
-	free(claude);
 }
 
 /* A stand-in codex beside the claude one (codex exec --json lines). */
 static void lp_codex(struct lp *l, const char *body)
 {
-	free(fge_script(l->bin, "codex", "#!/bin/sh\n"
+	free(fge_script(l->w.bin, "codex", "#!/bin/sh\n"
 			"cat > \"$FORGE_WORKSPACE/../stdin.$FORGE_ROLE\"\n"
 			"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
 			"echo '{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}'\n", body));
@@ -78,12 +65,12 @@ static void lp_codex(struct lp *l, const char *body)
 
 static void lp_run(struct lp *l, const char *const *extra_env)
 {
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->ws,
-			       "--step", "impl", "--skill", "impl", "--skills-dir", l->skills,
-			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->res,
-			       "--metrics-file", l->metrics, "--log-format", "json", "--log-file", l->log,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->w.ws,
+			       "--step", "impl", "--skill", "impl", "--skills-dir", l->w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->w.result,
+			       "--metrics-file", l->w.metrics, "--log-format", "json", "--log-file", l->w.log,
 			       NULL };
-	char *path = fgt_fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", l->bin);
+	char *path = fgt_fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", l->w.bin);
 	static const char *const defaults[] = {
 		"FORGE_WORKER_AGENT=claude", "FORGE_REVIEWER_AGENT=claude", "FORGE_WORKER_CMD",
 		"FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", "FORGE_REVIEWER_OUTPUT",
@@ -111,12 +98,12 @@ static void lp_run(struct lp *l, const char *const *extra_env)
 	env[n] = NULL;
 	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert(!l->p.timed_out);
-	text = fgt_read(l->res, NULL);
+	text = fgt_read(l->w.result, NULL);
 	cr_assert_not_null(text, "no result file; stderr:\n%s", l->p.err);
 	l->result = cJSON_Parse(text);
 	cr_assert_not_null(l->result, "result not JSON: %s", text);
 	free(text);
-	l->logtext = fgt_read(l->log, NULL);
+	l->logtext = fgt_read(l->w.log, NULL);
 	cr_assert_not_null(l->logtext, "no runner log");
 	free(path);
 }
@@ -126,28 +113,20 @@ static void lp_teardown(struct lp *l)
 	cJSON_Delete(l->result);
 	free(l->logtext);
 	fgt_proc_release(&l->p);
-	fgt_rm_rf(l->dir);
-	free(l->dir);
-	free(l->ws);
-	free(l->skills);
-	free(l->bin);
-	free(l->step_dir);
-	free(l->res);
-	free(l->metrics);
-	free(l->log);
+	fgw_release(&l->w);
 }
 
 /* dir/name (the test's root), read; owned, "" when absent. */
 static char *lp_read(const struct lp *l, const char *name)
 {
-	char *t = fge_read_in(l->dir, name);
+	char *t = fge_read_in(l->w.root, name);
 
 	return t ? t : strdup("");
 }
 
 static cJSON *lp_json(const struct lp *l, const char *name)
 {
-	char *path = fgt_fmt("%s/%s", l->step_dir, name);
+	char *path = fgt_fmt("%s/%s", l->w.step_dir, name);
 	cJSON *o = fge_json_file(path, l->logtext);
 
 	free(path);
@@ -181,7 +160,7 @@ Test(agent_loop, a_claude_worker_reporting_is_error_with_exit_0_fails_the_task)
 	cr_assert(strstr(l.logtext, "the task failed: API Error: 529 Overloaded (its claude output names a "
 			  "failure, exit status 0)"), "the reason is not said:\n%s", l.logtext);
 	/* The review phase was never reached: no cycle, no reviewer run. */
-	cr_assert_not(fgt_exists(l.step_dir) && fge_exists_in(l.step_dir, "review_cycle_1.json"));
+	cr_assert_not(fgt_exists(l.w.step_dir) && fge_exists_in(l.w.step_dir, "review_cycle_1.json"));
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(l.result, "review_cycles")), 0);
 	cr_assert_eq(fge_jint(l.result, "exit_code"), 1);
 	lp_teardown(&l);
@@ -207,7 +186,7 @@ static void promtool_check(const char *m)
  * adds to it). */
 static void check_metrics(const struct lp *l)
 {
-	char *m = fgt_read(l->metrics, NULL);
+	char *m = fgt_read(l->w.metrics, NULL);
 
 	cr_assert_not_null(m, "no metrics file");
 	cr_assert(strstr(m, "forge_review_agent_cost_usd_total{skill=\"impl\",step=\"impl\",role=\"reviewer\"} 1\n"),
@@ -226,8 +205,8 @@ static void check_metrics(const struct lp *l)
 /* forge-runner report, JSON and Markdown, shows the step's usage. */
 static void check_report(const struct lp *l)
 {
-	const char *json[] = { FG_RUNNER_BIN, "report", l->res, NULL };
-	const char *md[] = { FG_RUNNER_BIN, "report", "--format", "markdown", l->res, NULL };
+	const char *json[] = { FG_RUNNER_BIN, "report", l->w.result, NULL };
+	const char *md[] = { FG_RUNNER_BIN, "report", "--format", "markdown", l->w.result, NULL };
 	struct fgt_proc p;
 	cJSON *o;
 
@@ -272,7 +251,7 @@ Test(agent_loop, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_wit
 	cr_assert_eq(num(cJSON_GetObjectItem(u, "reviewer"), "output_tokens"), 7);
 	cr_assert_float_eq(num(cJSON_GetObjectItem(u, "reviewer"), "cost_usd"), 0.5, 1e-9);
 	/* The log keeps the raw stream and, after it, the final text. */
-	char *logtext = fge_read_in(l.step_dir, "review_cycle_1.reviewer.log");
+	char *logtext = fge_read_in(l.w.step_dir, "review_cycle_1.reviewer.log");
 	cr_assert(logtext && strstr(logtext, "\"type\":\"result\"") &&
 		  strstr(logtext, "final text (claude output) -----\nREJECTED: tests/calc.sh fails for add"),
 		  "%s", logtext);
@@ -320,7 +299,7 @@ Test(agent_loop, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
 		 "result false 'REJECTED: not yet' 0.2 1\n");
 	lp_run(&l, fail);
 	cr_assert_eq(l.p.exit_code, 3, "log:\n%s", l.logtext);
-	cr_assert_not(fge_exists_in(l.step_dir, "review_cycle_3.json"));
+	cr_assert_not(fge_exists_in(l.w.step_dir, "review_cycle_3.json"));
 	c2 = lp_json(&l, "review_cycle_2.json");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "over_budget")));
 	cr_assert_eq(fge_jint(c2, "max_cycles"), 5);
@@ -351,7 +330,7 @@ Test(agent_loop, a_reviewer_without_a_verdict_is_asked_once_more)
 		 "  result false 'still nothing' 0.1 1; fi\n");
 	lp_run(&l, NULL);
 	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
-	cr_assert_not(fge_exists_in(l.step_dir, "review_cycle_2.json"));
+	cr_assert_not(fge_exists_in(l.w.step_dir, "review_cycle_2.json"));
 	c1 = lp_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
@@ -495,7 +474,7 @@ Test(agent_loop, gemini_preset_command_lines_and_an_error_result_fails_the_worke
 	char *args;
 
 	lp_setup(&l, "---\nmax_retries: 2\n---\nCheck.\n", "exit 1\n");
-	free(fge_script(l.bin, "gemini", "#!/bin/sh\n",
+	free(fge_script(l.w.bin, "gemini", "#!/bin/sh\n",
 			"cat > /dev/null\n"
 			"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
 			"echo \"$GEMINI_CLI_TRUST_WORKSPACE\" > \"$FORGE_WORKSPACE/../trust.$FORGE_ROLE\"\n"

@@ -15,6 +15,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(review_loop, .timeout = 180);
 
@@ -64,7 +65,8 @@ struct spec {
 };
 
 struct lp {
-	char *dir, *ws, *skills, *save, *result;
+	struct fgw w;     /* the tree: ws (README.md), skills, task.json, work.sh, rev.sh, result */
+	char *save;       /* R/save: what the agents saved */
 	const struct spec *s;
 	struct fgt_proc p;
 	cJSON *res;
@@ -82,20 +84,17 @@ static void lp_setup(struct lp *l, const struct spec *s)
 
 	memset(l, 0, sizeof(*l));
 	l->s = s;
-	l->dir = fgt_tmpdir();
-	l->ws = in_dir(l->dir, "ws");
-	l->skills = in_dir(l->dir, "skills");
-	l->save = in_dir(l->dir, "save");
-	l->result = in_dir(l->dir, "result.json");
-	fge_write_in(l->ws, "README.md", "# parsre\n");
+	fgw_init(&l->w);
+	l->save = fgw_path(&l->w, "save");
+	fge_write_in(l->w.ws, "README.md", "# parsre\n");
 	fge_write_in(l->save, ".keep", "");
-	fge_write_in(l->skills, "default/impl/review.md", s->review_md);
+	fge_write_in(l->w.skills, "default/impl/review.md", s->review_md);
 	task = fgt_fmt("{\"task_key\":\"%s\",\"summary\":\"" TASK_SUMMARY "\",\"description\":\""
 		       TASK_DESCRIPTION "\"}\n", s->task_key);
-	fge_write_in(l->dir, "task.json", task);
-	fge_write_in(l->dir, "work.sh", worker_script);
+	fge_write_in(l->w.root, "task.json", task);
+	fge_write_in(l->w.root, "work.sh", worker_script);
 	rev = fgt_fmt("%s%s", reviewer_head, s->reviewer);
-	fge_write_in(l->dir, "rev.sh", rev);
+	fge_write_in(l->w.root, "rev.sh", rev);
 	free(rev);
 	free(task);
 }
@@ -104,14 +103,14 @@ static void lp_setup(struct lp *l, const struct spec *s)
  * result file (which must exist). */
 static void lp_exec(struct lp *l)
 {
-	char *task = in_dir(l->dir, "task.json");
-	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", l->dir);
-	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", l->dir);
+	char *task = in_dir(l->w.root, "task.json");
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", l->w.root);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", l->w.root);
 	char *save = fgt_fmt("SAVE=%s", l->save);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->ws,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->w.ws,
 			       "--step", l->s->step, "--skill", "impl", "--task-key", l->s->task_key,
-			       "--task-file", task, "--skills-dir", l->skills,
-			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->result, NULL };
+			       "--task-file", task, "--skills-dir", l->w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->w.result, NULL };
 	const char *env[16] = { wcmd, rcmd, save, "AUTO_REVIEW_STOP_WHEN_STALLED",
 				"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "AUTO_REVIEW_MAX_RETRIES",
 				"FORGE_LOG_LEVEL" };
@@ -122,7 +121,7 @@ static void lp_exec(struct lp *l)
 	env[ne] = NULL;
 	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert_eq(l->p.timed_out, 0, "runner hung; stderr: %s", l->p.err);
-	l->res = fge_json_file(l->result, l->p.err);
+	l->res = fge_json_file(l->w.result, l->p.err);
 	free(task);
 	free(wcmd);
 	free(rcmd);
@@ -139,12 +138,8 @@ static void lp_free(struct lp *l)
 {
 	cJSON_Delete(l->res);
 	fgt_proc_release(&l->p);
-	fgt_rm_rf(l->dir);
-	free(l->dir);
-	free(l->ws);
-	free(l->skills);
+	fgw_release(&l->w);
 	free(l->save);
-	free(l->result);
 }
 
 /* A file the agents saved (must exist); owned. */
@@ -164,7 +159,7 @@ static int saved_exists(const struct lp *l, const char *name)
 /* W/.forge/{step}/name parsed (must exist and be JSON); owned. */
 static cJSON *step_json(const struct lp *l, const char *name)
 {
-	char *path = fgt_fmt("%s/.forge/%s/%s", l->ws, l->s->step, name);
+	char *path = fgt_fmt("%s/.forge/%s/%s", l->w.ws, l->s->step, name);
 	cJSON *o = fge_json_file(path, NULL);
 
 	free(path);
@@ -173,7 +168,7 @@ static cJSON *step_json(const struct lp *l, const char *name)
 
 static int step_file_exists(const struct lp *l, const char *name)
 {
-	char *path = fgt_fmt("%s/.forge/%s/%s", l->ws, l->s->step, name);
+	char *path = fgt_fmt("%s/.forge/%s/%s", l->w.ws, l->s->step, name);
 	int ok = fgt_exists(path);
 
 	free(path);
@@ -358,7 +353,7 @@ Test(review_loop, reviewer_gets_the_previous_findings_from_cycle_two)
 	p1 = saved(&l, "rev_prompt_1.txt");
 	p2 = saved(&l, "rev_prompt_2.txt");
 	head = fgt_fmt("Review the work done in the workspace %s for step 'implement_task' (skill 'impl'), "
-		       "task ABC-1.\n\n## Task\n\n" TASK_TEXT, l.ws);
+		       "task ABC-1.\n\n## Task\n\n" TASK_TEXT, l.w.ws);
 	cr_assert_str_eq(p1, head, "cycle 1 has no memory");
 	want = fgt_fmt("%s\n## Previous review (cycle 1 of 2)\n\n"
 		       "The previous review rejected the work with this feedback:\n\n"
@@ -475,7 +470,7 @@ static void three_run(struct three *t)
 
 		lp_run(&t->run[i], specs[i]);
 		cr_assert_eq(t->run[i].p.exit_code, 0, "stderr: %s", t->run[i].p.err);
-		text = fgt_read(t->run[i].result, NULL);
+		text = fgt_read(t->run[i].w.result, NULL);
 		fge_write_in(t->dir, name, text);
 		free(text);
 		free(name);
@@ -765,7 +760,7 @@ Test(review_loop, report_only_open_shows_a_stalled_step)
 
 	three_run(&t);
 	lp_run(&l, &s);
-	text = fgt_read(l.result, NULL);
+	text = fgt_read(l.w.result, NULL);
 	fge_write_in(t.dir, "stalled.json", text);
 	free(text);
 	report(&p, t.dir, args);

@@ -17,6 +17,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(review_panel, .timeout = 180);
 
@@ -55,8 +56,8 @@ struct spec {
 };
 
 struct pn {
-	char *dir, *ws, *skills, *save, *result, *step;
-	char *metrics;
+	struct fgw w;     /* the tree: ws, skills, task.json, work.sh, rev.sh, result, metrics */
+	char *save;       /* R/save: what the agents saved */
 	struct fgt_proc p;
 	cJSON *res;
 };
@@ -69,28 +70,23 @@ static void pn_run(struct pn *t, const struct spec *s)
 	size_t ne = 0;
 
 	memset(t, 0, sizeof(*t));
-	t->dir = fgt_tmpdir();
-	t->ws = fgt_fmt("%s/ws", t->dir);
-	t->skills = fgt_fmt("%s/skills", t->dir);
-	t->save = fgt_fmt("%s/save", t->dir);
-	t->result = fgt_fmt("%s/result.json", t->dir);
-	t->step = fgt_fmt("%s/.forge/impl", t->ws);
-	t->metrics = fgt_fmt("%s/metrics.prom", t->dir);
-	fge_write_in(t->ws, ".keep", "");
+	fgw_init(&t->w);
+	t->save = fgw_path(&t->w, "save");
+	fge_write_in(t->w.ws, ".keep", "");
 	fge_write_in(t->save, ".keep", "");
-	fge_write_in(t->skills, "default/impl/review.md", s->review_md);
+	fge_write_in(t->w.skills, "default/impl/review.md", s->review_md);
 	for (size_t i = 0; i < 4 && s->role_files[i]; i += 2) {
 		char *name = fgt_fmt("default/impl/%s", s->role_files[i]);
 
-		fge_write_in(t->skills, name, s->role_files[i + 1]);
+		fge_write_in(t->w.skills, name, s->role_files[i + 1]);
 		free(name);
 	}
-	fge_write_in(t->dir, "task.json", "{\"task_key\":\"PAN-1\",\"summary\":\"Add a parser\"}\n");
-	fge_write_in(t->dir, "work.sh", worker_script);
-	fge_write_in(t->dir, "rev.sh", rev);
-	task = fgt_fmt("%s/task.json", t->dir);
-	wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t->dir);
-	rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh {role}", t->dir);
+	fge_write_in(t->w.root, "task.json", "{\"task_key\":\"PAN-1\",\"summary\":\"Add a parser\"}\n");
+	fge_write_in(t->w.root, "work.sh", worker_script);
+	fge_write_in(t->w.root, "rev.sh", rev);
+	task = fgt_fmt("%s/task.json", t->w.root);
+	wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t->w.root);
+	rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh {role}", t->w.root);
 	save = fgt_fmt("SAVE=%s", t->save);
 	env[ne++] = wcmd;
 	env[ne++] = rcmd;
@@ -101,16 +97,16 @@ static void pn_run(struct pn *t, const struct spec *s)
 	for (size_t i = 0; s->env && s->env[i]; i++)
 		env[ne++] = s->env[i];
 	env[ne] = NULL;
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", t->ws,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", t->w.ws,
 			       "--step", "impl", "--skill", "impl", "--task-key", "PAN-1",
-			       "--task-file", task, "--skills-dir", t->skills,
-			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", t->result,
+			       "--task-file", task, "--skills-dir", t->w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", t->w.result,
 			       "--log-format", s->log_format ? s->log_format : "json",
-			       "--metrics-file", t->metrics, NULL };
+			       "--metrics-file", t->w.metrics, NULL };
 
 	cr_assert_eq(fgt_run(&t->p, argv, env, NULL, NULL, 60), 0);
 	cr_assert_eq(t->p.timed_out, 0, "runner hung; stderr: %s", t->p.err);
-	t->res = fge_json_file(t->result, t->p.err);
+	t->res = fge_json_file(t->w.result, t->p.err);
 	free(task);
 	free(wcmd);
 	free(rcmd);
@@ -122,19 +118,13 @@ static void pn_free(struct pn *t)
 {
 	cJSON_Delete(t->res);
 	fgt_proc_release(&t->p);
-	fgt_rm_rf(t->dir);
-	free(t->dir);
-	free(t->ws);
-	free(t->skills);
+	fgw_release(&t->w);
 	free(t->save);
-	free(t->result);
-	free(t->step);
-	free(t->metrics);
 }
 
 static cJSON *cycle_json(const struct pn *t, int n)
 {
-	char *path = fgt_fmt("%s/review_cycle_%d.json", t->step, n);
+	char *path = fgt_fmt("%s/review_cycle_%d.json", t->w.step_dir, n);
 	cJSON *o = fge_json_file(path, t->p.err);
 
 	free(path);
@@ -143,7 +133,7 @@ static cJSON *cycle_json(const struct pn *t, int n)
 
 static char *summary_state(const struct pn *t)
 {
-	char *path = fgt_fmt("%s/review_summary.json", t->step);
+	char *path = fgt_fmt("%s/review_summary.json", t->w.step_dir);
 	cJSON *o = fge_json_file(path, t->p.err);
 	char *s = strdup(fge_jstr(o, "state"));
 
@@ -219,9 +209,9 @@ Test(review_panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel
 	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "verdict"), "approved");
 	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "reviewer_log"),
 			 "review_cycle_1.security.reviewer.log");
-	cr_assert(fge_exists_in(t.step, "review_cycle_1.correctness.reviewer.log"));
-	cr_assert(fge_exists_in(t.step, "review_cycle_1.security.reviewer.log"));
-	cr_assert_not(fge_exists_in(t.step, "review_cycle_1.reviewer.log"));
+	cr_assert(fge_exists_in(t.w.step_dir, "review_cycle_1.correctness.reviewer.log"));
+	cr_assert(fge_exists_in(t.w.step_dir, "review_cycle_1.security.reviewer.log"));
+	cr_assert_not(fge_exists_in(t.w.step_dir, "review_cycle_1.reviewer.log"));
 	/* Each role's system prompt: protocol, shared body, its own file only. */
 	char *sys = fge_read_in(t.save, "sys_security_1.txt");
 
@@ -391,7 +381,7 @@ Test(review_panel, only_questions_left_ends_blocked_after_one_cycle)
 	cr_assert_str_eq(state, "blocked");
 	free(state);
 	/* The summary and the result list the questions, and only them. */
-	char *path = fgt_fmt("%s/review_summary.json", t.step);
+	char *path = fgt_fmt("%s/review_summary.json", t.w.step_dir);
 	cJSON *sum = fge_json_file(path, t.p.err);
 	const cJSON *qs[2] = { cJSON_GetObjectItem(sum, "questions"),
 			       cJSON_GetObjectItem(t.res, "questions") };
@@ -500,7 +490,7 @@ Test(review_panel, a_panel_without_a_valid_entry_is_one_reviewer)
 /* forge-runner report on the run's result file; owned stdout. */
 static char *report(const struct pn *t, const char *format)
 {
-	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, t->result, NULL };
+	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, t->w.result, NULL };
 	struct fgt_proc p;
 	char *out;
 
@@ -565,7 +555,7 @@ Test(review_panel, findings_are_logged_reported_by_role_and_counted)
 	cJSON_Delete(rj);
 	free(js);
 	/* The metric, one series per role and verdict, valid for promtool. */
-	char *prom = fgt_read(t.metrics, NULL);
+	char *prom = fgt_read(t.w.metrics, NULL);
 
 	cr_assert_not_null(prom);
 	cr_assert(strstr(prom, "forge_review_role_verdicts_total{skill=\"impl\",step=\"impl\","
@@ -575,7 +565,7 @@ Test(review_panel, findings_are_logged_reported_by_role_and_counted)
 	free(prom);
 	if (fgt_exists("/usr/bin/promtool")) {
 		const char *argv[] = { "/usr/bin/promtool", "check", "metrics", NULL };
-		char *text = fgt_read(t.metrics, NULL);
+		char *text = fgt_read(t.w.metrics, NULL);
 		struct fgt_proc p;
 
 		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, text, 30), 0);
@@ -634,31 +624,28 @@ Test(review_panel, sigterm_during_a_panel_stops_every_role)
 		"echo APPROVED\n";
 
 	memset(&t, 0, sizeof(t));
-	t.dir = fgt_tmpdir();
-	t.ws = fgt_fmt("%s/ws", t.dir);
-	t.skills = fgt_fmt("%s/skills", t.dir);
-	t.save = fgt_fmt("%s/save", t.dir);
-	t.step = fgt_fmt("%s/.forge/impl", t.ws);
-	fge_write_in(t.ws, ".keep", "");
+	fgw_init(&t.w);
+	t.save = fgw_path(&t.w, "save");
+	fge_write_in(t.w.ws, ".keep", "");
 	fge_write_in(t.save, ".keep", "");
-	fge_write_in(t.skills, "default/impl/review.md",
+	fge_write_in(t.w.skills, "default/impl/review.md",
 		     "---\nreviewers:\n  - role: a\n  - role: b\n---\nShared.\n");
-	fge_write_in(t.dir, "work.sh", "#!/bin/sh\necho worked\n");
-	fge_write_in(t.dir, "rev.sh", rev);
-	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t.dir);
-	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", t.dir);
+	fge_write_in(t.w.root, "work.sh", "#!/bin/sh\necho worked\n");
+	fge_write_in(t.w.root, "rev.sh", rev);
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t.w.root);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", t.w.root);
 	char *save = fgt_fmt("SAVE=%s", t.save);
 	const char *env[] = { wcmd, rcmd, save, "FORGE_AGENT_KILL_GRACE=1", "AUTO_REVIEW_MAX_RETRIES",
 			      NULL };
-	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t.ws, "--skills-dir",
-			       t.skills, "--step", "impl", "--skill", "impl", NULL };
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t.w.ws, "--skills-dir",
+			       t.w.skills, "--step", "impl", "--skill", "impl", NULL };
 
 	cr_assert_eq(fgt_run(&t.p, argv, env, NULL, NULL, 25), 0);
 	cr_assert_eq(t.p.timed_out, 0, "the entrypoint did not stop: %s", t.p.err);
 	cr_assert_eq(t.p.exit_code, 143, "%s", t.p.err);
 	cr_assert(strstr(t.p.err, "stopped by signal 15"), "%s", t.p.err);
-	cr_assert_not(fge_exists_in(t.step, "review_cycle_1.json"));
-	cr_assert_not(fge_exists_in(t.step, "review_summary.json"));
+	cr_assert_not(fge_exists_in(t.w.step_dir, "review_cycle_1.json"));
+	cr_assert_not(fge_exists_in(t.w.step_dir, "review_summary.json"));
 	for (int i = 0; i < 2; i++) {
 		char *name = fgt_fmt("sleep_%s", i ? "b" : "a");
 		char *pid = fge_read_in(t.save, name);

@@ -21,6 +21,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_obs, .timeout = 120);
 
@@ -53,7 +54,8 @@ struct ev {
 };
 
 struct ob {
-	char *dir, *ws, *log, *script;
+	struct fgw w;    /* the tree: ws (README), ep.sh, runner.log */
+	char *script;
 	int json;
 	struct fgt_proc p;
 	struct ev *evs;
@@ -267,11 +269,9 @@ static const struct ev *find_ev(const struct ob *o, const char *event, const cha
 
 static void ob_setup(struct ob *o, const char *body)
 {
-	o->dir = fgt_tmpdir();
-	o->ws = fgt_fmt("%s/ws", o->dir);
-	o->log = fgt_fmt("%s/runner.log", o->dir);
-	o->script = fge_script(o->dir, "ep.sh", script_head, body);
-	fge_write_in(o->ws, "README", "workspace\n");
+	fgw_init(&o->w);
+	o->script = fgw_script(&o->w, "ep.sh", script_head, body);
+	fgw_write(&o->w, "ws/README", "workspace\n");
 }
 
 static void ob_clear_events(struct ob *o)
@@ -295,11 +295,11 @@ static void ob_exec(struct ob *o, int json, const char *const *extra, const char
 		"AUTO_REVIEW_POLL_INTERVAL", "FORGE_ENGINE",
 	};
 	size_t n = 0, ne = 5;
-	char *logenv = fgt_fmt("LOG=%s", o->log);
+	char *logenv = fgt_fmt("LOG=%s", o->w.log);
 	const char *fixed[] = {
-		FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", o->ws, "--step", "impl",
+		FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", o->w.ws, "--step", "impl",
 		"--skill", "sk", "--entrypoint", o->script, "--log-format", json ? "json" : "text",
-		"--log-file", o->log,
+		"--log-file", o->w.log,
 	};
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -317,8 +317,8 @@ static void ob_exec(struct ob *o, int json, const char *const *extra, const char
 	cr_assert_eq(fgt_run(&o->p, argv, envv, NULL, NULL, 60), 0);
 	cr_assert_eq(o->p.timed_out, 0, "runner hung; stderr: %s", o->p.err);
 	ob_clear_events(o);
-	if (fgt_exists(o->log))
-		load_log(o->log, json, &o->evs, &o->nev);
+	if (fgt_exists(o->w.log))
+		load_log(o->w.log, json, &o->evs, &o->nev);
 	free(logenv);
 }
 
@@ -326,17 +326,14 @@ static void ob_free(struct ob *o)
 {
 	ob_clear_events(o);
 	fgt_proc_release(&o->p);
-	fgt_rm_rf(o->dir);
-	free(o->dir);
-	free(o->ws);
-	free(o->log);
+	fgw_release(&o->w);
 	free(o->script);
 }
 
 /* Owned path of the step's cycle file N in the workspace. */
 static char *ws_cycle(const struct ob *o, int n)
 {
-	return fgt_fmt("%s/.forge/impl/review_cycle_%d.json", o->ws, n);
+	return fgt_fmt("%s/.forge/impl/review_cycle_%d.json", o->w.ws, n);
 }
 
 /* The run id of the run whose log is loaded (from run_start). */
@@ -606,7 +603,7 @@ Test(runner_obs, failure_causes_are_raised_and_run_exit_says_why)
 		cr_assert_str_eq(e->level, "warn");
 		cr_assert_eq(count_ev(&o, "output", NULL, NULL), 2, "agent and progress lines stay INFO");
 		cr_assert_eq(count_ev(&o, "run_exit", "reason", "the task failed: worker exited with status 3"), 1);
-		unlink(o.log);
+		unlink(o.w.log);
 	}
 	ob_free(&o);
 }
@@ -653,7 +650,7 @@ Test(runner_obs, sighup_reopens_the_log_file)
 		     "cyc 2 approved\nwait_log review_cycle_2.json\nexit 0\n");
 	ob_exec(&o, 1, NULL, NULL);
 	cr_assert_eq(o.p.exit_code, 0, "stderr: %s", o.p.err);
-	rotated = fgt_fmt("%s.1", o.log);
+	rotated = fgt_fmt("%s.1", o.w.log);
 	load_log(rotated, 1, &old, &nold);
 	cr_assert(nold > 0);
 	cr_assert_str_eq(old[0].event, "run_start");
@@ -734,7 +731,7 @@ Test(runner_obs, record_copy_keeps_each_file_byte_for_byte_and_the_newest_rewrit
 	ob_setup(&o, "cyc 1 rejected first\nwait_log '\"feedback\":\"first\"'\n"
 		     "cyc 1 rejected second 2\nwait_log '\"feedback\":\"second\"'\n"
 		     "cyc 2 approved 'caf\\u00e9 \\\"q\\\"'\nexit 0\n");
-	rec = fgt_fmt("%s/rec", o.dir);
+	rec = fgt_fmt("%s/rec", o.w.root);
 	{
 		const char *args[] = { "--record", "copy", "--recording-dir", rec, NULL };
 
@@ -771,7 +768,7 @@ Test(runner_obs, record_copy_from_the_environment_twins)
 	char *rec, *id, *copy, *ws, *e1, *e2;
 
 	ob_setup(&o, "cyc 1 approved\nexit 0\n");
-	rec = fgt_fmt("%s/rec-env", o.dir);
+	rec = fgt_fmt("%s/rec-env", o.w.root);
 	e1 = fgt_fmt("AUTO_REVIEW_RECORD_POLLED_FILES=copy");
 	e2 = fgt_fmt("FORGE_REVIEW_RECORDING_DIR=%s", rec);
 	{
@@ -808,8 +805,8 @@ Test(runner_obs, record_copy_without_a_directory_is_a_configuration_error)
 		cr_assert_eq(o.p.exit_code, 2, "exit %d; stderr: %s", o.p.exit_code, o.p.err);
 		cr_assert_not_null(strstr(o.p.err, "recording"), "unclear message: %s", o.p.err);
 		cr_assert_not_null(strstr(o.p.err, "copy"), "unclear message: %s", o.p.err);
-		marker = fgt_fmt("%s/ran", o.ws);
-		forge = fgt_fmt("%s/.forge", o.ws);
+		marker = fgt_fmt("%s/ran", o.w.ws);
+		forge = fgt_fmt("%s/.forge", o.w.ws);
 		cr_assert(!fgt_exists(marker), "the entrypoint ran");
 		cr_assert(!fgt_exists(forge), "the step directory was prepared");
 		cr_assert_eq(o.nev, 0, "a run was logged");
@@ -827,7 +824,7 @@ Test(runner_obs, record_none_records_nothing)
 		const char *args[] = { "--record", "none", NULL };
 
 		ob_setup(&o, "cyc 1 rejected\ncyc 2 approved\nexit 0\n");
-		rec = fgt_fmt("%s/rec", o.dir);
+		rec = fgt_fmt("%s/rec", o.w.root);
 		e = fgt_fmt("FORGE_REVIEW_RECORDING_DIR=%s", rec);
 		{
 			const char *env[] = { e, NULL };
@@ -982,7 +979,7 @@ Test(runner_obs, metrics_of_three_runs_add_up_in_one_file)
 		     "b) cyc 1 rejected '' 45; cyc 2 rejected '' 45; cyc 3 rejected '' 700;;\n"
 		     "c) cyc 1 approved '' 30;;\n"
 		     "esac\nexit 0\n");
-	metrics = fgt_fmt("%s/forge.prom", o.dir);
+	metrics = fgt_fmt("%s/forge.prom", o.w.root);
 	metrics_run(&o, "a", metrics, 0);
 	text = fgt_read(metrics, NULL);
 	cr_assert_not_null(text, "no metrics file");
@@ -1031,18 +1028,18 @@ Test(runner_obs, runners_sharing_a_metrics_file_at_once_lose_no_update)
 	ob_setup(&o, "cyc 1 rejected '' 2\ncyc 2 approved '' 20\ntouch \"$BAR/$FORGE_RUN_ID\"\n"
 		     "i=0; while [ \"$(ls \"$BAR\" | wc -l)\" -lt 4 ]; do i=$((i+1)); "
 		     "[ $i -gt 3000 ] && exit 98; sleep 0.01; done\nexit 0\n");
-	bar = fgt_fmt("%s/barrier", o.dir);
+	bar = fgt_fmt("%s/barrier", o.w.root);
 	cr_assert_eq(mkdir(bar, 0755), 0);
 	bar_env = fgt_fmt("BAR=%s", bar);
 	argv[0] = "/bin/sh"; argv[1] = "-c"; argv[2] = concurrent_driver; argv[3] = "sh";
-	argv[4] = FG_RUNNER_BIN; argv[5] = o.dir; argv[6] = NULL;
+	argv[4] = FG_RUNNER_BIN; argv[5] = o.w.root; argv[6] = NULL;
 	{
 		const char *env[] = { bar_env, "FORGE_LOG_LEVEL", "AUTO_REVIEW_RECORD_POLLED_FILES", NULL };
 
 		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 90), 0);
 	}
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
-	metrics = fgt_fmt("%s/m.prom", o.dir);
+	metrics = fgt_fmt("%s/m.prom", o.w.root);
 	text = fgt_read(metrics, NULL);
 	cr_assert_not_null(text, "no metrics file");
 	cr_assert_float_eq(sample(text, "forge_review_cycles_total", SK), 8, 1e-9, "%s", text);
@@ -1073,7 +1070,7 @@ Test(runner_obs, promtool_accepts_the_metrics_file)
 	 * and a skill label that needs escaping. */
 	ob_setup(&o, "[ -n \"$SLOW\" ] && exec sleep 30\n"
 		     "export MAX=2\ncyc 1 rejected '' 3\ncyc 2 rejected '' 9000\nexit 1\n");
-	metrics = fgt_fmt("%s/forge.prom", o.dir);
+	metrics = fgt_fmt("%s/forge.prom", o.w.root);
 	{
 		const char *a[] = { "--metrics-file", metrics, "--no-inotify", "--poll-interval", "600",
 				    "--skill", "we\"ird", NULL };

@@ -14,11 +14,12 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_run, .timeout = 60);
 
 struct rr {
-	char *dir, *ws, *log, *result;
+	struct fgw w;    /* the tree: ws (README), ep.sh, runner.log, result.json */
 	struct fgt_proc p;
 	cJSON *res;
 	cJSON *events;   /* the JSON log, line by line */
@@ -27,32 +28,29 @@ struct rr {
 /* Creates the temp tree and the script. */
 static void rr_setup(struct rr *r, const char *body)
 {
-	r->dir = fgt_tmpdir();
-	r->ws = fgt_fmt("%s/ws", r->dir);
-	r->log = fgt_fmt("%s/runner.log", r->dir);
-	r->result = fgt_fmt("%s/result.json", r->dir);
-	free(fge_script(r->dir, "ep.sh", FGE_FAKE_EP_HEAD, body));
-	fge_write_in(r->ws, "README", "workspace\n");
+	fgw_init(&r->w);
+	free(fgw_fake_entrypoint(&r->w, body));
+	fgw_write(&r->w, "ws/README", "workspace\n");
 }
 
 /* Runs forge-runner on the prepared tree with extra args (NULL-terminated). */
 static void rr_exec(struct rr *r, const char *const *extra, const char *const *env)
 {
-	char *script = fgt_fmt("%s/ep.sh", r->dir), *log;
+	char *script = fgt_fmt("%s/ep.sh", r->w.root), *log;
 	const char *argv[40];
 	const char *envv[8];
 	size_t n = 0, ne = 0;
-	char *logenv = fgt_fmt("LOG=%s", r->log);
+	char *logenv = fgt_fmt("LOG=%s", r->w.log);
 
 	argv[n++] = FG_RUNNER_BIN;
 	argv[n++] = "run";
-	argv[n++] = "--workspace"; argv[n++] = r->ws;
+	argv[n++] = "--workspace"; argv[n++] = r->w.ws;
 	argv[n++] = "--step"; argv[n++] = "impl";
 	argv[n++] = "--skill"; argv[n++] = "sk";
 	argv[n++] = "--entrypoint"; argv[n++] = script;
-	argv[n++] = "--result"; argv[n++] = r->result;
+	argv[n++] = "--result"; argv[n++] = r->w.result;
 	argv[n++] = "--log-format"; argv[n++] = "json";
-	argv[n++] = "--log-file"; argv[n++] = r->log;
+	argv[n++] = "--log-file"; argv[n++] = r->w.log;
 	for (size_t i = 0; extra && extra[i]; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
@@ -63,11 +61,11 @@ static void rr_exec(struct rr *r, const char *const *extra, const char *const *e
 	envv[ne] = NULL;
 	cr_assert_eq(fgt_run(&r->p, argv, envv, NULL, NULL, 40), 0);
 	cr_assert_eq(r->p.timed_out, 0, "runner hung; stderr: %s", r->p.err);
-	log = fgt_read(r->log, NULL);
+	log = fgt_read(r->w.log, NULL);
 	cr_assert_not_null(log, "no log file");
 	r->events = fge_json_lines(log);
 	free(log);
-	r->res = fge_json_file(r->result, r->p.err);
+	r->res = fge_json_file(r->w.result, r->p.err);
 	free(script);
 	free(logenv);
 }
@@ -109,11 +107,7 @@ static void rr_free(struct rr *r)
 	cJSON_Delete(r->events);
 	cJSON_Delete(r->res);
 	fgt_proc_release(&r->p);
-	fgt_rm_rf(r->dir);
-	free(r->dir);
-	free(r->ws);
-	free(r->log);
-	free(r->result);
+	fgw_release(&r->w);
 }
 
 Test(runner_run, result_file_and_cycle_order)
@@ -171,7 +165,7 @@ Test(runner_run, timeout_stops_the_process_group_with_124)
 	cr_assert_eq(fge_count_events(r.events, "timeout", NULL, NULL), 1);
 	cr_assert_eq(cJSON_GetArraySize(res_cycles(&r)), 1);
 	/* The agent's background child was in the process group: it is gone. */
-	pidfile = fgt_fmt("%s/bg.pid", r.ws);
+	pidfile = fgt_fmt("%s/bg.pid", r.w.ws);
 	pidtext = fgt_read(pidfile, NULL);
 	cr_assert_not_null(pidtext);
 	cr_assert(!process_alive((int)strtol(pidtext, NULL, 10)), "background process %s survived", pidtext);
@@ -191,7 +185,7 @@ Test(runner_run, stale_files_removed_and_never_reported)
 	rr_setup(&r, "[ -e \"$D/review_cycle_2.json\" ] && exit 7\n"
 		     "[ -e \"$D/review_summary.json\" ] && exit 8\n"
 		     "cyc 1 approved \"\" new\nexit 0\n");
-	d = fgt_fmt("%s/.forge/impl", r.ws);
+	d = fgt_fmt("%s/.forge/impl", r.w.ws);
 	fge_write_in(d, "review_cycle_1.json",
 		  "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"OLD\",\"skill\":\"sk\","
 		  "\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
@@ -657,14 +651,14 @@ static void run_remote_more(struct rr *r, const char *body, const char *const *m
 		extra[n++] = more[i];
 
 	rr_setup(r, "true\n");
-	bin = fgt_fmt("%s/bin", r->dir);
+	bin = fgt_fmt("%s/bin", r->w.root);
 	script = fgt_fmt("%sS=implement; K=sk\n"
 			 "case $1 in run) ;; *) exit 0;; esac\n"
 			 "for a; do case $prev in --step) S=$a;; esac; prev=$a; done\n"
 			 "echo \"$*\" > \"%s/docker.args\"\n%s",
-			 FRAMES, r->dir, body);
+			 FRAMES, r->w.root, body);
 	free(fge_script(bin, "docker", "#!/bin/sh\n", script));
-	fge_write_in(r->ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
+	fge_write_in(r->w.ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
 	path = fgt_fmt("PATH=%s:/usr/bin:/bin", bin);
 	env[0] = path;
 	env[1] = "DOCKER_HOST=tcp://build-host.invalid:2376";
@@ -687,11 +681,11 @@ Test(runner_run, remote_engine_host_runs_on_the_stream_alone)
 
 	run_remote(&r, "frm 1 rejected\nfrm 2 approved\nsumfrm approved 2\nexit 0\n");
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
-	args = fge_read_in(r.dir, "docker.args");
+	args = fge_read_in(r.w.root, "docker.args");
 	cr_assert_not_null(args);
 	cr_assert_not_null(strstr(args, "--clear-stale"), "the entrypoint clears: %s", args);
 	cr_assert_not_null(strstr(args, "-v "), "%s", args);
-	cr_assert(fge_exists_in(r.ws, ".forge/impl/review_cycle_5.json"), "the runner cleared a remote path");
+	cr_assert(fge_exists_in(r.w.ws, ".forge/impl/review_cycle_5.json"), "the runner cleared a remote path");
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "stream"), 2);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
 	cr_assert_eq(by_source(&r, "stream"), 2);
@@ -766,7 +760,7 @@ Test(runner_run, cycle_dir_template_is_watched_cleared_and_passed_on)
 	rr_setup(&r, "[ \"$FORGE_CYCLE_DIR\" = .forge/reviews/ABC-12__sk ] || exit 7\n"
 		     "export DIR=$W/$FORGE_CYCLE_DIR\n"
 		     "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\ncyc 2 approved\nexit 0\n");
-	char *dir = fgt_fmt("%s/%s", r.ws, rel);
+	char *dir = fgt_fmt("%s/%s", r.w.ws, rel);
 	fge_write_in(dir, "review_cycle_9.json", "{\"stale\": true}\n");
 	rr_exec(&r, (const char *const[]){ "--task-key", "ABC-12", "--cycle-dir",
 		".forge/reviews/{task_key}__{skill}", NULL }, NULL);
@@ -778,12 +772,12 @@ Test(runner_run, cycle_dir_template_is_watched_cleared_and_passed_on)
 		      "nothing seen live in the template's directory");
 	cr_assert(fge_exists_in(dir, "review_cycle_2.json"));
 	cr_assert(!fge_exists_in(dir, "review_cycle_9.json"), "the stale file stayed");
-	cr_assert(!fge_exists_in(r.ws, ".forge/impl"), ".forge/{step} was made anyway");
+	cr_assert(!fge_exists_in(r.w.ws, ".forge/impl"), ".forge/{step} was made anyway");
 	/* Issue 25: the step is the step, whatever the directory is called;
 	 * the directory has a field of its own. */
 	{
 		int n = fge_count_events(r.events, "review_cycle", NULL, NULL);
-		char *abs = fgt_fmt("%s/%s", r.ws, rel);
+		char *abs = fgt_fmt("%s/%s", r.w.ws, rel);
 		char real[PATH_MAX];
 
 		cr_assert_gt(n, 0);
@@ -880,7 +874,7 @@ Test(runner_run, every_run_ends_with_one_closing_line_unless_quiet)
 	want = fgt_fmt("impl: approved in 2/3 cycles, ");
 	cr_expect_not_null(strstr(r.p.err, want), "stderr: %s", r.p.err);
 	free(want);
-	want = fgt_fmt(" s; result: %s\n", r.result);
+	want = fgt_fmt(" s; result: %s\n", r.w.result);
 	cr_expect_not_null(strstr(r.p.err, want), "stderr: %s", r.p.err);
 	cr_expect_eq(strchr(r.p.err, '\n') - r.p.err + 1, (long)strlen(r.p.err), "more than one line: %s",
 		     r.p.err);
@@ -1056,7 +1050,7 @@ Test(runner_run, remote_run_reports_usage_cost_and_metrics_from_the_summary_fram
 	cr_expect_not_null(strstr(metrics, "forge_review_agent_cost_usd_total{"), "%s", metrics);
 	cr_expect_not_null(strstr(metrics, "forge_review_agent_tokens_total{"), "%s", metrics);
 	{
-		const char *argv[] = { FG_RUNNER_BIN, "report", r.result, "--format", "markdown", NULL };
+		const char *argv[] = { FG_RUNNER_BIN, "report", r.w.result, "--format", "markdown", NULL };
 		struct fgt_proc p;
 
 		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);

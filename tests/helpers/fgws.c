@@ -58,8 +58,10 @@ void fgw_reset_run(struct fgw *w)
 	w->err = NULL;
 	free(w->logtext);
 	w->logtext = NULL;
-	unlink(w->log);
-	unlink(w->result);
+	if (w->log)
+		unlink(w->log);
+	if (w->result)
+		unlink(w->result);
 }
 
 void fgw_release(struct fgw *w)
