@@ -44,6 +44,7 @@
 #include "fgdocker.h"
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 #define STEP "implement_task"
 #define SKILL "implement-task"
@@ -889,13 +890,15 @@ Test(runner_docker, image_runs_as_an_arbitrary_uid_in_group_0)
 Test(runner_docker, missing_image_gets_a_build_hint)
 {
 	char *dir, *ws, *log, *res, *text;
+	struct fgw w;
 	struct fgt_proc p;
 	cJSON *evs, *r;
 	const cJSON *e;
 
 	fgd_skip_without_engine("docker");
-	dir = fgt_tmpdir();
-	ws = fgt_fmt("%s/ws", dir);
+	fgw_init(&w);
+	dir = w.root;
+	ws = w.ws;
 	log = fgt_fmt("%s/r.log", dir);
 	res = fgt_fmt("%s/result.json", dir);
 	fge_write_in(ws, "README", "workspace\n");
@@ -926,8 +929,8 @@ Test(runner_docker, missing_image_gets_a_build_hint)
 	cJSON_Delete(evs);
 	free(text);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(log); free(res);
+	fgw_release(&w);
+	free(log); free(res);
 }
 
 /* Issue 18: with Docker down the runner also logged container_left, as if a
@@ -935,6 +938,7 @@ Test(runner_docker, missing_image_gets_a_build_hint)
 Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 {
 	char *dir, *ws, *log, *text, *bin = fgd_which("docker");
+	struct fgw w;
 	struct fgt_proc p;
 	cJSON *evs;
 	const cJSON *e;
@@ -942,8 +946,9 @@ Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 	if (!bin)
 		cr_skip("the docker CLI is not installed");
 	free(bin);
-	dir = fgt_tmpdir();
-	ws = fgt_fmt("%s/ws", dir);
+	fgw_init(&w);
+	dir = w.root;
+	ws = w.ws;
 	log = fgt_fmt("%s/r.log", dir);
 	fge_write_in(ws, "README", "workspace\n");
 	char *host = fgt_fmt("DOCKER_HOST=unix://%s/no-daemon.sock", dir);
@@ -965,8 +970,8 @@ Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 	free(text);
 	free(host);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(log);
+	fgw_release(&w);
+	free(log);
 }
 
 /* ---- the stream: frames on the container's stderr ---- */

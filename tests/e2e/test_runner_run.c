@@ -336,8 +336,11 @@ Test(runner_run, copy_without_recording_dir_is_a_usage_error)
  * step directory is touched: exit 2, nothing changed, no result written. */
 Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *step = fgt_fmt("%s/ws/.forge/impl", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *step = fgt_fmt("%s/ws/.forge/impl", dir);
 	char *res = fgt_fmt("%s/result.json", dir), *file = fgt_fmt("%s/afile", dir);
 	char *colon = fgt_fmt("%s/a:b", dir);
 	const char *env[] = { "FORGE_IMAGE", "FORGE_ENGINE", NULL };
@@ -376,8 +379,8 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 		free(want[i]);
 		fgt_proc_release(&p);
 	}
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(step); free(res); free(file); free(colon);
+	fgw_release(&w);
+	free(step); free(res); free(file); free(colon);
 }
 
 /* Issue 18: run_start said skill="" when the skill was derived; it logs the
@@ -385,8 +388,11 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
  * '_' -> '-'). */
 Test(runner_run, run_start_logs_the_derived_skill)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *log = fgt_fmt("%s/r.log", dir), *task = fgt_fmt("%s/task.json", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *log = fgt_fmt("%s/r.log", dir), *task = fgt_fmt("%s/task.json", dir);
 	char *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 0");
 	const char *env[] = { "FORGE_SKILL_NAME", "FORGE_LOG_LEVEL", NULL };
 	const char *from_step[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
@@ -414,8 +420,8 @@ Test(runner_run, run_start_logs_the_derived_skill)
 		unlink(log);
 		fgt_proc_release(&p);
 	}
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(log); free(task); free(script);
+	fgw_release(&w);
+	free(log); free(task); free(script);
 }
 
 /* Issue 18: a reviewer printing "LGTM" gave rejected cycles that looked like
@@ -452,8 +458,11 @@ Test(runner_run, unparsed_verdict_is_a_warning_naming_the_reviewer_log)
  * real entrypoint: the line is an ERROR and run_exit's reason repeats it. */
 Test(runner_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir), *log = fgt_fmt("%s/r.log", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *skills = w.skills, *log = fgt_fmt("%s/r.log", dir);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log,
 			       "--log-level", "warn", NULL };
@@ -480,8 +489,8 @@ Test(runner_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 	cJSON_Delete(evs);
 	free(text);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(skills); free(log);
+	fgw_release(&w);
+	free(log);
 }
 
 /* ---- the stream source: frames on the entrypoint's stderr ---- */
@@ -890,8 +899,11 @@ Test(runner_run, every_run_ends_with_one_closing_line_unless_quiet)
 
 Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 3");
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 3");
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint", script,
 			       "--log-format", "json", "--log-level", "error", NULL };
 	const char *env[] = { "FORGE_LOG_LEVEL", NULL };
@@ -910,8 +922,8 @@ Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
 	cr_expect_not_null(strstr(fge_jstr(e, "summary"), "; exit 3"), "%s", fge_jstr(e, "summary"));
 	cJSON_Delete(evs);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(script);
+	fgw_release(&w);
+	free(script);
 }
 
 /* Issue 25: a missing review.md meant no review, at WARN, exit 0. With
@@ -919,8 +931,11 @@ Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
  * agent runs, naming the path tried; with the review.md the run goes on. */
 Test(runner_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *skills = w.skills;
 	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
 	const char *flag[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_tsk", "--skills-dir",
@@ -959,16 +974,19 @@ Test(runner_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
 		cr_expect(fge_exists_in(ws, "ran"), "the worker did not run");
 		fgt_proc_release(&p);
 	}
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(skills); free(worker); free(wenv);
+	fgw_release(&w);
+	free(worker); free(wenv);
 }
 
 /* Issue 25: the local engine without --skills-dir only said "cannot use
  * skills directory '/skills'". The runner finds it first and names the fix. */
 Test(runner_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *missing = fgt_fmt("FORGE_SKILLS_DIR=%s/none", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *missing = fgt_fmt("FORGE_SKILLS_DIR=%s/none", dir);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint",
 			       FG_ENTRYPOINT_BIN, NULL };
 	const char *env[] = { "FORGE_WORKER_CMD=/bin/true", missing, NULL };
@@ -981,8 +999,8 @@ Test(runner_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
 	cr_expect_not_null(strstr(p.err, "pass --skills-dir DIR"), "%s", p.err);
 	cr_expect(!fge_exists_in(ws, ".forge"), "the step directory was touched");
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(missing);
+	fgw_release(&w);
+	free(missing);
 }
 
 /* The entrypoint's side (a container's own /skills, which the runner cannot
@@ -999,8 +1017,11 @@ Test(runner_run, entrypoint_honours_auto_review_required)
 		{ "AUTO_REVIEW_REQUIRED=maybe", 2, "error: invalid AUTO_REVIEW_REQUIRED 'maybe'" },
 		{ "AUTO_REVIEW_REQUIRED=0", 0, "warning: no review.md for skill 'impl'" },
 	};
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *skills = w.skills;
 	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir",
@@ -1018,8 +1039,8 @@ Test(runner_run, entrypoint_honours_auto_review_required)
 		cr_expect_eq(fge_exists_in(ws, "ran"), cases[i].code == 0, "case %zu: the worker ran or not", i);
 		fgt_proc_release(&p);
 	}
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(skills); free(worker); free(wenv);
+	fgw_release(&w);
+	free(worker); free(wenv);
 }
 
 /* Issue 25: a run the runner cannot see lost the money: the entrypoint said
@@ -1070,8 +1091,11 @@ Test(runner_run, remote_run_reports_usage_cost_and_metrics_from_the_summary_fram
  * how much it printed; the runner logs it as agent_running; 0 is never. */
 Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir), *log = fgt_fmt("%s/r.log", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *skills = w.skills, *log = fgt_fmt("%s/r.log", dir);
 	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo working; sleep 1.2; echo done");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
@@ -1108,6 +1132,6 @@ Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 		free(text);
 		fgt_proc_release(&p);
 	}
-	fgt_rm_rf(dir);
-	free(dir); free(ws); free(skills); free(log); free(worker); free(wenv);
+	fgw_release(&w);
+	free(log); free(worker); free(wenv);
 }

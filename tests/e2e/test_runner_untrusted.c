@@ -22,6 +22,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 #include "forge/text.h"
 
 TestSuite(runner_untrusted, .timeout = 120);
@@ -159,8 +160,11 @@ Test(runner_untrusted, watch_json_log_is_utf8_and_names_each_corrupt_file)
  * a last output line that is not UTF-8 either), then report on the result. */
 Test(runner_untrusted, run_result_log_and_report_are_utf8)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *corp = fgt_fmt("%s/corpus", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws, *corp = fgt_fmt("%s/corpus", dir);
 	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
 	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "cp \"$CORPUS\"/review_cycle_*.json \"$D/\"\n"
@@ -197,21 +201,22 @@ Test(runner_untrusted, run_result_log_and_report_are_utf8)
 	assert_utf8("report", p.out, p.out_len);
 	cr_assert_not_null(strstr(p.out, "\"__impl\""), "%s", p.out);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(ws);
+	fgw_release(&w);
 	free(corp);
 	free(result);
 	free(log);
 	free(ep);
 	free(corpenv);
-	free(dir);
 }
 
 /* Issue 18 defect 2: skills a sandbox can put in a cycle file. */
 Test(runner_untrusted, a_cycle_skill_never_reaches_metrics_or_the_result)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir);
+	struct fgw w;
+
+	fgw_init(&w);
+	char *dir = w.root;
+	char *ws = w.ws;
 	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
 	char *prom = fgt_fmt("%s/forge.prom", dir);
 	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
@@ -269,11 +274,9 @@ Test(runner_untrusted, a_cycle_skill_never_reaches_metrics_or_the_result)
 	cr_assert_eq(fgt_run(&p, rargv, NULL, NULL, NULL, 30), 0);
 	cr_assert_eq(p.exit_code, 0, "report refused the result:\n%s", p.err);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(ws);
+	fgw_release(&w);
 	free(result);
 	free(log);
 	free(prom);
 	free(ep);
-	free(dir);
 }
