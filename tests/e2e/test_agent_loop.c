@@ -712,7 +712,7 @@ Test(agent_loop, a_cost_of_1e308_is_refused_and_never_makes_a_metric_infinite)
 		cJSON_Delete(c1);
 		cr_assert(cJSON_IsNull(cJSON_GetObjectItem(path2(l.result, "usage", "worker"), "cost_usd")));
 	}
-	m = fgt_read(l.metrics, NULL);
+	m = fgt_read(l.w.metrics, NULL);
 	cr_assert_not_null(m, "no metrics file");
 	cr_assert_null(strstr(m, "Inf\n"), "a metric is infinite:\n%s", m);
 	cr_assert_null(strstr(m, "NaN"), "%s", m);

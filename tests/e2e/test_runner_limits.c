@@ -4,7 +4,22 @@
  * make of the runner's log, result and metrics (reproductions 9, 10 and 11;
  * docs/security.md lists the outcome of each).
  */
-#include "test_faults_helpers.h"
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_limits, .timeout = 180);
 
@@ -16,17 +31,18 @@ TestSuite(runner_limits, .timeout = 180);
  * without the cap. The log must stay near the cap and say what it dropped. */
 Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
 {
-	struct fx f;
+	struct fgw f;
 	char *wk, *rv;
 	const cJSON *ev;
 	struct stat st;
 	static const char *const env[] = { "FORGE_TEST_OUTPUT_LOG_MAX=1048576", NULL };
 
-	fx_setup(&f);
-	wk = fx_script(&f, "worker.sh", "yes '' | head -n 200000\n");
-	rv = fx_script(&f, "reviewer.sh", "echo APPROVED");
-	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, env);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	wk = fgw_script(&f, "worker.sh", NULL, "yes '' | head -n 200000\n");
+	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
+	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, env);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(stat(f.log, &st), 0);
 	cr_log_info("log: %lld bytes", (long long)st.st_size);
 	cr_assert_lt(st.st_size, 1024 * 1024 + 64 * 1024, "a %lld-byte log for a 1 MiB cap",
@@ -40,7 +56,7 @@ Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	free(wk);
 	free(rv);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* Reproduction 11, the runner's side: a cycle file (and a summary) whose
@@ -49,15 +65,16 @@ Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
  * the metrics count nothing, and the file stays valid. */
 Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep, *metrics, *m;
 	const cJSON *ev, *c1;
 	const char *extra[3] = { "--metrics-file", NULL, NULL };
 
-	fx_setup(&f);
+	fgw_init(&f);
+	fgw_runner_tree(&f);
 	metrics = fgt_fmt("%s/forge.prom", f.root);
 	extra[1] = metrics;
-	ep = fx_fake_entrypoint(&f,
+	ep = fgw_fake_entrypoint(&f,
 		"mkdir -p \"$D\"\n"
 		"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"ok\","
 		"\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
@@ -67,8 +84,8 @@ Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 		"\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"reviewer\":{\"cost_usd\":2e6}}}\\n' "
 		"\"$S\" \"$K\" \"$FORGE_RUN_ID\" > \"$D/review_summary.json\"\n"
 		"exit 0\n");
-	fx_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fx_code(&f), f.err, f.logtext);
+	fgw_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "cost_invalid", "file", "review_cycle_1.json");
 	cr_assert_not_null(ev, "no cost_invalid for the cycle; log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(ev, "level"), "warn");
@@ -79,7 +96,7 @@ Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 	cr_assert_not_null(ev, "no cost_invalid for the summary; log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(ev, "role"), "reviewer");
 	cr_assert_str_eq(fge_jstr(ev, "source"), "summary");
-	c1 = cJSON_GetArrayItem(fx_cycles(&f), 0);
+	c1 = cJSON_GetArrayItem(fgw_cycles(&f), 0);
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(c1, "usage"),
 								       "worker"), "cost_usd")));
 	m = fgt_read(metrics, NULL);
@@ -89,11 +106,11 @@ Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 	free(m);
 	free(metrics);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* by_source: the result's cycles_by_source summed. */
-static int counted_cycles(const struct fx *f)
+static int counted_cycles(const struct fgw *f)
 {
 	const cJSON *bs = cJSON_GetObjectItem(f->res, "cycles_by_source"), *v;
 	int n = 0;
@@ -113,20 +130,21 @@ static int counted_cycles(const struct fx *f)
  * fast the runner reads. */
 Test(runner_limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep;
 	const cJSON *ev, *cs;
 
-	fx_setup(&f);
-	ep = fx_fake_entrypoint(&f,
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	ep = fgw_fake_entrypoint(&f,
 		"mkdir -p \"$D\"\n"
 		"for v in 1 2 3; do cyc 1 rejected '' v$v; wait_log \"\\\"feedback\\\":\\\"v$v\\\"\"; done\n"
 		"cyc 1 rejected '' v4; wait_log cycle_rewrite_limit\n"
 		"i=5; while [ $i -le 205 ]; do cyc 1 approved '' v$i; i=$((i+1)); done\n"
 		"cyc 2 rejected; wait_log review_cycle_2.json\n"
 		"exit 0\n");
-	fx_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fx_code(&f), f.err, f.logtext);
+	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "file", "review_cycle_1.json"), 3,
 		     "log:\n%s", f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "file", "review_cycle_2.json"), 1);
@@ -137,12 +155,12 @@ Test(runner_limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 	cr_assert_str_eq(fge_jstr(ev, "step"), "impl");
 	cr_assert_eq(fge_jint(ev, "max"), 3);
 	cr_assert_eq(counted_cycles(&f), 4, "cycles_by_source counts the rewrites past the limit");
-	cs = fx_cycles(&f);
+	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2);
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "v3");
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "verdict"), "rejected");
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
 
 /* The same limit in `forge-runner watch` (no run, no session): three
@@ -201,13 +219,14 @@ Test(runner_limits, watch_reports_a_rewritten_cycle_three_times)
  * of the test's time under AddressSanitizer.) */
 Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 {
-	struct fx f;
+	struct fgw f;
 	char *ep, *watches;
 	const cJSON *ev;
 	static const char *const extra[] = { "--poll-interval", "600", NULL };
 
-	fx_setup(&f);
-	ep = fx_fake_entrypoint(&f,
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	ep = fgw_fake_entrypoint(&f,
 		"count() { n=0; for fd in /proc/$PPID/fdinfo/*; do\n"
 		"  c=$(grep -c '^inotify wd:' \"$fd\" 2>/dev/null); n=$((n+${c:-0})); done; echo $n; }\n"
 		"mkdir -p \"$D\"; cyc 1 rejected; wait_log review_cycle_1.json\n"
@@ -218,8 +237,8 @@ Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 		"i=0; while [ $(count) -gt 3 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done\n"
 		"count > \"$OUT/watches\"\n"
 		"exit 0\n");
-	fx_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
-	cr_assert_eq(fx_code(&f), 0, "exit %d; stderr:\n%s", fx_code(&f), f.err);
+	fgw_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	ev = fge_find_event(f.events, "review_cycle", "file", "review_cycle_2.json");
 	cr_assert_not_null(ev, "cycle 2 was not reported");
 	cr_assert_str_eq(fge_jstr(ev, "source"), "watch", "the inotify source was blinded");
@@ -231,5 +250,5 @@ Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	free(watches);
 	free(ep);
-	fx_teardown(&f);
+	fgw_release(&f);
 }
