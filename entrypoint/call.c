@@ -225,10 +225,13 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 
 	(void)r;
 	say_denied(c);
-	if (u->refused & FG_USAGE_COST)
-		ep_log(FG_MSG_WARN, "%s%s%s: reported cost %g USD refused (above %g USD for one agent run, "
-		       "negative or not finite): taken as not reported", c->role, c->panel_role ? " " : "",
-		       c->panel_role ? c->panel_role : "", u->refused_cost_usd, FG_USAGE_COST_MAX);
+	if (u->refused & FG_USAGE_COST) {
+		char who[128];
+
+		snprintf(who, sizeof(who), "%s%s%s", c->role, c->panel_role ? " " : "",
+			 c->panel_role ? c->panel_role : "");
+		ep_output_say_refused_cost(c->out, who);
+	}
 	fg_usage_add(worker ? &l->total.worker : &l->total.reviewer, u);
 	if (worker) {
 		l->worker_last = *u;

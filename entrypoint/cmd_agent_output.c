@@ -82,6 +82,7 @@ int ep_cmd_agent_output(int argc, char **argv)
 		return FG_EXIT_USAGE;
 	}
 	ep_output_finish(&o);
+	ep_output_say_refused_cost(&o, "agent-output");
 	j = ep_output_to_cjson(&o);
 	s = cJSON_PrintUnformatted(j);
 	if (!s)

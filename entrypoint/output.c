@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "forge/json.h"
 #include "forge/alloc.h"
 #include "forge/text.h"
@@ -379,4 +380,12 @@ cJSON *ep_output_to_cjson(const struct ep_output *o)
 	fg_json_add_str_or_null(j, "session_id", o->session_id);
 	cJSON_AddItemToObject(j, "denied_tools", fg_denied_array(&o->denied));
 	return j;
+}
+
+void ep_output_say_refused_cost(const struct ep_output *o, const char *who)
+{
+	if (o->usage.refused & FG_USAGE_COST)
+		ep_log(FG_MSG_WARN, "%s: reported cost %g USD refused (above %g USD for one agent run, "
+		       "negative or not finite): taken as not reported", who, o->usage.refused_cost_usd,
+		       FG_USAGE_COST_MAX);
 }

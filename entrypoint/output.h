@@ -140,6 +140,10 @@ const char *ep_output_exit_meaning(enum ep_output_format f, int status);
 /* True when the CLI refused at least one tool call and ran none: the agent
  * could not do anything it needed a tool for. */
 bool ep_output_all_denied(const struct ep_output *o);
+/* When the CLI's reported cost was refused (usage.h: above 1e6 USD for one
+ * agent run, negative or not finite), says so once as a warning naming who
+ * (the role, "agent-output"): the cost is then null everywhere. */
+void ep_output_say_refused_cost(const struct ep_output *o, const char *who);
 /* {"ok", "error", "text", "usage", "session_id", "denied_tools": [names]}
  * (owned by the caller). */
 struct cJSON *ep_output_to_cjson(const struct ep_output *o);

@@ -252,3 +252,22 @@ Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 	free(ep);
 	fgw_release(&f);
 }
+
+/* The adapters themselves (forge-entrypoint agent-output, what the presets
+ * read an agent's output with): a Claude result reporting 1e308 USD gives
+ * cost_usd null and a warning saying why. */
+Test(runner_limits, agent_output_refuses_a_cost_of_1e308)
+{
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "agent-output", "--format", "claude", NULL };
+	struct fgt_proc p;
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL,
+			     "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\","
+			     "\"total_cost_usd\":1e308,\"usage\":{\"output_tokens\":3}}\n", 20), 0);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	cr_assert(strstr(p.out, "\"cost_usd\":null"), "%s", p.out);
+	cr_assert(strstr(p.out, "\"output_tokens\":3"), "%s", p.out);
+	cr_assert(strstr(p.err, "warning: agent-output: reported cost 1e+308 USD refused (above 1e+06 USD "
+			 "for one agent run"), "%s", p.err);
+	fgt_proc_release(&p);
+}
