@@ -45,7 +45,7 @@ const struct fg_opt rn_reap_options[] = {
 struct reap_args {
 	struct rn_engine_params p;
 	struct fg_strvec run_ids;   /* --run-id */
-	int dry;
+	unsigned flags;             /* RN_KUBE_REAP_* */
 };
 
 static const char *ann(const cJSON *o, const char *key)
@@ -105,7 +105,7 @@ static void pick(const struct reap_args *a, const cJSON *items, struct fg_strvec
 		d = listed(&a->run_ids, id) ? 1 : runner_dead(it, host);
 		if (d == 1)
 			fg_strvec_push(dead, id);
-		else if (d < 0 && !a->run_ids.n)
+		else if (d < 0 && !a->run_ids.n && !(a->flags & RN_KUBE_REAP_QUIET))
 			printf("left: run %s (its runner was on host %s; name it with --run-id to reap it)\n",
 			       id, ann(it, RN_KUBE_ANN_HOST) ? ann(it, RN_KUBE_ANN_HOST) : "unknown");
 	}
@@ -151,7 +151,8 @@ static int delete_run(const struct reap_args *a, const char *id)
 		fprintf(stderr, "forge-runner reap: run %s: %s\n", id, e);
 		free(e);
 	} else {
-		printf("reaped: run %s\n", id);
+		printf("reaped: run %s (its runner is gone)\n", id);
+		fflush(stdout);
 	}
 	rn_kube_cmd_release(&c);
 	fg_strvec_release(&argv);
@@ -159,9 +160,9 @@ static int delete_run(const struct reap_args *a, const char *id)
 }
 
 int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struct fg_strvec *ids,
-		 int dry)
+		 unsigned flags)
 {
-	struct reap_args a = { .p = *p, .dry = dry };
+	struct reap_args a = { .p = *p, .flags = flags };
 	struct rn_kube_cmd c = { 0 };
 	struct fg_strvec dead;
 	cJSON *doc;
@@ -172,7 +173,8 @@ int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struc
 	if (!doc) {
 		char *e = rn_kube_cmd_error(&c);
 
-		fprintf(stderr, "forge-runner reap: cannot list the runs: %s\n", e);
+		if (!(flags & RN_KUBE_REAP_QUIET))
+			fprintf(stderr, "forge-runner reap: cannot list the runs: %s\n", e);
 		free(e);
 		rn_kube_cmd_release(&c);
 		return FG_EXIT_FAILED;
@@ -181,7 +183,7 @@ int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struc
 	fg_strvec_init(&dead);
 	pick(&a, cJSON_GetObjectItemCaseSensitive(doc, "items"), &dead);
 	for (size_t i = 0; i < dead.n; i++)
-		if (dry)
+		if (flags & RN_KUBE_REAP_DRY)
 			printf("would reap: run %s\n", dead.v[i]);
 		else
 			failed |= delete_run(&a, dead.v[i]) != 0;
@@ -202,7 +204,7 @@ static int take_arg(struct reap_args *a, const char **step, int id, const char *
 		fg_strvec_push(&a->run_ids, v);
 		return 0;
 	case P_STEP: *step = v; return 0;
-	case P_DRY: a->dry = 1; return 0;
+	case P_DRY: a->flags |= RN_KUBE_REAP_DRY; return 0;
 	case P_HELP: return -1;
 	default: return rn_cmd_usage("reap", "unexpected argument '%s'", v ? v : "");
 	}
@@ -231,7 +233,7 @@ int rn_cmd_reap(int argc, char **argv)
 		r = rn_cmd_help("forge-runner reap [--namespace NS] [--kube-context NAME] [--step NAME] "
 				"[--run-id ID]... [--dry-run]", rn_reap_options);
 	else if (!r)
-		r = rn_kube_reap(&a.p, step, &a.run_ids, a.dry);
+		r = rn_kube_reap(&a.p, step, &a.run_ids, a.flags);
 	fg_strvec_release(&a.run_ids);
 	return r;
 }

@@ -88,6 +88,9 @@ void rn_kube_job_spec(const struct rn_engine_params *p, cJSON *job, cJSON *skill
 cJSON *rn_kube_skills_map(const struct rn_engine_params *p, cJSON *meta, cJSON **items, char *err,
 			  size_t errlen);
 
+/* The value of NAME in p->environ (borrowed), or NULL. */
+const char *rn_kube_env_value(const struct rn_engine_params *p, const char *name);
+
 /* docker's memory size ("512m") as a Kubernetes quantity ("512Mi"); owned,
  * NULL when it is not one. */
 char *rn_kube_quantity_memory(const char *v);
@@ -138,9 +141,11 @@ extern const struct fg_opt rn_reap_options[];
 int rn_cmd_kube_job(int argc, char **argv);
 int rn_cmd_reap(int argc, char **argv);
 /* Deletes the objects of the dead runners' runs (of step, when not NULL)
- * and of the runs named in ids; prints one line per run. 0, or
- * FG_EXIT_FAILED when kubectl failed. */
+ * and of the runs named in ids; prints one line per run on stdout. 0, or
+ * FG_EXIT_FAILED when kubectl failed. Flags: */
+#define RN_KUBE_REAP_DRY 1u     /* list, delete nothing */
+#define RN_KUBE_REAP_QUIET 2u   /* say nothing of runs left alone, nor of a failed listing */
 int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struct fg_strvec *ids,
-		 int dry);
+		 unsigned flags);
 
 #endif

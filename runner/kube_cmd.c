@@ -157,6 +157,9 @@ int rn_kube_cmd_start(struct rn_kube_cmd *c, uv_loop_t *loop, char *const *argv,
 	o.stdio = stdio;
 	o.stdio_count = 3;
 	o.exit_cb = on_exit_cb;
+	/* A group of its own: the session's SIGTERM to the kubernetes-job
+	 * child's group must not cut the log stream that brings the summary. */
+	o.flags = UV_PROCESS_DETACHED;
 	c->proc.data = c;
 	c->open++;
 	r = uv_spawn(loop, &c->proc, &o);

@@ -413,6 +413,19 @@ static int create(struct kjob *j)
 	return 0;
 }
 
+/* What dead runners of the same step left (this host's only): deleted
+ * before this run's objects are made. A failure here is not the run's. */
+static void reap_dead(struct kjob *j)
+{
+	struct fg_strvec none;
+
+	if (j->stopping)
+		return;
+	fg_strvec_init(&none);
+	(void)rn_kube_reap(&j->p, j->p.step, &none, RN_KUBE_REAP_QUIET);
+	fg_strvec_release(&none);
+}
+
 /* ---- the command line (engine_kubernetes.c writes it) ---- */
 
 enum { K_CLI = 1, K_NS, K_CTX, K_RUN_ID, K_IMAGE, K_VOLUME, K_SUBPATH, K_SKILLS, K_STEP, K_SKILL,
@@ -509,6 +522,7 @@ int rn_cmd_kube_job(int argc, char **argv)
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() == 1)
 			j->stopping = 1;
+		reap_dead(j);
 		r = create(j);
 		if (r)
 			close_all(j);

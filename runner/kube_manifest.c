@@ -119,7 +119,7 @@ static cJSON *object(const char *api, const char *kind, cJSON *meta)
 
 /* ---- Secret, ConfigMaps, NetworkPolicy ---- */
 
-static const char *env_value(const struct rn_engine_params *p, const char *name)
+const char *rn_kube_env_value(const struct rn_engine_params *p, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -135,7 +135,7 @@ static cJSON *secret(const struct rn_engine_params *p, pid_t runner)
 	cJSON *data = cJSON_CreateObject(), *o;
 
 	for (size_t i = 0; i < p->nextra_env; i++) {
-		const char *v = env_value(p, p->extra_env[i]);
+		const char *v = rn_kube_env_value(p, p->extra_env[i]);
 
 		if (v && !cJSON_GetObjectItemCaseSensitive(data, p->extra_env[i]))
 			cJSON_AddStringToObject(data, p->extra_env[i], v);

@@ -103,16 +103,6 @@ static void entry_args(const struct rn_engine_params *p, cJSON *c)
 	fg_strvec_release(&a);
 }
 
-static const char *value_of(const struct rn_engine_params *p, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (char *const *e = p->environ; e && *e; e++)
-		if (!strncmp(*e, name, n) && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
-
 static int is_extra(const struct rn_engine_params *p, const char *name)
 {
 	for (size_t i = 0; i < p->nextra_env; i++)
@@ -133,7 +123,7 @@ static void container_env(const struct rn_engine_params *p, cJSON *c)
 	for (size_t i = 0; i < names.n; i++) {
 		const char *n = names.v[i];
 		const char *v = !strcmp(n, "FORGE_RUN_ID") ? p->run_id
-				: !strcmp(n, "FORGE_CYCLE_DIR") ? p->cycle_dir : value_of(p, n);
+				: !strcmp(n, "FORGE_CYCLE_DIR") ? p->cycle_dir : rn_kube_env_value(p, n);
 
 		if (!v)
 			continue;

@@ -41,6 +41,7 @@ struct kbox {
 	char *tmp, *ws, *skills, *task, *out, *result, *log, *stdout_path, *stderr_path;
 	char *token, *claim;
 	const char *image;
+	const char *step;
 	pid_t pid;
 	double t_spawn;
 	long rss_max_kb;
@@ -133,6 +134,7 @@ static void box_init(struct kbox *b, const char *review_md)
 	skip_without_cluster();
 	memset(b, 0, sizeof(*b));
 	b->image = getenv("FORGE_K8S_IMAGE");
+	b->step = STEP;
 	b->tmp = fgt_tmpdir();
 	cr_assert_eq(chmod(b->tmp, 0755), 0);
 	b->ws = fgt_fmt("%s/ws", b->tmp);
@@ -212,7 +214,7 @@ static void spawn_runner(struct kbox *b, const char *const *extra)
 	size_t n = 0;
 	const char *const fixed[] = {
 		FG_RUNNER_BIN, "run", "--engine", "kubernetes", "--image", b->image,
-		"--workspace-volume", b->claim, "--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1",
+		"--workspace-volume", b->claim, "--step", b->step, "--skill", SKILL, "--task-key", "DEMO-1",
 		"--skills-dir", b->skills, "--task-file", b->task, "--result", b->result,
 		"--log-format", "json", "--log-file", b->log, "--env", "API_TOKEN", NULL,
 	};
@@ -483,18 +485,25 @@ Test(runner_kubernetes, demo_approved_in_cycle_2_by_the_stream_alone)
 	box_release(&b);
 }
 
-/* Waits for the worker to hang, then returns the run id. */
-static char *start_hanging(struct kbox *b, const char *const *extra)
+/* Waits for the worker to hang, then returns the run id. step: NULL for STEP. */
+static char *start_hanging_step(struct kbox *b, const char *step, const char *const *extra)
 {
 	char *id;
 
 	box_init(b, REVIEW_MD);
+	if (step)
+		b->step = step;
 	box_agent(b, "worker.sh", WORKER_HANGS);
 	box_agent(b, "reviewer.sh", REVIEWER_APPROVE);
 	spawn_runner(b, extra);
 	id = wait_run_id(b);
 	wait_file(b, "started");
 	return id;
+}
+
+static char *start_hanging(struct kbox *b, const char *const *extra)
+{
+	return start_hanging_step(b, NULL, extra);
 }
 
 /* The run's objects as the cluster stores them (JSON), and the pod's log. */
@@ -611,7 +620,7 @@ Test(runner_kubernetes, out_of_memory_137)
 
 	box_init(&b, REVIEW_MD);
 	/* tail keeps a line without newline whole: it grows past the limit. */
-	box_agent(&b, "worker.sh", "#!/bin/sh\ncat >/dev/null\nhead -c 200000000 /dev/zero | tail -c 1 >/dev/null\n");
+	box_agent(&b, "worker.sh", "#!/bin/sh\ncat >/dev/null\nhead -c 200000000 /dev/zero | tail -n 1 >/dev/null\n");
 	box_agent(&b, "reviewer.sh", REVIEWER_APPROVE);
 	spawn_runner(&b, (const char *const[]){ "--memory", "32m", NULL });
 	int code = wait_runner(&b);
@@ -653,23 +662,27 @@ Test(runner_kubernetes, frame_of_60_kib_arrives_whole)
 {
 	struct kbox b;
 
-	box_init(&b, "---\nmax_retries: 1\n---\nCheck it.\n");
+	box_init(&b, REVIEW_MD);
 	box_agent(&b, "worker.sh", WORKER_APPEND);
-	/* About 58 KiB of review: the cycle's frame is near 60 KiB. */
-	box_agent(&b, "reviewer.sh", "#!/bin/sh\ncat >/dev/null\necho APPROVED\n"
+	/* About 58 KiB of feedback in cycle 1: its frame is near 60 KiB. */
+	box_agent(&b, "reviewer.sh", "#!/bin/sh\ncat >/dev/null\n"
+		  "if [ \"$FORGE_CYCLE\" != 1 ]; then echo APPROVED; exit 0; fi\n"
+		  "echo 'REJECTED: the findings below'\n"
 		  "i=0; while [ $i -lt 580 ]; do printf 'finding %04d: %086d\\n' $i 0; i=$((i+1)); done\n");
-	spawn_runner(&b, NULL);
+	spawn_runner(&b, (const char *const[]){ "--record", "log", NULL });
 	int code = wait_runner(&b);
 	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
 	cJSON *ev = log_events(&b);
-	const cJSON *e = find_event(ev, "review_cycle", 1);
+	const cJSON *e = find_event(ev, "review_cycle", 1), *rec;
 	cr_assert_not_null(e, "cycle 1 never reported; log:\n%s", read_or_empty(b.log));
 	cr_assert_str_eq(fge_jstr(e, "source"), "stream");
-	cr_assert_eq(fge_count_events(ev, "frame_invalid", NULL, NULL), 0, "a frame arrived broken:\n%s",
-		     read_or_empty(b.log));
-	char *text = read_or_empty(b.log);
-	cr_assert_not_null(strstr(text, "finding 0579"), "the end of the 60 KiB review is missing");
-	free(text);
+	cr_assert_eq(fge_count_events(ev, "frame_invalid", NULL, NULL), 0, "a frame arrived broken");
+	rec = fge_find_event(ev, "cycle_recorded", "file", "review_cycle_1.json");
+	cr_assert_not_null(rec, "no cycle_recorded for cycle 1");
+	const char *content = fge_jstr(rec, "content");
+	cr_assert_gt(strlen(content), 58000, "the recorded cycle is %zu bytes", strlen(content));
+	cr_assert_not_null(strstr(content, "finding 0579"), "the end of the feedback is missing");
+	cr_assert_null(strstr(content, "\"truncated\""), "the frame was shortened");
 	cJSON_Delete(ev);
 	box_release(&b);
 }
@@ -742,7 +755,8 @@ Test(runner_kubernetes, log_stream_cut_reconnects_every_cycle_once)
 Test(runner_kubernetes, reap_deletes_what_a_dead_runner_left)
 {
 	struct kbox b;
-	char *id = start_hanging(&b, NULL);
+	/* A step of its own: a run of the same step reaps a dead runner's leftovers too. */
+	char *id = start_hanging_step(&b, "reap_step", NULL);
 	pid_t child = find_process((const char *const[]){ "kubernetes-job", id, NULL });
 
 	cr_assert_gt(child, 0, "no kubernetes-job child for run %s", id);
@@ -755,7 +769,16 @@ Test(runner_kubernetes, reap_deletes_what_a_dead_runner_left)
 	cr_assert_not_null(strstr(left, "job.batch/forge-"), "nothing left to reap:\n%s", left);
 	free(left);
 	struct fgt_proc p;
-	const char *argv[] = { FG_RUNNER_BIN, "reap", "--step", STEP, NULL };
+	const char *dry[] = { FG_RUNNER_BIN, "reap", "--step", "reap_step", "--dry-run", NULL };
+	cr_assert_eq(fgt_run(&p, dry, NULL, NULL, NULL, 120), 0);
+	char *would = fgt_fmt("would reap: run %s", id);
+	cr_assert_not_null(strstr(p.out, would), "reap --dry-run said:\n%s%s", p.out, p.err);
+	fgt_proc_release(&p);
+	left = leftovers(id);
+	cr_assert_not_null(strstr(left, "job.batch/forge-"), "--dry-run deleted:\n%s", left);
+	free(left);
+	free(would);
+	const char *argv[] = { FG_RUNNER_BIN, "reap", "--step", "reap_step", NULL };
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 120), 0);
 	cr_assert_eq(p.exit_code, 0, "reap exited %d: %s", p.exit_code, p.err);
 	char *want = fgt_fmt("reaped: run %s", id);
