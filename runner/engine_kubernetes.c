@@ -155,7 +155,7 @@ void rn_kube_delete_argv(const struct rn_engine_params *p, struct fg_strvec *arg
 static char *kube_exit_reason(const struct rn_engine_params *p, int exit_code)
 {
 	if (exit_code == 125)
-		return fg_xasprintf("job 'forge-%s' could not run on the cluster", p->run_id);
+		return fg_xasprintf("kubernetes job 'forge-%s' failed for a reason of the cluster's", p->run_id);
 	if (exit_code == 137)
 		return fg_xasprintf("the pod of job 'forge-%s' was killed (SIGKILL: out of memory, "
 				    "or deleted by force)", p->run_id);

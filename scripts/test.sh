@@ -97,7 +97,12 @@ fi
 if [ -z "$k8s_reason" ]; then
   tail -n 3 "$k8s_log"
   (eval "$(bash "$k8s" env)" && export FORGE_K8S_IMAGE="${FGD_IMAGE:-forge-review:test}" &&
-    run_ctest build -L kubernetes) | tee "$k8s_log.ctest"
+    export FORGE_K8S_FIGURES="$k8s_log.figures" && run_ctest build -L kubernetes) | tee "$k8s_log.ctest"
+  if [ -s "$k8s_log.figures" ]; then
+    echo "== kubernetes beside docker, the same demo on this machine:"
+    cat "$k8s_log.figures"
+  fi
+  rm -f "$k8s_log.figures"
   bash "$k8s" down
   if bash "$k8s" check; then counts "host left as found" 1 0; else counts "host left as found" 0 1; fi
   line=$(grep -E '^== build: [0-9]+ passed, [0-9]+ failed$' "$k8s_log.ctest" | tail -n 1 || true)

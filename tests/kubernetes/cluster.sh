@@ -305,7 +305,7 @@ cmd_inside() {
     bg controller-manager "$BIN/kube-controller-manager" --kubeconfig "$k" --leader-elect=false \
         --bind-address=127.0.0.1 --service-account-private-key-file="$p/sa.key" --root-ca-file="$p/ca.crt" \
         --cluster-signing-cert-file="$p/ca.crt" --cluster-signing-key-file="$p/ca.key" \
-        --use-service-account-credentials=false --controllers='*,-nodeipam,-cloud-node-lifecycle'
+        --use-service-account-credentials=false
     bg scheduler "$BIN/kube-scheduler" --kubeconfig "$k" --leader-elect=false --bind-address=127.0.0.1
     bg kubelet "$BIN/kubelet" --config "$STATE/kubelet.yaml" --kubeconfig "$k" --hostname-override=localhost \
         --node-ip="$NODE_IP" --root-dir="$STATE/kubelet" --cert-dir="$STATE/kubelet-pki"
