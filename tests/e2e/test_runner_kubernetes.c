@@ -34,6 +34,8 @@
 #define SKILL "implement-task"
 #define MAX_ARGS 48
 #define RUN_LIMIT_S 400
+/* The demo's scripted agents, shipped in the image (docker/Dockerfile). */
+#define DEMO_AGENTS "/usr/local/share/forge-review/examples/agents"
 
 TestSuite(runner_kubernetes, .timeout = 900);
 
@@ -43,6 +45,7 @@ struct kbox {
 	const char *image;
 	const char *step;
 	const char *engine;   /* NULL: kubernetes; "docker" for the figures beside it */
+	int demo;             /* the shipped demo: its workspace, the image's agents and skills */
 	pid_t pid;
 	pid_t child;          /* the kubernetes-job child, once seen */
 	long child_rss_max_kb;
@@ -220,12 +223,16 @@ static void spawn_runner(struct kbox *b, const char *const *extra)
 		FG_RUNNER_BIN, "run", "--engine", docker ? "docker" : "kubernetes", "--image", b->image,
 		docker ? "--workspace" : "--workspace-volume", docker ? b->ws : b->claim,
 		"--step", b->step, "--skill", SKILL, "--task-key", "DEMO-1",
-		"--skills-dir", b->skills, "--task-file", b->task, "--result", b->result,
+		"--task-file", b->task, "--result", b->result,
 		"--log-format", "json", "--log-file", b->log, "--env", "API_TOKEN", NULL,
 	};
 
 	for (size_t i = 0; fixed[i]; i++)
 		argv[n++] = fixed[i];
+	if (!b->demo) {
+		argv[n++] = "--skills-dir";
+		argv[n++] = b->skills;
+	}
 	for (size_t i = 0; extra && extra[i]; i++) {
 		cr_assert_lt(n, (size_t)MAX_ARGS - 1);
 		argv[n++] = extra[i];
@@ -234,8 +241,8 @@ static void spawn_runner(struct kbox *b, const char *const *extra)
 	env[0] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	env[1] = fgt_fmt("HOME=%s", b->out);
 	env[2] = fgt_fmt("KUBECONFIG=%s", getenv("KUBECONFIG"));
-	env[3] = fgt_fmt("FORGE_WORKER_CMD=/workspace/agents/worker.sh");
-	env[4] = fgt_fmt("FORGE_REVIEWER_CMD=/workspace/agents/reviewer.sh");
+	env[3] = fgt_fmt("FORGE_WORKER_CMD=%sworker.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
+	env[4] = fgt_fmt("FORGE_REVIEWER_CMD=%sreviewer.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
 	env[5] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
 	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
 	env[7] = fgt_fmt("FORGE_CHANGESET=0");
@@ -477,7 +484,52 @@ static double first_output_s(const struct kbox *b, const cJSON *ev, const char *
 	return -1;
 }
 
+/* The shipped demo (examples/demo-workspace, the image's demo agents and
+ * default skill), as examples/run-demo-docker.sh runs it in docker. */
+static void demo_workspace(struct kbox *b)
+{
+	struct fgt_proc p;
+	char *src = fgt_fmt("%s/examples/demo-workspace/.", FG_SOURCE_DIR);
+
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "cp", "-R", src, b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 0, "cp: %s", p.err);
+	fgt_proc_release(&p);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "chmod", "-R", "a+rwX", b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	fgt_proc_release(&p);
+	fgt_write(b->task, "{\"task_key\": \"CALC-1\", \"summary\": \"Make the calculator's tests pass\","
+			   " \"description\": \"sh test.sh fails. Fix calc.sh so that add, sub and mul work.\","
+			   " \"skill_name\": \"" SKILL "\", \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
+	b->demo = 1;
+	free(src);
+}
+
 Test(runner_kubernetes, demo_approved_in_cycle_2_by_the_stream_alone)
+{
+	struct kbox b;
+
+	box_init(&b, REVIEW_MD);
+	demo_workspace(&b);
+	spawn_runner(&b, (const char *const[]){ "--timeout", "300", NULL });
+	int code = wait_runner(&b);
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
+		     read_or_empty(b.stderr_path), read_or_empty(b.log));
+	cJSON *res = read_result(&b), *ev = log_events(&b);
+	check_approved(&b, res, ev);
+	assert_nothing_left(fge_jstr(res, "run_id"));
+	/* The demo's tests pass on the claim now: the worker fixed calc.sh there. */
+	struct fgt_proc p;
+	char *test_sh = fgt_fmt("%s/test.sh", b.ws);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "sh", test_sh, NULL }, NULL, b.ws, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 0, "the demo's tests still fail on the claim:\n%s%s", p.out, p.err);
+	fgt_proc_release(&p);
+	free(test_sh);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+/* The credential reaches the agent, from the Secret, and nothing else. */
+Test(runner_kubernetes, secret_reaches_the_agent_only)
 {
 	struct kbox b;
 
@@ -490,12 +542,12 @@ Test(runner_kubernetes, demo_approved_in_cycle_2_by_the_stream_alone)
 		     read_or_empty(b.stderr_path), read_or_empty(b.log));
 	cJSON *res = read_result(&b), *ev = log_events(&b);
 	check_approved(&b, res, ev);
-	assert_nothing_left(fge_jstr(res, "run_id"));
 	char *rot_path = fgt_fmt("%s/token.rot13", b.ws), *rot = fgt_read(rot_path, NULL);
 	cr_assert_not_null(rot, "the worker wrote no token.rot13");
 	rot13(rot);
 	cr_assert_str_eq(rot, b.token, "the agent saw another API_TOKEN");
 	assert_token_absent(&b);
+	assert_nothing_left(fge_jstr(res, "run_id"));
 	free(rot);
 	free(rot_path);
 	cJSON_Delete(ev);
