@@ -315,6 +315,19 @@ cmd_inside() {
 }
 
 # ---- on the host ----
+
+# The kubelet's cgroupRoot must exist in every hierarchy (cgroup v1 here).
+cgroups() {
+    local d
+    for d in /sys/fs/cgroup/*/; do
+        [ -d "$d" ] && [ -w "$d" ] || continue
+        mkdir -p "$d$CGROUP" 2>/dev/null || continue
+        if [ -f "${d}cpuset.cpus" ]; then
+            cat "${d}cpuset.cpus" > "$d$CGROUP/cpuset.cpus"
+            cat "${d}cpuset.mems" > "$d$CGROUP/cpuset.mems"
+        fi
+    done
+}
 inner_pid() { cat "$STATE/inner.pid" 2>/dev/null; }
 
 running() { local p; p=$(inner_pid) && [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
@@ -346,6 +359,7 @@ cmd_up() {
     mkdir -p "$STATE"
     pki
     configs
+    cgroups
     setsid unshare --pid --fork --mount-proc --net --mount --propagation private \
         bash "$(readlink -f "$0")" _inside > "$STATE/logs/inside.log" 2>&1 < /dev/null &
     local u=$!
@@ -386,7 +400,9 @@ cmd_load_image() {
 
 cmd_down() {
     local p
-    for f in forward.pid inner.pid unshare.pid; do
+    # socat forks one process per connection: its whole group.
+    p=$(cat "$STATE/forward.pid" 2>/dev/null) && [ -n "$p" ] && kill -9 -- "-$p" 2>/dev/null || true
+    for f in inner.pid unshare.pid; do
         p=$(cat "$STATE/$f" 2>/dev/null) || continue
         [ -n "$p" ] && kill -9 "$p" 2>/dev/null || true
     done
@@ -394,7 +410,12 @@ cmd_down() {
     for _ in $(seq 100); do
         host_state | grep -q '^process ' || break; sleep 0.1
     done
-    find /sys/fs/cgroup/*/"$CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+    # Emptied as the kernel finishes the killed processes: retried a while.
+    for _ in $(seq 50); do
+        find /sys/fs/cgroup/*/"$CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+        ls -d /sys/fs/cgroup/*/"$CGROUP" > /dev/null 2>&1 || break
+        sleep 0.2
+    done
     rm -rf "$STATE"
     say "down"
 }
