@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fgdocker.h"
 #include "fge2e.h"
 #include "fgtest.h"
 
@@ -76,13 +77,25 @@ static char *read_or_empty(const char *path)
 	return s ? s : fgt_fmt("%s", "");
 }
 
+/* The program name found in PATH (owned), or the test fails. */
+static char *which(const char *name)
+{
+	char *path = fgd_which(name);
+
+	cr_assert_not_null(path, "no %s in PATH", name);
+	return path;
+}
+
 /* kubectl ARGS... (NULL-terminated), its output captured; fails on a start error. */
 static void kubectl(struct fgt_proc *p, const char *const args[], const char *input)
 {
+	static char *bin;
 	const char *argv[24];
 	size_t n = 0;
 
-	argv[n++] = "kubectl";
+	if (!bin)
+		bin = which("kubectl");
+	argv[n++] = bin;
 	for (size_t i = 0; args[i]; i++) {
 		cr_assert_lt(n, (size_t)23);
 		argv[n++] = args[i];
@@ -491,10 +504,10 @@ static void demo_workspace(struct kbox *b)
 	struct fgt_proc p;
 	char *src = fgt_fmt("%s/examples/demo-workspace/.", FG_SOURCE_DIR);
 
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "cp", "-R", src, b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/cp", "-R", src, b->ws, NULL }, NULL, NULL, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 0, "cp: %s", p.err);
 	fgt_proc_release(&p);
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "chmod", "-R", "a+rwX", b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/chmod", "-R", "a+rwX", b->ws, NULL }, NULL, NULL, NULL, 60), 0);
 	fgt_proc_release(&p);
 	fgt_write(b->task, "{\"task_key\": \"CALC-1\", \"summary\": \"Make the calculator's tests pass\","
 			   " \"description\": \"sh test.sh fails. Fix calc.sh so that add, sub and mul work.\","
@@ -519,7 +532,7 @@ Test(runner_kubernetes, demo_approved_in_cycle_2_by_the_stream_alone)
 	/* The demo's tests pass on the claim now: the worker fixed calc.sh there. */
 	struct fgt_proc p;
 	char *test_sh = fgt_fmt("%s/test.sh", b.ws);
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "sh", test_sh, NULL }, NULL, b.ws, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/sh", test_sh, NULL }, NULL, b.ws, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 0, "the demo's tests still fail on the claim:\n%s%s", p.out, p.err);
 	fgt_proc_release(&p);
 	free(test_sh);
@@ -895,9 +908,12 @@ Test(runner_kubernetes, the_kubelet_does_not_change_the_host)
 	cr_assert_geq(n, 4, "no sysctl in %s", before);
 	char *shadow_path = fgt_fmt("%s/sysctl/kernel.panic", state), *shadow = fgt_read(shadow_path, NULL);
 	cr_assert_not_null(shadow);
-	cr_assert_str_eq(shadow, "10\n", "the kubelet did not set kernel.panic (in the harness's file)");
+	shadow[strcspn(shadow, "\n")] = '\0';
+	cr_assert_str_eq(shadow, "10", "the kubelet did not set kernel.panic (in the harness's file)");
 	struct fgt_proc p;
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "iptables-save", NULL }, NULL, NULL, NULL, 60), 0);
+	char *ipt = which("iptables-save");
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ ipt, NULL }, NULL, NULL, NULL, 60), 0);
+	free(ipt);
 	cr_assert_null(strstr(p.out ? p.out : "", "KUBE-"), "KUBE chains in the host's iptables:\n%s", p.out);
 	fgt_proc_release(&p);
 	free(shadow);
@@ -952,10 +968,13 @@ Test(runner_kubernetes, figures_beside_docker)
 	struct fgt_proc p;
 
 	skip_without_cluster();
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "docker", "image", "inspect", getenv("FORGE_K8S_IMAGE"),
-			     NULL }, NULL, NULL, NULL, 60), 0);
-	int have_docker = p.exited && p.exit_code == 0;
-	fgt_proc_release(&p);
+	char *docker = fgd_which("docker");
+	int have_docker = docker && fgt_run(&p, (const char *const[]){ docker, "image", "inspect",
+					   getenv("FORGE_K8S_IMAGE"), NULL }, NULL, NULL, NULL, 60) == 0 &&
+			  p.exited && p.exit_code == 0;
+	if (docker)
+		fgt_proc_release(&p);
+	free(docker);
 	if (!have_docker)
 		cr_skip_test("no docker image %s for the docker side of the figures", getenv("FORGE_K8S_IMAGE"));
 	measure("kubernetes", &k);
