@@ -687,7 +687,7 @@ static void cannot_start(const char *const *extra, const char *image, const char
 
 Test(runner_kubernetes, unschedulable_125_with_the_scheduler_reason)
 {
-	cannot_start((const char *const[]){ "--cpus", "64", "--start-timeout", "8", NULL }, NULL,
+	cannot_start((const char *const[]){ "--cpus", "64", "--start-timeout", "15", NULL }, NULL,
 		     "Insufficient cpu", 60);
 }
 
