@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kube.h"
 #include "report.h"
 #include "run.h"
 #include "forge/buf.h"
@@ -25,10 +26,12 @@ static void print_help(void)
 		"       forge-runner watch DIR... [options]\n"
 		"       forge-runner sweep DIR [--run-id ID]\n"
 		"       forge-runner report RESULT.json... [options]\n"
+		"       forge-runner reap [options]   (kubernetes: what dead runners left)\n"
 		"       forge-runner --help | --version\n"
 		"\n"
-		"Launches one workflow step's sandbox (local process, docker or podman),\n"
-		"reports every review cycle it writes to .forge/{step}/, and writes a result.\n"
+		"Launches one workflow step's sandbox (local process, docker, podman or a\n"
+		"Kubernetes Job), reports every review cycle it writes to .forge/{step}/,\n"
+		"and writes a result.\n"
 		"\nrun options:\n");
 	fg_opts_help(rn_run_options, &b);
 	fg_buf_adds(&b, rn_run_needs);
@@ -38,6 +41,8 @@ static void print_help(void)
 	fg_opts_help(rn_sweep_options, &b);
 	fg_buf_adds(&b, "\nreport options:\n");
 	fg_opts_help(rn_report_options, &b);
+	fg_buf_adds(&b, "\nreap options:\n");
+	fg_opts_help(rn_reap_options, &b);
 	fg_buf_adds(&b,
 		"\nContainers get the FORGE_* and AUTO_REVIEW_* environment, plus --env NAME.\n"
 		"\nExit codes (run): the entrypoint's code; " FG_XSTR(FG_EXIT_TIMEOUT) " timeout; "
@@ -66,17 +71,18 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "run", rn_cmd_run }, { "watch", rn_cmd_watch }, { "sweep", rn_cmd_sweep },
-	{ "report", rn_cmd_report }, { "--help", cmd_help }, { "-h", cmd_help },
+	{ "report", rn_cmd_report }, { "reap", rn_cmd_reap }, { RN_KUBE_JOB_CMD, rn_cmd_kube_job },
+	{ "--help", cmd_help }, { "-h", cmd_help },
 	{ "help", cmd_help }, { "--version", cmd_version },
 };
 
 int rn_main(int argc, char **argv)
 {
-	static const char *const names[] = { "run", "watch", "sweep", "report", "help" };
+	static const char *const names[] = { "run", "watch", "sweep", "report", "reap", "help" };
 	const char *cmd = argc > 1 ? argv[1] : NULL, *near;
 
 	if (!cmd)
-		return rn_usage("missing subcommand (run, watch, sweep or report)");
+		return rn_usage("missing subcommand (run, watch, sweep, report or reap)");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
@@ -84,5 +90,5 @@ int rn_main(int argc, char **argv)
 	near = fg_suggest(cmd, names, ARRAY_SIZE(names));
 	if (near)
 		return rn_usage("unknown subcommand '%s'; did you mean '%s'?", cmd, near);
-	return rn_usage("unknown subcommand '%s' (run, watch, sweep or report)", cmd);
+	return rn_usage("unknown subcommand '%s' (run, watch, sweep, report or reap)", cmd);
 }

@@ -20,6 +20,7 @@ static const struct rn_engine_ops *const engines[] = {
 	[RN_ENGINE_LOCAL] = &rn_engine_local_ops,
 	[RN_ENGINE_DOCKER] = &rn_engine_docker_ops,
 	[RN_ENGINE_PODMAN] = &rn_engine_podman_ops,
+	[RN_ENGINE_KUBERNETES] = &rn_engine_kubernetes_ops,
 };
 
 /* Settings that describe the host side; inside a container they would be
@@ -29,7 +30,7 @@ static const char *const runner_only[] = {
 	"FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_TASK_FILE", "FORGE_RUN_ID",
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
 	"FORGE_MOUNT_LABEL", "FORGE_MEMORY", "FORGE_CPUS", "FORGE_PIDS_LIMIT", "FORGE_NETWORK",
-	"FORGE_READ_ONLY_ROOTFS",
+	"FORGE_READ_ONLY_ROOTFS", "FORGE_ENGINE_CLI", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT",
 };
 
 const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k)

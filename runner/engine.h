@@ -11,6 +11,10 @@
  *   podman  engine_podman.c: the same with the podman CLI (plus
  *           --userns=keep-id when not root, so files in the workspace stay
  *           owned by the caller).
+ *   kubernetes engine_kubernetes.c: one batch/v1 Job per run, driven through
+ *           kubectl by the runner's own child `forge-runner kubernetes-job`
+ *           (kube_job.c; docs/design/kubernetes.md); stopped by SIGTERM to
+ *           that child, which deletes the Job and follows the pod to its end.
  * docker and podman share the container base (engine_container.c). The
  * session only calls through the table: a new engine is one new file and
  * one entry in engine.c's list, and the session does not change.
@@ -38,7 +42,7 @@
 
 #include "forge/buf.h"
 
-enum rn_engine_kind { RN_ENGINE_LOCAL, RN_ENGINE_DOCKER, RN_ENGINE_PODMAN };
+enum rn_engine_kind { RN_ENGINE_LOCAL, RN_ENGINE_DOCKER, RN_ENGINE_PODMAN, RN_ENGINE_KUBERNETES };
 
 /* Seconds docker/podman stop waits before its own SIGKILL: the engine's
  * usual 10 s, so the entrypoint's own grace for the agent (5 s by default)
@@ -82,7 +86,17 @@ struct rn_engine_params {
 	/* The cycle directory below the workspace, passed as FORGE_CYCLE_DIR
 	 * (replacing any in the environment); NULL: not passed. */
 	const char *cycle_dir;
+	/* Kubernetes only (NULL / 0: not given). */
+	const char *kube_namespace;   /* --namespace NS */
+	const char *kube_context;     /* --kube-context NAME */
+	const char *workspace_subpath;  /* --workspace-subpath P */
+	const char *run_as;           /* --run-as UID[:GID] */
+	double timeout;               /* --timeout: the Job's activeDeadlineSeconds */
+	double start_timeout;         /* --start-timeout SEC (default RN_KUBE_START_TIMEOUT) */
 };
+
+/* How long a pod may stay unscheduled or unstarted (seconds, --start-timeout). */
+#define RN_KUBE_START_TIMEOUT 300
 
 /* The default process limit of a container (hardening: --pids-limit). */
 #define RN_ENGINE_PIDS_LIMIT "4096"
@@ -211,6 +225,7 @@ const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k);
 extern const struct rn_engine_ops rn_engine_local_ops;
 extern const struct rn_engine_ops rn_engine_docker_ops;
 extern const struct rn_engine_ops rn_engine_podman_ops;
+extern const struct rn_engine_ops rn_engine_kubernetes_ops;
 
 /* ops->stop() for the table of p->kind, kept for callers that want a
  * command only: 0 with argv appended (`docker stop -t 10 forge-<id>`,
@@ -255,6 +270,11 @@ char *rn_engine_container_name(const char *run_id);
 int rn__container_build(const struct rn_engine_params *p, const char *userns_arg,
 			struct fg_strvec *argv, char *err, size_t errlen);
 int rn__container_stop(const struct rn_engine_params *p, int force, struct fg_strvec *argv);
+/* The names the run's environment passes (allowlisted FORGE_* and
+ * AUTO_REVIEW_*, --env names, FORGE_RUN_ID, FORGE_CYCLE_DIR), sorted, one
+ * each; 0 or -EINVAL with err filled (an invalid --env name). */
+int rn__container_env_names(const struct rn_engine_params *p, struct fg_strvec *names, char *err,
+			    size_t errlen);
 void rn__container_reap_list(const struct rn_engine_params *p, struct fg_strvec *argv);
 void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strvec *argv);
 char *rn__container_exit_reason(const struct rn_engine_params *p, int exit_code);

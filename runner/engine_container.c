@@ -130,6 +130,24 @@ static int cmp_str(const void *a, const void *b)
 /* The names passed with -e: allowlisted prefixes, --env names, FORGE_RUN_ID;
  * sorted and without duplicates so the command line is deterministic. */
 static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec *names,
+			     char *err, size_t errlen);
+
+int rn__container_env_names(const struct rn_engine_params *p, struct fg_strvec *names, char *err,
+			    size_t errlen)
+{
+	struct fg_strvec all;
+	int r;
+
+	fg_strvec_init(&all);
+	r = collect_env_names(p, &all, err, errlen);
+	for (size_t i = 0; !r && i < all.n; i++)
+		if (i == 0 || strcmp(all.v[i], all.v[i - 1]))
+			fg_strvec_push(names, all.v[i]);
+	fg_strvec_release(&all);
+	return r;
+}
+
+static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec *names,
 			     char *err, size_t errlen)
 {
 	for (char *const *e = p->environ; e && *e; e++) {

@@ -52,6 +52,10 @@ struct rn_run_config {
 	int cycle_dir_given;    /* a template was given: passed on to the entrypoint */
 	int quiet;              /* --quiet: no closing line (closing.h) */
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
+	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
+	/* Kubernetes (engine.h); NULL when not given, borrowed. */
+	const char *kube_namespace, *kube_context, *run_as, *workspace_subpath;
+	double start_timeout;        /* seconds */
 };
 
 /* The settings every run needs (FORGE_WORKER_CMD, FORGE_REVIEWER_CMD), for

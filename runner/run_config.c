@@ -41,18 +41,25 @@ enum {
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
+	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH,
 };
 
 const struct fg_opt rn_run_options[] = {
 	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required unless --workspace-volume)" },
 	{ R_VOLUME, "workspace-volume", 0, "NAME", NULL,
-	  "docker/podman: the named volume NAME is /workspace (the runner reads the stream only)" },
+	  "docker/podman: the named volume NAME is /workspace; kubernetes: the PersistentVolumeClaim NAME (the runner reads the stream only)" },
 	{ R_STEP, "step", 0, "NAME", NULL, "workflow step (required); cycles go to DIR/.forge/NAME/ unless --cycle-dir" },
 	{ R_SKILL, "skill", 0, "NAME", NULL, "skill under review" },
 	{ R_CYCLE_DIR, "cycle-dir", 0, "TEMPLATE", "FORGE_CYCLE_DIR", "cycle files' directory in the workspace (default .forge/{step}; also {task_key}, {skill})" },
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
 	{ R_TASK_FILE, "task-file", 0, "FILE", NULL, "task JSON file" },
-	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker or podman" },
+	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker, podman or kubernetes" },
+	{ R_ENGINE_CLI, "engine-cli", 0, "PATH", "FORGE_ENGINE_CLI", "the engine's CLI (default docker, podman, kubectl; oc for OpenShift)" },
+	{ R_NAMESPACE, "namespace", 0, "NS", "FORGE_KUBE_NAMESPACE", "kubernetes: the namespace of the run's objects (default: the context's)" },
+	{ R_KUBE_CONTEXT, "kube-context", 0, "NAME", "FORGE_KUBE_CONTEXT", "kubernetes: the kubeconfig context (default: the current one)" },
+	{ R_START_TIMEOUT, "start-timeout", 0, "SEC", NULL, "kubernetes: how long the pod may stay unscheduled or unstarted (default 300; exit " FG_XSTR(FG_EXIT_RUNTIME) ")" },
+	{ R_RUN_AS, "run-as", 0, "UID[:GID]", NULL, "kubernetes: the pod's runAsUser (and runAsGroup); default: the image's user" },
+	{ R_SUBPATH, "workspace-subpath", 0, "PATH", NULL, "kubernetes: mount only PATH of the --workspace-volume claim" },
 	{ R_IMAGE, "image", 0, "IMAGE", "FORGE_IMAGE", "container image (docker, podman)" },
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
 	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
@@ -95,6 +102,8 @@ struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
 	const char *entrypoint, *mount_label, *read_only, *cycle_dir, *require_review;
 	const char *container_opt;   /* the first container-only option given, for the error */
+	const char *kube_opt;        /* the first kubernetes-only option given */
+	const char *start_timeout;
 	struct rn_log_cfg log;
 };
 
@@ -117,7 +126,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 
 	memset(ep, 0, sizeof(*ep));
 	ep->kind = c->engine;
-	ep->program = ops->cli ? ops->cli : c->entrypoint;
+	ep->program = !ops->cli ? c->entrypoint : c->engine_cli ? c->engine_cli : ops->cli;
 	ep->image = c->image;
 	ep->workspace = c->workspace;
 	ep->workspace_volume = c->workspace_volume;
@@ -142,6 +151,12 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->engine_args = (const char *const *)c->engine_args.v;
 	ep->nengine_args = c->engine_args.n;
 	ep->cycle_dir = c->cycle_dir_given ? c->cycle_dir : NULL;
+	ep->kube_namespace = c->kube_namespace;
+	ep->kube_context = c->kube_context;
+	ep->workspace_subpath = c->workspace_subpath;
+	ep->run_as = c->run_as;
+	ep->timeout = c->timeout;
+	ep->start_timeout = c->start_timeout;
 }
 
 static const char *env_or_null(const char *name)
@@ -163,6 +178,23 @@ static int take_env(struct rn_run_config *c, const char *v)
 	return 0;
 }
 
+/* The options that only the kubernetes engine honours. */
+static int take_kube_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
+{
+	switch (id) {
+	case R_NAMESPACE: c->kube_namespace = v; break;
+	case R_KUBE_CONTEXT: c->kube_context = v; break;
+	case R_START_TIMEOUT: a->start_timeout = v; break;
+	case R_RUN_AS: c->run_as = v; break;
+	case R_SUBPATH: c->workspace_subpath = v; break;
+	default: return 1;
+	}
+	for (const struct fg_opt *o = rn_run_options; !a->kube_opt && o->name; o++)
+		if (o->id == id)
+			a->kube_opt = o->name;
+	return 0;
+}
+
 /* The options that only a container engine can honour. */
 static int take_container_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
 {
@@ -174,7 +206,7 @@ static int take_container_opt(struct rn_run_config *c, struct run_args *a, int i
 	case R_NETWORK: c->network = v; break;
 	case R_ENGINE_ARG: fg_strvec_push(&c->engine_args, v); break;
 	case R_READ_ONLY: a->read_only = "1"; break;
-	default: return 1;
+	default: return take_kube_opt(c, a, id, v);
 	}
 	for (const struct fg_opt *o = rn_run_options; !a->container_opt && o->name; o++)
 		if (o->id == id)
@@ -194,6 +226,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_TASK_KEY: c->task_key = v; break;
 	case R_TASK_FILE: a->task_file = v; break;
 	case R_ENGINE: a->engine = v; break;
+	case R_ENGINE_CLI: c->engine_cli = v; break;
 	case R_IMAGE: c->image = v; break;
 	case R_SKILLS: a->skills_dir = v; break;
 	case R_ENTRYPOINT: a->entrypoint = v; break;
@@ -227,6 +260,9 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	/* Environment twins first: the option wins. */
 	a->engine = env_or_null("FORGE_ENGINE");
 	c->image = env_or_null("FORGE_IMAGE");
+	c->engine_cli = env_or_null("FORGE_ENGINE_CLI");
+	c->kube_namespace = env_or_null("FORGE_KUBE_NAMESPACE");
+	c->kube_context = env_or_null("FORGE_KUBE_CONTEXT");
 	a->entrypoint = env_or_null("FORGE_ENTRYPOINT_BIN");
 	a->poll = env_or_null("AUTO_REVIEW_POLL_INTERVAL");
 	a->record = env_or_null("AUTO_REVIEW_RECORD_POLLED_FILES");
@@ -274,7 +310,7 @@ static int resolve_path(const char *what, const char *v, char **out)
 static int validate_values(struct rn_run_config *c, const struct run_args *a)
 {
 	if (a->engine && rn_engine_parse(a->engine, &c->engine))
-		return rn_usage("invalid engine '%s' (local, docker or podman)", a->engine);
+		return rn_usage("invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
 	if (a->timeout && fg_parse_double(a->timeout, 0.001, 1e9, &c->timeout))
 		return rn_usage("invalid --timeout '%s'", a->timeout);
 	if (a->poll && rn_parse_interval(a->poll, &c->poll_interval))
@@ -375,6 +411,23 @@ static int validate_container(struct rn_run_config *c, const struct run_args *a)
 	return 0;
 }
 
+/* The kubernetes-only options, and the kubernetes engine's CLI. */
+static int validate_kube(struct rn_run_config *c, const struct run_args *a)
+{
+	c->start_timeout = RN_KUBE_START_TIMEOUT;
+	if (c->engine != RN_ENGINE_KUBERNETES) {
+		if (a->kube_opt)
+			return rn_usage("option '--%s' applies to the kubernetes engine only", a->kube_opt);
+		return 0;
+	}
+	if (a->start_timeout && fg_parse_double(a->start_timeout, 1, 86400, &c->start_timeout))
+		return rn_usage("invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
+	if (!runnable(c->engine_cli ? c->engine_cli : "kubectl"))
+		return rn_usage("engine CLI '%s' is not found in PATH (or not executable): install "
+				"kubectl, or name it with --engine-cli", c->engine_cli ? c->engine_cli : "kubectl");
+	return 0;
+}
+
 static int check_volume(struct rn_run_config *c)
 {
 	char err[256];
@@ -382,7 +435,7 @@ static int check_volume(struct rn_run_config *c)
 	if (!c->workspace_volume)
 		return 0;
 	if (c->engine == RN_ENGINE_LOCAL)
-		return rn_usage("--workspace-volume needs a container engine (docker or podman)");
+		return rn_usage("--workspace-volume needs a container engine (docker, podman or kubernetes)");
 	if (rn_engine_volume_check(c->workspace_volume, err, sizeof(err)))
 		return rn_usage("%s", err);
 	return 0;
@@ -516,6 +569,8 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 		r = validate_values(c, a);
 	if (!r)
 		r = validate_container(c, a);
+	if (!r)
+		r = validate_kube(c, a);
 	if (!r)
 		r = check_volume(c);
 	if (!r)

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # test.sh - install what is missing, build, and run every test:
 #   1. the whole suite in a normal build (CTest: unit, end-to-end, Docker);
-#   2. the whole suite again under ASan, UBSan and LSan;
-#   3. each libFuzzer target for a short bounded time (FORGE_FUZZ_SECONDS,
+#   2. the kubernetes engine's tests against a real single-node cluster
+#      (tests/kubernetes/cluster.sh: build (cached), up, load the image, the
+#      tests labelled kubernetes, down, and the check that the host is as it
+#      was); where the cluster cannot be built or started the tests run all
+#      the same and skip, each printing why;
+#   3. the whole suite again under ASan, UBSan and LSan;
+#   4. each libFuzzer target for a short bounded time (FORGE_FUZZ_SECONDS,
 #      default 10).
 # Tests that cannot run on this machine say so (skipped, with the reason).
 # CTest runs nproc test binaries at a time, and Criterion the tests of one
@@ -69,16 +74,61 @@ run_ctest() {
 
 bash scripts/setup.sh --test build
 stage_done "build"
-run_ctest build
+run_ctest build -LE kubernetes
 stage_done "tests (build)"
+
+# The kubernetes stage: the tests skip (with this reason) when there is no
+# cluster; the host check counts as one test.
+k8s=tests/kubernetes/cluster.sh
+k8s_log=$(mktemp)
+k8s_reason=""
+if [ "${FORGE_SKIP_KUBERNETES:-0}" = 1 ]; then
+  k8s_reason="FORGE_SKIP_KUBERNETES=1"
+elif [ "$(id -u)" != 0 ]; then
+  k8s_reason="not root (the cluster runs containerd and a kubelet)"
+elif ! bash "$k8s" build > "$k8s_log" 2>&1; then
+  k8s_reason="the cluster could not be built: $(tail -n 1 "$k8s_log")"
+elif ! bash "$k8s" up >> "$k8s_log" 2>&1; then
+  k8s_reason="the cluster did not start: $(tail -n 1 "$k8s_log")"
+  bash "$k8s" down >> "$k8s_log" 2>&1 || true
+elif ! bash "$k8s" load-image "${FGD_IMAGE:-forge-review:test}" >> "$k8s_log" 2>&1; then
+  k8s_reason="the test image could not be loaded: $(tail -n 1 "$k8s_log")"
+  bash "$k8s" down >> "$k8s_log" 2>&1 || true
+fi
+if [ -z "$k8s_reason" ]; then
+  tail -n 3 "$k8s_log"
+  (eval "$(bash "$k8s" env)" && export FORGE_K8S_IMAGE="${FGD_IMAGE:-forge-review:test}" &&
+    export FORGE_K8S_FIGURES="$k8s_log.figures" && run_ctest build -L kubernetes) | tee "$k8s_log.ctest"
+  if [ -s "$k8s_log.figures" ]; then
+    echo "== kubernetes beside docker, the same demo on this machine:"
+    cat "$k8s_log.figures"
+  fi
+  rm -f "$k8s_log.figures"
+  bash "$k8s" down
+  if bash "$k8s" check; then counts "host left as found" 1 0; else counts "host left as found" 0 1; fi
+  line=$(grep -E '^== build: [0-9]+ passed, [0-9]+ failed$' "$k8s_log.ctest" | tail -n 1 || true)
+  if [ -n "$line" ]; then
+    counts kubernetes "$(sed -E 's/^== build: ([0-9]+) passed.*/\1/' <<<"$line")" \
+      "$(sed -E 's/.*, ([0-9]+) failed$/\1/' <<<"$line")"
+  else
+    counts kubernetes 0 1
+  fi
+  rm -f "$k8s_log.ctest"
+else
+  echo "== kubernetes: no cluster: $k8s_reason"
+  tail -n 20 "$k8s_log"
+  (unset KUBECONFIG; export FORGE_K8S_NO_CLUSTER="$k8s_reason"; run_ctest build -L kubernetes)
+fi
+rm -f "$k8s_log"
+stage_done "kubernetes"
 
 if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
   bash scripts/setup.sh --test build-asan -- -DFORGE_SANITIZE=ON -DFORGE_BUILD_BENCH=OFF
   stage_done "build-asan"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  run_ctest build-asan -LE docker
-  echo "== (build-asan leaves out the tests labelled docker, podman ones included: they ran in build above)"
+  run_ctest build-asan -LE 'docker|kubernetes'
+  echo "== (build-asan leaves out the tests labelled docker, podman ones included, and kubernetes: they ran above)"
   stage_done "tests (build-asan)"
 fi
 

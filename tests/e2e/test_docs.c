@@ -42,6 +42,7 @@ static const struct help_case HELP_CASES[] = {
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { "watch", NULL } },
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { "sweep", NULL } },
 	{ FG_RUNNER_BIN, "man/forge-runner.1", { "report", NULL } },
+	{ FG_RUNNER_BIN, "man/forge-runner.1", { "reap", NULL } },
 };
 
 static char *read_source(const char *rel)
