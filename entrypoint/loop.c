@@ -246,8 +246,14 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 		if (fg_finding_rank(&l->blocked_by->j.findings[i]) == FG_RANK_QUESTION)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
 	rc = fg_summary_write(l->step_dir, &s);
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+	if (rc < 0) {
+		/* The review's outcome is not on record: never a success (a
+		 * summary planted meanwhile must not pass for ours either). */
+		ep_log(FG_MSG_ERROR, "cannot write '%s/%s': %s; the review's outcome is not recorded, "
+		       "the task failed", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+		s.state = state = FG_STATE_FAILED;
+		code = FG_EXIT_FAILED;
+	}
 	/* Sent even when the file could not be written: a runner that cannot
 	 * see the workspace learns how the review ended from this frame. */
 	ep_frame_summary(&s);

@@ -21,23 +21,7 @@ static const char WORKER_FILLS_DISK[] =
 /* Runs forge-entrypoint run on the tree. */
 static void run_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker, const char *reviewer)
 {
-	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
-	char *renv = fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer);
-	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", f->ws, "--skills-dir", f->skills,
-			       "--task-file", f->task, NULL };
-	const char *env[40];
-	size_t n = 0;
-
-	for (size_t i = 0; FX_BASE_ENV[i]; i++)
-		env[n++] = FX_BASE_ENV[i];
-	env[n++] = "FORGE_RUN_ID=fault-run";
-	env[n++] = wenv;
-	env[n++] = renv;
-	env[n] = NULL;
-	cr_assert_eq(fgt_run(p, argv, env, f->root, NULL, 90), 0);
-	cr_assert(!p->timed_out, "forge-entrypoint hung; stderr:\n%s", p->err);
-	free(wenv);
-	free(renv);
+	fx_entrypoint(f, p, worker, reviewer, "fault-run", NULL);
 }
 
 /* No file of ours half-written: no atomic temp file left in dir. */

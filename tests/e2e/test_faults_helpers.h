@@ -314,6 +314,35 @@ static inline const cJSON *fx_cycles(const struct fx *f)
 	return v;
 }
 
+/* Runs forge-entrypoint run on the tree (90 s deadline) with the agent
+ * commands worker and reviewer, FORGE_RUN_ID=run_id, then extra_env
+ * (NULL-terminated, may be NULL); stderr and the exit code in p. */
+static inline void fx_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker,
+				 const char *reviewer, const char *run_id, const char *const *extra_env)
+{
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	char *renv = fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer);
+	char *id = fgt_fmt("FORGE_RUN_ID=%s", run_id);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", f->ws, "--skills-dir", f->skills,
+			       "--task-file", f->task, NULL };
+	const char *env[48];
+	size_t n = 0;
+
+	for (size_t i = 0; FX_BASE_ENV[i]; i++)
+		env[n++] = FX_BASE_ENV[i];
+	env[n++] = id;
+	env[n++] = wenv;
+	env[n++] = renv;
+	for (size_t i = 0; extra_env && extra_env[i] && n < 47; i++)
+		env[n++] = extra_env[i];
+	env[n] = NULL;
+	cr_assert_eq(fgt_run(p, argv, env, f->root, NULL, 90), 0);
+	cr_assert(!p->timed_out, "forge-entrypoint hung; stderr:\n%s", p->err);
+	free(wenv);
+	free(renv);
+	free(id);
+}
+
 /* Moves this test process (and what it starts) into a private mount
  * namespace, so mounts vanish with it even when an assertion ends the test.
  * 0, or skips the test with the reason. */
