@@ -123,6 +123,31 @@ static inline void ws_run(struct ep_ws *w, struct fgt_proc *p, const char *worke
 	free(task);
 }
 
+/* ws_run() with a signaller (fge2e.h) for the agents: SIGDIR=root/sig,
+ * their scripts hold FGE_OUTSIDE_KILL and call `outside_kill SIG PID`.
+ * extra (may be NULL) must leave room for one more entry. */
+static inline void ws_run_signalled(struct ep_ws *w, struct fgt_proc *p, const char *worker,
+				    const char *reviewer, const char *const *extra)
+{
+	char *dir = fgt_fmt("%s/sig", w->root), *keep = fgt_fmt("%s/.keep", dir);
+	char *env0 = fgt_fmt("SIGDIR=%s", dir);
+	const char *env[40];
+	size_t n = 0;
+	pid_t sig;
+
+	fgt_write(keep, "");
+	env[n++] = env0;
+	for (size_t i = 0; extra && extra[i] && n < 39; i++)
+		env[n++] = extra[i];
+	env[n] = NULL;
+	sig = fge_signaller_start(dir);
+	ws_run(w, p, worker, reviewer, env);
+	fge_signaller_stop(sig);
+	free(env0);
+	free(keep);
+	free(dir);
+}
+
 /* Content of step_dir/name (owned) or NULL. */
 static inline char *ws_step_file(struct ep_ws *w, const char *name)
 {

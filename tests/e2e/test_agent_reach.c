@@ -10,6 +10,8 @@
  */
 #include "test_faults_helpers.h"
 
+#include <ftw.h>
+
 #include "forge/fsutil.h"
 
 TestSuite(agent_reach, .timeout = 120);
@@ -128,6 +130,350 @@ Test(agent_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 	cr_assert_not_null(strstr(p.err, "review failed after 1 cycle(s): exit 1"), "stderr:\n%s", p.err);
 	cr_assert_eq(umount2(f.step_dir, MNT_DETACH), 0);
 	free(wk);
+	free(rv);
+	fgt_proc_release(&p);
+	fx_teardown(&f);
+}
+
+/* ---- item 3: signals and /proc of the entrypoint ---------------------- */
+
+/* Reproduction 3's signal: the worker, then a process of its own in a
+ * session of its own, send SIGTERM, SIGINT and SIGHUP to the entrypoint
+ * ($PPID); it logs each (signal_ignored, with the sender's pid), goes on
+ * and the review approves. */
+Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
+{
+	struct fx f;
+	char *wk, *rv, *pid;
+	const cJSON *e;
+
+	fx_setup(&f);
+	wk = fx_script(&f, "worker.sh",
+		       "ep=$PPID\n"
+		       "echo $$ > \"$OUT/worker_pid\"\n"
+		       "kill -TERM $ep; kill -INT $ep; kill -HUP $ep\n"
+		       "setsid sh -c \"kill -TERM $ep; sleep 1\" &\n"
+		       "wait\n"
+		       "echo hello >> greeting.txt\n");
+	rv = fx_script(&f, "reviewer.sh", "cat > /dev/null\necho APPROVED\n");
+	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fx_code(&f), 0, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
+	pid = fge_read_in(f.out, "worker_pid");
+	pid[strcspn(pid, "\n")] = '\0';
+	cr_assert_geq(fge_count_events(f.events, "signal_ignored", NULL, NULL), 4, "log:\n%s", f.logtext);
+	for (const char *const *sig = (const char *const[]){ "TERM", "INT", "HUP", NULL }; *sig; sig++) {
+		e = fge_find_event(f.events, "signal_ignored", "signal", *sig);
+		cr_assert_not_null(e, "no signal_ignored for %s; log:\n%s", *sig, f.logtext);
+		cr_assert_eq(fge_jint(e, "sender_pid"), atoi(pid), "log:\n%s", f.logtext);
+	}
+	cr_assert_eq(fge_count_events(f.events, "signal_ignored", "signal", "TERM"), 2, "log:\n%s", f.logtext);
+	free(pid);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/* After ignoring an agent's SIGTERM the runner's own SIGTERM still stops
+ * the run at once (the runner is the entrypoint's parent, not one of its
+ * descendants). */
+Test(agent_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ignored)
+{
+	struct fx f;
+	char *wk, *rv, *marker;
+	pid_t pid;
+
+	fx_setup(&f);
+	marker = fgt_fmt("%s/ignored", f.out);
+	rv = fx_script(&f, "reviewer.sh", "cat > /dev/null\necho APPROVED\n");
+	/* It waits until the runner logged the ignored signal, then sleeps. */
+	wk = fx_script(&f, "worker.sh",
+		       "kill -TERM $PPID\n"
+		       "i=0; while ! grep -q signal_ignored \"$LOG\" 2>/dev/null; do\n"
+		       "  i=$((i+1)); [ $i -gt 300 ] && exit 99; sleep 0.1; done\n"
+		       ": > \"$OUT/ignored\"\n"
+		       "sleep 30\n");
+	pid = fx_runner_start(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	for (int i = 0; i < 3000 && !fgt_exists(marker); i++)
+		usleep(10000);
+	cr_assert(fgt_exists(marker), "the worker never saw its signal ignored");
+	cr_assert_eq(kill(pid, SIGTERM), 0);
+	fx_wait(&f, pid, 20);
+	fx_load(&f, 1);
+	cr_assert_eq(fx_code(&f), 143, "exit %d; log:\n%s", fx_code(&f), f.logtext);
+	cr_assert_eq(fge_count_events(f.events, "signal_ignored", NULL, NULL), 1, "log:\n%s", f.logtext);
+	free(marker);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/*
+ * What a same-uid agent can read of process $1: prints one word per probe
+ * that worked (environ, fd, fd2, mem, ptrace), "none" when none did.
+ * strace attaches with PTRACE_SEIZE: refused at once, or it stays until
+ * timeout ends it (124).
+ */
+#define PROBE_FN                                                                                   \
+	"probe() {\n"                                                                              \
+	"  got=''\n"                                                                               \
+	"  cat /proc/$1/environ > /dev/null 2>&1 && got=\"$got environ\"\n"                         \
+	"  ls /proc/$1/fd > /dev/null 2>&1 && got=\"$got fd\"\n"                                   \
+	"  readlink /proc/$1/fd/2 > /dev/null 2>&1 && got=\"$got fd2\"\n"                          \
+	"  (exec 3< /proc/$1/mem) 2> /dev/null && got=\"$got mem\"\n"                               \
+	"  if command -v strace > /dev/null; then\n"                                              \
+	"    timeout 1 strace -p $1 -o /dev/null > /dev/null 2>&1; [ $? = 124 ] && got=\"$got ptrace\"\n" \
+	"  fi\n"                                                                                   \
+	"  echo \"${got:- none}\"\n"                                                               \
+	"}\n"
+
+static int to_nobody(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return lchown(path, 65534, 65534);
+}
+
+/* The tree handed to uid 65534, and the wrapper that runs the entrypoint
+ * as that uid without any capability (root would pass every check). */
+static const char *const *as_nobody(struct fx *f)
+{
+	static const char *const wrap[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+					   "--clear-groups", "--inh-caps=-all", NULL };
+	if (geteuid() != 0)
+		cr_skip("needs root to run the entrypoint as another uid (euid %d)", (int)geteuid());
+	if (!fgt_exists(wrap[0]))
+		cr_skip("no %s to drop to uid 65534", wrap[0]);
+	cr_assert_eq(nftw(f->root, to_nobody, 16, FTW_PHYS), 0, "chown '%s': %s", f->root, strerror(errno));
+	return wrap;
+}
+
+/* Item 3: the worker and the reviewer probe the entrypoint ($PPID) and,
+ * as a control, a process of their own: the entrypoint is out of reach. */
+Test(agent_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
+{
+	struct fx f;
+	struct fgt_proc p;
+	char *wk, *rv, *body, *got;
+
+	fx_setup(&f);
+	/* The agents are the scripts themselves: their $PPID is the entrypoint. */
+	body = fgt_fmt(PROBE_FN "probe $PPID > \"%s/ep_$WHO\"\n"
+		       "sleep 5 & probe $! > \"%s/own_$WHO\"; kill $!\n", f.out, f.out);
+	got = fgt_fmt("WHO=worker\n%s", body);
+	wk = fx_script(&f, "worker.sh", got);
+	free(got);
+	got = fgt_fmt("cat > /dev/null\nWHO=reviewer\n%secho APPROVED\n", body);
+	rv = fx_script(&f, "reviewer.sh", got);
+	free(got);
+	fx_entrypoint_as(&f, &p, as_nobody(&f), wk, rv, "reach-run", NULL);
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	for (const char *const *who = (const char *const[]){ "worker", "reviewer", NULL }; *who; who++) {
+		char *name = fgt_fmt("ep_%s", *who);
+
+		got = fge_read_in(f.out, name);
+		cr_assert_not_null(got, "the %s did not probe; stderr:\n%s", *who, p.err);
+		cr_assert_str_eq(got, " none\n", "the %s reached the entrypoint:%s", *who, got);
+		free(got);
+		free(name);
+		name = fgt_fmt("own_%s", *who);
+		got = fge_read_in(f.out, name);
+		/* The control: the same probes work on a process of its own. */
+		cr_assert(got && strstr(got, "environ fd fd2 mem"), "control of the %s: %s", *who, got);
+		free(got);
+		free(name);
+	}
+	free(body);
+	free(wk);
+	free(rv);
+	fgt_proc_release(&p);
+	fx_teardown(&f);
+}
+
+/* ---- items 4 and 5: nothing outlives its turn, helpers supervised ----- */
+
+/* A panel of two roles; reviewer.sh behaves by $FORGE_REVIEWER_ROLE. */
+static void panel_setup(struct fx *f)
+{
+	fge_write_in(f->skills, "default/impl/review.md",
+		     "---\nmax_retries: 1\nreviewers:\n  - role: correctness\n    instructions: correctness.md\n"
+		     "  - role: security\n    instructions: security.md\n---\nCheck the work.\n");
+	fge_write_in(f->skills, "default/impl/correctness.md", "Check the logic.\n");
+	fge_write_in(f->skills, "default/impl/security.md", "Check the input handling.\n");
+}
+
+/* 1 when pid is gone (no /proc entry, or a zombie nobody reaped yet). */
+static int pid_gone(const char *pidtext)
+{
+	char *path = fgt_fmt("/proc/%ld/stat", strtol(pidtext, NULL, 10));
+	char *stat = fgt_read(path, NULL);
+	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
+	int gone = !close_paren || close_paren[2] == 'Z';
+
+	free(stat);
+	free(path);
+	return gone;
+}
+
+/* The review of role in the result's last cycle (borrowed). */
+static const cJSON *last_review(const struct fx *f, const char *role)
+{
+	const cJSON *cycles = fx_cycles(f);
+	const cJSON *last = cJSON_GetArrayItem(cycles, cJSON_GetArraySize(cycles) - 1);
+	const cJSON *rv;
+
+	cJSON_ArrayForEach(rv, cJSON_GetObjectItem(last, "reviews"))
+		if (!strcmp(fge_jstr(rv, "role"), role))
+			return rv;
+	cr_assert_fail("no review of '%s' in the last cycle; log:\n%s", role, f->logtext);
+	return NULL;
+}
+
+/* A leftover that waits for the entrypoint's summary, then rewrites it as
+ * approved (reproduction 5's bind-mount case), and records that it did. */
+#define SUMMARY_REWRITER                                                                           \
+	"setsid sh -c 'echo $$ > \"$OUT/leftover_pid\"\n"                                          \
+	"  while [ ! -f .forge/impl/review_summary.json ]; do sleep 0.05; done; sleep 0.5\n"        \
+	"  printf \"{\\\"state\\\":\\\"approved\\\",\\\"cycles\\\":1,\\\"max_cycles\\\":1,"            \
+	"\\\"step\\\":\\\"impl\\\",\\\"skill\\\":\\\"impl\\\",\\\"task_key\\\":\\\"ABC-12\\\","           \
+	"\\\"run_id\\\":\\\"$FORGE_RUN_ID\\\"}\\n\" > .forge/impl/review_summary.json\n"               \
+	"  : > \"$OUT/leftover_wrote\"' < /dev/null > /dev/null 2>&1 &\n"                          \
+	"while [ ! -s \"$OUT/leftover_pid\" ]; do sleep 0.05; done\n"
+
+/* After the run, a second for a leftover to act; then it must be gone and
+ * must not have acted. */
+static void assert_leftover_gone(struct fx *f)
+{
+	char *pid = fge_read_in(f->out, "leftover_pid");
+
+	cr_assert_not_null(pid, "the agent never started its leftover; log:\n%s", f->logtext);
+	usleep(1500000);
+	cr_assert(pid_gone(pid), "the leftover %s outlived the run", pid);
+	cr_assert_not(fge_exists_in(f->out, "leftover_wrote"), "the leftover rewrote the summary");
+	free(pid);
+}
+
+/* Reproduction 5: a role's agent starts a leftover and SIGKILLs its helper. */
+Test(agent_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
+{
+	struct fx f;
+	char *wk, *rv, *state;
+
+	fx_setup(&f);
+	panel_setup(&f);
+	wk = fx_script(&f, "worker.sh", "echo hello >> greeting.txt\n");
+	rv = fx_script(&f, "reviewer.sh",
+		       "cat > /dev/null\n"
+		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
+		       "  kill -KILL $PPID; sleep 30; fi\n"
+		       "echo APPROVED\n");
+	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
+	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last_review(&f, "security"), "failed")));
+	cr_assert_not_null(strstr(fge_jstr(last_review(&f, "security"), "feedback"),
+				  "its helper process was killed by signal 9"), "log:\n%s", f.logtext);
+	cr_assert_not_null(fge_find_event(f.events, "role_failed", "role", "security"), "log:\n%s", f.logtext);
+	assert_leftover_gone(&f);
+	state = summary_state(&f);
+	cr_assert_str_eq(state, fge_jstr(f.res, "review_state"));
+	free(state);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/* Reproduction 6: a role's agent SIGSTOPs its helper, which enforced its
+ * timeouts: the entrypoint sees it stopped, kills it, fails the role. */
+Test(agent_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
+{
+	struct fx f;
+	char *wk, *rv;
+	const char *extra[] = { "--timeout", "40", NULL };
+
+	fx_setup(&f);
+	panel_setup(&f);
+	wk = fx_script(&f, "worker.sh", "echo hello >> greeting.txt\n");
+	rv = fx_script(&f, "reviewer.sh",
+		       "cat > /dev/null\n"
+		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
+		       "  kill -STOP $PPID; sleep 30; fi\n"
+		       "echo APPROVED\n");
+	fx_runner(&f, NULL, NULL, "json", extra, wk, rv, NULL);
+	cr_assert_neq(fx_code(&f), 124, "the review hung until --timeout; log:\n%s", f.logtext);
+	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
+	cr_assert_not_null(strstr(fge_jstr(last_review(&f, "security"), "feedback"),
+				  "its helper process was stopped by signal 19"), "log:\n%s", f.logtext);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last_review(&f, "correctness"), "failed")) == 0);
+	assert_leftover_gone(&f);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/* Item 4: the worker leaves a daemon (its own session, its parent gone);
+ * the reviewer finds it gone before it starts, and nothing of the run is
+ * left afterwards. With a panel, the same for a role's leftover. */
+Test(agent_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
+{
+	struct fx f;
+	char *wk, *rv, *got;
+
+	fx_setup(&f);
+	wk = fx_script(&f, "worker.sh",
+		       "echo hello >> greeting.txt\n"
+		       "sh -c 'setsid sh -c \"echo \\$\\$ > $OUT/daemon; exec sleep 60\" &' < /dev/null > /dev/null 2>&1\n"
+		       "while [ ! -s \"$OUT/daemon\" ]; do sleep 0.05; done\n");
+	rv = fx_script(&f, "reviewer.sh",
+		       "cat > /dev/null\n"
+		       "d=$(cat \"$OUT/daemon\")\n"
+		       "if [ -d /proc/$d ] && ! grep -q '^State:.*Z' /proc/$d/status; then echo alive > \"$OUT/seen\";"
+		       " else echo gone > \"$OUT/seen\"; fi\n"
+		       "echo APPROVED\n");
+	fx_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	cr_assert_eq(fx_code(&f), 0, "log:\n%s", f.logtext);
+	got = fge_read_in(f.out, "seen");
+	cr_assert_str_eq(got, "gone\n", "the worker's daemon ran beside the reviewer");
+	free(got);
+	got = fge_read_in(f.out, "daemon");
+	cr_assert(pid_gone(got));
+	free(got);
+	free(wk);
+	free(rv);
+	fx_teardown(&f);
+}
+
+/* Item 3 for a panel: each role's agent probes its helper ($PPID). */
+Test(agent_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
+{
+	struct fx f;
+	struct fgt_proc p;
+	char *rv, *body, *got;
+
+	fx_setup(&f);
+	panel_setup(&f);
+	body = fgt_fmt("cat > /dev/null\n" PROBE_FN "probe $PPID > \"%s/helper_$FORGE_REVIEWER_ROLE\"\n"
+		       "sleep 5 & probe $! > \"%s/own_$FORGE_REVIEWER_ROLE\"; kill $!\necho APPROVED\n",
+		       f.out, f.out);
+	rv = fx_script(&f, "reviewer.sh", body);
+	fx_entrypoint_as(&f, &p, as_nobody(&f), "true", rv, "reach-run", NULL);
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	for (const char *const *role = (const char *const[]){ "correctness", "security", NULL }; *role; role++) {
+		char *name = fgt_fmt("helper_%s", *role);
+
+		got = fge_read_in(f.out, name);
+		cr_assert_not_null(got, "role %s did not probe; stderr:\n%s", *role, p.err);
+		cr_assert_str_eq(got, " none\n", "role %s reached its helper:%s", *role, got);
+		free(got);
+		free(name);
+		name = fgt_fmt("own_%s", *role);
+		got = fge_read_in(f.out, name);
+		cr_assert(got && strstr(got, "environ fd fd2 mem"), "control of role %s: %s", *role, got);
+		free(got);
+		free(name);
+	}
+	free(body);
 	free(rv);
 	fgt_proc_release(&p);
 	fx_teardown(&f);

@@ -28,15 +28,17 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	ws_setup(&w);
 	ws_review_md(&w, "default", "Check.\n");
 	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
-	 * receive SIGTERM, and waits. */
-	char *wk = ws_script(&w, "worker.sh",
+	 * receive SIGTERM (from outside its tree: issue 22), and waits. */
+	char *body = fgt_fmt("%s"
 			     "sleep 300 &\n"
 			     "echo $! > ../gc.pid\n"
 			     "echo $$ > ../agent.pid\n"
-			     "kill -TERM $PPID\n"
-			     "wait\n");
+			     "outside_kill TERM $PPID\n"
+			     "wait\n", FGE_OUTSIDE_KILL);
+	char *wk = ws_script(&w, "worker.sh", body);
 	char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
-	ws_run(&w, &p, wk, rv, NULL);
+	free(body);
+	ws_run_signalled(&w, &p, wk, rv, NULL);
 	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
 	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
@@ -61,16 +63,17 @@ Test(entrypoint_agents, sighup_and_sigquit_stop_the_run_like_sigterm)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct ep_ws w;
 		struct fgt_proc p;
-		char *body = fgt_fmt("sleep 300 &\n"
+		char *body = fgt_fmt("%s"
+				     "sleep 300 &\n"
 				     "echo $$ > ../agent.pid\n"
-				     "kill -%s $PPID\n"
-				     "wait\n", sigs[i].name);
+				     "outside_kill %s $PPID\n"
+				     "wait\n", FGE_OUTSIDE_KILL, sigs[i].name);
 
 		ws_setup(&w);
 		ws_review_md(&w, "default", "Check.\n");
 		char *wk = ws_script(&w, "worker.sh", body);
 		char *rv = ws_script(&w, "reviewer.sh", "echo ran > ../reviewer_ran.txt; echo APPROVED");
-		ws_run(&w, &p, wk, rv, NULL);
+		ws_run_signalled(&w, &p, wk, rv, NULL);
 		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
 		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
 		long agent = read_pid(&w, "agent.pid");

@@ -148,13 +148,15 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	const char *extra[] = { tmpenv, NULL };
 	char *wk = ws_script(&w, "worker.sh", "echo worked");
 	/* Ignores the forwarded SIGTERM, so the second one must end it. */
-	char *rv = ws_script(&w, "reviewer.sh",
+	char *body = fgt_fmt("%s"
 			     "trap 'echo term' TERM\n"
-			     "kill -TERM $PPID\n"
+			     "outside_kill TERM $PPID\n"
 			     "sleep 0.5\n"
-			     "kill -TERM $PPID\n"
-			     "while :; do sleep 0.1; done\n");
-	ws_run(&w, &p, wk, rv, extra);
+			     "outside_kill TERM $PPID\n"
+			     "while :; do sleep 0.1; done\n", FGE_OUTSIDE_KILL);
+	char *rv = ws_script(&w, "reviewer.sh", body);
+	free(body);
+	ws_run_signalled(&w, &p, wk, rv, extra);
 	cr_assert(p.exited, "died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
 	cr_assert(!ws_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
@@ -205,9 +207,9 @@ static void escapee_case(const char *worker_body, int want_code)
 			     "echo $! > ../escapee.pid\n"
 			     /* until it really runs in its own session */
 			     "while [ \"$(cut -d' ' -f6 /proc/$!/stat)\" != \"$!\" ]; do sleep 0.05; done\n"
-			     "%s", worker_body);
+			     "%s%s", FGE_OUTSIDE_KILL, worker_body);
 	char *wk = ws_script(&w, "worker.sh", body);
-	ws_run(&w, &p, wk, NULL, NULL);
+	ws_run_signalled(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, want_code, "stderr:\n%s", p.err);
 	long pid = pid_in(&w, "escapee.pid");
 	int left = alive(pid);
@@ -226,7 +228,7 @@ Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
 
 Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
 {
-	escapee_case("kill -TERM $PPID\nwait\n", 143);
+	escapee_case("outside_kill TERM $PPID\nwait\n", 143);
 }
 
 /*

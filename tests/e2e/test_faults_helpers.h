@@ -316,17 +316,27 @@ static inline const cJSON *fx_cycles(const struct fx *f)
 
 /* Runs forge-entrypoint run on the tree (90 s deadline) with the agent
  * commands worker and reviewer, FORGE_RUN_ID=run_id, then extra_env
- * (NULL-terminated, may be NULL); stderr and the exit code in p. */
-static inline void fx_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker,
-				 const char *reviewer, const char *run_id, const char *const *extra_env)
+ * (NULL-terminated, may be NULL), after the wrapper prefix wrap (a
+ * NULL-terminated argv such as setpriv's, may be NULL); stderr and the
+ * exit code in p. */
+static inline void fx_entrypoint_as(struct fx *f, struct fgt_proc *p, const char *const *wrap,
+				    const char *worker, const char *reviewer, const char *run_id,
+				    const char *const *extra_env)
 {
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
 	char *renv = fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer);
 	char *id = fgt_fmt("FORGE_RUN_ID=%s", run_id);
-	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", f->ws, "--skills-dir", f->skills,
-			       "--task-file", f->task, NULL };
+	const char *argv[24];
 	const char *env[48];
-	size_t n = 0;
+	size_t n = 0, a = 0;
+
+	for (size_t i = 0; wrap && wrap[i] && a < 12; i++)
+		argv[a++] = wrap[i];
+	for (const char *const *w = (const char *const[]){ FG_ENTRYPOINT_BIN, "run", "--workspace", f->ws,
+							 "--skills-dir", f->skills, "--task-file",
+							 f->task, NULL }; *w; w++)
+		argv[a++] = *w;
+	argv[a] = NULL;
 
 	for (size_t i = 0; FX_BASE_ENV[i]; i++)
 		env[n++] = FX_BASE_ENV[i];
@@ -341,6 +351,13 @@ static inline void fx_entrypoint(struct fx *f, struct fgt_proc *p, const char *w
 	free(wenv);
 	free(renv);
 	free(id);
+}
+
+/* fx_entrypoint_as() without a wrapper. */
+static inline void fx_entrypoint(struct fx *f, struct fgt_proc *p, const char *worker,
+				 const char *reviewer, const char *run_id, const char *const *extra_env)
+{
+	fx_entrypoint_as(f, p, NULL, worker, reviewer, run_id, extra_env);
 }
 
 /* Moves this test process (and what it starts) into a private mount
