@@ -89,8 +89,9 @@ Test(pid1, stop_signals_from_descendants_are_ignored_and_we_are_not_dumpable)
 			_exit(0);
 		}
 		waitpid(g, NULL, 0);
-		/* Stay until the parent has read both: the sender is alive. */
-		pause();
+		/* Stay until the parent has read both: the sender is alive
+		 * (bounded: a failed test leaks nothing for long). */
+		sleep(20);
 		_exit(0);
 	}
 	for (int i = 0; i < 500 && p.nignored < 2; i++) {
@@ -119,7 +120,7 @@ Test(pid1, kill_orphans_spares_the_kept_and_kills_the_rest_and_their_children)
 	cr_assert_eq(ep_pid1_init(&p), 0);
 	keep = fork();
 	if (keep == 0) {
-		pause();
+		sleep(20);
 		_exit(0);
 	}
 	gone = fork();
@@ -127,10 +128,10 @@ Test(pid1, kill_orphans_spares_the_kept_and_kills_the_rest_and_their_children)
 		/* A child of its own in another session, then wait. */
 		if (fork() == 0) {
 			setsid();
-			pause();
+			sleep(20);
 			_exit(0);
 		}
-		pause();
+		sleep(20);
 		_exit(0);
 	}
 	cr_assert_eq(ep_pid1_children(kids, 8), 2);
