@@ -249,6 +249,27 @@ static const char *const *as_nobody(struct fx *f)
 	return wrap;
 }
 
+/* What each agent who[] found probing its parent (OUT/<target>_<who>):
+ * nothing; and probing a process of its own (OUT/own_<who>, the control):
+ * everything but ptrace, which a pid namespace's policy may refuse. */
+static void assert_probes(const struct fx *f, const struct fgt_proc *p, const char *target,
+			  const char *const *who)
+{
+	for (; *who; who++) {
+		char *name = fgt_fmt("%s_%s", target, *who), *got = fge_read_in(f->out, name);
+
+		cr_assert_not_null(got, "%s did not probe; stderr:\n%s", *who, p->err);
+		cr_assert_str_eq(got, " none\n", "%s reached its parent:%s", *who, got);
+		free(got);
+		free(name);
+		name = fgt_fmt("own_%s", *who);
+		got = fge_read_in(f->out, name);
+		cr_assert(got && strstr(got, "environ fd fd2 mem"), "control of %s: %s", *who, got);
+		free(got);
+		free(name);
+	}
+}
+
 /* Item 3: the worker and the reviewer probe the entrypoint ($PPID) and,
  * as a control, a process of their own: the entrypoint is out of reach. */
 Test(agent_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
@@ -269,21 +290,7 @@ Test(agent_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
 	free(got);
 	fx_entrypoint_as(&f, &p, as_nobody(&f), wk, rv, "reach-run", NULL);
 	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	for (const char *const *who = (const char *const[]){ "worker", "reviewer", NULL }; *who; who++) {
-		char *name = fgt_fmt("ep_%s", *who);
-
-		got = fge_read_in(f.out, name);
-		cr_assert_not_null(got, "the %s did not probe; stderr:\n%s", *who, p.err);
-		cr_assert_str_eq(got, " none\n", "the %s reached the entrypoint:%s", *who, got);
-		free(got);
-		free(name);
-		name = fgt_fmt("own_%s", *who);
-		got = fge_read_in(f.out, name);
-		/* The control: the same probes work on a process of its own. */
-		cr_assert(got && strstr(got, "environ fd fd2 mem"), "control of the %s: %s", *who, got);
-		free(got);
-		free(name);
-	}
+	assert_probes(&f, &p, "ep", (const char *const[]){ "worker", "reviewer", NULL });
 	free(body);
 	free(wk);
 	free(rv);
@@ -455,7 +462,7 @@ Test(agent_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
 {
 	struct fx f;
 	struct fgt_proc p;
-	char *rv, *body, *got;
+	char *rv, *body;
 
 	fx_setup(&f);
 	panel_setup(&f);
@@ -465,20 +472,7 @@ Test(agent_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
 	rv = fx_script(&f, "reviewer.sh", body);
 	fx_entrypoint_as(&f, &p, as_nobody(&f), "true", rv, "reach-run", NULL);
 	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	for (const char *const *role = (const char *const[]){ "correctness", "security", NULL }; *role; role++) {
-		char *name = fgt_fmt("helper_%s", *role);
-
-		got = fge_read_in(f.out, name);
-		cr_assert_not_null(got, "role %s did not probe; stderr:\n%s", *role, p.err);
-		cr_assert_str_eq(got, " none\n", "role %s reached its helper:%s", *role, got);
-		free(got);
-		free(name);
-		name = fgt_fmt("own_%s", *role);
-		got = fge_read_in(f.out, name);
-		cr_assert(got && strstr(got, "environ fd fd2 mem"), "control of role %s: %s", *role, got);
-		free(got);
-		free(name);
-	}
+	assert_probes(&f, &p, "helper", (const char *const[]){ "correctness", "security", NULL });
 	free(body);
 	free(rv);
 	fgt_proc_release(&p);
