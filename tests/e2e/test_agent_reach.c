@@ -152,6 +152,10 @@ Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 		       "ep=$PPID\n"
 		       "echo $$ > \"$OUT/worker_pid\"\n"
 		       "kill -TERM $ep; kill -INT $ep; kill -HUP $ep\n"
+		       /* A signal still pending merges with the next of its
+		        * kind: the second SIGTERM waits until the first is read. */
+		       "i=0; while [ \"$(grep -c signal_ignored \"$LOG\")\" -lt 3 ]; do\n"
+		       "  i=$((i+1)); [ $i -gt 400 ] && exit 99; sleep 0.05; done\n"
 		       "setsid sh -c \"kill -TERM $ep; sleep 1\" &\n"
 		       "wait\n"
 		       "echo hello >> greeting.txt\n");
