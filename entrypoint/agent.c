@@ -239,34 +239,17 @@ static void terminate(struct run *x, enum ep_agent_end why, int sig)
  */
 static bool signal_leftovers(struct run *x, int sig)
 {
-	char path[64], buf[16384];
+	pid_t kids[EP_PID1_CHILDREN_MAX];
 	bool any = killpg(x->pid, sig) == 0;
-	ssize_t n = -1;
-	int fd;
+	size_t n;
 
 	if (!x->p->subreaper)
 		return any;
-	snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		do {
-			n = read(fd, buf, sizeof(buf) - 1);
-		} while (n < 0 && errno == EINTR);
-		close(fd);
-	}
-	if (n <= 0)
-		return any;
-	buf[n] = '\0';
+	n = ep_pid1_children(kids, EP_PID1_CHILDREN_MAX);
 	/* Unreaped children cannot be recycled, so these pids are safe to hit. */
-	for (char *c = buf, *end;; c = end) {
-		long pid = strtol(c, &end, 10);
-
-		if (end == c)
-			break;
-		if (pid > 1) {
-			killpg((pid_t)pid, sig);
-			any = kill((pid_t)pid, sig) == 0 || any;
-		}
+	for (size_t i = 0; i < n; i++) {
+		killpg(kids[i], sig);
+		any = kill(kids[i], sig) == 0 || any;
 	}
 	return any;
 }

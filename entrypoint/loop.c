@@ -116,6 +116,21 @@ static int configure(struct ep_loop *l)
 	return l->max > 0 ? ep_checks_preflight(&l->checks) : 0;
 }
 
+/* Nothing of the worker's turn may run beside a reviewer: the agent
+ * supervisor already killed its leftovers (agent.h); this makes sure no
+ * child of ours is left at all (a container's PID 1: no process but us).
+ * False, with r->what saying why, when one survived SIGKILL. */
+static bool turn_cleared(struct ep_loop *l, struct ep_agent_result *r)
+{
+	size_t left = ep_pid1_kill_orphans(&l->pid1, NULL, 0, l->t->kill_grace_s + 2);
+
+	if (!left)
+		return true;
+	snprintf(r->what, sizeof(r->what), "%zu process(es) of the worker's turn outlived it and "
+		 "survived SIGKILL: no reviewer runs beside them", left);
+	return false;
+}
+
 /* A worker run; 0 success, FG_EXIT_FAILED (r->what says why) or EP_STOP_SIGNAL. */
 static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 {
@@ -143,7 +158,7 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 	free(prompt);
 	if (rc == EP_STOP_SIGNAL)
 		return EP_STOP_SIGNAL;
-	return failed ? FG_EXIT_FAILED : 0;
+	return failed || !turn_cleared(l, r) ? FG_EXIT_FAILED : 0;
 }
 
 void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double elapsed)
@@ -246,8 +261,14 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 		if (fg_finding_rank(&l->blocked_by->j.findings[i]) == FG_RANK_QUESTION)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
 	rc = fg_summary_write(l->step_dir, &s);
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+	if (rc < 0) {
+		/* The review's outcome is not on record: never a success (a
+		 * summary planted meanwhile must not pass for ours either). */
+		ep_log(FG_MSG_ERROR, "cannot write '%s/%s': %s; the review's outcome is not recorded, "
+		       "the task failed", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
+		s.state = state = FG_STATE_FAILED;
+		code = FG_EXIT_FAILED;
+	}
 	/* Sent even when the file could not be written: a runner that cannot
 	 * see the workspace learns how the review ended from this frame. */
 	ep_frame_summary(&s);

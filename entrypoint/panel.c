@@ -90,68 +90,145 @@ static int start_helper(struct ep_pid1 *p, ep_panel_job job, void *ctx, size_t i
 	return pp[0];
 }
 
+/* One helper as the entrypoint supervises it. */
+struct helper {
+	pid_t pid;          /* > 0 until reaped */
+	int fd;             /* its pipe's read end; -1 once closed */
+	bool killed;        /* we SIGKILLed it (end->why says why) */
+};
+
 /* Forwards a stop signal to every helper not reaped yet (so the pid is
  * still ours). */
-static void forward(const struct ep_pid1 *p, const pid_t *pid, size_t n)
+static void forward(const struct ep_pid1 *p, const struct helper *h, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (pid[i] > 0)
-			kill(pid[i], p->term_sig);
+		if (h[i].pid > 0)
+			kill(h[i].pid, p->term_sig);
 }
 
-/* Reaps helper i if it has exited (pid[i] becomes -1). */
-static void reap(pid_t *pid)
+/* What a helper's wait status says, when it is not a clean exit 0. */
+static void helper_status(int st, struct ep_panel_end *end)
 {
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return;
+	end->failed = true;
+	if (WIFSIGNALED(st))
+		snprintf(end->why, sizeof(end->why), "its helper process was killed by signal %d (%s)",
+			 WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(end->why, sizeof(end->why), "its helper process exited with status %d",
+			 WEXITSTATUS(st));
+}
+
+/* Ends a helper that stopped or overran: SIGKILL (a stopped process dies
+ * of it too); its agent and the agent's leftovers are re-parented to us
+ * as it dies and go with the orphans. */
+static void kill_helper(struct helper *h, struct ep_panel_end *end)
+{
+	kill(h->pid, SIGKILL);
+	h->killed = true;
+	end->failed = true;
+}
+
+/*
+ * Watches helper h: reaps it once it exited (and records how), kills it
+ * when it stopped (SIGSTOP by one of its agent's processes) or passed the
+ * deadline. Reaped by pid, never by waitpid(-1), so a pid we signal is
+ * still one of them.
+ */
+static void watch_helper(struct helper *h, struct ep_panel_end *end, uint64_t t0, double deadline_s)
+{
+	int st;
 	pid_t r;
 
+	if (h->pid <= 0)
+		return;
 	do {
-		r = waitpid(*pid, NULL, WNOHANG);
+		r = waitpid(h->pid, &st, WNOHANG | WUNTRACED);
 	} while (r < 0 && errno == EINTR);
-	if (r == *pid || (r < 0 && errno == ECHILD))
-		*pid = -1;
+	if (r == h->pid && WIFSTOPPED(st)) {
+		if (!h->killed) {
+			snprintf(end->why, sizeof(end->why), "its helper process was stopped by signal %d (%s)",
+				 WSTOPSIG(st), strsignal(WSTOPSIG(st)));
+			kill_helper(h, end);
+		}
+	} else if (r == h->pid) {
+		if (!h->killed)
+			helper_status(st, end);
+		h->pid = -1;
+	} else if (r < 0) {
+		h->pid = -1;   /* ECHILD: not ours any more */
+	} else if (!h->killed && fg_seconds_since(t0) > deadline_s) {
+		snprintf(end->why, sizeof(end->why), "its helper process did not finish within %g s "
+			 "(the role's agent timeouts plus their grace)", deadline_s);
+		kill_helper(h, end);
+	}
 }
 
-int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, struct fg_buf *out)
+/* The helpers still to reap, as the orphan sweep must spare them. */
+static size_t live_pids(const struct helper *h, size_t n, pid_t *out)
 {
-	pid_t pid[FG_REVIEWERS_MAX];
-	int fd[FG_REVIEWERS_MAX];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (h[i].pid > 0)
+			out[k++] = h[i].pid;
+	return k;
+}
+
+/* One tick: the pipes, each helper, the signals, the orphans. The number
+ * of helpers not done yet (pipe open or not reaped). */
+static size_t tick(struct ep_pid1 *p, struct helper *h, size_t n, struct fg_buf *out,
+		   struct ep_panel_end *end, uint64_t t0, double deadline_s, unsigned *seen)
+{
+	struct pollfd pf[FG_REVIEWERS_MAX + 1];
+	pid_t keep[FG_REVIEWERS_MAX];
+	size_t live = 0;
+
+	pf[0] = (struct pollfd){ p->fd, POLLIN, 0 };
+	for (size_t i = 0; i < n; i++)
+		pf[i + 1] = (struct pollfd){ h[i].fd, POLLIN, 0 };
+	if (poll(pf, n + 1, TICK_MS) < 0 && errno != EINTR)
+		return n;   /* cannot happen with valid fds: the tick goes on */
+	for (size_t i = 0; i < n; i++) {
+		if (h[i].fd >= 0 && pf[i + 1].revents && drain(h[i].fd, &out[i])) {
+			close(h[i].fd);
+			h[i].fd = -1;
+		}
+		watch_helper(&h[i], &end[i], t0, deadline_s);
+		live += h[i].fd >= 0 || h[i].pid > 0;
+	}
+	ep_pid1_signals(p);
+	if (p->nterm != *seen) {
+		forward(p, h, n);
+		*seen = p->nterm;
+	}
+	/* Any other child is what a dead helper left: its agent, their
+	 * leftovers. Nothing of a role outlives its helper. */
+	ep_pid1_kill_orphans(p, keep, live_pids(h, n, keep), 0);
+	return live;
+}
+
+int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, double deadline_s,
+		  struct fg_buf *out, struct ep_panel_end *end)
+{
+	struct helper h[FG_REVIEWERS_MAX];
 	unsigned start = p->nterm, seen = p->nterm;
+	uint64_t t0 = fg_monotonic_ns();
 	size_t live = 0;
 
 	if (n > FG_REVIEWERS_MAX)
 		n = FG_REVIEWERS_MAX;
 	for (size_t i = 0; i < n; i++) {
-		pid[i] = -1;
-		fd[i] = start_helper(p, job, ctx, i, &pid[i]);
-		live += fd[i] >= 0 || pid[i] > 0;
+		memset(&end[i], 0, sizeof(end[i]));
+		h[i] = (struct helper){ -1, -1, false };
+		h[i].fd = start_helper(p, job, ctx, i, &h[i].pid);
+		live += h[i].fd >= 0 || h[i].pid > 0;
 	}
-	/* Until every helper has closed its pipe and been reaped. Helpers are
-	 * reaped by pid, never by waitpid(-1), so a pid we signal is still
-	 * one of them; orphans wait for the final ep_pid1_poll(). */
-	while (live) {
-		struct pollfd pf[FG_REVIEWERS_MAX + 1];
-
-		pf[0] = (struct pollfd){ p->fd, POLLIN, 0 };
-		for (size_t i = 0; i < n; i++)
-			pf[i + 1] = (struct pollfd){ fd[i], POLLIN, 0 };
-		if (poll(pf, n + 1, TICK_MS) < 0 && errno != EINTR)
-			continue;   /* cannot happen with valid fds: the tick goes on */
-		live = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (fd[i] >= 0 && pf[i + 1].revents && drain(fd[i], &out[i])) {
-				close(fd[i]);
-				fd[i] = -1;
-			}
-			if (fd[i] < 0 && pid[i] > 0)
-				reap(&pid[i]);
-			live += fd[i] >= 0 || pid[i] > 0;
-		}
-		ep_pid1_signals(p);
-		if (p->nterm != seen) {
-			forward(p, pid, n);
-			seen = p->nterm;
-		}
-	}
+	while (live)
+		live = tick(p, h, n, out, end, t0, deadline_s, &seen);
+	/* The helpers are gone: whatever of theirs is left goes too. */
+	ep_pid1_kill_orphans(p, NULL, 0, EP_PANEL_CLEANUP_S);
 	ep_pid1_poll(p, 0, NULL);
 	return p->nterm != start || p->term_sig ? 1 : 0;
 }
@@ -349,21 +426,34 @@ static int role_job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)
 	return 0;
 }
 
-/* What a helper sent, as role's review; nothing valid is a failed review. */
-static void take_review(const struct fg_buf *out, const char *role, struct fg_review *rv)
+/* A failed review of role saying why (what the helper's end was). */
+static void failed_review(struct fg_review *rv, const char *role, const char *why)
 {
-	cJSON *o = out->len ? fg_json_parse_exact(out->data, out->len) : NULL;
+	fg_review_release(rv);
+	snprintf(rv->role, sizeof(rv->role), "%s", role);
+	rv->j.verdict = FG_VERDICT_REJECTED;
+	rv->failed = true;
+	rv->j.has_format = true;
+	rv->j.format = FG_FORMAT_NONE;
+	rv->j.feedback = fg_xasprintf("The review could not be completed: %s.", why);
+}
 
-	if (!o || fg_review_from_cjson(rv, o) < 0 || strcmp(rv->role, role) != 0) {
-		fg_review_release(rv);
-		snprintf(rv->role, sizeof(rv->role), "%s", role);
-		rv->j.verdict = FG_VERDICT_REJECTED;
-		rv->failed = true;
-		rv->j.has_format = true;
-		rv->j.format = FG_FORMAT_NONE;
-		rv->j.feedback = fg_xstrdup("The review could not be completed: the reviewer's helper "
-					  "process ended without a result.");
+/* What a helper sent, as role's review; a helper that did not end by
+ * itself with status 0 (end), or nothing valid, is a failed review. */
+static void take_review(const struct fg_buf *out, const struct ep_panel_end *end, const char *role,
+			struct fg_review *rv)
+{
+	cJSON *o;
+
+	if (end->failed) {
+		/* role_failed: forge-runner logs it as an event of its own. */
+		ep_log(FG_MSG_WARN, "role_failed: %s: %s", role, end->why);
+		failed_review(rv, role, end->why);
+		return;
 	}
+	o = out->len ? fg_json_parse_exact(out->data, out->len) : NULL;
+	if (!o || fg_review_from_cjson(rv, o) < 0 || strcmp(rv->role, role) != 0)
+		failed_review(rv, role, "the reviewer's helper process ended without a result");
 	cJSON_Delete(o);
 }
 
@@ -384,7 +474,7 @@ static void announce(const struct ep_loop *l, int k, const struct panel_run *pr,
 
 /* Fills c's reviews: the roles that ran, and the others' standing reviews. */
 static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, struct fg_buf *out,
-		     struct fg_cycle *c)
+		     const struct ep_panel_end *end, struct fg_cycle *c)
 {
 	size_t j = 0;
 
@@ -397,7 +487,8 @@ static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, st
 
 		fg_review_init(rv);
 		if (j < n && pr->idx[j] == i) {
-			take_review(&out[j++], role, rv);
+			take_review(&out[j], &end[j], role, rv);
+			j++;
 			continue;
 		}
 		fg_review_copy(rv, ep_panel_review_of(pr->prev, role));
@@ -425,10 +516,19 @@ static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 	}
 }
 
+double ep_panel_deadline(const struct ep_loop *l)
+{
+	/* The first answer, a re-ask without a verdict, one without evidence. */
+	int runs = 1 + (l->t->reask ? 1 : 0) + (l->cfg.require_evidence ? 1 : 0);
+
+	return runs * (l->t->timeout_s + 2 * l->t->kill_grace_s + EP_PANEL_RUN_SLACK_S);
+}
+
 int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c)
 {
 	struct panel_run pr = { l, k, l->nhist ? &l->hist[l->nhist - 1] : NULL, { 0 } };
 	struct fg_buf out[FG_REVIEWERS_MAX];
+	struct ep_panel_end end[FG_REVIEWERS_MAX];
 	uint64_t t0 = fg_monotonic_ns();
 	size_t n = 0;
 	int rc;
@@ -441,10 +541,10 @@ int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c)
 	announce(l, k, &pr, n);
 	/* A signal that came between two agents: start no new one. */
 	ep_pid1_poll(&l->pid1, 0, NULL);
-	rc = l->pid1.term_sig ? 1 : ep_panel_fork(&l->pid1, n, role_job, &pr, out);
+	rc = l->pid1.term_sig ? 1 : ep_panel_fork(&l->pid1, n, role_job, &pr, ep_panel_deadline(l), out, end);
 	fg_cycle_init(c);
 	if (!rc) {
-		assemble(l, &pr, n, out, c);
+		assemble(l, &pr, n, out, end, c);
 		panel_usage(l, c);
 		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
 	}

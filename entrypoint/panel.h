@@ -15,6 +15,15 @@
  *    The entrypoint meanwhile reads the pipes, reaps, and forwards every
  *    stop signal it receives (SIGTERM, SIGINT, ...) to the helpers, which
  *    forward it to their agents' groups as the single reviewer does.
+ *    It also supervises them (issue 22): a helper is the agent's parent
+ *    and an agent of the same uid can signal it, so the entrypoint itself
+ *    enforces each role's deadline (ep_panel_deadline), and a helper that
+ *    dies (SIGKILL), stops (SIGSTOP) or passes its deadline is SIGKILLed
+ *    and its role is failed with the reason (ep_panel_end); whatever its
+ *    tree leaves (its agent and their leftovers, re-parented to us as the
+ *    helper dies) is killed at once, each tick: every child of ours that
+ *    is not a live helper is such a leftover. When the fan-out returns,
+ *    no process of any role is left.
  *
  * 2. Decisions on cycles (pure functions on struct fg_cycle): which roles
  *    run again, the cycle's verdict, feedback and findings from its
@@ -51,14 +60,35 @@
  * out_fd; the return value is the helper's exit status. */
 typedef int (*ep_panel_job)(void *ctx, size_t i, struct ep_pid1 *p, int out_fd);
 
+/* How a helper ended, when not by itself with status 0 and a result. */
+struct ep_panel_end {
+	bool failed;          /* killed, stopped, past its deadline, or exit status != 0 */
+	char why[256];        /* "its helper process was stopped by signal 19 (Stopped (signal))" */
+};
+
+/* Per agent run of a role, on top of its timeout and twice its grace: the
+ * time the agent supervisor may take to close the pipes of leftovers. */
+#define EP_PANEL_RUN_SLACK_S 5.0
+/* How long the last sweep after the helpers may go on killing leftovers. */
+#define EP_PANEL_CLEANUP_S 5.0
+
 /*
  * Forks n helpers (n <= FG_REVIEWERS_MAX) and waits until every one has
- * closed its pipe. out[0..n-1] must be initialised buffers; each receives
- * what its helper wrote (a helper that could not be forked writes
- * nothing). Returns 0, or 1 when a stop signal arrived meanwhile (p's
- * term_sig; it was forwarded to the helpers, which were waited for).
+ * closed its pipe and been reaped, deadline_s at most (then it is killed).
+ * out[0..n-1] must be initialised buffers; each receives what its helper
+ * wrote (a helper that could not be forked writes nothing); end[0..n-1]
+ * says how each ended (filled here). Returns 0, or 1 when a stop signal
+ * arrived meanwhile (p's term_sig; it was forwarded to the helpers, which
+ * were waited for). No child of ours is left when it returns (bar one
+ * that outlived EP_PANEL_CLEANUP_S of SIGKILLs).
  */
-int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, struct fg_buf *out);
+int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, double deadline_s,
+		  struct fg_buf *out, struct ep_panel_end *end);
+
+/* A role's deadline in seconds: per agent run it may make (the answer, a
+ * re-ask, an evidence re-ask) FORGE_AGENT_TIMEOUT + 2 x
+ * FORGE_AGENT_KILL_GRACE + EP_PANEL_RUN_SLACK_S. */
+double ep_panel_deadline(const struct ep_loop *l);
 
 /* True when role (index in the panel) runs in a cycle after prev (NULL: the
  * first cycle, every role runs): rereview all, or its review in prev was

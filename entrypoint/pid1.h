@@ -10,7 +10,20 @@
  *   - every exited child is reaped with a waitpid(-1) loop, re-parented
  *     orphans included; only the pid a caller watches decides its status;
  *   - when we are not PID 1 we become a child subreaper
- *     (PR_SET_CHILD_SUBREAPER), so orphans of our agents come to us too.
+ *     (PR_SET_CHILD_SUBREAPER), so orphans of our agents come to us too;
+ *   - we are not dumpable (PR_SET_DUMPABLE 0, also in each panel helper,
+ *     which calls ep_pid1_init itself): an agent of the same uid can
+ *     neither ptrace us nor open /proc/<pid>/fd, environ or mem;
+ *   - a stop signal sent by one of our own descendants (signalfd's
+ *     ssi_pid, whose chain of parents in /proc reaches our pid) is logged
+ *     (signal_ignored, with the sender's pid) and ignored: an agent cannot
+ *     stop us. A signal from outside our pid namespace (ssi_pid 0: the
+ *     container engine, the kubelet), from our parent (the runner of the
+ *     local engine, which signals our process group) or from any other
+ *     process that is not our descendant stops us as before. A sender
+ *     already gone when the signal is read cannot be placed and is taken
+ *     for one of ours (in a container only our descendants and `docker
+ *     exec` processes have a pid at all).
  *
  * Protocol:
  *   0. ep_pid1_block() as early as possible (before the task and the
@@ -30,11 +43,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* signal_ignored lines logged at most (then the rest are only counted). */
+#define EP_PID1_IGNORED_LOG_MAX 16
+
 struct ep_pid1 {
 	int fd;              /* signalfd (non-blocking, close-on-exec); -1 before init */
 	sigset_t old_mask;   /* the mask before init: restored in children and at release */
 	int term_sig;        /* first stop signal received, 0 when none */
 	unsigned nterm;      /* how many stop signals arrived in total */
+	unsigned nignored;   /* stop signals from our own descendants, ignored */
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
 };
 
@@ -54,7 +71,8 @@ int ep_pid1_block(void);
 void ep_pid1_child_reset(const struct ep_pid1 *p);
 
 /*
- * Drains the signalfd (recording stop signals in term_sig/nterm) and reaps
+ * Drains the signalfd (recording stop signals in term_sig/nterm, those of
+ * our own descendants in nignored only) and reaps
  * every exited child. If watch > 0 and that child was reaped, *status gets
  * its wait status and 1 is returned; else 0.
  */
@@ -64,6 +82,25 @@ int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status);
  * caller that reaps its own children by pid and must know a pid it
  * signals is still its child. */
 void ep_pid1_signals(struct ep_pid1 *p);
+
+/* Children listed at most per call of ep_pid1_children(). */
+#define EP_PID1_CHILDREN_MAX 4096
+
+/* Our children's pids (zombies included) into out[0..max), from
+ * /proc/self/task/<pid>/children; pid 1 is never listed. Their number (0
+ * when the list cannot be read). */
+size_t ep_pid1_children(pid_t *out, size_t max);
+
+/*
+ * Kills every child of ours but keep[0..nkeep) (may be NULL): SIGKILL to
+ * it and to the process group it leads, then reaps it by pid; passes are
+ * repeated (a killed child's children are re-parented to us, the
+ * subreaper, as it dies) until one finds nothing or timeout_s has passed
+ * (0: one pass, for a caller's loop tick). Stop signals arriving meanwhile
+ * are recorded. Returns how many such children the last pass found (0:
+ * none is left).
+ */
+size_t ep_pid1_kill_orphans(struct ep_pid1 *p, const pid_t *keep, size_t nkeep, double timeout_s);
 
 /* Exit code for an end by signal: 128 + term_sig. */
 int ep_pid1_exit_code(const struct ep_pid1 *p);

@@ -103,6 +103,56 @@ static int heartbeat(struct rn_output *o, const char *line)
 	return 1;
 }
 
+/*
+ * "forge-entrypoint: warning: signal_ignored: SIGTERM from pid N, WHY; ..."
+ * (entrypoint/pid1.h: a stop signal one of the agents' processes sent to
+ * the entrypoint or a panel helper), logged as a signal_ignored event. 1
+ * when line was one, 0 otherwise.
+ */
+static int signal_ignored(struct rn_output *o, const char *line)
+{
+	static const char head[] = FG_MSG_PREFIX "warning: signal_ignored: SIG";
+	const char *sig = line + sizeof(head) - 1, *p;
+	char name[16], *end;
+	long long pid;
+
+	if (strncmp(line, head, sizeof(head) - 1))
+		return 0;
+	p = strstr(sig, " from pid ");
+	if (!p || p == sig || p - sig >= (long)sizeof(name))
+		return 0;
+	memcpy(name, sig, (size_t)(p - sig));
+	name[p - sig] = '\0';
+	pid = strtoll(p + 10, &end, 10);
+	if (end == p + 10 || strncmp(end, ", ", 2))
+		return 0;
+	rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", name), RN_LI("sender_pid", pid),
+	       RN_LS("reason", end + 2));
+	return 1;
+}
+
+/*
+ * "forge-entrypoint: warning: role_failed: ROLE: WHY" (entrypoint/panel.h:
+ * a panel role whose helper process died, stopped or passed its
+ * deadline), logged as a role_failed event. 1 when line was one.
+ */
+static int role_failed(struct rn_output *o, const char *line)
+{
+	static const char head[] = FG_MSG_PREFIX "warning: role_failed: ";
+	const char *role = line + sizeof(head) - 1, *p;
+	char name[65];
+
+	if (strncmp(line, head, sizeof(head) - 1))
+		return 0;
+	p = strstr(role, ": ");
+	if (!p || p == role || p - role >= (long)sizeof(name))
+		return 0;
+	memcpy(name, role, (size_t)(p - role));
+	name[p - role] = '\0';
+	rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", name), RN_LS("reason", p + 2));
+	return 1;
+}
+
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
 	const char *reason;
@@ -110,7 +160,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	size_t n = strlen(line);
 	uint64_t room;
 
-	if (heartbeat(o, line))
+	if (heartbeat(o, line) || signal_ignored(o, line) || role_failed(o, line))
 		return;
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:

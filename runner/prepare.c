@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,27 +23,19 @@
 #include "forge/fsutil.h"
 #include "forge/stepdir.h"
 #include "forge/summary.h"
+#include "forge/sys.h"
 #include "log.h"
 
 void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1])
 {
 	unsigned char b[RN_RUN_ID_LEN / 2];
-	size_t got = 0;
 
-	while (got < sizeof(b)) {
-		ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
+	if (fg_random_bytes(b, sizeof(b)) < 0) {
+		/* No entropy source: time and pid still make a unique-enough id. */
+		unsigned long long v = fg_monotonic_ns() ^ ((unsigned long long)getpid() << 40);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			/* No entropy source: time and pid still make a unique-enough id. */
-			unsigned long long v = fg_monotonic_ns() ^ ((unsigned long long)getpid() << 40);
-
-			for (size_t i = got; i < sizeof(b); i++)
-				b[i] = (unsigned char)(v >> (8 * (i % 8)));
-			break;
-		}
-		got += (size_t)n;
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (unsigned char)(v >> (8 * (i % 8)));
 	}
 	for (size_t i = 0; i < sizeof(b); i++)
 		snprintf(out + 2 * i, 3, "%02x", b[i]);

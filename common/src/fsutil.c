@@ -4,6 +4,7 @@
 #include "forge/fsutil.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/sys.h"
+#include "forge/timeutil.h"
 #include "internal.h"
 
 /* Puts out back to its state before a failed read: same length, and no
@@ -191,9 +194,20 @@ int fg_open_beneath(int basefd, const char *rel, unsigned flags, char *err, size
 	return fd;
 }
 
+/* 64 bits nobody can guess (the kernel's random source); without one, the
+ * clock and the pid, which are at least unique. */
+static unsigned long long random_u64(void)
+{
+	unsigned long long v;
+
+	if (fg_random_bytes(&v, sizeof(v)) < 0)
+		v = fg_monotonic_ns() ^ ((unsigned long long)getpid() << 40);
+	return v;
+}
+
 char *fg_atomic_tmp_name(const char *name)
 {
-	return fg_xasprintf(".%s.tmp.%ld", name, (long)getpid());
+	return fg_xasprintf(".%s.tmp.%llu", name, random_u64());
 }
 
 int fg_is_atomic_tmp_name(const char *name)
@@ -272,24 +286,25 @@ static int fsync_fd(int fd)
 }
 
 /*
- * Creates the temp file exclusively. A leftover with the same name (a crash
- * of an earlier process that had our pid, or something planted by another
- * writer of the directory) is unlinked, never truncated in place: truncating
- * could write through a hard link into an unrelated file.
+ * Creates a temp file for name exclusively under a fresh unpredictable
+ * name (*tmp, owned). Something at that name (planted by a writer who
+ * guessed it, or a leftover) is never opened, truncated or removed: a
+ * new name is drawn instead.
  */
-static int create_tmp(int dirfd, const char *tmp)
+static int create_tmp(int dirfd, const char *name, char **tmp)
 {
-	for (int tries = 0; tries < 3; tries++) {
-		int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	for (int tries = 0; tries < 8; tries++) {
+		int fd;
 
+		*tmp = fg_atomic_tmp_name(name);
+		fd = openat(dirfd, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0)
 			return fd;
-		if (errno == EINTR)
-			continue;
-		if (errno != EEXIST)
-			return -errno;
-		if (unlinkat(dirfd, tmp, 0) < 0 && errno != ENOENT)
-			return -errno;
+		fd = -errno;
+		free(*tmp);
+		*tmp = NULL;
+		if (fd != -EEXIST && fd != -EINTR)
+			return fd;
 	}
 	return -EEXIST;
 }
@@ -309,30 +324,81 @@ static int fsync_dir(int dirfd)
 	return r;
 }
 
-int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len)
+/* Writes, syncs and closes the temp file fd; *st gets its identity. */
+static int fill_tmp(int fd, const void *data, size_t len, struct stat *st)
 {
-	char *tmp = fg_atomic_tmp_name(name);
-	int fd, r;
+	int r = fg_write_all(fd, data, len);
 
-	fd = create_tmp(dirfd, tmp);
-	if (fd < 0) {
-		free(tmp);
-		return fd;
-	}
-	r = fg_write_all(fd, data, len);
 	if (!r)
 		r = fsync_fd(fd);
+	if (!r && fstat(fd, st) < 0)
+		r = -errno;
 	/* close() is not retried on EINTR: on Linux the descriptor is gone. */
 	if (close(fd) < 0 && !r && errno != EINTR)
 		r = -errno;
-	if (!r && renameat(dirfd, tmp, dirfd, name) < 0)
-		r = -errno;
-	if (r)
-		unlinkat(dirfd, tmp, 0);
-	else
-		r = fsync_dir(dirfd);
-	free(tmp);
 	return r;
+}
+
+/*
+ * Renames tmp over name. With FG_WRITE_CLEAR, what stands under name and
+ * makes the rename fail (a directory: EISDIR, ENOTEMPTY, EEXIST) is
+ * cleared away (fg_clear_at) and the rename tried again. Then checks that
+ * name is the file we wrote (st): a writer who swapped another file in at
+ * the temp name between our close and our rename is caught (-EAGAIN).
+ */
+static int put_in_place(int dirfd, const char *tmp, const char *name, const struct stat *st,
+			unsigned flags)
+{
+	struct stat now;
+	int r = 0;
+
+	for (int tries = 0; tries < 4; tries++) {
+		char *aside = NULL;
+
+		r = renameat(dirfd, tmp, dirfd, name) < 0 ? -errno : 0;
+		if (!r)
+			break;
+		if (!(flags & FG_WRITE_CLEAR) || (r != -EISDIR && r != -ENOTEMPTY && r != -EEXIST))
+			return r;
+		r = fg_clear_at(dirfd, name, &aside);
+		free(aside);
+		if (r < 0)
+			return r;
+	}
+	if (r)
+		return r;
+	if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return now.st_dev == st->st_dev && now.st_ino == st->st_ino ? 0 : -EAGAIN;
+}
+
+int fg_write_atomic_flags_at(int dirfd, const char *name, const void *data, size_t len,
+			     unsigned flags)
+{
+	struct stat st;
+	char *tmp;
+	int fd, r;
+
+	/* -EAGAIN: another file was swapped in for ours; write ours again. */
+	for (int tries = 0; tries < 3; tries++) {
+		fd = create_tmp(dirfd, name, &tmp);
+		if (fd < 0)
+			return fd;
+		r = fill_tmp(fd, data, len, &st);
+		if (!r)
+			r = put_in_place(dirfd, tmp, name, &st, flags);
+		if (r)
+			unlinkat(dirfd, tmp, 0);
+		free(tmp);
+		if (r != -EAGAIN)
+			break;
+	}
+	return r ? r : fsync_dir(dirfd);
+}
+
+int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len)
+{
+	return fg_write_atomic_flags_at(dirfd, name, data, len, 0);
 }
 
 int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len)
@@ -357,6 +423,68 @@ int fg_write_atomic_path(const char *path, const void *data, size_t len)
 		r = fg_write_atomic(dir, base, data, len);
 	free(dir);
 	free(base);
+	return r;
+}
+
+/*
+ * Removes the directory name below dfd with everything in it, never
+ * following a link: each level is opened with fg_open_beneath() and
+ * emptied with unlinkat(), which removes a symlink as an entry. Depth is
+ * bounded (RM_DEPTH_MAX levels): a deeper tree is -ELOOP, left to the
+ * caller (set aside). 0 or a negative errno.
+ */
+#define RM_DEPTH_MAX 16
+
+static int remove_tree(int dfd, const char *name, int depth)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	if (depth >= RM_DEPTH_MAX)
+		return -ELOOP;
+	fd = fg_open_beneath(dfd, name, 0, NULL, 0);
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while (!r && (de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
+			continue;
+		r = errno == EISDIR ? remove_tree(fd, de->d_name, depth + 1) : -errno;
+	}
+	closedir(d);
+	if (!r && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
+		r = -errno;
+	return r;
+}
+
+int fg_clear_at(int dirfd, const char *name, char **aside)
+{
+	struct stat st;
+	int r;
+
+	*aside = NULL;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(st.st_mode))
+		r = unlinkat(dirfd, name, 0) < 0 ? -errno : 0;
+	else
+		r = remove_tree(dirfd, name, 0);
+	if (!r || r == -ENOENT)
+		return 0;
+	*aside = fg_xasprintf(".stale.%s.%llu", name, random_u64());
+	if (renameat(dirfd, name, dirfd, *aside) == 0)
+		return 1;
+	r = -errno;
+	free(*aside);
+	*aside = NULL;
 	return r;
 }
 

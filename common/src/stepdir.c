@@ -44,72 +44,28 @@ static const char *type_name(mode_t m)
 }
 
 /*
- * Removes the directory name below dfd with everything in it, never
- * following a link: each level is opened with fg_open_beneath() and emptied with unlinkat(), which removes a symlink as an entry. Depth
- * is bounded (RM_DEPTH_MAX levels); deeper trees are left to the caller
- * (set aside). 0 or a negative errno.
- */
-#define RM_DEPTH_MAX 16
-
-static int remove_tree(int dfd, const char *name, int depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
-
-	if (depth >= RM_DEPTH_MAX)
-		return -ELOOP;
-	fd = fg_open_beneath(dfd, name, 0, NULL, 0);
-	if (fd < 0)
-		return fd;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	while (!r && (de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		r = errno == EISDIR ? remove_tree(fd, de->d_name, depth + 1) : -errno;
-	}
-	closedir(d);
-	if (!r && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
-		r = -errno;
-	return r;
-}
-
-/*
  * Something other than a regular file or a symlink stands under a name the
  * run writes (a directory planted by an earlier step would make every cycle
- * write fail with EISDIR): removed, or when it cannot be, renamed aside to
- * ".stale.NAME.PID" (a name no run writes). Reported to cb either way. 0 or -errno.
+ * write fail with EISDIR): cleared (fg_clear_at: removed, or renamed
+ * aside). Reported to cb either way. 0 or -errno.
  */
 static int clear_special(int dfd, const char *name, const struct stat *st, fg_stale_special_cb cb,
 			 void *data)
 {
 	char *aside = NULL;
-	int r = S_ISDIR(st->st_mode) ? remove_tree(dfd, name, 0) : 0;
+	int r = fg_clear_at(dfd, name, &aside);
 
-	if (!S_ISDIR(st->st_mode) && unlinkat(dfd, name, 0) < 0)
-		r = errno == ENOENT ? 0 : -errno;
-	if (r && r != -ENOENT) {
-		aside = fg_xasprintf(".stale.%s.%ld", name, (long)getpid());
-		r = renameat(dfd, name, dfd, aside) < 0 ? -errno : 0;
-	}
 	if (cb) {
 		struct fg_stale_special e = {
 			.name = name, .type = type_name(st->st_mode),
-			.action = r ? "failed" : aside ? "set_aside" : "removed", .to = r ? NULL : aside,
-			.error = r,
+			.action = r < 0 ? "failed" : r ? "set_aside" : "removed", .to = aside,
+			.error = r < 0 ? r : 0,
 		};
 
 		cb(&e, data);
 	}
 	free(aside);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 int fg_step_clear_stale(int dfd, long *cycles_removed, fg_stale_special_cb cb, void *data)

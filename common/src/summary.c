@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forge/alloc.h"
 #include "forge/cycle.h"
@@ -126,8 +127,14 @@ int fg_summary_write_sealed(const char *dir, const struct fg_summary *s,
 	cJSON *o = fg_summary_to_cjson(s);
 	size_t len;
 	char *text = fg_seal_take(k, FG_SEAL_FILE, &b, fg_json_print(o), &len);
-	int r = fg_write_atomic(dir, FG_SUMMARY_FILE, text, len);
+	int dfd = fg_open_dir(AT_FDCWD, dir, 0), r = dfd;
 
+	/* The step directory is shared with the agents: a directory planted
+	 * under the summary's name is cleared away, never left to block it. */
+	if (dfd >= 0) {
+		r = fg_write_atomic_flags_at(dfd, FG_SUMMARY_FILE, text, len, FG_WRITE_CLEAR);
+		close(dfd);
+	}
 	cJSON_Delete(o);
 	free(text);
 	return r;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 int fg_sanitize_stdio(void)
@@ -35,5 +36,24 @@ int fg_main_start(void)
 	if (r < 0)
 		return r;
 	sigaction(SIGPIPE, &sa, NULL);
+	return 0;
+}
+
+int fg_random_bytes(void *buf, size_t n)
+{
+	unsigned char *b = buf;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t k = getrandom(b + got, n - got, 0);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO;
+		got += (size_t)k;
+	}
 	return 0;
 }

@@ -207,15 +207,25 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		char *t = fg_atomic_tmp_name(names[i]);
-		char *want = fgt_fmt(".%s.tmp.%ld", names[i], (long)getpid());
+		char *again = fg_atomic_tmp_name(names[i]);
+		char *head = fgt_fmt(".%s.tmp.", names[i]);
+		char *pidname = fgt_fmt(".%s.tmp.%ld", names[i], (long)getpid());
 
-		cr_assert_str_eq(t, want);
+		/* Issue 22: "." NAME ".tmp." and a random number, never the pid
+		 * an agent can read from $PPID, never twice the same. */
+		cr_assert_eq(strncmp(t, head, strlen(head)), 0, "%s", t);
+		cr_assert_gt(strlen(t), strlen(head), "%s", t);
+		cr_assert_eq(strspn(t + strlen(head), "0123456789"), strlen(t + strlen(head)), "%s", t);
+		cr_assert_str_neq(t, pidname);
+		cr_assert_str_neq(t, again);
 		cr_assert(fg_is_atomic_tmp_name(t), "%s", t);
 		/* The glob as a shell or a watcher matches it, leading dot or not. */
 		cr_assert_neq(fnmatch("review_cycle_*.json", t, 0), 0, "%s", t);
 		cr_assert_neq(fnmatch("*review_cycle_*.json", t, 0), 0, "%s", t);
 		free(t);
-		free(want);
+		free(again);
+		free(head);
+		free(pidname);
 	}
 }
 
@@ -334,19 +344,22 @@ Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 	char *dir = fgt_tmpdir();
 	char *victim = fgt_fmt("%s/victim", dir);
 	char *tmpname = fg_atomic_tmp_name("out.json");
-	char *tmp = fgt_fmt("%s/%s", dir, tmpname);
+	/* What an agent would plant: the pid-named temp of earlier versions,
+	 * and one more of the current shape. */
+	char *tmp = fgt_fmt("%s/.out.json.tmp.%ld", dir, (long)getpid());
+	char *tmp2 = fgt_fmt("%s/%s", dir, tmpname);
 	char *out = fgt_fmt("%s/out.json", dir);
 	char *got;
 
 	fgt_write(victim, "precious");
-	/* A hard link at the temp name: truncating it would destroy victim. */
+	/* A hard link at a temp name: truncating it would destroy victim. */
 	cr_assert_eq(link(victim, tmp), 0);
 	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), 0);
 	got = fgt_read(victim, NULL);
 	cr_assert_str_eq(got, "precious");
 	free(got);
-	/* A symlink at the temp name is replaced, not followed. */
-	cr_assert_eq(symlink(victim, tmp), 0);
+	/* A symlink at a temp name is not followed. */
+	cr_assert_eq(symlink(victim, tmp2), 0);
 	cr_assert_eq(fg_write_atomic(dir, "out.json", "newer", 5), 0);
 	got = fgt_read(victim, NULL);
 	cr_assert_str_eq(got, "precious");
@@ -354,12 +367,101 @@ Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 	got = fgt_read(out, NULL);
 	cr_assert_str_eq(got, "newer");
 	free(got);
-	cr_assert_not(fgt_exists(tmp));
+	/* Another writer's entries are not ours: never opened nor removed. */
+	cr_assert(fgt_exists(tmp));
+	cr_assert(fgt_exists(tmp2));
+	cr_assert_eq(fgt_count_entries(dir), 4);
 	fgt_rm_rf(dir);
 	free(victim);
 	free(tmpname);
 	free(tmp);
+	free(tmp2);
 	free(out);
+	free(dir);
+}
+
+/* Issue 22, reproduction 4: a directory at the temp name an agent could
+ * predict (".NAME.tmp.<pid>") used to make every write fail (EISDIR). */
+Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
+{
+	char *dir = fgt_tmpdir();
+	char *planted = fgt_fmt("%s/.review_summary.json.tmp.%ld/x", dir, (long)getpid());
+	char *out = fgt_fmt("%s/review_summary.json", dir);
+	char *got;
+
+	fgt_write(planted, "");
+	cr_assert_eq(fg_write_atomic(dir, "review_summary.json", "{}", 2), 0);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "{}");
+	free(got);
+	cr_assert(fgt_exists(planted));
+	fgt_rm_rf(dir);
+	free(planted);
+	free(out);
+	free(dir);
+}
+
+/* A directory under the final name blocks a plain write (-EISDIR, nothing
+ * changed); FG_WRITE_CLEAR removes it, never following a link inside. */
+Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_links)
+{
+	char *dir = fgt_tmpdir();
+	char *outside = fgt_fmt("%s/outside", dir);
+	char *keep = fgt_fmt("%s/outside/keep", dir);
+	char *ws = fgt_fmt("%s/ws", dir);
+	char *deep = fgt_fmt("%s/ws/out.json/a/b/file", dir);
+	char *link1 = fgt_fmt("%s/ws/out.json/a/to-outside", dir);
+	char *out = fgt_fmt("%s/ws/out.json", dir);
+	int dfd;
+	char *got;
+
+	fgt_write(keep, "precious");
+	fgt_write(deep, "x");
+	cr_assert_eq(symlink(outside, link1), 0);
+	dfd = open(ws, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "new", 3), -EISDIR);
+	cr_assert(fgt_exists(deep));
+	cr_assert_eq(fgt_count_entries(ws), 1, "a temp file was left behind");
+	cr_assert_eq(fg_write_atomic_flags_at(dfd, "out.json", "new", 3, FG_WRITE_CLEAR), 0);
+	close(dfd);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "new");
+	free(got);
+	got = fgt_read(keep, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	cr_assert_eq(fgt_count_entries(ws), 1);
+	fgt_rm_rf(dir);
+	free(outside);
+	free(keep);
+	free(ws);
+	free(deep);
+	free(link1);
+	free(out);
+	free(dir);
+}
+
+Test(fsutil, clear_at_takes_away_any_kind_of_entry)
+{
+	char *dir = fgt_tmpdir();
+	char *fifo = fgt_fmt("%s/fifo", dir);
+	char *file = fgt_fmt("%s/file", dir);
+	char *aside = NULL;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	fgt_write(file, "x");
+	cr_assert_eq(fg_clear_at(dfd, "fifo", &aside), 0);
+	cr_assert_null(aside);
+	cr_assert_eq(fg_clear_at(dfd, "file", &aside), 0);
+	cr_assert_eq(fg_clear_at(dfd, "nothing-here", &aside), 0);
+	cr_assert_eq(fgt_count_entries(dir), 0);
+	close(dfd);
+	fgt_rm_rf(dir);
+	free(fifo);
+	free(file);
 	free(dir);
 }
 

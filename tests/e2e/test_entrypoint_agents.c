@@ -40,15 +40,17 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	fgw_task(&w, NULL);
 	fgw_review_md(&w, "default", "Check.\n");
 	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
-	 * receive SIGTERM, and waits. */
-	char *wk = fgw_script(&w, "worker.sh", NULL,
+	 * receive SIGTERM (from outside its tree: issue 22), and waits. */
+	char *body = fgt_fmt("%s"
 			     "sleep 300 &\n"
 			     "echo $! > ../gc.pid\n"
 			     "echo $$ > ../agent.pid\n"
-			     "kill -TERM $PPID\n"
-			     "wait\n");
+			     "outside_kill TERM $PPID\n"
+			     "wait\n", FGE_OUTSIDE_KILL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, body);
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	free(body);
+	fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
 	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
 	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
@@ -73,17 +75,18 @@ Test(entrypoint_agents, sighup_and_sigquit_stop_the_run_like_sigterm)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct fgw w;
 		struct fgt_proc p;
-		char *body = fgt_fmt("sleep 300 &\n"
+		char *body = fgt_fmt("%s"
+				     "sleep 300 &\n"
 				     "echo $$ > ../agent.pid\n"
-				     "kill -%s $PPID\n"
-				     "wait\n", sigs[i].name);
+				     "outside_kill %s $PPID\n"
+				     "wait\n", FGE_OUTSIDE_KILL, sigs[i].name);
 
 		fgw_init(&w);
 		fgw_task(&w, NULL);
 		fgw_review_md(&w, "default", "Check.\n");
 		char *wk = fgw_script(&w, "worker.sh", NULL, body);
 		char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
-		fgw_entrypoint(&w, &p, wk, rv, NULL);
+		fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
 		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
 		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
 		long agent = read_pid(&w, "agent.pid");

@@ -162,13 +162,15 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	const char *extra[] = { tmpenv, NULL };
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked");
 	/* Ignores the forwarded SIGTERM, so the second one must end it. */
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
+	char *body = fgt_fmt("%s"
 			     "trap 'echo term' TERM\n"
-			     "kill -TERM $PPID\n"
+			     "outside_kill TERM $PPID\n"
 			     "sleep 0.5\n"
-			     "kill -TERM $PPID\n"
-			     "while :; do sleep 0.1; done\n");
-	fgw_entrypoint(&w, &p, wk, rv, extra);
+			     "outside_kill TERM $PPID\n"
+			     "while :; do sleep 0.1; done\n", FGE_OUTSIDE_KILL);
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, body);
+	free(body);
+	fgw_entrypoint_signalled(&w, &p, wk, rv, extra);
 	cr_assert(p.exited, "died by signal %d", p.signal);
 	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
@@ -220,9 +222,9 @@ static void escapee_case(const char *worker_body, int want_code)
 			     "echo $! > ../escapee.pid\n"
 			     /* until it really runs in its own session */
 			     "while [ \"$(cut -d' ' -f6 /proc/$!/stat)\" != \"$!\" ]; do sleep 0.05; done\n"
-			     "%s", worker_body);
+			     "%s%s", FGE_OUTSIDE_KILL, worker_body);
 	char *wk = fgw_script(&w, "worker.sh", NULL, body);
-	fgw_entrypoint(&w, &p, wk, NULL, NULL);
+	fgw_entrypoint_signalled(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, want_code, "stderr:\n%s", p.err);
 	long pid = pid_in(&w, "escapee.pid");
 	int left = alive(pid);
@@ -241,7 +243,7 @@ Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
 
 Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
 {
-	escapee_case("kill -TERM $PPID\nwait\n", 143);
+	escapee_case("outside_kill TERM $PPID\nwait\n", 143);
 }
 
 /*

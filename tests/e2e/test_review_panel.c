@@ -12,8 +12,11 @@
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fge2e.h"
 #include "fgtest.h"
@@ -606,6 +609,31 @@ static int alive(long pid)
 /* A stop signal reaches the entrypoint while two roles review: it is
  * forwarded to each role's helper and on to its agent's group, the run
  * ends with 128+15 at once, and no cycle or summary claims an end. */
+/* A process of the test's own (not in the entrypoint's tree): once
+ * save/ep_pid names the entrypoint, it sends it SIGTERM (20 s at most). */
+static pid_t sigterm_when_named(const char *save)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *path = fgt_fmt("%s/ep_pid", save);
+
+		for (int i = 0; i < 2000; i++) {
+			char *text = fgt_read(path, NULL);
+
+			if (text && strtol(text, NULL, 10) > 0) {
+				kill((pid_t)strtol(text, NULL, 10), SIGTERM);
+				_exit(0);
+			}
+			free(text);
+			usleep(10000);
+		}
+		_exit(1);
+	}
+	return pid;
+}
+
 Test(review_panel, sigterm_during_a_panel_stops_every_role)
 {
 	struct pn t;
@@ -616,9 +644,11 @@ Test(review_panel, sigterm_during_a_panel_stops_every_role)
 		"echo $! > \"$SAVE/sleep_$r\"\n"
 		"if [ \"$r\" = b ]; then\n"
 		"  until [ -s \"$SAVE/sleep_a\" ]; do sleep 0.05; done\n"
-		/* our parent is the role's helper, its parent the entrypoint */
+		/* our parent is the role's helper, its parent the entrypoint;
+		 * an agent's own SIGTERM is ignored (issue 22): the test's
+		 * killer, from outside the entrypoint's tree, sends it */
 		"  ep=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
-		"  kill -TERM \"$ep\"\n"
+		"  echo \"$ep\" > \"$SAVE/ep_pid.tmp\"; mv \"$SAVE/ep_pid.tmp\" \"$SAVE/ep_pid\"\n"
 		"fi\n"
 		"wait\n"
 		"echo APPROVED\n";
@@ -640,7 +670,10 @@ Test(review_panel, sigterm_during_a_panel_stops_every_role)
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t.w.ws, "--skills-dir",
 			       t.w.skills, "--step", "impl", "--skill", "impl", NULL };
 
+	pid_t killer = sigterm_when_named(t.save);
+
 	cr_assert_eq(fgt_run(&t.p, argv, env, NULL, NULL, 25), 0);
+	waitpid(killer, NULL, 0);
 	cr_assert_eq(t.p.timed_out, 0, "the entrypoint did not stop: %s", t.p.err);
 	cr_assert_eq(t.p.exit_code, 143, "%s", t.p.err);
 	cr_assert(strstr(t.p.err, "stopped by signal 15"), "%s", t.p.err);

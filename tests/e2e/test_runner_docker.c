@@ -1278,3 +1278,60 @@ Test(runner_docker, cycle_dir_runner_watches_the_orchestrators_container)
 	cJSON_Delete(res);
 	box_release(&b);
 }
+
+/* ---- issue 22: the entrypoint out of its agents' reach, as PID 1 ---- */
+
+/* The worker signals PID 1 (SIGTERM, SIGINT, SIGHUP), probes its /proc
+ * files and leaves a daemon in a session of its own; the reviewer counts
+ * the processes other than PID 1 and its own (its pipeline's) and says it
+ * on its output (a reviewer must not change the workspace). */
+static const char WORKER_REACHES_FOR_PID1[] =
+	"#!/bin/sh\n"
+	"cat > /dev/null\n"
+	"kill -TERM 1; kill -INT 1; kill -HUP 1\n"
+	"got=''\n"
+	"cat /proc/1/environ > /dev/null 2>&1 && got=\"$got environ\"\n"
+	"ls /proc/1/fd > /dev/null 2>&1 && got=\"$got fd\"\n"
+	"readlink /proc/1/fd/2 > /dev/null 2>&1 && got=\"$got fd2\"\n"
+	"(exec 3< /proc/1/mem) 2> /dev/null && got=\"$got mem\"\n"
+	"echo \"${got:- none}\" > reach.txt\n"
+	"setsid sh -c 'exec sleep 600' < /dev/null > /dev/null 2>&1 &\n"
+	"echo done >> work.log\n";
+static const char REVIEWER_COUNTS_PROCESSES[] =
+	"#!/bin/sh\n"
+	"cat > /dev/null\n"
+	"n=0\n"
+	"for d in /proc/[0-9]*; do p=${d#/proc/}\n"
+	"  [ \"$p\" = 1 ] || [ \"$p\" = $$ ] && continue\n"
+	"  pp=$(awk '{print $4}' $d/stat 2>/dev/null) || continue\n"
+	"  [ -n \"$pp\" ] && [ \"$pp\" != $$ ] && n=$((n+1))\n"
+	"done\n"
+	"echo \"others=$n\"\n"
+	"echo APPROVED\n";
+
+Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 2\n---\nApprove.\n");
+	box_agent(&b, "worker.sh", WORKER_REACHES_FOR_PID1);
+	box_agent(&b, "reviewer.sh", REVIEWER_COUNTS_PROCESSES);
+	cJSON *res = run_approved(&b, NULL, 1);
+	cJSON *ev = log_events(&b);
+	char *logtext = read_or_empty(b.log);
+
+	cr_assert_eq(count_events(ev, "signal_ignored", NULL, NULL), 3, "log:\n%s", read_or_empty(b.log));
+	cr_assert_eq(count_events(ev, "signal_ignored", "signal", "HUP"), 1);
+	char *reach = fge_read_in(b.ws, "reach.txt");
+
+	cr_assert_str_eq(reach, " none\n", "the worker reached PID 1:%s", reach);
+	/* Nothing of the worker's turn ran beside the reviewer: no process but
+	 * PID 1, the reviewer and what the reviewer itself started. */
+	cr_assert_not_null(strstr(logtext, "[reviewer] others=0\""), "log:\n%s", logtext);
+	free(reach);
+	free(logtext);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	box_release(&b);
+}

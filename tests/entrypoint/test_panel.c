@@ -4,9 +4,11 @@
  * merged worker feedback (prompt.c) of a panel's cycle.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "forge/alloc.h"
 #include "panel.h"
@@ -187,4 +189,73 @@ Test(panel, worker_feedback_is_one_list_blocking_first_grouped_by_role)
 			 "- [NOTE] a.c:9: Name\n");
 	fg_buf_release(&b);
 	fg_cycle_release(&c);
+}
+
+/* ---- supervision of the helpers (issue 22 item 5), with real forks ---- */
+
+/* Helper 0 answers and exits 0; helper 1 does what ctx says. */
+static int job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)
+{
+	const char *how = ctx;
+
+	(void)p;
+	if (i == 0 || !strcmp(how, "ok")) {
+		(void)!write(out_fd, "{}", 2);
+		return 0;
+	}
+	if (!strcmp(how, "stop"))
+		raise(SIGSTOP);
+	else if (!strcmp(how, "hang"))
+		sleep(30);
+	else if (!strcmp(how, "exit3"))
+		(void)!write(out_fd, "{}", 2);
+	return 3;
+}
+
+static void fork_two(const char *how, double deadline_s, struct ep_panel_end *end)
+{
+	struct ep_pid1 p;
+	struct fg_buf out[2];
+	pid_t kids[4];
+
+	cr_assert_eq(ep_pid1_init(&p), 0);
+	fg_buf_init(&out[0], 1024);
+	fg_buf_init(&out[1], 1024);
+	cr_assert_eq(ep_panel_fork(&p, 2, job, (void *)how, deadline_s, out, end), 0);
+	cr_assert_str_eq(fg_buf_str(&out[0]), "{}");
+	cr_assert_not(end[0].failed, "%s", end[0].why);
+	/* No helper nor anything of theirs is left. */
+	cr_assert_eq(ep_pid1_children(kids, 4), 0);
+	fg_buf_release(&out[0]);
+	fg_buf_release(&out[1]);
+	ep_pid1_release(&p);
+}
+
+Test(panel, a_stopped_helper_is_killed_and_its_role_failed)
+{
+	struct ep_panel_end end[2];
+
+	fork_two("stop", 20, end);
+	cr_assert(end[1].failed);
+	cr_assert_not_null(strstr(end[1].why, "was stopped by signal 19"), "%s", end[1].why);
+}
+
+Test(panel, a_helper_past_its_deadline_is_killed_and_its_role_failed)
+{
+	struct ep_panel_end end[2];
+
+	fork_two("hang", 0.5, end);
+	cr_assert(end[1].failed);
+	cr_assert_not_null(strstr(end[1].why, "did not finish within 0.5 s"), "%s", end[1].why);
+}
+
+Test(panel, a_helper_that_exits_with_an_error_fails_its_role_whatever_it_wrote)
+{
+	struct ep_panel_end end[2];
+
+	fork_two("exit3", 20, end);
+	cr_assert(end[1].failed);
+	cr_assert_str_eq(end[1].why, "its helper process exited with status 3");
+	fork_two("ok", 20, end);
+	cr_assert_not(end[1].failed, "%s", end[1].why);
 }

@@ -4,8 +4,12 @@
 #include "fge2e.h"
 
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fgtest.h"
 
@@ -148,4 +152,73 @@ int fge_jint(const cJSON *o, const char *k)
 int fge_jtrue(const cJSON *o, const char *k)
 {
 	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, k));
+}
+
+const char FGE_OUTSIDE_KILL[] =
+	"outside_kill() {\n"
+	"  n=$(( $(cat \"$SIGDIR/req\" 2>/dev/null | wc -l) + 1 ))\n"
+	"  echo \"$1 $2\" >> \"$SIGDIR/req\"\n"
+	"  while [ \"$(cat \"$SIGDIR/done\" 2>/dev/null | wc -l)\" -lt $n ]; do sleep 0.02; done\n"
+	"}\n";
+
+/* Sends what line k of req asks ("TERM 1234"); 0, or -1 for a bad line. */
+static int send_request(const char *line)
+{
+	static const struct { const char *name; int sig; } sigs[] = {
+		{ "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "QUIT", SIGQUIT },
+		{ "KILL", SIGKILL }, { "STOP", SIGSTOP },
+	};
+	char name[16];
+	long pid;
+
+	if (sscanf(line, "%15s %ld", name, &pid) != 2 || pid <= 1)
+		return -1;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcmp(sigs[i].name, name))
+			return kill((pid_t)pid, sigs[i].sig);
+	return -1;
+}
+
+static void signaller(const char *dir)
+{
+	char *req = fgt_fmt("%s/req", dir), *done = fgt_fmt("%s/done", dir);
+	int handled = 0;
+
+	for (;;) {
+		char *text = fgt_read(req, NULL), *save = NULL;
+		int k = 0;
+
+		for (char *l = text ? strtok_r(text, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+			if (++k <= handled)
+				continue;
+			send_request(l);
+			handled = k;
+			FILE *f = fopen(done, "a");
+
+			if (f) {
+				fprintf(f, "%d\n", k);
+				fclose(f);
+			}
+		}
+		free(text);
+		usleep(10000);
+	}
+}
+
+pid_t fge_signaller_start(const char *dir)
+{
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0, "fork");
+	if (pid == 0) {
+		signaller(dir);
+		_exit(0);
+	}
+	return pid;
+}
+
+void fge_signaller_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }

@@ -12,6 +12,7 @@
 #define FGE2E_H
 
 #include <cjson/cJSON.h>
+#include <sys/types.h>
 
 /*
  * The head of a scripted entrypoint (forge-runner run --entrypoint SCRIPT):
@@ -62,5 +63,21 @@ const char *fge_jstr_or_null(const cJSON *o, const char *k);
 int fge_jint(const cJSON *o, const char *k);
 /* 1 when o's member k is true. */
 int fge_jtrue(const cJSON *o, const char *k);
+
+/*
+ * A signaller: a process of the test's own, outside forge-entrypoint's
+ * tree, that sends the signals a stand-in agent asks for. Since issue 22
+ * the entrypoint ignores stop signals from its own descendants, so an
+ * agent that must have the entrypoint "receive SIGTERM" at a given moment
+ * asks this process: FGE_OUTSIDE_KILL defines the shell function
+ * `outside_kill SIG PID` (e.g. `outside_kill TERM $PPID`), which appends
+ * the request to $SIGDIR/req and returns once it was sent. Start it before
+ * the entrypoint with SIGDIR=dir in the agents' environment; stop it after.
+ */
+extern const char FGE_OUTSIDE_KILL[];
+/* Forks the signaller watching dir/req (dir exists); returns its pid. */
+pid_t fge_signaller_start(const char *dir);
+/* Kills and reaps it. */
+void fge_signaller_stop(pid_t pid);
 
 #endif

@@ -154,12 +154,45 @@ static int overridden(const char *entry, const char *const *extra)
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra)
 {
-	const char *env[48];
+	fgw_entrypoint_as(w, p, NULL, worker, reviewer, extra);
+}
+
+void fgw_entrypoint_signalled(const struct fgw *w, struct fgt_proc *p, const char *worker,
+			      const char *reviewer, const char *const *extra)
+{
+	char *dir = fgw_path(w, "sig"), *env0 = fgt_fmt("SIGDIR=%s", dir);
+	const char *env[40];
 	size_t n = 0;
+	pid_t sig;
+
+	fgw_write(w, "sig/.keep", "");
+	env[n++] = env0;
+	for (size_t i = 0; extra && extra[i] && n < 39; i++)
+		env[n++] = extra[i];
+	env[n] = NULL;
+	sig = fge_signaller_start(dir);
+	fgw_entrypoint(w, p, worker, reviewer, env);
+	fge_signaller_stop(sig);
+	free(env0);
+	free(dir);
+}
+
+void fgw_entrypoint_as(const struct fgw *w, struct fgt_proc *p, const char *const *wrap,
+		       const char *worker, const char *reviewer, const char *const *extra)
+{
+	const char *env[48];
+	size_t n = 0, a = 0;
 	char *wenv = worker ? fgt_fmt("FORGE_WORKER_CMD=%s", worker) : fgt_fmt("FORGE_WORKER_CMD");
 	char *renv = reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
-	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w->ws, "--skills-dir", w->skills,
-			       "--step", "impl", "--task-file", w->task, NULL };
+	const char *const cmd[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w->ws, "--skills-dir", w->skills,
+				    "--step", "impl", "--task-file", w->task, NULL };
+	const char *argv[24];
+
+	for (size_t i = 0; wrap && wrap[i] && a < 12; i++)
+		argv[a++] = wrap[i];
+	for (size_t i = 0; cmd[i]; i++)
+		argv[a++] = cmd[i];
+	argv[a] = NULL;
 	static const char *const base[] = {
 		"FORGE_AGENT_TIMEOUT=30", "FORGE_AGENT_IDLE_TIMEOUT=30", "FORGE_AGENT_KILL_GRACE=1",
 		"FORGE_RUN_ID=test-run", "AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION",

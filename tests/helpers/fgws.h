@@ -100,6 +100,17 @@ cJSON *fgw_step_json(const struct fgw *w, const char *name);
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra);
 
+/* fgw_entrypoint() after the wrapper prefix wrap (a NULL-terminated argv
+ * such as setpriv's, to run it as another uid; may be NULL). */
+void fgw_entrypoint_as(const struct fgw *w, struct fgt_proc *p, const char *const *wrap,
+		       const char *worker, const char *reviewer, const char *const *extra);
+
+/* fgw_entrypoint() with a signaller (fge2e.h) for the agents: SIGDIR=R/sig,
+ * their scripts hold FGE_OUTSIDE_KILL and call `outside_kill SIG PID`.
+ * extra (may be NULL) must leave room for one more entry. */
+void fgw_entrypoint_signalled(const struct fgw *w, struct fgt_proc *p, const char *worker,
+			      const char *reviewer, const char *const *extra);
+
 /* The environment every program fgw_spawn() starts gets before its own:
  * agents bounded, no inherited forge settings. */
 extern const char *const FGW_BASE_ENV[];

@@ -355,3 +355,31 @@ Test(output, reason_falls_back_to_the_entrypoints_last_line)
 	fclose(fp);
 	free(buf);
 }
+
+/* Issue 22: the entrypoint's signal_ignored and role_failed warnings are
+ * events of their own; an agent's line saying the same is not one. */
+Test(output, signal_ignored_and_role_failed_become_events)
+{
+	static const char *const lines[] = {
+		"forge-entrypoint: warning: signal_ignored: SIGTERM from pid 42, a process of its own agents; "
+		"only forge-runner or the container engine can stop forge-entrypoint",
+		"forge-entrypoint: warning: role_failed: security: its helper process was killed by signal 9 (Killed)",
+		"[worker] forge-entrypoint: warning: signal_ignored: SIGINT from pid 7, forged",
+		"forge-entrypoint: warning: signal_ignored: SIGTERM from pid x, not a pid",
+		NULL,
+	};
+	char *reason, *hint;
+	int down;
+	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+
+	cr_expect(strstr(log, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
+			      "\"reason\":\"a process of its own agents; only forge-runner"), "%s", log);
+	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
+			      "\"reason\":\"its helper process was killed by signal 9 (Killed)\""), "%s", log);
+	cr_expect_null(strstr(log, "\"signal\":\"INT\""), "%s", log);
+	cr_expect(strstr(log, "\"event\":\"output\",\"stream\":\"stderr\",\"line\":\"[worker]"), "%s", log);
+	cr_expect(strstr(log, "from pid x, not a pid"), "%s", log);
+	free(log);
+	free(reason);
+	free(hint);
+}

@@ -11,11 +11,14 @@
  * Directories below a trusted descriptor are reached one component at a
  * time with openat(O_NOFOLLOW|O_DIRECTORY), so a symlink swapped in at any
  * level is refused, never followed (fg_open_beneath). Writes are atomic:
- * temp file in the same directory (a name starting with '.' and ending in
- * ".tmp.<pid>", so it never matches review_cycle_*.json), write, fsync,
- * rename, fsync of the directory.
+ * temp file in the same directory under a name nobody can predict (it
+ * starts with '.' and ends in ".tmp.<64 random bits in decimal>", so it
+ * never matches review_cycle_*.json), write, fsync, rename, a check that
+ * the name holds the file written, fsync of the directory. In a directory
+ * an untrusted writer shares, FG_WRITE_CLEAR also clears whatever stands
+ * under the final name, so no planted entry can block the write.
  *
- * Tier: base (util.h). Uses alloc and buf.
+ * Tier: base (util.h). Uses alloc, buf, sys (random names) and timeutil.
  */
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H
@@ -101,18 +104,45 @@ int fg_open_beneath(int basefd, const char *rel, unsigned flags, char *err, size
  * removed and any earlier name is untouched. One exception: when only the
  * final fsync of the directory fails, the new content is already in place
  * (but may not survive a crash) and that error is returned. The temp file
- * is created with O_EXCL|O_NOFOLLOW; a leftover at its name (a symlink, a
- * hard link) is unlinked, never written through.
+ * gets a fresh unpredictable name (fg_atomic_tmp_name) and is created with
+ * O_EXCL|O_NOFOLLOW; whatever another writer put at such a name is never
+ * written through, truncated or removed (another name is drawn). After
+ * the rename, name must be the very file written (device and inode): a
+ * file swapped in at the temp name meanwhile makes the write start over
+ * (three times, then -EAGAIN).
  */
 int fg_write_atomic_at(int dirfd, const char *name, const void *data, size_t len);
+
+/* Flags of fg_write_atomic_flags_at(). */
+#define FG_WRITE_CLEAR 1u   /* clear what stands under name (fg_clear_at) when it blocks the
+                             * rename: for a directory an untrusted writer shares, where a
+                             * planted directory would otherwise block the write for good */
+
+/* fg_write_atomic_at() with flags (0 is fg_write_atomic_at() itself). */
+int fg_write_atomic_flags_at(int dirfd, const char *name, const void *data, size_t len,
+			     unsigned flags);
+
+/*
+ * Clears name out of the directory dirfd (borrowed): a file, symlink,
+ * FIFO, socket or device is unlinked (a symlink as an entry, never
+ * followed); a directory is removed with its contents, never following a
+ * link at any level; when it cannot be (too deep, an entry we may not
+ * remove), it is renamed aside to ".stale.NAME.<random>", a name no run
+ * writes. Returns 0 (removed, or nothing was there), 1 (set aside: *aside
+ * is the owned new name) or a negative errno (*aside NULL).
+ */
+int fg_clear_at(int dirfd, const char *name, char **aside);
+
 /* The same in the directory dir ("" is the current directory). */
 int fg_write_atomic(const char *dir, const char *name, const void *data, size_t len);
 /* The same for a path (split with fg_path_split(); -EISDIR when it ends in '/'). */
 int fg_write_atomic_path(const char *path, const void *data, size_t len);
 
-/* Temp name used by the atomic writer for name: "." name ".tmp." pid. Owned. */
+/* A fresh temp name for name: "." name ".tmp." and 64 bits from the kernel's
+ * random source in decimal (the clock and the pid without one). Owned. */
 char *fg_atomic_tmp_name(const char *name);
-/* 1 if name looks like one of our temp files (".<anything>.tmp.<digits>"). */
+/* 1 if name looks like one of our temp files (".<anything>.tmp.<digits>",
+ * which also covers the ".tmp.<pid>" names of earlier versions). */
 int fg_is_atomic_tmp_name(const char *name);
 
 /* mkdir -p with mode; 0 or negative errno (-ENOTDIR when a component is a file).

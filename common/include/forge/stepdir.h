@@ -9,7 +9,7 @@
  * directory, FIFO, socket or device (planted by an earlier step, it would
  * make every later cycle write fail, e.g. with EISDIR) is removed too, a
  * directory with its contents, never following a link at any level, or
- * renamed aside to ".stale.NAME.PID" (a name no run writes) when it cannot
+ * renamed aside to ".stale.NAME.<random>" (a name no run writes) when it cannot
  * be removed; each such entry is reported to the caller, which logs it
  * (common/ never prints).
  */

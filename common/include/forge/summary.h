@@ -77,7 +77,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
  * be initialised: on 0 its earlier contents are released and it is filled;
  * on -EINVAL (err says why) it is left untouched. */
 int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *err, size_t errlen);
-/* Writes dir/review_summary.json atomically. 0 or negative errno. */
+/* Writes dir/review_summary.json atomically (fsutil.h, FG_WRITE_CLEAR: what
+ * stands under the name is cleared away first). 0 or negative errno. */
 int fg_summary_write(const char *dir, const struct fg_summary *s);
 /* The same, sealed with k (seal.h; NULL: unsealed) for s->run_id, s->step,
  * review_summary.json and cycle 0. */

@@ -10,6 +10,8 @@
 #ifndef FORGE_SYS_H
 #define FORGE_SYS_H
 
+#include <stddef.h>
+
 /*
  * Makes sure file descriptors 0, 1 and 2 are open: each closed one is
  * reopened on /dev/null (0 for reading, 1 and 2 for writing), so that a
@@ -24,5 +26,13 @@ int fg_sanitize_stdio(void);
  * ignored (a closed pipe is a write error, not death). 0, or what
  * fg_sanitize_stdio() returned (the caller exits with FG_EXIT_RUNTIME). */
 int fg_main_start(void);
+
+/*
+ * Fills all n bytes of buf from the kernel's random source (getrandom(2),
+ * EINTR and short reads retried). Returns 0, or a negative errno when the
+ * source fails (-ENOSYS on a kernel without it); buf is then unspecified.
+ * For names nobody may guess (temporary files, run ids), not for keys.
+ */
+int fg_random_bytes(void *buf, size_t n);
 
 #endif
