@@ -95,6 +95,57 @@ Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_
 	ws_teardown(&w);
 }
 
+static const char *str_at(const cJSON *arr, int i)
+{
+	const cJSON *e = cJSON_GetArrayItem(arr, i);
+
+	return cJSON_IsString(e) ? e->valuestring : "(none)";
+}
+
+/* A panel: each role's Verified lines stay in its review (across the
+ * helper process), the cycle's "verified" merges the roles that ran, a
+ * line two roles both give is kept once, and a standing review keeps its
+ * own lines without adding them to the later cycle. */
+Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_in_the_cycle)
+{
+	struct ep_ws w;
+	struct fgt_proc p;
+
+	ws_setup(&w);
+	ws_review_md(&w, "default", "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n");
+	char *wk = ws_script(&w, "worker.sh", "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo hello; else echo hi; fi > greeting.txt\n");
+	char *rv = ws_script(&w, "reviewer.sh",
+			     "if [ $FORGE_REVIEWER_ROLE = alpha ]; then\n"
+			     "  echo '**Verified:** make test -> 3 passed'; echo '**Verified:** ls -> greeting.txt'; echo APPROVED\n"
+			     "elif [ $FORGE_CYCLE = 1 ]; then\n"
+			     "  echo '- **Verified:** ls -> greeting.txt'; echo '**Verified:** grep -c hello greeting.txt -> 0'\n"
+			     "  echo 'REJECTED: say hello'\n"
+			     "else echo '**verified:** grep -c hello greeting.txt -> 1'; echo APPROVED; fi\n");
+	ws_run(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c1 = ws_json(&w, "review_cycle_1.json"), *c2 = ws_json(&w, "review_cycle_2.json");
+	const cJSON *a1 = cJSON_GetArrayItem(member(c1, "reviews"), 0), *b1 = cJSON_GetArrayItem(member(c1, "reviews"), 1);
+	cr_assert_eq(cJSON_GetArraySize(member(a1, "verified")), 2);
+	cr_assert_str_eq(str_at(member(a1, "verified"), 0), "make test -> 3 passed");
+	cr_assert_str_eq(str_at(member(b1, "verified"), 1), "grep -c hello greeting.txt -> 0");
+	cr_assert_eq(cJSON_GetArraySize(member(c1, "verified")), 3, "the shared line once");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 0), "make test -> 3 passed");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 1), "ls -> greeting.txt");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 2), "grep -c hello greeting.txt -> 0");
+	const cJSON *a2 = cJSON_GetArrayItem(member(c2, "reviews"), 0), *b2 = cJSON_GetArrayItem(member(c2, "reviews"), 1);
+	cr_assert_eq(cJSON_GetNumberValue(member(a2, "from_cycle")), 1);
+	cr_assert_eq(cJSON_GetArraySize(member(a2, "verified")), 2, "a standing review keeps its lines");
+	cr_assert_str_eq(str_at(member(b2, "verified"), 0), "grep -c hello greeting.txt -> 1");
+	cr_assert_eq(cJSON_GetArraySize(member(c2, "verified")), 1, "only the roles that ran in cycle 2");
+	cr_assert_str_eq(str_at(member(c2, "verified"), 0), "grep -c hello greeting.txt -> 1");
+	cJSON_Delete(c1);
+	cJSON_Delete(c2);
+	free(wk);
+	free(rv);
+	fgt_proc_release(&p);
+	ws_teardown(&w);
+}
+
 /* ---- the change set (FORGE_CHANGESET=1: the suite runs with it off) ---- */
 
 static const char *const CS_ON[] = { "FORGE_CHANGESET=1", NULL };
