@@ -209,6 +209,11 @@ Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_st
 	cr_assert(strstr(member(c2, "feedback")->valuestring, "greeting.txt must name ABC-12"));
 	cr_assert_not(jtrue(c2, "stalled"), "one unchanged turn is not a stall");
 	cr_assert(jtrue(c3, "no_change") && jtrue(c3, "stalled"));
+	/* The second unchanged turn repeats cycle 1's judgement, not cycle 2's
+	 * "changed nothing" text around it. */
+	const char *fb3 = member(c3, "feedback")->valuestring;
+	cr_assert(strstr(fb3, "The feedback of cycle 1 still stands"), "%s", fb3);
+	cr_assert_null(strstr(strstr(fb3, "changed nothing") + 1, "changed nothing"), "nested: %s", fb3);
 	cr_assert_not(ws_step_exists(&w, "review_cycle_4.json"));
 	cJSON *s = ws_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "stalled");
