@@ -164,6 +164,8 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 
 	if (!c.max_cycles && st->cycles.n)
 		c.max_cycles = st->cycles.v[st->cycles.n - 1].c.max_cycles;
+	if (st->cycles.n && st->cycles.v[st->cycles.n - 1].c.ev.advice_only)
+		c.advice = st->cycles.v[st->cycles.n - 1].c.j.nfindings;
 	c.have_cost = fg_usage_pair_cost(usage, &c.cost_usd);
 	c.reason = reason;
 	if (!st->cfg->quiet)

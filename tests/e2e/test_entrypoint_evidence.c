@@ -35,6 +35,10 @@ Test(entrypoint_evidence, nitpick_only_table_approves_in_cycle_one_with_the_find
 	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED - 1 advice finding(s), not looped on"), "%s", p.err);
 	cJSON *s = ws_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "approved");
+	const cJSON *adv = cJSON_GetArrayItem(member(s, "advice"), 0);
+	cr_assert_eq(cJSON_GetArraySize(member(s, "advice")), 1, "the summary lists the advice");
+	cr_assert_str_eq(member(adv, "severity")->valuestring, "NITPICK");
+	cr_assert_str_eq(member(adv, "title")->valuestring, "no trailing newline");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
 	free(wk);
