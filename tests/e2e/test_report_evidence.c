@@ -57,16 +57,6 @@ struct run {
 	struct fgt_proc p;
 };
 
-static void sh_in(const char *dir, const char *cmd)
-{
-	struct fgt_proc g;
-	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-
-	cr_assert_eq(fgt_run(&g, argv, NULL, dir, NULL, 60), 0);
-	cr_assert(g.exited && g.exit_code == 0, "'%s': %s", cmd, g.err);
-	fgt_proc_release(&g);
-}
-
 static void run_step(struct run *r)
 {
 	r->dir = fgt_tmpdir();
@@ -79,7 +69,7 @@ static void run_step(struct run *r)
 	fge_write_in(skills, "default/calc/review.md", REVIEW_MD);
 	fge_write_in(r->ws, "tests/test_calc.sh", TEST_CALC);
 	fge_write_in(r->ws, "calc.sh", "echo 0\n");
-	sh_in(r->ws, "git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -qm start");
+	fge_git_commit_all(r->ws);
 	fge_write_in(r->dir, "task.json", "{\"task_key\":\"CALC-1\",\"summary\":\"Fix add\",\"description\":\"Add.\"}\n");
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", r->ws,
 			       "--step", "calc", "--skill", "calc", "--task-key", "CALC-1",

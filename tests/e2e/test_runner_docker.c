@@ -519,24 +519,6 @@ Test(runner_docker, loop_in_a_container_seen_live_owned_by_the_caller)
 	box_release(&b);
 }
 
-/* Runs a shell command line in dir on the host (the test's own setup);
- * git there trusts the workspace, which belongs to the stand-in user. */
-static void host_sh(const char *dir, const char *cmd)
-{
-	struct fgt_proc g;
-	char *conf = fgt_fmt("%s/../gitconfig", dir);
-	char *genv = fgt_fmt("GIT_CONFIG_GLOBAL=%s", conf);
-	const char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	const char *env[] = { genv, NULL };
-
-	fgt_write(conf, "[safe]\n\tdirectory = *\n");
-	cr_assert_eq(fgt_run(&g, argv, env, dir, NULL, 120), 0);
-	free(genv);
-	free(conf);
-	cr_assert(g.exited && g.exit_code == 0, "'%s' failed (%d): %s", cmd, g.exit_code, g.err);
-	fgt_proc_release(&g);
-}
-
 /* review_cycle_N.json of the box's step, parsed (owned). */
 static cJSON *box_cycle(const struct rbox *b, int n)
 {
@@ -575,9 +557,12 @@ Test(runner_docker, a_git_workspace_gets_its_changes_and_diff_from_git_in_the_co
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	fge_write_in(b.ws, "work.log", "start\n");
-	host_sh(b.ws, "git init -q . && git add -A && git -c user.name=t -c user.email=t@t commit -qm start");
-	char *own = fgt_fmt("chown -R %ld:%ld .", (long)b.uid, (long)b.gid);
-	host_sh(b.ws, own);
+	fge_git_commit_all(b.ws);
+	struct fgt_proc g;
+	char *own = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	cr_assert_eq(fgt_run(&g, (const char *const[]){ "/bin/chown", "-R", own, b.ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert(g.exited && g.exit_code == 0, "chown: %s", g.err);
+	fgt_proc_release(&g);
 	size_t ilen0, ilen1;
 	char *ipath = fgt_fmt("%s/.git/index", b.ws);
 	char *index0 = fgt_read(ipath, &ilen0);
