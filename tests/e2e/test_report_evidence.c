@@ -137,6 +137,7 @@ Test(report_evidence, markdown_shows_checks_changes_no_change_advice_and_verifie
 		"**Verified:**\n\n- sh tests/test_calc.sh -> ok: 2 + 3 = 5\n",
 	};
 	assert_in_order(md, want, sizeof(want) / sizeof(want[0]));
+	cr_assert(strstr(r.p.err, "calc: approved in 4/5 cycles (1 advice finding, not looped on)"), "%s", r.p.err);
 	cr_assert_null(strstr(md, "**Open feedback**"), "%s", md);
 	free(md);
 	run_free(&r);
