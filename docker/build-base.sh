@@ -10,7 +10,7 @@
 #
 # By default the bases already hold the packages the Dockerfile needs (build:
 # build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev;
-# runtime: libuv1 libcjson1 libyaml-0-2 libsodium23), so "docker build" needs no network at
+# runtime: libuv1 libcjson1 libyaml-0-2 libsodium23 git), so "docker build" needs no network at
 # all. The Dockerfile installs only what is missing, so it also builds from the
 # real debian images, or from --plain bases when containers reach the mirror.
 #
@@ -36,7 +36,9 @@ SUITE=bookworm
 SCRIPT_VERSION=1   # bump to invalidate cached tarballs when the recipe changes
 LABEL_KEY=org.forge-review.base
 BUILD_PKGS="build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev"
-RUNTIME_PKGS="libuv1 libcjson1 libyaml-0-2 libsodium23"
+# git: the change set of a git workspace (entrypoint/changeset.c runs the git
+# CLI; without it the entrypoint falls back to its manifest, with no diff).
+RUNTIME_PKGS="libuv1 libcjson1 libyaml-0-2 libsodium23 git"
 
 force=0
 refresh=0

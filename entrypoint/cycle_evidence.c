@@ -70,10 +70,17 @@ static bool last_judged(const struct ep_loop *l)
 }
 
 /* A worker turn after a rejection that changed nothing: cycle k rejects
- * again with the previous findings, and no reviewer runs. */
+ * again with the previous findings, and no reviewer runs. After several
+ * such turns in a row the feedback repeated is that of the last cycle
+ * that was not one of them, not a nest of "changed nothing" texts. */
 static void no_change_cycle(struct ep_loop *l, int k, struct fg_cycle *c)
 {
-	const struct fg_cycle *prev = &l->hist[l->nhist - 1];
+	size_t from = l->nhist - 1;
+	const struct fg_cycle *prev;
+
+	while (from > 0 && l->hist[from].ev.no_change)
+		from--;
+	prev = &l->hist[from];
 
 	fg_cycle_init(c);
 	c->j.verdict = FG_VERDICT_REJECTED;

@@ -168,6 +168,22 @@ static void add_panel(cJSON *o, const struct fg_review_config *c)
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c->rereview));
 }
 
+/* The checks: [{"name", "run", "timeout_seconds"}] in review.md's order
+ * (the valid ones, as run would run them), [] without any. */
+static void add_checks(cJSON *o, const struct fg_review_config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "checks");
+
+	for (size_t i = 0; i < c->nchecks; i++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(e, "name", c->checks[i].name);
+		cJSON_AddStringToObject(e, "run", c->checks[i].run);
+		cJSON_AddNumberToObject(e, "timeout_seconds", c->checks[i].timeout_s);
+		cJSON_AddItemToArray(arr, e);
+	}
+}
+
 /* "agents": {"worker": {...}, "reviewer": {...}}: each role's resolved
  * command, output format and preset (preset.h). 0 or FG_EXIT_USAGE. */
 static int add_agents(cJSON *o)
@@ -196,10 +212,12 @@ static int add_agents(cJSON *o)
 
 static const char CONFIG_ABOUT[] =
 	"Prints the resolved configuration as JSON: for a review.md FILE its {\"max_retries\",\n"
-	"\"max_cost_usd\" (null: no budget), \"instructions\", \"reviewers\", \"rereview\",\n"
-	"\"warnings\"}; always \"agents\":\n"
+	"\"max_cost_usd\" (null: no budget), \"stop_when_stalled\", \"instructions\",\n"
+	"\"require_evidence\", \"checks\" ([{\"name\", \"run\", \"timeout_seconds\"}]),\n"
+	"\"reviewers\", \"rereview\", \"warnings\"}; always \"agents\":\n"
 	"{\"worker\", \"reviewer\"} with each role's \"command\", \"output\" format, \"preset\" and\n"
 	"\"system_prompt_in_prompt\". Honours AUTO_REVIEW_MAX_RETRIES, AUTO_REVIEW_MAX_COST_USD,\n"
+	"AUTO_REVIEW_STOP_WHEN_STALLED,\n"
 	"FORGE_WORKER_CMD, FORGE_REVIEWER_CMD, FORGE_WORKER_OUTPUT, FORGE_REVIEWER_OUTPUT,\n"
 	"FORGE_WORKER_AGENT and FORGE_REVIEWER_AGENT. Exit 2 on an unreadable FILE or an\n"
 	"invalid agent setting.";
@@ -235,8 +253,10 @@ int ep_cmd_config(int argc, char **argv)
 		cJSON_AddNumberToObject(o, "max_cost_usd", c.max_cost_usd);
 	else
 		cJSON_AddNullToObject(o, "max_cost_usd");
+	cJSON_AddBoolToObject(o, "stop_when_stalled", c.stop_when_stalled);
 	cJSON_AddStringToObject(o, "instructions", c.instructions);
 	cJSON_AddBoolToObject(o, "require_evidence", c.require_evidence);
+	add_checks(o, &c);
 	add_panel(o, &c);
 	add_warnings(o, &c.diags);
 	rc = add_agents(o);

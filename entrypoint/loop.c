@@ -260,6 +260,9 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->j.nfindings; i++)
 		if (fg_finding_rank(&l->blocked_by->j.findings[i]) == FG_RANK_QUESTION)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
+	for (size_t i = 0; state == FG_STATE_APPROVED && l->nhist && l->hist[l->nhist - 1].ev.advice_only &&
+			   i < l->hist[l->nhist - 1].j.nfindings; i++)
+		fg_summary_add_advice(&s, &l->hist[l->nhist - 1].j.findings[i]);
 	rc = fg_summary_write(l->step_dir, &s);
 	if (rc < 0) {
 		/* The review's outcome is not on record: never a success (a

@@ -498,9 +498,10 @@ static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, st
 	ep_panel_merge(c);
 }
 
-/* The roles that ran this cycle did so in helper processes: their usage
- * and denied tools come back in their reviews and are counted here, in the
- * cycle and the step's totals. */
+/* The roles that ran this cycle did so in helper processes: their usage,
+ * denied tools and "**Verified:**" lines come back in their reviews and are
+ * counted here, in the cycle and the step's totals (a standing review's
+ * lines stay in its review: they were run against an earlier state). */
 static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 {
 	for (size_t i = 0; i < c->nreviews; i++) {
@@ -513,6 +514,7 @@ static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 		fg_usage_add(&l->total.reviewer, &u);
 		c->reask = c->reask || c->reviews[i].reask;
 		fg_denied_merge(&c->denied.reviewer, &c->reviews[i].denied);
+		fg_evidence_merge_verified(&c->ev.verified, &c->reviews[i].j.verified);
 	}
 }
 

@@ -2,6 +2,7 @@
  * closing.h - the one line every `forge-runner run` ends with on stderr,
  * whatever the log level (unless --quiet):
  *   implement_task: approved in 2/3 cycles, $0.55, 41 s; result: /r/result.json
+ *   greet: approved in 1/3 cycles (2 advice findings, not looped on), 0.8 s
  *   implement_task: failed, 3.2 s; exit 1: the task failed: worker exited with status 3
  * A log in JSON on stderr gets it as a `run_summary` event instead (with
  * the line in `summary`), so stderr stays one JSON object per line.
@@ -20,6 +21,7 @@ struct rn_closing {
 	const char *outcome;      /* the review state, or error, timeout, failed */
 	size_t cycles;            /* cycles reported */
 	int max_cycles;           /* 0: unknown */
+	size_t advice;            /* the last cycle approved with this many advice findings */
 	bool have_cost;
 	double cost_usd;
 	double seconds;

@@ -152,6 +152,15 @@ static char *exit_reason(const struct rn_session_result *sr)
 }
 
 /* The closing line (closing.h), once the exit code is final. */
+/* The findings of an advice-only approval, from the cycle's kept content
+ * (the record's copy holds only scalar fields); 0 otherwise. */
+static size_t advice_count(const cJSON *cycle)
+{
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cycle, "advice_only")))
+		return 0;
+	return (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cycle, "findings"));
+}
+
 static void close_run(struct run_state *st, enum fg_review_state state, const struct fg_summary *s,
 		      const struct fg_usage_pair *usage)
 {
@@ -164,6 +173,8 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 
 	if (!c.max_cycles && st->cycles.n)
 		c.max_cycles = st->cycles.v[st->cycles.n - 1].c.max_cycles;
+	if (st->cycles.n)
+		c.advice = advice_count(st->cycles.v[st->cycles.n - 1].obj);
 	c.have_cost = fg_usage_pair_cost(usage, &c.cost_usd);
 	c.reason = reason;
 	if (!st->cfg->quiet)

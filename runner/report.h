@@ -43,6 +43,9 @@
 #define RN_REPORT_MAX_OUTPUT (256u * 1024 * 1024)
 /* Bytes of a feedback line shown in a Markdown table cell before "…". */
 #define RN_REPORT_CELL_MAX 120
+/* Files of the last cycle's change set listed in the Markdown (the JSON
+ * and the cycle file list up to FG_CHANGES_MAX). */
+#define RN_REPORT_CHANGES_SHOWN 20
 
 /* The option table (for --help and the doc-vs-help test); ends with name == NULL. */
 extern const struct fg_opt rn_report_options[];

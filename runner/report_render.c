@@ -148,6 +148,9 @@ static cJSON *entry_json(const struct entry *e)
 		cJSON_AddStringToObject(co, "verdict", fg_verdict_kind_name(c->j.verdict));
 		cJSON_AddStringToObject(co, "feedback", c->j.feedback);
 		cJSON_AddStringToObject(co, "timestamp", c->timestamp);
+		/* checks, changes, diff, no_change, advice_only, verified,
+		 * reviewer_changed: as the cycle file spells them. */
+		fg_evidence_add_to(co, &c->ev);
 		cJSON_AddItemToArray(cycles, co);
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
@@ -257,6 +260,20 @@ static void md_quote(struct fg_buf *m, const char *fb)
 	}
 }
 
+/* What the evidence says of a cycle's verdict, after it in the table:
+ * no reviewer ran (no change, a failed check), the reviewer's edits, or
+ * an approval whose findings were all advice. */
+static const char *verdict_note(const struct fg_cycle *c)
+{
+	if (c->ev.no_change)
+		return " (no change)";
+	if (fg_evidence_failed_check(&c->ev))
+		return " (check failed)";
+	if (c->ev.reviewer_changed.n)
+		return " (reviewer changed files)";
+	return c->ev.advice_only ? " (advice only)" : "";
+}
+
 static void md_cycles(struct fg_buf *m, const struct entry *e)
 {
 	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
@@ -264,7 +281,8 @@ static void md_cycles(struct fg_buf *m, const struct entry *e)
 	fg_buf_addf(m, " · **Cycles:** %d/%d\n\n| Cycle | Verdict | Feedback |\n|---|---|---|\n",
 		last->cycle, last->max_cycles);
 	for (size_t i = 0; i < e->ncycles; i++) {
-		fg_buf_addf(m, "| %d | %s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].j.verdict));
+		fg_buf_addf(m, "| %d | %s%s | ", e->cycles[i].cycle, fg_verdict_kind_name(e->cycles[i].j.verdict),
+			    verdict_note(&e->cycles[i]));
 		md_cell(m, e->cycles[i].j.feedback);
 		fg_buf_adds(m, " |\n");
 	}
@@ -341,6 +359,90 @@ static void md_verified(struct fg_buf *m, const struct entry *e)
 	fg_buf_addc(m, '\n');
 }
 
+/* The last cycle that ran checks: each check's outcome on one line. */
+static void md_checks(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_cycle *c = NULL;
+
+	for (size_t i = e->ncycles; i > 0 && !c; i--)
+		if (e->cycles[i - 1].ev.has_checks && e->cycles[i - 1].ev.nchecks)
+			c = &e->cycles[i - 1];
+	if (!c)
+		return;
+	fg_buf_addf(m, "**Checks** (cycle %d): ", c->cycle);
+	for (size_t i = 0; i < c->ev.nchecks; i++) {
+		const struct fg_check_result *r = &c->ev.checks[i];
+
+		fg_buf_adds(m, i ? " · " : "");
+		md_name(m, r->name);
+		if (r->timed_out)
+			fg_buf_addf(m, " timed out (%.1f s)", r->duration_seconds);
+		else
+			fg_buf_addf(m, " %s (exit code %d, %.1f s)", r->exit_code ? "failed" : "passed", r->exit_code,
+				    r->duration_seconds);
+	}
+	fg_buf_adds(m, "\n\n");
+}
+
+/* A workspace path in a table cell: control bytes as '?', cut at
+ * RN_REPORT_CELL_MAX bytes (" …"), markup escaped as in names. */
+static void md_path(struct fg_buf *m, const char *path)
+{
+	size_t n = strlen(path), cut = utf8_cut(path, n, RN_REPORT_CELL_MAX);
+	char *s = fg_xasprintf("%.*s", (int)cut, path);
+
+	for (char *q = s; *q; q++)
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			*q = '?';
+	md_name(m, s);
+	fg_buf_adds(m, cut < n ? " …" : "");
+	free(s);
+}
+
+/* One row of the change table: | path | status | +A −D |. */
+static void md_change_row(struct fg_buf *m, const struct fg_change *ch)
+{
+	fg_buf_adds(m, "| ");
+	md_path(m, ch->path);
+	fg_buf_addf(m, " | %s", fg_change_status_name(ch->status));
+	if (ch->old_path) {
+		fg_buf_adds(m, " from ");
+		md_path(m, ch->old_path);
+	}
+	if (ch->added >= 0 && ch->deleted >= 0)
+		fg_buf_addf(m, " | +%ld −%ld |\n", ch->added, ch->deleted);
+	else
+		fg_buf_adds(m, " | — |\n");
+}
+
+/* The last cycle's change set: "none" for a turn that changed nothing,
+ * else its files (at most RN_REPORT_CHANGES_SHOWN) and the diff's name. */
+static void md_changes(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_cycle *c = &e->cycles[e->ncycles - 1];
+	const struct fg_evidence *ev = &c->ev;
+	size_t shown = ev->nchanges < RN_REPORT_CHANGES_SHOWN ? ev->nchanges : RN_REPORT_CHANGES_SHOWN;
+
+	if (!ev->has_changes && !ev->no_change)
+		return;
+	fg_buf_addf(m, "**Changes** (cycle %d, since %s): ", c->cycle,
+		    ev->since_review ? "the last review" : "the step began");
+	if (ev->no_change || (!ev->nchanges && !ev->changes_truncated)) {
+		fg_buf_adds(m, ev->no_change ? "none: the worker's turn changed nothing, no reviewer ran\n\n"
+					     : "none\n\n");
+		return;
+	}
+	fg_buf_addf(m, "%zu file(s)%s", ev->nchanges, ev->changes_truncated ? " (the list was cut at a bound)" : "");
+	if (ev->diff)
+		fg_buf_addf(m, " · diff: %s", ev->diff);
+	fg_buf_adds(m, ev->nchanges ? "\n\n| file | change | lines |\n|---|---|---|\n" : "\n");
+	for (size_t i = 0; i < shown; i++)
+		md_change_row(m, &ev->changes[i]);
+	if (shown < ev->nchanges)
+		fg_buf_addf(m, "\n… and %zu more file(s) in the cycle file\n", ev->nchanges - shown);
+	fg_buf_addc(m, '\n');
+}
+
 /* "**Run failed** (exit code N): first line of the error", for a failed run. */
 static void md_failure(struct fg_buf *m, const struct entry *e)
 {
@@ -400,6 +502,8 @@ static void md_entry(struct fg_buf *m, const struct entry *e)
 		return;
 	}
 	md_cycles(m, e);
+	md_checks(m, e);
+	md_changes(m, e);
 	md_roles(m, e);
 	md_findings(m, e, false);
 	md_findings(m, e, true);

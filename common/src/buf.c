@@ -171,6 +171,14 @@ void fg_strvec_push(struct fg_strvec *s, const char *str)
 	fg_strvec_push_take(s, fg_xstrdup(str));
 }
 
+bool fg_strvec_has(const struct fg_strvec *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i], str))
+			return true;
+	return false;
+}
+
 void fg_strvec_pushf(struct fg_strvec *s, const char *fmt, ...)
 {
 	va_list ap;

@@ -36,19 +36,11 @@ bool fg_denied_name_ok(const char *name)
 	return strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:*()-") == n;
 }
 
-static bool holds(const struct fg_strvec *v, const char *name)
-{
-	for (size_t i = 0; i < v->n; i++)
-		if (!strcmp(v->v[i], name))
-			return true;
-	return false;
-}
-
 bool fg_denied_add(struct fg_strvec *v, const char *name)
 {
 	if (!fg_denied_name_ok(name))
 		return false;
-	if (holds(v, name))
+	if (fg_strvec_has(v, name))
 		return true;
 	if (v->n >= FG_DENIED_MAX)
 		return false;

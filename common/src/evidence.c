@@ -279,6 +279,18 @@ static void read_strings(const cJSON *arr, struct fg_strvec *out, size_t max)
 			fg_strvec_push(out, it->valuestring);
 }
 
+void fg_evidence_read_verified(struct fg_strvec *v, const struct cJSON *o)
+{
+	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), v, FG_VERIFIED_MAX);
+}
+
+void fg_evidence_merge_verified(struct fg_strvec *dst, const struct fg_strvec *src)
+{
+	for (size_t i = 0; i < src->n && dst->n < FG_VERIFIED_MAX; i++)
+		if (!fg_strvec_has(dst, src->v[i]))
+			fg_strvec_push(dst, src->v[i]);
+}
+
 void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 {
 	const cJSON *v;
@@ -294,7 +306,7 @@ void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 		e->diff = fg_xstrdup(fg_json_str(o, "diff"));
 	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
 	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
-	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), &e->verified, FG_VERIFIED_MAX);
+	fg_evidence_read_verified(&e->verified, o);
 	read_strings(cJSON_GetObjectItemCaseSensitive(o, "reviewer_changed"), &e->reviewer_changed,
 		     FG_CHANGES_MAX);
 }

@@ -62,6 +62,7 @@ void fg_summary_release(struct fg_summary *s)
 	free(s->run_id);
 	free(s->review_md);
 	fg_findings_free(s->questions, s->nquestions);
+	fg_findings_free(s->advice, s->nadvice);
 	fg_summary_init(s);
 }
 
@@ -81,14 +82,16 @@ static char *cut(const char *t)
 	return fg_xstrndup(t, n);
 }
 
-void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f)
+/* Appends a trimmed copy of f to the list *v of *n findings, *alloc its
+ * capacity (at most FG_SUMMARY_QUESTIONS_MAX). */
+static void keep_finding(struct fg_finding **v, size_t *n, size_t *alloc, const struct fg_finding *f)
 {
 	struct fg_finding *q;
 
-	if (s->nquestions >= FG_SUMMARY_QUESTIONS_MAX)
+	if (*n >= FG_SUMMARY_QUESTIONS_MAX)
 		return;
-	FG_ALLOC_GROW(s->questions, s->nquestions + 1, s->questions_alloc);
-	q = &s->questions[s->nquestions++];
+	FG_ALLOC_GROW(*v, *n + 1, *alloc);
+	q = &(*v)[(*n)++];
 	memset(q, 0, sizeof(*q));
 	q->severity = cut(f->severity);
 	q->ordinal = f->ordinal;
@@ -96,6 +99,16 @@ void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f)
 	q->line = f->line;
 	q->title = cut(f->title);
 	q->role = cut(f->role);
+}
+
+void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f)
+{
+	keep_finding(&s->questions, &s->nquestions, &s->questions_alloc, f);
+}
+
+void fg_summary_add_advice(struct fg_summary *s, const struct fg_finding *f)
+{
+	keep_finding(&s->advice, &s->nadvice, &s->advice_alloc, f);
 }
 
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
@@ -117,6 +130,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 	fg_usage_pair_add_to(o, &s->usage);
 	if (s->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
+	if (s->nadvice)
+		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(s->advice, s->nadvice));
 	return o;
 }
 
@@ -191,15 +206,20 @@ static int opt_name(const cJSON *o, const char *key, int kind, char **out, char 
 	return **out ? fg__name_field(kind, key, *out, err, errlen) : 0;
 }
 
-/* The optional questions, bounded and trimmed as when written. */
-static void read_questions(const cJSON *arr, struct fg_summary *s)
+/* The optional findings list key of o ("questions", "advice") into *v,
+ * bounded and trimmed as when written. */
+static void read_findings(const cJSON *o, const char *key, struct fg_finding **v, size_t *nv,
+			  size_t *alloc)
 {
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
 	struct fg_finding *f = NULL;
 	size_t n = 0;
 
+	if (!cJSON_IsArray(arr))
+		return;
 	fg_findings_from_json(arr, &f, &n);
 	for (size_t i = 0; i < n; i++)
-		fg_summary_add_question(s, &f[i]);
+		keep_finding(v, nv, alloc, &f[i]);
 	fg_findings_free(f, n);
 }
 
@@ -207,7 +227,6 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
 	const cJSON *v;
-	const cJSON *questions;
 	int r;
 
 	if (!st) {
@@ -237,9 +256,8 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		s->max_cost_usd = v->valuedouble;
-	questions = cJSON_GetObjectItemCaseSensitive(o, "questions");
-	if (cJSON_IsArray(questions))
-		read_questions(questions, s);
+	read_findings(o, "questions", &s->questions, &s->nquestions, &s->questions_alloc);
+	read_findings(o, "advice", &s->advice, &s->nadvice, &s->advice_alloc);
 	return 0;
 }
 

@@ -65,7 +65,11 @@ Test(buf, strvec_is_null_terminated)
 	cr_assert_eq(v.n, 20);
 	cr_assert_str_eq(v.v[19], "a19");
 	cr_assert_null(v.v[20]);
+	cr_assert(fg_strvec_has(&v, "a7"));
+	cr_assert_not(fg_strvec_has(&v, "a"));
+	cr_assert_not(fg_strvec_has(&v, "a20"));
 	fg_strvec_release(&v);
+	cr_assert_not(fg_strvec_has(&v, "a0"), "an empty vector holds nothing");
 }
 
 

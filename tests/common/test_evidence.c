@@ -3,6 +3,7 @@
  * checks, changes, diff, no_change, advice_only and verified round-trip,
  * wrong types count as absent, bounds hold.
  */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,4 +118,39 @@ Test(evidence, bounds)
 	cr_assert_eq(e.nchanges, FG_CHANGES_MAX);
 	cr_assert(e.changes_truncated);
 	fg_evidence_release(&e);
+}
+
+/* A panel role's verified lines: in its review's JSON and back, merged
+ * into a cycle's without repeats and at most FG_VERIFIED_MAX. */
+Test(evidence, a_reviews_verified_lines_round_trip_and_merge)
+{
+	struct fg_review r, back;
+	struct fg_strvec all;
+	cJSON *o;
+
+	fg_review_init(&r);
+	fg_review_init(&back);
+	snprintf(r.role, sizeof r.role, "%s", "alpha");
+	r.j.feedback = strdup("");
+	fg_strvec_push(&r.j.verified, "make test -> 3 passed");
+	fg_strvec_push(&r.j.verified, "ls -> a");
+	o = fg_review_to_cjson(&r);
+	cr_assert_eq(fg_review_from_cjson(&back, o), 0);
+	cr_assert_eq(back.j.verified.n, 2);
+	cr_assert_str_eq(back.j.verified.v[1], "ls -> a");
+	cJSON_Delete(o);
+	fg_strvec_init(&all);
+	fg_strvec_push(&all, "ls -> a");
+	fg_evidence_merge_verified(&all, &back.j.verified);
+	cr_assert_eq(all.n, 2);
+	cr_assert_str_eq(all.v[1], "make test -> 3 passed");
+	for (int i = 0; i < FG_VERIFIED_MAX + 3; i++) {
+		fg_strvec_release(&back.j.verified);
+		fg_strvec_pushf(&back.j.verified, "line %d", i);
+		fg_evidence_merge_verified(&all, &back.j.verified);
+	}
+	cr_assert_eq(all.n, FG_VERIFIED_MAX);
+	fg_strvec_release(&all);
+	fg_review_release(&r);
+	fg_review_release(&back);
 }

@@ -304,3 +304,38 @@ Test(summary, usage_and_budget_round_trip)
 	fgt_rm_rf(dir);
 	free(dir);
 }
+
+/* Issue 23: an approval with advice only lists its advice ("advice"),
+ * bounded and read back; absent otherwise. */
+Test(summary, advice_round_trips_bounded)
+{
+	char *dir = fgt_tmpdir();
+	struct fg_summary s, back;
+	struct fg_finding f = { .severity = "NITPICK", .title = "no final newline", .file_path = "a.txt",
+				.line = 1, .role = "default" };
+	char err[256] = "";
+
+	fill(&s, FG_STATE_APPROVED);
+	for (int i = 0; i < FG_SUMMARY_QUESTIONS_MAX + 5; i++)
+		fg_summary_add_advice(&s, &f);
+	cr_assert_eq(s.nadvice, FG_SUMMARY_QUESTIONS_MAX);
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(back.nadvice, FG_SUMMARY_QUESTIONS_MAX);
+	cr_assert_str_eq(back.advice[0].severity, "NITPICK");
+	cr_assert_str_eq(back.advice[0].file_path, "a.txt");
+	cr_assert_eq(back.nquestions, 0);
+	fg_summary_release(&back);
+	fg_summary_release(&s);
+	fill(&s, FG_STATE_APPROVED);
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	char *text = fgt_read(path, NULL);
+	cr_assert(text && !strstr(text, "\"advice\""), "%s", text ? text : "");
+	free(text);
+	free(path);
+	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(dir);
+}

@@ -189,13 +189,14 @@ Test(docker, image_is_built_with_labels_user_and_no_compiler)
 	cr_assert_str_eq(p.out, "10001:10001|[\"forge-entrypoint\"]|[\"run\"]|/workspace|test|forge-review\n");
 	fgt_proc_release(&p);
 
-	/* The runtime holds the program, the default skills and the demo agents,
-	 * but no compiler and no development headers. */
+	/* The runtime holds the program, the default skills, the demo agents and
+	 * git (the change set), but no compiler and no development headers. */
 	fgd_cli(&p, "docker", (const char *const[]){"run", "--rm", "--entrypoint", "/bin/sh",
 		FGD_IMAGE, "-c",
 		"forge-entrypoint --version && test -f /skills/default/" SKILL "/review.md"
 		" && test -d /usr/local/share/forge-review/examples"
 		" && ! command -v cc && ! command -v cmake && ! test -e /usr/include/uv.h"
+		" && command -v git"
 		" && echo runtime-ok", NULL}, 300);
 	cr_assert(p.exited && p.exit_code == 0, "runtime check failed:\n%s%s", p.out, p.err);
 	cr_assert_not_null(strstr(p.out, "runtime-ok"));

@@ -47,6 +47,10 @@ Test(entrypoint_evidence, nitpick_only_table_approves_in_cycle_one_with_the_find
 	cr_assert(strstr(p.err, "Review cycle 1/3: APPROVED - 1 advice finding(s), not looped on"), "%s", p.err);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "approved");
+	const cJSON *adv = cJSON_GetArrayItem(member(s, "advice"), 0);
+	cr_assert_eq(cJSON_GetArraySize(member(s, "advice")), 1, "the summary lists the advice");
+	cr_assert_str_eq(member(adv, "severity")->valuestring, "NITPICK");
+	cr_assert_str_eq(member(adv, "title")->valuestring, "no trailing newline");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
 	free(wk);
@@ -103,6 +107,58 @@ Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_
 	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
+	free(wk);
+	free(rv);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+static const char *str_at(const cJSON *arr, int i)
+{
+	const cJSON *e = cJSON_GetArrayItem(arr, i);
+
+	return cJSON_IsString(e) ? e->valuestring : "(none)";
+}
+
+/* A panel: each role's Verified lines stay in its review (across the
+ * helper process), the cycle's "verified" merges the roles that ran, a
+ * line two roles both give is kept once, and a standing review keeps its
+ * own lines without adding them to the later cycle. */
+Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_in_the_cycle)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo hello; else echo hi; fi > greeting.txt\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
+			     "if [ $FORGE_REVIEWER_ROLE = alpha ]; then\n"
+			     "  echo '**Verified:** make test -> 3 passed'; echo '**Verified:** ls -> greeting.txt'; echo APPROVED\n"
+			     "elif [ $FORGE_CYCLE = 1 ]; then\n"
+			     "  echo '- **Verified:** ls -> greeting.txt'; echo '**Verified:** grep -c hello greeting.txt -> 0'\n"
+			     "  echo 'REJECTED: say hello'\n"
+			     "else echo '**verified:** grep -c hello greeting.txt -> 1'; echo APPROVED; fi\n");
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
+	const cJSON *a1 = cJSON_GetArrayItem(member(c1, "reviews"), 0), *b1 = cJSON_GetArrayItem(member(c1, "reviews"), 1);
+	cr_assert_eq(cJSON_GetArraySize(member(a1, "verified")), 2);
+	cr_assert_str_eq(str_at(member(a1, "verified"), 0), "make test -> 3 passed");
+	cr_assert_str_eq(str_at(member(b1, "verified"), 1), "grep -c hello greeting.txt -> 0");
+	cr_assert_eq(cJSON_GetArraySize(member(c1, "verified")), 3, "the shared line once");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 0), "make test -> 3 passed");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 1), "ls -> greeting.txt");
+	cr_assert_str_eq(str_at(member(c1, "verified"), 2), "grep -c hello greeting.txt -> 0");
+	const cJSON *a2 = cJSON_GetArrayItem(member(c2, "reviews"), 0), *b2 = cJSON_GetArrayItem(member(c2, "reviews"), 1);
+	cr_assert_eq(cJSON_GetNumberValue(member(a2, "from_cycle")), 1);
+	cr_assert_eq(cJSON_GetArraySize(member(a2, "verified")), 2, "a standing review keeps its lines");
+	cr_assert_str_eq(str_at(member(b2, "verified"), 0), "grep -c hello greeting.txt -> 1");
+	cr_assert_eq(cJSON_GetArraySize(member(c2, "verified")), 1, "only the roles that ran in cycle 2");
+	cr_assert_str_eq(str_at(member(c2, "verified"), 0), "grep -c hello greeting.txt -> 1");
+	cJSON_Delete(c1);
+	cJSON_Delete(c2);
 	free(wk);
 	free(rv);
 	fgt_proc_release(&p);
@@ -174,6 +230,11 @@ Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_st
 	cr_assert(strstr(member(c2, "feedback")->valuestring, "greeting.txt must name ABC-12"));
 	cr_assert_not(fge_jtrue(c2, "stalled"), "one unchanged turn is not a stall");
 	cr_assert(fge_jtrue(c3, "no_change") && fge_jtrue(c3, "stalled"));
+	/* The second unchanged turn repeats cycle 1's judgement, not cycle 2's
+	 * "changed nothing" text around it. */
+	const char *fb3 = member(c3, "feedback")->valuestring;
+	cr_assert(strstr(fb3, "The feedback of cycle 1 still stands"), "%s", fb3);
+	cr_assert_null(strstr(strstr(fb3, "changed nothing") + 1, "changed nothing"), "nested: %s", fb3);
 	cr_assert_not(fgw_step_exists(&w, "review_cycle_4.json"));
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(member(s, "state")->valuestring, "stalled");

@@ -140,6 +140,32 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 
+	/* Issue 23: the checks as run would run them (the invalid one skipped
+	 * with a warning), stop_when_stalled and require_evidence resolved. */
+	fgt_write(f, "---\nstop_when_stalled: true\nrequire_evidence: true\nchecks:\n"
+		     "  - name: tests\n    run: sh -c 'make test'\n    timeout_seconds: 90\n"
+		     "  - name: lint\n    run: ./lint.sh {workspace}\n  - name: Bad Name\n    run: true\n---\nBody\n");
+	run(&p, argv, unset, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	j = out_json(&p);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "stop_when_stalled")));
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "require_evidence")));
+	char *ctext = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "checks"));
+	cr_assert_str_eq(ctext, "[{\"name\":\"tests\",\"run\":\"sh -c 'make test'\",\"timeout_seconds\":90},"
+				"{\"name\":\"lint\",\"run\":\"./lint.sh {workspace}\",\"timeout_seconds\":600}]");
+	cJSON_free(ctext);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "warnings")), 1);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+	const char *stall_env[] = { "AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_STOP_WHEN_STALLED=1", NULL };
+	fgt_write(f, "---\nmax_retries: 2\n---\nBody\n");
+	run(&p, argv, stall_env, NULL);
+	j = out_json(&p);
+	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "stop_when_stalled")), "the environment's value when review.md is silent");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "checks")), 0);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+
 	const char *missing[] = { FG_ENTRYPOINT_BIN, "config", "/nonexistent/review.md", NULL };
 	run(&p, missing, NULL, NULL);
 	cr_assert_eq(p.exit_code, 2);

@@ -520,6 +520,84 @@ Test(runner_docker, loop_in_a_container_seen_live_owned_by_the_caller)
 	box_release(&b);
 }
 
+/* review_cycle_N.json of the box's step, parsed (owned). */
+static cJSON *box_cycle(const struct rbox *b, int n)
+{
+	char *name = fgt_fmt(".forge/" STEP "/review_cycle_%d.json", n);
+	char *text = fge_read_in(b->ws, name);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	cr_assert_not_null(j, "no %s; log:\n%s", name, read_or_empty(b->log));
+	free(text);
+	free(name);
+	return j;
+}
+
+/* The entry of a cycle's "changes" for path, or NULL. */
+static const cJSON *change_of(const cJSON *cycle, const char *path)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(cycle, "changes"))
+		if (!strcmp(jstr(e, "path"), path))
+			return e;
+	return NULL;
+}
+
+/* Issue 23: the image holds git, so a container run in a git workspace
+ * works out the change set with git (not the manifest): each cycle's
+ * changes with their line counts and its review_cycle_N.diff, cycle 1
+ * since the step began, cycle 2 since the state cycle 1 judged; the
+ * repository's index is untouched and .forge/ is in .git/info/exclude. */
+Test(runner_docker, a_git_workspace_gets_its_changes_and_diff_from_git_in_the_container)
+{
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	box_agent(&b, "worker.sh", WORKER_APPEND);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	fge_write_in(b.ws, "work.log", "start\n");
+	fge_git_commit_all(b.ws);
+	struct fgt_proc g;
+	char *own = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	cr_assert_eq(fgt_run(&g, (const char *const[]){ "/bin/chown", "-R", own, b.ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert(g.exited && g.exit_code == 0, "chown: %s", g.err);
+	fgt_proc_release(&g);
+	size_t ilen0, ilen1;
+	char *ipath = fgt_fmt("%s/.git/index", b.ws);
+	char *index0 = fgt_read(ipath, &ilen0);
+	int code = wait_runner(&b, spawn_runner(&b, NULL));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	char *logtext = read_or_empty(b.log);
+	cr_assert(strstr(logtext, "change set: git (a private index"), "not git's change set:\n%s", logtext);
+
+	cJSON *c1 = box_cycle(&b, 1), *c2 = box_cycle(&b, 2);
+	const cJSON *w1 = change_of(c1, "work.log"), *w2 = change_of(c2, "work.log");
+	cr_assert_str_eq(jstr(c1, "changes_since"), "step");
+	cr_assert(w1 && !strcmp(jstr(w1, "status"), "modified") && jnum(w1, "added") == 1 && jnum(w1, "deleted") == 0);
+	cr_assert_not_null(change_of(c1, "token.rot13"), "a new file is listed");
+	cr_assert_str_eq(jstr(c1, "diff"), "review_cycle_1.diff");
+	cr_assert_str_eq(jstr(c2, "changes_since"), "review");
+	cr_assert(w2 && jnum(w2, "added") == 1);
+	cr_assert_null(change_of(c2, "token.rot13"), "unchanged since the last review");
+	char *d1 = fge_read_in(b.ws, ".forge/" STEP "/review_cycle_1.diff");
+	char *d2 = fge_read_in(b.ws, ".forge/" STEP "/review_cycle_2.diff");
+	/* The worker's first run is $FORGE_CYCLE 0, its retry 1. */
+	cr_assert(d1 && strstr(d1, "+worker cycle 0") && strstr(d1, "diff --git a/work.log b/work.log"), "%s", d1 ? d1 : "");
+	cr_assert(d2 && strstr(d2, "+worker cycle 1") && !strstr(d2, "+worker cycle 0"), "%s", d2 ? d2 : "");
+	char *index1 = fgt_read(ipath, &ilen1);
+	cr_assert(index0 && index1 && ilen0 == ilen1 && !memcmp(index0, index1, ilen0), "the repository's index changed");
+	char *ex = fge_read_in(b.ws, ".git/info/exclude");
+	cr_assert(ex && strstr(ex, "/.forge/"), "%s", ex ? ex : "(none)");
+	assert_files_owned(&b);
+
+	free(ex); free(ipath); free(index0); free(index1); free(d1); free(d2); free(logtext); free(own);
+	cJSON_Delete(c1);
+	cJSON_Delete(c2);
+	box_release(&b);
+}
+
 /* A run whose worker hangs; returns the runner's pid once the worker started. */
 static pid_t start_hanging(struct rbox *b, const char *const *extra, char **run_id)
 {

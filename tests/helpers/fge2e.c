@@ -55,6 +55,23 @@ char *fge_read_in(const char *dir, const char *name)
 	return text;
 }
 
+void fge_git_commit_all(const char *dir)
+{
+	struct fgt_proc g;
+	char *conf = fgt_fmt("%s.gitconfig", dir);
+	char *genv = fgt_fmt("GIT_CONFIG_GLOBAL=%s", conf);
+	const char *argv[] = { "/bin/sh", "-c", "git init -q . && git add -A && "
+			       "git -c user.name=t -c user.email=t@t commit -qm start", NULL };
+	const char *env[] = { genv, NULL };
+
+	fgt_write(conf, "[safe]\n\tdirectory = *\n");
+	cr_assert_eq(fgt_run(&g, argv, env, dir, NULL, 120), 0, "cannot start /bin/sh");
+	cr_assert(g.exited && g.exit_code == 0, "git in '%s' failed (%d): %s", dir, g.exit_code, g.err);
+	fgt_proc_release(&g);
+	free(genv);
+	free(conf);
+}
+
 int fge_exists_in(const char *dir, const char *name)
 {
 	char *path = fgt_fmt("%s/%s", dir, name);

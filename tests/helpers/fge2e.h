@@ -38,6 +38,12 @@ void fge_write_in(const char *dir, const char *name, const char *content);
 char *fge_read_in(const char *dir, const char *name);
 int fge_exists_in(const char *dir, const char *name);
 
+/* Makes dir a git repository holding everything in it in one commit, by
+ * the host's git CLI; git trusts dir whoever owns it (a global config of
+ * the call's own says safe.directory = *; the user's is not read). Fails
+ * the test when git fails. */
+void fge_git_commit_all(const char *dir);
+
 /* The file at path parsed as JSON (owned). Fails the test when it is missing
  * or not JSON; context (borrowed, may be NULL) is added to the message, e.g.
  * the program's stderr. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fgtest.h"
+#include "forge/buf.h"
 #include "report.h"
 
 TestSuite(report, .timeout = 30);
@@ -766,5 +767,51 @@ Test(report, a_bound_hit_says_so)
 	free(doc);
 	fgt_rm_rf(dir);
 	free(path);
+	free(dir);
+}
+
+/* Issue 23: a cycle's evidence in the Markdown, line by line: a check
+ * that timed out, a renamed file, a path holding markup and a newline
+ * (escaped, the newline shown as '?'), unknown line counts, and more files
+ * than RN_REPORT_CHANGES_SHOWN (the rest counted). */
+Test(report, markdown_evidence_is_bounded_and_escaped)
+{
+	char *dir = fgt_tmpdir();
+	struct fg_buf ch;
+	struct cap c;
+
+	fg_buf_init(&ch, 1u << 20);
+	fg_buf_adds(&ch, "{\"path\": \"new.c\", \"status\": \"renamed\", \"old_path\": \"old.c\", \"added\": 0, \"deleted\": 0},"
+			 "{\"path\": \"[x](http://e)\\n|*.md\", \"status\": \"added\"}");
+	for (int i = 0; i < RN_REPORT_CHANGES_SHOWN; i++)
+		fg_buf_addf(&ch, ",{\"path\": \"f%02d\", \"status\": \"deleted\", \"added\": 0, \"deleted\": %d}", i, i);
+	char *c1 = cyc(1, 1, "rejected", "The check 'lint' timed out", "2026-01-15T10:00:00Z");
+	c1[strlen(c1) - 1] = '\0';
+	char *cycles = fgt_fmt("%s, \"checks\": [{\"name\": \"unit\", \"exit_code\": 0, \"duration_seconds\": 1.25,"
+			       " \"output_tail\": \"ok\"}, {\"name\": \"lint\", \"exit_code\": -1, \"timed_out\": true,"
+			       " \"duration_seconds\": 30, \"output_tail\": \"\"}], \"changes\": [%s],"
+			       " \"changes_since\": \"step\", \"changes_truncated\": true}", c1, fg_buf_str(&ch));
+	char *p = write_result(dir, "r.json", "T-1", "s", "exhausted", 1, cycles);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	const char *want[] = {
+		"| 1 | rejected (check failed) | The check 'lint' timed out |\n\n"
+		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
+		"**Changes** (cycle 1, since the step began): 22 file(s) (the list was cut at a bound)\n\n"
+		"| file | change | lines |\n|---|---|---|\n"
+		"| new.c | renamed from old.c | +0 −0 |\n"
+		"| \\[x\\](http://e)?\\|\\*.md | added | — |\n"
+		"| f00 | deleted | +0 −0 |\n",
+		"| f17 | deleted | +0 −17 |\n\n… and 2 more file(s) in the cycle file\n\n**Open feedback**",
+	};
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_not_null(strstr(c.out, want[i]), "missing:\n%s\nin:\n%s", want[i], c.out);
+	cr_assert_null(strstr(c.out, "| f18 |"), "%s", c.out);
+	cap_release(&c);
+	free(p);
+	free(cycles);
+	free(c1);
+	fg_buf_release(&ch);
+	fgt_rm_rf(dir);
 	free(dir);
 }

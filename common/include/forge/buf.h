@@ -27,6 +27,7 @@
 #define FORGE_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct fg_buf {
@@ -79,5 +80,7 @@ void fg_strvec_push(struct fg_strvec *s, const char *str);
 /* Appends str, taking ownership. */
 void fg_strvec_push_take(struct fg_strvec *s, char *str);
 void fg_strvec_pushf(struct fg_strvec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* True when s holds a string equal to str (linear: for short lists). */
+bool fg_strvec_has(const struct fg_strvec *s, const char *str);
 
 #endif

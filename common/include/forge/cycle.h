@@ -6,11 +6,10 @@
  * elapsed_seconds (number >= 0), timestamp ("YYYY-MM-DDTHH:MM:SSZ").
  * Optional: run_id, synthetic, format, findings, reviewer_log, stalled,
  * reviews (a panel's per-role reviews, below), over_budget, reask, usage
- * ({"worker": usage, "reviewer": usage}, usage.h), and the evidence
- * (evidence.h): checks, changes, changes_truncated, changes_since, diff,
- * no_change, advice_only, verified.
  * ({"worker": usage, "reviewer": usage}, usage.h), denied_tools
- * ({"worker": [names], "reviewer": [names]}, denied.h).
+ * ({"worker": [names], "reviewer": [names]}, denied.h), and the evidence
+ * (evidence.h): checks, changes, changes_truncated, changes_since, diff,
+ * no_change, advice_only, verified, reviewer_changed.
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -57,7 +56,9 @@
 /*
  * One role's review inside a cycle of a panel (the "reviews" array):
  * {role, verdict, format, feedback, findings, elapsed_seconds, reviewer_log,
- * usage, denied_tools: [names] when its CLI refused a tool (denied.h)}
+ * usage, denied_tools: [names] when its CLI refused a tool (denied.h),
+ * verified: its "**Verified:**" lines (evidence.h; the cycle's "verified"
+ * merges those of the roles that ran in it)}
  * plus "failed": true when the reviewer could not complete and
  * "from_cycle": K when the role was not run in this cycle and its review of
  * cycle K stands. Reading: an entry without a valid role slug or verdict is

@@ -110,6 +110,13 @@ int fg_evidence_file_name_parse(const char *name, int *n);
 
 /* Adds "verified": [lines of v] to o (both borrowed), when v holds any. */
 void fg_evidence_add_verified(struct cJSON *o, const struct fg_strvec *v);
+/* Appends the strings of o's "verified" array (o borrowed; a missing or
+ * mistyped member adds nothing, other entries are skipped) to v, until v
+ * holds FG_VERIFIED_MAX lines. */
+void fg_evidence_read_verified(struct fg_strvec *v, const struct cJSON *o);
+/* Appends each line of src not already in dst to dst, until dst holds
+ * FG_VERIFIED_MAX lines (a panel's roles into their cycle's "verified"). */
+void fg_evidence_merge_verified(struct fg_strvec *dst, const struct fg_strvec *src);
 /* Adds e's members to the cycle object o (borrowed). */
 void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e);
 /* Fills e (released first) from the cycle object o (borrowed). */

@@ -5,7 +5,8 @@
  *  "review_md": path-or-null} plus, when an agent reported usage, the step's
  * totals "usage": {"worker": usage, "reviewer": usage} (usage.h; every run of
  * the step, the first worker run included) and, when a budget applied,
- * "max_cost_usd". Same atomic write rule as cycle files.
+ * "max_cost_usd"; "questions" (blocked) and "advice" (approved with advice
+ * findings only) list findings. Same atomic write rule as cycle files.
  */
 #ifndef FORGE_SUMMARY_H
 #define FORGE_SUMMARY_H
@@ -56,6 +57,12 @@ struct fg_summary {
 	struct fg_finding *questions;
 	size_t nquestions;
 	size_t questions_alloc;       /* its capacity (FG_ALLOC_GROW) */
+	/* State approved with findings that were all advice (issue 23): those
+	 * findings, listed, not looped on (same bounds and trimming); written
+	 * as "advice" when nadvice > 0. */
+	struct fg_finding *advice;
+	size_t nadvice;
+	size_t advice_alloc;          /* its capacity (FG_ALLOC_GROW) */
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
@@ -71,6 +78,8 @@ void fg_summary_release(struct fg_summary *s);
  * title cut to FG_SUMMARY_TEXT_MAX on a UTF-8 boundary); ignored past
  * FG_SUMMARY_QUESTIONS_MAX. */
 void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f);
+/* The same for s->advice. */
+void fg_summary_add_advice(struct fg_summary *s, const struct fg_finding *f);
 /* The summary as a new cJSON object (owned by the caller). */
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
 /* Parses and validates len bytes (the same rules as a file read). s must
