@@ -3,6 +3,7 @@
  */
 #include "pid1.h"
 #include "app.h"
+#include "lifeline.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -117,6 +118,10 @@ int ep_cmd_run(int argc, char **argv)
 	/* From here on a stop signal must reach the loop (pending), not be
 	 * dropped while the task and configuration load. */
 	ep_pid1_block();
+	/* The seal key, before the task is loaded and any agent exists. */
+	rc = ep_lifeline_setup();
+	if (rc)
+		return rc;
 	ep_task_init(&t);
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {

@@ -18,6 +18,7 @@
 #include "cycle_evidence.h"
 #include "cli.h"
 #include "frames.h"
+#include "lifeline.h"
 #include "judge.h"
 #include "output.h"
 #include "panel.h"
@@ -170,7 +171,7 @@ bool ep_loop_over_budget(const struct ep_loop *l, double *spent)
  * message. */
 static int record(const struct ep_loop *l, const struct fg_cycle *c)
 {
-	int rc = fg_cycle_write(l->step_dir, c);
+	int rc = fg_cycle_write_sealed(l->step_dir, c, ep_seal_key(), l->t->step);
 
 	if (rc < 0) {
 		ep_log(FG_MSG_ERROR, "cannot write '%s/review_cycle_%d.json': %s", l->step_dir, c->cycle,
@@ -245,7 +246,7 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->j.nfindings; i++)
 		if (fg_finding_rank(&l->blocked_by->j.findings[i]) == FG_RANK_QUESTION)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
-	rc = fg_summary_write(l->step_dir, &s);
+	rc = fg_summary_write_sealed(l->step_dir, &s, ep_seal_key());
 	if (rc < 0)
 		ep_log(FG_MSG_WARN, "cannot write '%s/%s': %s", l->step_dir, FG_SUMMARY_FILE, strerror(-rc));
 	/* Sent even when the file could not be written: a runner that cannot
@@ -574,6 +575,25 @@ static void loop_release(struct ep_loop *l)
 	ep_pid1_release(&l->pid1);
 }
 
+/* Stopped by a signal, or by the end of the lifeline: then, once the
+ * review phase began, a (sealed) summary says the review ended without an
+ * approval, for whoever looks at the workspace after the runner died. A
+ * signal writes none: the runner that sent it derives the state from the
+ * sealed cycles. */
+static int stopped(struct ep_loop *l)
+{
+	int rc = ep_pid1_exit_code(&l->pid1);
+
+	if (!l->pid1.lifeline_lost) {
+		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l->pid1.term_sig,
+		       strsignal(l->pid1.term_sig), rc);
+		return rc;
+	}
+	ep_log(FG_MSG_INFO, "the runner is gone (its standard input ended): stopping as on its "
+		 "SIGTERM: exit %d", rc);
+	return l->hist ? finish(l, FG_STATE_FAILED, rc) : rc;
+}
+
 int ep_loop_run(const struct ep_task *t)
 {
 	struct ep_loop l;
@@ -590,11 +610,8 @@ int ep_loop_run(const struct ep_task *t)
 		rc = start(&l);
 	if (!rc)
 		rc = run_all(&l);
-	if (rc == EP_STOP_SIGNAL) {
-		rc = ep_pid1_exit_code(&l.pid1);
-		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l.pid1.term_sig,
-		       strsignal(l.pid1.term_sig), rc);
-	}
+	if (rc == EP_STOP_SIGNAL)
+		rc = stopped(&l);
 	loop_release(&l);
 	return rc;
 }

@@ -36,6 +36,7 @@ struct ep_pid1 {
 	int term_sig;        /* first stop signal received, 0 when none */
 	unsigned nterm;      /* how many stop signals arrived in total */
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
+	bool lifeline_lost;  /* the runner's stdin ended (lifeline.h): counted as a SIGTERM */
 };
 
 /* Blocks the signals, opens the signalfd, sets the subreaper flag, ignores
@@ -54,7 +55,8 @@ int ep_pid1_block(void);
 void ep_pid1_child_reset(const struct ep_pid1 *p);
 
 /*
- * Drains the signalfd (recording stop signals in term_sig/nterm) and reaps
+ * Drains the signalfd (recording stop signals in term_sig/nterm; the end of
+ * the runner's lifeline counts as its SIGTERM, lifeline.h) and reaps
  * every exited child. If watch > 0 and that child was reaped, *status gets
  * its wait status and 1 is returned; else 0.
  */

@@ -82,6 +82,10 @@ struct rn_engine_params {
 	/* The cycle directory below the workspace, passed as FORGE_CYCLE_DIR
 	 * (replacing any in the environment); NULL: not passed. */
 	const char *cycle_dir;
+	/* The run is sealed (issue 22): FORGE_SEAL_KEY_STDIN=1 and
+	 * FORGE_LIFELINE=stdin are set (the key itself comes on stdin, written
+	 * by the session), and a container gets -i so its stdin is the pipe. */
+	int sealed;
 };
 
 /* The default process limit of a container (hardening: --pids-limit). */

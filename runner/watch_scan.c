@@ -147,13 +147,13 @@ static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watc
 
 static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
 		    const char *name, const struct fg_cycle *c, const struct fg_buf *raw,
-		    enum rn_source source)
+		    enum rn_source source, enum fg_seal_status seal)
 {
 	uint64_t h = fg_hash64(fg_buf_str(raw), raw->len);
 	struct rn_cycle_report r = {
 		.dir = d->path, .step = d->step, .name = name, .n = e->n, .cycle = c,
 		.raw = fg_buf_str(raw), .raw_len = raw->len, .source = source,
-		.first = !(e->flags & E_REPORTED),
+		.first = !(e->flags & E_REPORTED), .seal = seal,
 	};
 
 	if ((e->flags & E_REPORTED) && e->hash == h && e->len == raw->len)
@@ -165,6 +165,25 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 	e->len = raw->len;
 	if (w->opts.cb)
 		w->opts.cb(w, &r);
+}
+
+/* The seal of cycle file n, name, read as c (raw: its bytes): checked for
+ * its place; "replayed" when it is good for the number its content says. */
+static enum fg_seal_status seal_of(const struct rn_watch *w, const struct rn_watch_dir *d,
+				   const char *name, int n, const struct fg_cycle *c,
+				   const struct fg_buf *raw)
+{
+	/* The record's own run id: one of another run was refused already
+	 * (cycle_ignored), and the key is the run's own anyway. */
+	const char *run_id = c->run_id;
+	char *claimed_name = fg_cycle_file_name(c->cycle);
+	struct fg_seal_bind where = { run_id, d->step, name, n };
+	struct fg_seal_bind claimed = { run_id, d->step, claimed_name, c->cycle };
+	enum fg_seal_status st = fg_seal_check(w->opts.key, FG_SEAL_FILE, &where, &claimed,
+					       fg_buf_str(raw), raw->len);
+
+	free(claimed_name);
+	return st;
 }
 
 /* Examines cycle file n, name, in dfd (d's descriptor, borrowed); how
@@ -181,6 +200,7 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	struct fg_cycle c;
 	struct fg_buf raw;
 	char err[256] = "";
+	enum fg_seal_status seal;
 	int r, same;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -202,15 +222,19 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	fg_cycle_init(&c);
 	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
 	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
+	seal = r ? FG_SEAL_UNVERIFIED : seal_of(w, d, name, n, &c, &raw);
 	if (r == -ENOENT) {
 		e->flags &= ~(unsigned)E_HAVE_ID;
+	} else if (r == 0 && fg_seal_forged(seal)) {
+		if (!is_foreign(w, d, e, name, &c))
+			deliver(w, d, e, name, &c, &raw, source, seal);
 	} else if (r == 0 && c.cycle != n) {
 		snprintf(err, sizeof(err), "field 'cycle' is %d, the file name says %d", c.cycle, n);
 		bad_file(w, d, e, name, err, how);
 	} else if (r) {
 		bad_file(w, d, e, name, err[0] ? err : strerror(-r), how);
 	} else if (!is_foreign(w, d, e, name, &c)) {
-		deliver(w, d, e, name, &c, &raw, source);
+		deliver(w, d, e, name, &c, &raw, source, seal);
 	}
 	fg_cycle_release(&c);
 	fg_buf_release(&raw);
