@@ -360,6 +360,16 @@ static int run_prepared(struct run_state *st)
 	return st->sr.exit_code;
 }
 
+/* libsodium could not be initialised: no run without a seal key. */
+static int no_key(struct rn_log *log, struct rn_run_config *cfg)
+{
+	rn_log(log, RN_LOG_ERROR, "run_error", RN_LS("error", "cannot initialise libsodium for the "
+							       "run's seal key"));
+	rn_log_close(log);
+	rn_run_config_release(cfg);
+	return FG_EXIT_RUNTIME;
+}
+
 int rn_cmd_run(int argc, char **argv)
 {
 	struct rn_run_config cfg = { 0 };
@@ -381,12 +391,8 @@ int rn_cmd_run(int argc, char **argv)
 		return 0;
 	}
 	st.t0 = fg_monotonic_ns();
-	if (fg_seal_key_new(&st.key)) {
-		fprintf(stderr, "forge-runner: cannot initialise libsodium for the run's seal key\n");
-		rn_log_close(&log);
-		rn_run_config_release(&cfg);
-		return FG_EXIT_RUNTIME;
-	}
+	if (fg_seal_key_new(&st.key))
+		return no_key(&log, &cfg);
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);

@@ -45,21 +45,6 @@ struct sweep_seal {
 	const char *step;
 };
 
-/* The seal of the cycle c read from name (raw: its bytes), as the watch
- * checks it. */
-static enum fg_seal_status seal_of(const struct sweep_seal *ss, const char *name, int n,
-				   const struct fg_cycle *c, const struct fg_buf *raw)
-{
-	char *claimed_name = fg_cycle_file_name(c->cycle);
-	struct fg_seal_bind where = { c->run_id, ss->step, name, n };
-	struct fg_seal_bind claimed = { c->run_id, ss->step, claimed_name, c->cycle };
-	enum fg_seal_status st = fg_seal_check(ss->key, FG_SEAL_FILE, &where, &claimed,
-					       fg_buf_str(raw), raw->len);
-
-	free(claimed_name);
-	return st;
-}
-
 /* Adds the cycle in dfd/name to arr, or says on stderr why it is skipped. */
 static void sweep_one(int dfd, const char *dir, const char *name, int n, const char *run_id,
 		      const struct sweep_seal *ss, cJSON *arr)
@@ -74,7 +59,8 @@ static void sweep_one(int dfd, const char *dir, const char *name, int n, const c
 	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
 	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
 	if (!r)
-		seal = seal_of(ss, name, n, &c, &raw);
+		seal = fg_cycle_seal_check(ss->key, ss->step, name, n, &c,
+								fg_buf_str(&raw), raw.len);
 	if (r) {
 		fprintf(stderr, "forge-runner: skipping '%s/%s': %s\n", dir, name,
 			err[0] ? err : strerror(-r));

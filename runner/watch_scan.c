@@ -167,25 +167,6 @@ static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_
 		w->opts.cb(w, &r);
 }
 
-/* The seal of cycle file n, name, read as c (raw: its bytes): checked for
- * its place; "replayed" when it is good for the number its content says. */
-static enum fg_seal_status seal_of(const struct rn_watch *w, const struct rn_watch_dir *d,
-				   const char *name, int n, const struct fg_cycle *c,
-				   const struct fg_buf *raw)
-{
-	/* The record's own run id: one of another run was refused already
-	 * (cycle_ignored), and the key is the run's own anyway. */
-	const char *run_id = c->run_id;
-	char *claimed_name = fg_cycle_file_name(c->cycle);
-	struct fg_seal_bind where = { run_id, d->step, name, n };
-	struct fg_seal_bind claimed = { run_id, d->step, claimed_name, c->cycle };
-	enum fg_seal_status st = fg_seal_check(w->opts.key, FG_SEAL_FILE, &where, &claimed,
-					       fg_buf_str(raw), raw->len);
-
-	free(claimed_name);
-	return st;
-}
-
 /* Examines cycle file n, name, in dfd (d's descriptor, borrowed); how
  * holds EX_* flags. EX_WRITTEN reads the file even when its identity
  * looks unchanged: an in-place rewrite of the same length within one
@@ -222,7 +203,11 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	fg_cycle_init(&c);
 	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
 	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
-	seal = r ? FG_SEAL_UNVERIFIED : seal_of(w, d, name, n, &c, &raw);
+	/* The record's own run id: one of another run is refused anyway
+	 * (cycle_ignored), and the key is the run's own. */
+	seal = r ? FG_SEAL_UNVERIFIED
+		 : fg_cycle_seal_check(w->opts.key, d->step, name, n, &c,
+							    fg_buf_str(&raw), raw.len);
 	if (r == -ENOENT) {
 		e->flags &= ~(unsigned)E_HAVE_ID;
 	} else if (r == 0 && fg_seal_forged(seal)) {
