@@ -131,7 +131,7 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 
 		fg_buf_init(&fb, EP_PROMPT_MAX);
 		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
-		rc = fg_write_atomic(l->tmpdir, "feedback.md", fg_buf_str(&fb), fb.len);
+		rc = ep_call_tmp_write(l, "feedback.md", fg_buf_str(&fb), fb.len);
 		if (rc < 0)
 			ep_log(FG_MSG_WARN, "cannot write the feedback file: %s", strerror(-rc));
 		fg_buf_release(&fb);
@@ -476,7 +476,7 @@ static int run_all(struct ep_loop *l)
 	if (l->max == 0)
 		return finish(l, FG_STATE_DISABLED, 0);
 	sys = ep_prompt_reviewer_system(l->cfg.instructions);
-	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
+	rc = ep_call_tmp_write(l, "system-prompt.md", sys, strlen(sys));
 	l->system_prompt = sys;
 	if (rc < 0)
 		ep_log(FG_MSG_WARN, "cannot write the system prompt file: %s", strerror(-rc));
