@@ -16,9 +16,10 @@
 #include "forge/exit.h"
 #include "forge/timeutil.h"
 
-/* How long the key line may take to arrive: the runner writes it as soon
- * as the process exists. */
-#define KEY_TIMEOUT_MS 30000
+/* How long the key line may take to arrive: forge-runner writes it as soon
+ * as the process exists; through `kubectl attach` (a pod) it may take a
+ * while after the container started. */
+#define KEY_TIMEOUT_MS 120000
 
 static struct fg_seal_key key;
 static bool have_key;

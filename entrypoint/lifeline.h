@@ -25,7 +25,7 @@
 
 /* Reads the key and sets up the lifeline as the environment says. 0, or
  * FG_EXIT_USAGE after an error message (the key was asked for and stdin
- * did not give one within FORGE_SEAL_KEY_TIMEOUT_MS). */
+ * did not give one within 120 s). */
 int ep_lifeline_setup(void);
 
 /* The run's seal key, or NULL: records are unsealed. */

@@ -291,3 +291,88 @@ Test(runner_sealed, a_runner_killed_with_sigkill_leaves_nothing_running)
 	free(t.log);
 	free(t.result);
 }
+
+/* The entrypoint alone: a key asked for and not given is a usage error
+ * before anything runs; without the variable it says once that its
+ * records are unsealed and runs as before; with a key its records carry
+ * the seal. */
+static void ep_alone(struct sr *t, const char *const *env, const char *in)
+{
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s/worker.sh", t->dir);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=%s/reviewer.sh", t->dir);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t->ws, "--skills-dir",
+			       t->skills, "--step", "impl", "--skill", "impl", NULL };
+	const char *envv[8] = { wcmd, rcmd, "FORGE_CHANGESET=0", "FORGE_SEAL_KEY_STDIN",
+				"FORGE_LIFELINE" };
+	size_t ne = 5;
+
+	for (size_t i = 0; env && env[i]; i++)
+		envv[ne++] = env[i];
+	envv[ne] = NULL;
+	cr_assert_eq(fgt_run(&t->p, argv, envv, NULL, in, 60), 0);
+	free(wcmd);
+	free(rcmd);
+}
+
+Test(runner_sealed, the_entrypoint_without_its_key_line_stops_with_exit_2)
+{
+	struct sr t = { 0 };
+	const char *env[] = { "FORGE_SEAL_KEY_STDIN=1", NULL };
+
+	sr_setup(&t, "echo ran > \"$FORGE_WORKSPACE/../ran\"", 1);
+	ep_alone(&t, env, "not a key\n");
+	cr_expect_eq(t.p.exit_code, 2, "%s", t.p.err);
+	cr_expect_not_null(strstr(t.p.err, "gave no seal key"), "%s", t.p.err);
+	cr_expect(!fge_exists_in(t.dir, "ran"), "an agent ran without the key");
+	sr_free(&t);
+}
+
+Test(runner_sealed, the_entrypoint_without_a_key_says_once_its_records_are_unsealed)
+{
+	struct sr t = { 0 };
+	char *cycle;
+	const char *p;
+	int n = 0;
+
+	sr_setup(&t, "echo hi > greeting.txt", 1);
+	ep_alone(&t, NULL, NULL);
+	for (p = t.p.err; (p = strstr(p, "are unsealed")); p++)
+		n++;
+	cr_expect_eq(n, 1, "%s", t.p.err);
+	cycle = fge_read_in(t.ws, ".forge/impl/review_cycle_1.json");
+	cr_assert_not_null(cycle, "%s", t.p.err);
+	cr_expect_null(strstr(cycle, "\"seal\""), "%s", cycle);
+	free(cycle);
+	sr_free(&t);
+}
+
+Test(runner_sealed, the_entrypoint_with_a_key_seals_its_cycle_file_and_summary)
+{
+	struct sr t = { 0 };
+	const char *env[] = { "FORGE_SEAL_KEY_STDIN=1", NULL };
+	const char key[] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
+	char *cycle, *sum;
+
+	sr_setup(&t, "env > \"$FORGE_WORKSPACE/../env\"; echo hi > greeting.txt", 1);
+	ep_alone(&t, env, key);
+	cr_expect_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cycle = fge_read_in(t.ws, ".forge/impl/review_cycle_1.json");
+	sum = fge_read_in(t.ws, ".forge/impl/review_summary.json");
+	cr_assert(cycle && sum, "%s", t.p.err);
+	cr_expect_not_null(strstr(cycle, ",\n\t\"seal\":\t\""), "%s", cycle);
+	cr_expect_not_null(strstr(sum, ",\n\t\"seal\":\t\""), "%s", sum);
+	cr_expect_not_null(strstr(t.p.err, "@@forge-review "), "no frame");
+	cr_expect_not_null(strstr(t.p.err, "\"seal\":\""), "frames unsealed: %s", t.p.err);
+	{
+		/* Nothing of the channel reaches the agent. */
+		char *envtext = fge_read_in(t.dir, "env");
+
+		cr_assert_not_null(envtext);
+		cr_expect_null(strstr(envtext, "FORGE_SEAL_KEY_STDIN"), "%s", envtext);
+		cr_expect_null(strstr(envtext, "00112233445566778899"), "the key reached the agent");
+		free(envtext);
+	}
+	free(cycle);
+	free(sum);
+	sr_free(&t);
+}
