@@ -1330,6 +1330,18 @@ Test(runner_docker, cycle_dir_runner_watches_the_orchestrators_container)
 	box_init(&b, "docker", "Review.\n");
 	char *agents = fgt_fmt("%s/agents", b.ws);
 	free(fge_script(agents, "orchestrator.sh", FGE_FAKE_EP_HEAD, ORCHESTRATOR_CONTAINER));
+	{
+		/* The stand-in seals its records as our entrypoint would: fg-seal
+		 * beside it, in the container (the image has its libraries). */
+		size_t n = 0;
+		char *bin = fgt_read(FG_SEAL_BIN, &n), *to = fgt_fmt("%s/fg-seal", agents);
+
+		cr_assert_not_null(bin, "%s", FG_SEAL_BIN);
+		fgt_write_bytes(to, bin, n);
+		fgt_chmod_x(to);
+		free(bin);
+		free(to);
+	}
 	char *dir = fgt_fmt("%s/" ORCH_DIR, b.ws);
 	fge_write_in(dir, "review_cycle_3.json", "{\"left\": \"by an earlier run\"}\n");
 	/* The stale tree belongs to the runner's user, as a real one would. */

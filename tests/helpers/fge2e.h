@@ -32,11 +32,12 @@
 extern const char FGE_FAKE_EP_HEAD[];
 
 /* The lines of FGE_FAKE_EP_HEAD that read the key and define fgseal, for a
- * test's own script head (after its #! line). */
+ * test's own script head (after its #! line). In a container, where the
+ * build tree is not, fgseal runs the fg-seal next to the script. */
 #define FGE_SEAL_LINES \
 	"SEALKEY=\n" \
 	"[ \"$FORGE_SEAL_KEY_STDIN\" = 1 ] && IFS= read -r SEALKEY\n" \
-	"fgseal() { '" FG_SEAL_BIN "' \"$SEALKEY\" \"$@\"; }\n"
+	"fgseal() { s='" FG_SEAL_BIN "'; [ -x \"$s\" ] || s=${0%/*}/fg-seal; \"$s\" \"$SEALKEY\" \"$@\"; }\n"
 
 /* Writes dir/name = head + body + "\n" and makes it executable. Returns the
  * owned path. head and body are borrowed; head may be "#!/bin/sh\n" or
