@@ -77,6 +77,9 @@ void fb_sleep_ns(uint64_t ns);
 /* Starts argv[0] (searched in PATH) with extra environment entries env
  * (NULL-terminated, may be NULL). 0 or -errno. */
 int fb_child_start(struct fb_child *c, const char *const argv[], char *const env[], const char *errpath);
+/* The same with stdin read from inpath (fb_child_start: /dev/null). */
+int fb_child_start_in(struct fb_child *c, const char *const argv[], char *const env[],
+		      const char *errpath, const char *inpath);
 /* Waits up to timeout_ms for output and hands every complete line to cb.
  * Returns 1 when data was read, 0 on timeout, -EPIPE at EOF, other -errno. */
 int fb_child_read(struct fb_child *c, int timeout_ms, fb_line_cb cb, void *data);

@@ -64,6 +64,10 @@ int fb_agents_write(const char *root, int max_retries)
 	r = r ? r : write_text(p, "#!/bin/sh\nprintf r >>\"$FORGE_BENCH_COUNT\"\n"
 			       "echo 'REJECTED: add the missing test'\n", 0755);
 	free(p);
+	/* A fixed key: what is measured is the sealing, not the key. */
+	p = fg_xasprintf("%s/seal.key", root);
+	r = r ? r : write_text(p, "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed\n", 0600);
+	free(p);
 	p = fg_xasprintf("%s/task.json", root);
 	r = r ? r : write_text(p, "{\"task_key\": \"BENCH-1\", \"summary\": \"bench\", "
 			       "\"description\": \"benchmark task\", \"skill_name\": \"bench\", "
@@ -137,6 +141,7 @@ static double median(double *v, int n)
 
 struct agents {
 	char *root, *ws, *forge, *count, *count_base, *task, *skills;
+	char *keyfile;   /* the seal key line, the entrypoint's stdin */
 	char *env[8];
 };
 
@@ -154,7 +159,12 @@ static void agents_init(struct agents *a, const struct fb_cfg *cfg, const char *
 	a->env[2] = fg_xasprintf("AUTO_REVIEW_MAX_RETRIES=%d", cfg->ep_cycles);
 	a->env[3] = fg_xasprintf("FORGE_BENCH_COUNT=%s", a->count);
 	a->env[4] = fg_xstrdup("AUTO_REVIEW_FAIL_ON_EXHAUSTION=0");
-	a->env[5] = NULL;
+	/* Sealed, as forge-runner runs it: the key is the first stdin line
+	 * (issue 22), so the overhead includes sealing every record. */
+	a->env[5] = fg_xstrdup(getenv("FORGE_BENCH_UNSEALED") ? "FORGE_SEAL_KEY_STDIN=0"
+							    : "FORGE_SEAL_KEY_STDIN=1");
+	a->env[6] = NULL;
+	a->keyfile = fg_xasprintf("%s/seal.key", a->root);
 }
 
 static void agents_release(struct agents *a)
@@ -167,6 +177,7 @@ static void agents_release(struct agents *a)
 	free(a->count_base);
 	free(a->task);
 	free(a->skills);
+	free(a->keyfile);
 	for (int i = 0; a->env[i]; i++)
 		free(a->env[i]);
 }
@@ -185,7 +196,7 @@ static int ep_once(const struct fb_cfg *cfg, struct agents *a, double *ms)
 	fb_rmtree(a->forge);
 	unlink(a->count);
 	t0 = fb_now_ns();
-	r = fb_child_start(&c, argv, a->env, errpath);
+	r = fb_child_start_in(&c, argv, a->env, errpath, a->keyfile);
 	if (!r)
 		r = exit_code(child_finish(&c, 120000));
 	*ms = (double)(fb_now_ns() - t0) / 1e6;

@@ -63,6 +63,12 @@ static char **merged_env(char *const extra[])
 
 int fb_child_start(struct fb_child *c, const char *const argv[], char *const env[], const char *errpath)
 {
+	return fb_child_start_in(c, argv, env, errpath, "/dev/null");
+}
+
+int fb_child_start_in(struct fb_child *c, const char *const argv[], char *const env[],
+		      const char *errpath, const char *inpath)
+{
 	posix_spawn_file_actions_t fa;
 	int p[2], r;
 	char **envp;
@@ -73,7 +79,7 @@ int fb_child_start(struct fb_child *c, const char *const argv[], char *const env
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 0, inpath, O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	envp = merged_env(env);

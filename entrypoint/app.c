@@ -3,6 +3,7 @@
  */
 #include "pid1.h"
 #include "app.h"
+#include "lifeline.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +66,9 @@ static const char RUN_ABOUT[] =
 	"  FORGE_AGENT_HEARTBEAT (30)        seconds between 'agent_running' lines while an\n"
 	"                                    agent runs (0: never)\n"
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
+	"  FORGE_SEAL_KEY_STDIN              1: the first stdin line is the run's seal key\n"
+	"                                    (forge-runner sets it; unset: records unsealed)\n"
+	"  FORGE_LIFELINE                    stdin: end of stdin stops the run (the runner died)\n"
 	"  FORGE_CYCLE_DIR (.forge/{step})   the cycle files' directory in the workspace;\n"
 	"                                    also {task_key}, {skill}\n"
 	"  AUTO_REVIEW_MAX_RETRIES           default max_retries (0 disables review)\n"
@@ -117,6 +121,10 @@ int ep_cmd_run(int argc, char **argv)
 	/* From here on a stop signal must reach the loop (pending), not be
 	 * dropped while the task and configuration load. */
 	ep_pid1_block();
+	/* The seal key, before the task is loaded and any agent exists. */
+	rc = ep_lifeline_setup();
+	if (rc)
+		return rc;
 	ep_task_init(&t);
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {

@@ -5,6 +5,7 @@
 #include "call.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,26 @@ int ep_call_tmpdir_make(struct ep_loop *l)
 	}
 	l->tmpdir = tmpl;
 	return 0;
+}
+
+int ep_call_tmp_write(const struct ep_loop *l, const char *name, const void *data, size_t len)
+{
+	int dfd = fg_open_dir(AT_FDCWD, l->tmpdir, FG_DIR_NOFOLLOW), fd, rc;
+
+	if (dfd < 0)
+		return dfd;
+	/* Whatever stands there (a link an agent planted) goes, never followed. */
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
+		rc = -errno;
+		close(dfd);
+		return rc;
+	}
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	rc = fd < 0 ? -errno : fg_write_all(fd, data, len);
+	if (fd >= 0 && close(fd) < 0 && !rc && errno != EINTR)
+		rc = -errno;
+	close(dfd);
+	return rc;
 }
 
 void ep_call_tmpdir_remove(struct ep_loop *l)
@@ -262,7 +283,7 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 		free(prompt_file);
 		return EP_STOP_SIGNAL;
 	}
-	rc = fg_write_atomic(l->tmpdir, c->prompt_name, c->prompt, strlen(c->prompt));
+	rc = ep_call_tmp_write(l, c->prompt_name, c->prompt, strlen(c->prompt));
 	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);

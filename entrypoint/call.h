@@ -37,6 +37,13 @@ struct ep_call {
 int ep_call_tmpdir_make(struct ep_loop *l);
 /* Removes the prompt files (the panel roles' included) and l->tmpdir. */
 void ep_call_tmpdir_remove(struct ep_loop *l);
+/* Writes name in the run's private temporary directory (prompts, feedback,
+ * system prompts): whatever stood there is removed first (never followed),
+ * then the file is created O_EXCL|O_NOFOLLOW, mode 0600. Neither atomic
+ * nor fsync'ed, unlike the cycle files: only the next agent reads it, and
+ * it dies with the run (issue 22's bench: four of the six fsyncs a cycle
+ * cost). 0 or a negative errno. */
+int ep_call_tmp_write(const struct ep_loop *l, const char *name, const void *data, size_t len);
 
 /* The system prompt file name of a reviewer (panel_role NULL: the single
  * one's, "system-prompt.md"; else "system-prompt.ROLE.md"). Owned. */

@@ -8,6 +8,7 @@
 
 #include "agent.h"
 #include "cli.h"
+#include "lifeline.h"
 #include "forge/frame.h"
 
 static void send_line(char *line, size_t len, const char *what)
@@ -26,7 +27,7 @@ static void send_line(char *line, size_t len, const char *what)
 void ep_frame_cycle(const struct fg_cycle *c, const char *step)
 {
 	size_t len = 0;
-	char *line = fg_frame_cycle_line(c, step, NULL, &len);
+	char *line = fg_frame_cycle_line(c, step, ep_seal_key(), &len);
 
 	send_line(line, len, "review_cycle");
 }
@@ -34,7 +35,7 @@ void ep_frame_cycle(const struct fg_cycle *c, const char *step)
 void ep_frame_summary(const struct fg_summary *s)
 {
 	size_t len = 0;
-	char *line = fg_frame_summary_line(s, NULL, &len);
+	char *line = fg_frame_summary_line(s, ep_seal_key(), &len);
 
 	send_line(line, len, "review_summary");
 }

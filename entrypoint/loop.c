@@ -18,6 +18,7 @@
 #include "cycle_evidence.h"
 #include "cli.h"
 #include "frames.h"
+#include "lifeline.h"
 #include "judge.h"
 #include "output.h"
 #include "panel.h"
@@ -145,7 +146,7 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 
 		fg_buf_init(&fb, EP_PROMPT_MAX);
 		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
-		rc = fg_write_atomic(l->tmpdir, "feedback.md", fg_buf_str(&fb), fb.len);
+		rc = ep_call_tmp_write(l, "feedback.md", fg_buf_str(&fb), fb.len);
 		if (rc < 0)
 			ep_log(FG_MSG_WARN, "cannot write the feedback file: %s", strerror(-rc));
 		fg_buf_release(&fb);
@@ -185,7 +186,7 @@ bool ep_loop_over_budget(const struct ep_loop *l, double *spent)
  * message. */
 static int record(const struct ep_loop *l, const struct fg_cycle *c)
 {
-	int rc = fg_cycle_write(l->step_dir, c);
+	int rc = fg_cycle_write_sealed(l->step_dir, c, ep_seal_key(), l->t->step);
 
 	if (rc < 0) {
 		ep_log(FG_MSG_ERROR, "cannot write '%s/review_cycle_%d.json': %s", l->step_dir, c->cycle,
@@ -263,7 +264,7 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	for (size_t i = 0; state == FG_STATE_APPROVED && l->nhist && l->hist[l->nhist - 1].ev.advice_only &&
 			   i < l->hist[l->nhist - 1].j.nfindings; i++)
 		fg_summary_add_advice(&s, &l->hist[l->nhist - 1].j.findings[i]);
-	rc = fg_summary_write(l->step_dir, &s);
+	rc = fg_summary_write_sealed(l->step_dir, &s, ep_seal_key());
 	if (rc < 0) {
 		/* The review's outcome is not on record: never a success (a
 		 * summary planted meanwhile must not pass for ours either). */
@@ -499,7 +500,7 @@ static int run_all(struct ep_loop *l)
 	if (l->max == 0)
 		return finish(l, FG_STATE_DISABLED, 0);
 	sys = ep_prompt_reviewer_system(l->cfg.instructions);
-	rc = fg_write_atomic(l->tmpdir, "system-prompt.md", sys, strlen(sys));
+	rc = ep_call_tmp_write(l, "system-prompt.md", sys, strlen(sys));
 	l->system_prompt = sys;
 	if (rc < 0)
 		ep_log(FG_MSG_WARN, "cannot write the system prompt file: %s", strerror(-rc));
@@ -598,6 +599,25 @@ static void loop_release(struct ep_loop *l)
 	ep_pid1_release(&l->pid1);
 }
 
+/* Stopped by a signal, or by the end of the lifeline: then, once the
+ * review phase began, a (sealed) summary says the review ended without an
+ * approval, for whoever looks at the workspace after the runner died. A
+ * signal writes none: the runner that sent it derives the state from the
+ * sealed cycles. */
+static int stopped(struct ep_loop *l)
+{
+	int rc = ep_pid1_exit_code(&l->pid1);
+
+	if (!l->pid1.lifeline_lost) {
+		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l->pid1.term_sig,
+		       strsignal(l->pid1.term_sig), rc);
+		return rc;
+	}
+	ep_log(FG_MSG_INFO, "the runner is gone (its standard input ended): stopping as on its "
+		 "SIGTERM: exit %d", rc);
+	return l->hist ? finish(l, FG_STATE_FAILED, rc) : rc;
+}
+
 int ep_loop_run(const struct ep_task *t)
 {
 	struct ep_loop l;
@@ -614,11 +634,8 @@ int ep_loop_run(const struct ep_task *t)
 		rc = start(&l);
 	if (!rc)
 		rc = run_all(&l);
-	if (rc == EP_STOP_SIGNAL) {
-		rc = ep_pid1_exit_code(&l.pid1);
-		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l.pid1.term_sig,
-		       strsignal(l.pid1.term_sig), rc);
-	}
+	if (rc == EP_STOP_SIGNAL)
+		rc = stopped(&l);
 	loop_release(&l);
 	return rc;
 }

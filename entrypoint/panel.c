@@ -561,7 +561,7 @@ void ep_panel_write_prompts(struct ep_loop *l)
 		const struct fg_reviewer *r = &l->cfg.reviewers[i];
 		char *sys = ep_prompt_reviewer_role_system(l->cfg.instructions, r->role, r->instructions);
 		char *name = ep_call_system_name(r->role);
-		int rc = fg_write_atomic(l->tmpdir, name, sys, strlen(sys));
+		int rc = ep_call_tmp_write(l, name, sys, strlen(sys));
 
 		if (rc < 0)
 			ep_log(FG_MSG_WARN, "cannot write the system prompt file of role '%s': %s", r->role,

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "forge/exit.h"
+#include "lifeline.h"
 #include "forge/timeutil.h"
 
 #include <errno.h>
@@ -217,10 +218,22 @@ static void drain_signals(struct ep_pid1 *p)
 	}
 }
 
+/* The runner's lifeline ended (lifeline.h): a stop like its SIGTERM. */
+static void check_lifeline(struct ep_pid1 *p)
+{
+	if (p->lifeline_lost || !ep_lifeline_lost())
+		return;
+	p->lifeline_lost = true;
+	if (!p->term_sig)
+		p->term_sig = SIGTERM;
+	p->nterm++;
+}
+
 void ep_pid1_signals(struct ep_pid1 *p)
 {
 	if (p->fd >= 0)
 		drain_signals(p);
+	check_lifeline(p);
 }
 
 int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
@@ -229,6 +242,7 @@ int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
 
 	if (p->fd >= 0)
 		drain_signals(p);
+	check_lifeline(p);
 	for (;;) {
 		int st;
 		pid_t pid = waitpid(-1, &st, WNOHANG);

@@ -53,6 +53,7 @@ struct ep_pid1 {
 	unsigned nterm;      /* how many stop signals arrived in total */
 	unsigned nignored;   /* stop signals from our own descendants, ignored */
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
+	bool lifeline_lost;  /* the runner's stdin ended (lifeline.h): counted as a SIGTERM */
 };
 
 /* Blocks the signals, opens the signalfd, sets the subreaper flag, ignores
@@ -72,7 +73,8 @@ void ep_pid1_child_reset(const struct ep_pid1 *p);
 
 /*
  * Drains the signalfd (recording stop signals in term_sig/nterm, those of
- * our own descendants in nignored only) and reaps
+ * our own descendants in nignored only; the end of the runner's lifeline
+ * counts as its SIGTERM, lifeline.h) and reaps
  * every exited child. If watch > 0 and that child was reaped, *status gets
  * its wait status and 1 is returned; else 0.
  */

@@ -2,6 +2,7 @@
  * cli.c - helpers shared by the subcommand parsers (see cli.h).
  */
 #include "cli.h"
+#include "forge/seal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -24,6 +25,15 @@ int rn_cmd_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\ntry 'forge-runner%s%s --help'\n", sep, cmd);
 	return FG_EXIT_USAGE;
+}
+
+int rn_seal_key_option(const char *path, struct fg_seal_key *k)
+{
+	char err[512] = "";
+
+	if (!fg_seal_key_load(path, k, err, sizeof(err)))
+		return 0;
+	return rn_usage("--seal-key-file: %s", err);
 }
 
 int rn_parse_interval(const char *s, double *out)

@@ -41,6 +41,11 @@ int rn_cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* Prints "usage: <usage>" and the option table to stdout; returns 0. */
 int rn_cmd_help(const char *usage, const struct fg_opt *table);
 
+/* --seal-key-file FILE of watch and sweep: the key into *k; 0, or
+ * FG_EXIT_USAGE after saying why on stderr. */
+struct fg_seal_key;
+int rn_seal_key_option(const char *path, struct fg_seal_key *k);
+
 /* Parses a poll interval in seconds (fractional, 0.001 .. 86400). 0 or -EINVAL. */
 int rn_parse_interval(const char *s, double *out);
 

@@ -28,6 +28,7 @@
 #include "forge/fsutil.h"
 #include "forge/names.h"
 #include "forge/num.h"
+#include "forge/seal.h"
 #include "forge/summary.h"
 #include "forge/text.h"
 #include "watch.h"
@@ -47,28 +48,6 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
 	return fg_review_state_name(state);
 }
 
-/* Reads the entrypoint's summary through the workspace descriptor, one
- * component at a time without following symlinks, like every other access
- * to the step directory: a sandbox that swapped .forge for a link must not
- * feed the result a summary from outside the workspace. */
-static void load_summary(int wsfd, const char *rel, const char *run_id, struct fg_summary *sum,
-			 int *have, struct rn_log *log, const char *step)
-{
-	char err[256];
-	int dfd = wsfd < 0 ? -1 : fg_open_beneath(wsfd, rel, 0, NULL, 0);
-	int r = dfd < 0 ? -ENOENT : fg_summary_read_at(dfd, sum, err, sizeof(err));
-
-	*have = 0;
-	if (dfd >= 0)
-		close(dfd);
-	if (r)
-		return;
-	/* A summary of another run (a stale or foreign writer) says nothing about ours. */
-	*have = !sum->run_id || !*sum->run_id || !strcmp(sum->run_id, run_id);
-	if (*have)
-		rn_event_cost_invalid(log, step, FG_SUMMARY_FILE, "summary", &sum->usage);
-}
-
 struct run_state {
 	struct rn_run_config *cfg;
 	struct rn_log *log;
@@ -85,7 +64,50 @@ struct run_state {
 	struct rn_session_result sr;
 	long stale;
 	uint64_t t0;
+	struct fg_seal_key key;   /* the run's seal key (fresh, from the kernel) */
 };
+
+/* The summary file is not believed: like the session's forgeries. */
+static void forged_summary(struct run_state *st, enum fg_seal_status seal)
+{
+	rn_event_forged(st->log, st->cfg->step, st->step_dir, FG_SUMMARY_FILE, RN_SOURCE_SWEEP, seal);
+	rn_metrics_add_forged(&st->metrics, st->skill, st->cfg->step, rn_source_name(RN_SOURCE_SWEEP));
+	st->sr.forged_records++;
+}
+
+/* Reads the entrypoint's summary through the workspace descriptor, one
+ * component at a time without following symlinks, like every other access
+ * to the step directory: a sandbox that swapped .forge for a link must not
+ * feed the result a summary from outside the workspace. A summary of
+ * another run (a stale or foreign writer) says nothing about ours; one of
+ * ours whose seal does not verify is a forgery (record_forged, source
+ * sweep). */
+static void load_summary(struct run_state *st, struct fg_summary *sum, int *have)
+{
+	struct fg_seal_bind b = { NULL, st->cfg->step, FG_SUMMARY_FILE, 0 };
+	char err[256];
+	int dfd = st->wsfd < 0 ? -1 : fg_open_beneath(st->wsfd, st->step_rel, 0, NULL, 0);
+	struct fg_buf raw;
+	enum fg_seal_status seal;
+	int r;
+
+	*have = 0;
+	fg_buf_init(&raw, FG_SUMMARY_MAX_BYTES);
+	r = dfd < 0 ? -ENOENT : fg_summary_read_raw_at(dfd, sum, &raw, err, sizeof(err));
+	if (dfd >= 0)
+		close(dfd);
+	if (!r && (!sum->run_id || !*sum->run_id || !strcmp(sum->run_id, st->run_id))) {
+		b.run_id = sum->run_id;
+		seal = fg_seal_check(&st->key, FG_SEAL_FILE, &b, NULL, fg_buf_str(&raw), raw.len);
+		*have = seal == FG_SEAL_OK;
+		if (!*have)
+			forged_summary(st, seal);
+		else
+			rn_event_cost_invalid(st->log, st->cfg->step, FG_SUMMARY_FILE, "summary",
+					      &sum->usage);
+	}
+	fg_buf_release(&raw);
+}
 
 static void write_result(struct run_state *st, enum fg_review_state state, bool exhausted,
 			 const struct fg_summary *sum, const struct fg_usage_pair *usage)
@@ -98,6 +120,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.review_exhausted = exhausted, .review_state = state,
 		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
+		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
 	};
 	int r;
@@ -182,6 +205,23 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 	free(reason);
 }
 
+/* The exit code follows the sealed records (issue 22): a sandbox that
+ * exited 0 with no sealed summary while forged records stood where its own
+ * should be, and whose sealed cycles do not end approved, ran no review the
+ * runner can vouch for. (The entrypoint never exits 0 without its sealed
+ * summary.) */
+static void follow_state(struct run_state *st, const struct fg_summary *s,
+			 enum fg_review_state state)
+{
+	if (st->sr.exit_code != 0 || s || !st->sr.forged_records || state == FG_STATE_APPROVED)
+		return;
+	st->sr.exit_code = FG_EXIT_FAILED;
+	free(st->sr.error_message);
+	st->sr.error_message = fg_xasprintf("the sandbox exited 0 without a sealed summary and its "
+					    "sealed records support no approval (%ld forged)",
+					    st->sr.forged_records);
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
@@ -194,12 +234,13 @@ static void conclude(struct run_state *st)
 	bool exhausted;
 
 	fg_summary_init(&sum);
-	load_summary(st->wsfd, st->step_rel, st->run_id, &sum, &have_sum, st->log, st->cfg->step);
+	load_summary(st, &sum, &have_sum);
 	/* The file when it can be read, else the summary frame (the stream
 	 * checked its run id): it stands in for the file on a run whose
 	 * workspace the runner cannot see. */
 	s = have_sum ? &sum : st->sr.stream_summary;
 	state = rn_review_state(&st->cycles, s);
+	follow_state(st, s, state);
 	/* No sweep on a run the runner cannot see: the summary frame says how
 	 * many cycles ran, so frames lost on the way are at least noticed. */
 	if (!st->cfg->workspace_local && s && (size_t)s->cycles > st->cycles.n)
@@ -274,6 +315,7 @@ static void run_session(struct run_state *st)
 	int r;
 
 	rn_run_engine_params(st->cfg, st->run_id, &ep);
+	sp.key = &st->key;
 	r = rn_session_run(&sp, &st->sr);
 
 	if (r) {
@@ -329,6 +371,16 @@ static int run_prepared(struct run_state *st)
 	return st->sr.exit_code;
 }
 
+/* libsodium could not be initialised: no run without a seal key. */
+static int no_key(struct rn_log *log, struct rn_run_config *cfg)
+{
+	rn_log(log, RN_LOG_ERROR, "run_error", RN_LS("error", "cannot initialise libsodium for the "
+							       "run's seal key"));
+	rn_log_close(log);
+	rn_run_config_release(cfg);
+	return FG_EXIT_RUNTIME;
+}
+
 int rn_cmd_run(int argc, char **argv)
 {
 	struct rn_run_config cfg = { 0 };
@@ -350,6 +402,8 @@ int rn_cmd_run(int argc, char **argv)
 		return 0;
 	}
 	st.t0 = fg_monotonic_ns();
+	if (fg_seal_key_new(&st.key))
+		return no_key(&log, &cfg);
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
@@ -373,6 +427,7 @@ int rn_cmd_run(int argc, char **argv)
 	free(st.skill);
 	if (st.wsfd >= 0)
 		close(st.wsfd);
+	fg_seal_key_wipe(&st.key);
 	rn_log_close(&log);
 	rn_run_config_release(&cfg);
 	return r;

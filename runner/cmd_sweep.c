@@ -2,6 +2,9 @@
  * cmd_sweep.c - `forge-runner sweep DIR`: the valid cycles of a step directory
  * as one JSON array on stdout, ordered by cycle number. Invalid files (and,
  * with --run-id, cycles of another run) are reported on stderr and skipped.
+ * Each cycle says what its seal is ("seal": "sealed", or "unverified"
+ * without --seal-key-file); with the key a forged one is skipped with a
+ * record_forged line on stderr (forge/seal.h).
  *
  * DIR's parent is taken as the operator named it; DIR itself is opened from
  * it with O_NOFOLLOW (a symlink is refused), and the listing and every read
@@ -20,34 +23,60 @@
 #include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
+#include "forge/seal.h"
 #include "forge/text.h"
 #include "watch.h"
 
-enum { S_RUN_ID = 1, S_HELP };
+enum { S_RUN_ID = 1, S_SEAL_KEY, S_STEP, S_HELP };
 
 const struct fg_opt rn_sweep_options[] = {
 	{ S_RUN_ID, "run-id", 0, "ID", NULL, "skip cycles carrying another run_id" },
+	{ S_SEAL_KEY, "seal-key-file", 0, "FILE", NULL,
+	  "the run's seal key (64 hex digits): skip forged records (record_forged on stderr); "
+	  "without it every cycle says \"seal\": \"unverified\"" },
+	{ S_STEP, "step", 0, "NAME", NULL, "the step the seals are bound to (default: DIR's last component)" },
 	{ S_HELP, "help", 'h', NULL, NULL, "show help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
 
+/* What a sweep checks the seals with: the key (NULL: none) and the step. */
+struct sweep_seal {
+	const struct fg_seal_key *key;
+	const char *step;
+};
+
 /* Adds the cycle in dfd/name to arr, or says on stderr why it is skipped. */
-static void sweep_one(int dfd, const char *dir, const char *name, const char *run_id, cJSON *arr)
+static void sweep_one(int dfd, const char *dir, const char *name, int n, const char *run_id,
+		      const struct sweep_seal *ss, cJSON *arr)
 {
 	struct fg_cycle c;
+	struct fg_buf raw;
+	enum fg_seal_status seal = FG_SEAL_UNVERIFIED;
 	char err[256] = "";
 	int r;
 
 	fg_cycle_init(&c);
-	r = fg_cycle_read_at(dfd, name, &c, NULL, err, sizeof(err));
-	if (r)
+	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
+	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
+	if (!r)
+		seal = fg_cycle_seal_check(ss->key, ss->step, name, n, &c,
+								fg_buf_str(&raw), raw.len);
+	if (r) {
 		fprintf(stderr, "forge-runner: skipping '%s/%s': %s\n", dir, name,
 			err[0] ? err : strerror(-r));
-	else if (!fg_run_id_accepts(run_id, c.run_id))
+	} else if (!fg_run_id_accepts(run_id, c.run_id)) {
 		fprintf(stderr, "forge-runner: skipping '%s/%s': run_id '%s' is not '%s'\n", dir, name,
 			c.run_id, run_id);
-	else
-		cJSON_AddItemToArray(arr, fg_cycle_to_cjson(&c));
+	} else if (fg_seal_forged(seal)) {
+		fprintf(stderr, "forge-runner: record_forged '%s/%s': %s\n", dir, name,
+			fg_seal_status_name(seal));
+	} else {
+		cJSON *o = fg_cycle_to_cjson(&c);
+
+		cJSON_AddStringToObject(o, FG_SEAL_MEMBER, fg_seal_status_name(seal));
+		cJSON_AddItemToArray(arr, o);
+	}
+	fg_buf_release(&raw);
 	fg_cycle_release(&c);
 }
 
@@ -83,7 +112,7 @@ static int open_step_dir(const char *dir, char *err, size_t errlen)
 	return fd;
 }
 
-static int sweep_dir(const char *dir, const char *run_id)
+static int sweep_dir(const char *dir, const char *run_id, struct sweep_seal *ss)
 {
 	struct fg_cycle_entry *e = NULL;
 	size_t n = 0;
@@ -102,7 +131,7 @@ static int sweep_dir(const char *dir, const char *run_id)
 	}
 	arr = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++)
-		sweep_one(dfd, dir, e[i].name, run_id, arr);
+		sweep_one(dfd, dir, e[i].name, e[i].n, run_id, ss, arr);
 	text = fg_json_print(arr);
 	fputs(text, stdout);
 	free(text);
@@ -112,19 +141,61 @@ static int sweep_dir(const char *dir, const char *run_id)
 	return FG_EXIT_OK;
 }
 
+/* The step of DIR's seals: --step, else DIR's last component (owned). */
+static char *dir_step(const char *dir, const char *step)
+{
+	char *d = fg_xstrdup(dir), *parent = NULL, *base = NULL;
+	size_t n = strlen(d);
+
+	if (step) {
+		free(d);
+		return fg_xstrdup(step);
+	}
+	while (n > 1 && d[n - 1] == '/')
+		d[--n] = '\0';
+	if (fg_path_split(d, &parent, &base))
+		base = fg_xstrdup(d);
+	free(parent);
+	free(d);
+	return base;
+}
+
+static int sweep_main(const char *dir, const char *run_id, const char *key_file,
+		      const char *step)
+{
+	struct fg_seal_key key;
+	struct sweep_seal ss = { NULL, NULL };
+	char *st;
+	int r;
+
+	if (key_file && rn_seal_key_option(key_file, &key))
+		return FG_EXIT_USAGE;
+	ss.key = key_file ? &key : NULL;
+	ss.step = st = dir_step(dir, step);
+	r = sweep_dir(dir, run_id, &ss);
+	free(st);
+	fg_seal_key_wipe(&key);
+	return r;
+}
+
 int rn_cmd_sweep(int argc, char **argv)
 {
 	struct fg_opts_iter it;
-	const char *v, *dir = NULL, *run_id = NULL;
+	const char *v, *dir = NULL, *run_id = NULL, *key_file = NULL, *step = NULL;
 	char err[256];
 	int id;
 
 	fg_opts_init(&it, rn_sweep_options, argc, argv, 1);
 	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
 		if (id == S_HELP)
-			return rn_cmd_help("forge-runner sweep DIR [--run-id ID]", rn_sweep_options);
+			return rn_cmd_help("forge-runner sweep DIR [--run-id ID] [--seal-key-file FILE]",
+					   rn_sweep_options);
 		if (id == S_RUN_ID)
 			run_id = v;
+		else if (id == S_SEAL_KEY)
+			key_file = v;
+		else if (id == S_STEP)
+			step = v;
 		else if (dir)
 			return rn_usage("sweep takes one directory");
 		else
@@ -134,5 +205,5 @@ int rn_cmd_sweep(int argc, char **argv)
 		return rn_usage("%s", err);
 	if (!dir)
 		return rn_usage("sweep needs a directory");
-	return sweep_dir(dir, run_id);
+	return sweep_main(dir, run_id, key_file, step);
 }

@@ -22,11 +22,12 @@
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
 #include "forge/names.h"
+#include "forge/seal.h"
 #include "watch.h"
 
 enum {
 	W_POLL = 1, W_RUN_ID, W_LOG_FORMAT, W_LOG_LEVEL, W_NO_INOTIFY, W_CYCLE_DIR, W_STEP, W_SKILL,
-	W_TASK_KEY, W_HELP,
+	W_TASK_KEY, W_SEAL_KEY, W_HELP,
 };
 
 const struct fg_opt rn_watch_options[] = {
@@ -38,6 +39,9 @@ const struct fg_opt rn_watch_options[] = {
 	{ W_STEP, "step", 0, "NAME", NULL, "{step} of --cycle-dir (required with it)" },
 	{ W_SKILL, "skill", 0, "NAME", NULL, "{skill} of --cycle-dir (default: the step, '_' -> '-')" },
 	{ W_TASK_KEY, "task-key", 0, "KEY", NULL, "{task_key} of --cycle-dir" },
+	{ W_SEAL_KEY, "seal-key-file", 0, "FILE", NULL,
+	  "the run's seal key (64 hex digits): verify each record, report forgeries as record_forged "
+	  "(without it every record says seal=unverified)" },
 	RN_OPT_LOG_FORMAT(W_LOG_FORMAT),
 	RN_OPT_LOG_LEVEL(W_LOG_LEVEL),
 	{ W_HELP, "help", 'h', NULL, NULL, "show help" },
@@ -51,12 +55,17 @@ struct watch_cmd {
 	struct rn_log out;   /* review_cycle lines: stdout */
 	struct rn_log err;   /* warnings: stderr */
 	int stopping;
+	struct fg_seal_key key;   /* --seal-key-file */
 };
 
 static void on_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r)
 {
 	struct watch_cmd *wc = w->opts.data;
 
+	if (fg_seal_forged(r->seal)) {
+		rn_event_forged(&wc->err, r->step, r->dir, r->name, r->source, r->seal);
+		return;
+	}
 	rn_event_cycle(&wc->out, RN_LOG_INFO, r, 1);
 	rn_event_verdict_unparsed(&wc->err, r, 1);
 	rn_event_cost_invalid(&wc->err, r->step, r->name, rn_source_name(r->source), &r->cycle->usage);
@@ -132,7 +141,8 @@ static int expand_cycle_dir(struct cycle_dir_args *cd)
 }
 
 static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn_log_cfg *lc,
-		       struct cycle_dir_args *cd, const char ***dirs, size_t *ndirs)
+		       struct cycle_dir_args *cd, const char ***dirs, size_t *ndirs,
+		       const char **key_file)
 {
 	struct fg_opts_iter it;
 	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
@@ -155,6 +165,8 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 			o->no_inotify = 1;
 		} else if (id == W_RUN_ID) {
 			o->run_id = v;
+		} else if (id == W_SEAL_KEY) {
+			*key_file = v;
 		} else if (id == W_LOG_FORMAT) {
 			lc->format = v;
 		} else if (id == W_LOG_LEVEL) {
@@ -229,12 +241,15 @@ int rn_cmd_watch(int argc, char **argv)
 	struct rn_watch_opts o = { .poll_interval = RN_DEFAULT_POLL_INTERVAL };
 	struct rn_log_cfg lc = { 0 };
 	struct cycle_dir_args cd = { 0 };
-	const char **dirs = NULL;
+	const char **dirs = NULL, *key_file = NULL;
 	size_t ndirs = 0;
 	int r;
 
 	memset(&wc, 0, sizeof(wc));
-	r = watch_parse(argc, argv, &o, &lc, &cd, &dirs, &ndirs);
+	r = watch_parse(argc, argv, &o, &lc, &cd, &dirs, &ndirs, &key_file);
+	if (r == 0 && key_file)
+		r = rn_seal_key_option(key_file, &wc.key);
+	o.key = key_file && !r ? &wc.key : NULL;
 	if (r == 0)
 		r = rn_log_setup(&wc.err, &lc, stderr);
 	if (r) {

@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "forge/cycle.h"
+#include "forge/seal.h"
 
 /* Ten times the entrypoint's FG_MAX_RETRIES_LIMIT (100): only a hostile
  * sandbox writes more cycle files into one step directory. Each source
@@ -54,6 +55,10 @@ struct rn_cycle_report {
 	enum rn_source source;
 	int first;                     /* 1 when cycle n was never reported before by this source */
 	int truncated;                 /* a frame's shortened form (stream only; raw is its JSON) */
+	/* What its seal says (forge/seal.h): FG_SEAL_OK, FG_SEAL_UNVERIFIED
+	 * (the source has no key: `watch`, `sweep` without --seal-key-file), or
+	 * a forgery, which a sink never takes for a cycle (record_forged). */
+	enum fg_seal_status seal;
 };
 
 struct rn_log;

@@ -31,6 +31,7 @@ static const char *const runner_only[] = {
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
 	"FORGE_MOUNT_LABEL", "FORGE_MEMORY", "FORGE_CPUS", "FORGE_PIDS_LIMIT", "FORGE_NETWORK",
 	"FORGE_READ_ONLY_ROOTFS", "FORGE_ENGINE_CLI", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT",
+	"FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE",
 };
 
 const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k)
@@ -106,14 +107,20 @@ static int env_name_has(const char *entry, const char *name)
 }
 
 /* The runner's environment passed through, with FORGE_RUN_ID (and, when
- * given, FORGE_CYCLE_DIR) replaced. */
+ * given, FORGE_CYCLE_DIR) replaced, and the seal's two variables set only
+ * for a sealed run. */
 static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 {
 	for (char *const *e = p->environ; e && *e; e++)
 		if (!env_name_has(*e, "FORGE_RUN_ID") &&
-		    !(p->cycle_dir && env_name_has(*e, "FORGE_CYCLE_DIR")))
+		    !(p->cycle_dir && env_name_has(*e, "FORGE_CYCLE_DIR")) &&
+		    !env_name_has(*e, "FORGE_SEAL_KEY_STDIN") && !env_name_has(*e, "FORGE_LIFELINE"))
 			fg_strvec_push(env, *e);
 	fg_strvec_pushf(env, "FORGE_RUN_ID=%s", p->run_id);
+	if (p->sealed) {
+		fg_strvec_push(env, "FORGE_SEAL_KEY_STDIN=1");
+		fg_strvec_push(env, "FORGE_LIFELINE=stdin");
+	}
 	if (p->cycle_dir)
 		fg_strvec_pushf(env, "FORGE_CYCLE_DIR=%s", p->cycle_dir);
 }

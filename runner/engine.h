@@ -93,6 +93,10 @@ struct rn_engine_params {
 	const char *run_as;           /* --run-as UID[:GID] */
 	double timeout;               /* --timeout: the Job's activeDeadlineSeconds */
 	double start_timeout;         /* --start-timeout SEC (default RN_KUBE_START_TIMEOUT) */
+	/* The run is sealed (issue 22): FORGE_SEAL_KEY_STDIN=1 and
+	 * FORGE_LIFELINE=stdin are set (the key itself comes on stdin, written
+	 * by the session), and a container gets -i so its stdin is the pipe. */
+	int sealed;
 };
 
 /* How long a pod may stay unscheduled or unstarted (seconds, --start-timeout). */

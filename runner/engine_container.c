@@ -169,6 +169,10 @@ static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec 
 		fg_strvec_push(names, p->extra_env[i]);
 	}
 	fg_strvec_push(names, "FORGE_RUN_ID");
+	if (p->sealed) {
+		fg_strvec_push(names, "FORGE_SEAL_KEY_STDIN");
+		fg_strvec_push(names, "FORGE_LIFELINE");
+	}
 	if (p->cycle_dir)
 		fg_strvec_push(names, "FORGE_CYCLE_DIR");
 	if (names->n > 1)
@@ -288,6 +292,9 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 	fg_strvec_push(argv, p->program);
 	fg_strvec_push(argv, "run");
 	fg_strvec_push(argv, "--rm");
+	/* The container's stdin is the runner's pipe: the key, then the lifeline. */
+	if (p->sealed)
+		fg_strvec_push(argv, "-i");
 	fg_strvec_push(argv, "--name");
 	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
 	push_limits(p, argv);

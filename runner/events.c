@@ -104,7 +104,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	const char *source = rn_source_name(r->source);
 	char *cyc = fg_xasprintf("%d/%d", c->cycle, c->max_cycles);
 	char *el = fg_xasprintf("%.1fs", c->elapsed_seconds);
-	struct rn_log_field f[20];
+	struct rn_log_field f[24];
 	size_t n = 0;
 
 	f[n++] = RN_LS("step", r->step);
@@ -119,6 +119,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		f[n++] = RN_LS("cycle_dir", r->dir);
 		f[n++] = RN_LS("source", source);
 		f[n++] = RN_LS_OPT("run_id", c->run_id);
+		f[n++] = RN_LS_OPT("seal", r->seal == FG_SEAL_UNVERIFIED ? "unverified" : NULL);
 		usage_fields(&c->usage, f, &n);
 	} else {
 		f[n++] = RN_LS("cycle", cyc);
@@ -127,6 +128,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		f[n++] = RN_LS("source", source);
 		f[n++] = RN_LS("file", file);
 		f[n++] = RN_LS("cycle_dir", r->dir);
+		f[n++] = RN_LS_OPT("seal", r->seal == FG_SEAL_UNVERIFIED ? "unverified" : NULL);
 		/* Before the feedback, which ends the text line. */
 		usage_fields(&c->usage, f, &n);
 		f[n++] = RN_LS("feedback", fb);
@@ -136,6 +138,14 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 	free(el);
 	free(fb);
 	free(file);
+}
+
+void rn_event_forged(struct rn_log *l, const char *step, const char *dir, const char *file,
+		     enum rn_source source, enum fg_seal_status seal)
+{
+	rn_log(l, RN_LOG_WARN, "record_forged", RN_LS("step", step), RN_LS("file", file),
+	       RN_LS("source", rn_source_name(source)), RN_LS("reason", fg_seal_status_name(seal)),
+	       RN_LS("cycle_dir", dir));
 }
 
 void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r, int full_path)

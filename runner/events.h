@@ -29,6 +29,15 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		    int full_path);
 
 /*
+ * record_forged (WARN): a record of the run (a cycle file, the summary, a
+ * frame) that is not believed, with step, file, source, reason (unsealed,
+ * bad_seal, replayed: fg_seal_status_name()) and cycle_dir. What the record
+ * claims is never logged as if it were a cycle.
+ */
+void rn_event_forged(struct rn_log *l, const char *step, const char *dir, const char *file,
+		     enum rn_source source, enum fg_seal_status seal);
+
+/*
  * Logs the structured findings of r's cycle as one review_findings event
  * (nothing when the cycle carries no findings array):
  *   text: review_findings step=S skill=K cycle=2 count=3 shown=3

@@ -48,6 +48,9 @@ const struct family_def rn__metric_families[F_COUNT] = {
 	[F_VERDICTS] = { "forge_review_verdicts_total",
 			 "Review verdicts, by skill, step and verdict.", 0, 3,
 			 { "skill", "step", "verdict" } },
+	[F_FORGED] = { "forge_runner_forged_records_total",
+		       "Records the runner did not believe (no valid seal: record_forged), by skill, "
+		       "step and source (watch, poll, sweep, stream).", 0, 3, { "skill", "step", "source" } },
 	[F_RUNS] = { "forge_runner_runs_total",
 		     "Runner runs, by step and outcome.", 0, 2, { "step", "outcome" } },
 };
@@ -180,6 +183,12 @@ void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const cha
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n)
 {
 	counter_add(m, F_SWEEP, skill, step, NULL, n);
+}
+
+void rn_metrics_add_forged(struct rn_metrics *m, const char *skill, const char *step,
+			   const char *source)
+{
+	counter_add(m, F_FORGED, skill, step, source, 1);
 }
 
 void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step)

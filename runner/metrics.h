@@ -14,6 +14,8 @@
  *                                                       counter, a panel's reviews by role;
  *                                                       verdict approved|rejected|out_of_scope|failed
  *   forge_review_sweep_caught_total{skill,step}         counter (cycles seen only by the final sweep)
+ *   forge_runner_forged_records_total{skill,step,source} counter (records without a valid
+ *                                                       seal: record_forged)
  *   forge_runner_runs_total{step,outcome}               counter, outcome one of
  *                                                       approved|exhausted|stalled|failed|none|timeout|error
  *
@@ -58,6 +60,9 @@ void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const cha
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n);
 /* Adds 1 to forge_review_exhausted_total. */
 void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step);
+/* Adds 1 to forge_runner_forged_records_total{skill,step,source}. */
+void rn_metrics_add_forged(struct rn_metrics *m, const char *skill, const char *step,
+			   const char *source);
 /* Adds 1 to forge_runner_runs_total{step,outcome}. */
 void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome);
 

@@ -6,7 +6,10 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "cycles_dropped"?}
+ *    "forged_records", "cycles_dropped"?}
+ * forged_records counts the records of the run whose seal did not verify
+ * (record_forged: unsealed, bad_seal, replayed; forge/seal.h): none of them
+ * is in review_cycles or decides review_state.
  * cycles_by_source counts the cycles reported (new numbers and rewrites) by
  * the source that reported each first.
  * review_state is one of the summary's names (fg_review_state_name(): the
@@ -149,6 +152,7 @@ struct rn_result {
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
+	long forged_records;            /* records not believed (record_forged) */
 };
 
 /* The agents' usage summed over the stored cycles (each cycle's worker and

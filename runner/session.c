@@ -37,6 +37,7 @@
 #include "forge/exit.h"
 #include "forge/frame.h"
 #include "forge/fsutil.h"
+#include "forge/seal.h"
 #include "stream.h"
 
 extern char **environ;
@@ -241,6 +242,14 @@ static void stop_signal_set(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
+/* The engine's end of the lifeline goes with it: closed once it exited. */
+static void close_stdin(struct session *s)
+{
+	if (s->in_open)
+		uv_close((uv_handle_t *)&s->in, on_closed);
+	s->in_open = 0;
+}
+
 static void finish(struct session *s)
 {
 	sigset_t set;
@@ -269,6 +278,7 @@ static void finish(struct session *s)
 			s->out_open[i] = 0;
 		}
 	}
+	close_stdin(s);
 }
 
 /* Finished once the engine exited, its output is at EOF (or the drain
@@ -327,6 +337,21 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 
 /* ---- start ---- */
 
+/* The key line (forge/seal.h): 65 bytes into an empty pipe, written whole
+ * at once. 0 or a uv error. */
+static int send_key(struct session *s)
+{
+	char line[FG_SEAL_KEY_HEX + 2];
+	uv_buf_t b = uv_buf_init(line, FG_SEAL_KEY_HEX + 1);
+	int r;
+
+	fg_seal_key_hex(s->p->key, line);
+	line[FG_SEAL_KEY_HEX] = '\n';
+	r = uv_try_write((uv_stream_t *)&s->in, &b, 1);
+	fg_seal_wipe(line, sizeof(line));
+	return r == FG_SEAL_KEY_HEX + 1 ? 0 : r < 0 ? r : UV_EAGAIN;
+}
+
 static int spawn_engine(struct session *s, struct fg_strvec *argv, struct fg_strvec *env)
 {
 	uv_stdio_container_t stdio[3];
@@ -334,6 +359,12 @@ static int spawn_engine(struct session *s, struct fg_strvec *argv, struct fg_str
 	int r;
 
 	stdio[0].flags = UV_IGNORE;
+	if (s->p->key) {
+		uv_pipe_init(&s->loop, &s->in, 0);
+		s->in_open = 1;
+		stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+		stdio[0].data.stream = (uv_stream_t *)&s->in;
+	}
 	for (int i = 0; i < 2; i++) {
 		uv_pipe_init(&s->loop, &s->out[i], 0);
 		s->out[i].data = s;
@@ -354,9 +385,12 @@ static int spawn_engine(struct session *s, struct fg_strvec *argv, struct fg_str
 	r = uv_spawn(&s->loop, &s->proc, &o);
 	if (r) {
 		uv_close((uv_handle_t *)&s->proc, on_closed);
+		close_stdin(s);
 		return r;
 	}
 	s->proc_pid = s->proc.pid;
+	if (s->in_open && (r = send_key(s)) != 0)
+		rn_log(s->p->log, RN_LOG_ERROR, "seal_key_error", RN_LS("error", uv_strerror(r)));
 	for (int i = 0; i < 2; i++)
 		uv_read_start((uv_stream_t *)&s->out[i], on_alloc, on_read);
 	return 0;
@@ -383,6 +417,7 @@ static void fill_engine_params(struct session *s)
 {
 	s->ops = rn_engine_ops_of(s->p->cfg->engine);
 	s->ep = *s->p->ep;
+	s->ep.sealed = s->p->key != NULL;
 }
 
 static void start_stream(struct session *s)
@@ -390,6 +425,7 @@ static void start_stream(struct session *s)
 	struct rn_stream_opts o = {
 		.run_id = s->p->run_id, .step = s->p->cfg->step, .dir = s->p->step_dir,
 		.log = s->p->log, .cycle_cb = rn__session_stream_cycle, .summary_cb = rn__session_stream_summary, .data = s,
+		.key = s->p->key,
 	};
 
 	rn_stream_init(&s->stream, &o);
@@ -400,7 +436,7 @@ static void start_watch(struct session *s)
 	struct rn_watch_opts o = {
 		.poll_interval = s->p->cfg->poll_interval, .no_inotify = s->p->cfg->no_inotify,
 		.run_id = s->p->run_id, .log = s->p->log, .cb = rn__session_watch_cycle, .data = s,
-		.step = s->p->cfg->step,
+		.step = s->p->cfg->step, .key = s->p->key,
 	};
 	const struct rn_run_config *c = s->p->cfg;
 	int r;

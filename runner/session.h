@@ -32,7 +32,8 @@ struct rn_session_result {
 	char *reason;
 	long sweep_caught;
 	long cycles_by_source[RN_SOURCE_COUNT];  /* cycles reported, by the source that saw each first */
-	struct fg_summary *stream_summary;       /* owned or NULL: the summary frame (release and free) */
+	struct fg_summary *stream_summary;       /* owned or NULL: the sealed summary frame (release and free) */
+	long forged_records;    /* records not believed (record_forged) during the session */
 	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing
 	 * its signal handlers (their disposition reverts to the default): the
 	 * caller writes the result and metrics, then rn_session_unblock_signals(). */
@@ -53,6 +54,9 @@ struct rn_session_params {
 	/* The launch: built by the caller from cfg (rn_run_engine_params());
 	 * the session never builds them itself, so it calls nothing back. */
 	const struct rn_engine_params *ep;
+	/* The run's seal key: written as the first line of the engine's
+	 * stdin, which stays open as its lifeline until the engine exits. */
+	const struct fg_seal_key *key;
 };
 
 /* Runs the engine to completion on a private loop. Returns 0 (see res), or

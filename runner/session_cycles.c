@@ -115,8 +115,16 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	const struct rn_run_config *cfg = s->p->cfg;
 	const struct fg_cycle *c = r->cycle;
 	enum rn_source first_source;
-	enum rn_cycle_news news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
-	unsigned *reports = rn_cycles_reports(s->p->cycles, c->cycle);
+	enum rn_cycle_news news;
+	unsigned *reports;
+
+	/* Only what the entrypoint sealed is a cycle (issue 22). */
+	if (r->seal != FG_SEAL_OK) {
+		rn__session_forged(s, r->name, r->source, r->seal);
+		return;
+	}
+	news = rn_cycles_classify(s->p->cycles, c, r->truncated, &first_source);
+	reports = rn_cycles_reports(s->p->cycles, c->cycle);
 
 	if (news == RN_CYCLE_SAME || news == RN_CYCLE_FULLER) {
 		seen_again(s, r, first_source, news);
@@ -160,11 +168,24 @@ void rn__session_stream_cycle(void *data, const struct rn_cycle_report *r)
  * the usage (the result's usage, the metrics' agent series, the report's
  * cost), the budget and the questions too, so a run on a volume reports
  * what a bind-mount run does (issue 25: the usage was lost). */
-void rn__session_stream_summary(void *data, const struct fg_summary *sum)
+void rn__session_forged(struct session *s, const char *file, enum rn_source source,
+			enum fg_seal_status seal)
+{
+	rn_event_forged(s->p->log, s->p->cfg->step, s->p->step_dir, file, source,
+			seal == FG_SEAL_UNVERIFIED ? FG_SEAL_UNSEALED : seal);
+	rn_metrics_add_forged(s->p->metrics, s->p->skill, s->p->cfg->step, rn_source_name(source));
+	s->res->forged_records++;
+}
+
+void rn__session_stream_summary(void *data, const struct fg_summary *sum, enum fg_seal_status seal)
 {
 	struct session *s = data;
 	struct fg_summary *copy = s->res->stream_summary;
 
+	if (seal != FG_SEAL_OK) {
+		rn__session_forged(s, FG_SUMMARY_FILE, RN_SOURCE_STREAM, seal);
+		return;
+	}
 	rn_event_cost_invalid(s->p->log, s->p->cfg->step, FG_SUMMARY_FILE, "stream", &sum->usage);
 	if (!copy)
 		copy = s->res->stream_summary = fg_xcalloc(1, sizeof(*copy));

@@ -31,6 +31,8 @@ struct session {
 	int exit_code;
 	uv_pipe_t out[2];
 	int out_open[2];
+	uv_pipe_t in;           /* the engine's stdin: the key line, then the lifeline */
+	int in_open;
 	struct fg_buf line[2];
 	int piece[2];           /* line[i] continues a line logged in pieces */
 	int frame_line;         /* the current stderr line is a frame: not logged as output */
@@ -54,7 +56,11 @@ struct session {
  * session): the cycle is stored, logged, counted and recorded once. */
 void rn__session_watch_cycle(struct rn_watch *w, const struct rn_cycle_report *r);
 void rn__session_stream_cycle(void *data, const struct rn_cycle_report *r);
-/* The stream's summary frame: kept (a copy) in res->stream_summary. */
-void rn__session_stream_summary(void *data, const struct fg_summary *sum);
+/* The stream's summary frame: kept (a copy) in res->stream_summary when
+ * its seal verified, else a forgery. */
+void rn__session_stream_summary(void *data, const struct fg_summary *sum, enum fg_seal_status seal);
+/* A record not believed: record_forged, the metric, res->forged_records. */
+void rn__session_forged(struct session *s, const char *file, enum rn_source source,
+			enum fg_seal_status seal);
 
 #endif

@@ -77,20 +77,34 @@ static int track(struct rn_stream *s, int n)
 	return 1;
 }
 
-static void deliver_cycle(struct rn_stream *s, const struct fg_frame *fr)
+static void deliver_cycle(struct rn_stream *s, const struct fg_frame *fr, enum fg_seal_status seal)
 {
 	char *name = fg_cycle_file_name(fr->cycle.cycle);
 	char *raw = fg_cycle_to_json(&fr->cycle);
 	struct rn_cycle_report r = {
 		.dir = s->opts.dir, .step = s->opts.step, .name = name, .n = fr->cycle.cycle,
 		.cycle = &fr->cycle, .raw = raw, .raw_len = strlen(raw),
-		.source = RN_SOURCE_STREAM, .first = 1, .truncated = fr->truncated,
+		.source = RN_SOURCE_STREAM, .first = 1, .truncated = fr->truncated, .seal = seal,
 	};
 
 	if (s->opts.cycle_cb)
 		s->opts.cycle_cb(s->opts.data, &r);
 	free(name);
 	free(raw);
+}
+
+/* The seal of the frame in s->line, parsed as fr (of this run and step). */
+static enum fg_seal_status seal_of(const struct rn_stream *s, const struct fg_frame *fr)
+{
+	bool cycle = fr->type == FG_FRAME_CYCLE;
+	char *file = cycle ? fg_cycle_file_name(fr->cycle.cycle) : fg_xstrdup(FG_SUMMARY_FILE);
+	struct fg_seal_bind where = { fr->run_id, fr->step, file, cycle ? fr->cycle.cycle : 0 };
+	enum fg_seal_status st = fg_seal_check(s->opts.key, FG_SEAL_FRAME, &where, NULL,
+					       s->line.data + FG_FRAME_PREFIX_LEN,
+					       s->line.len - FG_FRAME_PREFIX_LEN);
+
+	free(file);
+	return st;
 }
 
 /* One complete line that started with the prefix. */
@@ -107,12 +121,14 @@ static void on_frame_line(struct rn_stream *s)
 	if (fg_frame_parse(&fr, s->line.data, s->line.len, err, sizeof(err))) {
 		invalid(s, err);
 	} else if (ours(s, &fr)) {
+		enum fg_seal_status seal = seal_of(s, &fr);
+
 		s->frames++;
 		if (fr.type == FG_FRAME_SUMMARY) {
 			if (s->opts.summary_cb)
-				s->opts.summary_cb(s->opts.data, &fr.summary);
-		} else if (track(s, fr.cycle.cycle)) {
-			deliver_cycle(s, &fr);
+				s->opts.summary_cb(s->opts.data, &fr.summary, seal);
+		} else if (fg_seal_forged(seal) || track(s, fr.cycle.cycle)) {
+			deliver_cycle(s, &fr, seal);
 		}
 	}
 	fg_frame_release(&fr);

@@ -40,9 +40,13 @@ struct rn_stream_opts {
 	const char *run_id;     /* expected run id (borrowed), NULL: accept any */
 	const char *step;       /* expected step (borrowed) */
 	const char *dir;        /* the step directory as reports name it (borrowed) */
+	/* The run's seal key (borrowed), or NULL: every frame is reported as
+	 * FG_SEAL_UNVERIFIED. A frame of this run and step whose seal does not
+	 * verify is reported with its status (never tracked as a cycle number). */
+	const struct fg_seal_key *key;
 	struct rn_log *log;     /* warnings (borrowed) */
 	void (*cycle_cb)(void *data, const struct rn_cycle_report *r);
-	void (*summary_cb)(void *data, const struct fg_summary *s);
+	void (*summary_cb)(void *data, const struct fg_summary *s, enum fg_seal_status seal);
 	void *data;
 };
 

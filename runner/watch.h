@@ -100,6 +100,13 @@ struct rn_watch_opts {
 	double poll_interval;   /* seconds, > 0 */
 	int no_inotify;         /* 1: poll only */
 	const char *run_id;     /* expected run_id, NULL: accept any (borrowed, must outlive w) */
+	/* The run's seal key (borrowed, must outlive w), or NULL: every report
+	 * says FG_SEAL_UNVERIFIED. With a key each file's seal is checked for
+	 * its place (run_id, else the file's own; the step; its name and
+	 * number) and a forgery is reported once per content with its status
+	 * (unsealed, bad_seal, replayed: the seal of another cycle number),
+	 * before the checks of its content against its name. */
+	const struct fg_seal_key *key;
 	size_t max_watches;     /* 0: no limit; else dir watches beyond it behave as ENOSPC (tests) */
 	/* 1: a file found invalid and still unchanged (same identity) at a later
 	 * poll scan is reported cycle_corrupt then, not only at the final sweep

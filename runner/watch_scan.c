@@ -147,13 +147,13 @@ static int is_foreign(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watc
 
 static void deliver(struct rn_watch *w, struct rn_watch_dir *d, struct rn_watch_entry *e,
 		    const char *name, const struct fg_cycle *c, const struct fg_buf *raw,
-		    enum rn_source source)
+		    enum rn_source source, enum fg_seal_status seal)
 {
 	uint64_t h = fg_hash64(fg_buf_str(raw), raw->len);
 	struct rn_cycle_report r = {
 		.dir = d->path, .step = d->step, .name = name, .n = e->n, .cycle = c,
 		.raw = fg_buf_str(raw), .raw_len = raw->len, .source = source,
-		.first = !(e->flags & E_REPORTED),
+		.first = !(e->flags & E_REPORTED), .seal = seal,
 	};
 
 	if ((e->flags & E_REPORTED) && e->hash == h && e->len == raw->len)
@@ -181,6 +181,7 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	struct fg_cycle c;
 	struct fg_buf raw;
 	char err[256] = "";
+	enum fg_seal_status seal;
 	int r, same;
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
@@ -202,15 +203,23 @@ static void examine(struct rn_watch *w, struct rn_watch_dir *d, int dfd, const c
 	fg_cycle_init(&c);
 	fg_buf_init(&raw, FG_CYCLE_MAX_BYTES);
 	r = fg_cycle_read_at(dfd, name, &c, &raw, err, sizeof(err));
+	/* The record's own run id: one of another run is refused anyway
+	 * (cycle_ignored), and the key is the run's own. */
+	seal = r ? FG_SEAL_UNVERIFIED
+		 : fg_cycle_seal_check(w->opts.key, d->step, name, n, &c,
+							    fg_buf_str(&raw), raw.len);
 	if (r == -ENOENT) {
 		e->flags &= ~(unsigned)E_HAVE_ID;
+	} else if (r == 0 && fg_seal_forged(seal)) {
+		if (!is_foreign(w, d, e, name, &c))
+			deliver(w, d, e, name, &c, &raw, source, seal);
 	} else if (r == 0 && c.cycle != n) {
 		snprintf(err, sizeof(err), "field 'cycle' is %d, the file name says %d", c.cycle, n);
 		bad_file(w, d, e, name, err, how);
 	} else if (r) {
 		bad_file(w, d, e, name, err[0] ? err : strerror(-r), how);
 	} else if (!is_foreign(w, d, e, name, &c)) {
-		deliver(w, d, e, name, &c, &raw, source);
+		deliver(w, d, e, name, &c, &raw, source, seal);
 	}
 	fg_cycle_release(&c);
 	fg_buf_release(&raw);

@@ -470,6 +470,18 @@ int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct f
 	return r;
 }
 
+enum fg_seal_status fg_cycle_seal_check(const struct fg_seal_key *k, const char *step, const char *name, int n,
+			const struct fg_cycle *c, const char *raw, size_t len)
+{
+	char *claimed_name = fg_cycle_file_name(c->cycle);
+	struct fg_seal_bind where = { c->run_id, step, name, n };
+	struct fg_seal_bind claimed = { c->run_id, step, claimed_name, c->cycle };
+	enum fg_seal_status st = fg_seal_check(k, FG_SEAL_FILE, &where, &claimed, raw, len);
+
+	free(claimed_name);
+	return st;
+}
+
 int fg_cycle_write_at(int dirfd, const struct fg_cycle *c)
 {
 	return fg_cycle_write_sealed_at(dirfd, c, NULL, NULL);

@@ -123,9 +123,14 @@ int fg_seal_key_load(const char *path, struct fg_seal_key *k, char *err, size_t 
 	return r;
 }
 
+void fg_seal_wipe(void *p, size_t n)
+{
+	sodium_memzero(p, n);
+}
+
 void fg_seal_key_wipe(struct fg_seal_key *k)
 {
-	sodium_memzero(k->b, sizeof(k->b));
+	fg_seal_wipe(k->b, sizeof(k->b));
 }
 
 /* The MAC's message: the domain, the binding, then body (n bytes) and end. */

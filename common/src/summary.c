@@ -285,27 +285,31 @@ int fg_summary_parse(struct fg_summary *s, const char *data, size_t len, char *e
 	return r;
 }
 
-static int read_summary(int dirfd, const char *path, struct fg_summary *s, char *err, size_t errlen)
+/* raw NULL: a buffer of its own; else raw (reset) keeps the bytes read. */
+static int read_summary(int dirfd, const char *path, struct fg_summary *s, struct fg_buf *raw,
+			char *err, size_t errlen)
 {
-	struct fg_buf b;
+	struct fg_buf own, *bp = raw ? raw : &own;
 	int r;
 
 	fg_summary_release(s);
-	fg_buf_init(&b, FG_SUMMARY_MAX_BYTES);
-	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, 0, &b,
+	fg_buf_init(&own, FG_SUMMARY_MAX_BYTES);
+	if (raw)
+		fg_buf_reset(raw);
+	r = fg_read_file_at(dirfd, dirfd == AT_FDCWD ? path : FG_SUMMARY_FILE, FG_SUMMARY_MAX_BYTES, 0, bp,
 			    NULL);
 	if (r)
 		r = fg__read_failed(r, path, FG_SUMMARY_MAX_BYTES, err, errlen);
 	else
-		r = fg_summary_parse(s, fg_buf_str(&b), b.len, err, errlen);
-	fg_buf_release(&b);
+		r = fg_summary_parse(s, fg_buf_str(bp), bp->len, err, errlen);
+	fg_buf_release(&own);
 	return r;
 }
 
 int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t errlen)
 {
 	char *path = fg_path_join(dir, FG_SUMMARY_FILE);
-	int r = read_summary(AT_FDCWD, path, s, err, errlen);
+	int r = read_summary(AT_FDCWD, path, s, NULL, err, errlen);
 
 	free(path);
 	return r;
@@ -313,5 +317,11 @@ int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t err
 
 int fg_summary_read_at(int dirfd, struct fg_summary *s, char *err, size_t errlen)
 {
-	return read_summary(dirfd, FG_SUMMARY_FILE, s, err, errlen);
+	return read_summary(dirfd, FG_SUMMARY_FILE, s, NULL, err, errlen);
+}
+
+int fg_summary_read_raw_at(int dirfd, struct fg_summary *s, struct fg_buf *raw, char *err,
+			   size_t errlen)
+{
+	return read_summary(dirfd, FG_SUMMARY_FILE, s, raw, err, errlen);
 }

@@ -102,7 +102,7 @@ static const char BIG_CYCLE[] =
 	"  { printf '{\"cycle\":%s,\"max_cycles\":40,\"verdict\":\"rejected\",\"feedback\":\"' \"$1\"\n"
 	"    head -c \"$BIG_BYTES\" /dev/zero | tr '\\0' \"$2\"\n"
 	"    printf '\",\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
-	"\"run_id\":\"%s\"}\\n' \"$K\" \"$FORGE_RUN_ID\"; } > \"$D/.big\"\n"
+	"\"run_id\":\"%s\"}\\n' \"$K\" \"$FORGE_RUN_ID\"; } | fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.big\"\n"
 	"  mv \"$D/.big\" \"$D/review_cycle_$1.json\"\n"
 	"}\n";
 

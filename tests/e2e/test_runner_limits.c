@@ -79,10 +79,11 @@ Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 		"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"ok\","
 		"\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
 		"\"run_id\":\"%s\",\"usage\":{\"worker\":{\"cost_usd\":1e308,\"output_tokens\":4}}}\\n' "
-		"\"$K\" \"$FORGE_RUN_ID\" > \"$D/.c1\"\nmv \"$D/.c1\" \"$D/review_cycle_1.json\"\n"
+		"\"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_cycle_1.json > \"$D/.c1\"\n"
+		"mv \"$D/.c1\" \"$D/review_cycle_1.json\"\n"
 		"printf '{\"state\":\"approved\",\"cycles\":1,\"max_cycles\":3,\"step\":\"%s\","
 		"\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"reviewer\":{\"cost_usd\":2e6}}}\\n' "
-		"\"$S\" \"$K\" \"$FORGE_RUN_ID\" > \"$D/review_summary.json\"\n"
+		"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_summary.json > \"$D/review_summary.json\"\n"
 		"exit 0\n");
 	fgw_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);

@@ -29,12 +29,14 @@ TestSuite(runner_obs, .timeout = 120);
  * JSON string as is, so it may carry JSON escapes. */
 static const char *script_head =
 	"#!/bin/sh\n"
+	FGE_SEAL_LINES
 	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
 	"D=$W/.forge/$S\n"
 	"cyc() {\n"
 	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"sk\","
 	"\"elapsed_seconds\":%s,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
-	"\"$1\" \"${MAX:-3}\" \"$2\" \"${3:-fb$1}\" \"${4:-1}\" \"${5:-$FORGE_RUN_ID}\" > \"$D/.c$1.tmp\"\n"
+	"\"$1\" \"${MAX:-3}\" \"$2\" \"${3:-fb$1}\" \"${4:-1}\" \"${5:-$FORGE_RUN_ID}\" "
+	"| fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.c$1.tmp\"\n"
 	"  mv \"$D/.c$1.tmp\" \"$D/review_cycle_$1.json\"\n"
 	"}\n"
 	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\" 2>/dev/null; do i=$((i+1)); "

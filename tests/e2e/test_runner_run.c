@@ -434,7 +434,8 @@ Test(runner_run, unparsed_verdict_is_a_warning_naming_the_reviewer_log)
 	const char *body =
 		"put() { printf '{\"cycle\":%s,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"%s\","
 		"\"format\":\"none\",\"skill\":\"sk\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
-		"\"run_id\":\"%s\"}' \"$1\" \"$2\" \"$FORGE_RUN_ID\" > \"$D/.t\"; mv \"$D/.t\" \"$D/review_cycle_$1.json\"; }\n"
+		"\"run_id\":\"%s\"}' \"$1\" \"$2\" \"$FORGE_RUN_ID\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.t\";"
+		" mv \"$D/.t\" \"$D/review_cycle_$1.json\"; }\n"
 		"put 1 'Verdict could not be parsed'\n"
 		"put 2 'The review could not be completed: reviewer was killed by signal 9 (Killed).'\n"
 		"cyc 3 rejected\n"
@@ -504,13 +505,13 @@ static const char FRAMES[] =
 	"  printf '@@forge-review {\"v\":1,\"type\":\"review_cycle\",\"run_id\":\"%s\",\"step\":\"%s\","
 	"\"file\":\"review_cycle_%s.json\",\"cycle\":{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\","
 	"\"feedback\":\"%s\",\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
-	"\"run_id\":\"%s\"}%s}\\n' \"$r\" \"$S\" \"$1\" \"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" \"$t\" >&2\n"
+	"\"run_id\":\"%s\"}%s}\\n' \"$r\" \"$S\" \"$1\" \"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" \"$t\" | fgseal >&2\n"
 	"}\n"
 	"sumfrm() {\n"
 	"  printf '@@forge-review {\"v\":1,\"type\":\"review_summary\",\"run_id\":\"%s\",\"step\":\"%s\","
 	"\"file\":\"review_summary.json\",\"summary\":{\"state\":\"%s\",\"cycles\":%s,\"max_cycles\":3,"
 	"\"step\":\"%s\",\"skill\":\"%s\",\"run_id\":\"%s\"}}\\n' \"$FORGE_RUN_ID\" \"$S\" \"$1\" \"$2\" "
-	"\"$S\" \"$K\" \"$FORGE_RUN_ID\" >&2\n"
+	"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal >&2\n"
 	"}\n";
 
 static void run_frames(struct rr *r, const char *body, const char *const *extra)
@@ -666,7 +667,7 @@ static void run_remote_more(struct rr *r, const char *body, const char *const *m
 			 "for a; do case $prev in --step) S=$a;; esac; prev=$a; done\n"
 			 "echo \"$*\" > \"%s/docker.args\"\n%s",
 			 FRAMES, r->w.root, body);
-	free(fge_script(bin, "docker", "#!/bin/sh\n", script));
+	free(fge_script(bin, "docker", "#!/bin/sh\n" FGE_SEAL_LINES, script));
 	fge_write_in(r->w.ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
 	path = fgt_fmt("PATH=%s:/usr/bin:/bin", bin);
 	env[0] = path;
@@ -1059,7 +1060,7 @@ Test(runner_run, remote_run_reports_usage_cost_and_metrics_from_the_summary_fram
 		       "\"file\":\"review_summary.json\",\"summary\":{\"state\":\"approved\",\"cycles\":1,"
 		       "\"max_cycles\":3,\"step\":\"%s\",\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"worker\":"
 		       "{\"input_tokens\":1200,\"output_tokens\":300,\"cost_usd\":0.5},\"reviewer\":{\"cost_usd\":0.05}}}}\\n' "
-		       "\"$FORGE_RUN_ID\" \"$S\" \"$S\" \"$K\" \"$FORGE_RUN_ID\" >&2\nexit 0\n", more);
+		       "\"$FORGE_RUN_ID\" \"$S\" \"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal >&2\nexit 0\n", more);
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	u = cJSON_GetObjectItem(r.res, "usage");
 	cr_assert(cJSON_IsObject(u), "the result has no usage");

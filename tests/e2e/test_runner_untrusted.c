@@ -167,7 +167,8 @@ Test(runner_untrusted, run_result_log_and_report_are_utf8)
 	char *ws = w.ws, *corp = fgt_fmt("%s/corpus", dir);
 	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
 	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
-			      "cp \"$CORPUS\"/review_cycle_*.json \"$D/\"\n"
+			      "for f in \"$CORPUS\"/review_cycle_*.json; do n=${f##*/};"
+			      " fgseal \"$S\" \"$n\" < \"$f\" > \"$D/$n\"; done\n"
 			      "printf 'the task failed: \\377\\376\\n' >&2\nexit 1\n");
 	char *corpenv = fgt_fmt("CORPUS=%s", corp);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl",
@@ -222,7 +223,7 @@ Test(runner_untrusted, a_cycle_skill_never_reaches_metrics_or_the_result)
 	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "put() { printf '{\"cycle\":%s,\"max_cycles\":9,\"verdict\":\"rejected\","
 			      "\"feedback\":\"f\",\"skill\":\"%s\",\"elapsed_seconds\":1,"
-			      "\"timestamp\":\"2026-01-01T00:00:00Z\"}' \"$1\" \"$2\" > \"$D/.t\";"
+			      "\"timestamp\":\"2026-01-01T00:00:00Z\"}' \"$1\" \"$2\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.t\";"
 			      " mv \"$D/.t\" \"$D/review_cycle_$1.json\"; }\n"
 			      "put 1 \"$(printf 'bad\\377\\376')\"\n"
 			      "put 2 \"$(head -c 1400000 /dev/zero | tr '\\000' s)\"\n"

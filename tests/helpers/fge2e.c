@@ -15,6 +15,7 @@
 
 const char FGE_FAKE_EP_HEAD[] =
 	"#!/bin/sh\n"
+	FGE_SEAL_LINES
 	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;;"
 	" --skill) K=$2; shift;; esac; shift; done\n"
 	"D=$W/.forge/$S\n"
@@ -22,7 +23,7 @@ const char FGE_FAKE_EP_HEAD[] =
 	"  r=${3:-$FORGE_RUN_ID}; f=${4:-fb$1}; dd=${DIR:-$D}\n"
 	"  printf '{\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"%s\",\"skill\":\"%s\","
 	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
-	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" > \"$dd/.c$1.tmp\"\n"
+	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$dd/.c$1.tmp\"\n"
 	"  mv \"$dd/.c$1.tmp\" \"$dd/review_cycle_$1.json\"\n"
 	"}\n"
 	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 3000 ] && exit 99; sleep 0.01; done; }\n";

@@ -24,8 +24,21 @@
  *       to "fbN", the skill is the one the runner passed.
  *   wait_log TEXT  waits until the file $LOG contains TEXT (exit 99 after
  *       about 30 s), so a script acts only after the runner logged something.
+ *   fgseal [STEP NAME]  seals the record on its stdin with the run's key
+ *       (tests/tools/fg-seal.c): the head reads the key line the runner
+ *       sends on stdin (FORGE_SEAL_KEY_STDIN=1) into $SEALKEY, as the real
+ *       entrypoint does; cyc seals every file it writes, frames are sealed
+ *       by piping them through `fgseal`.
  */
 extern const char FGE_FAKE_EP_HEAD[];
+
+/* The lines of FGE_FAKE_EP_HEAD that read the key and define fgseal, for a
+ * test's own script head (after its #! line). In a container, where the
+ * build tree is not, fgseal runs the fg-seal next to the script. */
+#define FGE_SEAL_LINES \
+	"SEALKEY=\n" \
+	"[ \"$FORGE_SEAL_KEY_STDIN\" = 1 ] && IFS= read -r SEALKEY\n" \
+	"fgseal() { s='" FG_SEAL_BIN "'; [ -x \"$s\" ] || s=${0%/*}/fg-seal; \"$s\" \"$SEALKEY\" \"$@\"; }\n"
 
 /* Writes dir/name = head + body + "\n" and makes it executable. Returns the
  * owned path. head and body are borrowed; head may be "#!/bin/sh\n" or

@@ -44,6 +44,7 @@
 #include "forge/denied.h"
 #include "forge/evidence.h"
 #include "forge/reviewmd.h"
+#include "forge/seal.h"
 #include "forge/timeutil.h"
 #include "forge/usage.h"
 #include "forge/verdict.h"
@@ -197,11 +198,18 @@ int fg_cycle_write(const char *dir, const struct fg_cycle *c);
 int fg_cycle_write_at(int dirfd, const struct fg_cycle *c);
 /* The same, sealed with k (seal.h; NULL: unsealed, as above) for step,
  * the cycle's run id, its file name and number. */
-struct fg_seal_key;
 int fg_cycle_write_sealed(const char *dir, const struct fg_cycle *c, const struct fg_seal_key *k,
 			  const char *step);
 int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct fg_seal_key *k,
 			     const char *step);
+/*
+ * The seal of cycle file name (number n) of step, read as c from the len
+ * bytes raw, checked with k (NULL: unverified) for that place and the
+ * cycle's own run id; "replayed" when it is good for the number c says
+ * (seal.h).
+ */
+enum fg_seal_status fg_cycle_seal_check(const struct fg_seal_key *k, const char *step, const char *name, int n,
+			const struct fg_cycle *c, const char *raw, size_t len);
 
 /*
  * Reads and parses dir/name safely (fg_read_file_at with FG_CYCLE_MAX_BYTES).

@@ -83,8 +83,9 @@ int fg_seal_key_parse(const char *s, size_t len, struct fg_seal_key *k);
 /* The key file of `watch`/`sweep --seal-key-file`: 64 lowercase hex digits,
  * one optional "\n", nothing else. 0, or -errno / -EINVAL with err filled. */
 int fg_seal_key_load(const char *path, struct fg_seal_key *k, char *err, size_t errlen);
-/* Overwrites k (sodium_memzero). */
+/* Overwrites k, or the n bytes at p (sodium_memzero: not optimised away). */
 void fg_seal_key_wipe(struct fg_seal_key *k);
+void fg_seal_wipe(void *p, size_t n);
 
 /*
  * text (len bytes: a JSON object as fg_json_print() or

@@ -99,5 +99,9 @@ int fg_summary_read(const char *dir, struct fg_summary *s, char *err, size_t err
 /* The same, relative to the directory descriptor dirfd (borrowed), for a
  * caller that reached the directory without following symlinks. */
 int fg_summary_read_at(int dirfd, struct fg_summary *s, char *err, size_t errlen);
+/* The same, raw (reset first, max at least FG_SUMMARY_MAX_BYTES) keeping the
+ * exact bytes read, for a caller that checks the seal (seal.h). */
+int fg_summary_read_raw_at(int dirfd, struct fg_summary *s, struct fg_buf *raw, char *err,
+			   size_t errlen);
 
 #endif
