@@ -144,6 +144,14 @@ static void make_claim(struct kbox *b)
 	cr_assert_eq(p.exit_code, 0, "cannot create the claim: %s", p.err);
 	fgt_proc_release(&p);
 	free(manifest);
+	/* Bound before the run, as an orchestrator's claim is: else the scheduler's
+	 * first word on the pod is the unbound claim, not the run's own reason. */
+	char *pvc = fgt_fmt("pvc/%s", b->claim);
+	kubectl(&p, (const char *const[]){ "wait", "--for=jsonpath={.status.phase}=Bound", pvc,
+					   "--timeout=120s", NULL }, NULL);
+	cr_assert_eq(p.exit_code, 0, "claim %s not bound: %s", b->claim, p.err);
+	fgt_proc_release(&p);
+	free(pvc);
 }
 
 static void box_init(struct kbox *b, const char *review_md)
