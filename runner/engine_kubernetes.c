@@ -93,6 +93,8 @@ static void push_params(const struct rn_engine_params *p, struct fg_strvec *argv
 	push_opt(argv, "run-as", p->run_as);
 	if (p->read_only_rootfs)
 		fg_strvec_push(argv, "--read-only-rootfs");
+	if (p->sealed)
+		fg_strvec_push(argv, "--sealed");
 	push_num(argv, "timeout", p->timeout);
 	push_num(argv, "start-timeout", p->start_timeout);
 	for (size_t i = 0; i < p->nextra_env; i++)

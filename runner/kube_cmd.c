@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/seal.h"
 
 static void maybe_done(struct rn_kube_cmd *c)
 {
@@ -42,6 +43,8 @@ static void on_exit_cb(uv_process_t *p, int64_t status, int sig)
 	c->code = sig ? 128 + sig : (int)status;
 	c->running = 0;
 	uv_timer_stop(&c->timer);
+	if (c->keep_input && !c->input)
+		close_handle(c, (uv_handle_t *)&c->pipes[0]);
 	close_handle(c, (uv_handle_t *)p);
 	close_handle(c, (uv_handle_t *)&c->timer);
 }
@@ -92,9 +95,12 @@ static void on_written(uv_write_t *w, int status)
 	struct rn_kube_cmd *c = w->data;
 
 	(void)status;
+	if (c->input)
+		fg_seal_wipe(c->input, strlen(c->input));
 	free(c->input);
 	c->input = NULL;
-	close_handle(c, (uv_handle_t *)&c->pipes[0]);
+	if (!c->keep_input || !c->running)
+		close_handle(c, (uv_handle_t *)&c->pipes[0]);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -139,10 +145,11 @@ int rn_kube_cmd_start(struct rn_kube_cmd *c, uv_loop_t *loop, char *const *argv,
 	uv_stdio_container_t stdio[3];
 	uv_process_options_t o = { 0 };
 	rn_kube_line_cb lines = c->lines;
-	int r;
+	int keep = c->keep_input, r;
 
 	memset(c, 0, sizeof(*c));
 	c->lines = lines;
+	c->keep_input = keep;
 	c->loop = loop;
 	c->data = data;
 	fg_buf_init(&c->out, RN_KUBE_CMD_OUT_MAX);

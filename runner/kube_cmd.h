@@ -32,6 +32,8 @@ struct rn_kube_cmd {
 	struct fg_buf out, err;
 	void *data;
 	rn_kube_line_cb lines;   /* set before start for a streamed stdout */
+	int keep_input;          /* set before start: stdin stays open after the input
+				  * (closed when the command exits: kubectl attach's lifeline) */
 
 	/* private */
 	uv_loop_t *loop;

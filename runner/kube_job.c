@@ -22,6 +22,7 @@
 #include "forge/alloc.h"
 #include "forge/exit.h"
 #include "forge/num.h"
+#include "forge/seal.h"
 
 extern char **environ;
 
@@ -83,6 +84,8 @@ static void clean(struct kjob *j)
 	uv_timer_stop(&j->linger);
 	if (j->logs_running)
 		rn_kube_cmd_kill(&j->logs);
+	if (rn_kube_cmd_busy(&j->attach))
+		rn_kube_cmd_kill(&j->attach);
 	fg_strvec_init(&argv);
 	rn_kube_delete_argv(&j->p, &argv);
 	/* The last of rn_kube_delete_argv() is --wait=false: wait here. */
@@ -194,12 +197,72 @@ static double elapsed_s(struct kjob *j)
 	return (double)(uv_now(&j->loop) - j->t_created) / 1000.0;
 }
 
+static void drop_line(struct rn_kube_cmd *c, const char *line, size_t n, int piece)
+{
+	(void)c;
+	(void)line;
+	(void)n;
+	(void)piece;
+}
+
+static void on_attach_done(struct rn_kube_cmd *c)
+{
+	rn_kube_cmd_release(c);
+}
+
+/* Sealed runs: the key line into the pod's stdin through kubectl attach,
+ * which then stays connected: its end closes the pod's stdin (stdinOnce),
+ * the entrypoint's lifeline. Its output (the container's) is the log's. */
+static void attach_key(struct kjob *j)
+{
+	struct fg_strvec argv;
+	int r;
+
+	if (!j->p.sealed || !j->have_key || j->attach_started)
+		return;
+	j->attach_started = 1;
+	fg_strvec_init(&argv);
+	rn_kube_cli_prefix(&j->p, &argv);
+	fg_strvec_push(&argv, "attach");
+	fg_strvec_push(&argv, "--stdin");
+	fg_strvec_push(&argv, "--quiet");
+	fg_strvec_pushf(&argv, "--container=%s", RN_KUBE_CONTAINER);
+	fg_strvec_pushf(&argv, "pod/%s", j->last.pod);
+	j->attach.lines = drop_line;
+	j->attach.keep_input = 1;
+	r = rn_kube_cmd_start(&j->attach, &j->loop, argv.v, j->key_line, 0, on_attach_done, j);
+	fg_seal_wipe(j->key_line, sizeof(j->key_line));
+	if (r)
+		rn__kjob_say("cannot run '%s attach': %s", j->p.program, uv_strerror(r));
+	fg_strvec_release(&argv);
+}
+
+/* The session writes the key line first thing into our stdin. */
+static void read_key(struct kjob *j)
+{
+	size_t n = 0;
+
+	while (j->p.sealed && n < 65) {
+		ssize_t k = read(STDIN_FILENO, j->key_line + n, 65 - n);
+
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	j->key_line[n] = '\0';
+	j->have_key = n == 65 && j->key_line[64] == '\n';
+	if (j->p.sealed && !j->have_key)
+		rn__kjob_say("no key line on standard input: the run's records will not be sealed");
+}
+
 static void waiting(struct kjob *j, const struct rn_kube_status *st)
 {
 	char msg[1200];
 
 	switch (st->phase) {
 	case RN_KUBE_RUNNING:
+		attach_key(j);
+		/* fallthrough */
 	case RN_KUBE_DONE:
 		j->state = KJ_FOLLOW;
 		j->seen_running = 1;
@@ -430,7 +493,7 @@ static void reap_dead(struct kjob *j)
 
 enum { K_CLI = 1, K_NS, K_CTX, K_RUN_ID, K_IMAGE, K_VOLUME, K_SUBPATH, K_SKILLS, K_STEP, K_SKILL,
        K_TASK_KEY, K_TASK_FILE, K_CYCLE_DIR, K_MEMORY, K_CPUS, K_NETWORK, K_RUN_AS, K_RO,
-       K_TIMEOUT, K_START, K_ENV };
+       K_TIMEOUT, K_START, K_ENV, K_SEALED };
 
 static const struct fg_opt kjob_options[] = {
 	{ K_CLI, "cli", 0, "PATH", NULL, "" }, { K_NS, "namespace", 0, "NS", NULL, "" },
@@ -443,7 +506,8 @@ static const struct fg_opt kjob_options[] = {
 	{ K_CPUS, "cpus", 0, "N", NULL, "" }, { K_NETWORK, "network", 0, "N", NULL, "" },
 	{ K_RUN_AS, "run-as", 0, "U", NULL, "" }, { K_RO, "read-only-rootfs", 0, NULL, NULL, "" },
 	{ K_TIMEOUT, "timeout", 0, "S", NULL, "" }, { K_START, "start-timeout", 0, "S", NULL, "" },
-	{ K_ENV, "env", 0, "NAME", NULL, "" }, { 0, NULL, 0, NULL, NULL, NULL },
+	{ K_ENV, "env", 0, "NAME", NULL, "" }, { K_SEALED, "sealed", 0, NULL, NULL, "" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
 };
 
 static int take(struct kjob *j, int id, const char *v)
@@ -464,6 +528,7 @@ static int take(struct kjob *j, int id, const char *v)
 	}
 	switch (id) {
 	case K_RO: p->read_only_rootfs = 1; return 0;
+	case K_SEALED: p->sealed = 1; return 0;
 	case K_TIMEOUT: return fg_parse_double(v, 0, 1e9, &p->timeout) ? -EINVAL : 0;
 	case K_START: return fg_parse_double(v, 0, 1e9, &p->start_timeout) ? -EINVAL : 0;
 	case K_ENV: fg_strvec_push(&j->env_names, v); return 0;
@@ -517,6 +582,7 @@ int rn_cmd_kube_job(int argc, char **argv)
 	int r = parse(j, argc, argv);
 
 	if (!r) {
+		read_key(j);
 		init_loop(j);
 		/* The runner gone is a stop: the Job is deleted, not left running. */
 		prctl(PR_SET_PDEATHSIG, SIGTERM);

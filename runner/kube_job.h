@@ -41,6 +41,9 @@ struct kjob {
 	struct rn_kube_cmd query;     /* get / create / delete: one at a time */
 	struct rn_kube_cmd logs;      /* kubectl logs -f */
 	struct rn_kube_cmd stopper;   /* the Job's delete on SIGTERM */
+	struct rn_kube_cmd attach;    /* sealed runs: kubectl attach -i, the key line, the lifeline */
+	char key_line[66];            /* the key line read from our stdin (wiped after use) */
+	int have_key, attach_started;
 	int logs_running;
 	uv_timer_t poll, linger;
 	uv_signal_t sig[3];

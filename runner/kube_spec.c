@@ -184,6 +184,11 @@ static cJSON *container(const struct rn_engine_params *p)
 	cJSON_AddStringToObject(c, "name", RN_KUBE_CONTAINER);
 	cJSON_AddStringToObject(c, "image", p->image);
 	cJSON_AddStringToObject(c, "imagePullPolicy", "IfNotPresent");
+	if (p->sealed) {
+		/* The key line comes through kubectl attach; its end closes stdin. */
+		cJSON_AddTrueToObject(c, "stdin");
+		cJSON_AddTrueToObject(c, "stdinOnce");
+	}
 	entry_args(p, c);
 	container_env(p, c);
 	resources(p, c);
