@@ -8,6 +8,7 @@
  *     at all is an error with exit 1, never a warning with exit 0.
  * Each test failed on the main of before issue 22.
  */
+#include <limits.h>
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "forge/num.h"
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
@@ -187,7 +189,10 @@ Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 	for (const char *const *sig = (const char *const[]){ "TERM", "INT", "HUP", NULL }; *sig; sig++) {
 		e = fge_find_event(f.events, "signal_ignored", "signal", *sig);
 		cr_assert_not_null(e, "no signal_ignored for %s; log:\n%s", *sig, f.logtext);
-		cr_assert_eq(fge_jint(e, "sender_pid"), atoi(pid), "log:\n%s", f.logtext);
+		long want;
+
+		cr_assert_eq(fg_parse_long(pid, 1, LONG_MAX, &want), 0, "pid file: '%s'", pid);
+		cr_assert_eq(fge_jint(e, "sender_pid"), want, "log:\n%s", f.logtext);
 	}
 	cr_assert_eq(fge_count_events(f.events, "signal_ignored", "signal", "TERM"), 2, "log:\n%s", f.logtext);
 	free(pid);

@@ -906,7 +906,9 @@ Test(runner_kubernetes, the_kubelet_does_not_change_the_host)
 	char *text = fgt_read(before, NULL);
 	cr_assert_not_null(text, "cannot read %s", before);
 	int n = 0;
-	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+	char *save = NULL;
+
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char key[128], val[64];
 
 		if (sscanf(line, "sysctl %127[^=]=%63s", key, val) != 2)

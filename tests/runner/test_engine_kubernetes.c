@@ -5,12 +5,14 @@
  * documents, one per row of docs/design/kubernetes.md), the log timestamps.
  * The flow against a real cluster is tests/e2e/test_runner_kubernetes.c.
  */
+#include <limits.h>
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "forge/num.h"
 #include "engine.h"
 #include "fgtest.h"
 #include "kube.h"
@@ -44,9 +46,11 @@ static const cJSON *item_of(const cJSON *list, const char *kind)
 
 static const cJSON *path(const cJSON *o, const char *const *keys)
 {
+	long i;
+
 	for (; o && *keys; keys++)
-		o = cJSON_IsArray(o) ? cJSON_GetArrayItem(o, atoi(*keys))
-				     : cJSON_GetObjectItemCaseSensitive(o, *keys);
+		o = !cJSON_IsArray(o) ? cJSON_GetObjectItemCaseSensitive(o, *keys)
+		    : fg_parse_long(*keys, 0, INT_MAX, &i) == 0 ? cJSON_GetArrayItem(o, (int)i) : NULL;
 	return o;
 }
 #define AT(o, ...) path((o), (const char *const[]){ __VA_ARGS__, NULL })
