@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/util.h"
 
 #include "internal_util.h"
 
@@ -46,7 +47,7 @@ const char *rn_engine_name(enum rn_engine_kind k)
 
 int rn_engine_parse(const char *s, enum rn_engine_kind *out)
 {
-	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++) {
 		if (!strcmp(s, engines[i]->name)) {
 			*out = (enum rn_engine_kind)i;
 			return 0;
@@ -57,7 +58,7 @@ int rn_engine_parse(const char *s, enum rn_engine_kind *out)
 
 int rn_engine_env_is_runner_only(const char *name)
 {
-	for (size_t i = 0; i < sizeof(runner_only) / sizeof(runner_only[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(runner_only); i++)
 		if (!strcmp(name, runner_only[i]))
 			return 1;
 	return 0;

@@ -208,27 +208,13 @@ static void push_mount(const struct rn_engine_params *p, struct fg_strvec *argv,
 /* Hardening on by default, then the limits that were given. */
 static void push_limits(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
-	fg_strvec_push(argv, "--cap-drop=ALL");
-	fg_strvec_push(argv, "--security-opt=no-new-privileges");
-	fg_strvec_push(argv, "--pids-limit");
-	fg_strvec_push(argv, p->pids_limit ? p->pids_limit : RN_ENGINE_PIDS_LIMIT);
-	if (p->memory) {
-		fg_strvec_push(argv, "--memory");
-		fg_strvec_push(argv, p->memory);
-	}
-	if (p->cpus) {
-		fg_strvec_push(argv, "--cpus");
-		fg_strvec_push(argv, p->cpus);
-	}
-	if (p->network) {
-		fg_strvec_push(argv, "--network");
-		fg_strvec_push(argv, p->network);
-	}
-	if (p->read_only_rootfs) {
-		fg_strvec_push(argv, "--read-only");
-		fg_strvec_push(argv, "--tmpfs");
-		fg_strvec_push(argv, "/tmp");
-	}
+	fg_strvec_pushl(argv, "--cap-drop=ALL", "--security-opt=no-new-privileges", "--pids-limit",
+			p->pids_limit ? p->pids_limit : RN_ENGINE_PIDS_LIMIT, NULL);
+	fg_strvec_push_opt(argv, "--memory", p->memory);
+	fg_strvec_push_opt(argv, "--cpus", p->cpus);
+	fg_strvec_push_opt(argv, "--network", p->network);
+	if (p->read_only_rootfs)
+		fg_strvec_pushl(argv, "--read-only", "--tmpfs", "/tmp", NULL);
 }
 
 /* Where the container finds the task file; owned, or NULL with err set. */
@@ -250,25 +236,11 @@ static char *task_file_mount(const struct rn_engine_params *p, struct fg_strvec 
 static void push_entry_args(const struct rn_engine_params *p, struct fg_strvec *argv,
 			    const char *task_file)
 {
-	fg_strvec_push(argv, "run");
-	fg_strvec_push(argv, "--workspace");
-	fg_strvec_push(argv, CONTAINER_WORKSPACE);
-	fg_strvec_push(argv, "--skills-dir");
-	fg_strvec_push(argv, CONTAINER_SKILLS);
-	fg_strvec_push(argv, "--step");
-	fg_strvec_push(argv, p->step);
-	if (p->skill) {
-		fg_strvec_push(argv, "--skill");
-		fg_strvec_push(argv, p->skill);
-	}
-	if (p->task_key) {
-		fg_strvec_push(argv, "--task-key");
-		fg_strvec_push(argv, p->task_key);
-	}
-	if (task_file) {
-		fg_strvec_push(argv, "--task-file");
-		fg_strvec_push(argv, task_file);
-	}
+	fg_strvec_pushl(argv, "run", "--workspace", CONTAINER_WORKSPACE, "--skills-dir",
+			CONTAINER_SKILLS, "--step", p->step, NULL);
+	fg_strvec_push_opt(argv, "--skill", p->skill);
+	fg_strvec_push_opt(argv, "--task-key", p->task_key);
+	fg_strvec_push_opt(argv, "--task-file", task_file);
 	if (p->clear_stale)
 		fg_strvec_push(argv, "--clear-stale");
 }
@@ -289,9 +261,7 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 				 : mount_path_ok("workspace", p->workspace, err, errlen)) ||
 	    (p->skills_dir && mount_path_ok("skills dir", p->skills_dir, err, errlen)))
 		return -EINVAL;
-	fg_strvec_push(argv, p->program);
-	fg_strvec_push(argv, "run");
-	fg_strvec_push(argv, "--rm");
+	fg_strvec_pushl(argv, p->program, "run", "--rm", NULL);
 	/* The container's stdin is the runner's pipe: the key, then the lifeline. */
 	if (p->sealed)
 		fg_strvec_push(argv, "-i");

@@ -44,22 +44,8 @@ static char *self_exe(void)
 void rn_kube_cli_prefix(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
 	fg_strvec_push(argv, p->program);
-	if (p->kube_context) {
-		fg_strvec_push(argv, "--context");
-		fg_strvec_push(argv, p->kube_context);
-	}
-	if (p->kube_namespace) {
-		fg_strvec_push(argv, "--namespace");
-		fg_strvec_push(argv, p->kube_namespace);
-	}
-}
-
-static void push_opt(struct fg_strvec *argv, const char *name, const char *v)
-{
-	if (!v)
-		return;
-	fg_strvec_pushf(argv, "--%s", name);
-	fg_strvec_push(argv, v);
+	fg_strvec_push_opt(argv, "--context", p->kube_context);
+	fg_strvec_push_opt(argv, "--namespace", p->kube_namespace);
 }
 
 static void push_num(struct fg_strvec *argv, const char *name, double v)
@@ -74,23 +60,23 @@ static void push_num(struct fg_strvec *argv, const char *name, double v)
  * parses them back into rn_engine_params). */
 static void push_params(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
-	push_opt(argv, "cli", p->program);
-	push_opt(argv, "namespace", p->kube_namespace);
-	push_opt(argv, "kube-context", p->kube_context);
-	push_opt(argv, "run-id", p->run_id);
-	push_opt(argv, "image", p->image);
-	push_opt(argv, "workspace-volume", p->workspace_volume);
-	push_opt(argv, "workspace-subpath", p->workspace_subpath);
-	push_opt(argv, "skills-dir", p->skills_dir);
-	push_opt(argv, "step", p->step);
-	push_opt(argv, "skill", p->skill);
-	push_opt(argv, "task-key", p->task_key);
-	push_opt(argv, "task-file", p->task_file);
-	push_opt(argv, "cycle-dir", p->cycle_dir);
-	push_opt(argv, "memory", p->memory);
-	push_opt(argv, "cpus", p->cpus);
-	push_opt(argv, "network", p->network);
-	push_opt(argv, "run-as", p->run_as);
+	fg_strvec_push_opt(argv, "--cli", p->program);
+	fg_strvec_push_opt(argv, "--namespace", p->kube_namespace);
+	fg_strvec_push_opt(argv, "--kube-context", p->kube_context);
+	fg_strvec_push_opt(argv, "--run-id", p->run_id);
+	fg_strvec_push_opt(argv, "--image", p->image);
+	fg_strvec_push_opt(argv, "--workspace-volume", p->workspace_volume);
+	fg_strvec_push_opt(argv, "--workspace-subpath", p->workspace_subpath);
+	fg_strvec_push_opt(argv, "--skills-dir", p->skills_dir);
+	fg_strvec_push_opt(argv, "--step", p->step);
+	fg_strvec_push_opt(argv, "--skill", p->skill);
+	fg_strvec_push_opt(argv, "--task-key", p->task_key);
+	fg_strvec_push_opt(argv, "--task-file", p->task_file);
+	fg_strvec_push_opt(argv, "--cycle-dir", p->cycle_dir);
+	fg_strvec_push_opt(argv, "--memory", p->memory);
+	fg_strvec_push_opt(argv, "--cpus", p->cpus);
+	fg_strvec_push_opt(argv, "--network", p->network);
+	fg_strvec_push_opt(argv, "--run-as", p->run_as);
 	if (p->read_only_rootfs)
 		fg_strvec_push(argv, "--read-only-rootfs");
 	if (p->sealed)
@@ -98,7 +84,7 @@ static void push_params(const struct rn_engine_params *p, struct fg_strvec *argv
 	push_num(argv, "timeout", p->timeout);
 	push_num(argv, "start-timeout", p->start_timeout);
 	for (size_t i = 0; i < p->nextra_env; i++)
-		push_opt(argv, "env", p->extra_env[i]);
+		fg_strvec_push_opt(argv, "--env", p->extra_env[i]);
 }
 
 static int kube_build(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,

@@ -13,14 +13,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
-
-static void push_opt(struct fg_strvec *argv, const char *name, const char *value)
-{
-	if (!value)
-		return;
-	fg_strvec_push(argv, name);
-	fg_strvec_push(argv, value);
-}
+#include "forge/util.h"
 
 static int local_build(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,
 		       size_t errlen)
@@ -29,12 +22,12 @@ static int local_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 	(void)errlen;
 	fg_strvec_push(argv, p->program);
 	fg_strvec_push(argv, "run");
-	push_opt(argv, "--workspace", p->workspace);
-	push_opt(argv, "--skills-dir", p->skills_dir);
-	push_opt(argv, "--step", p->step);
-	push_opt(argv, "--skill", p->skill);
-	push_opt(argv, "--task-key", p->task_key);
-	push_opt(argv, "--task-file", p->task_file);
+	fg_strvec_push_opt(argv, "--workspace", p->workspace);
+	fg_strvec_push_opt(argv, "--skills-dir", p->skills_dir);
+	fg_strvec_push_opt(argv, "--step", p->step);
+	fg_strvec_push_opt(argv, "--skill", p->skill);
+	fg_strvec_push_opt(argv, "--task-key", p->task_key);
+	fg_strvec_push_opt(argv, "--task-file", p->task_file);
 	return 0;
 }
 
@@ -97,7 +90,7 @@ char *rn_engine_find_entrypoint(const char *explicit_path)
 	if (explicit_path && *explicit_path)
 		return fg_xstrdup(explicit_path);
 	dir = self_dir();
-	for (size_t i = 0; dir && i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+	for (size_t i = 0; dir && i < ARRAY_SIZE(candidates); i++) {
 		char *path = fg_path_join(dir, candidates[i]);
 
 		if (is_executable(path)) {

@@ -23,6 +23,7 @@
 #include "forge/exit.h"
 #include "forge/num.h"
 #include "forge/seal.h"
+#include "forge/util.h"
 
 extern char **environ;
 
@@ -522,7 +523,7 @@ static int take(struct kjob *j, int id, const char *v)
 		[K_NETWORK] = &p->network, [K_RUN_AS] = &p->run_as,
 	};
 
-	if (id > 0 && id < (int)(sizeof(slot) / sizeof(slot[0])) && slot[id]) {
+	if (id > 0 && id < (int)(ARRAY_SIZE(slot)) && slot[id]) {
 		*slot[id] = v;
 		return 0;
 	}

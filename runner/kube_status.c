@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "forge/json.h"
+#include "forge/util.h"
 
 static const char *str_at(const cJSON *o, const char *a, const char *b)
 {
@@ -34,7 +35,7 @@ int rn_kube_waiting_fatal(const char *reason)
 		"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
 	};
 
-	for (size_t i = 0; reason && i < sizeof(fatal) / sizeof(fatal[0]); i++)
+	for (size_t i = 0; reason && i < ARRAY_SIZE(fatal); i++)
 		if (!strcmp(reason, fatal[i]))
 			return 1;
 	return 0;

@@ -189,3 +189,20 @@ void fg_strvec_pushf(struct fg_strvec *s, const char *fmt, ...)
 	va_end(ap);
 	fg_strvec_push_take(s, p);
 }
+
+void fg_strvec_pushl(struct fg_strvec *s, ...)
+{
+	va_list ap;
+	const char *str;
+
+	va_start(ap, s);
+	for (str = va_arg(ap, const char *); str; str = va_arg(ap, const char *))
+		fg_strvec_push(s, str);
+	va_end(ap);
+}
+
+void fg_strvec_push_opt(struct fg_strvec *s, const char *option, const char *value)
+{
+	if (value)
+		fg_strvec_pushl(s, option, value, NULL);
+}

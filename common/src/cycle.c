@@ -126,7 +126,7 @@ static const char *placeholder(const char *p, const struct fg_cycle_dir_vars *v,
 	static const char *const keys[] = { "{step}", "{task_key}", "{skill}" };
 	const char *vals[] = { v->step, v->task_key, v->skill };
 
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		size_t n = strlen(keys[i]);
 
 		if (!strncmp(p, keys[i], n)) {
@@ -451,23 +451,42 @@ out:
 	return r;
 }
 
-int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct fg_seal_key *k,
-			     const char *step)
+/* The sealed text of c and its file name (both owned by the caller), or
+ * NULL for a cycle number out of range. */
+static char *sealed_text(const struct fg_cycle *c, const struct fg_seal_key *k, const char *step,
+			 char **name, size_t *len)
 {
 	struct fg_seal_bind b = { .run_id = c->run_id, .step = step, .cycle = c->cycle };
-	char *name, *text;
-	size_t len;
-	int r;
 
 	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
+		return NULL;
+	*name = fg_cycle_file_name(c->cycle);
+	b.file = *name;
+	return fg_seal_take(k, FG_SEAL_FILE, &b, fg_cycle_to_json(c), len);
+}
+
+/* Writes c atomically into dirfd's directory, or dir's when dirfd is
+ * AT_FDCWD and dir is set. */
+static int write_sealed(int dirfd, const char *dir, const struct fg_cycle *c,
+			const struct fg_seal_key *k, const char *step)
+{
+	char *name = NULL;
+	size_t len = 0;
+	char *text = sealed_text(c, k, step, &name, &len);
+	int r;
+
+	if (!text)
 		return -EINVAL;
-	name = fg_cycle_file_name(c->cycle);
-	b.file = name;
-	text = fg_seal_take(k, FG_SEAL_FILE, &b, fg_cycle_to_json(c), &len);
-	r = fg_write_atomic_at(dirfd, name, text, len);
+	r = dir ? fg_write_atomic(dir, name, text, len) : fg_write_atomic_at(dirfd, name, text, len);
 	free(name);
 	free(text);
 	return r;
+}
+
+int fg_cycle_write_sealed_at(int dirfd, const struct fg_cycle *c, const struct fg_seal_key *k,
+			     const char *step)
+{
+	return write_sealed(dirfd, NULL, c, k, step);
 }
 
 enum fg_seal_status fg_cycle_seal_check(const struct fg_seal_key *k, const char *step, const char *name, int n,
@@ -490,16 +509,7 @@ int fg_cycle_write_at(int dirfd, const struct fg_cycle *c)
 int fg_cycle_write_sealed(const char *dir, const struct fg_cycle *c, const struct fg_seal_key *k,
 			  const char *step)
 {
-	int dfd, r;
-
-	if (c->cycle < 1 || c->cycle > FG_CYCLE_NUMBER_MAX)
-		return -EINVAL;
-	dfd = fg_open_dir(AT_FDCWD, dir, 0);
-	if (dfd < 0)
-		return dfd;
-	r = fg_cycle_write_sealed_at(dfd, c, k, step);
-	close(dfd);
-	return r;
+	return write_sealed(AT_FDCWD, dir, c, k, step);
 }
 
 int fg_cycle_write(const char *dir, const struct fg_cycle *c)

@@ -11,9 +11,10 @@
 
 /* The one rule of where a number may start: a value that is missing,
  * empty or starts with a blank (which strtol and strtod would skip) is no
- * number. */
+ * number. It also clears errno, for the strto*() call that follows. */
 static int number_start(const char *s)
 {
+	errno = 0;
 	return s && *s && *s != ' ' && *s != '\t';
 }
 
@@ -24,7 +25,6 @@ int fg_parse_long(const char *s, long min, long max, long *out)
 
 	if (!number_start(s))
 		return -EINVAL;
-	errno = 0;
 	v = strtol(s, &end, 10);
 	if (*end != '\0')
 		return -EINVAL;
@@ -41,7 +41,6 @@ int fg_parse_double(const char *s, double min, double max, double *out)
 
 	if (!number_start(s))
 		return -EINVAL;
-	errno = 0;
 	v = strtod(s, &end);
 	if (*end != '\0' || isnan(v))
 		return -EINVAL;

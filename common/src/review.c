@@ -28,15 +28,8 @@
 
 static const char *const role_verdict_names[] = { "approved", "rejected", "out_of_scope" };
 
-const char *fg_role_verdict_name(enum fg_role_verdict v)
-{
-	return FG_NAME_OF(role_verdict_names, v, "rejected");
-}
-
-int fg_role_verdict_parse(const char *s, enum fg_role_verdict *out)
-{
-	return FG_NAME_PARSE(role_verdict_names, s, 0, out);
-}
+FG_NAME_FUNCS(enum fg_role_verdict, role_verdict_names, "rejected", fg_role_verdict_name,
+	      fg_role_verdict_parse)
 
 void fg_review_init(struct fg_review *r)
 {

@@ -13,6 +13,8 @@
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "forge/sys.h"
+#include "forge/util.h"
 #include "internal.h"
 
 #define DOMAIN "forge-review seal 1"
@@ -45,7 +47,7 @@ const char *fg_seal_status_name(enum fg_seal_status s)
 	static const char *const names[] = { "sealed", "unverified", "unsealed", "bad_seal",
 					     "replayed" };
 
-	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "bad_seal";
+	return FG_NAME_OF(names, s, "bad_seal");
 }
 
 bool fg_seal_forged(enum fg_seal_status s)
@@ -53,18 +55,9 @@ bool fg_seal_forged(enum fg_seal_status s)
 	return s == FG_SEAL_UNSEALED || s == FG_SEAL_BAD || s == FG_SEAL_REPLAYED;
 }
 
-static int ready(void)
-{
-	return sodium_init() < 0 ? -EIO : 0;
-}
-
 int fg_seal_key_new(struct fg_seal_key *k)
 {
-	int r = ready();
-
-	if (!r)
-		randombytes_buf(k->b, sizeof(k->b));
-	return r;
+	return fg_random_bytes(k->b, sizeof(k->b));
 }
 
 void fg_seal_key_hex(const struct fg_seal_key *k, char out[FG_SEAL_KEY_HEX + 1])
@@ -152,7 +145,7 @@ static void message(struct fg_buf *m, enum fg_seal_kind kind, const struct fg_se
 /* The form text (len bytes) ends as, or NULL. */
 static const struct form *form_of(const char *text, size_t len)
 {
-	for (size_t i = 0; i < sizeof(FORMS) / sizeof(FORMS[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(FORMS); i++) {
 		const struct form *f = &FORMS[i];
 
 		if (len > f->end_len && !memcmp(text + len - f->end_len, f->end, f->end_len))
@@ -207,7 +200,7 @@ static enum fg_seal_status verify(const struct fg_seal_key *k, enum fg_seal_kind
 	unsigned char mac[crypto_auth_hmacsha256_BYTES];
 	enum fg_seal_status st = FG_SEAL_BAD;
 
-	for (size_t i = 0; i < sizeof(FORMS) / sizeof(FORMS[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(FORMS); i++) {
 		const struct form *f = &FORMS[i];
 		size_t sealed = f->head_len + FG_SEAL_HEX + f->tail_len, body;
 		struct fg_buf m;

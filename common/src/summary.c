@@ -37,15 +37,8 @@ static const char *const state_names[] = {
 
 _Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state without a name");
 
-const char *fg_review_state_name(enum fg_review_state s)
-{
-	return FG_NAME_OF(state_names, s, "failed");
-}
-
-int fg_review_state_parse(const char *s, enum fg_review_state *out)
-{
-	return FG_NAME_PARSE(state_names, s, 0, out);
-}
+FG_NAME_FUNCS(enum fg_review_state, state_names, "failed", fg_review_state_name,
+	      fg_review_state_parse)
 
 void fg_summary_init(struct fg_summary *s)
 {

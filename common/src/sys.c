@@ -6,8 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 int fg_sanitize_stdio(void)
 {
@@ -41,19 +42,8 @@ int fg_main_start(void)
 
 int fg_random_bytes(void *buf, size_t n)
 {
-	unsigned char *b = buf;
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t k = getrandom(b + got, n - got, 0);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return -errno;
-		if (k == 0)
-			return -EIO;
-		got += (size_t)k;
-	}
+	if (sodium_init() < 0)
+		return -EIO;
+	randombytes_buf(buf, n);
 	return 0;
 }

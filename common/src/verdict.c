@@ -42,25 +42,10 @@ static const char *const format_names[] = {
 	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks"
 };
 
-const char *fg_verdict_kind_name(enum fg_verdict_kind k)
-{
-	return FG_NAME_OF(kind_names, k, "rejected");
-}
-
-const char *fg_verdict_format_name(enum fg_verdict_format f)
-{
-	return FG_NAME_OF(format_names, f, "none");
-}
-
-int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out)
-{
-	return FG_NAME_PARSE(kind_names, s, 0, out);
-}
-
-int fg_verdict_format_parse(const char *s, enum fg_verdict_format *out)
-{
-	return FG_NAME_PARSE(format_names, s, 0, out);
-}
+FG_NAME_FUNCS(enum fg_verdict_kind, kind_names, "rejected", fg_verdict_kind_name,
+	      fg_verdict_kind_parse)
+FG_NAME_FUNCS(enum fg_verdict_format, format_names, "none", fg_verdict_format_name,
+	      fg_verdict_format_parse)
 
 void fg_judgement_init(struct fg_judgement *j)
 {

@@ -80,6 +80,11 @@ void fg_strvec_push(struct fg_strvec *s, const char *str);
 /* Appends str, taking ownership. */
 void fg_strvec_push_take(struct fg_strvec *s, char *str);
 void fg_strvec_pushf(struct fg_strvec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a copy of each string up to the NULL that ends the list. */
+void fg_strvec_pushl(struct fg_strvec *s, ...) __attribute__((sentinel));
+/* An option and its value, as two strings ("--memory", "1g"); nothing when
+ * value is NULL (an option that was not given). */
+void fg_strvec_push_opt(struct fg_strvec *s, const char *option, const char *value);
 /* True when s holds a string equal to str (linear: for short lists). */
 bool fg_strvec_has(const struct fg_strvec *s, const char *str);
 

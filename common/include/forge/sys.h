@@ -28,10 +28,11 @@ int fg_sanitize_stdio(void);
 int fg_main_start(void);
 
 /*
- * Fills all n bytes of buf from the kernel's random source (getrandom(2),
- * EINTR and short reads retried). Returns 0, or a negative errno when the
- * source fails (-ENOSYS on a kernel without it); buf is then unspecified.
- * For names nobody may guess (temporary files, run ids), not for keys.
+ * Fills all n bytes of buf from the kernel's random source, through
+ * libsodium (randombytes_buf(): getrandom(2), or /dev/urandom on a kernel
+ * without it). Returns 0, or -EIO when libsodium cannot start (no random
+ * source); buf is then unspecified. For names nobody may guess (temporary
+ * files, run ids) and for the seal keys (seal.h).
  */
 int fg_random_bytes(void *buf, size_t n);
 

@@ -47,5 +47,18 @@ int fg_name_index(const char *const *names, size_t n, const char *s, unsigned fl
 /* names[i] when i indexes the table, else fallback (an out-of-range enum). */
 #define FG_NAME_OF(names, i, fallback) \
 	((size_t)(i) < ARRAY_SIZE(names) ? (names)[(size_t)(i)] : (fallback))
+/* Defines an enum's pair of name functions over its table (their contract
+ * is in the header that declares them): `const char *name_fn(type)`, which
+ * is FG_NAME_OF() with fallback, and `int parse_fn(const char *, type *)`,
+ * which is FG_NAME_PARSE() with exact case. */
+#define FG_NAME_FUNCS(type, names, fallback, name_fn, parse_fn)  \
+	const char *name_fn(type v)                              \
+	{                                                        \
+		return FG_NAME_OF(names, v, fallback);           \
+	}                                                        \
+	int parse_fn(const char *s, type *out)                   \
+	{                                                        \
+		return FG_NAME_PARSE(names, s, 0, out);          \
+	}
 
 #endif
