@@ -127,9 +127,7 @@ static int apply(struct args *a, int id, const char *v)
 static int parse(int argc, char **argv, struct args *a)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id, r;
+	int r;
 
 	memset(a, 0, sizeof(*a));
 	a->cfg.runner = FB_RUNNER_PATH;
@@ -138,15 +136,15 @@ static int parse(int argc, char **argv, struct args *a)
 	a->cfg.seed = 1;
 	a->workroot = getenv("TMPDIR");
 	fg_opts_init(&it, options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == O_HELP)
+	while (fg_opts_each(&it)) {
+		if (it.id == O_HELP)
 			return 3;
-		r = apply(a, id, v);
+		r = apply(a, it.id, it.value);
 		if (r)
 			return r;
 	}
 	if (fg_opts_failed(&it)) {
-		fprintf(stderr, "forge-bench: %s\ntry 'forge-bench --help'\n", err);
+		fprintf(stderr, "forge-bench: %s\ntry 'forge-bench --help'\n", it.err);
 		return 2;
 	}
 	set_sizes(&a->cfg);

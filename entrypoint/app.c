@@ -96,28 +96,27 @@ int ep_cmd_run(int argc, char **argv)
 	struct ep_run_args a = { 0 };
 	struct fg_opts_iter it;
 	struct ep_task t;
-	const char *v;
 	char err[512];
-	int id, rc;
+	int rc;
 
 	fg_opts_init(&it, RUN_OPTS, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
+	while (fg_opts_each(&it)) {
 		const char **slot[] = { [OPT_TASK_FILE] = &a.task_file, [OPT_WORKSPACE] = &a.workspace,
 					[OPT_SKILLS_DIR] = &a.skills_dir, [OPT_STEP] = &a.step,
 					[OPT_SKILL] = &a.skill, [OPT_TASK_KEY] = &a.task_key };
 
-		if (id == OPT_HELP)
+		if (it.id == OPT_HELP)
 			return ep_help(RUN_USAGE, RUN_ABOUT, RUN_OPTS);
-		if (id == FG_OPT_POSITIONAL)
-			return ep_usage("run: unexpected argument '%s'", v);
-		if (id == OPT_CLEAR_STALE) {
+		if (it.id == FG_OPT_POSITIONAL)
+			return ep_usage("run: unexpected argument '%s'", it.value);
+		if (it.id == OPT_CLEAR_STALE) {
 			a.clear_stale = true;
 			continue;
 		}
-		*slot[id] = v;
+		*slot[it.id] = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return ep_usage("%s", err);
+		return ep_usage("%s", it.err);
 	/* From here on a stop signal must reach the loop (pending), not be
 	 * dropped while the task and configuration load. */
 	ep_pid1_block();

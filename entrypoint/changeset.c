@@ -175,10 +175,7 @@ static int setup_git(struct ep_changeset *cs, const char *tmpdir, const char *re
 		rc = write_excludes(cs, tmpdir, src);
 	free(src);
 	build_env(cs, tmpdir);
-	free(alt);
-	free(info);
-	free(refs);
-	free(objects);
+	FG_FREE_ALL(alt, info, refs, objects);
 	return rc;
 }
 
@@ -245,12 +242,7 @@ void ep_changeset_release(struct ep_changeset *cs)
 	ep_manifest_free(cs->last);
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);
-	free(cs->envp);
-	free(cs->workspace);
-	free(cs->exclude);
-	free(cs->gitdir);
-	free(cs->index);
-	free(cs->repo_exclude);
+	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude);
 	memset(cs, 0, sizeof(*cs));
 }
 

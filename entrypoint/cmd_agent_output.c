@@ -37,25 +37,22 @@ static void feed_output(void *ctx, const void *p, size_t n)
 static int parse_args(int argc, char **argv, const char **fmt, const char **file)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id;
 
 	fg_opts_init(&it, OPTS, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == OPT_HELP) {
+	while (fg_opts_each(&it)) {
+		if (it.id == OPT_HELP) {
 			ep_help(USAGE, ABOUT, OPTS);
 			return -1;
 		}
-		if (id == OPT_FORMAT)
-			*fmt = v;
+		if (it.id == OPT_FORMAT)
+			*fmt = it.value;
 		else if (*file)
-			return ep_usage("agent-output: unexpected argument '%s'", v);
+			return ep_usage("agent-output: unexpected argument '%s'", it.value);
 		else
-			*file = v;
+			*file = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return ep_usage("agent-output: %s", err);
+		return ep_usage("agent-output: %s", it.err);
 	if (!*fmt)
 		return ep_usage("agent-output: --format is required (text, claude, codex or gemini)");
 	return 0;

@@ -63,22 +63,19 @@ static int positionals(int argc, char **argv, const char *usage, const char *abo
 		       const char **out, int max, int *n)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id;
 
 	*n = 0;
 	fg_opts_init(&it, HELP_ONLY, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == OPT_HELP) {
+	while (fg_opts_each(&it)) {
+		if (it.id == OPT_HELP) {
 			ep_help(usage, about, HELP_ONLY);
 			return -1;
 		}
 		if (*n == max)
-			return ep_usage("%s: unexpected argument '%s'", argv[0], v);
-		out[(*n)++] = v;
+			return ep_usage("%s: unexpected argument '%s'", argv[0], it.value);
+		out[(*n)++] = it.value;
 	}
-	return fg_opts_failed(&it) ? ep_usage("%s: %s", argv[0], err) : 0;
+	return fg_opts_failed(&it) ? ep_usage("%s: %s", argv[0], it.err) : 0;
 }
 
 static void print_diags_stderr(const struct fg_diags *d)
@@ -102,22 +99,21 @@ int ep_cmd_resolve(int argc, char **argv)
 	const char *ticket = env_or("FORGE_TASK_KEY", NULL);
 	struct fg_opts_iter it;
 	struct fg_diags d;
-	char err[256], *path = NULL;
-	const char *v;
-	int id, rc;
+	char *path = NULL;
+	int rc;
 
 	fg_opts_init(&it, RESOLVE_OPTS, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == OPT_HELP)
+	while (fg_opts_each(&it)) {
+		if (it.id == OPT_HELP)
 			return ep_help(usage, "Prints the review.md that applies: the ticket's project "
 				       "override first, then the default.\nExit 0 found, 1 none, 2 invalid input.",
 				       RESOLVE_OPTS);
-		if (id == FG_OPT_POSITIONAL)
-			return ep_usage("resolve: unexpected argument '%s'", v);
-		*(id == OPT_SKILLS_DIR ? &dir : id == OPT_SKILL ? &skill : &ticket) = v;
+		if (it.id == FG_OPT_POSITIONAL)
+			return ep_usage("resolve: unexpected argument '%s'", it.value);
+		*(it.id == OPT_SKILLS_DIR ? &dir : it.id == OPT_SKILL ? &skill : &ticket) = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return ep_usage("resolve: %s", err);
+		return ep_usage("resolve: %s", it.err);
 	if (!skill)
 		return ep_usage("resolve: --skill is required");
 	fg_diags_init(&d);

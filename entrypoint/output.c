@@ -60,12 +60,7 @@ void ep_output_release(struct ep_output *o)
 	fg_buf_release(&o->line);
 	fg_buf_release(&o->doc);
 	fg_buf_release(&o->last);
-	free(o->answer);
-	free(o->reason);
-	free(o->retry_note);
-	free(o->session_id);
-	free(o->error);
-	free(o->text);
+	FG_FREE_ALL(o->answer, o->reason, o->retry_note, o->session_id, o->error, o->text);
 	fg_strvec_release(&o->denied);
 	memset(o, 0, sizeof(*o));
 }

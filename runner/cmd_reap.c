@@ -214,9 +214,8 @@ int rn_cmd_reap(int argc, char **argv)
 {
 	struct reap_args a = { 0 };
 	struct fg_opts_iter it;
-	const char *v, *step = NULL;
-	char err[256];
-	int id, r = 0;
+	const char *step = NULL;
+	int r = 0;
 
 	a.p.kind = RN_ENGINE_KUBERNETES;
 	a.p.program = getenv("FORGE_ENGINE_CLI") && *getenv("FORGE_ENGINE_CLI") ? getenv("FORGE_ENGINE_CLI") : "kubectl";
@@ -224,11 +223,11 @@ int rn_cmd_reap(int argc, char **argv)
 	a.p.kube_context = getenv("FORGE_KUBE_CONTEXT");
 	fg_strvec_init(&a.run_ids);
 	fg_opts_init(&it, rn_reap_options, argc, argv, 1);
-	while (!r && fg_opts_each(&it, &id, &v, err, sizeof(err)))
-		r = id == FG_OPT_POSITIONAL ? rn_cmd_usage("reap", "unexpected argument '%s'", v)
-					    : take_arg(&a, &step, id, v);
+	while (!r && fg_opts_each(&it))
+		r = it.id == FG_OPT_POSITIONAL ? rn_cmd_usage("reap", "unexpected argument '%s'", it.value)
+					    : take_arg(&a, &step, it.id, it.value);
 	if (!r && fg_opts_failed(&it))
-		r = rn_cmd_usage("reap", "%s", err);
+		r = rn_cmd_usage("reap", "%s", it.err);
 	if (r < 0)
 		r = rn_cmd_help("forge-runner reap [--namespace NS] [--kube-context NAME] [--step NAME] "
 				"[--run-id ID]... [--dry-run]", rn_reap_options);

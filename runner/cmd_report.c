@@ -47,14 +47,7 @@ static void entry_release(struct entry *e)
 {
 	for (size_t i = 0; i < e->ncycles; i++)
 		fg_cycle_release(&e->cycles[i]);
-	free(e->cycles);
-	free(e->error);
-	free(e->key);
-	free(e->task_key);
-	free(e->step);
-	free(e->skill);
-	free(e->run_id);
-	free(e->source);
+	FG_FREE_ALL(e->cycles, e->error, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -347,31 +340,28 @@ static const char REPORT_USAGE[] =
 static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id;
 
 	fg_opts_init(&it, rn_report_options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == R_HELP) {
+	while (fg_opts_each(&it)) {
+		if (it.id == R_HELP) {
 			*code = rn_cmd_help(REPORT_USAGE, rn_report_options);
 			return 1;
 		}
-		if (id == R_FORMAT && strcmp(v, "json") && strcmp(v, "markdown")) {
-			*code = rn_cmd_usage("report", "invalid format '%s' (json or markdown)", v);
+		if (it.id == R_FORMAT && strcmp(it.value, "json") && strcmp(it.value, "markdown")) {
+			*code = rn_cmd_usage("report", "invalid format '%s' (json or markdown)", it.value);
 			return 1;
 		}
-		if (id == R_FORMAT)
-			o->markdown = !strcmp(v, "markdown");
-		else if (id == R_OUTPUT)
-			o->output = v;
-		else if (id == R_ONLY_OPEN)
+		if (it.id == R_FORMAT)
+			o->markdown = !strcmp(it.value, "markdown");
+		else if (it.id == R_OUTPUT)
+			o->output = it.value;
+		else if (it.id == R_ONLY_OPEN)
 			o->only_open = true;
 		else
-			fg_strvec_push(&o->inputs, v);
+			fg_strvec_push(&o->inputs, it.value);
 	}
 	if (fg_opts_failed(&it)) {
-		*code = rn_cmd_usage("report", "%s", err);
+		*code = rn_cmd_usage("report", "%s", it.err);
 		return 1;
 	}
 	if (!o->inputs.n) {

@@ -420,11 +420,7 @@ int rn_cmd_run(int argc, char **argv)
 	free(st.sr.error_message);
 	if (st.sr.stream_summary)
 		fg_summary_release(st.sr.stream_summary);
-	free(st.sr.stream_summary);
-	free(st.sr.reason);
-	free(st.step_dir);
-	free(st.step_rel);
-	free(st.skill);
+	FG_FREE_ALL(st.sr.stream_summary, st.sr.reason, st.step_dir, st.step_rel, st.skill);
 	if (st.wsfd >= 0)
 		close(st.wsfd);
 	fg_seal_key_wipe(&st.key);

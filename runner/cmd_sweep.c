@@ -181,28 +181,26 @@ static int sweep_main(const char *dir, const char *run_id, const char *key_file,
 int rn_cmd_sweep(int argc, char **argv)
 {
 	struct fg_opts_iter it;
-	const char *v, *dir = NULL, *run_id = NULL, *key_file = NULL, *step = NULL;
-	char err[256];
-	int id;
+	const char *dir = NULL, *run_id = NULL, *key_file = NULL, *step = NULL;
 
 	fg_opts_init(&it, rn_sweep_options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == S_HELP)
+	while (fg_opts_each(&it)) {
+		if (it.id == S_HELP)
 			return rn_cmd_help("forge-runner sweep DIR [--run-id ID] [--seal-key-file FILE]",
 					   rn_sweep_options);
-		if (id == S_RUN_ID)
-			run_id = v;
-		else if (id == S_SEAL_KEY)
-			key_file = v;
-		else if (id == S_STEP)
-			step = v;
+		if (it.id == S_RUN_ID)
+			run_id = it.value;
+		else if (it.id == S_SEAL_KEY)
+			key_file = it.value;
+		else if (it.id == S_STEP)
+			step = it.value;
 		else if (dir)
 			return rn_usage("sweep takes one directory");
 		else
-			dir = v;
+			dir = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return rn_usage("%s", err);
+		return rn_usage("%s", it.err);
 	if (!dir)
 		return rn_usage("sweep needs a directory");
 	return sweep_main(dir, run_id, key_file, step);

@@ -145,38 +145,36 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 		       const char **key_file)
 {
 	struct fg_opts_iter it;
-	const char *v, *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
-	char err[256];
+	const char *env = getenv("AUTO_REVIEW_POLL_INTERVAL");
 	size_t cap = *ndirs;
-	int id;
 
 	if (env && *env && rn_parse_interval(env, &o->poll_interval))
 		return rn_usage("invalid AUTO_REVIEW_POLL_INTERVAL '%s'", env);
 	fg_opts_init(&it, rn_watch_options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == FG_OPT_POSITIONAL) {
+	while (fg_opts_each(&it)) {
+		if (it.id == FG_OPT_POSITIONAL) {
 			FG_ALLOC_GROW(*dirs, *ndirs + 1, cap);
-			(*dirs)[(*ndirs)++] = v;
-		} else if (!take_cycle_dir_opt(cd, id, v)) {
+			(*dirs)[(*ndirs)++] = it.value;
+		} else if (!take_cycle_dir_opt(cd, it.id, it.value)) {
 			continue;
-		} else if (id == W_POLL && rn_parse_interval(v, &o->poll_interval)) {
-			return rn_usage("invalid --poll-interval '%s'", v);
-		} else if (id == W_NO_INOTIFY) {
+		} else if (it.id == W_POLL && rn_parse_interval(it.value, &o->poll_interval)) {
+			return rn_usage("invalid --poll-interval '%s'", it.value);
+		} else if (it.id == W_NO_INOTIFY) {
 			o->no_inotify = 1;
-		} else if (id == W_RUN_ID) {
-			o->run_id = v;
-		} else if (id == W_SEAL_KEY) {
-			*key_file = v;
-		} else if (id == W_LOG_FORMAT) {
-			lc->format = v;
-		} else if (id == W_LOG_LEVEL) {
-			lc->level = v;
-		} else if (id == W_HELP) {
+		} else if (it.id == W_RUN_ID) {
+			o->run_id = it.value;
+		} else if (it.id == W_SEAL_KEY) {
+			*key_file = it.value;
+		} else if (it.id == W_LOG_FORMAT) {
+			lc->format = it.value;
+		} else if (it.id == W_LOG_LEVEL) {
+			lc->level = it.value;
+		} else if (it.id == W_HELP) {
 			return -1;
 		}
 	}
 	if (fg_opts_failed(&it))
-		return rn_usage("%s", err);
+		return rn_usage("%s", it.err);
 	if (*ndirs == 0)
 		return rn_usage("watch needs at least one directory");
 	return expand_cycle_dir(cd);

@@ -134,10 +134,7 @@ void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_c
 		f[n++] = RN_LS("feedback", fb);
 	}
 	rn_log_event(l, level, "review_cycle", f, n);
-	free(cyc);
-	free(el);
-	free(fb);
-	free(file);
+	FG_FREE_ALL(cyc, el, fb, file);
 }
 
 void rn_event_forged(struct rn_log *l, const char *step, const char *dir, const char *file,

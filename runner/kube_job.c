@@ -540,20 +540,17 @@ static int take(struct kjob *j, int id, const char *v)
 static int parse(struct kjob *j, int argc, char **argv)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id;
 
 	j->p.kind = RN_ENGINE_KUBERNETES;
 	j->p.environ = environ;
 	j->p.start_timeout = RN_KUBE_START_TIMEOUT;
 	fg_strvec_init(&j->env_names);
 	fg_opts_init(&it, kjob_options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err)))
-		if (id == FG_OPT_POSITIONAL || take(j, id, v))
-			return rn_cmd_usage(RN_KUBE_JOB_CMD, "bad argument '%s'", v ? v : "");
+	while (fg_opts_each(&it))
+		if (it.id == FG_OPT_POSITIONAL || take(j, it.id, it.value))
+			return rn_cmd_usage(RN_KUBE_JOB_CMD, "bad argument '%s'", it.value ? it.value : "");
 	if (fg_opts_failed(&it))
-		return rn_cmd_usage(RN_KUBE_JOB_CMD, "%s", err);
+		return rn_cmd_usage(RN_KUBE_JOB_CMD, "%s", it.err);
 	if (!j->p.program || !j->p.run_id || !j->p.step)
 		return rn_cmd_usage(RN_KUBE_JOB_CMD, "needs --cli, --run-id and --step "
 				    "(an internal command of the kubernetes engine)");

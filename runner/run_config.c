@@ -109,14 +109,10 @@ struct run_args {
 
 void rn_run_config_release(struct rn_run_config *c)
 {
-	free(c->workspace);
-	free(c->engine_host);
-	free(c->task_file);
-	free(c->skills_dir);
-	free(c->entrypoint);
+	FG_FREE_ALL(c->workspace, c->engine_host, c->task_file, c->skills_dir, c->entrypoint,
+		    c->cycle_dir);
 	fg_strvec_release(&c->extra_env);
 	fg_strvec_release(&c->engine_args);
-	free(c->cycle_dir);
 }
 
 void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
@@ -253,9 +249,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run_args *a)
 {
 	struct fg_opts_iter it;
-	const char *v;
-	char err[256];
-	int id, r;
+	int r;
 
 	/* Environment twins first: the option wins. */
 	a->engine = env_or_null("FORGE_ENGINE");
@@ -276,14 +270,14 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
 	a->require_review = env_or_null("AUTO_REVIEW_REQUIRED");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err))) {
-		if (id == FG_OPT_POSITIONAL)
-			return rn_usage("unexpected argument '%s'", v);
-		r = take_opt(c, a, id, v);
+	while (fg_opts_each(&it)) {
+		if (it.id == FG_OPT_POSITIONAL)
+			return rn_usage("unexpected argument '%s'", it.value);
+		r = take_opt(c, a, it.id, it.value);
 		if (r)
 			return r;
 	}
-	return fg_opts_failed(&it) ? rn_usage("%s", err) : 0;
+	return fg_opts_failed(&it) ? rn_usage("%s", it.err) : 0;
 }
 
 static int check_name(enum fg_name_kind kind, const char *v)

@@ -535,10 +535,8 @@ static void free_all(struct rn_watch *w)
 			close(w->dirs[i].basefd);
 		rn__watch_dir_close(w, &w->dirs[i]);
 		fg_strvec_release(&w->dirs[i].comp);
-		free(w->dirs[i].chain);
-		free(w->dirs[i].above_next);
-		free(w->dirs[i].e);
-		free(w->dirs[i].dropped);
+		FG_FREE_ALL(w->dirs[i].chain, w->dirs[i].above_next, w->dirs[i].e,
+			    w->dirs[i].dropped);
 	}
 	FG_FREE_AND_NULL(w->dirs);
 	/* Closing the descriptor removes every watch. */

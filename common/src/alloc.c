@@ -57,6 +57,12 @@ size_t fg_alloc_nr(size_t alloc, size_t nr)
 	return n < nr ? nr : n;
 }
 
+void fg_free_n(void *const *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+}
+
 char *fg_xstrdup(const char *s)
 {
 	return fg_xstrndup(s, strlen(s));

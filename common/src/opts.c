@@ -18,11 +18,14 @@ void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc,
 	it->i = first;
 	it->dashdash = 0;
 	it->rc = 0;
+	it->id = 0;
+	it->value = NULL;
+	it->err[0] = '\0';
 }
 
-bool fg_opts_each(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen)
+bool fg_opts_each(struct fg_opts_iter *it)
 {
-	it->rc = fg_opts_next(it, id, value, err, errlen);
+	it->rc = fg_opts_next(it, &it->id, &it->value, it->err, sizeof(it->err));
 	return it->rc > 0;
 }
 

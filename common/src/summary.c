@@ -49,11 +49,7 @@ void fg_summary_init(struct fg_summary *s)
 
 void fg_summary_release(struct fg_summary *s)
 {
-	free(s->step);
-	free(s->skill);
-	free(s->task_key);
-	free(s->run_id);
-	free(s->review_md);
+	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md);
 	fg_findings_free(s->questions, s->nquestions);
 	fg_findings_free(s->advice, s->nadvice);
 	fg_summary_init(s);

@@ -160,13 +160,8 @@ struct cJSON *fg_findings_to_json(const struct fg_finding *f, size_t n)
 void fg_findings_free(struct fg_finding *f, size_t n)
 {
 	for (size_t i = 0; f && i < n; i++) {
-		free(f[i].severity);
-		free(f[i].file_path);
-		free(f[i].title);
-		free(f[i].description);
-		free(f[i].evidence);
-		free(f[i].fix);
-		free(f[i].role);
+		FG_FREE_ALL(f[i].severity, f[i].file_path, f[i].title, f[i].description,
+			    f[i].evidence, f[i].fix, f[i].role);
 	}
 	free(f);
 }

@@ -112,21 +112,22 @@ Test(opts, the_option_loop_ends_done_or_failed)
 	char *ok[] = { "p", "--workspace", "/a", "x", NULL };
 	char *bad[] = { "p", "--workspace", "/a", "--bogus", "y", NULL };
 	struct fg_opts_iter it;
-	const char *v;
-	char err[128] = "";
-	int id, n = 0;
+	int n = 0;
 
 	fg_opts_init(&it, table, 4, ok, 1);
 	cr_assert(!fg_opts_failed(&it));
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err)))
+	cr_assert_str_eq(it.err, "");
+	while (fg_opts_each(&it))
 		n++;
 	cr_assert_eq(n, 2);
 	cr_assert(!fg_opts_failed(&it));
+	cr_assert_eq(it.id, FG_OPT_POSITIONAL, "the last thing read was the positional");
+	cr_assert_str_eq(it.value, "x");
 	n = 0;
 	fg_opts_init(&it, table, 5, bad, 1);
-	while (fg_opts_each(&it, &id, &v, err, sizeof(err)))
+	while (fg_opts_each(&it))
 		n++;
 	cr_assert_eq(n, 1, "the loop stops at the usage error");
 	cr_assert(fg_opts_failed(&it));
-	cr_assert_str_eq(err, "unknown option '--bogus'");
+	cr_assert_str_eq(it.err, "unknown option '--bogus'");
 }

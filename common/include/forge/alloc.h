@@ -41,6 +41,13 @@ size_t fg_alloc_nr(size_t alloc, size_t nr);
 		(p) = NULL; \
 	} while (0)
 
+/* Frees each of the n pointers of p (NULL ones included, as free() does). */
+void fg_free_n(void *const *p, size_t n);
+/* FG_FREE_ALL(a, b, ...): frees each argument, for a release function's
+ * owned members (the list is written once; the arguments are evaluated once). */
+#define FG_FREE_ALL(...) \
+	fg_free_n((void *const[]){ __VA_ARGS__ }, sizeof((void *const[]){ __VA_ARGS__ }) / sizeof(void *))
+
 /*
  * FG_ALLOC_GROW(x, nr, alloc): the one way an array grows (git's
  * ALLOC_GROW). x is the array (NULL when empty), alloc its capacity in

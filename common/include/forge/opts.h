@@ -5,8 +5,8 @@
  *   1. declare a static table of struct fg_opt, ended by an entry with
  *      name == NULL;
  *   2. fg_opts_init(&it, table, argc, argv, first) and the one option loop
- *          while (fg_opts_each(&it, &id, &v, err, sizeof(err))) { ... }
- *          if (fg_opts_failed(&it)) -> usage error, err filled
+ *          while (fg_opts_each(&it)) { ... it.id, it.value ... }
+ *          if (fg_opts_failed(&it)) -> usage error, it.err filled
  *      ("unknown option '--x'" (with "; did you mean '--y'?" when an
  *      option of the table is near, fg_opts_suggest()), "option
  *      '--workspace' needs a value", "option '--help' takes no value");
@@ -43,6 +43,10 @@ struct fg_opts_iter {
 	int i;
 	int dashdash;
 	int rc;               /* the last fg_opts_next() result (fg_opts_each) */
+	/* What fg_opts_each() read: */
+	int id;               /* the option's id, or FG_OPT_POSITIONAL */
+	const char *value;    /* its value (NULL for a flag), the word of a positional */
+	char err[256];        /* the usage error, once fg_opts_failed() */
 };
 
 void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc, char **argv, int first);
@@ -54,9 +58,10 @@ void fg_opts_init(struct fg_opts_iter *it, const struct fg_opt *table, int argc,
  */
 int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen);
 
-/* fg_opts_next() for the option loop: true with *id and *value set, false
- * when argv is exhausted or on a usage error (then fg_opts_failed()). */
-bool fg_opts_each(struct fg_opts_iter *it, int *id, const char **value, char *err, size_t errlen);
+/* fg_opts_next() for the option loop: true with it->id and it->value set,
+ * false when argv is exhausted or on a usage error (then fg_opts_failed(),
+ * with it->err filled). */
+bool fg_opts_each(struct fg_opts_iter *it);
 /* True when the loop ended on a usage error (err was filled). */
 bool fg_opts_failed(const struct fg_opts_iter *it);
 
