@@ -154,12 +154,11 @@ static void add_panel(cJSON *o, const struct fg_review_config *c)
 
 	for (size_t i = 0; i < c->nreviewers; i++) {
 		const struct fg_reviewer *r = &c->reviewers[i];
-		cJSON *e = cJSON_CreateObject();
+		cJSON *e = fg_json_push_object(arr);
 
 		cJSON_AddStringToObject(e, "role", r->role);
 		fg_json_add_str_or_null(e, "instructions_file", r->instructions_file);
 		cJSON_AddStringToObject(e, "instructions", r->instructions);
-		cJSON_AddItemToArray(arr, e);
 	}
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c->rereview));
 }
@@ -171,12 +170,11 @@ static void add_checks(cJSON *o, const struct fg_review_config *c)
 	cJSON *arr = cJSON_AddArrayToObject(o, "checks");
 
 	for (size_t i = 0; i < c->nchecks; i++) {
-		cJSON *e = cJSON_CreateObject();
+		cJSON *e = fg_json_push_object(arr);
 
 		cJSON_AddStringToObject(e, "name", c->checks[i].name);
 		cJSON_AddStringToObject(e, "run", c->checks[i].run);
 		cJSON_AddNumberToObject(e, "timeout_seconds", c->checks[i].timeout_s);
-		cJSON_AddItemToArray(arr, e);
 	}
 }
 
@@ -306,8 +304,7 @@ static void print_verdict(const struct fg_judgement *v)
 	cJSON_AddStringToObject(o, "format", fg_verdict_format_name(v->format));
 	if (v->has_findings)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(v->findings, v->nfindings));
-	if (v->advice_only)
-		cJSON_AddTrueToObject(o, "advice_only");
+	fg_json_add_true_if(o, "advice_only", v->advice_only);
 	fg_evidence_add_verified(o, &v->verified);
 	print_json(o);
 	cJSON_Delete(o);

@@ -90,6 +90,19 @@ void ep_output_set_session(struct ep_output *o, const char *id)
 	o->session_id = fg_xstrdup(id);
 }
 
+int ep_output_on_type(struct ep_output *o, const cJSON *m, const struct ep_output_on *table)
+{
+	const char *type = fg_json_str(m, "type");
+
+	for (const struct ep_output_on *on = table; type && on->type; on++) {
+		if (!strcmp(on->type, type)) {
+			on->fn(o, m);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void ep_output_fail(struct ep_output *o, const char *reason)
 {
 	o->outcome = EP_OUTCOME_FAILED;

@@ -153,6 +153,14 @@ void ep_output_set_answer(struct ep_output *o, const char *s);
 /* For the adapters: the CLI's session (or thread) id: a copy of id
  * replaces the one kept; NULL or "" keeps it. */
 void ep_output_set_session(struct ep_output *o, const char *id);
+/* For the adapters: the handler of one kind of message, by its "type". */
+struct ep_output_on {
+	const char *type;                   /* NULL ends a table */
+	void (*fn)(struct ep_output *o, const struct cJSON *m);
+};
+/* For the adapters: runs the handler of table whose type is m's "type".
+ * Returns 1 when one ran, 0 when m has no "type" or table none for it. */
+int ep_output_on_type(struct ep_output *o, const struct cJSON *m, const struct ep_output_on *table);
 /* For the adapters: a failure with reason (copied). */
 void ep_output_fail(struct ep_output *o, const char *reason);
 /* The adapters read members with fg_json_str() and fg_json_num() (json.h). */

@@ -216,19 +216,18 @@ static bool untyped_result(const cJSON *m)
 	       cJSON_GetObjectItemCaseSensitive(m, "subtype");
 }
 
+static const struct ep_output_on claude_events[] = {
+	{ "result", on_result }, { "assistant", on_assistant }, { "system", on_system },
+	{ NULL, NULL },
+};
+
 static void claude_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = fg_json_str(m, "type");
-
 	ep_output_set_session(o, fg_json_str(m, "session_id"));
-	if (!type && untyped_result(m))
+	if (!fg_json_str(m, "type") && untyped_result(m))
 		on_result(o, m);
-	else if (type && !strcmp(type, "result"))
-		on_result(o, m);
-	else if (type && !strcmp(type, "assistant"))
-		on_assistant(o, m);
-	else if (type && !strcmp(type, "system"))
-		on_system(o, m);
+	else
+		ep_output_on_type(o, m, claude_events);
 }
 
 const struct ep_output_ops ep_output_claude = {

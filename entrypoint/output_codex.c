@@ -70,30 +70,32 @@ static void on_item_completed(struct ep_output *o, const cJSON *m)
 	fg_buf_adds(&o->last, text);
 }
 
+static void on_thread_started(struct ep_output *o, const cJSON *m)
+{
+	ep_output_set_session(o, fg_json_str(m, "thread_id"));
+}
+
+static void on_error(struct ep_output *o, const cJSON *m)
+{
+	const char *msg = fg_json_str(m, "message");
+
+	if (msg && !strncmp(msg, "Reconnecting", 12))
+		o->retries++;
+	if (msg && *msg) {
+		free(o->retry_note);
+		o->retry_note = fg_xstrdup(msg);
+	}
+}
+
+static const struct ep_output_on codex_events[] = {
+	{ "thread.started", on_thread_started }, { "item.completed", on_item_completed },
+	{ "turn.completed", on_turn_completed }, { "turn.failed", on_turn_failed },
+	{ "error", on_error }, { NULL, NULL },
+};
+
 static void codex_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = fg_json_str(m, "type");
-	const char *msg;
-
-	if (!type)
-		return;
-	if (!strcmp(type, "thread.started")) {
-		ep_output_set_session(o, fg_json_str(m, "thread_id"));
-	} else if (!strcmp(type, "item.completed")) {
-		on_item_completed(o, m);
-	} else if (!strcmp(type, "turn.completed")) {
-		on_turn_completed(o, m);
-	} else if (!strcmp(type, "turn.failed")) {
-		on_turn_failed(o, m);
-	} else if (!strcmp(type, "error")) {
-		msg = fg_json_str(m, "message");
-		if (msg && !strncmp(msg, "Reconnecting", 12))
-			o->retries++;
-		if (msg && *msg) {
-			free(o->retry_note);
-			o->retry_note = fg_xstrdup(msg);
-		}
-	}
+	ep_output_on_type(o, m, codex_events);
 }
 
 static const char *codex_exit(int status)

@@ -142,27 +142,35 @@ static void on_document(struct ep_output *o, const cJSON *m)
 	}
 }
 
+/* The answer is what the assistant says after its last tool call. */
+static void on_tool_use(struct ep_output *o, const cJSON *m)
+{
+	(void)m;
+	o->last_stale = true;
+}
+
+/* The event's own "type" is "error": its message alone says why. */
+static void on_error(struct ep_output *o, const cJSON *m)
+{
+	const char *msg = fg_json_str(m, "message");
+
+	free(o->retry_note);
+	o->retry_note = fg_xstrdup(msg && *msg ? msg : "gemini reported an error");
+}
+
+static const struct ep_output_on gemini_events[] = {
+	{ "result", on_result }, { "message", on_message }, { "tool_use", on_tool_use },
+	{ "error", on_error }, { NULL, NULL },
+};
+
+/* One JSON document without a "type" is the --output-format json answer. */
 static void gemini_message(struct ep_output *o, const cJSON *m)
 {
-	const char *type = fg_json_str(m, "type");
-
 	ep_output_set_session(o, fg_json_str(m, "session_id"));
-	if (!type) {
+	if (!fg_json_str(m, "type"))
 		on_document(o, m);
-	} else if (!strcmp(type, "result")) {
-		on_result(o, m);
-	} else if (!strcmp(type, "message")) {
-		on_message(o, m);
-	} else if (!strcmp(type, "tool_use")) {
-		/* The answer is what the assistant says after its last tool call. */
-		o->last_stale = true;
-	} else if (!strcmp(type, "error")) {
-		/* The event's own "type" is "error": its message alone says why. */
-		const char *msg = fg_json_str(m, "message");
-
-		free(o->retry_note);
-		o->retry_note = fg_xstrdup(msg && *msg ? msg : "gemini reported an error");
-	}
+	else
+		ep_output_on_type(o, m, gemini_events);
 }
 
 /* Gemini CLI's exit codes (docs/cli/headless.md; FatalError subclasses in

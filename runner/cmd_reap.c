@@ -119,8 +119,7 @@ static int list_runs(const struct reap_args *a, const char *step, struct rn_kube
 
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&a->p, &argv);
-	fg_strvec_push(&argv, "get");
-	fg_strvec_push(&argv, "jobs,pods,configmaps,secrets,networkpolicies");
+	fg_strvec_pushl(&argv, "get", RN_KUBE_KINDS, NULL);
 	if (step) {
 		rn_kube_step_hash(step, hash);
 		fg_strvec_pushf(&argv, "--selector=%s=forge-runner,%s=%s", RN_KUBE_LABEL_MANAGED,

@@ -314,20 +314,14 @@ int rn__container_stop(const struct rn_engine_params *p, int force, struct fg_st
 
 void rn__container_reap_list(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
-	fg_strvec_push(argv, p->program);
-	fg_strvec_push(argv, "ps");
-	fg_strvec_push(argv, "-a");
-	fg_strvec_push(argv, "-q");
-	fg_strvec_push(argv, "--filter");
+	fg_strvec_pushl(argv, p->program, "ps", "-a", "-q", "--filter", NULL);
 	/* Anchored: without ^...$ the filter matches any name containing ours. */
 	fg_strvec_pushf(argv, "name=^forge-%s$", p->run_id);
 }
 
 void rn__container_reap_remove(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
-	fg_strvec_push(argv, p->program);
-	fg_strvec_push(argv, "rm");
-	fg_strvec_push(argv, "-f");
+	fg_strvec_pushl(argv, p->program, "rm", "-f", NULL);
 	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
 }
 

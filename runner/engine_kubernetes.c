@@ -27,7 +27,6 @@
 #include "kube.h"
 
 /* The kinds the runner creates, for the reap (the pod is the Job's). */
-#define KUBE_KINDS "jobs,pods,configmaps,secrets,networkpolicies"
 
 /* This program, for spawning its own kubernetes-job child. */
 static char *self_exe(void)
@@ -112,20 +111,16 @@ static int kube_stop(const struct rn_engine_params *p, int force, struct fg_strv
 	if (!force)
 		return SIGTERM;
 	rn_kube_cli_prefix(p, argv);
-	fg_strvec_push(argv, "delete");
-	fg_strvec_push(argv, "pods");
+	fg_strvec_pushl(argv, "delete", "pods", NULL);
 	fg_strvec_pushf(argv, "--selector=%s=%s", RN_KUBE_LABEL_RUN_ID, p->run_id);
-	fg_strvec_push(argv, "--grace-period=0");
-	fg_strvec_push(argv, "--force");
-	fg_strvec_push(argv, "--wait=false");
+	fg_strvec_pushl(argv, "--grace-period=0", "--force", "--wait=false", NULL);
 	return 0;
 }
 
 static void kube_reap_list(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
 	rn_kube_cli_prefix(p, argv);
-	fg_strvec_push(argv, "get");
-	fg_strvec_push(argv, KUBE_KINDS);
+	fg_strvec_pushl(argv, "get", RN_KUBE_KINDS, NULL);
 	fg_strvec_pushf(argv, "--selector=%s=%s", RN_KUBE_LABEL_RUN_ID, p->run_id);
 	fg_strvec_push(argv, "--output=name");
 }
@@ -133,11 +128,9 @@ static void kube_reap_list(const struct rn_engine_params *p, struct fg_strvec *a
 void rn_kube_delete_argv(const struct rn_engine_params *p, struct fg_strvec *argv)
 {
 	rn_kube_cli_prefix(p, argv);
-	fg_strvec_push(argv, "delete");
-	fg_strvec_push(argv, KUBE_KINDS);
+	fg_strvec_pushl(argv, "delete", RN_KUBE_KINDS, NULL);
 	fg_strvec_pushf(argv, "--selector=%s=%s", RN_KUBE_LABEL_RUN_ID, p->run_id);
-	fg_strvec_push(argv, "--ignore-not-found");
-	fg_strvec_push(argv, "--wait=false");
+	fg_strvec_pushl(argv, "--ignore-not-found", "--wait=false", NULL);
 }
 
 static char *kube_exit_reason(const struct rn_engine_params *p, int exit_code)

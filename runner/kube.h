@@ -31,6 +31,8 @@
 #define RN_KUBE_ANN_PID "forge-review/runner-pid"
 #define RN_KUBE_ANN_START "forge-review/runner-start"
 #define RN_KUBE_CONTAINER "forge"
+/* Every kind of object a run makes (what reap lists and deletes). */
+#define RN_KUBE_KINDS "jobs,pods,configmaps,secrets,networkpolicies"
 /* The Job's ttlSecondsAfterFinished: a dead runner's Job goes by itself. */
 #define RN_KUBE_TTL_AFTER_FINISHED 600
 

@@ -104,10 +104,8 @@ void rn__kjob_follow(struct kjob *j)
 
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&j->p, &argv);
-	fg_strvec_push(&argv, "logs");
-	fg_strvec_push(&argv, "--follow");
-	fg_strvec_push(&argv, "--timestamps");
-	fg_strvec_pushf(&argv, "--container=%s", RN_KUBE_CONTAINER);
+	fg_strvec_pushl(&argv, "logs", "--follow", "--timestamps", "--container=" RN_KUBE_CONTAINER,
+			NULL);
 	if (j->last_ts[0]) {
 		/* The server counts from whole seconds: lines of the last second
 		 * come again and are skipped by their times. */

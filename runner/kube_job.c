@@ -157,8 +157,7 @@ static void send_stop(struct kjob *j)
 	rn_kube_cli_prefix(&j->p, &argv);
 	fg_strvec_push(&argv, "delete");
 	fg_strvec_pushf(&argv, "jobs/%s", name);
-	fg_strvec_push(&argv, "--ignore-not-found");
-	fg_strvec_push(&argv, "--wait=false");
+	fg_strvec_pushl(&argv, "--ignore-not-found", "--wait=false", NULL);
 	if (rn_kube_cmd_start(&j->stopper, &j->loop, argv.v, NULL, RN_KUBE_QUERY_TIMEOUT_MS,
 			      on_stop_sent, j))
 		rn__kjob_say("cannot run '%s delete'", j->p.program);
@@ -224,10 +223,7 @@ static void attach_key(struct kjob *j)
 	j->attach_started = 1;
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&j->p, &argv);
-	fg_strvec_push(&argv, "attach");
-	fg_strvec_push(&argv, "--stdin");
-	fg_strvec_push(&argv, "--quiet");
-	fg_strvec_pushf(&argv, "--container=%s", RN_KUBE_CONTAINER);
+	fg_strvec_pushl(&argv, "attach", "--stdin", "--quiet", "--container=" RN_KUBE_CONTAINER, NULL);
 	fg_strvec_pushf(&argv, "pod/%s", j->last.pod);
 	j->attach.lines = drop_line;
 	j->attach.keep_input = 1;
@@ -399,8 +395,7 @@ static void poll_status(uv_timer_t *t)
 	}
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&j->p, &argv);
-	fg_strvec_push(&argv, "get");
-	fg_strvec_push(&argv, "jobs,pods");
+	fg_strvec_pushl(&argv, "get", "jobs,pods", NULL);
 	fg_strvec_pushf(&argv, "--selector=%s=%s", RN_KUBE_LABEL_RUN_ID, j->p.run_id);
 	fg_strvec_push(&argv, "--output=json");
 	if (rn_kube_cmd_start(&j->query, &j->loop, argv.v, NULL, RN_KUBE_QUERY_TIMEOUT_MS, on_status, j))
@@ -463,9 +458,7 @@ static int create(struct kjob *j)
 	cJSON_Delete(list);
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&j->p, &argv);
-	fg_strvec_push(&argv, "create");
-	fg_strvec_push(&argv, "--filename=-");
-	fg_strvec_push(&argv, "--output=name");
+	fg_strvec_pushl(&argv, "create", "--filename=-", "--output=name", NULL);
 	j->state = KJ_CREATE;
 	r = rn_kube_cmd_start(&j->query, &j->loop, argv.v, json, RN_KUBE_QUERY_TIMEOUT_MS, on_created, j);
 	fg_strvec_release(&argv);

@@ -15,6 +15,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 #include "forge/num.h"
 #include "forge/text.h"
 
@@ -98,10 +99,8 @@ static cJSON *metadata(const struct rn_engine_params *p, const char *suffix, pid
 	free(name);
 	cJSON_AddItemToObject(m, "labels", labels(p));
 	cJSON_AddStringToObject(a, "forge-review/step", p->step);
-	if (p->skill)
-		cJSON_AddStringToObject(a, "forge-review/skill", p->skill);
-	if (p->task_key)
-		cJSON_AddStringToObject(a, "forge-review/task-key", p->task_key);
+	fg_json_add_str_if(a, "forge-review/skill", p->skill);
+	fg_json_add_str_if(a, "forge-review/task-key", p->task_key);
 	add_runner(a, runner);
 	cJSON_AddItemToObject(m, "annotations", a);
 	return m;

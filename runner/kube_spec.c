@@ -15,6 +15,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 #include "forge/num.h"
 #include "forge/text.h"
 
@@ -77,27 +78,17 @@ static void add_str_array(cJSON *o, const char *key, const struct fg_strvec *v)
 		cJSON_AddItemToArray(a, cJSON_CreateString(v->v[i]));
 }
 
-static void push_arg(struct fg_strvec *a, const char *opt, const char *v)
-{
-	if (v) {
-		fg_strvec_push(a, opt);
-		fg_strvec_push(a, v);
-	}
-}
-
 /* The entrypoint's arguments, as for docker (engine_container.c). */
 static void entry_args(const struct rn_engine_params *p, cJSON *c)
 {
 	struct fg_strvec a;
 
 	fg_strvec_init(&a);
-	fg_strvec_push(&a, "run");
-	push_arg(&a, "--workspace", "/workspace");
-	push_arg(&a, "--skills-dir", "/skills");
-	push_arg(&a, "--step", p->step);
-	push_arg(&a, "--skill", p->skill);
-	push_arg(&a, "--task-key", p->task_key);
-	push_arg(&a, "--task-file", p->task_file ? "/forge/task/task.json" : NULL);
+	fg_strvec_pushl(&a, "run", "--workspace", "/workspace", "--skills-dir", "/skills", NULL);
+	fg_strvec_push_opt(&a, "--step", p->step);
+	fg_strvec_push_opt(&a, "--skill", p->skill);
+	fg_strvec_push_opt(&a, "--task-key", p->task_key);
+	fg_strvec_push_opt(&a, "--task-file", p->task_file ? "/forge/task/task.json" : NULL);
 	fg_strvec_push(&a, "--clear-stale");
 	add_str_array(c, "args", &a);
 	fg_strvec_release(&a);
@@ -166,15 +157,12 @@ static void resources(const struct rn_engine_params *p, cJSON *c)
 
 static void mount(cJSON *mounts, const char *name, const char *path, const char *sub, int ro)
 {
-	cJSON *m = cJSON_CreateObject();
+	cJSON *m = fg_json_push_object(mounts);
 
 	cJSON_AddStringToObject(m, "name", name);
 	cJSON_AddStringToObject(m, "mountPath", path);
-	if (sub)
-		cJSON_AddStringToObject(m, "subPath", sub);
-	if (ro)
-		cJSON_AddTrueToObject(m, "readOnly");
-	cJSON_AddItemToArray(mounts, m);
+	fg_json_add_str_if(m, "subPath", sub);
+	fg_json_add_true_if(m, "readOnly", ro);
 }
 
 static cJSON *container(const struct rn_engine_params *p)

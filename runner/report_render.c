@@ -90,13 +90,12 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 		arr = cJSON_AddArrayToObject(o, "reviews");
 		for (size_t i = 0; i < last->nreviews; i++) {
 			const struct fg_review *r = &last->reviews[i];
-			cJSON *ro = cJSON_CreateObject();
+			cJSON *ro = fg_json_push_object(arr);
 
 			cJSON_AddStringToObject(ro, "role", r->role);
 			cJSON_AddStringToObject(ro, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
 			cJSON_AddBoolToObject(ro, "failed", r->failed);
 			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
-			cJSON_AddItemToArray(arr, ro);
 		}
 	}
 	f = open_findings(e, &n);
@@ -141,7 +140,7 @@ static cJSON *entry_json(const struct entry *e)
 	fg_json_add_str_or_null(o, "error", e->error);
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
-		cJSON *co = cJSON_CreateObject();
+		cJSON *co = fg_json_push_object(cycles);
 
 		cJSON_AddNumberToObject(co, "cycle", c->cycle);
 		cJSON_AddNumberToObject(co, "max_cycles", c->max_cycles);
@@ -151,7 +150,6 @@ static cJSON *entry_json(const struct entry *e)
 		/* checks, changes, diff, no_change, advice_only, verified,
 		 * reviewer_changed: as the cycle file spells them. */
 		fg_evidence_add_to(co, &c->ev);
-		cJSON_AddItemToArray(cycles, co);
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
 	fg_json_add_str_or_null(o, "open_feedback", open_feedback(e));

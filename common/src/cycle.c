@@ -228,23 +228,17 @@ double fg__seconds_for_file(double x)
 
 static void add_optional(cJSON *o, const struct fg_cycle *c)
 {
-	if (c->run_id)
-		cJSON_AddStringToObject(o, "run_id", c->run_id);
-	if (c->synthetic)
-		cJSON_AddTrueToObject(o, "synthetic");
-	if (c->stalled)
-		cJSON_AddTrueToObject(o, "stalled");
-	if (c->over_budget)
-		cJSON_AddTrueToObject(o, "over_budget");
-	if (c->reask)
-		cJSON_AddTrueToObject(o, "reask");
+	fg_json_add_str_if(o, "run_id", c->run_id);
+	fg_json_add_true_if(o, "synthetic", c->synthetic);
+	fg_json_add_true_if(o, "stalled", c->stalled);
+	fg_json_add_true_if(o, "over_budget", c->over_budget);
+	fg_json_add_true_if(o, "reask", c->reask);
 	fg_denied_add_to(o, &c->denied);
 	if (c->j.has_format)
 		cJSON_AddStringToObject(o, "format", fg_verdict_format_name(c->j.format));
 	if (c->j.has_findings)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(c->j.findings, c->j.nfindings));
-	if (c->reviewer_log)
-		cJSON_AddStringToObject(o, "reviewer_log", c->reviewer_log);
+	fg_json_add_str_if(o, "reviewer_log", c->reviewer_log);
 	if (c->has_reviews)
 		fg__cycle_add_reviews(o, c);
 	fg_usage_pair_add_to(o, &c->usage);

@@ -144,16 +144,14 @@ static void add_checks(cJSON *o, const struct fg_evidence *e)
 
 	for (size_t i = 0; i < e->nchecks; i++) {
 		const struct fg_check_result *r = &e->checks[i];
-		cJSON *c = cJSON_CreateObject();
+		cJSON *c = fg_json_push_object(arr);
 
 		cJSON_AddStringToObject(c, "name", r->name);
 		cJSON_AddNumberToObject(c, "exit_code", r->exit_code);
 		cJSON_AddNumberToObject(c, "duration_seconds", fg__seconds_for_file(r->duration_seconds));
 		cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
 		fg_json_add_str_or_null(c, "log", r->log);
-		if (r->timed_out)
-			cJSON_AddTrueToObject(c, "timed_out");
-		cJSON_AddItemToArray(arr, c);
+		fg_json_add_true_if(c, "timed_out", r->timed_out);
 	}
 }
 
@@ -163,20 +161,17 @@ static void add_changes(cJSON *o, const struct fg_evidence *e)
 
 	for (size_t i = 0; i < e->nchanges; i++) {
 		const struct fg_change *ch = &e->changes[i];
-		cJSON *c = cJSON_CreateObject();
+		cJSON *c = fg_json_push_object(arr);
 
 		cJSON_AddStringToObject(c, "path", ch->path);
 		cJSON_AddStringToObject(c, "status", fg_change_status_name(ch->status));
-		if (ch->old_path)
-			cJSON_AddStringToObject(c, "old_path", ch->old_path);
+		fg_json_add_str_if(c, "old_path", ch->old_path);
 		if (ch->added >= 0)
 			cJSON_AddNumberToObject(c, "added", (double)ch->added);
 		if (ch->deleted >= 0)
 			cJSON_AddNumberToObject(c, "deleted", (double)ch->deleted);
-		cJSON_AddItemToArray(arr, c);
 	}
-	if (e->changes_truncated)
-		cJSON_AddTrueToObject(o, "changes_truncated");
+	fg_json_add_true_if(o, "changes_truncated", e->changes_truncated);
 	cJSON_AddStringToObject(o, "changes_since", e->since_review ? "review" : "step");
 }
 
@@ -199,12 +194,9 @@ void fg_evidence_add_to(struct cJSON *o, const struct fg_evidence *e)
 		add_checks(o, e);
 	if (e->has_changes)
 		add_changes(o, e);
-	if (e->diff)
-		cJSON_AddStringToObject(o, "diff", e->diff);
-	if (e->no_change)
-		cJSON_AddTrueToObject(o, "no_change");
-	if (e->advice_only)
-		cJSON_AddTrueToObject(o, "advice_only");
+	fg_json_add_str_if(o, "diff", e->diff);
+	fg_json_add_true_if(o, "no_change", e->no_change);
+	fg_json_add_true_if(o, "advice_only", e->advice_only);
 	fg_evidence_add_verified(o, &e->verified);
 	add_strings(o, "reviewer_changed", &e->reviewer_changed);
 }

@@ -114,8 +114,7 @@ char *fg_frame_cycle_line(const struct fg_cycle *c, const char *step, const stru
 	cJSON_AddItemToObject(o, "cycle", cyc);
 	line = frame_text(o, k, &b, len);
 	for (int stage = 1; !line && stage <= 2; stage++) {
-		if (stage == 1)
-			cJSON_AddTrueToObject(o, "truncated");
+		fg_json_add_true_if(o, "truncated", stage == 1);
 		shrink(cyc, stage);
 		line = frame_text(o, k, &b, len);
 	}

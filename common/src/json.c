@@ -180,3 +180,24 @@ void fg_json_add_str_or_null(cJSON *o, const char *key, const char *v)
 	else
 		cJSON_AddNullToObject(o, key);
 }
+
+void fg_json_add_str_if(cJSON *o, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(o, key, v);
+}
+
+void fg_json_add_true_if(cJSON *o, const char *key, bool b)
+{
+	if (b)
+		cJSON_AddTrueToObject(o, key);
+}
+
+cJSON *fg_json_push_object(cJSON *arr)
+{
+	cJSON *v = cJSON_CreateObject();
+
+	if (!v || !cJSON_AddItemToArray(arr, v))
+		abort();
+	return v;
+}

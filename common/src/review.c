@@ -16,6 +16,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 #include "forge/names.h"
 #include "forge/util.h"
 #include "internal.h"
@@ -84,10 +85,8 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 		abort();
 	cJSON_AddStringToObject(o, "role", r->role);
 	cJSON_AddStringToObject(o, "verdict", fg_role_verdict_name(fg_review_verdict(r)));
-	if (r->failed)
-		cJSON_AddTrueToObject(o, "failed");
-	if (r->reask)
-		cJSON_AddTrueToObject(o, "reask");
+	fg_json_add_true_if(o, "failed", r->failed);
+	fg_json_add_true_if(o, "reask", r->reask);
 	if (r->from_cycle > 0)
 		cJSON_AddNumberToObject(o, "from_cycle", r->from_cycle);
 	if (r->j.has_format)
@@ -96,8 +95,7 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 	if (r->j.has_findings)
 		cJSON_AddItemToObject(o, "findings", fg_findings_to_json(r->j.findings, r->j.nfindings));
 	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(r->elapsed_seconds));
-	if (r->reviewer_log)
-		cJSON_AddStringToObject(o, "reviewer_log", r->reviewer_log);
+	fg_json_add_str_if(o, "reviewer_log", r->reviewer_log);
 	if (r->usage) {
 		cJSON *u = cJSON_Duplicate(r->usage, 1);
 

@@ -13,6 +13,7 @@
 #ifndef FORGE_JSON_H
 #define FORGE_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct cJSON;
@@ -75,5 +76,14 @@ int fg_json_req_str(const struct cJSON *o, const char *key, const char **out, ch
 struct cJSON *fg_json_add_object(struct cJSON *o, const char *key);
 /* Adds key: v to o, or key: null when v is NULL (v is copied). */
 void fg_json_add_str_or_null(struct cJSON *o, const char *key, const char *v);
+/* Adds key: v to o when v is set, nothing when it is NULL (the files'
+ * optional members are absent, not null). */
+void fg_json_add_str_if(struct cJSON *o, const char *key, const char *v);
+/* Adds key: true to o when b, nothing otherwise (an optional flag is
+ * absent when false). */
+void fg_json_add_true_if(struct cJSON *o, const char *key, bool b);
+/* Appends a new {} to the array arr and returns it (borrowed from arr);
+ * allocation failure aborts. */
+struct cJSON *fg_json_push_object(struct cJSON *arr);
 
 #endif
