@@ -148,34 +148,24 @@ static void add_warnings(cJSON *o, const struct fg_diags *d)
 }
 
 /* The panel: [{"role", "instructions_file", "instructions"}], [] without one. */
-static void add_panel(cJSON *o, const struct fg_review_config *c)
+static void reviewer_json(cJSON *e, const void *elem)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "reviewers");
+	const struct fg_reviewer *r = elem;
 
-	for (size_t i = 0; i < c->nreviewers; i++) {
-		const struct fg_reviewer *r = &c->reviewers[i];
-		cJSON *e = fg_json_push_object(arr);
-
-		cJSON_AddStringToObject(e, "role", r->role);
-		fg_json_add_str_or_null(e, "instructions_file", r->instructions_file);
-		cJSON_AddStringToObject(e, "instructions", r->instructions);
-	}
-	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c->rereview));
+	cJSON_AddStringToObject(e, "role", r->role);
+	fg_json_add_str_or_null(e, "instructions_file", r->instructions_file);
+	cJSON_AddStringToObject(e, "instructions", r->instructions);
 }
 
 /* The checks: [{"name", "run", "timeout_seconds"}] in review.md's order
  * (the valid ones, as run would run them), [] without any. */
-static void add_checks(cJSON *o, const struct fg_review_config *c)
+static void check_json(cJSON *e, const void *elem)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "checks");
+	const struct fg_check *k = elem;
 
-	for (size_t i = 0; i < c->nchecks; i++) {
-		cJSON *e = fg_json_push_object(arr);
-
-		cJSON_AddStringToObject(e, "name", c->checks[i].name);
-		cJSON_AddStringToObject(e, "run", c->checks[i].run);
-		cJSON_AddNumberToObject(e, "timeout_seconds", c->checks[i].timeout_s);
-	}
+	cJSON_AddStringToObject(e, "name", k->name);
+	cJSON_AddStringToObject(e, "run", k->run);
+	cJSON_AddNumberToObject(e, "timeout_seconds", k->timeout_s);
 }
 
 /* "agents": {"worker": {...}, "reviewer": {...}}: each role's resolved
@@ -250,8 +240,10 @@ int ep_cmd_config(int argc, char **argv)
 	cJSON_AddBoolToObject(o, "stop_when_stalled", c.stop_when_stalled);
 	cJSON_AddStringToObject(o, "instructions", c.instructions);
 	cJSON_AddBoolToObject(o, "require_evidence", c.require_evidence);
-	add_checks(o, &c);
-	add_panel(o, &c);
+	fg_json_add_objects(o, "checks", c.checks, c.nchecks, sizeof(c.checks[0]), check_json);
+	fg_json_add_objects(o, "reviewers", c.reviewers, c.nreviewers, sizeof(c.reviewers[0]),
+			    reviewer_json);
+	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c.rereview));
 	add_warnings(o, &c.diags);
 	rc = add_agents(o);
 	if (!rc)

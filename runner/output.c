@@ -70,27 +70,41 @@ static void engine_hint(struct rn_output *o, const char *line)
 }
 
 /*
+ * When line is head, a name of 1 to size - 1 bytes and sep: the name copied
+ * into name (size bytes) and what follows sep returned; NULL otherwise.
+ */
+static const char *after_name(const char *line, const char *head, const char *sep, char *name,
+			      size_t size)
+{
+	size_t hl = strlen(head);
+	const char *s = line + hl, *p;
+
+	if (strncmp(line, head, hl))
+		return NULL;
+	p = strstr(s, sep);
+	if (!p || p == s || (size_t)(p - s) >= size)
+		return NULL;
+	memcpy(name, s, (size_t)(p - s));
+	name[p - s] = '\0';
+	return p + strlen(sep);
+}
+
+/*
  * The entrypoint's heartbeat, "forge-entrypoint: agent_running: ROLE for N
  * s, L lines, B bytes of output" (agent.h), logged as an agent_running
  * event. 1 when line was one, 0 otherwise (then it is an ordinary line).
  */
 static int heartbeat(struct rn_output *o, const char *line)
 {
-	static const char head[] = FG_MSG_PREFIX "agent_running: ";
-	const char *role = line + sizeof(head) - 1, *p;
 	char *end, name[65];
+	const char *p = after_name(line, FG_MSG_PREFIX "agent_running: ", " for ", name, sizeof(name));
 	double secs;
 	long long lines, bytes;
 
-	if (strncmp(line, head, sizeof(head) - 1))
+	if (!p)
 		return 0;
-	p = strstr(role, " for ");
-	if (!p || p == role || p - role >= (long)sizeof(name))
-		return 0;
-	memcpy(name, role, (size_t)(p - role));
-	name[p - role] = '\0';
-	secs = strtod(p + 5, &end);
-	if (end == p + 5 || strncmp(end, " s, ", 4))
+	secs = strtod(p, &end);
+	if (end == p || strncmp(end, " s, ", 4))
 		return 0;
 	lines = strtoll(end + 4, &end, 10);
 	if (strncmp(end, " lines, ", 8))
@@ -111,20 +125,15 @@ static int heartbeat(struct rn_output *o, const char *line)
  */
 static int signal_ignored(struct rn_output *o, const char *line)
 {
-	static const char head[] = FG_MSG_PREFIX "warning: signal_ignored: SIG";
-	const char *sig = line + sizeof(head) - 1, *p;
 	char name[16], *end;
+	const char *p = after_name(line, FG_MSG_PREFIX "warning: signal_ignored: SIG", " from pid ", name,
+				   sizeof(name));
 	long long pid;
 
-	if (strncmp(line, head, sizeof(head) - 1))
+	if (!p)
 		return 0;
-	p = strstr(sig, " from pid ");
-	if (!p || p == sig || p - sig >= (long)sizeof(name))
-		return 0;
-	memcpy(name, sig, (size_t)(p - sig));
-	name[p - sig] = '\0';
-	pid = strtoll(p + 10, &end, 10);
-	if (end == p + 10 || strncmp(end, ", ", 2))
+	pid = strtoll(p, &end, 10);
+	if (end == p || strncmp(end, ", ", 2))
 		return 0;
 	rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", name), RN_LI("sender_pid", pid),
 	       RN_LS("reason", end + 2));
@@ -138,18 +147,12 @@ static int signal_ignored(struct rn_output *o, const char *line)
  */
 static int role_failed(struct rn_output *o, const char *line)
 {
-	static const char head[] = FG_MSG_PREFIX "warning: role_failed: ";
-	const char *role = line + sizeof(head) - 1, *p;
 	char name[65];
+	const char *p = after_name(line, FG_MSG_PREFIX "warning: role_failed: ", ": ", name, sizeof(name));
 
-	if (strncmp(line, head, sizeof(head) - 1))
+	if (!p)
 		return 0;
-	p = strstr(role, ": ");
-	if (!p || p == role || p - role >= (long)sizeof(name))
-		return 0;
-	memcpy(name, role, (size_t)(p - role));
-	name[p - role] = '\0';
-	rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", name), RN_LS("reason", p + 2));
+	rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", name), RN_LS("reason", p));
 	return 1;
 }
 

@@ -297,18 +297,12 @@ static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 	const char *s;
 	int r = fg_json_req_str(o, "verdict", &s, err, errlen);
 
-	if (r)
-		return r;
 	/* Exactly the two lower-case words of the spec, nothing looser. */
-	if (!strcmp(s, "approved")) {
-		c->j.verdict = FG_VERDICT_APPROVED;
-	} else if (!strcmp(s, "rejected")) {
-		c->j.verdict = FG_VERDICT_REJECTED;
-	} else {
+	if (!r && fg_verdict_kind_parse(s, &c->j.verdict) < 0) {
 		fg__seterr(err, errlen, "field 'verdict' must be \"approved\" or \"rejected\"");
-		return -EINVAL;
+		r = -EINVAL;
 	}
-	return 0;
+	return r;
 }
 
 static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
@@ -357,9 +351,8 @@ static int parse_required(const cJSON *o, struct fg_cycle *c, char *err, size_t 
 	if (!r)
 		r = get_verdict(o, c, err, errlen);
 	if (!r)
-		r = fg_json_req_str(o, "feedback", &feedback, err, errlen);
-	if (!r)
-		r = fg_json_req_str(o, "skill", &skill, err, errlen);
+		r = fg_json_req_strs(o, FG_JSON_FIELDS({ "feedback", &feedback }, { "skill", &skill }),
+				     err, errlen);
 	if (!r)
 		r = fg__name_field(FG_NAME_SKILL, "skill", skill, err, errlen);
 	if (!r)

@@ -97,11 +97,10 @@ void fg_denied_read_array(struct fg_strvec *v, const cJSON *a)
 
 void fg_denied_from(struct fg_denied *d, const cJSON *o)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "denied_tools");
+	const cJSON *t = fg_json_obj(o, "denied_tools");
 
+	/* Without the member, t is NULL and so is each array: both left empty. */
 	fg_denied_release(d);
-	if (!cJSON_IsObject(t))
-		return;
 	fg_denied_read_array(&d->worker, cJSON_GetObjectItemCaseSensitive(t, "worker"));
 	fg_denied_read_array(&d->reviewer, cJSON_GetObjectItemCaseSensitive(t, "reviewer"));
 }

@@ -138,39 +138,39 @@ int fg_evidence_file_name_parse(const char *name, int *n)
 
 /* ---- writing ----------------------------------------------------------- */
 
+static void check_json(cJSON *c, const void *elem)
+{
+	const struct fg_check_result *r = elem;
+
+	cJSON_AddStringToObject(c, "name", r->name);
+	cJSON_AddNumberToObject(c, "exit_code", r->exit_code);
+	cJSON_AddNumberToObject(c, "duration_seconds", fg__seconds_for_file(r->duration_seconds));
+	cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
+	fg_json_add_str_or_null(c, "log", r->log);
+	fg_json_add_true_if(c, "timed_out", r->timed_out);
+}
+
+static void change_json(cJSON *c, const void *elem)
+{
+	const struct fg_change *ch = elem;
+
+	cJSON_AddStringToObject(c, "path", ch->path);
+	cJSON_AddStringToObject(c, "status", fg_change_status_name(ch->status));
+	fg_json_add_str_if(c, "old_path", ch->old_path);
+	if (ch->added >= 0)
+		cJSON_AddNumberToObject(c, "added", (double)ch->added);
+	if (ch->deleted >= 0)
+		cJSON_AddNumberToObject(c, "deleted", (double)ch->deleted);
+}
+
 static void add_checks(cJSON *o, const struct fg_evidence *e)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "checks");
-
-	for (size_t i = 0; i < e->nchecks; i++) {
-		const struct fg_check_result *r = &e->checks[i];
-		cJSON *c = fg_json_push_object(arr);
-
-		cJSON_AddStringToObject(c, "name", r->name);
-		cJSON_AddNumberToObject(c, "exit_code", r->exit_code);
-		cJSON_AddNumberToObject(c, "duration_seconds", fg__seconds_for_file(r->duration_seconds));
-		cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
-		fg_json_add_str_or_null(c, "log", r->log);
-		fg_json_add_true_if(c, "timed_out", r->timed_out);
-	}
+	fg_json_add_objects(o, "checks", e->checks, e->nchecks, sizeof(e->checks[0]), check_json);
 }
 
 static void add_changes(cJSON *o, const struct fg_evidence *e)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "changes");
-
-	for (size_t i = 0; i < e->nchanges; i++) {
-		const struct fg_change *ch = &e->changes[i];
-		cJSON *c = fg_json_push_object(arr);
-
-		cJSON_AddStringToObject(c, "path", ch->path);
-		cJSON_AddStringToObject(c, "status", fg_change_status_name(ch->status));
-		fg_json_add_str_if(c, "old_path", ch->old_path);
-		if (ch->added >= 0)
-			cJSON_AddNumberToObject(c, "added", (double)ch->added);
-		if (ch->deleted >= 0)
-			cJSON_AddNumberToObject(c, "deleted", (double)ch->deleted);
-	}
+	fg_json_add_objects(o, "changes", e->changes, e->nchanges, sizeof(e->changes[0]), change_json);
 	fg_json_add_true_if(o, "changes_truncated", e->changes_truncated);
 	cJSON_AddStringToObject(o, "changes_since", e->since_review ? "review" : "step");
 }

@@ -186,13 +186,8 @@ static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, cha
 		fg__seterr(err, errlen, "field 'v' must be %d", FG_FRAME_VERSION);
 		return -EINVAL;
 	}
-	r = fg_json_req_str(o, "type", &type, err, errlen);
-	if (!r)
-		r = fg_json_req_str(o, "run_id", &run_id, err, errlen);
-	if (!r)
-		r = fg_json_req_str(o, "step", &step, err, errlen);
-	if (!r)
-		r = fg_json_req_str(o, "file", file, err, errlen);
+	r = fg_json_req_strs(o, FG_JSON_FIELDS({ "type", &type }, { "run_id", &run_id },
+						{ "step", &step }, { "file", file }), err, errlen);
 	if (r)
 		return r;
 	if (!strcmp(type, TYPE_CYCLE)) {

@@ -133,6 +133,13 @@ const char *fg_json_str(const cJSON *o, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+const cJSON *fg_json_obj(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsObject(v) ? v : NULL;
+}
+
 double fg_json_num(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -162,6 +169,16 @@ int fg_json_opt_str(const cJSON *o, const char *key, const char **out, char *err
 	}
 	*out = v && cJSON_IsString(v) ? v->valuestring : NULL;
 	return 0;
+}
+
+int fg_json_req_strs(const cJSON *o, const struct fg_json_field *f, size_t n, char *err,
+		     size_t errlen)
+{
+	int r = 0;
+
+	for (size_t i = 0; !r && i < n; i++)
+		r = fg_json_req_str(o, f[i].key, f[i].out, err, errlen);
+	return r;
 }
 
 cJSON *fg_json_add_object(cJSON *o, const char *key)
@@ -200,4 +217,16 @@ cJSON *fg_json_push_object(cJSON *arr)
 	if (!v || !cJSON_AddItemToArray(arr, v))
 		abort();
 	return v;
+}
+
+cJSON *fg_json_add_objects(cJSON *o, const char *key, const void *base, size_t n, size_t size,
+			   void (*fill)(cJSON *item, const void *elem))
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, key);
+
+	if (!arr)
+		abort();
+	for (size_t i = 0; i < n; i++)
+		fill(fg_json_push_object(arr), (const char *)base + i * size);
+	return arr;
 }

@@ -168,11 +168,10 @@ void fg_usage_pair_add_to(cJSON *o, const struct fg_usage_pair *p)
 
 void fg_usage_pair_from(struct fg_usage_pair *p, const cJSON *o)
 {
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "usage");
+	const cJSON *u = fg_json_obj(o, "usage");
 
+	/* Without the member, u is NULL: both sides read as empty. */
 	fg_usage_pair_init(p);
-	if (!cJSON_IsObject(u))
-		return;
 	fg_usage_from_cjson(&p->worker, cJSON_GetObjectItemCaseSensitive(u, "worker"));
 	fg_usage_from_cjson(&p->reviewer, cJSON_GetObjectItemCaseSensitive(u, "reviewer"));
 }

@@ -61,6 +61,8 @@ char *fg_json_print(const struct cJSON *o);
 
 /* o's string member key, or NULL (absent, or not a string). */
 const char *fg_json_str(const struct cJSON *o, const char *key);
+/* o's object member key, or NULL (absent, not an object, or o NULL). */
+const struct cJSON *fg_json_obj(const struct cJSON *o, const char *key);
 /* o's number member key, or NAN (absent, or not a number). */
 double fg_json_num(const struct cJSON *o, const char *key);
 /*
@@ -70,6 +72,20 @@ double fg_json_num(const struct cJSON *o, const char *key);
  */
 int fg_json_req_str(const struct cJSON *o, const char *key, const char **out, char *err,
 		    size_t errlen);
+/* One required string member and where it goes (fg_json_req_strs()). */
+struct fg_json_field {
+	const char *key;
+	const char **out;
+};
+/* fg_json_req_str() for each of the n fields in order: 0 with every *out
+ * set, or the first failure's -EINVAL and err (the later fields untouched). */
+int fg_json_req_strs(const struct cJSON *o, const struct fg_json_field *f, size_t n, char *err,
+		     size_t errlen);
+/* FG_JSON_FIELDS({ "a", &a }, { "b", &b }): the field list and its count,
+ * as fg_json_req_strs() takes them. */
+#define FG_JSON_FIELDS(...)                                 \
+	(const struct fg_json_field[]){ __VA_ARGS__ },      \
+	sizeof((const struct fg_json_field[]){ __VA_ARGS__ }) / sizeof(struct fg_json_field)
 
 /* Adds key: {} to o and returns the new object (borrowed from o);
  * allocation failure aborts, as every fg_x* does. */
@@ -85,5 +101,10 @@ void fg_json_add_true_if(struct cJSON *o, const char *key, bool b);
 /* Appends a new {} to the array arr and returns it (borrowed from arr);
  * allocation failure aborts. */
 struct cJSON *fg_json_push_object(struct cJSON *arr);
+/* Adds key: [...] to o (an empty array when n is 0): one object per element
+ * of the array base (n elements of size bytes), which fill(object, element)
+ * fills. Returns the array (borrowed from o). */
+struct cJSON *fg_json_add_objects(struct cJSON *o, const char *key, const void *base, size_t n,
+				  size_t size, void (*fill)(struct cJSON *item, const void *elem));
 
 #endif
