@@ -8,6 +8,7 @@
 #include "kube_job.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,21 +88,37 @@ static void on_line(struct rn_kube_cmd *c, const char *line, size_t n, int piece
 	j->in_piece = piece;
 }
 
+void rn__kjob_say(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	fprintf(stderr, "forge-runner kubernetes: %s\n", line);
+	fflush(stderr);
+}
+
 static void on_logs_done(struct rn_kube_cmd *c)
 {
 	struct kjob *j = c->data;
 
 	j->logs_running = 0;
 	rn_kube_cmd_release(c);
-	rn__kjob_logs_ended(j);
+	j->logs_ended(j);
 }
 
-void rn__kjob_follow(struct kjob *j)
+void rn__kjob_follow(struct kjob *j, void (*ended)(struct kjob *j))
 {
 	struct fg_strvec argv;
 	char since[48];
 	int r;
 
+	j->logs_ended = ended;
 	fg_strvec_init(&argv);
 	rn_kube_cli_prefix(&j->p, &argv);
 	fg_strvec_pushl(&argv, "logs", "--follow", "--timestamps", "--container=" RN_KUBE_CONTAINER,
@@ -121,7 +138,7 @@ void rn__kjob_follow(struct kjob *j)
 	if (r) {
 		rn__kjob_say("cannot run '%s logs': %s", j->p.program, uv_strerror(r));
 		rn_kube_cmd_release(&j->logs);
-		rn__kjob_logs_ended(j);
+		ended(j);
 		return;
 	}
 	j->logs_running = 1;

@@ -11,7 +11,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,21 +28,7 @@ extern char **environ;
 
 static void poll_status(uv_timer_t *t);
 static void finish(struct kjob *j, int code, const char *reason, int linger_ms);
-
-void rn__kjob_say(const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	fprintf(stderr, "forge-runner kubernetes: %s\n", line);
-	fflush(stderr);
-}
+static void logs_ended(struct kjob *j);
 
 static void on_closed(uv_handle_t *h)
 {
@@ -263,7 +248,7 @@ static void waiting(struct kjob *j, const struct rn_kube_status *st)
 	case RN_KUBE_DONE:
 		j->state = KJ_FOLLOW;
 		j->seen_running = 1;
-		rn__kjob_follow(j);
+		rn__kjob_follow(j, logs_ended);
 		schedule_poll(j, RN_KUBE_POLL_RUN_MS);
 		return;
 	case RN_KUBE_CANNOT_START:
@@ -312,7 +297,7 @@ static void on_reconnect(uv_timer_t *t)
 	struct kjob *j = t->data;
 
 	if (!j->final && !j->logs_running && j->state == KJ_FOLLOW)
-		rn__kjob_follow(j);
+		rn__kjob_follow(j, logs_ended);
 }
 
 /* The stream ended but the container runs: again from where it ended. */
@@ -403,7 +388,7 @@ static void poll_status(uv_timer_t *t)
 	fg_strvec_release(&argv);
 }
 
-void rn__kjob_logs_ended(struct kjob *j)
+static void logs_ended(struct kjob *j)
 {
 	if (j->final) {
 		maybe_clean(j);

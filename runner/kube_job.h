@@ -67,16 +67,19 @@ struct kjob {
 	size_t lines;
 	int in_piece;                 /* the next piece continues a line */
 	int skipping;                 /* ... one that is being skipped */
+	void (*logs_ended)(struct kjob *j);  /* rn__kjob_follow()'s ended */
 };
 
-/* kube_follow.c */
-void rn__kjob_follow(struct kjob *j);
+/* kube_follow.c (which calls nothing of kube_job.c: the end of the logs
+ * comes back through ended) */
+/* Follows the pod's log onto stderr (again from the last line seen after a
+ * reconnect); ended(j) when the stream ends or cannot start. */
+void rn__kjob_follow(struct kjob *j, void (*ended)(struct kjob *j));
+/* "forge-runner kubernetes: MSG" on stderr. */
+void rn__kjob_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normalises an RFC 3339 time ("...:05.12Z") to RN_KUBE_TS_LEN characters
  * ("...:05.120000000Z") so that times compare as strings; 0 or -EINVAL. */
 int rn__kube_ts_norm(const char *ts, char out[RN_KUBE_TS_LEN + 1]);
 
-/* kube_job.c, for kube_follow.c */
-void rn__kjob_logs_ended(struct kjob *j);
-void rn__kjob_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -36,31 +36,6 @@ void rn_kube_step_hash(const char *step, char out[17])
 	snprintf(out, 17, "%016llx", (unsigned long long)fg_hash64(step, strlen(step)));
 }
 
-char *rn_kube_quantity_memory(const char *v)
-{
-	static const char *const units[] = { "", "Ki", "Mi", "Gi" };
-	size_t n = strspn(v, "0123456789");
-	const char *u;
-
-	if (n == 0 || n > 18 || (v[n] && v[n + 1]))
-		return NULL;
-	if (!v[n] || v[n] == 'b' || v[n] == 'B')
-		return fg_xasprintf("%.*s", (int)n, v);
-	u = strchr("kmg", tolower((unsigned char)v[n]));
-	if (!u)
-		return NULL;
-	return fg_xasprintf("%.*s%s", (int)n, v, units[u - "kmg" + 1]);
-}
-
-char *rn_kube_quantity_cpus(const char *v)
-{
-	double d;
-
-	if (fg_parse_double(v, 0.001, 1024, &d))
-		return NULL;
-	return fg_xasprintf("%ldm", (long)(d * 1000.0 + 0.5));
-}
-
 /* ---- metadata ---- */
 
 static cJSON *labels(const struct rn_engine_params *p)
@@ -117,16 +92,6 @@ static cJSON *object(const char *api, const char *kind, cJSON *meta)
 }
 
 /* ---- Secret, ConfigMaps, NetworkPolicy ---- */
-
-const char *rn_kube_env_value(const struct rn_engine_params *p, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (char *const *e = p->environ; e && *e; e++)
-		if (!strncmp(*e, name, n) && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
 
 /* The --env values (set ones only), or NULL when none is set. */
 static cJSON *secret(const struct rn_engine_params *p, pid_t runner)

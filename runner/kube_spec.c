@@ -4,6 +4,7 @@
  */
 #include "kube.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +23,41 @@
 #include "internal_util.h"
 
 #define SKILLS_DEPTH_MAX 8
+
+char *rn_kube_quantity_memory(const char *v)
+{
+	static const char *const units[] = { "", "Ki", "Mi", "Gi" };
+	size_t n = strspn(v, "0123456789");
+	const char *u;
+
+	if (n == 0 || n > 18 || (v[n] && v[n + 1]))
+		return NULL;
+	if (!v[n] || v[n] == 'b' || v[n] == 'B')
+		return fg_xasprintf("%.*s", (int)n, v);
+	u = strchr("kmg", tolower((unsigned char)v[n]));
+	if (!u)
+		return NULL;
+	return fg_xasprintf("%.*s%s", (int)n, v, units[u - "kmg" + 1]);
+}
+
+char *rn_kube_quantity_cpus(const char *v)
+{
+	double d;
+
+	if (fg_parse_double(v, 0.001, 1024, &d))
+		return NULL;
+	return fg_xasprintf("%ldm", (long)(d * 1000.0 + 0.5));
+}
+
+const char *rn_kube_env_value(const struct rn_engine_params *p, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (char *const *e = p->environ; e && *e; e++)
+		if (!strncmp(*e, name, n) && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
 
 int rn_kube_run_as_parse(const char *v, long *uid, long *gid)
 {

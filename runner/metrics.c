@@ -22,39 +22,6 @@
 #include "forge/util.h"
 #include "metrics_internal.h"
 
-const struct family_def rn__metric_families[F_COUNT] = {
-	[F_AGENT_COST] = { "forge_review_agent_cost_usd_total",
-			   "Cost in US dollars the agents of a step reported, by skill, step and role.", 0, 3,
-			   { "skill", "step", "role" } },
-	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
-			     "Tokens the agents of a step reported, by skill, step, role and kind "
-			     "(input, output, cached_input, reasoning).", 0, 4, { "skill", "step", "role", "kind" } },
-	[F_CHECK_RESULTS] = { "forge_review_check_results_total",
-			      "Results of review.md's checks, by skill, step, check and outcome "
-			      "(passed, failed, timed_out).", 0, 4, { "skill", "step", "check", "outcome" } },
-	[F_CYCLES] = { "forge_review_cycles_total",
-		       "Review cycles detected, by skill and step.", 0, 2, { "skill", "step" } },
-	[F_DURATION] = { "forge_review_duration_seconds",
-			 "Wall time of one review cycle in seconds.", 1, 2, { "skill", "step" } },
-	[F_EXHAUSTED] = { "forge_review_exhausted_total",
-			  "Runs whose review loop ended rejected at its cycle limit.", 0, 2,
-			  { "skill", "step" } },
-	[F_ROLE_VERDICTS] = { "forge_review_role_verdicts_total",
-			      "Reviews of a reviewer panel's roles, by skill, step, role and verdict.",
-			      0, 4, { "skill", "step", "role", "verdict" } },
-	[F_SWEEP] = { "forge_review_sweep_caught_total",
-		      "Review cycles seen only by the final sweep, not while watching.", 0, 2,
-		      { "skill", "step" } },
-	[F_VERDICTS] = { "forge_review_verdicts_total",
-			 "Review verdicts, by skill, step and verdict.", 0, 3,
-			 { "skill", "step", "verdict" } },
-	[F_FORGED] = { "forge_runner_forged_records_total",
-		       "Records the runner did not believe (no valid seal: record_forged), by skill, "
-		       "step and source (watch, poll, sweep, stream).", 0, 3, { "skill", "step", "source" } },
-	[F_RUNS] = { "forge_runner_runs_total",
-		     "Runner runs, by step and outcome.", 0, 2, { "step", "outcome" } },
-};
-
 void rn_metrics_init(struct rn_metrics *m)
 {
 	*m = (struct rn_metrics){ 0 };
@@ -67,32 +34,6 @@ void rn_metrics_release(struct rn_metrics *m)
 			free(m->series[i].label[j]);
 	free(m->series);
 	rn_metrics_init(m);
-}
-
-/* Finds the series of fam with these label values (NULL reads as ""), adding it if new. */
-struct rn_metric_series *rn__metrics_series_get(struct rn_metrics *m, enum family fam,
-					       const char *const *vals)
-{
-	size_t nl = rn__metric_families[fam].nlabels, i, j;
-	struct rn_metric_series *s;
-
-	for (i = 0; i < m->n; i++) {
-		s = &m->series[i];
-		if (s->fam != fam)
-			continue;
-		for (j = 0; j < nl; j++)
-			if (strcmp(s->label[j], vals[j] ? vals[j] : ""))
-				break;
-		if (j == nl)
-			return s;
-	}
-	FG_ALLOC_GROW(m->series, m->n + 1, m->cap);
-	s = &m->series[m->n++];
-	memset(s, 0, sizeof(*s));
-	s->fam = fam;
-	for (j = 0; j < nl; j++)
-		s->label[j] = fg_xstrdup(vals[j] ? vals[j] : "");
-	return s;
 }
 
 /* a + b, or a when the sum would not be finite: no addition makes a metric

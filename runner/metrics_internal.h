@@ -1,9 +1,10 @@
 /*
  * metrics_internal.h - what the two halves of the metrics module share:
- * metrics.c (series, observations, rendering, merging into the textfile
- * under a lock) and metrics_parse.c (reading an existing textfile back,
- * strictly: what node_exporter or promtool would refuse is never merged
- * into). metrics.h is the module's contract.
+ * metrics.c (observations, rendering, merging into the textfile under a
+ * lock) and metrics_parse.c (the series set, and reading an existing
+ * textfile back into it, strictly: what node_exporter or promtool would
+ * refuse is never merged into). metrics.c calls metrics_parse.c, never the
+ * other way. metrics.h is the module's contract.
  */
 #ifndef RN_METRICS_INTERNAL_H
 #define RN_METRICS_INTERNAL_H
