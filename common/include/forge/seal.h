@@ -32,7 +32,7 @@
  * when the seal is good for another place (the same run's record of
  * another cycle or file name).
  *
- * Tier: domain (see util.h). Uses alloc, buf, fsutil and libsodium.
+ * Tier: domain (see util.h). Uses alloc, buf, fsutil, sys (the key's random bytes) and libsodium.
  */
 #ifndef FORGE_SEAL_H
 #define FORGE_SEAL_H

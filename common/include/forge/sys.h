@@ -5,7 +5,7 @@
  * file (it sanitizes fds 0-2 and ignores SIGPIPE), then hands over to the
  * program.
  *
- * Tier: base (util.h). Uses nothing of common/.
+ * Tier: base (util.h). Uses nothing of common/ (libsodium for the random bytes).
  */
 #ifndef FORGE_SYS_H
 #define FORGE_SYS_H
