@@ -4,6 +4,8 @@
 # plus the test fixtures), FORGE_FUZZ_JOBS targets at a time (default nproc). A crash leaves its input in fuzz/out/<t>/ and makes
 # this script exit non-zero; turn it into a regression test. The last line
 # is "fuzz: N passed, N failed" (targets).
+# run.sh --build only builds the targets (scripts/test.sh does that beside
+# the tests, then runs them with run.sh SECONDS, which finds them built).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -12,6 +14,9 @@ build=${FORGE_FUZZ_BUILD:-build-fuzz}
 CC=clang cmake -S . -B "$build" -DFORGE_FUZZ=ON -DFORGE_BUILD_TESTS=OFF \
   -DFORGE_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$(nproc)" --target fuzz_reviewmd fuzz_verdict fuzz_cycle fuzz_cmdline fuzz_output fuzz_json_out >/dev/null
+if [ "$secs" = --build ]; then
+  exit 0
+fi
 
 declare -A fixtures=( [reviewmd]=tests/fixtures/reviewmd [verdict]=tests/fixtures/verdict
                       [cycle]=tests/fixtures/cycle [cmdline]=tests/fixtures/cmdline

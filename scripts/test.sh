@@ -11,8 +11,12 @@
 #      default 10).
 # Tests that cannot run on this machine say so (skipped, with the reason).
 # CTest runs nproc test binaries at a time, and Criterion the tests of one
-# binary in parallel too. Each stage prints how long it took; the README
-# states the total on a 2-core machine.
+# binary in parallel too. The builds of 3 and 4 are CPU work while the tests
+# of 1 and 2 mostly wait (on Docker, on the cluster, on their processes), so
+# they run beside those tests, one after the other, at the lowest priority
+# (nice 19: the tests keep the CPU they ask for); stages 3 and 4 begin by
+# waiting for what is left of them. Each stage prints how long it took; the
+# README states the total on a 2-core machine.
 #
 # Each part ends with "== PART: N passed, N failed" (CTest's and Criterion's
 # own lines stay above it), and the last line is the total, "N passed, N
@@ -74,6 +78,58 @@ run_ctest() {
 
 bash scripts/setup.sh --test build
 stage_done "build"
+
+# The sanitizer build, then the fuzz targets' build, in the background (see
+# above); each leaves DIR/NAME.log and, when done, DIR/NAME.done holding its
+# exit status and the second it ended. set -m: a process group of its own,
+# killed if this script ends first.
+want_asan=0
+want_fuzz=0
+[ "${FORGE_SKIP_SANITIZE:-0}" != 1 ] && want_asan=1
+[ -x fuzz/run.sh ] && [ "${FORGE_SKIP_FUZZ:-0}" != 1 ] && want_fuzz=1
+bg_dir=$(mktemp -d)
+bg_pid=
+bg_start=$SECONDS
+# bg_build NAME COMMAND...: one build of the chain, its status recorded.
+bg_build() {
+  local name=$1 rc=0
+  shift
+  nice -n 19 "$@" > "$bg_dir/$name.log" 2>&1 || rc=$?
+  echo "$rc $SECONDS" > "$bg_dir/$name.done"
+}
+if [ "$want_asan" = 1 ] || [ "$want_fuzz" = 1 ]; then
+  set -m
+  (
+    if [ "$want_asan" = 1 ]; then
+      bg_build build-asan bash scripts/setup.sh --test build-asan -- -DFORGE_SANITIZE=ON -DFORGE_BUILD_BENCH=OFF
+    fi
+    if [ "$want_fuzz" = 1 ]; then
+      bg_build build-fuzz fuzz/run.sh --build
+    fi
+  ) &
+  bg_pid=$!
+  set +m
+fi
+trap 'st=$?; [ -z "$bg_pid" ] || kill -- -"$bg_pid" 2>/dev/null || true; rm -rf "$bg_dir"; exit $st' EXIT
+# bg_wait NAME: waits for NAME's build, prints its output, and stops the
+# script if it failed (as a failed build in the foreground would).
+bg_wait() {
+  local rc end
+  while [ ! -e "$bg_dir/$1.done" ]; do
+    if ! kill -0 "$bg_pid" 2>/dev/null; then
+      echo "== $1: the background build ended without a status" >&2
+      exit 1
+    fi
+    sleep 0.2
+  done
+  cat "$bg_dir/$1.log" >&2
+  read -r rc end < "$bg_dir/$1.done"
+  echo "== $1 ran in the background (nice 19) from the second $((bg_start - t_start)) to the $((end - t_start)) of this script"
+  if [ "$rc" != 0 ]; then
+    echo "== $1: failed (exit $rc)" >&2
+    exit 1
+  fi
+}
 run_ctest build -LE kubernetes
 stage_done "tests (build)"
 
@@ -123,7 +179,7 @@ rm -f "$k8s_log"
 stage_done "kubernetes"
 
 if [ "${FORGE_SKIP_SANITIZE:-0}" != 1 ]; then
-  bash scripts/setup.sh --test build-asan -- -DFORGE_SANITIZE=ON -DFORGE_BUILD_BENCH=OFF
+  bg_wait build-asan
   stage_done "build-asan"
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:detect_stack_use_after_return=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
@@ -134,6 +190,8 @@ fi
 
 if [ -x fuzz/run.sh ] && [ "${FORGE_SKIP_FUZZ:-0}" != 1 ]; then
   # fuzz/run.sh ends with "fuzz: N passed, N failed" (one per target).
+  bg_wait build-fuzz
+  stage_done "build-fuzz"
   fuzz_log=$(mktemp)
   # 10 s a target (6 targets, nproc at a time) in the suite; fuzz/run.sh
   # SECONDS alone for longer runs.

@@ -67,7 +67,7 @@ Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
 	fgw_init(&f);
 	fgw_runner_tree(&f);
 	ep = fgw_fake_entrypoint(&f,
-				"i=1; while [ $i -le 2000 ]; do cyc $i rejected; i=$((i+1)); done\n"
+				"cycs 1 2000 rejected\n"
 				"exit 0\n");
 	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);

@@ -26,6 +26,12 @@ const char FGE_FAKE_EP_HEAD[] =
 	"\"$1\" \"${MAX:-3}\" \"$2\" \"$f\" \"$K\" \"$r\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$dd/.c$1.tmp\"\n"
 	"  mv \"$dd/.c$1.tmp\" \"$dd/review_cycle_$1.json\"\n"
 	"}\n"
+	"cycs() {\n"
+	"  n=$1; while [ $n -le $2 ]; do\n"
+	"    printf '%s {\"cycle\":%s,\"max_cycles\":%s,\"verdict\":\"%s\",\"feedback\":\"fb%s\",\"skill\":\"%s\","
+	"\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\",\"run_id\":\"%s\"}\\n' "
+	"\"$n\" \"$n\" \"${MAX:-3}\" \"$3\" \"$n\" \"$K\" \"$FORGE_RUN_ID\"; n=$((n+1)); done | fgseal \"$S\" --cycles \"${DIR:-$D}\"\n"
+	"}\n"
 	"wait_log() { i=0; while ! grep -q \"$1\" \"$LOG\"; do i=$((i+1)); [ $i -gt 3000 ] && exit 99; sleep 0.01; done; }\n";
 
 char *fge_script(const char *dir, const char *name, const char *head, const char *body)

@@ -22,6 +22,10 @@
  *       into $DIR when set) atomically (a temp file, then mv); max_cycles is
  *       $MAX (default 3), the run id defaults to $FORGE_RUN_ID, the feedback
  *       to "fbN", the skill is the one the runner passed.
+ *   cycs FIRST LAST VERDICT  what cyc N VERDICT does for N = FIRST..LAST,
+ *       one file after the other, but with one fg-seal for all of them
+ *       (fg-seal --cycles) instead of a process or two a cycle: thousands of
+ *       cycle files in seconds, under AddressSanitizer too.
  *   wait_log TEXT  waits until the file $LOG contains TEXT (exit 99 after
  *       about 30 s), so a script acts only after the runner logged something.
  *   fgseal [STEP NAME]  seals the record on its stdin with the run's key
