@@ -45,6 +45,7 @@ void fgw_share(const struct fgw *w, uid_t uid, gid_t gid)
 	const char *dirs[] = { w->ws, w->out };
 
 	cr_assert_eq(chmod(w->root, 0755), 0, "chmod '%s': %s", w->root, strerror(errno));
+	cr_assert_eq(chown(w->root, uid, gid), 0, "chown '%s': %s", w->root, strerror(errno));
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		cr_assert(mkdir(dirs[i], 0755) == 0 || errno == EEXIST, "mkdir '%s': %s", dirs[i],
 			  strerror(errno));

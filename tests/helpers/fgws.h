@@ -61,8 +61,9 @@ void fgw_init(struct fgw *w);
 void fgw_release(struct fgw *w);
 
 /* Opens the tree to another user (a container's, a stand-in runner's):
- * mkdtemp made root 0700, it becomes 0755; ws and out (made when missing)
- * belong to uid:gid. Fails the test when it cannot (chown needs root or
+ * mkdtemp made root 0700, it becomes 0755; root (so a runner started as
+ * that user writes its log and result there), ws and out (made when
+ * missing) belong to uid:gid. Fails the test when it cannot (chown needs root or
  * uid:gid our own). */
 void fgw_share(const struct fgw *w, uid_t uid, gid_t gid);
 
