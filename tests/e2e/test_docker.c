@@ -14,39 +14,34 @@
  */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fgdocker.h"
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
-#define STEP "implement_task"
-#define SKILL "implement-task"
+#define STEP FGD_STEP
+#define SKILL FGD_SKILL
 /* Used as the caller when the suite runs as root, so that "files belong to
  * the caller, not root" is a real check rather than root == root. */
 #define STAND_IN_UID 4242
 #define MAX_ARGS 64
 
-extern char **environ;
-
 TestSuite(docker, .timeout = 1700);
 
-/* A per-test sandbox: host directories mounted into the container. */
+/* A per-test sandbox: the workspace fixture (fgws.h) and the container's
+ * own. Mounted into the container: ws at /workspace (owned by uid), agents
+ * (R/agents: the scripts and task.json) at /agents and skills at /skills,
+ * both read-only. */
 struct box {
-	char *tmp;     /* owned; removed at the end */
-	char *ws;      /* mounted at /workspace, owned by uid */
-	char *agents;  /* mounted at /agents, read-only */
-	char *skills;  /* mounted at /skills, read-only */
+	struct fgw w;
+	char *agents;  /* R/agents, owned */
 	char *name;    /* container name */
 	uid_t uid;
 	gid_t gid;
@@ -56,23 +51,9 @@ static void box_init(struct box *b, const char *tag, const char *review_md)
 {
 	b->uid = getuid() == 0 ? STAND_IN_UID : getuid();
 	b->gid = getuid() == 0 ? STAND_IN_UID : getgid();
-	b->tmp = fgt_tmpdir();
-	b->ws = fgt_fmt("%s/ws", b->tmp);
-	b->agents = fgt_fmt("%s/agents", b->tmp);
-	b->skills = fgt_fmt("%s/skills", b->tmp);
+	fgd_workspace(&b->w, b->uid, b->gid, "agents/task.json", review_md);
+	b->agents = fgw_path(&b->w, "agents");
 	b->name = fgt_fmt("forge-test-%ld-%s", (long)getpid(), tag);
-	/* mkdtemp makes 0700; the container's user must get through to the mounts. */
-	cr_assert_eq(chmod(b->tmp, 0755), 0);
-	cr_assert_eq(mkdir(b->ws, 0755), 0);
-	cr_assert_eq(chown(b->ws, b->uid, b->gid), 0, "chown workspace: %s", strerror(errno));
-	char *rmd = fgt_fmt("%s/default/" SKILL "/review.md", b->skills);
-	fgt_write(rmd, review_md);
-	free(rmd);
-	char *task = fgt_fmt("%s/task.json", b->agents);
-	fgt_write(task, "{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
-			" \"description\": \"Append a line to work.log.\", \"skill_name\": \"" SKILL "\","
-			" \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
-	free(task);
 }
 
 static void box_release(struct box *b)
@@ -82,11 +63,8 @@ static void box_release(struct box *b)
 	/* Normally gone already (--rm); this only cleans up after a failure. */
 	fgd_cli(&p, "docker", (const char *const[]){"rm", "-f", b->name, NULL}, 120);
 	fgt_proc_release(&p);
-	fgt_rm_rf(b->tmp);
-	free(b->tmp);
-	free(b->ws);
+	fgw_release(&b->w);
 	free(b->agents);
-	free(b->skills);
 	free(b->name);
 }
 
@@ -134,11 +112,11 @@ static void cmd_run(struct cmd *c, struct box *b, const char *const env[])
 	cmd_add(c, "--user");
 	cmd_own(c, fgt_fmt("%ld:%ld", (long)b->uid, (long)b->gid));
 	cmd_add(c, "-v");
-	cmd_own(c, fgt_fmt("%s:/workspace", b->ws));
+	cmd_own(c, fgt_fmt("%s:/workspace", b->w.ws));
 	cmd_add(c, "-v");
 	cmd_own(c, fgt_fmt("%s:/agents:ro", b->agents));
 	cmd_add(c, "-v");
-	cmd_own(c, fgt_fmt("%s:/skills:ro", b->skills));
+	cmd_own(c, fgt_fmt("%s:/skills:ro", b->w.skills));
 	static const char *const common[] = {
 		"FORGE_TASK_FILE=/agents/task.json", "FORGE_STEP_NAME=" STEP,
 		"FORGE_SKILL_NAME=" SKILL, "FORGE_TASK_KEY=DEMO-1", "FORGE_RUN_ID=docker-test",
@@ -158,7 +136,7 @@ static void cmd_run(struct cmd *c, struct box *b, const char *const env[])
 /* Parses a cycle file of the box's step; NULL when absent or not JSON. */
 static cJSON *read_cycle(struct box *b, int n, struct stat *st)
 {
-	char *path = fgt_fmt("%s/.forge/" STEP "/review_cycle_%d.json", b->ws, n);
+	char *path = fgt_fmt("%s/.forge/" STEP "/review_cycle_%d.json", b->w.ws, n);
 	char *text = fgt_read(path, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 
@@ -251,7 +229,7 @@ Test(docker, reject_then_approve_writes_cycles_owned_by_the_caller)
 	cr_assert_null(read_cycle(&b, 3, NULL), "a third cycle after the approval");
 
 	/* The worker ran twice (first run and one retry), as the caller. */
-	char *log_path = fgt_fmt("%s/work.log", b.ws);
+	char *log_path = fgt_fmt("%s/work.log", b.w.ws);
 	char *log = fgt_read(log_path, NULL);
 	cr_assert_not_null(log);
 	cr_assert_not_null(strchr(log, '\n'));
@@ -313,11 +291,11 @@ Test(docker, entrypoint_as_pid1_reaps_orphaned_grandchildren)
 		  p.out, p.err);
 
 	/* PID 1 is the entrypoint itself (no --init), and it adopted the orphan. */
-	char *pid1_path = fgt_fmt("%s/pid1.cmdline", b.ws);
+	char *pid1_path = fgt_fmt("%s/pid1.cmdline", b.w.ws);
 	char *pid1 = fgt_read(pid1_path, NULL);
 	cr_assert_not_null(pid1);
 	cr_assert_not_null(strstr(pid1, "forge-entrypoint"), "PID 1 is '%s'", pid1);
-	char *ppid_path = fgt_fmt("%s/orphan.ppid", b.ws);
+	char *ppid_path = fgt_fmt("%s/orphan.ppid", b.w.ws);
 	char *ppid = fgt_read(ppid_path, NULL);
 	cr_assert_not_null(ppid);
 	cr_assert_str_eq(ppid, "1\n", "the orphan's parent was %s", ppid);
@@ -341,52 +319,6 @@ static const char WORKER_HANGS[] =
 	"echo started > started\n"
 	"exec sleep 600\n";
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-/* Starts argv in the background with its output in files under dir. */
-static pid_t spawn_logged(const char *const argv[], const char *dir)
-{
-	posix_spawn_file_actions_t fa;
-	char *out = fgt_fmt("%s/run.out", dir);
-	char *err = fgt_fmt("%s/run.err", dir);
-	pid_t pid;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	cr_assert_eq(posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ), 0);
-	posix_spawn_file_actions_destroy(&fa);
-	free(out);
-	free(err);
-	return pid;
-}
-
-/* Waits up to limit_s for pid; kills it and fails the test past that. */
-static int wait_bounded(pid_t pid, int limit_s)
-{
-	int status = 0;
-
-	for (int i = 0; i < limit_s * 10; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return status;
-		cr_assert_geq(r, 0, "waitpid: %s", strerror(errno));
-		sleep_ms(100);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	cr_assert_fail("docker run still running after %d s", limit_s);
-	return status;
-}
-
 Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 {
 	struct box b;
@@ -398,29 +330,21 @@ Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
 	box_agent(&b, "worker.sh", WORKER_HANGS);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	cmd_run(&c, &b, NULL);
-	pid_t client = spawn_logged(c.argv, b.tmp);
+	pid_t client = fgw_spawn(&b.w, c.argv, NULL);
 
-	char *started = fgt_fmt("%s/started", b.ws);
-	for (int i = 0; i < 1200 && !fgt_exists(started); i++)
-		sleep_ms(100);
-	cr_assert(fgt_exists(started), "the worker never started");
+	fgw_wait_file(&b.w, "ws/started", 120);
 
 	/* A 60 s grace period: had the entrypoint ignored SIGTERM, docker would
 	 * SIGKILL it and the run would end with 137, not 143. */
 	fgd_cli(&p, "docker", (const char *const[]){"stop", "-t", "60", b.name, NULL}, 180);
 	cr_assert_eq(p.exit_code, 0, "docker stop: %s", p.err);
 	fgt_proc_release(&p);
-	int status = wait_bounded(client, 120);
-	char *err_path = fgt_fmt("%s/run.err", b.tmp);
-	char *err = fgt_read(err_path, NULL);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 143,
-		  "docker run ended with status %#x, want exit 143:\n%s", status, err ? err : "");
+	fgw_wait(&b.w, client, 120);
+	cr_assert(WIFEXITED(b.w.status) && WEXITSTATUS(b.w.status) == 143,
+		  "docker run ended with status %#x, want exit 143:\n%s", b.w.status, b.w.err);
 	for (int i = 0; i < 100 && fgd_container_listed("docker", b.name); i++)
-		sleep_ms(100);
+		fgt_sleep_ms(100);
 	cr_assert(!fgd_container_listed("docker", b.name), "container %s left behind", b.name);
-	free(err);
-	free(err_path);
-	free(started);
 	cmd_release(&c);
 	box_release(&b);
 }
@@ -445,7 +369,7 @@ Test(docker, preflight_names_missing_clis_keys_and_an_unwritable_workspace_befor
 		cr_skip_test("needs root: the workspace must belong to another uid than the container's user");
 	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "preflight", "---\nmax_retries: 2\n---\nCheck.\n");
-	cr_assert_eq(chown(b.ws, 0, 0), 0);
+	cr_assert_eq(chown(b.w.ws, 0, 0), 0);
 	cmd_run(&c, &b, env);
 	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
 	cr_assert(p.exited && p.exit_code == 2, "container exited %d:\n%s", p.exit_code, p.err);
@@ -461,7 +385,7 @@ Test(docker, preflight_names_missing_clis_keys_and_an_unwritable_workspace_befor
 			     STAND_IN_UID);
 	cr_assert(strstr(p.err, want), "want %s in:\n%s", want, p.err);
 	cr_assert(strstr(p.err, "--engine-arg --user=0:0"), "%s", p.err);
-	forge = fgt_fmt("%s/.forge", b.ws);
+	forge = fgt_fmt("%s/.forge", b.w.ws);
 	cr_assert_not(fgt_exists(forge), "the preflight left a .forge behind");
 	free(forge);
 	free(want);
@@ -502,8 +426,8 @@ Test(docker, each_agent_gets_only_its_vendors_key_in_the_image)
 	cmd_run(&c, &b, env);
 	cr_assert_eq(fgt_run(&p, c.argv, NULL, NULL, NULL, 600), 0);
 	cr_assert(p.exited && p.exit_code == 0, "container exited %d:\n%s", p.exit_code, p.err);
-	w = fge_read_in(b.ws, "env.worker");
-	r = fge_read_in(b.ws, "env.reviewer");
+	w = fge_read_in(b.w.ws, "env.worker");
+	r = fge_read_in(b.w.ws, "env.reviewer");
 	cr_assert_str_eq(w, "unset key-c unset\n");
 	cr_assert_str_eq(r, "key-a unset unset\n");
 	free(w);

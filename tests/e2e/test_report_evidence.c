@@ -14,6 +14,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(report_evidence, .timeout = 180);
 
@@ -53,48 +54,42 @@ static const char REVIEWER[] =
 	"printf '<!-- review-result: findings=1 -->\\n'\n";
 
 struct run {
-	char *dir, *ws, *result;
+	struct fgw w;  /* the tree: a git workspace, the calc skill, task.json, result.json */
 	struct fgt_proc p;
 };
 
 static void run_step(struct run *r)
 {
-	r->dir = fgt_tmpdir();
-	r->ws = fgt_fmt("%s/ws", r->dir);
-	r->result = fgt_fmt("%s/result.json", r->dir);
-	char *skills = fgt_fmt("%s/skills", r->dir), *task = fgt_fmt("%s/task.json", r->dir);
-	char *w = fge_script(r->dir, "worker.sh", "", WORKER), *v = fge_script(r->dir, "reviewer.sh", "", REVIEWER);
+	fgw_init(&r->w);
+	char *w = fgw_script(&r->w, "worker.sh", "", WORKER), *v = fgw_script(&r->w, "reviewer.sh", "", REVIEWER);
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s", w), *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s", v);
 
-	fge_write_in(skills, "default/calc/review.md", REVIEW_MD);
-	fge_write_in(r->ws, "tests/test_calc.sh", TEST_CALC);
-	fge_write_in(r->ws, "calc.sh", "echo 0\n");
-	fge_git_commit_all(r->ws);
-	fge_write_in(r->dir, "task.json", "{\"task_key\":\"CALC-1\",\"summary\":\"Fix add\",\"description\":\"Add.\"}\n");
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", r->ws,
+	fgw_write(&r->w, "skills/default/calc/review.md", REVIEW_MD);
+	fgw_write(&r->w, "ws/tests/test_calc.sh", TEST_CALC);
+	fgw_write(&r->w, "ws/calc.sh", "echo 0\n");
+	fge_git_commit_all(r->w.ws);
+	fgw_task(&r->w, "{\"task_key\":\"CALC-1\",\"summary\":\"Fix add\",\"description\":\"Add.\"}\n");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", r->w.ws,
 			       "--step", "calc", "--skill", "calc", "--task-key", "CALC-1",
-			       "--task-file", task, "--skills-dir", skills, "--entrypoint", FG_ENTRYPOINT_BIN,
-			       "--result", r->result, NULL };
+			       "--task-file", r->w.task, "--skills-dir", r->w.skills, "--entrypoint", FG_ENTRYPOINT_BIN,
+			       "--result", r->w.result, NULL };
 	const char *env[] = { wcmd, rcmd, "FORGE_CHANGESET=1", "AUTO_REVIEW_MAX_RETRIES",
 			      "AUTO_REVIEW_STOP_WHEN_STALLED", NULL };
 	cr_assert_eq(fgt_run(&r->p, argv, env, NULL, NULL, 120), 0);
 	cr_assert_eq(r->p.exit_code, 0, "stderr:\n%s", r->p.err);
-	free(skills); free(task); free(w); free(v); free(wcmd); free(rcmd);
+	free(w); free(v); free(wcmd); free(rcmd);
 }
 
 static void run_free(struct run *r)
 {
 	fgt_proc_release(&r->p);
-	fgt_rm_rf(r->dir);
-	free(r->dir);
-	free(r->ws);
-	free(r->result);
+	fgw_release(&r->w);
 }
 
 static char *report(const struct run *r, const char *format)
 {
 	struct fgt_proc p;
-	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, r->result, NULL };
+	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, r->w.result, NULL };
 	char *out;
 
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 60), 0);

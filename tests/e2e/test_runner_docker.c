@@ -30,8 +30,6 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +44,8 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-#define STEP "implement_task"
-#define SKILL "implement-task"
+#define STEP FGD_STEP
+#define SKILL FGD_SKILL
 #define STAND_IN_ID 4242
 #define ENGINE_SOCKET "/var/run/docker.sock"
 #define MAX_ARGS 48
@@ -55,14 +53,12 @@
 
 TestSuite(runner_docker, .timeout = 1700);
 
-/* A per-test sandbox. */
+/* A per-test sandbox: the workspace fixture (fgws.h: ws, skills, out, the
+ * runner's result.json, runner.log, stdout and stderr in the tree), opened
+ * to the runner's user, and what the engine needs beside it. */
 struct rbox {
+	struct fgw w;
 	const char *cli;   /* "docker" or "podman" */
-	char *tmp;         /* owned; removed at the end */
-	char *ws;          /* the workspace, owned by the caller */
-	char *skills;      /* skills directory, mounted read-only */
-	char *out;         /* the runner's result, log, stdout and stderr */
-	char *result, *log, *stdout_path, *stderr_path;
 	char *token;       /* the credential passed with --env API_TOKEN */
 	uid_t uid;         /* the runner's (and so the container's) user */
 	gid_t gid;
@@ -73,14 +69,6 @@ struct rbox {
 	char *volume;      /* owned: the named volume used instead of ws, or NULL */
 	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
 };
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 static void mkdir_for(const char *path, const struct rbox *b)
 {
@@ -119,29 +107,11 @@ static void box_init_as(struct rbox *b, const char *cli, const struct fgd_user *
 	b->cli = cli;
 	b->as = as;
 	choose_user(b);
-	b->tmp = fgt_tmpdir();
-	/* mkdtemp makes 0700: the stand-in user and the container get through. */
-	cr_assert_eq(chmod(b->tmp, 0755), 0);
+	/* The stand-in user and the container get through to the tree. */
+	fgd_workspace(&b->w, b->uid, b->gid, "ws/task.json", review_md);
 	if (!strcmp(cli, "podman"))
-		b->conf = fgd_podman_conf(b->tmp, as != NULL);
-	b->ws = fgt_fmt("%s/ws", b->tmp);
-	b->skills = fgt_fmt("%s/skills", b->tmp);
-	b->out = fgt_fmt("%s/out", b->tmp);
-	b->result = fgt_fmt("%s/result.json", b->out);
-	b->log = fgt_fmt("%s/run.log", b->out);
-	b->stdout_path = fgt_fmt("%s/runner.stdout", b->tmp);
-	b->stderr_path = fgt_fmt("%s/runner.stderr", b->tmp);
+		b->conf = fgd_podman_conf(b->w.root, as != NULL);
 	b->token = fgt_fmt("tok-%ld-%lx-secret", (long)getpid(), (unsigned long)time(NULL));
-	mkdir_for(b->ws, b);
-	mkdir_for(b->out, b);
-	char *rmd = fgt_fmt("%s/default/" SKILL "/review.md", b->skills);
-	fgt_write(rmd, review_md);
-	free(rmd);
-	char *task = fgt_fmt("%s/task.json", b->ws);
-	fgt_write(task, "{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
-			" \"description\": \"Append a line to work.log.\", \"skill_name\": \"" SKILL "\","
-			" \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
-	free(task);
 }
 
 static void box_init(struct rbox *b, const char *cli, const char *review_md)
@@ -168,21 +138,13 @@ static void box_release(struct rbox *b)
 		free(b->volume);
 	}
 	free(b->conf);
-	fgt_rm_rf(b->tmp);
-	free(b->tmp);
-	free(b->ws);
-	free(b->skills);
-	free(b->out);
-	free(b->result);
-	free(b->log);
-	free(b->stdout_path);
-	free(b->stderr_path);
+	fgw_release(&b->w);
 	free(b->token);
 }
 
 static void box_agent(struct rbox *b, const char *file, const char *script)
 {
-	char *dir = fgt_fmt("%s/agents", b->ws);
+	char *dir = fgt_fmt("%s/agents", b->w.ws);
 
 	free(fge_script(dir, file, "", script));
 	free(dir);
@@ -195,39 +157,33 @@ static void box_agent_take(struct rbox *b, const char *file, char *script)
 	free(script);
 }
 
-/* Child side of spawn_runner(): never returns. */
-static void exec_runner(const struct rbox *b, const char *const *argv, const char *const *envp)
-{
-	int in = open("/dev/null", O_RDONLY);
-	int o = open(b->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int e = open(b->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	setpgid(0, 0);
-	if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-		_exit(126);
-	if (b->drop && (setgroups(1, &b->sock_gid) || setgid(b->gid) || setuid(b->uid)))
-		_exit(126);
-	execve(argv[0], (char *const *)argv, (char *const *)envp);
-	_exit(127);
-}
-
 /*
- * Starts forge-runner run for the box in its own process group, as the
- * box's user, with a clean environment: PATH, HOME, the agent commands,
- * API_TOKEN, and extra options (NULL-terminated).
+ * Starts forge-runner run for the box in its own process group (fgw_spawn),
+ * as the box's user (setpriv), with a clean environment: PATH, HOME, the
+ * agent commands, API_TOKEN, and extra options (NULL-terminated).
  */
 static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
-	char *env[10];
-	size_t n = 0;
+	char *owned[3] = { NULL };
+	char *env[12];
+	size_t n = 0, ne = 0;
 	pid_t pid;
 
+	if (b->drop) {
+		owned[0] = fgt_fmt("--reuid=%ld", (long)b->uid);
+		owned[1] = fgt_fmt("--regid=%ld", (long)b->gid);
+		owned[2] = fgt_fmt("--groups=%ld", (long)b->sock_gid);
+		argv[n++] = "setpriv";
+		for (int i = 0; i < 3; i++)
+			argv[n++] = owned[i];
+		argv[n++] = "--";
+	}
 	const char *const fixed[] = {
 		FG_RUNNER_BIN, "run", "--engine", b->cli, "--image", FGD_IMAGE,
-		b->volume ? "--workspace-volume" : "--workspace", b->volume ? b->volume : b->ws,
-		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->skills,
-		"--result", b->result, "--log-format", "json", "--log-file", b->log,
+		b->volume ? "--workspace-volume" : "--workspace", b->volume ? b->volume : b->w.ws,
+		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->w.skills,
+		"--result", b->w.result, "--log-format", "json", "--log-file", b->w.log,
 		"--poll-interval", "30", "--env", "API_TOKEN", NULL,
 	};
 	for (size_t i = 0; fixed[i]; i++)
@@ -237,65 +193,34 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		argv[n++] = extra[i];
 	}
 	argv[n] = NULL;
-	env[0] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	env[ne++] = fgt_fmt("-");
+	env[ne++] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	/* Rootless podman keeps its images and containers under the user's HOME. */
-	env[1] = fgt_fmt("HOME=%s", b->as ? b->as->home : b->out);
-	env[2] = fgt_fmt("FORGE_WORKER_CMD=/workspace/agents/worker.sh");
-	env[3] = fgt_fmt("FORGE_REVIEWER_CMD=/workspace/agents/reviewer.sh");
-	env[4] = fgt_fmt("FORGE_TASK_FILE=/workspace/task.json");
-	env[5] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
-	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
-	env[7] = b->conf ? fgt_fmt("CONTAINERS_CONF=%s", b->conf) : NULL;
-	env[8] = NULL;
+	env[ne++] = fgt_fmt("HOME=%s", b->as ? b->as->home : b->w.out);
+	env[ne++] = fgt_fmt("FORGE_WORKER_CMD=/workspace/agents/worker.sh");
+	env[ne++] = fgt_fmt("FORGE_REVIEWER_CMD=/workspace/agents/reviewer.sh");
+	env[ne++] = fgt_fmt("FORGE_TASK_FILE=/workspace/task.json");
+	env[ne++] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
+	env[ne++] = fgt_fmt("API_TOKEN=%s", b->token);
+	if (b->conf)
+		env[ne++] = fgt_fmt("CONTAINERS_CONF=%s", b->conf);
 	if (b->worker_output)
-		env[env[7] ? 8 : 7] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
-	env[9] = NULL;
-	pid = fork();
-	cr_assert(pid >= 0, "fork: %s", strerror(errno));
-	if (pid == 0)
-		exec_runner(b, argv, (const char *const *)env);
-	setpgid(pid, pid);
-	for (size_t i = 0; env[i]; i++)
+		env[ne++] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
+	env[ne] = NULL;
+	pid = fgw_spawn(&b->w, argv, (const char *const *)env);
+	for (size_t i = 0; i < ne; i++)
 		free(env[i]);
+	for (int i = 0; i < 3; i++)
+		free(owned[i]);
 	return pid;
-}
-
-static char *read_or_empty(const char *path)
-{
-	char *s = fgt_read(path, NULL);
-
-	return s ? s : fgt_fmt("%s", "");
 }
 
 /* Waits for the runner; its exit code, or 128+N when killed by signal N.
  * Past RUN_LIMIT_S its group is killed and the test fails. */
-static int wait_runner(const struct rbox *b, pid_t pid)
+static int wait_runner(struct rbox *b, pid_t pid)
 {
-	int status = 0;
-
-	for (int i = 0; i < RUN_LIMIT_S * 10; i++) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		cr_assert_geq(r, 0, "waitpid: %s", strerror(errno));
-		sleep_ms(100);
-	}
-	kill(-pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	cr_assert_fail("forge-runner still running after %d s; log:\n%s", RUN_LIMIT_S,
-		       read_or_empty(b->log));
-	return -1;
-}
-
-/* The JSON log's events, in order (a cJSON array, owned). */
-static cJSON *log_events(const struct rbox *b)
-{
-	char *text = read_or_empty(b->log);
-	cJSON *all = fge_json_lines(text);
-
-	free(text);
-	return all;
+	fgw_wait(&b->w, pid, RUN_LIMIT_S);
+	return fgw_code(&b->w);
 }
 
 static const char *jstr(const cJSON *j, const char *key)
@@ -313,53 +238,12 @@ static double jnum(const cJSON *j, const char *key)
 	return v->valuedouble;
 }
 
-/* First event named name (and, for cycle >= 1, of that cycle), or NULL. */
-static const cJSON *find_event(const cJSON *events, const char *name, int cycle)
-{
-	const cJSON *e;
-
-	cJSON_ArrayForEach(e, events) {
-		if (strcmp(jstr(e, "event"), name))
-			continue;
-		if (cycle < 1 || jnum(e, "cycle") == cycle)
-			return e;
-	}
-	return NULL;
-}
-
-/* The run id from the log's run_start event, waiting for it to appear. */
-static char *wait_run_id(const struct rbox *b)
-{
-	for (int i = 0; i < 600; i++) {
-		cJSON *ev = log_events(b);
-		const cJSON *start = find_event(ev, "run_start", 0);
-		char *id = start ? fgt_fmt("%s", jstr(start, "run_id")) : NULL;
-
-		cJSON_Delete(ev);
-		if (id)
-			return id;
-		sleep_ms(100);
-	}
-	cr_assert_fail("no run_start in the log:\n%s", read_or_empty(b->log));
-	return NULL;
-}
-
-static void wait_file(const struct rbox *b, const char *name)
-{
-	char *path = fgt_fmt("%s/%s", b->ws, name);
-
-	for (int i = 0; i < 3000 && !fgt_exists(path); i++)
-		sleep_ms(100);
-	cr_assert(fgt_exists(path), "'%s' never appeared; log:\n%s", name, read_or_empty(b->log));
-	free(path);
-}
-
 static cJSON *read_result(const struct rbox *b)
 {
-	char *text = fgt_read(b->result, NULL);
+	char *text = fgt_read(b->w.result, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 
-	cr_assert_not_null(j, "no result file; log:\n%s", read_or_empty(b->log));
+	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(b->w.log));
 	free(text);
 	return j;
 }
@@ -376,27 +260,6 @@ static void assert_no_container(const struct rbox *b, const char *run_id)
 	free(name);
 }
 
-/* The secret never reaches what the runner writes. */
-static void assert_token_absent(const struct rbox *b)
-{
-	const char *paths[] = { b->log, b->result, b->stdout_path, b->stderr_path };
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		char *text = read_or_empty(paths[i]);
-
-		cr_assert_null(strstr(text, b->token), "the --env value is in %s:\n%s", paths[i], text);
-		free(text);
-	}
-}
-
-static void rot13(char *s)
-{
-	for (; *s; s++) {
-		if (*s >= 'a' && *s <= 'z')
-			*s = (char)('a' + (*s - 'a' + 13) % 26);
-	}
-}
-
 static void assert_owned(const struct rbox *b, const char *path)
 {
 	struct stat st;
@@ -409,9 +272,9 @@ static void assert_owned(const struct rbox *b, const char *path)
 /* Every entry of .forge/STEP and the workspace files the agents wrote. */
 static void assert_files_owned(const struct rbox *b)
 {
-	char *forge = fgt_fmt("%s/.forge", b->ws);
+	char *forge = fgt_fmt("%s/.forge", b->w.ws);
 	char *step = fgt_fmt("%s/" STEP, forge);
-	char *work = fgt_fmt("%s/work.log", b->ws);
+	char *work = fgt_fmt("%s/work.log", b->w.ws);
 	DIR *d = opendir(step);
 	struct dirent *de;
 	int n = 0;
@@ -458,9 +321,9 @@ static const char WORKER_HANGS[] =
 static void check_cycle_events(const cJSON *ev, const struct rbox *b)
 {
 	for (int c = 1; c <= 2; c++) {
-		const cJSON *e = find_event(ev, "review_cycle", c);
+		const cJSON *e = fge_find_cycle_event(ev, "review_cycle", c);
 
-		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, read_or_empty(b->log));
+		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, fgt_read_or_empty(b->w.log));
 		/* Live through the bind mount, not caught afterwards by the sweep. */
 		cr_assert_str_eq(jstr(e, "source"), "watch", "cycle %d came from '%s'", c, jstr(e, "source"));
 		cr_assert_str_eq(jstr(e, "verdict"), c == 1 ? "rejected" : "approved");
@@ -492,25 +355,25 @@ Test(runner_docker, loop_in_a_container_seen_live_owned_by_the_caller)
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
-	char *errtext = read_or_empty(b.stderr_path);
+	char *errtext = fgt_read_or_empty(b.w.stderr_path);
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, errtext,
-		     read_or_empty(b.log));
+		     fgt_read_or_empty(b.w.log));
 
 	cJSON *res = read_result(&b);
 	check_result_approved(res);
-	cJSON *ev = log_events(&b);
+	cJSON *ev = fgw_log_events(&b.w);
 	check_cycle_events(ev, &b);
 	assert_files_owned(&b);
 	assert_no_container(&b, jstr(res, "run_id"));
 
 	/* The credential reached the agent, and only the agent. */
-	char *rot_path = fgt_fmt("%s/token.rot13", b.ws);
+	char *rot_path = fgt_fmt("%s/token.rot13", b.w.ws);
 	char *rot = fgt_read(rot_path, NULL);
 	cr_assert_not_null(rot, "the worker wrote no token.rot13");
-	rot13(rot);
+	fge_rot13(rot);
 	cr_assert_str_eq(rot, b.token, "the agent saw another API_TOKEN");
-	assert_token_absent(&b);
-	cr_assert_null(find_event(ev, "env_unset", 0), "API_TOKEN reported unset");
+	fgw_assert_secret_absent(&b.w, b.token);
+	cr_assert_null(fge_find_cycle_event(ev, "env_unset", 0), "API_TOKEN reported unset");
 
 	free(rot);
 	free(rot_path);
@@ -524,10 +387,10 @@ Test(runner_docker, loop_in_a_container_seen_live_owned_by_the_caller)
 static cJSON *box_cycle(const struct rbox *b, int n)
 {
 	char *name = fgt_fmt(".forge/" STEP "/review_cycle_%d.json", n);
-	char *text = fge_read_in(b->ws, name);
+	char *text = fge_read_in(b->w.ws, name);
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 
-	cr_assert_not_null(j, "no %s; log:\n%s", name, read_or_empty(b->log));
+	cr_assert_not_null(j, "no %s; log:\n%s", name, fgt_read_or_empty(b->w.log));
 	free(text);
 	free(name);
 	return j;
@@ -557,19 +420,19 @@ Test(runner_docker, a_git_workspace_gets_its_changes_and_diff_from_git_in_the_co
 	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
-	fge_write_in(b.ws, "work.log", "start\n");
-	fge_git_commit_all(b.ws);
+	fge_write_in(b.w.ws, "work.log", "start\n");
+	fge_git_commit_all(b.w.ws);
 	struct fgt_proc g;
 	char *own = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
-	cr_assert_eq(fgt_run(&g, (const char *const[]){ "/bin/chown", "-R", own, b.ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&g, (const char *const[]){ "/bin/chown", "-R", own, b.w.ws, NULL }, NULL, NULL, NULL, 60), 0);
 	cr_assert(g.exited && g.exit_code == 0, "chown: %s", g.err);
 	fgt_proc_release(&g);
 	size_t ilen0, ilen1;
-	char *ipath = fgt_fmt("%s/.git/index", b.ws);
+	char *ipath = fgt_fmt("%s/.git/index", b.w.ws);
 	char *index0 = fgt_read(ipath, &ilen0);
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
-	char *logtext = read_or_empty(b.log);
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	char *logtext = fgt_read_or_empty(b.w.log);
 	cr_assert(strstr(logtext, "change set: git (a private index"), "not git's change set:\n%s", logtext);
 
 	cJSON *c1 = box_cycle(&b, 1), *c2 = box_cycle(&b, 2);
@@ -581,14 +444,14 @@ Test(runner_docker, a_git_workspace_gets_its_changes_and_diff_from_git_in_the_co
 	cr_assert_str_eq(jstr(c2, "changes_since"), "review");
 	cr_assert(w2 && jnum(w2, "added") == 1);
 	cr_assert_null(change_of(c2, "token.rot13"), "unchanged since the last review");
-	char *d1 = fge_read_in(b.ws, ".forge/" STEP "/review_cycle_1.diff");
-	char *d2 = fge_read_in(b.ws, ".forge/" STEP "/review_cycle_2.diff");
+	char *d1 = fge_read_in(b.w.ws, ".forge/" STEP "/review_cycle_1.diff");
+	char *d2 = fge_read_in(b.w.ws, ".forge/" STEP "/review_cycle_2.diff");
 	/* The worker's first run is $FORGE_CYCLE 0, its retry 1. */
 	cr_assert(d1 && strstr(d1, "+worker cycle 0") && strstr(d1, "diff --git a/work.log b/work.log"), "%s", d1 ? d1 : "");
 	cr_assert(d2 && strstr(d2, "+worker cycle 1") && !strstr(d2, "+worker cycle 0"), "%s", d2 ? d2 : "");
 	char *index1 = fgt_read(ipath, &ilen1);
 	cr_assert(index0 && index1 && ilen0 == ilen1 && !memcmp(index0, index1, ilen0), "the repository's index changed");
-	char *ex = fge_read_in(b.ws, ".git/info/exclude");
+	char *ex = fge_read_in(b.w.ws, ".git/info/exclude");
 	cr_assert(ex && strstr(ex, "/.forge/"), "%s", ex ? ex : "(none)");
 	assert_files_owned(&b);
 
@@ -607,8 +470,8 @@ static pid_t start_hanging(struct rbox *b, const char *const *extra, char **run_
 	box_agent(b, "worker.sh", WORKER_HANGS);
 	box_agent(b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	pid = spawn_runner(b, extra);
-	*run_id = wait_run_id(b);
-	wait_file(b, "started");
+	*run_id = fgw_wait_run_id(&b->w, 60);
+	fgw_wait_file(&b->w, "ws/started", 300);
 	return pid;
 }
 
@@ -637,10 +500,10 @@ Test(runner_docker, docker_kill_from_outside_is_a_failure)
 	fgt_proc_release(&p);
 
 	int code = wait_runner(&b, pid);
-	cr_assert_eq(code, 137, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 137, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	check_failed_result(&b, 137, "was killed");
 	assert_no_container(&b, run_id);
-	assert_token_absent(&b);
+	fgw_assert_secret_absent(&b.w, b.token);
 	free(name);
 	free(run_id);
 	box_release(&b);
@@ -655,15 +518,15 @@ Test(runner_docker, sigterm_stops_the_container_within_the_grace_period)
 	pid_t pid = start_hanging(&b, NULL, &run_id);
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	int code = wait_runner(&b, pid);
-	cr_assert_eq(code, 143, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 143, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	check_failed_result(&b, 143, "stopped by TERM");
 	assert_no_container(&b, run_id);
 
 	/* docker stop's SIGTERM reached the entrypoint, which stopped the agents
 	 * and exited itself: no escalation to docker kill was needed. */
-	cJSON *ev = log_events(&b);
-	cr_assert_null(find_event(ev, "stop_kill", 0), "the runner had to kill the container");
-	char *log = read_or_empty(b.log);
+	cJSON *ev = fgw_log_events(&b.w);
+	cr_assert_null(fge_find_cycle_event(ev, "stop_kill", 0), "the runner had to kill the container");
+	char *log = fgt_read_or_empty(b.w.log);
 	cr_assert_not_null(strstr(log, "stopped by signal 15"), "no orderly stop in the log:\n%s", log);
 	free(log);
 	cJSON_Delete(ev);
@@ -687,12 +550,12 @@ Test(runner_docker, a_runner_killed_with_sigkill_leaves_no_container_running)
 	filter = fgt_fmt("name=^%s$", name);
 	cr_assert_eq(kill(pid, SIGKILL), 0);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	sleep_ms(2000);
+	fgt_sleep_ms(2000);
 	fgd_cli(&p, "docker", (const char *const[]){ "ps", "-q", "--filter", filter, NULL }, 60);
 	cr_expect_eq(p.out_len, 0, "container %s still runs 2 s after its runner was killed", name);
 	fgt_proc_release(&p);
 	for (int i = 0; i < 100 && fgd_container_listed("docker", name); i++)
-		sleep_ms(100);
+		fgt_sleep_ms(100);
 	if (fgd_container_listed("docker", name)) {
 		fgd_cli(&p, "docker", (const char *const[]){ "rm", "-f", name, NULL }, 60);
 		fgt_proc_release(&p);
@@ -729,18 +592,18 @@ Test(runner_docker, a_cycle_file_written_by_the_worker_is_forged_in_a_container)
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECTS);
 	wait_runner(&b, spawn_runner(&b, NULL));
 	cJSON *res = read_result(&b);
-	cJSON *ev = log_events(&b);
+	cJSON *ev = fgw_log_events(&b.w);
 	const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(res, "review_cycles");
 	const cJSON *e = NULL, *it;
 
-	cr_assert_str_neq(jstr(res, "review_state"), "approved", "log:\n%s", read_or_empty(b.log));
+	cr_assert_str_neq(jstr(res, "review_state"), "approved", "log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_assert_eq(cJSON_GetArraySize(cycles), 1);
 	cr_assert_str_eq(jstr(cJSON_GetArrayItem(cycles, 0), "verdict"), "rejected");
 	cr_assert_geq(jnum(res, "forged_records"), 1);
 	cJSON_ArrayForEach(it, ev)
 		if (!strcmp(jstr(it, "event"), "record_forged"))
 			e = it;
-	cr_assert_not_null(e, "no record_forged; log:\n%s", read_or_empty(b.log));
+	cr_assert_not_null(e, "no record_forged; log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_assert_str_eq(jstr(e, "file"), "review_cycle_3.json");
 	cr_assert_str_eq(jstr(e, "reason"), "unsealed");
 	assert_no_container(&b, jstr(res, "run_id"));
@@ -757,12 +620,12 @@ Test(runner_docker, timeout_stops_the_container_with_124)
 	fgd_ensure_image(FGD_IMAGE);
 	pid_t pid = start_hanging(&b, (const char *const[]){ "--timeout", "8", NULL }, &run_id);
 	int code = wait_runner(&b, pid);
-	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	check_failed_result(&b, 124, "timed out");
 	assert_no_container(&b, run_id);
-	cJSON *ev = log_events(&b);
-	cr_assert_not_null(find_event(ev, "timeout", 0));
-	cr_assert_null(find_event(ev, "stop_kill", 0), "the runner had to kill the container");
+	cJSON *ev = fgw_log_events(&b.w);
+	cr_assert_not_null(fge_find_cycle_event(ev, "timeout", 0));
+	cr_assert_null(fge_find_cycle_event(ev, "stop_kill", 0), "the runner had to kill the container");
 	cJSON_Delete(ev);
 	free(run_id);
 	box_release(&b);
@@ -783,18 +646,18 @@ static void podman_loop(const struct fgd_user *as)
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
-	char *errtext = read_or_empty(b.stderr_path);
+	char *errtext = fgt_read_or_empty(b.w.stderr_path);
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, errtext,
-		     read_or_empty(b.log));
+		     fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
 	cr_assert_str_eq(jstr(res, "review_state"), "approved");
 	cr_assert_str_eq(jstr(res, "engine"), "podman");
-	cJSON *ev = log_events(&b);
+	cJSON *ev = fgw_log_events(&b.w);
 	check_cycle_events(ev, &b);
 	/* Rootless: --userns=keep-id maps the container's user to the caller. */
 	assert_files_owned(&b);
 	assert_no_container(&b, jstr(res, "run_id"));
-	assert_token_absent(&b);
+	fgw_assert_secret_absent(&b.w, b.token);
 	free(errtext);
 	cJSON_Delete(ev);
 	cJSON_Delete(res);
@@ -848,7 +711,7 @@ static void podman_engine_failure(const struct fgd_user *as, const char *conf_te
 	box_agent(&b, "reviewer.sh", "#!/bin/sh\necho APPROVED\n");
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
 	cr_assert_eq(code, 125, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
-		     read_or_empty(b.stderr_path), read_or_empty(b.log));
+		     fgt_read_or_empty(b.w.stderr_path), fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
 	const char *msg = jstr(res, "error_message");
 	cr_expect_eq(jnum(res, "exit_code"), 125);
@@ -856,11 +719,11 @@ static void podman_engine_failure(const struct fgd_user *as, const char *conf_te
 		  "%s", msg);
 	cr_expect(strstr(msg, fix), "'%s' not in %s", fix, msg);
 	cr_expect_null(strstr(msg, "entrypoint of image"), "%s", msg);
-	cJSON *ev = log_events(&b);
-	const cJSON *e = find_event(ev, "engine_hint", 0);
-	cr_assert_not_null(e, "no engine_hint; log:\n%s", read_or_empty(b.log));
+	cJSON *ev = fgw_log_events(&b.w);
+	const cJSON *e = fge_find_cycle_event(ev, "engine_hint", 0);
+	cr_assert_not_null(e, "no engine_hint; log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_expect(strstr(jstr(e, "hint"), fix), "%s", jstr(e, "hint"));
-	char *ran = fgt_fmt("%s/ran", b.ws);
+	char *ran = fgt_fmt("%s/ran", b.w.ws);
 	cr_expect(!fgt_exists(ran), "the worker ran");
 	free(ran);
 	assert_no_container(&b, jstr(res, "run_id"));
@@ -915,10 +778,10 @@ static const char REVIEWER_APPROVES[] = "#!/bin/sh\ncat >/dev/null\necho APPROVE
 
 static void assert_probe(const struct rbox *b, const char *const want[])
 {
-	char *path = fgt_fmt("%s/limits.txt", b->ws);
+	char *path = fgt_fmt("%s/limits.txt", b->w.ws);
 	char *got = fgt_read(path, NULL);
 
-	cr_assert_not_null(got, "the worker wrote no limits.txt; log:\n%s", read_or_empty(b->log));
+	cr_assert_not_null(got, "the worker wrote no limits.txt; log:\n%s", fgt_read_or_empty(b->w.log));
 	for (size_t i = 0; want[i]; i++) {
 		char *line = fgt_fmt("%s\n", want[i]);
 
@@ -933,7 +796,7 @@ static cJSON *run_approved(struct rbox *b, const char *const *extra, int cycles)
 {
 	int code = wait_runner(b, spawn_runner(b, extra));
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
-		     read_or_empty(b->stderr_path), read_or_empty(b->log));
+		     fgt_read_or_empty(b->w.stderr_path), fgt_read_or_empty(b->w.log));
 	cJSON *res = read_result(b);
 	cr_assert_str_eq(jstr(res, "review_state"), "approved");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), cycles);
@@ -973,11 +836,11 @@ Test(runner_docker, demo_approved_under_the_default_hardening)
 	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "docker", "");
 	char *rmd = fgt_read(FG_SOURCE_DIR "/skills/default/" SKILL "/review.md", NULL);
-	char *rmd_path = fgt_fmt("%s/default/" SKILL "/review.md", b.skills);
+	char *rmd_path = fgt_fmt("%s/default/" SKILL "/review.md", b.w.skills);
 	cr_assert_not_null(rmd);
 	fgt_write(rmd_path, rmd);
 	const char *cp[] = { "/bin/sh", "-c", "cp -R \"$1\"/. \"$2\"/ && chown -R \"$3\" \"$2\"", "sh",
-			     FG_SOURCE_DIR "/examples/demo-workspace", b.ws, NULL, NULL };
+			     FG_SOURCE_DIR "/examples/demo-workspace", b.w.ws, NULL, NULL };
 	char *owner = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
 	cp[6] = owner;
 	cr_assert_eq(fgt_run(&p, cp, NULL, NULL, NULL, 60), 0);
@@ -1021,11 +884,11 @@ Test(runner_docker, image_runs_as_an_arbitrary_uid_in_group_0)
 	box_init(&b, "docker", "---\nmax_retries: 3\n---\nApprove.\n");
 	box_agent_take(&b, "worker.sh", fgt_fmt("#!/bin/sh\ncat >/dev/null\n%secho done >> work.log\n", PROBE));
 	box_agent(&b, "reviewer.sh", REVIEWER_APPROVES);
-	char *step = fgt_fmt("%s/.forge/" STEP, b.ws);
-	char *forge = fgt_fmt("%s/.forge", b.ws);
+	char *step = fgt_fmt("%s/.forge/" STEP, b.w.ws);
+	char *forge = fgt_fmt("%s/.forge", b.w.ws);
 	mkdir_for(forge, &b);
 	mkdir_for(step, &b);
-	const char *dirs[] = { b.ws, forge, step };
+	const char *dirs[] = { b.w.ws, forge, step };
 	for (size_t i = 0; i < 3; i++) {
 		cr_assert_eq(chown(dirs[i], b.uid, 0), 0, "chown %s: %s", dirs[i], strerror(errno));
 		cr_assert_eq(chmod(dirs[i], 0775), 0);
@@ -1045,7 +908,7 @@ Test(runner_docker, image_runs_as_an_arbitrary_uid_in_group_0)
  * no container_left (no container was ever made). Needs only the daemon. */
 Test(runner_docker, missing_image_gets_a_build_hint)
 {
-	char *dir, *ws, *log, *res, *text;
+	char *ws, *log, *res, *text;
 	struct fgw w;
 	struct fgt_proc p;
 	cJSON *evs, *r;
@@ -1053,10 +916,9 @@ Test(runner_docker, missing_image_gets_a_build_hint)
 
 	fgd_skip_without_engine("docker");
 	fgw_init(&w);
-	dir = w.root;
 	ws = w.ws;
-	log = fgt_fmt("%s/r.log", dir);
-	res = fgt_fmt("%s/result.json", dir);
+	log = w.log;
+	res = w.result;
 	fge_write_in(ws, "README", "workspace\n");
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "i18-missing:none",
 			       "--workspace", ws, "--step", STEP, "--result", res, "--log-format", "json",
@@ -1086,7 +948,6 @@ Test(runner_docker, missing_image_gets_a_build_hint)
 	free(text);
 	fgt_proc_release(&p);
 	fgw_release(&w);
-	free(log); free(res);
 }
 
 /* Issue 18: with Docker down the runner also logged container_left, as if a
@@ -1105,7 +966,7 @@ Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 	fgw_init(&w);
 	dir = w.root;
 	ws = w.ws;
-	log = fgt_fmt("%s/r.log", dir);
+	log = w.log;
 	fge_write_in(ws, "README", "workspace\n");
 	char *host = fgt_fmt("DOCKER_HOST=unix://%s/no-daemon.sock", dir);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "i18-any:none",
@@ -1127,7 +988,6 @@ Test(runner_docker, daemon_down_is_a_hint_not_a_leaked_container)
 	free(host);
 	fgt_proc_release(&p);
 	fgw_release(&w);
-	free(log);
 }
 
 /* ---- the stream: frames on the container's stderr ---- */
@@ -1160,14 +1020,14 @@ Test(runner_docker, bind_mount_run_reports_each_cycle_once_though_two_sources_sa
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--log-level", "debug", NULL }));
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
-	cJSON *ev = log_events(&b);
+	cJSON *ev = fgw_log_events(&b.w);
 	check_result_approved(res);
-	cr_assert_eq(count_events(ev, "review_cycle", NULL, NULL), 2, "log:\n%s", read_or_empty(b.log));
+	cr_assert_eq(count_events(ev, "review_cycle", NULL, NULL), 2, "log:\n%s", fgt_read_or_empty(b.w.log));
 	for (int c = 1; c <= 2; c++) {
 		char *file = fgt_fmt("review_cycle_%d.json", c);
-		const cJSON *first = find_event(ev, "review_cycle", c);
+		const cJSON *first = fge_find_cycle_event(ev, "review_cycle", c);
 		const cJSON *e;
 		int again = 0;
 
@@ -1178,7 +1038,7 @@ Test(runner_docker, bind_mount_run_reports_each_cycle_once_though_two_sources_sa
 				again += !strcmp(jstr(e, "source"), "stream") || !strcmp(jstr(e, "source"), "watch");
 			}
 		}
-		cr_assert_geq(again, 1, "cycle %d: no second source; log:\n%s", c, read_or_empty(b.log));
+		cr_assert_geq(again, 1, "cycle %d: no second source; log:\n%s", c, fgt_read_or_empty(b.w.log));
 		free(file);
 	}
 	cr_assert_eq(by_source(res, "watch") + by_source(res, "stream"), 2);
@@ -1199,7 +1059,7 @@ Test(runner_docker, bind_mount_run_reports_each_cycle_once_though_two_sources_sa
 static void fill_volume(struct rbox *b)
 {
 	struct fgt_proc p;
-	char *src = fgt_fmt("%s:/src:ro", b->ws);
+	char *src = fgt_fmt("%s:/src:ro", b->w.ws);
 	char *vol = fgt_fmt("%s:/workspace", b->volume);
 	char *script = fgt_fmt(
 		"cp -R /src/. /workspace/ && mkdir -p /workspace/.forge/" STEP " && "
@@ -1247,30 +1107,30 @@ static void volume_run(const char *cli)
 	fill_volume(&b);
 	int code = wait_runner(&b, spawn_runner(&b, NULL));
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
-		     read_or_empty(b.stderr_path), read_or_empty(b.log));
+		     fgt_read_or_empty(b.w.stderr_path), fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
-	cJSON *ev = log_events(&b);
-	const cJSON *src = find_event(ev, "detection_sources", 0);
+	cJSON *ev = fgw_log_events(&b.w);
+	const cJSON *src = fge_find_cycle_event(ev, "detection_sources", 0);
 
-	cr_assert_not_null(src, "no detection_sources; log:\n%s", read_or_empty(b.log));
+	cr_assert_not_null(src, "no detection_sources; log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_assert_str_eq(jstr(src, "sources"), "stream");
 	cr_assert_str_eq(jstr(src, "reason"), "workspace_volume");
 	cr_assert_str_eq(jstr(src, "workspace_volume"), b.volume);
 	cr_assert_str_eq(jstr(res, "review_state"), "approved", "from the summary frame");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), 2);
 	for (int c = 1; c <= 2; c++) {
-		const cJSON *e = find_event(ev, "review_cycle", c);
+		const cJSON *e = fge_find_cycle_event(ev, "review_cycle", c);
 
-		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, read_or_empty(b.log));
+		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, fgt_read_or_empty(b.w.log));
 		cr_assert_str_eq(jstr(e, "source"), "stream");
 		cr_assert_str_eq(jstr(e, "verdict"), c == 1 ? "rejected" : "approved");
 	}
 	cr_assert_eq(count_events(ev, "review_cycle", NULL, NULL), 2, "each cycle once");
 	cr_assert_eq(by_source(res, "stream"), 2);
 	cr_assert_eq(by_source(res, "watch") + by_source(res, "poll") + by_source(res, "sweep"), 0);
-	cr_assert_null(find_event(ev, "stale_cleared", 0), "the runner cannot clear a volume");
+	cr_assert_null(fge_find_cycle_event(ev, "stale_cleared", 0), "the runner cannot clear a volume");
 	/* The host workspace was never touched: no .forge there. */
-	char *forge = fgt_fmt("%s/.forge", b.ws);
+	char *forge = fgt_fmt("%s/.forge", b.w.ws);
 	cr_assert(!fgt_exists(forge), "the runner wrote to the host path");
 	free(forge);
 	/* The entrypoint cleared the stale file itself (--clear-stale). */
@@ -1279,7 +1139,7 @@ static void volume_run(const char *cli)
 	cr_assert_not_null(strstr(ls, "review_summary.json"), "%s", ls);
 	cr_assert_null(strstr(ls, "review_cycle_7.json"), "the stale file is still there:\n%s", ls);
 	assert_no_container(&b, jstr(res, "run_id"));
-	assert_token_absent(&b);
+	fgw_assert_secret_absent(&b.w, b.token);
 	free(ls);
 	cJSON_Delete(ev);
 	cJSON_Delete(res);
@@ -1315,22 +1175,21 @@ static char *usage_run(int volume, char **metrics, char **report)
 		b.volume = fgt_fmt("forge-test-usage-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
 		fill_volume(&b);
 	}
-	mfile = fgt_fmt("%s/metrics.prom", b.out);
+	mfile = b.w.metrics;
 	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--metrics-file", mfile, NULL }));
-	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, read_or_empty(b.stderr_path),
-		     read_or_empty(b.log));
+	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code, fgt_read_or_empty(b.w.stderr_path),
+		     fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(res, "usage");
 	cr_assert(cJSON_IsObject(u), "%s run: no usage in the result", volume ? "volume" : "bind-mount");
 	usage = cJSON_PrintUnformatted(u);
-	*metrics = read_or_empty(mfile);
-	const char *argv[] = { FG_RUNNER_BIN, "report", b.result, "--format", "markdown", NULL };
+	*metrics = fgt_read_or_empty(mfile);
+	const char *argv[] = { FG_RUNNER_BIN, "report", b.w.result, "--format", "markdown", NULL };
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
 	*report = p.out;
 	p.out = NULL;
 	fgt_proc_release(&p);
 	cJSON_Delete(res);
-	free(mfile);
 	box_release(&b);
 	return usage;
 }
@@ -1383,12 +1242,12 @@ Test(runner_docker, cycle_dir_our_container_writes_the_orchestrators_layout)
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	cJSON *res = run_approved(&b, (const char *const[]){ "--cycle-dir", ORCH_TEMPLATE, NULL }, 2);
-	cJSON *ev = log_events(&b);
+	cJSON *ev = fgw_log_events(&b.w);
 	check_cycle_events(ev, &b);
-	char *dir = fgt_fmt("%s/" ORCH_DIR, b.ws);
+	char *dir = fgt_fmt("%s/" ORCH_DIR, b.w.ws);
 	cr_assert(fge_exists_in(dir, "review_cycle_1.json") && fge_exists_in(dir, "review_cycle_2.json") &&
 		  fge_exists_in(dir, "review_summary.json"), "not in %s", dir);
-	cr_assert(!fge_exists_in(b.ws, ".forge/" STEP), ".forge/{step} was written too");
+	cr_assert(!fge_exists_in(b.w.ws, ".forge/" STEP), ".forge/{step} was written too");
 	free(dir);
 	cJSON_Delete(ev);
 	cJSON_Delete(res);
@@ -1411,7 +1270,7 @@ Test(runner_docker, cycle_dir_runner_watches_the_orchestrators_container)
 
 	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "docker", "Review.\n");
-	char *agents = fgt_fmt("%s/agents", b.ws);
+	char *agents = fgt_fmt("%s/agents", b.w.ws);
 	free(fge_script(agents, "orchestrator.sh", FGE_FAKE_EP_HEAD, ORCHESTRATOR_CONTAINER));
 	{
 		/* The stand-in seals its records as our entrypoint would: fg-seal
@@ -1425,10 +1284,10 @@ Test(runner_docker, cycle_dir_runner_watches_the_orchestrators_container)
 		free(bin);
 		free(to);
 	}
-	char *dir = fgt_fmt("%s/" ORCH_DIR, b.ws);
+	char *dir = fgt_fmt("%s/" ORCH_DIR, b.w.ws);
 	fge_write_in(dir, "review_cycle_3.json", "{\"left\": \"by an earlier run\"}\n");
 	/* The stale tree belongs to the runner's user, as a real one would. */
-	char *d = fgt_fmt("%s/.forge", b.ws), *owner = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	char *d = fgt_fmt("%s/.forge", b.w.ws), *owner = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
 	const char *chown_argv[] = { "/bin/chown", "-R", owner, d, NULL };
 	struct fgt_proc cp;
 	cr_assert_eq(fgt_run(&cp, chown_argv, NULL, NULL, NULL, 30), 0);
@@ -1486,12 +1345,12 @@ Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
 	box_agent(&b, "worker.sh", WORKER_REACHES_FOR_PID1);
 	box_agent(&b, "reviewer.sh", REVIEWER_COUNTS_PROCESSES);
 	cJSON *res = run_approved(&b, NULL, 1);
-	cJSON *ev = log_events(&b);
-	char *logtext = read_or_empty(b.log);
+	cJSON *ev = fgw_log_events(&b.w);
+	char *logtext = fgt_read_or_empty(b.w.log);
 
-	cr_assert_eq(count_events(ev, "signal_ignored", NULL, NULL), 3, "log:\n%s", read_or_empty(b.log));
+	cr_assert_eq(count_events(ev, "signal_ignored", NULL, NULL), 3, "log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_assert_eq(count_events(ev, "signal_ignored", "signal", "HUP"), 1);
-	char *reach = fge_read_in(b.ws, "reach.txt");
+	char *reach = fge_read_in(b.w.ws, "reach.txt");
 
 	cr_assert_str_eq(reach, " none\n", "the worker reached PID 1:%s", reach);
 	/* Nothing of the worker's turn ran beside the reviewer: no process but

@@ -17,7 +17,6 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +29,10 @@
 #include "fgdocker.h"
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
-#define STEP "implement_task"
-#define SKILL "implement-task"
+#define STEP FGD_STEP
+#define SKILL FGD_SKILL
 #define MAX_ARGS 48
 #define RUN_LIMIT_S 400
 /* The demo's scripted agents, shipped in the image (docker/Dockerfile). */
@@ -40,8 +40,11 @@
 
 TestSuite(runner_kubernetes, .timeout = 900);
 
+/* A per-test sandbox: the workspace fixture (fgws.h: ws, the claim's
+ * directory, skills, task.json, out, the runner's result.json, runner.log,
+ * stdout and stderr) and what the cluster and the figures need beside it. */
 struct kbox {
-	char *tmp, *ws, *skills, *task, *out, *result, *log, *stdout_path, *stderr_path;
+	struct fgw w;
 	char *token, *claim;
 	const char *image;
 	const char *step;
@@ -52,6 +55,7 @@ struct kbox {
 	long child_rss_max_kb;
 	double t_spawn;
 	long rss_max_kb;
+	int samples;          /* of the runner's RSS, while wait_runner waits */
 };
 
 static double now_s(void)
@@ -60,21 +64,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static char *read_or_empty(const char *path)
-{
-	char *s = fgt_read(path, NULL);
-
-	return s ? s : fgt_fmt("%s", "");
 }
 
 /* The program name found in PATH (owned), or the test fails. */
@@ -138,7 +127,7 @@ static void make_claim(struct kbox *b)
 		"{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":\"%s\","
 		"\"namespace\":\"default\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
 		"\"storageClassName\":\"\",\"volumeName\":\"%s\",\"resources\":{\"requests\":"
-		"{\"storage\":\"1Gi\"}}}}]}", b->claim, b->ws, b->claim, b->claim, b->claim);
+		"{\"storage\":\"1Gi\"}}}}]}", b->claim, b->w.ws, b->claim, b->claim, b->claim);
 
 	kubectl(&p, (const char *const[]){ "create", "-f", "-", NULL }, manifest);
 	cr_assert_eq(p.exit_code, 0, "cannot create the claim: %s", p.err);
@@ -162,29 +151,11 @@ static void box_init(struct kbox *b, const char *review_md)
 	memset(b, 0, sizeof(*b));
 	b->image = getenv("FORGE_K8S_IMAGE");
 	b->step = STEP;
-	b->tmp = fgt_tmpdir();
-	cr_assert_eq(chmod(b->tmp, 0755), 0);
-	b->ws = fgt_fmt("%s/ws", b->tmp);
-	b->skills = fgt_fmt("%s/skills", b->tmp);
-	b->task = fgt_fmt("%s/task.json", b->tmp);
-	b->out = fgt_fmt("%s/out", b->tmp);
-	b->result = fgt_fmt("%s/result.json", b->out);
-	b->log = fgt_fmt("%s/run.log", b->out);
-	b->stdout_path = fgt_fmt("%s/runner.stdout", b->tmp);
-	b->stderr_path = fgt_fmt("%s/runner.stderr", b->tmp);
 	b->token = fgt_fmt("k8s-tok-%ld-%lx-secret", (long)getpid(), (unsigned long)time(NULL));
 	b->claim = fgt_fmt("forge-test-%ld-%d", (long)getpid(), ++seq);
-	cr_assert_eq(mkdir(b->ws, 0775), 0);
+	fgd_workspace(&b->w, 0, 0, "task.json", review_md);
 	/* Group 0 may write: the image's user, and an arbitrary uid in group 0. */
-	cr_assert_eq(chown(b->ws, 0, 0), 0);
-	cr_assert_eq(chmod(b->ws, 0777), 0);
-	cr_assert_eq(mkdir(b->out, 0755), 0);
-	char *rmd = fgt_fmt("%s/default/" SKILL "/review.md", b->skills);
-	fgt_write(rmd, review_md);
-	free(rmd);
-	fgt_write(b->task, "{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
-			   " \"description\": \"Append a line to work.log.\", \"skill_name\": \"" SKILL "\","
-			   " \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
+	cr_assert_eq(chmod(b->w.ws, 0777), 0);
 	make_claim(b);
 }
 
@@ -196,85 +167,61 @@ static void box_release(struct kbox *b)
 	fgt_proc_release(&p);
 	kubectl(&p, (const char *const[]){ "delete", "pv", b->claim, "--wait=false", NULL }, NULL);
 	fgt_proc_release(&p);
-	fgt_rm_rf(b->tmp);
-	free(b->tmp);
-	free(b->ws);
-	free(b->skills);
-	free(b->task);
-	free(b->out);
-	free(b->result);
-	free(b->log);
-	free(b->stdout_path);
-	free(b->stderr_path);
+	fgw_release(&b->w);
 	free(b->token);
 	free(b->claim);
 }
 
 static void box_agent(struct kbox *b, const char *file, const char *script)
 {
-	char *dir = fgt_fmt("%s/agents", b->ws);
+	char *dir = fgt_fmt("%s/agents", b->w.ws);
 
 	free(fge_script(dir, file, "", script));
 	cr_assert_eq(chmod(dir, 0777), 0);
 	free(dir);
 }
 
-static void exec_runner(const struct kbox *b, const char *const *argv, const char *const *envp)
-{
-	int in = open("/dev/null", O_RDONLY);
-	int o = open(b->stdout_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int e = open(b->stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	setpgid(0, 0);
-	if (in < 0 || o < 0 || e < 0 || dup2(in, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-		_exit(126);
-	execve(argv[0], (char *const *)argv, (char *const *)envp);
-	_exit(127);
-}
-
 /* forge-runner run --engine kubernetes for the box, in its own process
- * group, with a clean environment and extra options (NULL-terminated). */
+ * group (fgw_spawn), with a clean environment and extra options
+ * (NULL-terminated). */
 static void spawn_runner(struct kbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
 	char *env[10];
-	size_t n = 0;
+	size_t n = 0, ne = 0;
 	int docker = b->engine && !strcmp(b->engine, "docker");
 	const char *const fixed[] = {
 		FG_RUNNER_BIN, "run", "--engine", docker ? "docker" : "kubernetes", "--image", b->image,
-		docker ? "--workspace" : "--workspace-volume", docker ? b->ws : b->claim,
+		docker ? "--workspace" : "--workspace-volume", docker ? b->w.ws : b->claim,
 		"--step", b->step, "--skill", SKILL, "--task-key", "DEMO-1",
-		"--task-file", b->task, "--result", b->result,
-		"--log-format", "json", "--log-file", b->log, "--env", "API_TOKEN", NULL,
+		"--task-file", b->w.task, "--result", b->w.result,
+		"--log-format", "json", "--log-file", b->w.log, "--env", "API_TOKEN", NULL,
 	};
 
 	for (size_t i = 0; fixed[i]; i++)
 		argv[n++] = fixed[i];
 	if (!b->demo) {
 		argv[n++] = "--skills-dir";
-		argv[n++] = b->skills;
+		argv[n++] = b->w.skills;
 	}
 	for (size_t i = 0; extra && extra[i]; i++) {
 		cr_assert_lt(n, (size_t)MAX_ARGS - 1);
 		argv[n++] = extra[i];
 	}
 	argv[n] = NULL;
-	env[0] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
-	env[1] = fgt_fmt("HOME=%s", b->out);
-	env[2] = fgt_fmt("KUBECONFIG=%s", getenv("KUBECONFIG"));
-	env[3] = fgt_fmt("FORGE_WORKER_CMD=%sworker.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
-	env[4] = fgt_fmt("FORGE_REVIEWER_CMD=%sreviewer.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
-	env[5] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
-	env[6] = fgt_fmt("API_TOKEN=%s", b->token);
-	env[7] = fgt_fmt("FORGE_CHANGESET=0");
-	env[8] = NULL;
+	env[ne++] = fgt_fmt("-");
+	env[ne++] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+	env[ne++] = fgt_fmt("HOME=%s", b->w.out);
+	env[ne++] = fgt_fmt("KUBECONFIG=%s", getenv("KUBECONFIG"));
+	env[ne++] = fgt_fmt("FORGE_WORKER_CMD=%sworker.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
+	env[ne++] = fgt_fmt("FORGE_REVIEWER_CMD=%sreviewer.sh", b->demo ? DEMO_AGENTS "/demo-" : "/workspace/agents/");
+	env[ne++] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
+	env[ne++] = fgt_fmt("API_TOKEN=%s", b->token);
+	env[ne++] = fgt_fmt("FORGE_CHANGESET=0");
+	env[ne] = NULL;
 	b->t_spawn = now_s();
-	b->pid = fork();
-	cr_assert(b->pid >= 0, "fork: %s", strerror(errno));
-	if (b->pid == 0)
-		exec_runner(b, argv, (const char *const *)env);
-	setpgid(b->pid, b->pid);
-	for (size_t i = 0; env[i]; i++)
+	b->pid = fgw_spawn(&b->w, argv, (const char *const *)env);
+	for (size_t i = 0; i < ne; i++)
 		free(env[i]);
 }
 
@@ -302,87 +249,35 @@ static pid_t child_of(pid_t pid)
 	return c;
 }
 
-/* The runner's exit code (128+N for signal N); its RSS sampled meanwhile. */
+/* fgw_wait_each's sampler: the peak RSS of the runner and of its child. */
+static void sample_rss(void *ctx)
+{
+	struct kbox *b = ctx;
+	long kb = rss_kb(b->pid);
+
+	if (kb > b->rss_max_kb)
+		b->rss_max_kb = kb;
+	if (b->child <= 0 && b->samples % 5 == 0)
+		b->child = child_of(b->pid);
+	if (b->child > 0 && rss_kb(b->child) > b->child_rss_max_kb)
+		b->child_rss_max_kb = rss_kb(b->child);
+	b->samples++;
+}
+
+/* The runner's exit code (128+N for signal N); its RSS sampled meanwhile.
+ * Past RUN_LIMIT_S its group is killed and the test fails. */
 static int wait_runner(struct kbox *b)
 {
-	int status = 0;
-
-	for (int i = 0; i < RUN_LIMIT_S * 10; i++) {
-		long kb = rss_kb(b->pid);
-		pid_t r = waitpid(b->pid, &status, WNOHANG);
-
-		if (kb > b->rss_max_kb)
-			b->rss_max_kb = kb;
-		if (b->child <= 0 && i % 5 == 0)
-			b->child = child_of(b->pid);
-		if (b->child > 0 && rss_kb(b->child) > b->child_rss_max_kb)
-			b->child_rss_max_kb = rss_kb(b->child);
-		if (r == b->pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-		cr_assert_geq(r, 0, "waitpid: %s", strerror(errno));
-		sleep_ms(100);
-	}
-	kill(-b->pid, SIGKILL);
-	waitpid(b->pid, &status, 0);
-	cr_assert_fail("forge-runner still running after %d s; log:\n%s", RUN_LIMIT_S, read_or_empty(b->log));
-	return -1;
-}
-
-static cJSON *log_events(const struct kbox *b)
-{
-	char *text = read_or_empty(b->log);
-	cJSON *all = fge_json_lines(text);
-
-	free(text);
-	return all;
-}
-
-static const cJSON *find_event(const cJSON *events, const char *name, int cycle)
-{
-	const cJSON *e;
-
-	cJSON_ArrayForEach(e, events) {
-		if (strcmp(fge_jstr(e, "event"), name))
-			continue;
-		if (cycle < 1 || fge_jint(e, "cycle") == cycle)
-			return e;
-	}
-	return NULL;
-}
-
-static char *wait_run_id(const struct kbox *b)
-{
-	for (int i = 0; i < 600; i++) {
-		cJSON *ev = log_events(b);
-		const cJSON *start = find_event(ev, "run_start", 0);
-		char *id = start ? fgt_fmt("%s", fge_jstr(start, "run_id")) : NULL;
-
-		cJSON_Delete(ev);
-		if (id)
-			return id;
-		sleep_ms(100);
-	}
-	cr_assert_fail("no run_start in the log:\n%s", read_or_empty(b->log));
-	return NULL;
-}
-
-static void wait_file(const struct kbox *b, const char *name)
-{
-	char *path = fgt_fmt("%s/%s", b->ws, name);
-
-	for (int i = 0; i < 3000 && !fgt_exists(path); i++)
-		sleep_ms(100);
-	cr_assert(fgt_exists(path), "'%s' never appeared; log:\n%s\nstderr:\n%s", name,
-		  read_or_empty(b->log), read_or_empty(b->stderr_path));
-	free(path);
+	fgw_wait_each(&b->w, b->pid, RUN_LIMIT_S, sample_rss, b);
+	return fgw_code(&b->w);
 }
 
 static cJSON *read_result(const struct kbox *b)
 {
-	char *text = fgt_read(b->result, NULL);
+	char *text = fgt_read(b->w.result, NULL);
 	cJSON *j = text ? cJSON_Parse(text) : NULL;
 
-	cr_assert_not_null(j, "no result file; log:\n%s", read_or_empty(b->log));
+	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(b->w.log));
 	free(text);
 	return j;
 }
@@ -416,18 +311,6 @@ static void assert_token_absent_in(const struct kbox *b, const char *what, const
 	cr_assert_null(strstr(text, b->token), "the --env value is in %s:\n%.4000s", what, text);
 }
 
-static void assert_token_absent(const struct kbox *b)
-{
-	const char *paths[] = { b->log, b->result, b->stdout_path, b->stderr_path };
-
-	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		char *text = read_or_empty(paths[i]);
-
-		assert_token_absent_in(b, paths[i], text);
-		free(text);
-	}
-}
-
 static const char WORKER_APPEND[] =
 	"#!/bin/sh\n"
 	"cat >/dev/null\n"
@@ -452,26 +335,19 @@ static const char WORKER_HANGS[] =
 
 static const char REVIEW_MD[] = "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n";
 
-static void rot13(char *s)
-{
-	for (; *s; s++)
-		if (*s >= 'a' && *s <= 'z')
-			*s = (char)('a' + (*s - 'a' + 13) % 26);
-}
-
 static void check_approved(const struct kbox *b, const cJSON *res, const cJSON *ev)
 {
 	const cJSON *cycles = cJSON_GetObjectItemCaseSensitive(res, "review_cycles");
 
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "success")), "log:\n%s",
-		  read_or_empty(b->log));
+		  fgt_read_or_empty(b->w.log));
 	cr_assert_str_eq(fge_jstr(res, "review_state"), "approved");
 	cr_assert_str_eq(fge_jstr(res, "engine"), "kubernetes");
 	cr_assert_eq(cJSON_GetArraySize(cycles), 2);
 	for (int c = 1; c <= 2; c++) {
-		const cJSON *e = find_event(ev, "review_cycle", c);
+		const cJSON *e = fge_find_cycle_event(ev, "review_cycle", c);
 
-		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, read_or_empty(b->log));
+		cr_assert_not_null(e, "cycle %d never reported; log:\n%s", c, fgt_read_or_empty(b->w.log));
 		/* The pod's workspace is not watched: the stream alone. */
 		cr_assert_str_eq(fge_jstr(e, "source"), "stream");
 		cr_assert_str_eq(fge_jstr(e, "verdict"), c == 1 ? "rejected" : "approved");
@@ -512,12 +388,12 @@ static void demo_workspace(struct kbox *b)
 	struct fgt_proc p;
 	char *src = fgt_fmt("%s/examples/demo-workspace/.", FG_SOURCE_DIR);
 
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/cp", "-R", src, b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/cp", "-R", src, b->w.ws, NULL }, NULL, NULL, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 0, "cp: %s", p.err);
 	fgt_proc_release(&p);
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/chmod", "-R", "a+rwX", b->ws, NULL }, NULL, NULL, NULL, 60), 0);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/chmod", "-R", "a+rwX", b->w.ws, NULL }, NULL, NULL, NULL, 60), 0);
 	fgt_proc_release(&p);
-	fgt_write(b->task, "{\"task_key\": \"CALC-1\", \"summary\": \"Make the calculator's tests pass\","
+	fgt_write(b->w.task, "{\"task_key\": \"CALC-1\", \"summary\": \"Make the calculator's tests pass\","
 			   " \"description\": \"sh test.sh fails. Fix calc.sh so that add, sub and mul work.\","
 			   " \"skill_name\": \"" SKILL "\", \"step_name\": \"" STEP "\", \"previous_task_keys\": []}\n");
 	b->demo = 1;
@@ -533,14 +409,14 @@ Test(runner_kubernetes, demo_approved_in_cycle_2_by_the_stream_alone)
 	spawn_runner(&b, (const char *const[]){ "--timeout", "300", NULL });
 	int code = wait_runner(&b);
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
-		     read_or_empty(b.stderr_path), read_or_empty(b.log));
-	cJSON *res = read_result(&b), *ev = log_events(&b);
+		     fgt_read_or_empty(b.w.stderr_path), fgt_read_or_empty(b.w.log));
+	cJSON *res = read_result(&b), *ev = fgw_log_events(&b.w);
 	check_approved(&b, res, ev);
 	assert_nothing_left(fge_jstr(res, "run_id"));
 	/* The demo's tests pass on the claim now: the worker fixed calc.sh there. */
 	struct fgt_proc p;
-	char *test_sh = fgt_fmt("%s/test.sh", b.ws);
-	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/sh", test_sh, NULL }, NULL, b.ws, NULL, 60), 0);
+	char *test_sh = fgt_fmt("%s/test.sh", b.w.ws);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ "/bin/sh", test_sh, NULL }, NULL, b.w.ws, NULL, 60), 0);
 	cr_assert_eq(p.exit_code, 0, "the demo's tests still fail on the claim:\n%s%s", p.out, p.err);
 	fgt_proc_release(&p);
 	free(test_sh);
@@ -560,14 +436,14 @@ Test(runner_kubernetes, secret_reaches_the_agent_only)
 	spawn_runner(&b, NULL);
 	int code = wait_runner(&b);
 	cr_assert_eq(code, 0, "runner exited %d; stderr:\n%s\nlog:\n%s", code,
-		     read_or_empty(b.stderr_path), read_or_empty(b.log));
-	cJSON *res = read_result(&b), *ev = log_events(&b);
+		     fgt_read_or_empty(b.w.stderr_path), fgt_read_or_empty(b.w.log));
+	cJSON *res = read_result(&b), *ev = fgw_log_events(&b.w);
 	check_approved(&b, res, ev);
-	char *rot_path = fgt_fmt("%s/token.rot13", b.ws), *rot = fgt_read(rot_path, NULL);
+	char *rot_path = fgt_fmt("%s/token.rot13", b.w.ws), *rot = fgt_read(rot_path, NULL);
 	cr_assert_not_null(rot, "the worker wrote no token.rot13");
-	rot13(rot);
+	fge_rot13(rot);
 	cr_assert_str_eq(rot, b.token, "the agent saw another API_TOKEN");
-	assert_token_absent(&b);
+	fgw_assert_secret_absent(&b.w, b.token);
 	assert_nothing_left(fge_jstr(res, "run_id"));
 	free(rot);
 	free(rot_path);
@@ -587,8 +463,8 @@ static char *start_hanging_step(struct kbox *b, const char *step, const char *co
 	box_agent(b, "worker.sh", WORKER_HANGS);
 	box_agent(b, "reviewer.sh", REVIEWER_APPROVE);
 	spawn_runner(b, extra);
-	id = wait_run_id(b);
-	wait_file(b, "started");
+	id = fgw_wait_run_id(&b->w, 60);
+	fgw_wait_file(&b->w, "ws/started", 300);
 	return id;
 }
 
@@ -623,9 +499,9 @@ Test(runner_kubernetes, sigterm_143_secret_in_no_spec_and_nothing_left)
 	cr_assert_not_null(strstr(dump, "secretKeyRef"), "the pod does not take API_TOKEN from the Secret");
 	kill(b.pid, SIGTERM);
 	int code = wait_runner(&b);
-	cr_assert_eq(code, 143, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 143, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	assert_nothing_left(id);
-	assert_token_absent(&b);
+	fgw_assert_secret_absent(&b.w, b.token);
 	free(dump);
 	free(id);
 	box_release(&b);
@@ -637,9 +513,9 @@ Test(runner_kubernetes, timeout_124_and_nothing_left)
 	char *id = start_hanging(&b, (const char *const[]){ "--timeout", "40", NULL });
 	int code = wait_runner(&b);
 
-	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
-	cJSON *ev = log_events(&b);
-	cr_assert_not_null(find_event(ev, "timeout", 0), "no timeout event; log:\n%s", read_or_empty(b.log));
+	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	cJSON *ev = fgw_log_events(&b.w);
+	cr_assert_not_null(fge_find_cycle_event(ev, "timeout", 0), "no timeout event; log:\n%s", fgt_read_or_empty(b.w.log));
 	assert_nothing_left(id);
 	cJSON_Delete(ev);
 	free(id);
@@ -658,7 +534,7 @@ Test(runner_kubernetes, pod_deleted_mid_run_fails_at_once)
 	double t0 = now_s();
 	int code = wait_runner(&b);
 	double took = now_s() - t0;
-	cr_assert_eq(code, 125, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 125, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	cr_assert_lt(took, 60, "the run took %.0f s to notice", took);
 	cJSON *res = read_result(&b);
 	cr_assert_not_null(strstr(fge_jstr(res, "error_message"), "deleted"), "%s", fge_jstr(res, "error_message"));
@@ -683,7 +559,7 @@ static void cannot_start(const char *const *extra, const char *image, const char
 	spawn_runner(&b, extra);
 	int code = wait_runner(&b);
 	double took = now_s() - b.t_spawn;
-	cr_assert_eq(code, 125, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 125, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	cr_assert_lt(took, limit_s, "took %.0f s", took);
 	cJSON *res = read_result(&b);
 	cr_assert_not_null(strstr(fge_jstr(res, "error_message"), want), "no '%s' in: %s", want,
@@ -715,7 +591,7 @@ Test(runner_kubernetes, out_of_memory_137)
 	box_agent(&b, "reviewer.sh", REVIEWER_APPROVE);
 	spawn_runner(&b, (const char *const[]){ "--memory", "32m", NULL });
 	int code = wait_runner(&b);
-	cr_assert_eq(code, 137, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
+	cr_assert_eq(code, 137, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	cJSON *res = read_result(&b);
 	cr_assert_not_null(strstr(fge_jstr(res, "error_message"), "out of memory"), "%s",
 			   fge_jstr(res, "error_message"));
@@ -732,15 +608,15 @@ Test(runner_kubernetes, arbitrary_uid_in_group_0_writes_the_claim)
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	/* As OpenShift's restricted SCC does: a uid from the namespace's range, group 0. */
-	cr_assert_eq(chmod(b.ws, 0775), 0);
+	cr_assert_eq(chmod(b.w.ws, 0775), 0);
 	spawn_runner(&b, (const char *const[]){ "--run-as", "1000650000:0", NULL });
 	int code = wait_runner(&b);
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
-	char *uid_path = fgt_fmt("%s/worker.uid", b.ws), *uid = fgt_read(uid_path, NULL);
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	char *uid_path = fgt_fmt("%s/worker.uid", b.w.ws), *uid = fgt_read(uid_path, NULL);
 	cr_assert_not_null(uid);
 	cr_assert_str_eq(uid, "1000650000\n");
 	struct stat st;
-	char *cycle = fgt_fmt("%s/.forge/" STEP "/review_cycle_2.json", b.ws);
+	char *cycle = fgt_fmt("%s/.forge/" STEP "/review_cycle_2.json", b.w.ws);
 	cr_assert_eq(stat(cycle, &st), 0, "no %s on the claim", cycle);
 	cr_assert_eq(st.st_uid, 1000650000u);
 	free(cycle);
@@ -761,13 +637,13 @@ Test(runner_kubernetes, frame_of_60_kib_arrives_whole)
 		  "echo 'REJECTED: the findings below'\n"
 		  "i=0; while [ $i -lt 580 ]; do printf 'finding %04d: %086d\\n' $i 0; i=$((i+1)); done\n");
 	/* --record copy keeps each cycle as the runner received it: from the stream. */
-	char *rec_dir = fgt_fmt("%s/rec", b.out);
+	char *rec_dir = fgt_fmt("%s/rec", b.w.out);
 	spawn_runner(&b, (const char *const[]){ "--record", "copy", "--recording-dir", rec_dir, NULL });
 	int code = wait_runner(&b);
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
-	cJSON *ev = log_events(&b), *res = read_result(&b);
-	const cJSON *e = find_event(ev, "review_cycle", 1);
-	cr_assert_not_null(e, "cycle 1 never reported; log:\n%s", read_or_empty(b.log));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	cJSON *ev = fgw_log_events(&b.w), *res = read_result(&b);
+	const cJSON *e = fge_find_cycle_event(ev, "review_cycle", 1);
+	cr_assert_not_null(e, "cycle 1 never reported; log:\n%s", fgt_read_or_empty(b.w.log));
 	cr_assert_str_eq(fge_jstr(e, "source"), "stream");
 	cr_assert_eq(fge_count_events(ev, "frame_invalid", NULL, NULL), 0, "a frame arrived broken");
 	char *copy = fgt_fmt("%s/" STEP "/%s/review_cycle_1.json", rec_dir, fge_jstr(res, "run_id"));
@@ -826,19 +702,19 @@ Test(runner_kubernetes, log_stream_cut_reconnects_every_cycle_once)
 		  "[ \"$FORGE_CYCLE\" = 1 ] && sleep 8\necho \"worker cycle $FORGE_CYCLE\" >> work.log\n");
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
 	spawn_runner(&b, NULL);
-	char *id = wait_run_id(&b), *pod = fgt_fmt("pod/forge-%s", id);
-	wait_file(&b, "started");
+	char *id = fgw_wait_run_id(&b.w, 60), *pod = fgt_fmt("pod/forge-%s", id);
+	fgw_wait_file(&b.w, "ws/started", 300);
 	pid_t logs = -1;
-	for (int i = 0; i < 50 && logs < 0; i++, sleep_ms(100))
+	for (int i = 0; i < 50 && logs < 0; i++, fgt_sleep_ms(100))
 		logs = find_process((const char *const[]){ "logs", "--follow", pod, NULL });
 	cr_assert_gt(logs, 0, "no kubectl logs --follow process for %s", pod);
 	/* As the API server dropping the connection does. */
 	kill(logs, SIGKILL);
 	int code = wait_runner(&b);
-	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, read_or_empty(b.log));
-	cJSON *res = read_result(&b), *ev = log_events(&b);
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	cJSON *res = read_result(&b), *ev = fgw_log_events(&b.w);
 	check_approved(&b, res, ev);
-	char *text = read_or_empty(b.log);
+	char *text = fgt_read_or_empty(b.w.log);
 	cr_assert_not_null(strstr(text, "reconnecting"), "no reconnect logged:\n%s", text);
 	assert_nothing_left(id);
 	free(text);
@@ -881,7 +757,7 @@ Test(runner_kubernetes, reap_deletes_what_a_dead_runner_left)
 	char *want = fgt_fmt("reaped: run %s", id);
 	cr_assert_not_null(strstr(p.out, want), "reap said:\n%s%s", p.out, p.err);
 	fgt_proc_release(&p);
-	for (int i = 0; i < 400; i++, sleep_ms(100)) {
+	for (int i = 0; i < 400; i++, fgt_sleep_ms(100)) {
 		left = leftovers(id);
 		int empty = !*left;
 		free(left);
@@ -961,10 +837,10 @@ static void measure(const char *engine, struct figures *f)
 	spawn_runner(&b, NULL);
 	int code = wait_runner(&b);
 	f->wall_s = now_s() - b.t_spawn;
-	cr_assert_eq(code, 0, "%s run exited %d; log:\n%s", engine, code, read_or_empty(b.log));
-	cJSON *ev = log_events(&b);
-	const cJSON *e = find_event(ev, "review_cycle", 1);
-	char *end_path = fgt_fmt("%s/reviewer_end.1", b.ws), *end = fgt_read(end_path, NULL);
+	cr_assert_eq(code, 0, "%s run exited %d; log:\n%s", engine, code, fgt_read_or_empty(b.w.log));
+	cJSON *ev = fgw_log_events(&b.w);
+	const cJSON *e = fge_find_cycle_event(ev, "review_cycle", 1);
+	char *end_path = fgt_fmt("%s/reviewer_end.1", b.w.ws), *end = fgt_read(end_path, NULL);
 	cr_assert(e && end, "no cycle 1 or no reviewer_end.1");
 	f->first_output_s = first_output_s(&b, ev, "[worker]");
 	f->frame_latency_s = log_time(fge_jstr(e, "ts")) - strtod(end, NULL);

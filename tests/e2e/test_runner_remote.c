@@ -20,6 +20,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_remote, .timeout = 120);
 
@@ -28,31 +29,27 @@ TestSuite(runner_remote, .timeout = 120);
 #define FAR "tcp://build-host.invalid:2376"
 
 struct rt {
-	char *dir, *ws, *bin, *dcfg, *conf, *home, *xdg;
+	struct fgw w;  /* the tree: ws, bin (the stand-in CLIs), runner.log, result.json */
+	char *dcfg, *conf, *home, *xdg;  /* DOCKER_CONFIG, CONTAINERS_CONF, HOME, XDG_CONFIG_HOME */
 };
 
 static void rt_setup(struct rt *t)
 {
-	t->dir = fgt_tmpdir();
-	t->ws = fgt_fmt("%s/ws", t->dir);
-	t->bin = fgt_fmt("%s/bin", t->dir);
-	t->dcfg = fgt_fmt("%s/docker-config", t->dir);
-	t->conf = fgt_fmt("%s/containers.conf", t->dir);
-	t->home = fgt_fmt("%s/home", t->dir);
-	t->xdg = fgt_fmt("%s/xdg", t->dir);
-	fge_write_in(t->home, ".keep", "");
-	fgt_write(t->conf, "");
+	fgw_init(&t->w);
+	t->dcfg = fgw_path(&t->w, "docker-config");
+	t->conf = fgw_path(&t->w, "containers.conf");
+	t->home = fgw_path(&t->w, "home");
+	t->xdg = fgw_path(&t->w, "xdg");
+	fgw_write(&t->w, "home/.keep", "");
+	fgw_write(&t->w, "containers.conf", "");
 	for (int i = 0; i < 2; i++)
-		free(fge_script(t->bin, i ? "podman" : "docker", "#!/bin/sh\n",
+		free(fgw_script(&t->w, i ? "bin/podman" : "bin/docker", NULL,
 				"case $1 in run) echo \"$*\" > \"$(dirname \"$0\")/../cli.args\";; esac\nexit 0\n"));
 }
 
 static void rt_free(struct rt *t)
 {
-	fgt_rm_rf(t->dir);
-	free(t->dir);
-	free(t->ws);
-	free(t->bin);
+	fgw_release(&t->w);
 	free(t->dcfg);
 	free(t->conf);
 	free(t->home);
@@ -86,11 +83,10 @@ static char *cli(const struct rt *t, const char *const *argv)
  * returns its reason (owned). */
 static char *rt_run(const struct rt *t, const char *engine, const char *const *extra, char **host)
 {
-	char *log = fgt_fmt("%s/runner.log", t->dir), *res = fgt_fmt("%s/result.json", t->dir);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", t->ws, "--step", "impl", "--skill", "sk",
-			       "--engine", engine, "--image", "img:1", "--result", res,
-			       "--log-format", "json", "--log-file", log, NULL };
-	char *e[5] = { fgt_fmt("PATH=%s:/usr/bin:/bin", t->bin), fgt_fmt("DOCKER_CONFIG=%s", t->dcfg),
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", t->w.ws, "--step", "impl", "--skill", "sk",
+			       "--engine", engine, "--image", "img:1", "--result", t->w.result,
+			       "--log-format", "json", "--log-file", t->w.log, NULL };
+	char *e[5] = { fgt_fmt("PATH=%s:/usr/bin:/bin", t->w.bin), fgt_fmt("DOCKER_CONFIG=%s", t->dcfg),
 		       fgt_fmt("CONTAINERS_CONF=%s", t->conf), fgt_fmt("HOME=%s", t->home),
 		       fgt_fmt("XDG_CONFIG_HOME=%s", t->xdg) };
 	const char *env[20] = { e[0], e[1], e[2], e[3], e[4], "DOCKER_HOST", "DOCKER_CONTEXT",
@@ -104,9 +100,9 @@ static char *rt_run(const struct rt *t, const char *engine, const char *const *e
 	for (size_t i = 0; extra && extra[i] && n < 19; i++)
 		env[n++] = extra[i];
 	env[n] = NULL;
-	unlink(log);
+	unlink(t->w.log);
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
-	text = fgt_read(log, NULL);
+	text = fgt_read(t->w.log, NULL);
 	cr_assert_not_null(text, "no log; stderr: %s", p.err);
 	evs = fge_json_lines(text);
 	ev = fge_find_event(evs, "detection_sources", NULL, NULL);
@@ -118,8 +114,6 @@ static char *rt_run(const struct rt *t, const char *engine, const char *const *e
 	fgt_proc_release(&p);
 	for (int i = 0; i < 5; i++)
 		free(e[i]);
-	free(log);
-	free(res);
 	return reason;
 }
 
@@ -130,18 +124,18 @@ static void expect_engine(const struct rt *t, const char *engine, const char *co
 	char *host, *reason;
 
 	/* A file of an earlier run: a local run clears it, a remote one leaves it. */
-	fge_write_in(t->ws, ".forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
+	fgw_write(&t->w, "ws/.forge/impl/review_cycle_5.json", "{\"stale\":true}\n");
 	reason = rt_run(t, engine, extra, &host);
 
 	if (want) {
 		cr_expect_str_eq(reason, "remote_engine", "%s", what);
 		cr_expect(host && !strcmp(host, want), "%s: engine_host %s", what, host ? host : "null");
-		cr_expect(fge_exists_in(t->ws, ".forge/impl/review_cycle_5.json"),
+		cr_expect(fgw_step_exists(&t->w, "review_cycle_5.json"),
 			  "%s: the runner cleared a path of the remote host", what);
 	} else {
 		cr_expect_str_eq(reason, "local_workspace", "%s", what);
 		cr_expect_null(host, "%s: engine_host %s", what, host);
-		cr_expect_not(fge_exists_in(t->ws, ".forge/impl/review_cycle_5.json"),
+		cr_expect_not(fgw_step_exists(&t->w, "review_cycle_5.json"),
 			      "%s: a local run left an earlier run's file", what);
 	}
 	free(reason);

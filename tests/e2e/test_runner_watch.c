@@ -10,6 +10,7 @@
 
 #include "fge2e.h"
 #include "fgtest.h"
+#include "fgws.h"
 
 TestSuite(runner_tools, .timeout = 60);
 
@@ -25,11 +26,29 @@ static int count_lines_with(const char *text, const char *needle)
 	return n;
 }
 
+/* Runs the shell script (arguments: the runner, the tree's root) on a
+ * fresh tree with an empty directory a (when a is not NULL); the caller
+ * releases p and w. */
+static void run_watch_script(struct fgw *w, struct fgt_proc *p, const char *script, int a)
+{
+	const char *argv[] = { "/bin/sh", "-c", script, "sh", FG_RUNNER_BIN, NULL, NULL };
+	char *dir;
+
+	fgw_init(w);
+	argv[5] = w->root;
+	if (a) {
+		dir = fgw_path(w, "a");
+		cr_assert_eq(mkdir(dir, 0755), 0);
+		free(dir);
+	}
+	cr_assert_eq(fgt_run(p, argv, NULL, NULL, NULL, 40), 0);
+}
+
 static const char *watch_script =
 	"R=$1; T=$2\n"
-	"\"$R\" watch \"$T/a\" \"$T/later/b\" --log-format json --poll-interval 0.05 > \"$T/out\" &\n"
+	"\"$R\" watch \"$T/a\" \"$T/later/b\" --log-format json --poll-interval 0.05 > \"$T/watch.out\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$T/out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
+	"wl() { i=0; while ! grep -q \"$1\" \"$T/watch.out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"put() { printf '{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\",'"
 	"'\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' $2 > \"$1/.t\"; "
 	"mv \"$1/.t\" \"$1/review_cycle_$2.json\"; }\n"
@@ -40,15 +59,13 @@ static const char *watch_script =
 
 Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 {
-	char *dir = fgt_tmpdir();
-	const char *argv[] = { "/bin/sh", "-c", watch_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgw w;
 	struct fgt_proc p;
-	char *out, *outp = fgt_fmt("%s/out", dir), *a = fgt_fmt("%s/a", dir);
+	char *out;
 
-	cr_assert_eq(mkdir(a, 0755), 0);
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	run_watch_script(&w, &p, watch_script, 1);
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
-	out = fgt_read(outp, NULL);
+	out = fgw_read(&w, "watch.out");
 	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 2, "%s", out);
 	cr_assert_eq(count_lines_with(out, "review_cycle_1.json"), 1);
 	cr_assert_eq(count_lines_with(out, "review_cycle_2.json"), 1);
@@ -65,11 +82,8 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 		line = nl + 1;
 	}
 	free(out);
-	free(outp);
-	free(a);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
+	fgw_release(&w);
 }
 
 /* Issue 18: watch printed nothing when it started and reported a corrupt
@@ -79,32 +93,31 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
  * without a parsable verdict gets verdict_unparsed naming its reviewer log. */
 static const char *corrupt_script =
 	"R=$1; T=$2\n"
-	"\"$R\" watch \"$T/a\" --log-format json --poll-interval 0.05 > \"$T/out\" 2> \"$T/err\" &\n"
+	"\"$R\" watch \"$T/a\" --log-format json --poll-interval 0.05 > \"$T/watch.out\" 2> \"$T/watch.err\" &\n"
 	"pid=$!\n"
 	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
-	"wl watch_start \"$T/err\"\n"
+	"wl watch_start \"$T/watch.err\"\n"
 	"printf garbage > \"$T/a/.t\"; mv \"$T/a/.t\" \"$T/a/review_cycle_1.json\"\n"
-	"wl cycle_corrupt \"$T/err\"; echo corrupt-seen-while-watching\n"
+	"wl cycle_corrupt \"$T/watch.err\"; echo corrupt-seen-while-watching\n"
 	"printf '{\"cycle\":2,\"max_cycles\":3,\"verdict\":\"rejected\",\"feedback\":\"Verdict could not be parsed\",'"
 	"'\"format\":\"none\",\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$T/a/.t\"\n"
 	"mv \"$T/a/.t\" \"$T/a/review_cycle_2.json\"\n"
-	"wl verdict_unparsed \"$T/err\"\n"
+	"wl verdict_unparsed \"$T/watch.err\"\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
 Test(runner_tools, watch_says_it_started_and_reports_corrupt_files_while_watching)
 {
-	char *dir = fgt_tmpdir();
-	const char *argv[] = { "/bin/sh", "-c", corrupt_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgw w;
 	struct fgt_proc p;
-	char *errp = fgt_fmt("%s/err", dir), *a = fgt_fmt("%s/a", dir), *err;
+	char *a, *err;
 	cJSON *evs;
 	const cJSON *e;
 
-	cr_assert_eq(mkdir(a, 0755), 0);
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	run_watch_script(&w, &p, corrupt_script, 1);
+	a = fgw_path(&w, "a");
 	cr_assert_not_null(strstr(p.out, "corrupt-seen-while-watching\n"), "out: %s err: %s", p.out, p.err);
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s", p.out);
-	err = fgt_read(errp, NULL);
+	err = fgw_read(&w, "watch.err");
 	cr_assert_eq(count_lines_with(err, "\"event\":\"cycle_corrupt\""), 1, "%s", err);
 	evs = fge_json_lines(err);
 	e = fge_find_event(evs, "watch_start", NULL, NULL);
@@ -118,20 +131,18 @@ Test(runner_tools, watch_says_it_started_and_reports_corrupt_files_while_watchin
 	free(rlog);
 	cJSON_Delete(evs);
 	free(err);
-	free(errp);
 	free(a);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
+	fgw_release(&w);
 }
 
 /* logrotate's postrotate sends SIGHUP to every forge-runner process: a
  * watch must survive it, keep reporting, and still stop cleanly. */
 static const char *hup_script =
 	"R=$1; T=$2\n"
-	"\"$R\" watch \"$T/a\" --log-format json > \"$T/out\" &\n"
+	"\"$R\" watch \"$T/a\" --log-format json > \"$T/watch.out\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$T/out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
+	"wl() { i=0; while ! grep -q \"$1\" \"$T/watch.out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"put() { printf '{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\",'"
 	"'\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' $2 > \"$1/.t\"; "
 	"mv \"$1/.t\" \"$1/review_cycle_$2.json\"; }\n"
@@ -143,34 +154,30 @@ static const char *hup_script =
 
 Test(runner_tools, watch_survives_sighup)
 {
-	char *dir = fgt_tmpdir();
-	const char *argv[] = { "/bin/sh", "-c", hup_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgw w;
 	struct fgt_proc p;
-	char *a = fgt_fmt("%s/a", dir);
 
-	cr_assert_eq(mkdir(a, 0755), 0);
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
+	run_watch_script(&w, &p, hup_script, 1);
 	cr_assert_null(strstr(p.out, "died-on-hup"), "watch was killed by SIGHUP");
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
-	free(a);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
+	fgw_release(&w);
 }
 
 Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
 {
-	char *dir = fgt_tmpdir();
-	const char *argv[] = { FG_RUNNER_BIN, "sweep", dir, NULL };
+	struct fgw w;
 	struct fgt_proc p;
 	cJSON *arr;
 
+	fgw_init(&w);
+	const char *argv[] = { FG_RUNNER_BIN, "sweep", w.step_dir, NULL };
 	for (int n = 1; n <= 10; n++) {
-		char *path = fgt_fmt("%s/review_cycle_%d.json", dir, n);
+		char *name = fgt_fmt("ws/.forge/impl/review_cycle_%d.json", n);
 		char *json = fgt_fmt(CYCLE_FMT, n);
 
-		fgt_write(path, n == 5 ? "broken" : json);
-		free(path);
+		fgw_write(&w, name, n == 5 ? "broken" : json);
+		free(name);
 		free(json);
 	}
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
@@ -183,51 +190,44 @@ Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
 	cr_assert_not_null(strstr(p.err, "review_cycle_5.json"));
 	cJSON_Delete(arr);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
+	fgw_release(&w);
 }
 
 Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
 {
-	char *dir = fgt_tmpdir();
-	char *ep = fgt_fmt("%s/ep.sh", dir), *ws = fgt_fmt("%s/ws", dir);
-	char *res = fgt_fmt("%s/r.json", dir);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "s",
-			       "--entrypoint", ep, "--result", res, NULL };
+	struct fgw w;
 	struct fgt_proc p;
-	char *text;
+	char *text, *ep;
 	cJSON *o;
 
+	fgw_init(&w);
 	/* The entrypoint's parent is the runner: it interrupts it, as Ctrl-C would. */
-	fgt_write(ep, "#!/bin/sh\nkill -INT $PPID\nexec sleep 30\n");
-	fgt_chmod_x(ep);
-	cr_assert_eq(mkdir(ws, 0755), 0);
+	ep = fgw_script(&w, "ep.sh", NULL, "kill -INT $PPID\nexec sleep 30");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "s",
+			       "--entrypoint", ep, "--result", w.result, NULL };
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
 	cr_assert_eq(p.exit_code, 130, "stderr: %s", p.err);
-	text = fgt_read(res, NULL);
+	text = fgt_read(w.result, NULL);
 	cr_assert_not_null(text);
 	o = cJSON_Parse(text);
 	cr_assert_eq(cJSON_GetObjectItem(o, "exit_code")->valueint, 130);
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "review_state")->valuestring, "no_review");
 	cJSON_Delete(o);
 	free(text);
-	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
 	free(ep);
-	free(ws);
-	free(res);
+	fgt_proc_release(&p);
+	fgw_release(&w);
 }
 
 Test(runner_tools, run_with_the_real_entrypoint)
 {
-	char *dir = fgt_tmpdir();
-	char *ws = fgt_fmt("%s/ws", dir), *skills = fgt_fmt("%s/skills", dir);
-	char *res = fgt_fmt("%s/r.json", dir), *task = fgt_fmt("%s/task.json", dir);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
-			       "--skill", "impl", "--task-key", "DEMO-1", "--task-file", task,
-			       "--skills-dir", skills, "--entrypoint", FG_ENTRYPOINT_BIN,
-			       "--result", res, NULL };
+	struct fgw w;
+
+	fgw_init(&w);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "implement_task",
+			       "--skill", "impl", "--task-key", "DEMO-1", "--task-file", w.task,
+			       "--skills-dir", w.skills, "--entrypoint", FG_ENTRYPOINT_BIN,
+			       "--result", w.result, NULL };
 	const char *env[] = {
 		"FORGE_WORKER_CMD=sh -c 'echo working'",
 		"FORGE_REVIEWER_CMD=sh -c 'if [ -f " "$FORGE_FEEDBACK_FILE" " ]; then :; fi; "
@@ -235,14 +235,13 @@ Test(runner_tools, run_with_the_real_entrypoint)
 		NULL,
 	};
 	struct fgt_proc p;
-	char *text, *reviewmd = fgt_fmt("%s/default/impl/review.md", skills);
+	char *text;
 	cJSON *o, *cs;
 
-	fgt_write(reviewmd, "---\nmax_retries: 3\n---\nReview the work.\n");
-	fgt_write(task, "{\"task_key\":\"DEMO-1\",\"summary\":\"do it\",\"description\":\"d\"}\n");
-	cr_assert_eq(mkdir(ws, 0755), 0);
+	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nReview the work.\n");
+	fgw_task(&w, "{\"task_key\":\"DEMO-1\",\"summary\":\"do it\",\"description\":\"d\"}\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 40), 0);
-	text = fgt_read(res, NULL);
+	text = fgt_read(w.result, NULL);
 	cr_assert_not_null(text, "no result; stderr: %s", p.err);
 	o = cJSON_Parse(text);
 	cr_assert_eq(p.exit_code, 0, "stderr: %s\nresult: %s", p.err, text);
@@ -256,13 +255,7 @@ Test(runner_tools, run_with_the_real_entrypoint)
 	cJSON_Delete(o);
 	free(text);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(ws);
-	free(skills);
-	free(res);
-	free(task);
-	free(reviewmd);
+	fgw_release(&w);
 }
 
 /* watch --cycle-dir: each DIR is a workspace, and the template's expansion
@@ -270,28 +263,27 @@ Test(runner_tools, run_with_the_real_entrypoint)
 static const char *cycle_dir_script =
 	"R=$1; T=$2\n"
 	"\"$R\" watch \"$T/ws\" --cycle-dir '.forge/reviews/{task_key}__{skill}' --step implement_task"
-	" --task-key DEMO-1 --log-format json --poll-interval 0.05 > \"$T/out\" 2> \"$T/err\" &\n"
+	" --task-key DEMO-1 --log-format json --poll-interval 0.05 > \"$T/watch.out\" 2> \"$T/watch.err\" &\n"
 	"pid=$!\n"
 	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
-	"wl watch_start \"$T/err\"\n"
+	"wl watch_start \"$T/watch.err\"\n"
 	"d=\"$T/ws/.forge/reviews/DEMO-1__implement-task\"; mkdir -p \"$d\"\n"
 	"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"\",'"
 	"'\"skill\":\"implement-task\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$d/.t\"\n"
 	"mv \"$d/.t\" \"$d/review_cycle_1.json\"\n"
-	"wl review_cycle_1.json \"$T/out\"\n"
+	"wl review_cycle_1.json \"$T/watch.out\"\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
 Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
 {
-	char *dir = fgt_tmpdir();
-	const char *argv[] = { "/bin/sh", "-c", cycle_dir_script, "sh", FG_RUNNER_BIN, dir, NULL };
+	struct fgw w;
 	struct fgt_proc p;
-	char *ws = fgt_fmt("%s/ws", dir), *out, *err;
+	char *out, *err;
 
-	cr_assert_eq(mkdir(ws, 0755), 0);
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
-	out = fge_read_in(dir, "out");
-	err = fge_read_in(dir, "err");
+	/* The workspace is the fixture's ws, which fgw_init made. */
+	run_watch_script(&w, &p, cycle_dir_script, 0);
+	out = fgw_read(&w, "watch.out");
+	err = fgw_read(&w, "watch.err");
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", out, err);
 	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 1, "%s", out);
 	cr_assert_not_null(strstr(err, "ws/.forge/reviews/DEMO-1__implement-task"), "%s", err);
@@ -300,10 +292,8 @@ Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
 	cr_assert_not_null(strstr(out, "/ws/.forge/reviews/DEMO-1__implement-task\""), "%s", out);
 	free(out);
 	free(err);
-	free(ws);
 	fgt_proc_release(&p);
-	fgt_rm_rf(dir);
-	free(dir);
+	fgw_release(&w);
 }
 
 Test(runner_tools, watch_cycle_dir_needs_a_step_and_a_safe_template)

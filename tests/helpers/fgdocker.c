@@ -14,6 +14,19 @@
 
 #define FGD_MAX_ARGS 64
 
+const char FGD_TASK[] =
+	"{\"task_key\": \"DEMO-1\", \"summary\": \"Write work.log\","
+	" \"description\": \"Append a line to work.log.\", \"skill_name\": \"" FGD_SKILL "\","
+	" \"step_name\": \"" FGD_STEP "\", \"previous_task_keys\": []}\n";
+
+void fgd_workspace(struct fgw *w, uid_t uid, gid_t gid, const char *task, const char *review_md)
+{
+	fgw_init(w);
+	fgw_share(w, uid, gid);
+	fgw_write(w, "skills/default/" FGD_SKILL "/review.md", review_md);
+	fgw_write(w, task, FGD_TASK);
+}
+
 char *fgd_which(const char *name)
 {
 	const char *path = getenv("PATH");

@@ -13,12 +13,28 @@
 #include <sys/types.h>
 
 #include "fgtest.h"
+#include "fgws.h"
 
 #define FGD_IMAGE_DEFAULT "forge-review:test"
 /* The test image's tag: $FGD_IMAGE when set (engineers sharing one engine
  * each build their own tag), else FGD_IMAGE_DEFAULT. */
 #define FGD_IMAGE fgd_image()
 const char *fgd_image(void);
+
+/* The step and skill of the container tests, and their task (key DEMO-1:
+ * append a line to work.log). */
+#define FGD_STEP "implement_task"
+#define FGD_SKILL "implement-task"
+extern const char FGD_TASK[];
+
+/*
+ * The workspace fixture (fgws.h) for a container test: fgw_init(), the
+ * tree opened to uid:gid (fgw_share: the container's user must get through
+ * the 0700 of mkdtemp to the mounts), skills/default/FGD_SKILL/review.md =
+ * review_md and R/task = FGD_TASK (task: where the container reads it, e.g.
+ * "agents/task.json" for a mount). fgw_release() removes it.
+ */
+void fgd_workspace(struct fgw *w, uid_t uid, gid_t gid, const char *task, const char *review_md);
 
 /* Owned path of program name found in PATH, or NULL. */
 char *fgd_which(const char *name);

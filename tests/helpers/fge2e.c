@@ -150,6 +150,26 @@ const cJSON *fge_find_event(const cJSON *events, const char *event, const char *
 	return NULL;
 }
 
+const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cycle)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, events) {
+		if (!event_is(e, event, NULL, NULL))
+			continue;
+		if (cycle < 1 || fge_jint(e, "cycle") == cycle)
+			return e;
+	}
+	return NULL;
+}
+
+void fge_rot13(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'a' && *s <= 'z')
+			*s = (char)('a' + (*s - 'a' + 13) % 26);
+}
+
 const char *fge_jstr(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);

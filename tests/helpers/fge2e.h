@@ -78,6 +78,14 @@ int fge_count_events(const cJSON *events, const char *event, const char *key, co
 /* The first such object (borrowed from events), or NULL. */
 const cJSON *fge_find_event(const cJSON *events, const char *event, const char *key, const char *val);
 
+/* The first object whose "event" is event and, for cycle >= 1, whose
+ * number "cycle" is cycle (borrowed from events), or NULL. */
+const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cycle);
+
+/* Rotates the lower-case letters of s by 13 in place: a secret an agent
+ * writes this way proves it had the value without the value on disk. */
+void fge_rot13(char *s);
+
 /* o's string member k (borrowed); fails the test when it is not a string. */
 const char *fge_jstr(const cJSON *o, const char *k);
 /* o's string member k (borrowed), or NULL when absent or not a string. */

@@ -88,6 +88,21 @@ char *fgt_read(const char *path, size_t *len)
 	return fg_buf_detach(&b, len);
 }
 
+char *fgt_read_or_empty(const char *path)
+{
+	char *s = fgt_read(path, NULL);
+
+	return s ? s : fgt_fmt("%s", "");
+}
+
+void fgt_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 char *fgt_fmt(const char *fmt, ...)
 {
 	va_list ap;

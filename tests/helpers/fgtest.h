@@ -21,6 +21,10 @@ void fgt_write(const char *path, const char *content);
 void fgt_write_bytes(const char *path, const void *data, size_t len);
 /* Whole file, NUL-terminated, owned; NULL if it cannot be read. */
 char *fgt_read(const char *path, size_t *len);
+/* Whole file (owned), or an owned "" when it cannot be read: for messages. */
+char *fgt_read_or_empty(const char *path);
+/* Sleeps ms milliseconds (EINTR retried). */
+void fgt_sleep_ms(long ms);
 /* Owned printf-style string. */
 char *fgt_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 if path exists (lstat). */

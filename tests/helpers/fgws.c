@@ -40,6 +40,19 @@ void fgw_init(struct fgw *w)
 	cr_assert_eq(mkdir(w->skills, 0755), 0, "mkdir '%s': %s", w->skills, strerror(errno));
 }
 
+void fgw_share(const struct fgw *w, uid_t uid, gid_t gid)
+{
+	const char *dirs[] = { w->ws, w->out };
+
+	cr_assert_eq(chmod(w->root, 0755), 0, "chmod '%s': %s", w->root, strerror(errno));
+	cr_assert_eq(chown(w->root, uid, gid), 0, "chown '%s': %s", w->root, strerror(errno));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		cr_assert(mkdir(dirs[i], 0755) == 0 || errno == EEXIST, "mkdir '%s': %s", dirs[i],
+			  strerror(errno));
+		cr_assert_eq(chown(dirs[i], uid, gid), 0, "chown '%s': %s", dirs[i], strerror(errno));
+	}
+}
+
 void fgw_runner_tree(const struct fgw *w)
 {
 	fgw_write(w, "ws/README", "workspace\n");
@@ -233,7 +246,9 @@ static void apply_env(const char *const *env)
 	for (size_t i = 0; env && env[i]; i++) {
 		const char *eq = strchr(env[i], '=');
 
-		if (eq) {
+		if (!strcmp(env[i], "-")) {
+			clearenv();
+		} else if (eq) {
 			char *name = strndup(env[i], (size_t)(eq - env[i]));
 
 			setenv(name, eq + 1, 1);
@@ -270,6 +285,11 @@ pid_t fgw_spawn(const struct fgw *w, const char *const *argv, const char *const 
 
 void fgw_wait(struct fgw *w, pid_t pid, double timeout_s)
 {
+	fgw_wait_each(w, pid, timeout_s, NULL, NULL);
+}
+
+void fgw_wait_each(struct fgw *w, pid_t pid, double timeout_s, void (*each)(void *ctx), void *ctx)
+{
 	struct rusage ru;
 	long waited_ms = 0;
 
@@ -282,9 +302,11 @@ void fgw_wait(struct fgw *w, pid_t pid, double timeout_s)
 		if (waited_ms > (long)(timeout_s * 1000)) {
 			kill(-pid, SIGKILL);
 			waitpid(pid, &w->status, 0);
-			cr_assert_fail("%s hung (killed after %g s); stderr:\n%s", "the program", timeout_s,
-				       fgt_read(w->stderr_path, NULL));
+			cr_assert_fail("%s hung (killed after %g s); stderr:\n%s\nlog:\n%s", "the program",
+				       timeout_s, fgt_read_or_empty(w->stderr_path), fgt_read_or_empty(w->log));
 		}
+		if (each && waited_ms % 100 == 0)
+			each(ctx);
 		usleep(10000);
 		waited_ms += 10;
 	}
@@ -319,6 +341,51 @@ void fgw_load(struct fgw *w, int json)
 		cr_assert_not_null(w->res, "result is not JSON: %s", res);
 	}
 	free(res);
+}
+
+cJSON *fgw_log_events(const struct fgw *w)
+{
+	char *text = fgt_read_or_empty(w->log);
+	cJSON *all = fge_json_lines(text);
+
+	free(text);
+	return all;
+}
+
+char *fgw_wait_run_id(const struct fgw *w, double timeout_s)
+{
+	for (long ms = 0; ms <= (long)(timeout_s * 1000); ms += 100) {
+		cJSON *ev = fgw_log_events(w);
+		const cJSON *start = fge_find_event(ev, "run_start", NULL, NULL);
+		char *id = start ? fgt_fmt("%s", fge_jstr(start, "run_id")) : NULL;
+
+		cJSON_Delete(ev);
+		if (id)
+			return id;
+		fgt_sleep_ms(100);
+	}
+	cr_assert_fail("no run_start in the log:\n%s", fgt_read_or_empty(w->log));
+	return NULL;
+}
+
+void fgw_wait_file(const struct fgw *w, const char *name, double timeout_s)
+{
+	for (long ms = 0; ms < (long)(timeout_s * 1000) && !fgw_exists(w, name); ms += 100)
+		fgt_sleep_ms(100);
+	cr_assert(fgw_exists(w, name), "'%s' never appeared; log:\n%s\nstderr:\n%s", name,
+		  fgt_read_or_empty(w->log), fgt_read_or_empty(w->stderr_path));
+}
+
+void fgw_assert_secret_absent(const struct fgw *w, const char *secret)
+{
+	const char *paths[] = { w->log, w->result, w->stdout_path, w->stderr_path };
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		char *text = fgt_read_or_empty(paths[i]);
+
+		cr_assert_null(strstr(text, secret), "the secret is in %s:\n%.4000s", paths[i], text);
+		free(text);
+	}
 }
 
 /* argv of `forge-runner run` (see fgw_runner_start): an owned array of

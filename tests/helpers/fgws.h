@@ -60,6 +60,13 @@ extern const char FGW_TASK[];
 void fgw_init(struct fgw *w);
 void fgw_release(struct fgw *w);
 
+/* Opens the tree to another user (a container's, a stand-in runner's):
+ * mkdtemp made root 0700, it becomes 0755; root (so a runner started as
+ * that user writes its log and result there), ws and out (made when
+ * missing) belong to uid:gid. Fails the test when it cannot (chown needs root or
+ * uid:gid our own). */
+void fgw_share(const struct fgw *w, uid_t uid, gid_t gid);
+
 /* What a run of the runner on the tree needs beyond fgw_init(): a file in
  * the workspace (ws/README), the directory out, the default skill's
  * review.md ("max_retries: 3", "Check the work.") and the standard task. */
@@ -118,15 +125,31 @@ extern const char *const FGW_BASE_ENV[];
 /* Starts argv in its own process group with fork/exec (so a test can kill
  * it mid-run and read its peak RSS), stdout and stderr to R/stdout and
  * R/stderr, stdin from /dev/null, in R, with FGW_BASE_ENV then env applied
- * ("NAME=value" sets, "NAME" unsets). Returns its pid. */
+ * ("NAME=value" sets, "NAME" unsets, "-" clears the whole environment:
+ * a run that must inherit nothing starts env with "-"). Returns its pid. */
 pid_t fgw_spawn(const struct fgw *w, const char *const *argv, const char *const *env);
 /* Waits up to timeout_s for pid (w->status, w->maxrss_kb, w->err); on
- * timeout kills its group and fails the test. */
+ * timeout kills its group and fails the test (with its stderr and log). */
 void fgw_wait(struct fgw *w, pid_t pid, double timeout_s);
+/* fgw_wait() that calls each(ctx) about every 100 ms while pid runs (to
+ * sample it); each may be NULL. */
+void fgw_wait_each(struct fgw *w, pid_t pid, double timeout_s, void (*each)(void *ctx), void *ctx);
 /* Exit code of the last program, or 128 + its signal. */
 int fgw_code(const struct fgw *w);
 /* Reads the log file (JSON lines parsed when json) and the result file. */
 void fgw_load(struct fgw *w, int json);
+/* The log's JSON lines as they are now, an owned array (empty without a
+ * log); for a test that watches a run still going. */
+cJSON *fgw_log_events(const struct fgw *w);
+/* The run id of the log's run_start event (owned), waiting up to timeout_s
+ * for it; fails the test (with the log) when it does not come. */
+char *fgw_wait_run_id(const struct fgw *w, double timeout_s);
+/* Waits up to timeout_s for R/name to exist; fails the test (with the log
+ * and stderr) when it does not. */
+void fgw_wait_file(const struct fgw *w, const char *name, double timeout_s);
+/* Fails the test when secret is in the log, the result, the stdout or the
+ * stderr of the last run (a credential passed by name must stay out). */
+void fgw_assert_secret_absent(const struct fgw *w, const char *secret);
 /* Forgets the last run's outputs and removes its log and result files. */
 void fgw_reset_run(struct fgw *w);
 
