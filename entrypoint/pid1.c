@@ -329,7 +329,7 @@ size_t ep_pid1_kill_orphans(struct ep_pid1 *p, const pid_t *keep, size_t nkeep, 
 
 	/* A killed child's own children are re-parented to us as it dies,
 	 * so the passes go on until a pass finds none. */
-	while ((left = kill_pass(keep, nkeep)) > 0) {
+	for (left = kill_pass(keep, nkeep); left > 0; left = kill_pass(keep, nkeep)) {
 		struct pollfd pf = { p->fd, POLLIN, 0 };
 
 		if (fg_seconds_since(t0) >= timeout_s)

@@ -439,7 +439,7 @@ static int walk_dir(struct skills_walk *w, int dfd, const char *rel, int depth)
 		return -EINVAL;
 	}
 	fg_strvec_init(&names);
-	while ((de = readdir(d)))
+	for (de = readdir(d); de; de = readdir(d))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			fg_strvec_push(&names, de->d_name);
 	closedir(d);

@@ -193,7 +193,7 @@ static void suggest_in(const char *skills_dir, const char *project, const char *
 	free(path);
 	if (!d)
 		return;
-	while ((e = readdir(d)) && seen++ < FG_RESOLVE_SUGGEST_SCAN) {
+	for (e = readdir(d); e && seen++ < FG_RESOLVE_SUGGEST_SCAN; e = readdir(d)) {
 		size_t dist = fg_edit_distance(e->d_name, skill);
 		char *rel;
 		struct stat st;

@@ -283,7 +283,7 @@ static void assert_files_owned(const struct rbox *b)
 	assert_owned(b, forge);
 	assert_owned(b, step);
 	assert_owned(b, work);
-	while ((de = readdir(d))) {
+	for (de = readdir(d); de; de = readdir(d)) {
 		char *p;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))

@@ -143,7 +143,7 @@ void fgt_expect_every_file(const char *dir, bool (*has)(const char *name, void *
 	int seen = 0;
 
 	cr_assert_not_null(d, "cannot open '%s': %s", dir, strerror(errno));
-	while ((de = readdir(d))) {
+	for (de = readdir(d); de; de = readdir(d)) {
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, "README.md"))
 			continue;
 		cr_expect(has(de->d_name, ctx), "no expectation for the sample '%s'", de->d_name);
@@ -342,7 +342,7 @@ static int count_procs(int pgrp, pid_t v)
 
 	if (!d)
 		return -1;
-	while ((de = readdir(d))) {
+	for (de = readdir(d); de; de = readdir(d)) {
 		char path[300], buf[512];
 		FILE *f;
 

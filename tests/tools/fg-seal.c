@@ -41,7 +41,7 @@ static char *slurp(size_t *n)
 	size_t got;
 
 	fg_buf_init(&b, (size_t)16 << 20);
-	while ((got = fread(chunk, 1, sizeof(chunk), stdin)) > 0)
+	for (got = fread(chunk, 1, sizeof(chunk), stdin); got > 0; got = fread(chunk, 1, sizeof(chunk), stdin))
 		fg_buf_add(&b, chunk, got);
 	while (b.len && (b.data[b.len - 1] == '\n' || b.data[b.len - 1] == '\r'))
 		b.len--;
