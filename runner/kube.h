@@ -2,9 +2,14 @@
  * kube.h - the kubernetes engine's parts (docs/design/kubernetes.md):
  *   engine_kubernetes.c  the ops table (engine.h) and the kubectl prefixes;
  *   kube_manifest.c      the run's objects as one v1/List (pure, cJSON);
+ *   kube_spec.c          the Job and the skills ConfigMap in it, the
+ *                        quantities and --env values (kube_manifest.c
+ *                        calls it, never the reverse);
  *   kube_status.c        what a pod's and its Job's status mean (pure);
  *   kube_job.c           `forge-runner kubernetes-job`, the child the
- *                        session spawns: create, wait, follow, exit, clean;
+ *                        session spawns: create, wait, follow, exit, clean
+ *                        (kube_follow.c follows the log; kube_cmd.c runs
+ *                        one kubectl);
  *   cmd_reap.c           `forge-runner reap`: what dead runners left.
  * Nothing here talks to a cluster but through the kubectl child processes.
  */

@@ -5,7 +5,6 @@
  */
 #include "kube.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

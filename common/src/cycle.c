@@ -452,8 +452,8 @@ static char *sealed_text(const struct fg_cycle *c, const struct fg_seal_key *k, 
 	return fg_seal_take(k, FG_SEAL_FILE, &b, fg_cycle_to_json(c), len);
 }
 
-/* Writes c atomically into dirfd's directory, or dir's when dirfd is
- * AT_FDCWD and dir is set. */
+/* Writes c atomically into the directory dir names when dir is set, else
+ * into dirfd's. */
 static int write_sealed(int dirfd, const char *dir, const struct fg_cycle *c,
 			const struct fg_seal_key *k, const char *step)
 {
