@@ -200,6 +200,7 @@ void rn__session_stream_summary(void *data, const struct fg_summary *sum, enum f
 	copy->review_md = sum->review_md ? fg_xstrdup(sum->review_md) : NULL;
 	copy->usage = sum->usage;
 	copy->max_cost_usd = sum->max_cost_usd;
+	copy->t = sum->t;
 	for (size_t i = 0; i < sum->nquestions; i++)
 		fg_summary_add_question(copy, &sum->questions[i]);
 }
