@@ -1,0 +1,423 @@
+/*
+ * test_runner_trace.c - the trace of a run (runner/trace.c, runner/otlp.c):
+ * a two-cycle run with a check and a two-role panel, with the real
+ * entrypoint and stand-in agents that report usage as Claude Code does,
+ * gives one trace whose spans, parents, order, attributes and token and
+ * cost figures match the result file; each agent saw a TRACEPARENT naming
+ * its own span. Read back from --trace-file and from a real Jaeger
+ * (tests/jaeger/jaeger.sh builds it; started here on 127.0.0.1 with
+ * in-memory storage and stopped after). A collector that refuses, never
+ * answers, answers 500 or 429 changes nothing of the run but one WARN, and
+ * leaves nothing running.
+ */
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fge2e.h"
+#include "fgtest.h"
+#include "fgws.h"
+
+TestSuite(trace, .timeout = 240);
+
+/* The review: a check after every worker turn and a panel of two roles. */
+static const char REVIEW_MD[] =
+	"---\nmax_retries: 3\nchecks:\n  - name: unit\n    run: sh check.sh\n    timeout_seconds: 20\n"
+	"reviewers:\n  - role: correctness\n  - role: security\n---\nReview it.\n";
+
+/* Each agent records who it is and the TRACEPARENT it saw, then answers in
+ * Claude Code's JSON: tokens and a cost. */
+static const char AGENT_HEAD[] =
+	"#!/bin/sh\n"
+	"cat > /dev/null\n"
+	"echo \"$FORGE_ROLE ${FORGE_REVIEWER_ROLE:--} $FORGE_CYCLE ${TRACEPARENT:-none}\" >> \"$FORGE_WORKSPACE/../tp.txt\"\n"
+	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
+	"\"result\":\"%s\",\"session_id\":\"s\",\"num_turns\":1,\"duration_ms\":10,"
+	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":%s,\"cache_creation_input_tokens\":0,"
+	"\"cache_read_input_tokens\":4,\"output_tokens\":%s}}\\n' \"$1\" \"$2\" \"$3\" \"$4\"; }\n";
+
+/* The worker changes the file each turn; correctness rejects cycle 1. */
+static const char WORKER[] = "echo \"turn $FORGE_CYCLE\" >> work.txt\nresult done 0.25 100 20\n";
+static const char REVIEWER[] =
+	"if [ \"$FORGE_REVIEWER_ROLE\" = correctness ] && [ \"$FORGE_CYCLE\" = 1 ]; then\n"
+	"  result 'REJECTED\\\\n\\\\nThe second turn is missing.' 0.125 40 8\n"
+	"else result APPROVED 0.0625 30 6; fi\n";
+
+struct span {
+	char name[96], id[17], parent[17], trace[33];
+	long long start, end;
+	const cJSON *attrs;   /* borrowed from the documents */
+	int code;             /* status code */
+};
+
+struct tr {
+	struct fgw w;
+	cJSON *docs;          /* the OTLP documents the spans come from */
+	struct span s[64];
+	size_t n;
+};
+
+static void tr_setup(struct tr *t)
+{
+	memset(t, 0, sizeof(*t));
+	fgw_init(&t->w);
+	fgw_runner_tree(&t->w);
+	fgw_review_md(&t->w, "default", REVIEW_MD);
+	fge_write_in(t->w.ws, "check.sh", "grep -q turn work.txt\n");
+	free(fgw_script(&t->w, "worker.sh", AGENT_HEAD, WORKER));
+	free(fgw_script(&t->w, "reviewer.sh", AGENT_HEAD, REVIEWER));
+	t->docs = cJSON_CreateArray();
+}
+
+static void tr_release(struct tr *t)
+{
+	cJSON_Delete(t->docs);
+	fgw_release(&t->w);
+}
+
+/* The environment of a traced run: the agents, their format, no OTEL_*
+ * of the host's, then more (may be NULL). Returns the runner's pid (its
+ * process group: gone by now). */
+static pid_t tr_run(struct tr *t, const char *const *extra, const char *const *more)
+{
+	char *worker = fgw_path(&t->w, "worker.sh"), *reviewer = fgw_path(&t->w, "reviewer.sh");
+	const char *env[32] = {
+		"FORGE_WORKER_OUTPUT=claude", "FORGE_REVIEWER_OUTPUT=claude", "FORGE_CHANGESET=1",
+		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
+		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_SERVICE_NAME",
+		"OTEL_RESOURCE_ATTRIBUTES", "TRACEPARENT",
+	};
+	size_t n = 11;
+	pid_t pid;
+
+	for (size_t i = 0; more && more[i] && n < 31; i++)
+		env[n++] = more[i];
+	env[n] = NULL;
+	pid = fgw_runner_start(&t->w, NULL, NULL, "json", extra, worker, reviewer, env);
+	fgw_wait(&t->w, pid, 120);
+	fgw_load(&t->w, 1);
+	free(worker);
+	free(reviewer);
+	return pid;
+}
+
+static const char *str_attr(const struct span *s, const char *key)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, s->attrs)
+		if (!strcmp(fge_jstr(a, "key"), key))
+			return fge_jstr_or_null(cJSON_GetObjectItem(a, "value"), "stringValue");
+	return NULL;
+}
+
+/* An int attribute (OTLP JSON: a string), or -1 when absent. */
+static long long int_attr(const struct span *s, const char *key)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, s->attrs) {
+		const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"), "intValue");
+
+		if (!strcmp(fge_jstr(a, "key"), key))
+			return cJSON_IsString(v) ? atoll(v->valuestring) : cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
+	}
+	return -1;
+}
+
+static double dbl_attr(const struct span *s, const char *key)
+{
+	const cJSON *a;
+
+	cJSON_ArrayForEach(a, s->attrs)
+		if (!strcmp(fge_jstr(a, "key"), key))
+			return cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"), "doubleValue")->valuedouble;
+	return NAN;
+}
+
+static void copy_hex(char *dst, size_t n, const cJSON *o, const char *k)
+{
+	const char *v = fge_jstr_or_null(o, k);
+
+	snprintf(dst, n, "%s", v ? v : "");
+}
+
+/* Every span of an OTLP document (doc: borrowed, kept in t->docs). */
+static void add_doc(struct tr *t, cJSON *doc)
+{
+	const cJSON *rs, *ss, *sp;
+
+	cJSON_AddItemToArray(t->docs, doc);
+	cJSON_ArrayForEach(rs, cJSON_GetObjectItem(doc, "resourceSpans"))
+		cJSON_ArrayForEach(ss, cJSON_GetObjectItem(rs, "scopeSpans"))
+			cJSON_ArrayForEach(sp, cJSON_GetObjectItem(ss, "spans")) {
+				struct span *s = &t->s[t->n++];
+
+				cr_assert(t->n < 64);
+				snprintf(s->name, sizeof(s->name), "%s", fge_jstr(sp, "name"));
+				copy_hex(s->id, sizeof(s->id), sp, "spanId");
+				copy_hex(s->parent, sizeof(s->parent), sp, "parentSpanId");
+				copy_hex(s->trace, sizeof(s->trace), sp, "traceId");
+				s->start = atoll(fge_jstr(sp, "startTimeUnixNano"));
+				s->end = atoll(fge_jstr(sp, "endTimeUnixNano"));
+				s->attrs = cJSON_GetObjectItem(sp, "attributes");
+				s->code = cJSON_GetObjectItem(sp, "status") ?
+					  fge_jint(cJSON_GetObjectItem(sp, "status"), "code") : 0;
+			}
+}
+
+/* The line at *p (cut there), *p moved past it; NULL at the end. */
+static char *next_line(char **p)
+{
+	char *line = *p, *nl;
+
+	if (!line || !*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	*p = nl ? nl + 1 : NULL;
+	if (nl)
+		*nl = '\0';
+	return line;
+}
+
+static void load_trace_file(struct tr *t, const char *path)
+{
+	char *text = fgt_read(path, NULL), *p = text, *line;
+
+	cr_assert_not_null(text, "no trace file %s", path);
+	for (line = next_line(&p); line; line = next_line(&p))
+		if (*line)
+			add_doc(t, cJSON_Parse(line));
+	free(text);
+}
+
+static const struct span *find(const struct tr *t, const char *name, int cycle)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->s[i].name, name) && (cycle < 0 || int_attr(&t->s[i], "forge.cycle") == cycle))
+			return &t->s[i];
+	return NULL;
+}
+
+static const cJSON *usage_of(const cJSON *res, const char *role)
+{
+	return cJSON_GetObjectItem(cJSON_GetObjectItem(res, "usage"), role);
+}
+
+/* The spans against the run's result: the Done-when of the trace. */
+static void check_trace(const struct tr *t)
+{
+	const struct span *wf = find(t, "invoke_workflow forge-review", -1);
+	const cJSON *res = t->w.res;
+	long long in = 0, out = 0;
+	double cost = 0;
+	const char *order[] = { "invoke_agent worker", "execute_tool check unit", "invoke_agent reviewer correctness" };
+
+	cr_assert_not_null(res, "no result; log:\n%s", t->w.logtext);
+	cr_assert_str_eq(fge_jstr(res, "review_state"), "approved", "log:\n%s", t->w.logtext);
+	cr_assert_not_null(wf, "no workflow span");
+	cr_expect_str_eq(wf->parent, "", "the workflow span is the root");
+	cr_expect_str_eq(str_attr(wf, "forge.run_id"), fge_jstr(res, "run_id"));
+	cr_expect_str_eq(str_attr(wf, "forge.review_state"), "approved");
+	cr_expect_eq(int_attr(wf, "forge.cycles"), 2);
+	for (size_t i = 0; i < t->n; i++) {
+		const struct span *s = &t->s[i];
+
+		cr_expect_str_eq(s->trace, wf->trace, "one trace: %s", s->name);
+		cr_expect(s->end >= s->start, "%s ends after it starts", s->name);
+		cr_expect(s->start >= wf->start && s->end <= wf->end, "%s within the run", s->name);
+		if (s == wf)
+			continue;
+		cr_expect_str_eq(s->parent, wf->id, "%s is a child of the workflow span", s->name);
+		cr_expect_str_eq(str_attr(s, "forge.step"), "impl");
+		if (strncmp(s->name, "invoke_agent ", 13))
+			continue;
+		cr_expect_str_eq(str_attr(s, "gen_ai.operation.name"), "invoke_agent");
+		cr_expect_str_eq(str_attr(s, "gen_ai.agent.name"), s->name + 13);
+		cr_expect_str_eq(str_attr(s, "gen_ai.provider.name"), "anthropic");
+		in += int_attr(s, "gen_ai.usage.input_tokens");
+		out += int_attr(s, "gen_ai.usage.output_tokens");
+		cost += dbl_attr(s, "forge.cost_usd");
+	}
+	/* Two cycles: worker, check, then the roles (security's approval of
+	 * cycle 1 stands in cycle 2 unless rereviewed). */
+	for (int c = 1; c <= 2; c++) {
+		long long prev = 0;
+
+		for (size_t i = 0; i < 3; i++) {
+			const struct span *s = find(t, order[i], c);
+
+			cr_assert_not_null(s, "no span %s in cycle %d", order[i], c);
+			cr_expect(s->start >= prev, "%s of cycle %d in time order", order[i], c);
+			prev = s->end;
+		}
+	}
+	cr_assert_not_null(find(t, "invoke_agent reviewer security", 1));
+	cr_expect_str_eq(str_attr(find(t, "invoke_agent reviewer correctness", 1), "forge.verdict"), "rejected");
+	cr_expect_str_eq(str_attr(find(t, "invoke_agent reviewer correctness", 2), "forge.verdict"), "approved");
+	cr_expect_str_eq(str_attr(find(t, "execute_tool check unit", 1), "gen_ai.tool.name"), "check unit");
+	cr_expect(find(t, "invoke_agent worker", 1)->end <= find(t, "invoke_agent worker", 2)->start);
+	/* The figures are the result's. */
+	cr_expect_eq(in, fge_jint(usage_of(res, "worker"), "input_tokens") +
+			 fge_jint(usage_of(res, "reviewer"), "input_tokens"));
+	cr_expect_eq(out, fge_jint(usage_of(res, "worker"), "output_tokens") +
+			  fge_jint(usage_of(res, "reviewer"), "output_tokens"));
+	cr_expect_float_eq(cost, cJSON_GetObjectItem(usage_of(res, "worker"), "cost_usd")->valuedouble +
+				 cJSON_GetObjectItem(usage_of(res, "reviewer"), "cost_usd")->valuedouble, 1e-9);
+	cr_expect_eq(int_attr(wf, "gen_ai.usage.input_tokens"), in);
+	cr_expect_float_eq(dbl_attr(wf, "forge.cost_usd"), cost, 1e-9);
+}
+
+/* Each agent's TRACEPARENT named its own span: the worker of FORGE_CYCLE k
+ * is cycle k+1's worker turn, a reviewer of FORGE_CYCLE k cycle k's. */
+static void check_traceparents(const struct tr *t)
+{
+	char *text = fgw_read(&t->w, "tp.txt"), *p = text, *line;
+	const struct span *wf = find(t, "invoke_workflow forge-review", -1);
+	int lines = 0;
+
+	cr_assert_not_null(text, "no agent recorded its TRACEPARENT");
+	for (line = next_line(&p); line; line = next_line(&p)) {
+		char role[32], panel[32], tp[80], name[96];
+		int cycle;
+		const struct span *s;
+
+		cr_assert_eq(sscanf(line, "%31s %31s %d %79s", role, panel, &cycle, tp), 4, "%s", line);
+		if (!strcmp(role, "worker"))
+			snprintf(name, sizeof(name), "invoke_agent worker"), cycle++;
+		else
+			snprintf(name, sizeof(name), "invoke_agent reviewer %s", panel);
+		s = find(t, name, cycle);
+		cr_assert_not_null(s, "no span for %s", line);
+		cr_expect_eq(strlen(tp), 55, "%s", line);
+		cr_expect(!strncmp(tp, "00-", 3) && !strncmp(tp + 3, wf->trace, 32) && !strncmp(tp + 36, s->id, 16),
+			  "%s: TRACEPARENT %s names span %s of trace %s", name, tp, s->id, wf->trace);
+		lines++;
+	}
+	cr_expect_geq(lines, 5, "every agent run recorded its TRACEPARENT");
+	free(text);
+}
+
+Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_the_trace_file)
+{
+	struct tr t;
+	char *file;
+
+	tr_setup(&t);
+	file = fgw_path(&t.w, "trace.jsonl");
+	tr_run(&t, (const char *const[]){ "--trace-file", file, NULL }, NULL);
+	cr_assert_eq(fgw_code(&t.w), 0, "log:\n%s", t.w.logtext);
+	load_trace_file(&t, file);
+	cr_expect_geq(cJSON_GetArraySize(t.docs), 3, "a batch per cycle and the workflow span's");
+	check_trace(&t);
+	check_traceparents(&t);
+	free(file);
+	tr_release(&t);
+}
+
+/* ---- collectors that fail ---- */
+
+enum bad { REFUSE, SILENT, STATUS_500, STATUS_429 };
+
+/* A loopback server of the test's own that fails the way bad says; its
+ * port in *port. Returns its pid (0 for REFUSE: nothing listens). */
+static pid_t bad_collector(enum bad bad, int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	pid_t pid;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	if (bad == REFUSE) {
+		close(fd);
+		return 0;
+	}
+	cr_assert_eq(listen(fd, 16), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		for (;;) {
+			int c = accept(fd, NULL, NULL);
+			char buf[65536];
+			const char *answer = bad == STATUS_500
+				? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+				: "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 60\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+			if (c < 0)
+				continue;
+			if (read(c, buf, sizeof(buf)) < 0 || bad == SILENT)
+				continue;   /* keep it open, never answer */
+			if (write(c, answer, strlen(answer)) < 0)
+				_exit(1);
+			close(c);
+		}
+	}
+	close(fd);
+	return pid;
+}
+
+static void failing_collector(enum bad bad, const char *why)
+{
+	struct tr t;
+	int port = 0;
+	pid_t srv = bad_collector(bad, &port);
+	char *endpoint = fgt_fmt("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", port);
+	const cJSON *ev;
+	pid_t runner;
+
+	tr_setup(&t);
+	runner = tr_run(&t, NULL, (const char *const[]){ endpoint, NULL });
+	cr_assert_eq(fgw_code(&t.w), 0, "%s: log:\n%s", why, t.w.logtext);
+	cr_assert_str_eq(fge_jstr(t.w.res, "review_state"), "approved");
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&t.w)), 2, "%s", why);
+	cr_assert_eq(fge_count_events(t.w.events, "trace_export_failed", NULL, NULL), 1,
+		     "%s: one WARN; log:\n%s", why, t.w.logtext);
+	ev = fge_find_event(t.w.events, "trace_export_failed", NULL, NULL);
+	cr_expect_str_eq(fge_jstr(ev, "level"), "warn");
+	cr_expect_not_null(strstr(fge_jstr(ev, "endpoint"), "/v1/traces"));
+	cr_expect_eq(fge_count_events(t.w.events, "run_exit", "exit_code", NULL), 1);
+	/* Nothing of the run is left: the exporter child was in its group. */
+	errno = 0;
+	cr_expect(kill(-runner, 0) < 0 && errno == ESRCH, "%s: a process of the run is still there", why);
+	if (srv > 0) {
+		kill(srv, SIGKILL);
+		waitpid(srv, NULL, 0);
+	}
+	free(endpoint);
+	tr_release(&t);
+}
+
+Test(trace, a_collector_that_refuses_changes_nothing_but_one_warning)
+{
+	failing_collector(REFUSE, "refused");
+}
+
+Test(trace, a_collector_that_never_answers_changes_nothing_but_one_warning)
+{
+	failing_collector(SILENT, "silent");
+}
+
+Test(trace, a_collector_that_answers_500_changes_nothing_but_one_warning)
+{
+	failing_collector(STATUS_500, "500");
+}
+
+Test(trace, a_collector_that_answers_429_changes_nothing_but_one_warning)
+{
+	failing_collector(STATUS_429, "429");
+}
