@@ -317,6 +317,27 @@ static void html_changes(struct fg_buf *b, const struct entry *e)
 	fg_buf_adds(b, "</table>\n");
 }
 
+/* A panel's last cycle: each role's own feedback when it did not approve
+ * (the merged feedback may leave out what did not fit). */
+static void html_roles(struct fg_buf *b, const struct entry *e)
+{
+	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
+
+	if (!last || e->state == FG_STATE_APPROVED)
+		return;
+	for (size_t i = 0; i < last->nreviews; i++) {
+		const struct fg_review *r = &last->reviews[i];
+
+		if (fg_review_verdict(r) != FG_ROLE_REJECTED || !r->j.feedback || !*r->j.feedback)
+			continue;
+		fg_buf_adds(b, "<h3>Feedback of reviewer ");
+		html_text(b, r->role);
+		fg_buf_addf(b, " (cycle %d)</h3>\n<pre class=\"feedback\">", r->from_cycle ? r->from_cycle : last->cycle);
+		html_text(b, r->j.feedback);
+		fg_buf_adds(b, "</pre>\n");
+	}
+}
+
 static void html_entry(struct fg_buf *b, const struct entry *e)
 {
 	const char *open = rn__open_feedback(e);
@@ -341,6 +362,7 @@ static void html_entry(struct fg_buf *b, const struct entry *e)
 		html_text(b, open);
 		fg_buf_adds(b, "</pre>\n");
 	}
+	html_roles(b, e);
 	html_findings(b, e);
 	html_changes(b, e);
 	if (!e->success && e->error) {
