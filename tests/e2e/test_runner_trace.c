@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <stdint.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,14 @@ static void copy_hex(char *dst, size_t n, const cJSON *o, const char *k)
 	snprintf(dst, n, "%s", v ? v : "");
 }
 
+/* A span's status code: a number, or (Jaeger's JSON) the enum's name. */
+static int status_code(const cJSON *c)
+{
+	if (cJSON_IsNumber(c))
+		return c->valueint;
+	return cJSON_IsString(c) && strstr(c->valuestring, "ERROR") ? 2 : 0;
+}
+
 /* Every span of an OTLP document (doc: borrowed, kept in t->docs). */
 static void add_doc(struct tr *t, cJSON *doc)
 {
@@ -174,8 +183,7 @@ static void add_doc(struct tr *t, cJSON *doc)
 				s->start = atoll(fge_jstr(sp, "startTimeUnixNano"));
 				s->end = atoll(fge_jstr(sp, "endTimeUnixNano"));
 				s->attrs = cJSON_GetObjectItem(sp, "attributes");
-				s->code = cJSON_GetObjectItem(sp, "status") ?
-					  fge_jint(cJSON_GetObjectItem(sp, "status"), "code") : 0;
+				s->code = status_code(cJSON_GetObjectItem(cJSON_GetObjectItem(sp, "status"), "code"));
 			}
 }
 
@@ -431,4 +439,153 @@ Test(trace, a_collector_that_answers_500_changes_nothing_but_one_warning)
 Test(trace, a_collector_that_answers_429_changes_nothing_but_one_warning)
 {
 	failing_collector(STATUS_429, "429");
+}
+
+/* ---- the real Jaeger ---- */
+
+static const char JAEGER_CONFIG[] =
+	"service:\n  extensions: [jaeger_storage, jaeger_query]\n  pipelines:\n    traces:\n"
+	"      receivers: [otlp]\n      processors: []\n      exporters: [jaeger_storage_exporter]\n"
+	"  telemetry:\n    metrics:\n      level: none\n    logs:\n      level: warn\n"
+	"extensions:\n  jaeger_query:\n    storage:\n      traces: mem\n    http:\n      endpoint: 127.0.0.1:%d\n"
+	"    grpc:\n      endpoint: 127.0.0.1:%d\n  jaeger_storage:\n    backends:\n      mem:\n        memory:\n"
+	"          max_traces: 1000\nreceivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:%d\n"
+	"exporters:\n  jaeger_storage_exporter:\n    trace_storage: mem\n";
+
+/* The binary tests/jaeger/jaeger.sh builds (FORGE_JAEGER_BIN overrides). */
+static char *jaeger_bin(void)
+{
+	const char *env = getenv("FORGE_JAEGER_BIN");
+	char *cached = fgt_fmt("%s/jaeger-v1.75.0/bin/jaeger",
+			       getenv("FORGE_K8S_CACHE_ROOT") ? getenv("FORGE_K8S_CACHE_ROOT") : "/var/cache/forge-review");
+
+	if (env && *env) {
+		free(cached);
+		return strdup(env);
+	}
+	return cached;
+}
+
+/* A port nothing listens on now (bound to 0, then closed). */
+static int free_port(void)
+{
+	int port = 0;
+	pid_t none = bad_collector(REFUSE, &port);
+
+	(void)none;
+	return port;
+}
+
+static bool port_open(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+struct jaeger {
+	pid_t pid;
+	int otlp, query;
+};
+
+static void jaeger_start(struct jaeger *j, const struct fgw *w, const char *bin)
+{
+	int grpc = free_port();
+	char *cfg = fgt_fmt(JAEGER_CONFIG, (j->query = free_port()), grpc, (j->otlp = free_port()));
+	char *path = fgw_path(w, "jaeger.yaml"), *arg = fgt_fmt("file:%s", path), *logp = fgw_path(w, "jaeger.log");
+
+	fgw_write(w, "jaeger.yaml", cfg);
+	j->pid = fork();
+	cr_assert_geq(j->pid, 0);
+	if (j->pid == 0) {
+		int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(bin, bin, "--config", arg, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 600 && !(port_open(j->otlp) && port_open(j->query)); i++)
+		usleep(100 * 1000);
+	cr_assert(port_open(j->otlp) && port_open(j->query), "jaeger did not start: %s", fgw_read(w, "jaeger.log"));
+	free(cfg);
+	free(path);
+	free(arg);
+	free(logp);
+}
+
+static void jaeger_stop(struct jaeger *j)
+{
+	if (j->pid <= 0)
+		return;
+	kill(j->pid, SIGTERM);
+	waitpid(j->pid, NULL, 0);
+	j->pid = 0;
+}
+
+/* The trace as Jaeger's query API (v3, OTLP JSON) returns it, once the
+ * workflow span is in; added to t. */
+static void jaeger_read(struct tr *t, const struct jaeger *j, const char *trace_id)
+{
+	char *url = fgt_fmt("http://127.0.0.1:%d/api/v3/traces/%s", j->query, trace_id);
+	const char *argv[] = { "/usr/bin/curl", "-s", "--max-time", "10", url, NULL };
+
+	for (int i = 0; i < 100; i++) {
+		struct fgt_proc p;
+		bool whole;
+		cJSON *o;
+
+		cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 20), 0);
+		o = cJSON_Parse(p.out ? p.out : "");
+		whole = p.exit_code == 0 && p.out && strstr(p.out, "invoke_workflow forge-review");
+		fgt_proc_release(&p);
+		if (o && whole) {
+			cJSON *res = cJSON_DetachItemFromObject(o, "result");
+
+			cr_assert_not_null(res, "no result from %s", url);
+			add_doc(t, res);
+			cJSON_Delete(o);
+			free(url);
+			return;
+		}
+		cJSON_Delete(o);
+		usleep(200 * 1000);
+	}
+	cr_assert_fail("jaeger never had the whole trace %s", trace_id);
+}
+
+Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_jaeger)
+{
+	char *bin = jaeger_bin(), *endpoint, *tp, trace_id[33];
+	struct jaeger j = { 0 };
+	struct tr t;
+
+	if (access(bin, X_OK))
+		cr_skip_test("no Jaeger at %s (tests/jaeger/jaeger.sh build makes it)", bin);
+	if (access("/usr/bin/curl", X_OK))
+		cr_skip_test("no /usr/bin/curl to read Jaeger's query API");
+	tr_setup(&t);
+	jaeger_start(&j, &t.w, bin);
+	endpoint = fgt_fmt("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", j.otlp);
+	tr_run(&t, NULL, (const char *const[]){ endpoint, "OTEL_SERVICE_NAME=forge-review-test", NULL });
+	cr_assert_eq(fgw_code(&t.w), 0, "log:\n%s", t.w.logtext);
+	cr_assert_eq(fge_count_events(t.w.events, "trace_export_failed", NULL, NULL), 0, "log:\n%s", t.w.logtext);
+	/* The trace id: the one each agent's TRACEPARENT names. */
+	tp = fgw_read(&t.w, "tp.txt");
+	cr_assert_not_null(tp && strstr(tp, " 00-"), "no TRACEPARENT recorded");
+	snprintf(trace_id, sizeof(trace_id), "%.32s", strstr(tp, " 00-") + 4);
+	jaeger_read(&t, &j, trace_id);
+	jaeger_stop(&j);
+	check_trace(&t);
+	check_traceparents(&t);
+	free(tp);
+	free(endpoint);
+	free(bin);
+	tr_release(&t);
 }
