@@ -4,6 +4,7 @@
 #include "forge/fsutil.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -557,4 +558,27 @@ int fg_path_split(const char *path, char **dir, char **base)
 	if (base)
 		*base = fg_xstrdup(slash ? slash + 1 : path);
 	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void fg_rm_tree(const char *path)
+{
+	struct stat st;
+
+	/* nftw() on a symlink with FTW_PHYS visits the link itself: removed. */
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
