@@ -186,7 +186,8 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	cr_assert_str_eq(fge_jstr(wk, "output"), "codex");
 	cr_assert_str_eq(fge_jstr(rv, "command"),
 			 "claude -p --output-format stream-json --verbose --append-system-prompt "
-			 "{system_prompt} --allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit");
+			 "{system_prompt} --setting-sources user --strict-mcp-config "
+			 "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit");
 	cr_assert_str_eq(fge_jstr(rv, "output"), "text");
 	cr_assert_str_eq(fge_jstr(rv, "preset"), "claude");
 	cJSON_Delete(j);
