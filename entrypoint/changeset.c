@@ -3,8 +3,12 @@
  *
  * Git mode runs the git CLI as a supervised child (agent.h: its own
  * process group, a timeout, bounded capture) with an environment built
- * from nothing but PATH and the private directory, and these settings on
- * the command line (which win over any file): no fsmonitor, no hooks, no
+ * from nothing but PATH and the private directory (no system or global
+ * config: GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null; no system
+ * attributes), a private directory cleared of any config, attributes,
+ * hooks or commondir before every run (reset_private), and these settings
+ * on the command line (which win over any file): no fsmonitor, no hooks,
+ * no attributes file, no
  * compression of the loose objects it writes (1 GiB of new files is then
  * written at disk speed, not zlib's), no untracked cache, no automatic gc.
  */
@@ -12,7 +16,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +38,32 @@ static const char *const GIT_CONFIG[] = {
 	"-c", "core.looseCompression=0", "-c", "core.compression=0", "-c", "gc.auto=0",
 	"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.quotePath=false",
 	"-c", "diff.external=", "-c", "diff.noprefix=false", "-c", "core.symlinks=true",
+	"-c", "core.attributesFile=/dev/null",
 };
+
+/* The files of the private git directory git reads as configuration or
+ * attributes, none of which we write: whatever stands there (written by an
+ * agent that reached the directory) goes before every git run, and the
+ * alternates file is written again, so git never reads a config, a
+ * filter driver, an attributes file or another object store of anyone
+ * else's. */
+static const char *const NOT_OURS[] = { "config", "config.worktree", "commondir", "info", "hooks" };
+
+static void reset_private(struct ep_changeset *cs)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(NOT_OURS); i++) {
+		char *p = fg_path_join(cs->gitdir, NOT_OURS[i]);
+
+		fg_rm_tree(p);
+		free(p);
+	}
+	if (cs->alternates) {
+		char *info = fg_path_join(cs->gitdir, "objects/info");
+
+		fg_write_atomic(info, "alternates", cs->alternates, strlen(cs->alternates));
+		free(info);
+	}
+}
 
 /* Runs git with args (NULL-terminated) in the workspace; stdout into cap
  * (may be NULL) and, when out_fd >= 0, to out_fd (at most out_max).
@@ -48,6 +76,7 @@ static int git(struct ep_changeset *cs, struct ep_pid1 *p, const char *const *ar
 	struct ep_agent_spec s;
 	int rc;
 
+	reset_private(cs);
 	fg_strvec_init(&argv);
 	fg_strvec_push(&argv, "git");
 	for (size_t i = 0; i < ARRAY_SIZE(GIT_CONFIG); i++)
@@ -164,8 +193,10 @@ static int setup_git(struct ep_changeset *cs, const char *tmpdir, const char *re
 		rc = fg_write_atomic(cs->gitdir, "HEAD", "ref: refs/heads/forge-review\n", 29);
 	src = fg_path_join(repo, "objects");
 	alt = fg_xasprintf("%s\n", src);
-	if (!rc && access(src, R_OK) == 0)
+	if (!rc && access(src, R_OK) == 0) {
 		rc = fg_write_atomic(info, "alternates", alt, strlen(alt));
+		cs->alternates = fg_xstrdup(alt);
+	}
 	free(src);
 	src = fg_path_join(repo, "index");
 	copy_file(src, cs->index);
@@ -215,34 +246,18 @@ int ep_changeset_init(struct ep_changeset *cs, struct ep_pid1 *p, const char *wo
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	if (flag == FTW_DP)
-		rmdir(path);
-	else
-		unlink(path);
-	return 0;
-}
-
-/* Removes a directory tree of ours (never a link's target: FTW_PHYS). */
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 void ep_changeset_release(struct ep_changeset *cs)
 {
 	if (cs->gitdir) {
 		/* The private directory and the objects written into it. */
-		rm_tree(cs->gitdir);
+		fg_rm_tree(cs->gitdir);
 		unlink(cs->index);
 	}
 	ep_manifest_free(cs->last);
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);
-	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude);
+	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude,
+		    cs->alternates);
 	memset(cs, 0, sizeof(*cs));
 }
 

@@ -10,9 +10,12 @@
  *     GIT_INDEX_FILE, objects/info/alternates naming the repository's
  *     objects read-only). The repository's index, refs, hooks and config
  *     are never read as configuration nor written: git runs with no system
- *     or global config, no fsmonitor, no hooks, so nothing the workspace
- *     holds can make it run a program (a .gitattributes filter needs a
- *     config entry the private directory does not have). .gitignore files
+ *     or global config, no attributes file, no fsmonitor, no hooks, and
+ *     before every run the private directory loses any config, info/,
+ *     hooks/ or commondir an agent may have put there; so nothing the
+ *     workspace or an agent wrote can make it run a program (a filter or
+ *     diff driver that an in-tree .gitattributes names needs a config
+ *     entry, and the only config git reads is our command line). .gitignore files
  *     and .git/info/exclude are honoured. The private index starts as a
  *     copy of the repository's index, so unchanged tracked files are
  *     matched by their stat data and never read again.
@@ -65,6 +68,7 @@ struct ep_changeset {
 	char *repo_exclude;            /* owned or NULL: our excludes file (the repository's
 	                                * info/exclude and the cycle directory's top) */
 	char **envp;                   /* owned, NULL-terminated: git's environment */
+	char *alternates;              /* owned or NULL: objects/info/alternates as we wrote it */
 	size_t nenv;
 	struct ep_manifest *last;      /* manifest: the last state taken (a holder: ep_manifest_ref) */
 	char err[512];                 /* the last failure, for messages */
