@@ -184,7 +184,7 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		b->volume ? "--workspace-volume" : "--workspace", b->volume ? b->volume : b->w.ws,
 		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->w.skills,
 		"--result", b->w.result, "--log-format", "json", "--log-file", b->w.log,
-		"--poll-interval", "30", "--env", "API_TOKEN", NULL,
+		"--poll-interval", "30", "--agent-env", "API_TOKEN", NULL,
 	};
 	for (size_t i = 0; fixed[i]; i++)
 		argv[n++] = fixed[i];
