@@ -292,6 +292,13 @@ int ep_agentenv_start(const struct ep_agentenv *ae, struct ep_pid1 *p, const str
 	fg_strvec_pushf(&set, "TMPDIR=%s", d->tmp);
 	for (size_t i = 0; s->set && s->set[i]; i++)
 		fg_strvec_push(&set, s->set[i]);
+	if (s->task) {
+		fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", s->task->workspace);
+		fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", s->task->step);
+		fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", s->task->skill);
+		fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", s->task->task_key);
+		fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", s->task->run_id);
+	}
 	if (s->kind != EP_AGENTENV_CHECK) {
 		ep_preset_env(s->preset, &set);
 		copy_login(s->preset, d->home);
@@ -304,7 +311,7 @@ int ep_agentenv_start(const struct ep_agentenv *ae, struct ep_pid1 *p, const str
 		free(f);
 	}
 	if (s->kind != EP_AGENTENV_WORKER)
-		ep_agentenv_git(p, s->workspace, d->tmp, &set);
+		ep_agentenv_git(p, s->task ? s->task->workspace : NULL, d->tmp, &set);
 	ep_env_build(out, base.v, set.v);
 	fg_strvec_release(&base);
 	fg_strvec_release(&set);

@@ -144,7 +144,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 	struct ep_agentenv_spec spec = {
 		worker ? EP_AGENTENV_WORKER : EP_AGENTENV_REVIEWER,
 		worker ? t->worker_preset : t->reviewer_preset,
-		worker ? t->worker_cmd_from_preset : t->reviewer_cmd_from_preset, NULL, t->workspace,
+		worker ? t->worker_cmd_from_preset : t->reviewer_cmd_from_preset, NULL, t,
 	};
 	struct fg_strvec set;
 	int rc;
@@ -167,11 +167,6 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
 	else
 		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
-	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
-	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
-	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
-	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
-	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
 	spec.set = set.v;
 	rc = ep_agentenv_start(&l->ae, &l->pid1, &spec, d, envp);
 	fg_strvec_release(&set);

@@ -157,8 +157,7 @@ static char *tail_text(const struct ep_capture *cap)
 static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct fg_check *k, int cycle,
 		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
-	const struct ep_task *t = x->t;
-	struct ep_agentenv_spec spec = { EP_AGENTENV_CHECK, NULL, false, NULL, t->workspace };
+	struct ep_agentenv_spec spec = { EP_AGENTENV_CHECK, NULL, false, NULL, x->t };
 	struct fg_strvec set;
 	int rc;
 
@@ -166,11 +165,6 @@ static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct 
 	fg_strvec_push(&set, "FORGE_ROLE=check");
 	fg_strvec_pushf(&set, "FORGE_CHECK_NAME=%s", k->name);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", cycle);
-	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
-	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
-	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
-	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
-	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
 	spec.set = set.v;
 	rc = ep_agentenv_start(x->ae, p, &spec, d, envp);
 	fg_strvec_release(&set);
