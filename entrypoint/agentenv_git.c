@@ -52,7 +52,10 @@ static const struct rule {
 	{ "remote", "uploadpack", "git-upload-pack" }, { "remote", "receivepack", "git-receive-pack" },
 	{ "submodule", "update", "none" }, { "hook", "command", "" },
 	{ "core", "alternaterefscommand", "" }, { "core", "gitproxy", "" },
-	{ "gpg", "defaultkeycommand", "" }, { "*", "cmd", "" }, { "*", "path", "" },
+	{ "gpg", "defaultkeycommand", "" },
+	{ "difftool", "cmd", "" }, { "difftool", "path", "" }, { "mergetool", "cmd", "" },
+	{ "mergetool", "path", "" }, { "man", "cmd", "" }, { "man", "path", "" },
+	{ "browser", "cmd", "" }, { "browser", "path", "" },
 	{ "sendemail", "tocmd", "" }, { "sendemail", "cccmd", "" }, { "sendemail", "headercmd", "" },
 };
 
@@ -62,7 +65,8 @@ static bool part_is(const char *s, size_t n, const char *want)
 }
 
 /* The override value for key, or NULL when it runs no program. "path" is a
- * tool's program (mergetool.X.path, man.X.path) only under a subsection. */
+ * tool's program (mergetool.X.path, man.X.path) only under a subsection
+ * (difftool.path is no key). */
 static const char *rule_for(const char *key)
 {
 	const char *dot = strchr(key, '.'), *last = strrchr(key, '.');

@@ -397,3 +397,40 @@ Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
+
+/* The drivers a workspace .git/config names (a filter, a textconv, an
+ * alias, a pager) get empty or inert values by name in the reviewer's git,
+ * in the configuration and in a file it includes. */
+Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	char *wk, *rv, *log;
+
+	fgw_init(&w);
+	fgw_runner_tree(&w);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck the work.\n");
+	fge_write_in(w.ws, "notes.txt", "one\n");
+	fge_git_commit_all(w.ws);
+	wk = fgw_script(&w, "worker.sh", NULL,
+			"printf '#!/bin/sh\\necho ran >> \"%s/driver-ran\"\\ncat\\n' \"$PWD\" > drv.sh\n"
+			"chmod +x drv.sh\n"
+			"git config filter.x.clean \"$PWD/drv.sh\"\n"
+			"git config filter.x.smudge \"$PWD/drv.sh\"\n"
+			"printf '[diff \"y\"]\\n\\ttextconv = %s/drv.sh\\n[alias]\\n\\tst = !%s/drv.sh\\n' \"$PWD\" \"$PWD\""
+			" > inc.conf\n"
+			"git config include.path \"$PWD/inc.conf\"\n"
+			"echo '*.txt filter=x diff=y' > .gitattributes\n"
+			"echo two >> notes.txt\n");
+	rv = fgw_script(&w, "reviewer.sh", NULL,
+			"cat > /dev/null\ngit status --short; git diff; git diff HEAD --stat; git log -p -1 >/dev/null\n"
+			"git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\necho APPROVED\n");
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	log = step_text(&w, "review_cycle_1.reviewer.log");
+	cr_assert_not_null(strstr(log, "+two"), "the reviewer's git diff showed nothing:\n%s", log);
+	cr_assert(!fge_exists_in(w.ws, "driver-ran"), "the reviewer's git ran a driver the worker named:\n%s", log);
+	fgt_proc_release(&p);
+	FG_FREE_ALL(log, wk, rv);
+	fgw_release(&w);
+}
