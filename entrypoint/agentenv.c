@@ -158,6 +158,72 @@ int ep_agentenv_extra(const struct fg_review_config *cfg, struct fg_strvec *out,
 	return 0;
 }
 
+/* Writes path (mode 0600, a fresh file). 0 or -errno. */
+static int write_private(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = fg_write_all(fd, data, len);
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+/* Where preset's CLI keeps its login file: $DIR_VAR/FILE, else
+ * $HOME/HOME_DIR/FILE (owned), or NULL when it has none. */
+static char *login_path(const struct ep_preset_creds *c)
+{
+	const char *dir = c && c->dir_var ? getenv(c->dir_var) : NULL, *h = getenv("HOME");
+
+	if (!c || !c->file)
+		return NULL;
+	if (dir && *dir)
+		return fg_path_join(dir, c->file);
+	return h && *h ? fg_xasprintf("%s/%s/%s", h, c->home_dir, c->file) : NULL;
+}
+
+/* Each preset's login file as it is now (before the first agent). */
+static void read_logins(struct ep_agentenv *ae)
+{
+	for (size_t i = 0; i < EP_AGENTENV_PRESETS_MAX && ep_preset_name(i); i++) {
+		char *src = login_path(ep_preset_creds(ep_preset_name(i)));
+		struct fg_buf b;
+
+		fg_buf_init(&b, LOGIN_FILE_MAX);
+		if (src && fg_read_file_at(AT_FDCWD, src, LOGIN_FILE_MAX, FG_READ_FOLLOW, &b, NULL) == 0) {
+			ae->login_len[i] = b.len;
+			ae->login[i] = fg_buf_detach(&b, NULL);
+			if (!ae->login[i])
+				ae->login[i] = fg_xstrdup("");
+		}
+		fg_buf_release(&b);
+		free(src);
+	}
+}
+
+/* The preset's login file, as read at the start, copied to
+ * home/HOME_DIR/FILE: the CLI logs in as it would, and finds nothing else
+ * there. */
+static void copy_login(const struct ep_agentenv *ae, const char *preset, const char *home)
+{
+	const struct ep_preset_creds *c = ep_preset_creds(preset);
+	char *ddir, *dst;
+	size_t i = 0;
+
+	while (preset && ep_preset_name(i) && strcmp(ep_preset_name(i), preset))
+		i++;
+	if (!c || !c->file || i >= EP_AGENTENV_PRESETS_MAX || !ae->login[i])
+		return;
+	ddir = fg_path_join(home, c->home_dir);
+	dst = fg_path_join(ddir, c->file);
+	if ((mkdir(ddir, 0700) < 0 && errno != EEXIST) || write_private(dst, ae->login[i], ae->login_len[i]) < 0)
+		ep_log(FG_MSG_WARN, "cannot copy the %s login file into the agent's HOME '%s'", c->product, dst);
+	FG_FREE_ALL(ddir, dst);
+}
+
 int ep_agentenv_init(struct ep_agentenv *ae, const struct fg_review_config *cfg)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -170,6 +236,7 @@ int ep_agentenv_init(struct ep_agentenv *ae, const struct fg_review_config *cfg)
 		ep_log(FG_MSG_ERROR, "%s", err);
 		return -EINVAL;
 	}
+	read_logins(ae);
 	tmpl = fg_xasprintf("%s/forge-agents.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl) || chmod(tmpl, 0711) < 0) {
 		int rc = -errno;
@@ -188,45 +255,11 @@ void ep_agentenv_release(struct ep_agentenv *ae)
 		fg_rm_tree(ae->base);
 	free(ae->base);
 	fg_strvec_release(&ae->extra);
+	for (size_t i = 0; i < EP_AGENTENV_PRESETS_MAX; i++)
+		free(ae->login[i]);
 	memset(ae, 0, sizeof(*ae));
 }
 
-/* Writes path (mode 0600, a fresh file). 0 or -errno. */
-static int write_private(const char *path, const void *data, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = fg_write_all(fd, data, len);
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	return rc;
-}
-
-/* The preset's login file, when the entrypoint's HOME (or the preset's
- * directory variable) has one, copied to home/HOME_DIR/FILE: the CLI logs
- * in as it would, and finds nothing else there. */
-static void copy_login(const char *preset, const char *home)
-{
-	const struct ep_preset_creds *c = ep_preset_creds(preset);
-	const char *dir = c && c->dir_var ? getenv(c->dir_var) : NULL, *h = getenv("HOME");
-	char *src, *ddir, *dst;
-	struct fg_buf b;
-
-	if (!c || !c->file || (!(dir && *dir) && !(h && *h)))
-		return;
-	src = dir && *dir ? fg_path_join(dir, c->file) : fg_xasprintf("%s/%s/%s", h, c->home_dir, c->file);
-	ddir = fg_path_join(home, c->home_dir);
-	dst = fg_path_join(ddir, c->file);
-	fg_buf_init(&b, LOGIN_FILE_MAX);
-	if (fg_read_file_at(AT_FDCWD, src, LOGIN_FILE_MAX, FG_READ_FOLLOW, &b, NULL) == 0 &&
-	    (mkdir(ddir, 0700) == 0 || errno == EEXIST) && write_private(dst, b.data ? b.data : "", b.len) < 0)
-		ep_log(FG_MSG_WARN, "cannot copy the %s login file into the agent's HOME '%s'", c->product, dst);
-	fg_buf_release(&b);
-	FG_FREE_ALL(src, ddir, dst);
-}
 
 static const char *kind_name(enum ep_agentenv_kind k)
 {
@@ -301,7 +334,7 @@ int ep_agentenv_start(const struct ep_agentenv *ae, struct ep_pid1 *p, const str
 	}
 	if (s->kind != EP_AGENTENV_CHECK) {
 		ep_preset_env(s->preset, &set);
-		copy_login(s->preset, d->home);
+		copy_login(ae, s->preset, d->home);
 	}
 	if (s->kind == EP_AGENTENV_REVIEWER && s->preset && !strcmp(s->preset, "gemini")) {
 		char *f = fg_path_join(d->home, ".forge-gemini-system-settings.json");

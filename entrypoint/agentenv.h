@@ -29,8 +29,8 @@
  * ep_agentenv_stop() after every process of that run is gone; the base goes
  * in ep_agentenv_release(). A preset whose CLI logs in with a file under
  * its configuration directory (~/.claude/.credentials.json,
- * ~/.codex/auth.json) gets a copy of that file, and nothing else, in the
- * fresh HOME. A Gemini reviewer also gets a system settings file
+ * ~/.codex/auth.json) gets a copy of that file as ep_agentenv_init() read
+ * it (before any agent ran), and nothing else, in the fresh HOME. A Gemini reviewer also gets a system settings file
  * (GEMINI_CLI_SYSTEM_SETTINGS_PATH) that outranks the workspace's
  * .gemini/settings.json: no hooks, MCP servers, tool discovery or .env.
  *
@@ -52,10 +52,17 @@
 
 enum ep_agentenv_kind { EP_AGENTENV_WORKER, EP_AGENTENV_REVIEWER, EP_AGENTENV_CHECK };
 
-/* The run's part: the base directory and the extra names. */
+/* How many presets' login files a run keeps (preset.h has three). */
+#define EP_AGENTENV_PRESETS_MAX 4
+
+/* The run's part: the base directory, the extra names, the login files. */
 struct ep_agentenv {
 	char *base;                  /* owned: forge-agents.XXXXXX, or NULL */
 	struct fg_strvec extra;      /* agent_env and FORGE_AGENT_ENV names, no duplicates */
+	/* Each preset's login file as it was when the run began, before any
+	 * agent could write the entrypoint's HOME (index: ep_preset_name). */
+	char *login[EP_AGENTENV_PRESETS_MAX];
+	size_t login_len[EP_AGENTENV_PRESETS_MAX];
 };
 
 /* One agent run's directories. */
@@ -76,8 +83,9 @@ struct ep_agentenv_spec {
 
 /*
  * Reads FORGE_AGENT_ENV (names separated by ',' or spaces; an invalid name
- * is an error) and adds cfg's agent_env (cfg may be NULL), then makes the
- * base directory. 0, or -1 after saying why (ep_log).
+ * is an error) and adds cfg's agent_env (cfg may be NULL), reads each
+ * preset's login file, then makes the base directory. 0, -EINVAL (a bad
+ * name) or another negative errno, after saying why (ep_log).
  */
 int ep_agentenv_init(struct ep_agentenv *ae, const struct fg_review_config *cfg);
 /* Removes the base directory and all below it; frees ae. */

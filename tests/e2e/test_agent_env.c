@@ -434,3 +434,53 @@ Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
+
+/* A preset's login file reaches each agent's fresh HOME as it was when the
+ * run began: a worker that rewrites the entrypoint's copy (here through a
+ * path the test gives it; in a container /home/forge is known) changes
+ * nothing the reviewer logs in with, and nothing else of that HOME comes
+ * along. */
+Test(agent_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	char *wk, *rv, *log, *home, *homev, *orig, *wkc, *rvc;
+
+	fgw_init(&w);
+	fgw_runner_tree(&w);
+	fgw_write(&w, "home/.codex/auth.json", "{\"token\":\"original-login\"}\n");
+	fgw_write(&w, "home/.codex/config.toml", "model = \"from-the-user\"\n");
+	home = fgw_path(&w, "home");
+	homev = fgt_fmt("HOME=%s", home);
+	orig = fgt_fmt("ORIG_HOME=%s", home);
+	wk = fgw_script(&w, "worker.sh", NULL,
+			"cat \"$HOME/.codex/auth.json\" > worker-login.txt\n"
+			"echo '{\"token\":\"forged-by-the-worker\"}' > \"$ORIG_HOME/.codex/auth.json\"\n"
+			"echo hello >> README\n");
+	rv = fgw_script(&w, "reviewer.sh", NULL,
+			"cat > /dev/null\ncat \"$HOME/.codex/auth.json\"\n"
+			"[ -e \"$HOME/.codex/config.toml\" ] && echo CONFIG-COPIED\necho APPROVED\n");
+	wkc = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	rvc = fgt_fmt("FORGE_REVIEWER_CMD=%s", rv);
+	{
+		const char *env[] = { homev, orig, wkc, rvc, "FORGE_AGENT_ENV=ORIG_HOME", "FORGE_WORKER_AGENT=codex",
+				      "FORGE_REVIEWER_AGENT=codex", "FORGE_WORKER_OUTPUT=text", "FORGE_REVIEWER_OUTPUT=text",
+				      "CODEX_API_KEY", NULL };
+
+		fgw_entrypoint(&w, &p, NULL, NULL, env);
+	}
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	log = step_text(&w, "review_cycle_1.reviewer.log");
+	cr_assert_not_null(strstr(log, "original-login"), "the reviewer got no login file:\n%s", log);
+	cr_assert_null(strstr(log, "forged-by-the-worker"), "the reviewer got the worker's login file:\n%s", log);
+	cr_assert_null(strstr(log, "CONFIG-COPIED"), "more than the login file was copied:\n%s", log);
+	{
+		char *wl = fge_read_in(w.ws, "worker-login.txt");
+
+		cr_assert(wl && strstr(wl, "original-login"), "the worker got no login file: %s", wl ? wl : "");
+		free(wl);
+	}
+	fgt_proc_release(&p);
+	FG_FREE_ALL(log, wk, rv, home, homev, orig, wkc, rvc);
+	fgw_release(&w);
+}
