@@ -47,6 +47,20 @@ static char *step_text(const struct fgw *w, const char *name)
 	return t;
 }
 
+/* Runs the entrypoint with the agents wk and rv (NULL: FORGE_*_CMD in env)
+ * and env; asserts exit 0; returns cycle 1's reviewer log (owned). */
+static char *reviewed(struct fgw *w, const char *wk, const char *rv, const char *const *env)
+{
+	struct fgt_proc p;
+	char *log;
+
+	fgw_entrypoint(w, &p, wk, rv, env);
+	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	log = step_text(w, "review_cycle_1.reviewer.log");
+	fgt_proc_release(&p);
+	return log;
+}
+
 Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothing)
 {
 	struct fgw w;
@@ -97,7 +111,6 @@ Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothin
 Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 {
 	struct fgw w;
-	struct fgt_proc p;
 	char *wk, *rv, *log;
 
 	fgw_init(&w);
@@ -110,13 +123,10 @@ Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 	rv = fgw_script(&w, "reviewer.sh", NULL,
 			"cat > /dev/null\ngit status --short; echo \"status=$?\"\n"
 			"git diff --stat; echo APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	log = step_text(&w, "review_cycle_1.reviewer.log");
+	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
 	cr_assert_not_null(strstr(log, "status=0"), "the reviewer's git status failed:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "fsmonitor-ran"), "the reviewer's git ran the worker's fsmonitor:\n%s",
 		  log);
-	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
@@ -124,7 +134,6 @@ Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 Test(agent_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 {
 	struct fgw w;
-	struct fgt_proc p;
 	char *wk, *rv, *log, *wlog;
 
 	fgw_init(&w);
@@ -141,9 +150,7 @@ Test(agent_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 			"[ -e \"$HOME/planted\" ] && echo PLANTED-SEEN\n"
 			"[ -e \"$HOME/.claude/settings.json\" ] && echo SETTINGS-SEEN\n"
 			"echo APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	log = step_text(&w, "review_cycle_1.reviewer.log");
+	log = reviewed(&w, wk, rv, NULL);
 	wlog = fgt_fmt("%s/worker-home.txt", w.ws);
 	{
 		char *wh = fgt_read(wlog, NULL);
@@ -166,7 +173,6 @@ Test(agent_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 		cr_assert(!fgt_exists(s), "the worker's HOME '%s' outlived the run", s);
 		free(wh);
 	}
-	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wlog, wk, rv);
 	fgw_release(&w);
 }
@@ -357,7 +363,6 @@ Test(agent_env, config_prints_each_roles_environment_names_never_values)
 Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
 {
 	struct fgw w;
-	struct fgt_proc p;
 	char *wk, *rv, *log;
 
 	fgw_init(&w);
@@ -367,14 +372,11 @@ Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
 			"printf '#!/bin/sh\\n' > .git/hooks/pre-commit\n"
 			"mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	log = step_text(&w, "review_cycle_1.reviewer.log");
+	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
 	cr_assert_not_null(strstr(log, ".git/config [agent or git configuration"), "%s", log);
 	cr_assert_not_null(strstr(log, ".git/hooks/ [agent or git configuration"), "%s", log);
 	cr_assert_not_null(strstr(log, ".claude/settings.json +1 -0 [agent or git configuration"), "%s", log);
 	cr_assert_not_null(strstr(log, "sub/AGENTS.md +1 -0 [agent or git configuration"), "%s", log);
-	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
@@ -382,18 +384,14 @@ Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
 Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
 {
 	struct fgw w;
-	struct fgt_proc p;
 	char *wk, *rv, *log;
 
 	fgw_init(&w);
 	git_tree(&w, NULL);
 	wk = fgw_script(&w, "worker.sh", NULL, "git config core.fsmonitor \"$PWD/x.sh\"\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	log = step_text(&w, "review_cycle_1.reviewer.log");
+	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
 	cr_assert_not_null(strstr(log, "modified .git/config"), "%s", log);
-	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
@@ -404,7 +402,6 @@ Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
 Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 {
 	struct fgw w;
-	struct fgt_proc p;
 	char *wk, *rv, *log;
 
 	fgw_init(&w);
@@ -425,12 +422,9 @@ Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 	rv = fgw_script(&w, "reviewer.sh", NULL,
 			"cat > /dev/null\ngit status --short; git diff; git diff HEAD --stat; git log -p -1 >/dev/null\n"
 			"git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
-	log = step_text(&w, "review_cycle_1.reviewer.log");
+	log = reviewed(&w, wk, rv, NULL);
 	cr_assert_not_null(strstr(log, "+two"), "the reviewer's git diff showed nothing:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "driver-ran"), "the reviewer's git ran a driver the worker named:\n%s", log);
-	fgt_proc_release(&p);
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
