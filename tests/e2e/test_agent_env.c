@@ -478,3 +478,32 @@ Test(agent_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
 	FG_FREE_ALL(log, wk, rv, home, homev, orig, wkc, rvc);
 	fgw_release(&w);
 }
+
+/* A Gemini reviewer gets a system settings file, which outranks the
+ * workspace's .gemini/settings.json: no hooks, MCP servers, tool commands,
+ * .env or GEMINI.md from the worker. The worker gets none. */
+Test(agent_env, a_gemini_reviewer_gets_system_settings_that_outrank_the_workspaces)
+{
+	struct fgw w;
+	char *wk, *rv, *log, *wkc, *rvc, *wl;
+
+	fgw_init(&w);
+	fgw_runner_tree(&w);
+	wk = fgw_script(&w, "worker.sh", NULL,
+			"echo \"worker-settings=${GEMINI_CLI_SYSTEM_SETTINGS_PATH:-none}\" > worker-gemini.txt\n"
+			"mkdir -p .gemini && echo '{\"hooks\":{}}' > .gemini/settings.json\n");
+	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\ncat \"$GEMINI_CLI_SYSTEM_SETTINGS_PATH\"\n"
+			"echo APPROVED\n");
+	wkc = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	rvc = fgt_fmt("FORGE_REVIEWER_CMD=%s", rv);
+	log = reviewed(&w, NULL, NULL, (const char *const[]){ wkc, rvc, "FORGE_WORKER_AGENT=gemini",
+		       "FORGE_REVIEWER_AGENT=gemini", "FORGE_WORKER_OUTPUT=text", "FORGE_REVIEWER_OUTPUT=text",
+		       "GEMINI_API_KEY=test-gemini", NULL });
+	cr_assert_not_null(strstr(log, "\"hooksConfig\": {\"enabled\": false}"), "%s", log);
+	cr_assert_not_null(strstr(log, "\"admin\": {\"mcp\": {\"enabled\": false}"), "%s", log);
+	cr_assert_not_null(strstr(log, "\"ignoreLocalEnv\": true"), "%s", log);
+	wl = fge_read_in(w.ws, "worker-gemini.txt");
+	cr_assert(wl && strstr(wl, "worker-settings=none"), "%s", wl ? wl : "");
+	FG_FREE_ALL(log, wk, rv, wkc, rvc, wl);
+	fgw_release(&w);
+}
