@@ -281,6 +281,8 @@ void ep_state_move(struct ep_state *dst, struct ep_state *src)
 
 /* What one of the repository's own files holds at most, hashed. */
 #define GITMETA_FILE_MAX (1024u * 1024)
+/* hooks/ entries whose content is hashed; the rest by name only. */
+#define GITMETA_ENTRIES_MAX 256
 
 static const char *const GITMETA[EP_GITMETA_N] = { "config", "info/attributes", "hooks" };
 
@@ -317,7 +319,10 @@ static void hash_path(crypto_generichash_state *h, const char *path, int depth)
 			if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
 				crypto_generichash_update(h, (const unsigned char *)names[i]->d_name,
 							  strlen(names[i]->d_name) + 1);
-				hash_path(h, sub, 1);
+				/* Past the bound only the names count: a directory of
+				 * a million hooks costs one listing, not a million reads. */
+				if (i < GITMETA_ENTRIES_MAX)
+					hash_path(h, sub, 1);
 			}
 			free(sub);
 			free(names[i]);
