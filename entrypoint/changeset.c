@@ -14,6 +14,7 @@
  */
 #include "changeset.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -281,20 +282,57 @@ void ep_state_move(struct ep_state *dst, struct ep_state *src)
 
 /* What one of the repository's own files holds at most, hashed. */
 #define GITMETA_FILE_MAX (1024u * 1024)
-/* hooks/ entries whose content is hashed; the rest by name only. */
+/* hooks/ entries hashed; past them the directory counts as "more": a
+ * directory of a million entries costs one listing, never a million names
+ * in memory. */
 #define GITMETA_ENTRIES_MAX 256
 
 static const char *const GITMETA[EP_GITMETA_N] = { "config", "info/attributes", "hooks" };
 
+static void hash_path(crypto_generichash_state *h, const char *path, int depth);
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The directory's entries (name and content, in name order, at most
+ * GITMETA_ENTRIES_MAX; past them their count) into h. */
+static void hash_dir(crypto_generichash_state *h, const char *path)
+{
+	char *names[GITMETA_ENTRIES_MAX];
+	size_t n = 0, total = 0;
+	DIR *d = opendir(path);
+
+	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n < GITMETA_ENTRIES_MAX)
+			names[n++] = fg_xstrdup(e->d_name);
+		total++;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		char *sub = fg_path_join(path, names[i]);
+
+		crypto_generichash_update(h, (const unsigned char *)names[i], strlen(names[i]) + 1);
+		hash_path(h, sub, 1);
+		free(sub);
+		free(names[i]);
+	}
+	if (total > n)
+		crypto_generichash_update(h, (const unsigned char *)&total, sizeof(total));
+}
+
 /* Adds what path is to h: a file's content (cut at GITMETA_FILE_MAX), a
- * link's target, a directory's entries (name and content, in name order,
- * one level), or nothing when it is absent. */
+ * link's target, a directory's entries (one level, hash_dir), or nothing
+ * when it is absent. */
 static void hash_path(crypto_generichash_state *h, const char *path, int depth)
 {
-	struct dirent **names = NULL;
 	struct stat st;
 	struct fg_buf b;
-	int n = 0;
 
 	if (lstat(path, &st) < 0)
 		return;
@@ -312,22 +350,8 @@ static void hash_path(crypto_generichash_state *h, const char *path, int depth)
 		crypto_generichash_update(h, (const unsigned char *)(b.data ? b.data : ""), b.len);
 		crypto_generichash_update(h, (const unsigned char *)&st.st_size, sizeof(st.st_size));
 	} else if (S_ISDIR(st.st_mode) && depth == 0) {
-		n = scandir(path, &names, NULL, alphasort);
-		for (int i = 0; i < n; i++) {
-			char *sub = fg_path_join(path, names[i]->d_name);
-
-			if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-				crypto_generichash_update(h, (const unsigned char *)names[i]->d_name,
-							  strlen(names[i]->d_name) + 1);
-				/* Past the bound only the names count: a directory of
-				 * a million hooks costs one listing, not a million reads. */
-				if (i < GITMETA_ENTRIES_MAX)
-					hash_path(h, sub, 1);
-			}
-			free(sub);
-			free(names[i]);
-		}
-		free(names);
+		crypto_generichash_update(h, (const unsigned char *)"D", 1);
+		hash_dir(h, path);
 	}
 	fg_buf_release(&b);
 }
