@@ -121,8 +121,9 @@ int ep_agentenv_extra(const struct fg_review_config *cfg, struct fg_strvec *out,
  * fixed keys that run a program (core.fsmonitor=false,
  * core.hooksPath=/dev/null, core.pager, core.editor, core.sshCommand,
  * credential.helper, diff.external, protocol.ext.allow=never, ...), then,
- * for every such key the workspace's repository configuration (read by
- * `git config --list --name-only` with its includes, right now) defines by
+ * for every such key the workspace's repository configuration, and that of
+ * each repository nested below it (at most 16, agentenv_git.c), read by
+ * `git config --list --name-only` with its includes, right now, defines by
  * name (filter.NAME.clean, diff.NAME.textconv, alias.NAME, ...), an empty
  * or inert value. Past EP_AGENTENV_GIT_MAX overrides the agent's git gets
  * GIT_DIR=/dev/null instead (no repository at all) and a warning says so.

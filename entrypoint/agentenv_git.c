@@ -16,19 +16,30 @@
  */
 #include "agentenv.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent.h"
 #include "capture.h"
 #include "cli.h"
 #include "forge/alloc.h"
+#include "forge/fsutil.h"
 #include "forge/util.h"
 
 /* What `git config --list --name-only -z` may print that we read. */
 #define SCAN_OUT_MAX (1024u * 1024)
 #define SCAN_TIMEOUT_S 30
+
+/* Nested repositories (a .git below the workspace's top) whose
+ * configuration is read too: at most this many, found in at most this many
+ * directories, this deep. */
+#define NESTED_MAX 16
+#define NESTED_DIRS_MAX 20000
+#define NESTED_DEPTH_MAX 12
 
 /* Set for every reviewer and check: each value is git's own default or
  * runs nothing ("cat" is no pager, ":" no editor, an empty helper list). */
@@ -125,6 +136,40 @@ static void scan(struct ep_pid1 *p, const char *workspace, const char *home, str
 	fg_strvec_release(&envp);
 }
 
+struct walk {
+	struct fg_strvec *repos;
+	size_t dirs;
+};
+
+/* The directories below dir (a path) that hold a .git, into w->repos;
+ * never following a symlink, never into a .git. */
+static void find_nested(struct walk *w, const char *dir, int depth)
+{
+	DIR *d;
+
+	if (depth > NESTED_DEPTH_MAX || w->dirs >= NESTED_DIRS_MAX || w->repos->n >= NESTED_MAX)
+		return;
+	w->dirs++;
+	d = opendir(dir);
+	for (struct dirent *e = d ? readdir(d) : NULL; e && w->repos->n < NESTED_MAX; e = readdir(d)) {
+		struct stat st;
+		char *sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		sub = fg_path_join(dir, e->d_name);
+		if (!strcmp(e->d_name, ".git")) {
+			if (depth > 0 && !fg_strvec_has(w->repos, dir))
+				fg_strvec_push(w->repos, dir);
+		} else if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			find_nested(w, sub, depth + 1);
+		}
+		free(sub);
+	}
+	if (d)
+		closedir(d);
+}
+
 static void push_override(struct fg_strvec *set, size_t *n, const char *key, const char *value)
 {
 	fg_strvec_pushf(set, "GIT_CONFIG_KEY_%zu=%s", *n, key);
@@ -139,8 +184,19 @@ void ep_agentenv_git(struct ep_pid1 *p, const char *workspace, const char *home,
 
 	fg_strvec_init(&names);
 	fg_strvec_init(&over);
-	if (workspace)
-		scan(p, workspace, home, &names);
+	if (workspace) {
+		struct fg_strvec repos;
+		struct walk w = { &repos, 0 };
+
+		/* The workspace's repository, and any a worker nested in it: a
+		 * reviewer's `cd sub && git diff` reads sub/.git/config. */
+		fg_strvec_init(&repos);
+		fg_strvec_push(&repos, workspace);
+		find_nested(&w, workspace, 0);
+		for (size_t i = 0; i < repos.n; i++)
+			scan(p, repos.v[i], home, &names);
+		fg_strvec_release(&repos);
+	}
 	fg_strvec_pushl(set, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_PAGER=cat", NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(FIXED); i++)
 		push_override(&over, &n, FIXED[i][0], FIXED[i][1]);

@@ -398,7 +398,8 @@ Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
 
 /* The drivers a workspace .git/config names (a filter, a textconv, an
  * alias, a pager) get empty or inert values by name in the reviewer's git,
- * in the configuration and in a file it includes. */
+ * in the configuration and in a file it includes, and in a repository the
+ * worker nested below the workspace. */
 Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 {
 	struct fgw w;
@@ -418,10 +419,13 @@ Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 			" > inc.conf\n"
 			"git config include.path \"$PWD/inc.conf\"\n"
 			"echo '*.txt filter=x diff=y' > .gitattributes\n"
-			"echo two >> notes.txt\n");
+			"echo two >> notes.txt\n"
+			"mkdir -p deep/er/sub && cd deep/er/sub && git init -q . && echo n > n.md\n"
+			"git config filter.z.clean \"$OLDPWD/drv.sh\" && echo '*.md filter=z' > .gitattributes\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL,
 			"cat > /dev/null\ngit status --short; git diff; git diff HEAD --stat; git log -p -1 >/dev/null\n"
-			"git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\necho APPROVED\n");
+			"git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\n"
+			"(cd deep/er/sub && git add -A && git status --short)\necho APPROVED\n");
 	log = reviewed(&w, wk, rv, NULL);
 	cr_assert_not_null(strstr(log, "+two"), "the reviewer's git diff showed nothing:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "driver-ran"), "the reviewer's git ran a driver the worker named:\n%s", log);
