@@ -74,7 +74,6 @@ struct ep_agentenv_dirs {
 struct ep_agentenv_spec {
 	enum ep_agentenv_kind kind;
 	const char *preset;          /* the role's preset (preset.h), or NULL; checks: ignored */
-	bool from_preset;            /* the command is the preset's (the clean reviewer's files) */
 	char *const *set;            /* "NAME=value" the caller sets (FORGE_ROLE, ...), NULL-terminated */
 	const struct ep_task *task;  /* FORGE_WORKSPACE, _STEP_NAME, _SKILL_NAME, _TASK_KEY, _RUN_ID
 	                              * are its values; its workspace's .git/config is what the

@@ -144,7 +144,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 	struct ep_agentenv_spec spec = {
 		worker ? EP_AGENTENV_WORKER : EP_AGENTENV_REVIEWER,
 		worker ? t->worker_preset : t->reviewer_preset,
-		worker ? t->worker_cmd_from_preset : t->reviewer_cmd_from_preset, NULL, t,
+		NULL, t,
 	};
 	struct fg_strvec set;
 	int rc;

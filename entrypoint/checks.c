@@ -157,7 +157,7 @@ static char *tail_text(const struct ep_capture *cap)
 static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct fg_check *k, int cycle,
 		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
-	struct ep_agentenv_spec spec = { EP_AGENTENV_CHECK, NULL, false, NULL, x->t };
+	struct ep_agentenv_spec spec = { EP_AGENTENV_CHECK, NULL, NULL, x->t };
 	struct fg_strvec set;
 	int rc;
 

@@ -50,7 +50,7 @@ static void agent_env(const char *preset, struct fg_strvec *env)
 {
 	struct ep_agentenv ae;
 	struct ep_agentenv_dirs d;
-	struct ep_agentenv_spec s = { EP_AGENTENV_WORKER, preset, preset != NULL, NULL, NULL };
+	struct ep_agentenv_spec s = { EP_AGENTENV_WORKER, preset, NULL, NULL };
 
 	fg_strvec_init(env);
 	cr_assert_eq(ep_agentenv_init(&ae, NULL), 0);
