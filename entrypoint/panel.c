@@ -22,6 +22,7 @@
 #include "judge.h"
 #include "prompt.h"
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/fsutil.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
