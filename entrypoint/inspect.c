@@ -510,8 +510,50 @@ static int skills_root(const char *dir)
 	return yes;
 }
 
+/* 1 when file is DIR/SKILL/review.md directly below dir. */
+static int skill_below(const char *dir, const char *file)
+{
+	const char *rel = file + strlen(dir), *slash;
+
+	while (*rel == '/')
+		rel++;
+	slash = strchr(rel, '/');
+	return slash && slash > rel && !strcmp(slash, "/review.md");
+}
+
+/*
+ * 1 when dir is to be linted as a skills root: it holds default/, or it
+ * holds a DIR/SKILL/review.md and is no directory the lookup reads itself
+ * (default/, or a project's directory beside one): the first mistake of a
+ * new skills directory, whose SKILL/review.md the lookup never reads.
+ */
+static int linted_as_root(const char *dir, const struct fg_strvec *found)
+{
+	char *parent = fg_path_join(dir, "..");
+	const char *end = dir + strlen(dir), *base;
+	int inside;
+
+	if (skills_root(dir)) {
+		free(parent);
+		return 1;
+	}
+	while (end > dir && end[-1] == '/')
+		end--;
+	for (base = end; base > dir && base[-1] != '/'; base--)
+		;
+	inside = ((size_t)(end - base) == strlen("default") && !memcmp(base, "default", strlen("default"))) ||
+		 skills_root(parent);
+	free(parent);
+	for (size_t i = 0; !inside && i < found->n; i++)
+		if (skill_below(dir, found->v[i]))
+			return 1;
+	return 0;
+}
+
 static size_t lint_path(const char *path)
 {
+	int root;
+
 	struct fg_strvec found, misnamed;
 	struct stat st;
 	size_t errors = 0;
@@ -531,9 +573,10 @@ static size_t lint_path(const char *path)
 		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	if (misnamed.n)
 		qsort(misnamed.v, misnamed.n, sizeof(*misnamed.v), cmp_str);
+	root = linted_as_root(path, &found);
 	for (size_t i = 0; i < found.n; i++) {
 		errors += lint_file(found.v[i]);
-		if (skills_root(path))
+		if (root)
 			errors += check_reachable(path, found.v[i]);
 	}
 	/* An error: the skill it sits beside is silently never reviewed. */

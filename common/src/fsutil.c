@@ -18,21 +18,14 @@
 #include "forge/timeutil.h"
 #include "internal.h"
 
-/* Puts out back to its state before a failed read: same length, and no
- * allocation left behind when it had none, so "left as it was" holds. */
 /* Puts out back as it was before the read: its text and its error (the
  * refused append of a read that went past out's max is not out's failure:
  * the read failed and says so). */
 static void restore_buf(struct fg_buf *out, size_t start, int had_data, int err)
 {
-	if (!had_data) {
+	if (!had_data)
 		fg_buf_release(out);
-		out->err = err;
-		return;
-	}
-	out->len = start;
-	out->data[start] = '\0';
-	out->err = err;
+	fg_buf_rewind(out, start, err);
 }
 
 static int read_all(int fd, size_t max, struct fg_buf *out)
