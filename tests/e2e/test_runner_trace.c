@@ -44,7 +44,7 @@ static const char REVIEW_MD[] =
 static const char AGENT_HEAD[] =
 	"#!/bin/sh\n"
 	"cat > /dev/null\n"
-	"echo \"$FORGE_ROLE ${FORGE_REVIEWER_ROLE:--} $FORGE_CYCLE ${TRACEPARENT:-none}\" >> \"$FORGE_WORKSPACE/../tp.txt\"\n"
+	"echo \"tp: $FORGE_ROLE ${FORGE_REVIEWER_ROLE:--} $FORGE_CYCLE ${TRACEPARENT:-none}\" >&2\n"
 	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,"
 	"\"result\":\"%s\",\"session_id\":\"s\",\"num_turns\":1,\"duration_ms\":10,"
 	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":%s,\"cache_creation_input_tokens\":0,"
@@ -289,15 +289,33 @@ static void check_trace(const struct tr *t)
 	cr_expect_float_eq(dbl_attr(wf, "forge.cost_usd"), cost, 1e-9);
 }
 
+/* The TRACEPARENT lines the agents printed on stderr ("tp: ROLE PANEL
+ * CYCLE TP", in the log's output events), one a line (owned). */
+static char *agent_lines(const struct tr *t)
+{
+	const cJSON *ev;
+	size_t n = 0;
+	char *out = calloc(1, 65536);
+
+	cr_assert_not_null(out);
+	cJSON_ArrayForEach(ev, t->w.events) {
+		const char *line = fge_jstr_or_null(ev, "line"), *tp = line ? strstr(line, "tp: ") : NULL;
+
+		if (!tp || strcmp(fge_jstr(ev, "event"), "output") || n + strlen(tp) + 2 > 65536)
+			continue;
+		n += (size_t)snprintf(out + n, 65536 - n, "%s\n", tp + 4);
+	}
+	return out;
+}
+
 /* Each agent's TRACEPARENT named its own span: the worker of FORGE_CYCLE k
  * is cycle k+1's worker turn, a reviewer of FORGE_CYCLE k cycle k's. */
 static void check_traceparents(const struct tr *t)
 {
-	char *text = fgw_read(&t->w, "tp.txt"), *p = text, *line;
+	char *text = agent_lines(t), *p = text, *line;
 	const struct span *wf = find(t, "invoke_workflow forge-review", -1);
 	int lines = 0;
 
-	cr_assert_not_null(text, "no agent recorded its TRACEPARENT");
 	for (line = next_line(&p); line; line = next_line(&p)) {
 		char role[32], panel[32], tp[80], name[96];
 		int cycle;
@@ -315,7 +333,7 @@ static void check_traceparents(const struct tr *t)
 			  "%s: TRACEPARENT %s names span %s of trace %s", name, tp, s->id, wf->trace);
 		lines++;
 	}
-	cr_expect_geq(lines, 5, "every agent run recorded its TRACEPARENT");
+	cr_expect_geq(lines, 5, "every agent run printed its TRACEPARENT");
 	free(text);
 }
 
@@ -577,8 +595,8 @@ Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_jaeger)
 	cr_assert_eq(fgw_code(&t.w), 0, "log:\n%s", t.w.logtext);
 	cr_assert_eq(fge_count_events(t.w.events, "trace_export_failed", NULL, NULL), 0, "log:\n%s", t.w.logtext);
 	/* The trace id: the one each agent's TRACEPARENT names. */
-	tp = fgw_read(&t.w, "tp.txt");
-	cr_assert_not_null(tp && strstr(tp, " 00-"), "no TRACEPARENT recorded");
+	tp = agent_lines(&t);
+	cr_assert_not_null(strstr(tp, " 00-"), "no TRACEPARENT recorded");
 	snprintf(trace_id, sizeof(trace_id), "%.32s", strstr(tp, " 00-") + 4);
 	jaeger_read(&t, &j, trace_id);
 	jaeger_stop(&j);
