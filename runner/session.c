@@ -69,13 +69,21 @@ static void tail_add(struct fg_buf *t, const char *p, size_t n)
 
 /* Logs line[idx] as an output event; last: it ends its line. A frame line
  * on stderr (recognised by its first piece only, i.e. at the start of a
- * line) is the stream source's: it is reported as a cycle, not as output. */
+ * line) is the stream source's: it is reported as a cycle, not as output.
+ * A later piece of a long line is output and nothing else, whatever it
+ * begins with (a frame's later pieces included). */
 static void emit_line(struct session *s, int idx, int last)
 {
+	const char *stream = idx ? "stderr" : "stdout";
+
 	if (idx == 1 && !s->piece[1])
 		s->frame_line = fg_frame_is(s->line[1].data, s->line[1].len);
-	if (!(idx == 1 && s->frame_line))
-		rn_output_line(&s->output, idx ? "stderr" : "stdout", fg_buf_str(&s->line[idx]));
+	if (!(idx == 1 && s->frame_line)) {
+		if (s->piece[idx])
+			rn_output_piece(&s->output, stream, fg_buf_str(&s->line[idx]));
+		else
+			rn_output_line(&s->output, stream, fg_buf_str(&s->line[idx]));
+	}
 	fg_buf_reset(&s->line[idx]);
 	s->piece[idx] = !last;
 }
@@ -420,12 +428,19 @@ static void fill_engine_params(struct session *s)
 	s->ep.sealed = s->p->key != NULL;
 }
 
+static void on_event_frame(void *data, const struct fg_frame *fr)
+{
+	struct session *s = data;
+
+	rn_output_event(&s->output, fr);
+}
+
 static void start_stream(struct session *s)
 {
 	struct rn_stream_opts o = {
 		.run_id = s->p->run_id, .step = s->p->cfg->step, .dir = s->p->step_dir,
 		.log = s->p->log, .cycle_cb = rn__session_stream_cycle, .summary_cb = rn__session_stream_summary, .data = s,
-		.key = s->p->key,
+		.key = s->p->key, .event_cb = on_event_frame,
 	};
 
 	rn_stream_init(&s->stream, &o);
