@@ -183,17 +183,11 @@ int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
 
 /* ---- Markdown ---- */
 
-/* Names are validated (no whitespace or control bytes), but may still hold
- * characters that Markdown would read as markup; those are escaped. '_'
- * is left alone: GitHub never emphasises inside a word, and step names
- * are full of it. */
+/* Names are validated (no whitespace or control bytes); forge/quote.h
+ * escapes what Markdown would read as markup. */
 static void md_name(struct fg_buf *m, const char *s)
 {
-	for (; *s; s++) {
-		if (strchr("\\`*[]<>|~#", *s))
-			fg_buf_addc(m, '\\');
-		fg_buf_addc(m, *s);
-	}
+	fg_quote_md_name(m, s);
 }
 
 /* Length of the prefix of s (n bytes) at most max bytes long that does not

@@ -56,6 +56,15 @@ static bool is_punct(unsigned char c)
 	       (c >= '{' && c <= '~');
 }
 
+void fg_quote_md_name(struct fg_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr("\\`*[]<>|~#", *s))
+			fg_buf_addc(b, '\\');
+		fg_buf_addc(b, *s);
+	}
+}
+
 void fg_quote_md_text(struct fg_buf *b, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {

@@ -6,6 +6,7 @@
  * neither start a line of its own in a prompt nor render as markup.
  *
  *   fg_quote_name()      a path or name as git's core.quotePath shows it
+ *   fg_quote_md_name()   a validated name (step, skill, role) for Markdown
  *   fg_quote_md_text()   one line of agent text for Markdown: inert
  *   fg_quote_md_block()  agent text as a Markdown block quote: inert
  *   fg_quote_md_fence()  text as a fenced code block its content cannot close
@@ -30,6 +31,13 @@ struct fg_buf;
 void fg_quote_name(struct fg_buf *b, const char *s, size_t n);
 /* fg_quote_name() into an owned string. */
 char *fg_quote_name_dup(const char *s);
+
+/*
+ * Appends the validated name s (no blanks or control bytes) for Markdown:
+ * the characters \ ` * [ ] < > | ~ # backslash-escaped; '_' is left alone
+ * (GitHub never emphasises inside a word, and step names are full of it).
+ */
+void fg_quote_md_name(struct fg_buf *b, const char *s);
 
 /*
  * Appends the n bytes of s as Markdown text that renders as exactly these
