@@ -86,6 +86,20 @@ static double fnum(const struct fg_frame *fr, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
+static void log_line(struct rn_output *o, const char *stream, const char *line,
+		     enum rn_log_level level);
+
+/* The entrypoint's error, from its frame: the failure reason, and its line
+ * logged as `output` at ERROR, as the entrypoint wrote it; the same line
+ * that follows on stderr is then not logged twice. */
+static void error_frame(struct rn_output *o, const char *reason)
+{
+	keep(&o->reason, reason);
+	free(o->said);
+	o->said = fg_xasprintf("%s%s", FG_MSG_PREFIX, reason);
+	log_line(o, "stderr", o->said, RN_LOG_ERROR);
+}
+
 void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
 {
 	const char *e = fr->event;
@@ -103,7 +117,7 @@ void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
 		rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", fstr(fr, "role")),
 		       RN_LS("reason", fstr(fr, "reason")));
 	else if (!strcmp(e, "error") && *fstr(fr, "reason"))
-		keep(&o->reason, fstr(fr, "reason"));
+		error_frame(o, fstr(fr, "reason"));
 }
 
 /* Logs line as an output event within the cap, at level. */
@@ -139,7 +153,10 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	/* Once the entrypoint has started (its first sealed frame), agents may
 	 * write; nothing of a line is read from then on. */
 	if (o->started) {
-		log_line(o, stream, line, RN_LOG_INFO);
+		if (o->said && !strcmp(line, o->said))
+			FG_FREE_AND_NULL(o->said);
+		else
+			log_line(o, stream, line, RN_LOG_INFO);
 		return;
 	}
 	level = rn_output_level(line, &reason);
@@ -175,5 +192,6 @@ void rn_output_release(struct rn_output *o)
 {
 	FG_FREE_AND_NULL(o->reason);
 	FG_FREE_AND_NULL(o->last_said);
+	FG_FREE_AND_NULL(o->said);
 	FG_FREE_AND_NULL(o->hint);
 }

@@ -28,7 +28,9 @@
  * entrypoint has started (the first sealed event frame, rn_output_event())
  * no line is read at all: each is logged as `output` at INFO, whatever its
  * prefix. Events (agent_running, signal_ignored, role_failed) and the
- * failure reason then come from sealed event frames only. Before it, only
+ * failure reason then come from sealed event frames only; an error frame's
+ * text is logged as the entrypoint's `output` line at ERROR (and the same
+ * line, written after the frame, is not logged again). Before it, only
  * the engine's CLI and the entrypoint's start-up (no agent yet) write, and
  * their lines are read as below. A continuation piece of a line longer
  * than the session's line buffer (rn_output_piece()) is never read.
@@ -65,6 +67,7 @@ struct rn_output {
 	int engine_down;         /* a line said the engine's daemon is unreachable */
 	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
 	int started;             /* a sealed event frame came: no line is read any more */
+	char *said;              /* owned: the error line an error frame logged, or NULL */
 };
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,

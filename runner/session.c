@@ -102,11 +102,18 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct session *s = st->data;
 	int idx = st == (uv_stream_t *)&s->out[1];
+	ssize_t fed = 0;
 
 	for (ssize_t i = 0; i < n; i++) {
 		char c = buf->base[i];
 
 		if (c == '\n') {
+			/* The stream source sees each line before the line is
+			 * logged, so a frame takes effect in order (`started`:
+			 * the lines after it are not read). */
+			if (idx == 1)
+				rn_stream_feed(&s->stream, buf->base + fed, (size_t)(i + 1 - fed));
+			fed = i + 1;
 			if (s->line[idx].len)
 				emit_line(s, idx, 1);
 			s->piece[idx] = 0;
@@ -120,8 +127,8 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 	}
 	if (n > 0) {
 		tail_add(&s->tail, buf->base, (size_t)n);
-		if (idx == 1)
-			rn_stream_feed(&s->stream, buf->base, (size_t)n);
+		if (idx == 1 && fed < n)
+			rn_stream_feed(&s->stream, buf->base + fed, (size_t)(n - fed));
 	}
 	free(buf->base);
 	if (n < 0) {
