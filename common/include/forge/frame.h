@@ -38,7 +38,7 @@ enum fg_frame_type { FG_FRAME_CYCLE, FG_FRAME_SUMMARY, FG_FRAME_EVENT };
 
 /* The file member of an event frame, and what its seal binds to. */
 #define FG_FRAME_EVENT_FILE "event"
-/* Longest event name, and most members of an event's fields. */
+/* Longest event name. */
 #define FG_FRAME_EVENT_NAME_MAX 64
 
 struct cJSON;
