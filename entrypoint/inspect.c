@@ -194,11 +194,28 @@ static int add_agents(cJSON *o)
 	return 0;
 }
 
+/* "audit": null, or what review.md's audit: resolved to. */
+static void add_audit(cJSON *o, const struct fg_audit_config *a)
+{
+	cJSON *v;
+
+	if (!a->on) {
+		cJSON_AddNullToObject(o, "audit");
+		return;
+	}
+	v = fg_json_add_object(o, "audit");
+	fg_json_add_str_or_null(v, "instructions_file", a->instructions_file);
+	cJSON_AddStringToObject(v, "instructions", a->instructions);
+	cJSON_AddNumberToObject(v, "sample", a->sample);
+	cJSON_AddBoolToObject(v, "blocks", a->blocks);
+}
+
 static const char CONFIG_ABOUT[] =
 	"Prints the resolved configuration as JSON: for a review.md FILE its {\"max_retries\",\n"
 	"\"max_cost_usd\" (null: no budget), \"stop_when_stalled\", \"instructions\",\n"
 	"\"require_evidence\", \"checks\" ([{\"name\", \"run\", \"timeout_seconds\"}]),\n"
-	"\"reviewers\", \"rereview\", \"warnings\"}; always \"agents\":\n"
+	"\"reviewers\", \"rereview\", \"audit\" (null: none; {\"instructions_file\", \"instructions\",\n"
+	"\"sample\", \"blocks\"}), \"warnings\"}; always \"agents\":\n"
 	"{\"worker\", \"reviewer\"} with each role's \"command\", \"output\" format, \"preset\" and\n"
 	"\"system_prompt_in_prompt\". Honours AUTO_REVIEW_MAX_RETRIES, AUTO_REVIEW_MAX_COST_USD,\n"
 	"AUTO_REVIEW_STOP_WHEN_STALLED,\n"
@@ -244,6 +261,7 @@ int ep_cmd_config(int argc, char **argv)
 	fg_json_add_objects(o, "reviewers", c.reviewers, c.nreviewers, sizeof(c.reviewers[0]),
 			    reviewer_json);
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c.rereview));
+	add_audit(o, &c.audit);
 	add_warnings(o, &c.diags);
 	rc = add_agents(o);
 	if (!rc)

@@ -35,7 +35,8 @@
  *            the single reviewer's cycle (judge.h);
  *   panel.c  a reviewer panel: helpers per role and its decisions (panel.h);
  *   cycle_evidence.c  a cycle's evidence: change set, checks, no change,
- *            reviewer edits (cycle_evidence.h).
+ *            reviewer edits (cycle_evidence.h);
+ *   audit.c  the held-out audit once the loop approved (audit.h).
  * The pure rules (stall, fit, budget) are in common (forge/rules.h).
  */
 #ifndef EP_LOOP_H
@@ -48,6 +49,7 @@
 #include "pid1.h"
 #include "task.h"
 #include "tracker.h"
+#include "forge/audit.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
 #include "forge/usage.h"
@@ -90,6 +92,8 @@ struct ep_loop {
 	struct ep_checks checks;      /* review.md's checks (checks.h) */
 	const struct fg_evidence *ev; /* this cycle's evidence while its reviewers run, or NULL */
 	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
+	struct fg_audit *audit;       /* owned or NULL: the audit's record, once it was decided */
+	char *audit_system;           /* owned: the audit's system prompt, once it runs */
 };
 
 /*
