@@ -122,6 +122,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
+		.audit = sum ? sum->audit : NULL,
 	};
 	int r;
 
@@ -136,7 +137,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 }
 
 static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
-			  const struct fg_usage_pair *usage)
+			  const struct fg_usage_pair *usage, const struct fg_audit *audit)
 {
 	const char *skill = st->skill;
 	char err[256] = "";
@@ -151,6 +152,8 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "worker", &usage->worker);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "reviewer", &usage->reviewer);
+	if (audit)
+		rn_metrics_add_audit(&st->metrics, skill, st->cfg->step, fg_audit_outcome_name(audit->outcome));
 	if (!st->cfg->metrics_file)
 		return;
 	r = rn_metrics_merge_file(&st->metrics, st->cfg->metrics_file, err, sizeof(err));
@@ -267,7 +270,11 @@ static void conclude(struct run_state *st)
 	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason),
 	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
 	free(reason);
-	write_metrics(st, state, exhausted, &usage);
+	/* The audit's word is the sealed summary's (its frame's on a run the
+	 * runner cannot see), like the state. */
+	if (s && s->audit)
+		rn_event_audit(st->log, st->cfg->step, st->skill ? st->skill : "", s->cycles, s->audit);
+	write_metrics(st, state, exhausted, &usage, s ? s->audit : NULL);
 	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
 	close_run(st, state, s, &usage);
 	fg_summary_release(&sum);
@@ -387,7 +394,7 @@ int rn_cmd_run(int argc, char **argv)
 	struct rn_log_cfg logcfg;
 	struct rn_log log;
 	struct run_state st = { .cfg = &cfg, .log = &log, .wsfd = -1 };
-	char run_id[RN_RUN_ID_LEN + 1];
+	char run_id[RN_RUN_ID_MAX + 1];
 	int r;
 
 	r = rn_run_config_load(&cfg, argc, argv, &logcfg);
@@ -404,7 +411,11 @@ int rn_cmd_run(int argc, char **argv)
 	st.t0 = fg_monotonic_ns();
 	if (fg_seal_key_new(&st.key))
 		return no_key(&log, &cfg);
-	rn_run_id_generate(run_id);
+	/* An orchestrator's own id, so a rerun decides the audit's sample alike. */
+	if (cfg.run_id)
+		snprintf(run_id, sizeof(run_id), "%s", cfg.run_id);
+	else
+		rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
 	st.step_rel = fg_xstrdup(cfg.cycle_dir);
