@@ -1362,3 +1362,101 @@ Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
 	cJSON_Delete(res);
 	box_release(&b);
 }
+
+/* ---- the held-out audit (review.md audit:) in a container ---- */
+
+/* Rejects cycles 1 and 2, gives in at cycle 3; as the audit (its role
+ * audit), saves what it got under .forge/audit-saw/ (left out of the change
+ * set: no workspace change) and rejects. */
+static const char REVIEWER_GIVES_IN_AUDIT_REJECTS[] =
+	"#!/bin/sh\n"
+	"if [ \"$FORGE_REVIEWER_ROLE\" = audit ]; then\n"
+	"  d=/workspace/.forge/audit-saw; mkdir -p $d\n"
+	"  cat > $d/stdin; cp \"$FORGE_SYSTEM_PROMPT_FILE\" $d/system\n"
+	"  env | grep '^FORGE_' | sort > $d/env\n"
+	"  printf 'REJECTED\\n\\n- work.log: the task asked for two lines and the loop gave in (AUDIT-FOUND)\\n'\n"
+	"  exit 0\n"
+	"fi\n"
+	"cat >/dev/null\n"
+	"if [ \"$FORGE_CYCLE\" -lt 3 ]; then echo \"REJECTED: LOOP-FEEDBACK-$FORGE_CYCLE work.log\"; else echo APPROVED; fi\n";
+
+/* One run of the audit scenario with blocks: true (volume: on a named
+ * volume, reported by the stream alone): exit 4, audit_rejected, the audit
+ * in the result, the event and the metric. Returns the result (owned). */
+static cJSON *audit_run(struct rbox *b, int volume)
+{
+	char *mfile = b->w.metrics, *m;
+	cJSON *res, *ev;
+	const cJSON *a, *e;
+
+	box_agent(b, "worker.sh", WORKER_APPEND);
+	box_agent(b, "reviewer.sh", REVIEWER_GIVES_IN_AUDIT_REJECTS);
+	if (volume) {
+		b->volume = fgt_fmt("forge-test-audit-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
+		fill_volume(b);
+	}
+	int code = wait_runner(b, spawn_runner(b, (const char *const[]){ "--metrics-file", mfile, "--run-id",
+									 "audit-docker-1", NULL }));
+	cr_assert_eq(code, 4, "runner exited %d; stderr:\n%s\nlog:\n%s", code, fgt_read_or_empty(b->w.stderr_path),
+		     fgt_read_or_empty(b->w.log));
+	res = read_result(b);
+	cr_assert_str_eq(jstr(res, "review_state"), "audit_rejected");
+	cr_assert_str_eq(jstr(res, "run_id"), "audit-docker-1");
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), 3);
+	a = cJSON_GetObjectItemCaseSensitive(res, "audit");
+	cr_assert(cJSON_IsObject(a), "no audit in the result");
+	cr_assert_str_eq(jstr(a, "outcome"), "disagreed");
+	cr_assert_not_null(strstr(jstr(a, "feedback"), "AUDIT-FOUND"));
+	ev = fgw_log_events(&b->w);
+	e = fge_find_event(ev, "audit", NULL, NULL);
+	cr_assert_not_null(e, "no audit event; log:\n%s", fgt_read_or_empty(b->w.log));
+	cr_assert_str_eq(jstr(e, "outcome"), "disagreed");
+	m = fgt_read_or_empty(mfile);
+	cr_assert_not_null(strstr(m, "forge_review_audits_total{skill=\"" SKILL "\",step=\"" STEP
+				      "\",outcome=\"disagreed\"} 1\n"), "%s", m);
+	free(m);
+	cJSON_Delete(ev);
+	return res;
+}
+
+Test(runner_docker, the_audit_runs_in_a_container_and_blocks)
+{
+	struct rbox b;
+	cJSON *res;
+	char *saw, *path;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\naudit:\n  blocks: true\n---\nCheck that work.log has two lines.\n");
+	res = audit_run(&b, 0);
+	/* What the audit got in the container: none of the loop's history. */
+	path = fgt_fmt("%s/.forge/audit-saw/stdin", b.w.ws);
+	saw = fgt_read(path, NULL);
+	cr_assert_not_null(saw, "the audit saved nothing");
+	cr_assert_null(strstr(saw, "LOOP-FEEDBACK"), "%s", saw);
+	cr_assert_null(strstr(saw, "Previous review"), "%s", saw);
+	cr_assert_not_null(strstr(saw, "Find the defect that approval missed"), "%s", saw);
+	free(saw);
+	free(path);
+	path = fgt_fmt("%s/.forge/audit-saw/env", b.w.ws);
+	saw = fgt_read(path, NULL);
+	cr_assert_not_null(strstr(saw, "FORGE_REVIEWER_ROLE=audit\n"), "%s", saw);
+	cr_assert_null(strstr(saw, "FORGE_FEEDBACK_FILE="), "%s", saw);
+	free(saw);
+	free(path);
+	assert_no_container(&b, "audit-docker-1");
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+Test(runner_docker, the_audit_of_a_named_volume_run_comes_by_the_stream)
+{
+	struct rbox b;
+	cJSON *res;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\naudit:\n  blocks: true\n---\nCheck that work.log has two lines.\n");
+	res = audit_run(&b, 1);
+	cr_assert_eq(by_source(res, "stream"), 3);
+	cJSON_Delete(res);
+	box_release(&b);
+}
