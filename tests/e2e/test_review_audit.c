@@ -335,3 +335,40 @@ Test(review_audit, audit_that_would_pass_the_budget_is_skipped)
 	cr_assert_not_null(strstr(a.w.err, "invalid --run-id 'Bad_ID'"), "%s", a.w.err);
 	au_release(&a);
 }
+
+/* An audit that changes the workspace, or gives no verdict, has failed:
+ * a warning, the approval stands (even with blocks: true), the reason
+ * says why; the worker is not sent back. */
+Test(review_audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_stands)
+{
+	static const char EDITS[] =
+		"cat > /dev/null\n"
+		"say() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"%s\","
+		"\"total_cost_usd\":0.01}\\n' \"$1\"; }\n"
+		"if [ \"$FORGE_REVIEWER_ROLE\" = audit ]; then\n"
+		"  if [ \"$AUDIT\" = edit ]; then echo 'echo $(($1 + $2))' > calc.sh; say 'REJECTED: fixed it myself'\n"
+		"  else say 'Looks fine to me.'; fi\n"
+		"  exit 0\n"
+		"fi\n"
+		"say APPROVED\n";
+	struct au a;
+	const cJSON *au;
+
+	au_init(&a, "audit:\n  blocks: true\n");
+	free(fgw_script(&a.w, "rev.sh", NULL, EDITS));
+	au_run(&a, NULL, "edit");
+	cr_assert_eq(fgw_code(&a.w), 0, "stderr:\n%s", a.w.err);
+	cr_assert_str_eq(fge_jstr(a.w.res, "review_state"), "approved");
+	au = audit_of(a.w.res);
+	cr_assert_str_eq(fge_jstr(au, "outcome"), "failed");
+	cr_assert_not_null(strstr(fge_jstr(au, "reason"), "changed the workspace"), "%s", fge_jstr(au, "reason"));
+	cr_assert_not_null(strstr(fge_jstr(au, "reason"), "calc.sh"), "%s", fge_jstr(au, "reason"));
+	cr_assert_str_eq(fge_jstr(fge_find_event(a.w.events, "audit", NULL, NULL), "level"), "warn");
+	au_run(&a, NULL, "mute");
+	cr_assert_eq(fgw_code(&a.w), 0, "stderr:\n%s", a.w.err);
+	au = audit_of(a.w.res);
+	cr_assert_str_eq(fge_jstr(au, "outcome"), "failed");
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(au, "verdict")));
+	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&a.w)), 1, "no retry after the audit");
+	au_release(&a);
+}
