@@ -191,8 +191,12 @@ int ep_audit_step(struct ep_loop *l)
 		return 0;
 	}
 	rc = run(l, a);
-	if (rc == EP_STOP_SIGNAL)
+	if (rc == EP_STOP_SIGNAL) {
+		/* A summary written after this (the lifeline ended) says so. */
+		a->outcome = FG_AUDIT_FAILED;
+		fg_audit_set_reason(a, "the run was stopped during the audit");
 		return rc;
+	}
 	say(l, a);
 	return a->blocks && a->outcome == FG_AUDIT_DISAGREED ? 1 : 0;
 }

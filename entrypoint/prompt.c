@@ -280,7 +280,7 @@ char *ep_prompt_audit(const struct ep_task *t)
 		    "requirement against the workspace, run the tests and anything else that shows whether\n"
 		    "the work is right. End with APPROVED only when you found no defect; otherwise with\n"
 		    "REJECTED and each defect, its file and line, and what shows it. Judge the work as it\n"
-		    "stands: the records the loop keeps in %s/ are not for you (only the diff named below).\n",
+		    "stands: the records the loop keeps in %s/ are not for you (bar the diff named below).\n",
 		    t->cycle_dir);
 	return fg_buf_detach(&b, NULL);
 }
