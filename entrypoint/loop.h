@@ -13,8 +13,10 @@
  *   3. no review.md: summary "no_review", exit 0; max_retries 0: summary
  *      "disabled", exit 0;
  *   4. for cycle 1..max: reviewer, verdict, review_cycle_N.json (+ raw
- *      review_cycle_N.reviewer.log), progress line; approved: summary
- *      "approved", exit 0; rejected with cycles left: worker retry with the
+ *      review_cycle_N.reviewer.log), progress line; approved: the audit
+ *      when review.md has audit: (audit.h), then summary "approved", exit
+ *      0 (a blocking audit that disagreed: "audit_rejected", exit 4);
+ *      rejected with cycles left: worker retry with the
  *      feedback; a failed retry: synthetic review_cycle_{max}.json,
  *      summary "failed", exit 1; two identical rejections in a row with
  *      stop_when_stalled: summary "stalled"; rejected at max: "exhausted";
