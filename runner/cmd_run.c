@@ -202,6 +202,7 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 	if (st->cycles.n)
 		c.advice = advice_count(st->cycles.v[st->cycles.n - 1].obj);
 	c.have_cost = fg_usage_pair_cost(usage, &c.cost_usd);
+	c.audit = s && s->audit ? fg_audit_outcome_name(s->audit->outcome) : NULL;
 	c.reason = reason;
 	if (!st->cfg->quiet)
 		rn_closing_print(st->log, &c);
