@@ -47,6 +47,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "agentenv.h"
 #include "checks.h"
 #include "pid1.h"
 #include "task.h"
@@ -96,6 +97,7 @@ struct ep_loop {
 	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
 	struct fg_audit *audit;       /* owned or NULL: the audit's record, once it was decided */
 	char *audit_system;           /* owned: the audit's system prompt, once it runs */
+	struct ep_agentenv ae;        /* the agents' environments and HOMEs (agentenv.h) */
 };
 
 /*

@@ -313,6 +313,7 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->nchecks = 0;
 	memset(&c->audit, 0, sizeof(c->audit));
 	c->audit.sample = 1;
+	c->nagent_env = 0;
 	fg_diags_init(&c->diags);
 }
 
@@ -369,6 +370,8 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	c->require_evidence = f.has_evidence && f.evidence;
 	fg__rmd_apply_checks(c, &f);
 	fg__rmd_apply_audit(c, &f);
+	memcpy(c->agent_env, f.agent_env, sizeof(c->agent_env));
+	c->nagent_env = f.nagent_env;
 	return refused;
 }
 

@@ -81,6 +81,9 @@ struct fm_fields {
 	char audit_file[ROLE_FILE_MAX + 1];   /* "" when it names none */
 	double audit_sample;
 	int audit_blocks;
+	int agent_env_line;
+	size_t nagent_env;
+	char agent_env[FG_AGENT_ENV_MAX][FG_AGENT_ENV_NAME_MAX + 1];
 };
 
 /* State of one walk over the frontmatter's YAML events. */

@@ -94,7 +94,10 @@ static void au_run(struct au *a, const char *id, const char *audit_env)
 	char *save = fgt_fmt("SAVE=%s", a->save);
 	char *aenv = fgt_fmt("AUDIT=%s", audit_env ? audit_env : "");
 	const char *extra[] = { "--metrics-file", a->w.metrics, id ? "--run-id" : NULL, id, NULL };
-	const char *env[] = { save, aenv, "FORGE_CHANGESET=1", "FORGE_REVIEWER_OUTPUT=claude", NULL };
+	/* The agents' environment is an allow-list: the stand-ins' own
+	 * variables are named to it. */
+	const char *env[] = { save, aenv, "FORGE_AGENT_ENV=SAVE AUDIT", "FORGE_CHANGESET=1",
+			      "FORGE_REVIEWER_OUTPUT=claude", NULL };
 
 	fgw_runner(&a->w, NULL, NULL, "json", extra, a->worker, a->reviewer, env);
 	free(save);
