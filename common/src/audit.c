@@ -44,22 +44,6 @@ void fg_audit_release(struct fg_audit *a)
 	fg_audit_init(a);
 }
 
-/* A copy of s cut to max bytes on a UTF-8 boundary (NULL stays NULL). */
-static char *cut(const char *s, size_t max)
-{
-	size_t n;
-
-	if (!s)
-		return NULL;
-	n = strlen(s);
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return fg_xstrndup(s, n);
-}
-
 /* *s cut to max bytes in place. */
 static void recut(char **s, size_t max)
 {
@@ -67,7 +51,7 @@ static void recut(char **s, size_t max)
 
 	if (!*s || strlen(*s) <= max)
 		return;
-	c = cut(*s, max);
+	c = fg_utf8_cut(*s, max);
 	free(*s);
 	*s = c;
 }
@@ -95,8 +79,8 @@ void fg_audit_copy(struct fg_audit *dst, const struct fg_audit *src)
 {
 	fg_audit_release(dst);
 	*dst = *src;
-	dst->feedback = cut(src->feedback, FG_AUDIT_FEEDBACK_MAX);
-	dst->reason = cut(src->reason, FG_AUDIT_REASON_MAX);
+	dst->feedback = fg_utf8_cut(src->feedback, FG_AUDIT_FEEDBACK_MAX);
+	dst->reason = fg_utf8_cut(src->reason, FG_AUDIT_REASON_MAX);
 	dst->reviewer_log = src->reviewer_log ? fg_xstrdup(src->reviewer_log) : NULL;
 	dst->findings = NULL;
 	dst->nfindings = 0;
@@ -109,14 +93,14 @@ void fg_audit_take_judgement(struct fg_audit *a, const struct fg_judgement *j)
 	a->verdict = j->verdict;
 	a->outcome = j->verdict == FG_VERDICT_APPROVED ? FG_AUDIT_AGREED : FG_AUDIT_DISAGREED;
 	free(a->feedback);
-	a->feedback = cut(j->feedback ? j->feedback : "", FG_AUDIT_FEEDBACK_MAX);
+	a->feedback = fg_utf8_cut(j->feedback ? j->feedback : "", FG_AUDIT_FEEDBACK_MAX);
 	set_findings(a, j->findings, j->nfindings);
 }
 
 void fg_audit_set_reason(struct fg_audit *a, const char *why)
 {
 	free(a->reason);
-	a->reason = cut(why, FG_AUDIT_REASON_MAX);
+	a->reason = fg_utf8_cut(why, FG_AUDIT_REASON_MAX);
 }
 
 struct cJSON *fg_audit_to_cjson(const struct fg_audit *a)
@@ -169,7 +153,7 @@ int fg_audit_from_cjson(struct fg_audit *a, const struct cJSON *o)
 		return -EINVAL;
 	}
 	a->has_verdict = v && !fg_verdict_kind_parse(v, &a->verdict);
-	a->feedback = cut(fg_json_str(o, "feedback") ? fg_json_str(o, "feedback") : "", FG_AUDIT_FEEDBACK_MAX);
+	a->feedback = fg_utf8_cut(fg_json_str(o, "feedback") ? fg_json_str(o, "feedback") : "", FG_AUDIT_FEEDBACK_MAX);
 	if (cJSON_IsArray(arr))
 		fg_findings_from_json(arr, &f, &n);
 	set_findings(a, f, n);
@@ -179,11 +163,15 @@ int fg_audit_from_cjson(struct fg_audit *a, const struct cJSON *o)
 	a->sample = num_in(o, "sample", 0, 1, 1);
 	a->draw = num_in(o, "draw", 0, 1, 0);
 	a->blocks = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "blocks"));
-	a->reason = cut(fg_json_str(o, "reason"), FG_AUDIT_REASON_MAX);
-	a->reviewer_log = cut(fg_json_str(o, "reviewer_log"), FG_AUDIT_REASON_MAX);
+	a->reason = fg_utf8_cut(fg_json_str(o, "reason"), FG_AUDIT_REASON_MAX);
+	a->reviewer_log = fg_utf8_cut(fg_json_str(o, "reviewer_log"), FG_AUDIT_REASON_MAX);
 	return 0;
 }
 
+/* FNV-1a 64 as published (offset basis 14695981039346656037): the draw is
+ * documented so an orchestrator can compute it, and fg_hash64()'s basis
+ * differs from the published one (a fingerprint need not match it; a
+ * documented draw must). */
 static uint64_t fnv1a(uint64_t h, const char *s)
 {
 	for (; s && *s; s++) {

@@ -62,17 +62,7 @@ void fg_summary_release(struct fg_summary *s)
 /* A copy of t cut to FG_SUMMARY_TEXT_MAX bytes on a UTF-8 boundary, or NULL. */
 static char *cut(const char *t)
 {
-	size_t n;
-
-	if (!t)
-		return NULL;
-	n = strlen(t);
-	if (n > FG_SUMMARY_TEXT_MAX) {
-		n = FG_SUMMARY_TEXT_MAX;
-		while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return fg_xstrndup(t, n);
+	return fg_utf8_cut(t, FG_SUMMARY_TEXT_MAX);
 }
 
 /* Appends a trimmed copy of f to the list *v of *n findings, *alloc its
