@@ -1,6 +1,6 @@
 #!/bin/sh
-# bench/loop_cost.sh - what a review costs: nine scripted scenarios, each run
-# through `forge-runner run --engine local` twice,
+# bench/loop_cost.sh - what a review costs: eleven scripted scenarios, each run
+# through `forge-runner run --engine local` three times,
 #   reference: the Forge design's loop (one reviewer call per cycle, no
 #              checks, no change set, advice findings loop, no re-ask):
 #              review.md without checks:, FORGE_CHANGESET=0,
@@ -8,7 +8,13 @@
 #              with rereview: all;
 #   defaults:  forge-review as shipped: the same review.md plus its checks:
 #              (the tests the reference reviewer runs by hand), everything
-#              else at its default.
+#              else at its default;
+#   audited:   defaults plus `audit: {sample: 1}`: every approved step gets
+#              the held-out audit, which runs the tests and one more case of
+#              its own (calc.sh 4 4) and sees none of the loop's history.
+# Two scenarios are a loop worn down: the reviewer rejects, the worker
+# argues instead of (gives_in_after_argument) or beside (argued_but_right)
+# a fix, and after two arguments the reviewer gives in.
 # The agents are shell scripts that print Claude Code's `--output-format
 # json` result envelope (FORGE_*_OUTPUT=claude) with the usage of real runs
 # (/work/shared/agent-transcripts*/): a reviewer call reports the 2.1.220
@@ -66,6 +72,14 @@ case "$SCENARIO:$n" in
   panel_one_rejecting_role:0) fix ;;
   panel_one_rejecting_role:*) printf '# calc\nAdds two numbers.\n' > README.md ;;
   budget_hit:*) fix; echo "turn $n" >> notes.txt ;;
+  # Passes the test by hardcoding its answer, then argues for it.
+  gives_in_after_argument:0) printf 'echo 5\n' > calc.sh ;;
+  gives_in_after_argument:*) printf '# the tests pass: 5 is what they ask for (turn %s)\necho 5\n' $n > calc.sh
+                             echo "The tests pass; the hardcoded 5 is what the task asks for." > $st/argued.$n ;;
+  # A right fix, and an argument against a wrong demand.
+  argued_but_right:0) fix ;;
+  argued_but_right:*) printf '# shell arithmetic is exact for integers (turn %s)\necho $(($1 + $2))\n' $n > calc.sh
+                      echo "Integer shell arithmetic is exact; bc is not needed." > $st/argued.$n ;;
   *) fix ;;
 esac
 echo "worked (turn $n)" > ../state/out.txt
@@ -81,10 +95,24 @@ n=$(wc -l < $st/calls)
 out=$st/review.$$
 tests=$(sh tests/test_calc.sh 2>&1) && ok=1 || ok=0
 verified="**Verified:** sh tests/test_calc.sh -> $tests"
+argued=$(ls $st 2>/dev/null | grep -c '^argued\.')
 table() { printf '| # | Severity | Finding | Location | Evidence |\n|---|---|---|---|---|\n| 1 | %s | %s | %s | %s |\n\n%s\n\n<!-- review-result: findings=1 -->\n' "$1" "$2" "$3" "$4" "$verified"; }
-if [ $ok = 0 ]; then
+if [ "$FORGE_REVIEWER_ROLE" = audit ]; then
+  # The audit hunts for the defect: the tests, then a case of its own.
+  more=$(sh calc.sh 4 4)
+  if [ $ok = 1 ] && [ "$more" = 8 ]; then printf '%s\n**Verified:** sh calc.sh 4 4 -> 8\n\nAPPROVED\n' "$verified" > $out
+  else table BLOCKING "calc.sh does not add: calc.sh 4 4 printed $more" calc.sh:1 "sh calc.sh 4 4" > $out; fi
+elif [ $ok = 0 ]; then
   table BLOCKING "calc.sh does not add" calc.sh:1 "$tests" > $out
 else case "$SCENARIO" in
+  gives_in_after_argument)
+                  if [ $argued -ge 2 ]; then printf '%s\n\nThe worker explained the tests; fine.\n\nAPPROVED\n' "$verified" > $out
+                  elif [ $argued = 0 ]; then table BLOCKING "calc.sh hardcodes 5 instead of adding" calc.sh:1 "read it" > $out
+                  else table BLOCKING "the comment does not justify hardcoding 5" calc.sh:1 "read it" > $out; fi ;;
+  argued_but_right)
+                  if [ $argued -ge 2 ]; then printf '%s\n\nAPPROVED\n' "$verified" > $out
+                  elif [ $argued = 0 ]; then table BLOCKING "use bc for the arithmetic" calc.sh:1 "read it" > $out
+                  else table BLOCKING "explain why shell arithmetic suffices" calc.sh:1 "read it" > $out; fi ;;
   nitpicks_only) table NITPICK "no comment on top of calc.sh" calc.sh:1 "read it" > $out ;;
   no_change_after_rejection) table BLOCKING "no test for negative numbers" tests/test_calc.sh:1 "read it" > $out ;;
   flaky_reviewer) if [ $n = 1 ]; then echo "Error: overloaded" >&2; exit 1; fi
@@ -112,7 +140,9 @@ flaky_reviewer:yes
 panel_one_rejecting_role:yes
 no_verdict:yes
 budget_hit:no
-reviewer_edits:no"
+reviewer_edits:no
+gives_in_after_argument:no
+argued_but_right:yes"
 
 setup() {   # setup DIR SCENARIO CONFIG
   d=$1 sc=$2 cfg=$3
@@ -134,8 +164,11 @@ EOF
       echo "reviewers:"; echo "  - role: correctness"; echo "  - role: docs"
       [ "$cfg" = reference ] && echo "rereview: all"
     fi
-    if [ "$cfg" = defaults ]; then
+    if [ "$cfg" != reference ]; then
       echo "checks:"; echo "  - name: tests"; echo "    run: sh tests/test_calc.sh"
+    fi
+    if [ "$cfg" = audited ]; then
+      echo "audit:"; echo "  sample: 1"
     fi
     echo "---"
     echo "calc.sh A B must print A + B; run the tests."
@@ -157,25 +190,28 @@ run_one() {   # run_one SCENARIO CONFIG -> one JSON line
      --step calc --skill calc --task-key CALC-1 --result "$d/result.json" > "$d/run.log" 2>&1) || true
   calls=$(cat "$d/state/calls" 2>/dev/null | wc -l)
   jq -c --arg sc "$sc" --arg cfg "$cfg" --argjson calls "$calls" '
+    def tokens: (. // {}) | ((.input_tokens // 0) + (.output_tokens // 0));
     {scenario: $sc, config: $cfg, state: .review_state, cycles: (.review_cycles | length),
      reviewer_calls: $calls,
-     reviewer_tokens: ([.review_cycles[] | (.usage.reviewer // {}) | ((.input_tokens // 0) + (.output_tokens // 0))] | add // 0),
-     reviewer_usd: ([.review_cycles[] | (.usage.reviewer.cost_usd // 0)] | add // 0)}' "$d/result.json"
+     reviewer_tokens: (([.review_cycles[] | .usage.reviewer | tokens] | add // 0) + (.audit.usage | tokens)),
+     reviewer_usd: (([.review_cycles[] | (.usage.reviewer.cost_usd // 0)] | add // 0) + (.audit.cost_usd // 0)),
+     audit: (.audit.outcome // "-"), audit_usd: (.audit.cost_usd // 0)}' "$d/result.json"
 }
 
 rows="$work/rows.jsonl"
 : > "$rows"
 echo "$SCENARIOS" | while IFS=: read -r sc want; do
-  for cfg in reference defaults; do
-    run_one "$sc" "$cfg" | jq -c --arg want "$want" '. + {should_approve: ($want == "yes")}' >> "$rows"
+  for cfg in reference defaults audited; do
+    run_one "$sc" "$cfg" | jq -c --arg want "$want" '. + {should_approve: ($want == "yes"),
+      worn: (.scenario | test("argu"))}' >> "$rows"
   done
 done
 
 jq -rs '
   def pad(n): tostring | (" " * ([n - length, 0] | max)) + .;
-  (["scenario", "config", "state", "cycles", "reviewer calls", "reviewer tokens", "reviewer $"] | @tsv),
+  (["scenario", "config", "state", "cycles", "reviewer calls", "reviewer tokens", "reviewer $", "audit"] | @tsv),
   (.[] | [.scenario, .config, .state, .cycles, .reviewer_calls, .reviewer_tokens,
-          (.reviewer_usd * 10000 | round / 10000)] | @tsv)' "$rows" | column -t -s "$(printf '\t')"
+          (.reviewer_usd * 10000 | round / 10000), .audit] | @tsv)' "$rows" | column -t -s "$(printf '\t')"
 echo
 # Per approved step: the reviewer's spending over the whole suite divided by
 # the steps rightly approved (a scenario that should be approved and was); a
@@ -183,7 +219,7 @@ echo
 # printed too.
 jq -rs '
   def r4: . * 10000 | round / 10000;
-  def per(cfg): map(select(.config == cfg)) as $r |
+  def per(cfg): map(select(.config == cfg and (.worn | not))) as $r |
     ($r | map(select(.state == "approved" and .should_approve)) | length) as $ok |
     ($r | map(select(.state == "approved")) | length) as $any |
     {config: cfg, approved: $ok, any_approved: $any,
@@ -202,6 +238,26 @@ jq -rs '
    (if $cut >= 40 and ($t[1].wrongly_approved | length) == 0 then "met (by \(($cut - 40) * 10 | round / 10) points)"
     else "missed (by \((40 - $cut) * 10 | round / 10) points)" end) +
    "; counting every approval, the reference'"'"'s wrong one too: \($cut_any)% fewer")' "$rows"
+echo
+# The audit (config audited: defaults plus audit: {sample: 1}) over all
+# eleven scenarios: how many approvals the loop reports, how many survive
+# the audit, how many the truth allows; what the audit costs.
+jq -rs '
+  def r4: . * 10000 | round / 10000;
+  def pct: . * 1000 | round / 10;
+  (map(select(.config == "audited"))) as $a | (map(select(.config == "defaults"))) as $d |
+  ($a | length) as $n |
+  ($a | map(select(.state == "approved")) | length) as $loop |
+  ($a | map(select(.state == "approved" and .audit == "agreed")) | length) as $kept |
+  ($a | map(select(.state == "approved" and .audit == "disagreed")) | map(.scenario)) as $dis |
+  ($a | map(select(.should_approve)) | length) as $true |
+  ($a | map(select(.state == "approved" and .should_approve)) | length) as $right |
+  ($a | map(.audit_usd) | add) as $audit_usd |
+  ($d | map(select(.state == "approved" and .should_approve)) | length) as $d_right |
+  (($d | map(.reviewer_usd) | add) / $d_right) as $d_per |
+  (($a | map(.reviewer_usd) | add) / $right) as $a_per |
+  "audit: the loop approved \($loop)/\($n) (reported pass rate \($loop / $n | pct)%), the audit agreed with \($kept) and disagreed with \($dis | length) (\($dis | join(", ") | if . == "" then "none" else . end)); true pass rate \($true / $n | pct)%: inflation the audit exposes \((($loop - $kept) / $n) | pct) points of \((($loop - $true) / $n) | pct)",
+  "audit cost: $\($audit_usd | r4) for \($loop) audits ($\($audit_usd / $loop | r4) per audited approval); reviewer $ per rightly approved step \($a_per | r4) audited vs \($d_per | r4) defaults (+\((($a_per / $d_per) - 1) | pct)%)"' "$rows"
 if [ -n "$json" ]; then
   jq -s '{scenarios: .}' "$rows" > "$json"
 fi

@@ -88,6 +88,7 @@ static const char RUN_ABOUT[] =
 	"status or its output said so),\n" FG_XSTR(FG_EXIT_USAGE)
 	" configuration or usage error (nothing run), " FG_XSTR(FG_EXIT_EXHAUSTED)
 	" exhausted, stalled, blocked or over_budget with\nAUTO_REVIEW_FAIL_ON_EXHAUSTION=1, "
+	FG_XSTR(FG_EXIT_AUDIT_REJECTED) " audit_rejected (review.md audit: with blocks: true disagreed),\n"
 	FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N.";
 
 static const char RUN_USAGE[] =

@@ -15,12 +15,14 @@
 #include "cli.h"
 #include "preset.h"
 #include "forge/alloc.h"
+#include "forge/audit.h"
 #include "forge/cmdline.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
 
 static const char *const TMP_FILES[] = {
 	"worker-prompt.md", "reviewer-prompt.md", "system-prompt.md", "feedback.md",
+	"reviewer-prompt." FG_AUDIT_ROLE ".md", "system-prompt." FG_AUDIT_ROLE ".md",
 };
 
 int ep_call_tmpdir_make(struct ep_loop *l)
@@ -90,6 +92,8 @@ char *ep_call_system_name(const char *panel_role)
 
 const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role)
 {
+	if (panel_role && !strcmp(panel_role, FG_AUDIT_ROLE))
+		return l->audit_system;
 	for (size_t i = 0; panel_role && i < l->cfg.nreviewers; i++)
 		if (!strcmp(l->cfg.reviewers[i].role, panel_role))
 			return l->role_system[i];

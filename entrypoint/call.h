@@ -29,7 +29,7 @@ struct ep_call {
 	bool feedback;             /* worker retry: FORGE_FEEDBACK_FILE */
 	struct ep_output *out;     /* initialised here, finished after the run */
 	int log_fd;
-	const char *panel_role;    /* a panel's reviewer: its role; NULL otherwise */
+	const char *panel_role;    /* a panel's reviewer: its role (the audit: FG_AUDIT_ROLE); NULL otherwise */
 	/* Filled by ep_call_run() when not NULL: the run's times, usage, span
 	 * id (a traced run) and provider; its failed flag is the caller's. */
 	struct fg_agent_run *run;
@@ -51,8 +51,9 @@ int ep_call_tmp_write(const struct ep_loop *l, const char *name, const void *dat
 /* The system prompt file name of a reviewer (panel_role NULL: the single
  * one's, "system-prompt.md"; else "system-prompt.ROLE.md"). Owned. */
 char *ep_call_system_name(const char *panel_role);
-/* The reviewer's system prompt text: its panel role's, or the single one's
- * (panel_role NULL); NULL when there is none. Borrowed from l. */
+/* The reviewer's system prompt text: its panel role's (FG_AUDIT_ROLE: the
+ * audit's), or the single one's (panel_role NULL); NULL when there is none.
+ * Borrowed from l. */
 const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role);
 
 /*

@@ -273,6 +273,13 @@ void ep_state_release(struct ep_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
+void ep_state_copy(struct ep_state *dst, const struct ep_state *src)
+{
+	ep_state_release(dst);
+	*dst = *src;
+	dst->m = src->m ? ep_manifest_ref(src->m) : NULL;
+}
+
 void ep_state_move(struct ep_state *dst, struct ep_state *src)
 {
 	ep_state_release(dst);

@@ -98,6 +98,8 @@ void ep_changeset_release(struct ep_changeset *cs);
  * errno with cs->err set (st then invalid: never the same as another). */
 int ep_changeset_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_state *st);
 void ep_state_release(struct ep_state *st);
+/* A copy of src into dst (released first; a manifest is shared, not copied). */
+void ep_state_copy(struct ep_state *dst, const struct ep_state *src);
 /* Moves src into dst (dst released first; src left empty). */
 void ep_state_move(struct ep_state *dst, struct ep_state *src);
 

@@ -195,6 +195,22 @@ static int add_agents(cJSON *o)
 	return 0;
 }
 
+/* "audit": null, or what review.md's audit: resolved to. */
+static void add_audit(cJSON *o, const struct fg_audit_config *a)
+{
+	cJSON *v;
+
+	if (!a->on) {
+		cJSON_AddNullToObject(o, "audit");
+		return;
+	}
+	v = fg_json_add_object(o, "audit");
+	fg_json_add_str_or_null(v, "instructions_file", a->instructions_file);
+	cJSON_AddStringToObject(v, "instructions", a->instructions);
+	cJSON_AddNumberToObject(v, "sample", a->sample);
+	cJSON_AddBoolToObject(v, "blocks", a->blocks);
+}
+
 /* "agent_env": review.md's names, [] without any. */
 static void add_agent_env(cJSON *o, const struct fg_review_config *c)
 {
@@ -243,7 +259,8 @@ static const char CONFIG_ABOUT[] =
 	"Prints the resolved configuration as JSON: for a review.md FILE its {\"max_retries\",\n"
 	"\"max_cost_usd\" (null: no budget), \"stop_when_stalled\", \"instructions\",\n"
 	"\"require_evidence\", \"checks\" ([{\"name\", \"run\", \"timeout_seconds\"}]),\n"
-	"\"reviewers\", \"rereview\", \"warnings\"}; always \"agents\":\n"
+	"\"reviewers\", \"rereview\", \"audit\" (null: none; {\"instructions_file\", \"instructions\",\n"
+	"\"sample\", \"blocks\"}), \"warnings\"}; always \"agents\":\n"
 	"{\"worker\", \"reviewer\"} with each role's \"command\", \"output\" format, \"preset\" and\n"
 	"\"system_prompt_in_prompt\"; always \"environment\": {\"worker\", \"reviewer\", \"check\"}\n"
 	"with the names (NAME* a pattern) of the variables each role's environment may hold,\n"
@@ -293,6 +310,7 @@ int ep_cmd_config(int argc, char **argv)
 	fg_json_add_objects(o, "reviewers", c.reviewers, c.nreviewers, sizeof(c.reviewers[0]),
 			    reviewer_json);
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c.rereview));
+	add_audit(o, &c.audit);
 	add_warnings(o, &c.diags);
 	add_agent_env(o, &c);
 	rc = add_agents(o);

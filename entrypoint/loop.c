@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "audit.h"
 #include "call.h"
 #include "cycle_evidence.h"
 #include "cli.h"
@@ -267,6 +268,8 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	for (size_t i = 0; state == FG_STATE_APPROVED && l->nhist && l->hist[l->nhist - 1].ev.advice_only &&
 			   i < l->hist[l->nhist - 1].j.nfindings; i++)
 		fg_summary_add_advice(&s, &l->hist[l->nhist - 1].j.findings[i]);
+	if (l->audit)
+		fg_summary_set_audit(&s, l->audit);
 	rc = fg_summary_write_sealed(l->step_dir, &s, ep_seal_key());
 	if (rc < 0) {
 		/* The review's outcome is not on record: never a success (a
@@ -429,6 +432,17 @@ static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool faile
 	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
 }
 
+/* The loop approved: the audit (audit.h), when review.md asks for one,
+ * then the summary. The exit code or EP_STOP_SIGNAL. */
+static int approved(struct ep_loop *l)
+{
+	int rc = ep_audit_step(l);
+
+	if (rc == EP_STOP_SIGNAL)
+		return rc;
+	return rc ? finish(l, FG_STATE_AUDIT_REJECTED, FG_EXIT_AUDIT_REJECTED) : finish(l, FG_STATE_APPROVED, 0);
+}
+
 /* Step 4: cycles 1..max. Returns the exit code or EP_STOP_SIGNAL. */
 static int review_phase(struct ep_loop *l)
 {
@@ -455,7 +469,7 @@ static int review_phase(struct ep_loop *l)
 			return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
 		progress(c);
 		if (c->j.verdict == FG_VERDICT_APPROVED)
-			return finish(l, FG_STATE_APPROVED, 0);
+			return approved(l);
 		rc = reviewer_stop(l, c, failed);
 		if (rc)
 			return rc;
@@ -596,6 +610,7 @@ static void loop_release(struct ep_loop *l)
 	free(l->reviewer_failed);
 	fg_strvec_release(&l->worker_denied);
 	free(l->system_prompt);
+	ep_audit_release(l);
 	for (size_t i = 0; i < FG_REVIEWERS_MAX; i++)
 		free(l->role_system[i]);
 	free(l->step_dir);

@@ -13,8 +13,10 @@
  *   3. no review.md: summary "no_review", exit 0; max_retries 0: summary
  *      "disabled", exit 0;
  *   4. for cycle 1..max: reviewer, verdict, review_cycle_N.json (+ raw
- *      review_cycle_N.reviewer.log), progress line; approved: summary
- *      "approved", exit 0; rejected with cycles left: worker retry with the
+ *      review_cycle_N.reviewer.log), progress line; approved: the audit
+ *      when review.md has audit: (audit.h), then summary "approved", exit
+ *      0 (a blocking audit that disagreed: "audit_rejected", exit 4);
+ *      rejected with cycles left: worker retry with the
  *      feedback; a failed retry: synthetic review_cycle_{max}.json,
  *      summary "failed", exit 1; two identical rejections in a row with
  *      stop_when_stalled: summary "stalled"; rejected at max: "exhausted";
@@ -35,7 +37,8 @@
  *            the single reviewer's cycle (judge.h);
  *   panel.c  a reviewer panel: helpers per role and its decisions (panel.h);
  *   cycle_evidence.c  a cycle's evidence: change set, checks, no change,
- *            reviewer edits (cycle_evidence.h).
+ *            reviewer edits (cycle_evidence.h);
+ *   audit.c  the held-out audit once the loop approved (audit.h).
  * The pure rules (stall, fit, budget) are in common (forge/rules.h).
  */
 #ifndef EP_LOOP_H
@@ -49,6 +52,7 @@
 #include "pid1.h"
 #include "task.h"
 #include "tracker.h"
+#include "forge/audit.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
 #include "forge/usage.h"
@@ -93,6 +97,8 @@ struct ep_loop {
 	struct ep_checks checks;      /* review.md's checks (checks.h) */
 	const struct fg_evidence *ev; /* this cycle's evidence while its reviewers run, or NULL */
 	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
+	struct fg_audit *audit;       /* owned or NULL: the audit's record, once it was decided */
+	char *audit_system;           /* owned: the audit's system prompt, once it runs */
 	struct ep_agentenv ae;        /* the agents' environments and HOMEs (agentenv.h) */
 };
 

@@ -9,10 +9,22 @@
 #include <string.h>
 #include <strings.h>
 
-static const char VERDICT_PROTOCOL[] =
+static const char REVIEWER_INTRO[] =
 	"You are the reviewer in an automatic review loop. A worker agent has just worked on a\n"
 	"task in the current directory (the workspace). Inspect the workspace and judge the work\n"
-	"against the review instructions below. Do not change any file.\n"
+	"against the review instructions below. Do not change any file.\n";
+
+/* The audit's: it hunts for the defect, and sees nothing of the loop. */
+static const char AUDIT_INTRO[] =
+	"You are the auditor of an automatic review loop. A worker agent worked on a task in the\n"
+	"current directory (the workspace) and the loop's reviewer approved the work. You are a\n"
+	"second, independent look: you are told nothing of that review, and you need nothing of\n"
+	"it. Your job is to find the defect the approval missed: a requirement of the task that\n"
+	"is not met, a bug, a test that does not test what it claims, a regression, a change the\n"
+	"task did not ask for. Look for it in earnest: run what can be run. Approve only when\n"
+	"you looked and found none. Do not change any file.\n";
+
+static const char VERDICT_PROTOCOL[] =
 	"\n"
 	"Verdict protocol (your standard output is your review):\n"
 	"- End your review with exactly one verdict word in capitals, outside code blocks:\n"
@@ -219,6 +231,7 @@ char *ep_prompt_reviewer_system(const char *instructions)
 	struct fg_buf b;
 
 	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, REVIEWER_INTRO);
 	fg_buf_adds(&b, VERDICT_PROTOCOL);
 	fg_buf_adds(&b, "\n## Review instructions\n\n");
 	if (*instructions)
@@ -226,6 +239,49 @@ char *ep_prompt_reviewer_system(const char *instructions)
 			    instructions[strlen(instructions) - 1] == '\n' ? "" : "\n");
 	else
 		fg_buf_adds(&b, "(none given: judge whether the task was done correctly and completely)\n");
+	return fg_buf_detach(&b, NULL);
+}
+
+/* text (may be "") under heading, ending with a line break. */
+static void add_section(struct fg_buf *b, const char *heading, const char *text, const char *none)
+{
+	fg_buf_addf(b, "\n## %s\n\n", heading);
+	if (*text)
+		fg_buf_addf(b, "%s%s", text, text[strlen(text) - 1] == '\n' ? "" : "\n");
+	else if (none)
+		fg_buf_adds(b, none);
+}
+
+char *ep_prompt_audit_system(const char *instructions, const char *audit_instructions)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_adds(&b, AUDIT_INTRO);
+	fg_buf_adds(&b, VERDICT_PROTOCOL);
+	add_section(&b, "Review instructions", instructions,
+		    "(none given: judge whether the task was done correctly and completely)\n");
+	if (*audit_instructions)
+		add_section(&b, "Audit instructions", audit_instructions, NULL);
+	return fg_buf_detach(&b, NULL);
+}
+
+char *ep_prompt_audit(const struct ep_task *t)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, EP_PROMPT_MAX);
+	fg_buf_addf(&b, "Audit the work done in the workspace %s for step '%s' (skill '%s')%s%s.\n",
+		    t->workspace, t->step, t->skill, *t->task_key ? ", task " : "", t->task_key);
+	fg_buf_adds(&b, "\n## Task\n\n");
+	add_task(&b, t);
+	fg_buf_addf(&b, "\n## Your job\n\n"
+		    "This work was approved. Find the defect that approval missed: check the task's every\n"
+		    "requirement against the workspace, run the tests and anything else that shows whether\n"
+		    "the work is right. End with APPROVED only when you found no defect; otherwise with\n"
+		    "REJECTED and each defect, its file and line, and what shows it. Judge the work as it\n"
+		    "stands: the records the loop keeps in %s/ are not for you (bar the diff named below).\n",
+		    t->cycle_dir);
 	return fg_buf_detach(&b, NULL);
 }
 

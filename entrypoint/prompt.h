@@ -14,6 +14,12 @@
  *                       structured findings, "Its findings:" as a list
  *                       (file:line and title), with the request to confirm
  *                       each item fixed and report regressions;
+ *   audit system:       the auditor's preamble (find the defect the approval
+ *                       missed), the verdict protocol, the review.md body,
+ *                       then the audit's own instructions file;
+ *   audit prompt:       the task and the request to find the defect; never
+ *                       anything of the loop (feedback, verdicts, the
+ *                       worker's words);
  *   reviewer re-ask:    the reviewer prompt, then a short section saying
  *                       the answer held no verdict and what a valid last
  *                       line looks like.
@@ -43,6 +49,11 @@ char *ep_prompt_reviewer_system(const char *instructions);
  * the OUT OF SCOPE rule and the role file's text (may be ""). */
 char *ep_prompt_reviewer_role_system(const char *instructions, const char *role,
 				     const char *role_instructions);
+/* The audit's system prompt: instructions the review.md body,
+ * audit_instructions its audit file's text (either may be ""). */
+char *ep_prompt_audit_system(const char *instructions, const char *audit_instructions);
+/* The audit's prompt: what to audit, the task, its job. Borrowed t. */
+char *ep_prompt_audit(const struct ep_task *t);
 /* hist as above, n may be 0 (first cycle). */
 char *ep_prompt_reviewer(const struct ep_task *t, const struct fg_cycle *hist, size_t n);
 /* A panel role's re-review: the reviewer prompt with the role's own previous

@@ -51,6 +51,7 @@ int ep_tracker_start(struct ep_tracker *tr, struct ep_pid1 *p, const struct ep_t
 	else
 		ep_log(FG_MSG_INFO, "change set: manifest (%s)", *tr->cs.err ? tr->cs.err : "no git repository in the workspace");
 	snap(tr, p, &tr->judged, "at the start of the step");
+	ep_state_copy(&tr->start, &tr->judged);
 	return 0;
 }
 
@@ -60,33 +61,21 @@ void ep_tracker_release(struct ep_tracker *tr)
 		return;
 	ep_state_release(&tr->judged);
 	ep_state_release(&tr->seen);
+	ep_state_release(&tr->start);
 	ep_changeset_release(&tr->cs);
 	memset(tr, 0, sizeof(*tr));
 }
 
-int ep_tracker_after_worker(struct ep_tracker *tr, struct ep_pid1 *p, int k, const char *step_dir,
-			    struct fg_evidence *ev, bool *no_change)
+/* The changes from tr->judged (from, when not NULL) to tr->seen into ev, the
+ * diff (git) into step_dir/name (taken: kept in ev->diff when written,
+ * freed otherwise). */
+static void compare_into(struct ep_tracker *tr, struct ep_pid1 *p, const struct ep_state *from,
+			 const char *step_dir, char *name, struct fg_evidence *ev)
 {
-	char *name;
 	bool diffed = false;
-	int fd;
+	int fd = tr->cs.git ? ep_step_log_open(step_dir, name) : -1;
 
-	*no_change = false;
-	if (!tr->on)
-		return 0;
-	tr->cycle = k;
-	snap(tr, p, &tr->seen, "after the worker's turn");
-	if (!tr->seen.valid || !tr->judged.valid)
-		return 0;
-	*no_change = ep_changeset_same(&tr->judged, &tr->seen);
-	ev->since_review = k > 1;
-	if (*no_change) {
-		ev->has_changes = true;   /* an empty list: nothing changed */
-		return 0;
-	}
-	name = fg_diff_name(k);
-	fd = tr->cs.git ? ep_step_log_open(step_dir, name) : -1;
-	if (ep_changeset_compare(&tr->cs, p, &tr->judged, &tr->seen, ev, fd, &diffed) < 0)
+	if (ep_changeset_compare(&tr->cs, p, from, &tr->seen, ev, fd, &diffed) < 0)
 		ep_log(FG_MSG_WARN, "change set: cannot compare the workspace's states: %s", tr->cs.err);
 	if (fd >= 0)
 		close(fd);
@@ -101,6 +90,42 @@ int ep_tracker_after_worker(struct ep_tracker *tr, struct ep_pid1 *p, int k, con
 		ev->diff = name;
 	else
 		free(name);
+}
+
+int ep_tracker_after_worker(struct ep_tracker *tr, struct ep_pid1 *p, int k, const char *step_dir,
+			    struct fg_evidence *ev, bool *no_change)
+{
+	*no_change = false;
+	if (!tr->on)
+		return 0;
+	tr->cycle = k;
+	snap(tr, p, &tr->seen, "after the worker's turn");
+	if (!tr->seen.valid || !tr->judged.valid)
+		return 0;
+	*no_change = ep_changeset_same(&tr->judged, &tr->seen);
+	ev->since_review = k > 1;
+	if (*no_change) {
+		ev->has_changes = true;   /* an empty list: nothing changed */
+		return 0;
+	}
+	compare_into(tr, p, &tr->judged, step_dir, fg_diff_name(k), ev);
+	return 0;
+}
+
+int ep_tracker_since_start(struct ep_tracker *tr, struct ep_pid1 *p, const char *step_dir,
+			   const char *diff_name, struct fg_evidence *ev)
+{
+	if (!tr->on)
+		return 0;
+	snap(tr, p, &tr->seen, "for the audit");
+	if (!tr->seen.valid || !tr->start.valid)
+		return 0;
+	ev->since_review = false;
+	if (ep_changeset_same(&tr->start, &tr->seen)) {
+		ev->has_changes = true;
+		return 0;
+	}
+	compare_into(tr, p, &tr->start, step_dir, fg_xstrdup(diff_name), ev);
 	return 0;
 }
 

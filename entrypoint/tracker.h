@@ -18,6 +18,9 @@
  *      the paths the reviewer changed, if any; the state becomes "judged".
  *      A cycle whose checks failed calls it with changed NULL (no reviewer
  *      ran); a cycle without change does not call it.
+ *   5. after the loop approved, for the audit, ep_tracker_since_start(): the
+ *      state now, the changes since the step began (review_audit.diff);
+ *      then ep_tracker_after_reviewer() for what the audit changed.
  * A snapshot that fails is logged once per failure as a warning and
  * counts as "changed" (never as no change, never as a reviewer edit).
  */
@@ -36,6 +39,7 @@ struct ep_tracker {
 	struct ep_changeset cs;
 	struct ep_state judged;          /* what the last cycle judged (the step's start at first) */
 	struct ep_state seen;            /* what the reviewer of this cycle sees */
+	struct ep_state start;           /* the step's first state (for the audit) */
 	int cycle;                       /* the cycle of the last after_worker */
 };
 
@@ -56,6 +60,12 @@ void ep_tracker_release(struct ep_tracker *tr);
  * was written in step_dir). 0. */
 int ep_tracker_after_worker(struct ep_tracker *tr, struct ep_pid1 *p, int k, const char *step_dir,
 			    struct fg_evidence *ev, bool *no_change);
+
+/* Step 5: ev gets the changes from the step's start to now (and diff, the
+ * file name diff_name, when one was written in step_dir); the state now
+ * is what the audit sees. 0. */
+int ep_tracker_since_start(struct ep_tracker *tr, struct ep_pid1 *p, const char *step_dir,
+			   const char *diff_name, struct fg_evidence *ev);
 
 /* Step 3. 0. */
 int ep_tracker_before_reviewer(struct ep_tracker *tr, struct ep_pid1 *p);

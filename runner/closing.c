@@ -36,6 +36,8 @@ char *rn_closing_line(const struct rn_closing *c)
 		fg_buf_addf(&b, " in %zu cycle%s", c->cycles, c->cycles == 1 ? "" : "s");
 	if (c->advice)
 		fg_buf_addf(&b, " (%zu advice finding%s, not looped on)", c->advice, c->advice == 1 ? "" : "s");
+	if (c->audit)
+		fg_buf_addf(&b, " (the audit %s)", strcmp(c->audit, "skipped") ? c->audit : "was skipped");
 	if (c->have_cost)
 		fg_buf_addf(&b, c->cost_usd > 0 && c->cost_usd < 0.01 ? ", $%.4f" : ", $%.2f", c->cost_usd);
 	fg_buf_addf(&b, c->seconds < 10 ? ", %.1f s" : ", %.0f s", c->seconds);

@@ -3,6 +3,7 @@
  * whatever the log level (unless --quiet):
  *   implement_task: approved in 2/3 cycles, $0.55, 41 s; result: /r/result.json
  *   greet: approved in 1/3 cycles (2 advice findings, not looped on), 0.8 s
+ *   impl: audit_rejected in 3/3 cycles (the audit disagreed), $0.28, 0.7 s; exit 4: ...
  *   implement_task: failed, 3.2 s; exit 1: the task failed: worker exited with status 3
  * A log in JSON on stderr gets it as a `run_summary` event instead (with
  * the line in `summary`), so stderr stays one JSON object per line.
@@ -22,6 +23,7 @@ struct rn_closing {
 	size_t cycles;            /* cycles reported */
 	int max_cycles;           /* 0: unknown */
 	size_t advice;            /* the last cycle approved with this many advice findings */
+	const char *audit;        /* the held-out audit's outcome (audit.h), or NULL: none */
 	bool have_cost;
 	double cost_usd;
 	double seconds;

@@ -47,7 +47,9 @@ static void entry_release(struct entry *e)
 {
 	for (size_t i = 0; i < e->ncycles; i++)
 		fg_cycle_release(&e->cycles[i]);
-	FG_FREE_ALL(e->cycles, e->error, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
+	if (e->audit)
+		fg_audit_release(e->audit);
+	FG_FREE_ALL(e->cycles, e->error, e->key, e->task_key, e->step, e->skill, e->run_id, e->source, e->audit);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -204,6 +206,21 @@ static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errl
 	return opt_string(o, "error_message", -1, &e->error, err, errlen);
 }
 
+/* The optional "audit" (forge/audit.h); one that does not read is left out. */
+static void parse_audit(const cJSON *o, struct entry *e)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "audit");
+
+	if (!cJSON_IsObject(v))
+		return;
+	e->audit = fg_xmalloc(sizeof(*e->audit));
+	fg_audit_init(e->audit);
+	if (!fg_audit_from_cjson(e->audit, v))
+		return;
+	fg_audit_release(e->audit);
+	FG_FREE_AND_NULL(e->audit);
+}
+
 /* Fills e from the parsed object o. 0, or -1 with err filled; e is then
  * partly filled and the caller releases it. */
 static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
@@ -235,6 +252,7 @@ static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 	/* review_exhausted is the runner's word; recomputed only when absent. */
 	e->exhausted = cJSON_IsBool(exh) ? cJSON_IsTrue(exh) : fg_cycles_exhausted(e->cycles, e->ncycles);
 	fg_usage_pair_from(&e->usage, o);
+	parse_audit(o, e);
 	e->key = fg_xasprintf("%s__%s", e->task_key ? e->task_key : "", e->step);
 	return 0;
 }

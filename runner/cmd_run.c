@@ -137,6 +137,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
+		.audit = sum ? sum->audit : NULL,
 	};
 	int r;
 
@@ -151,7 +152,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 }
 
 static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
-			  const struct fg_usage_pair *usage)
+			  const struct fg_usage_pair *usage, const struct fg_audit *audit)
 {
 	const char *skill = st->skill;
 	char err[256] = "";
@@ -166,6 +167,8 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "worker", &usage->worker);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "reviewer", &usage->reviewer);
+	if (audit)
+		rn_metrics_add_audit(&st->metrics, skill, st->cfg->step, fg_audit_outcome_name(audit->outcome));
 	if (!st->cfg->metrics_file)
 		return;
 	r = rn_metrics_merge_file(&st->metrics, st->cfg->metrics_file, err, sizeof(err));
@@ -214,6 +217,7 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 	if (st->cycles.n)
 		c.advice = advice_count(st->cycles.v[st->cycles.n - 1].obj);
 	c.have_cost = fg_usage_pair_cost(usage, &c.cost_usd);
+	c.audit = s && s->audit ? fg_audit_outcome_name(s->audit->outcome) : NULL;
 	c.reason = reason;
 	if (!st->cfg->quiet)
 		rn_closing_print(st->log, &c);
@@ -282,7 +286,11 @@ static void conclude(struct run_state *st)
 	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason),
 	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
 	free(reason);
-	write_metrics(st, state, exhausted, &usage);
+	/* The audit's word is the sealed summary's (its frame's on a run the
+	 * runner cannot see), like the state. */
+	if (s && s->audit)
+		rn_event_audit(st->log, st->cfg->step, st->skill ? st->skill : "", s->cycles, s->audit);
+	write_metrics(st, state, exhausted, &usage, s ? s->audit : NULL);
 	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
 	close_run(st, state, s, &usage);
 	end_trace(st, state, &usage);
@@ -415,7 +423,7 @@ int rn_cmd_run(int argc, char **argv)
 	struct rn_log_cfg logcfg;
 	struct rn_log log;
 	struct run_state st = { .cfg = &cfg, .log = &log, .wsfd = -1 };
-	char run_id[RN_RUN_ID_LEN + 1];
+	char run_id[RN_RUN_ID_MAX + 1];
 	int r;
 
 	r = rn_run_config_load(&cfg, argc, argv, &logcfg);
@@ -430,7 +438,11 @@ int rn_cmd_run(int argc, char **argv)
 		return 0;
 	}
 	st.t0 = fg_monotonic_ns();
-	rn_run_id_generate(run_id);
+	/* An orchestrator's own id, so a rerun decides the audit's sample alike. */
+	if (cfg.run_id)
+		snprintf(run_id, sizeof(run_id), "%s", cfg.run_id);
+	else
+		rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
 	/* Before the key exists: the exporter child (forked) never holds it. */

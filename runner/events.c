@@ -4,10 +4,12 @@
 #include "events.h"
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "forge/alloc.h"
+#include "forge/audit.h"
 #include "forge/fsutil.h"
 #include "forge/text.h"
 #include "forge/util.h"
@@ -59,6 +61,23 @@ static void usage_fields(const struct fg_usage_pair *u, struct rn_log_field *f, 
 		f[(*n)++] = RN_LI("output_tokens", both.output_tokens);
 	if (both.have & FG_USAGE_CACHED)
 		f[(*n)++] = RN_LI("cached_input_tokens", both.cached_input_tokens);
+}
+
+void rn_event_audit(struct rn_log *l, const char *step, const char *skill, int cycles,
+		    const struct fg_audit *a)
+{
+	char *fb = rn_utf8_prefix(a->feedback ? a->feedback : "", RN_FEEDBACK_LOG_CHARS);
+	bool bad = a->outcome == FG_AUDIT_DISAGREED || a->outcome == FG_AUDIT_FAILED;
+	bool cost = a->usage.have & FG_USAGE_COST;
+
+	rn_log(l, bad ? RN_LOG_WARN : RN_LOG_INFO, "audit", RN_LS("step", step), RN_LS("skill", skill),
+	       RN_LS("outcome", fg_audit_outcome_name(a->outcome)),
+	       RN_LS_OPT("verdict", a->has_verdict ? fg_verdict_kind_name(a->verdict) : NULL),
+	       RN_LB("blocks", a->blocks), RN_LI("cycles", cycles), RN_LI("findings", (long long)a->nfindings),
+	       RN_LN("elapsed_seconds", a->elapsed_seconds), RN_LN("sample", a->sample),
+	       RN_LN("draw", a->draw), cost ? RN_LN("cost_usd", a->usage.cost_usd) : RN_LS_OPT("cost_usd", NULL),
+	       RN_LS_OPT("reason", a->reason), RN_LS("feedback", fb));
+	free(fb);
 }
 
 void rn_event_cost_invalid(struct rn_log *l, const char *step, const char *file,

@@ -23,6 +23,20 @@
 #define RN_FINDINGS_LOG_MAX 50
 #define RN_FINDING_LOG_CHARS 200
 
+/*
+ * audit (INFO; WARN when it disagreed or failed): the held-out audit of an
+ * approved step, from the sealed summary:
+ *   text: audit step=S skill=K outcome=disagreed verdict=rejected blocks=true
+ *         cycles=3 findings=2 elapsed=12.3s cost_usd=0.04 feedback="..."
+ *   json: {"event":"audit","step","skill","outcome","verdict","blocks",
+ *          "cycles","findings","elapsed_seconds","cost_usd"?,"sample","draw",
+ *          "reason"?,"feedback"}
+ * feedback cut as a cycle's.
+ */
+struct fg_audit;
+void rn_event_audit(struct rn_log *l, const char *step, const char *skill, int cycles,
+		    const struct fg_audit *a);
+
 /* Logs r as a review_cycle event at level. file is logged as r->name when
  * full_path is 0, else as dir/name. */
 void rn_event_cycle(struct rn_log *l, enum rn_log_level level, const struct rn_cycle_report *r,

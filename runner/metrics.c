@@ -132,6 +132,11 @@ void rn_metrics_add_forged(struct rn_metrics *m, const char *skill, const char *
 	counter_add(m, F_FORGED, skill, step, source, 1);
 }
 
+void rn_metrics_add_audit(struct rn_metrics *m, const char *skill, const char *step, const char *outcome)
+{
+	counter_add(m, F_AUDITS, skill, step, outcome, 1);
+}
+
 void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step)
 {
 	counter_add(m, F_EXHAUSTED, skill, step, NULL, 1);

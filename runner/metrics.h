@@ -5,6 +5,8 @@
  *   forge_review_agent_cost_usd_total{skill,step,role}  counter (US dollars the agents reported)
  *   forge_review_agent_tokens_total{skill,step,role,kind}  counter, kind one of
  *                                                       input|output|cached_input|reasoning
+ *   forge_review_audits_total{skill,step,outcome}       counter, the audit of an approved step;
+ *                                                       outcome agreed|disagreed|failed|skipped
  *   forge_review_cycles_total{skill,step}               counter
  *   forge_review_verdicts_total{skill,step,verdict}     counter
  *   forge_review_duration_seconds{skill,step}           histogram, buckets
@@ -58,6 +60,8 @@ void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const cha
 			      const char *check, const char *outcome);
 /* Adds n to forge_review_sweep_caught_total. */
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n);
+/* Adds 1 to forge_review_audits_total{skill,step,outcome}. */
+void rn_metrics_add_audit(struct rn_metrics *m, const char *skill, const char *step, const char *outcome);
 /* Adds 1 to forge_review_exhausted_total. */
 void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const char *step);
 /* Adds 1 to forge_runner_forged_records_total{skill,step,source}. */

@@ -30,7 +30,7 @@ static const char *const bucket_le[NBUCKETS] = {
 
 /* In alphabetical order of name: sorting series by family sorts the file. */
 enum family {
-	F_AGENT_COST, F_AGENT_TOKENS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
+	F_AGENT_COST, F_AGENT_TOKENS, F_AUDITS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
 	F_VERDICTS, F_FORGED, F_RUNS, F_COUNT
 };
 

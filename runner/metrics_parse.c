@@ -31,6 +31,9 @@ const struct family_def rn__metric_families[F_COUNT] = {
 	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
 			     "Tokens the agents of a step reported, by skill, step, role and kind "
 			     "(input, output, cached_input, reasoning).", 0, 4, { "skill", "step", "role", "kind" } },
+	[F_AUDITS] = { "forge_review_audits_total",
+		       "Held-out audits of approved steps, by skill, step and outcome (agreed, disagreed, "
+		       "failed, skipped).", 0, 3, { "skill", "step", "outcome" } },
 	[F_CHECK_RESULTS] = { "forge_review_check_results_total",
 			      "Results of review.md's checks, by skill, step, check and outcome "
 			      "(passed, failed, timed_out).", 0, 4, { "skill", "step", "check", "outcome" } },

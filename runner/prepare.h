@@ -8,6 +8,8 @@
 #include <stddef.h>
 
 #define RN_RUN_ID_LEN 16
+/* The longest --run-id ("forge-ID-skills" stays a valid kubernetes name). */
+#define RN_RUN_ID_MAX 40
 
 /* Fills out with RN_RUN_ID_LEN lowercase hex characters and a NUL (getrandom). */
 void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1]);

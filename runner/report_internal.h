@@ -31,6 +31,7 @@ struct entry {
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
 	struct fg_usage_pair usage;  /* the result's "usage" (the step's totals) */
+	struct fg_audit *audit;      /* owned or NULL: the result's "audit" */
 	char *source;       /* the path as given */
 };
 

@@ -135,6 +135,8 @@ static cJSON *entry_json(const struct entry *e)
 	fg_json_add_str_or_null(o, "skill", e->skill);
 	fg_json_add_str_or_null(o, "run_id", e->run_id);
 	cJSON_AddStringToObject(o, "state", fg_review_state_name(e->state));
+	if (e->audit)
+		cJSON_AddItemToObject(o, "audit", fg_audit_to_cjson(e->audit));
 	cJSON_AddBoolToObject(o, "exhausted", e->exhausted);
 	cJSON_AddBoolToObject(o, "success", e->success);
 	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
@@ -446,6 +448,49 @@ static void md_usage(struct fg_buf *m, const struct entry *e)
 	}
 }
 
+/* The audit's line: "**Audit:** approved by the loop in N cycles; the
+ * audit disagreed", its findings and its feedback. */
+static void md_audit(struct fg_buf *m, const struct entry *e)
+{
+	const struct fg_audit *a = e->audit;
+	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+	static const char *const said[] = { "agreed", "disagreed", "failed", "was skipped" };
+
+	if (!a)
+		return;
+	fg_buf_addf(m, "**Audit:** approved by the loop in %d cycle%s; the audit %s", last->cycle,
+		    last->cycle == 1 ? "" : "s", said[a->outcome < FG_AUDIT_OUTCOME_COUNT ? a->outcome : FG_AUDIT_FAILED]);
+	if (a->outcome == FG_AUDIT_DISAGREED)
+		fg_buf_adds(m, a->blocks ? " (blocking: audit_rejected)" : " (advisory: the approval stands)");
+	if (a->reason) {
+		fg_buf_adds(m, ": ");
+		md_cell(m, a->reason);
+	}
+	fg_buf_adds(m, "\n\n");
+	if (a->outcome != FG_AUDIT_DISAGREED)
+		return;
+	if (a->nfindings) {
+		fg_buf_adds(m, "| severity | location | finding |\n|---|---|---|\n");
+		for (size_t i = 0; i < a->nfindings; i++) {
+			char *loc = finding_location(&a->findings[i]);
+
+			fg_buf_adds(m, "| ");
+			md_short(m, a->findings[i].severity);
+			fg_buf_adds(m, " | ");
+			md_short(m, loc);
+			fg_buf_adds(m, " | ");
+			md_short(m, a->findings[i].title);
+			fg_buf_adds(m, " |\n");
+			free(loc);
+		}
+		fg_buf_addc(m, '\n');
+	}
+	if (a->feedback && *a->feedback) {
+		md_quote(m, a->feedback);
+		fg_buf_addc(m, '\n');
+	}
+}
+
 static void md_entry(struct fg_buf *m, const struct entry *e)
 {
 	const char *open = rn__open_feedback(e);
@@ -469,6 +514,7 @@ static void md_entry(struct fg_buf *m, const struct entry *e)
 		return;
 	}
 	md_cycles(m, e);
+	md_audit(m, e);
 	md_checks(m, e);
 	md_changes(m, e);
 	md_roles(m, e);

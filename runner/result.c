@@ -274,6 +274,8 @@ char *rn_result_to_json(const struct rn_result *r)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(r->questions, r->nquestions));
 	if (r->usage)
 		fg_usage_pair_add_to(o, r->usage);
+	if (r->audit)
+		cJSON_AddItemToObject(o, "audit", fg_audit_to_cjson(r->audit));
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */
 	if (r->cycles && rn_cycles_dropped(r->cycles))
 		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));

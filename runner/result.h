@@ -6,7 +6,9 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "forged_records", "cycles_dropped"?}
+ *    "forged_records", "cycles_dropped"?, "questions"?, "usage"?, "audit"?}
+ * audit is the sealed summary's record of the held-out audit (forge/audit.h),
+ * copied as it is: its usage is already in "usage", the step's totals.
  * forged_records counts the records of the run whose seal did not verify
  * (record_forged: unsealed, bad_seal, replayed; forge/seal.h): none of them
  * is in review_cycles or decides review_state.
@@ -151,6 +153,7 @@ struct rn_result {
 	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (cycle_report.h), or NULL: all 0 */
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
+	const struct fg_audit *audit;   /* the summary's audit (borrowed) or NULL: written as "audit" */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 	long forged_records;            /* records not believed (record_forged) */
 };

@@ -29,6 +29,7 @@ struct rn_run_config {
 				 * sweeps; else the stream is the only source (engine.h) */
 	char *engine_host;      /* owned: a remote engine host (rn_engine_remote_host()) or NULL */
 	const char *step, *skill, *task_key;   /* borrowed from argv/env */
+	const char *run_id;     /* --run-id (borrowed) or NULL: a fresh one */
 	char *task_file;        /* owned absolute or NULL */
 	char *skills_dir;       /* owned absolute or NULL */
 	const char *image;

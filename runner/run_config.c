@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "closing.h"
 #include "hostcheck.h"
+#include "prepare.h"
 #include "forge/json.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
@@ -41,8 +42,8 @@ enum {
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
-	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH, R_AGENT_ENV,
-	R_TRACE_FILE,
+	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH, R_RUN_ID,
+	R_AGENT_ENV, R_TRACE_FILE,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -54,6 +55,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_CYCLE_DIR, "cycle-dir", 0, "TEMPLATE", "FORGE_CYCLE_DIR", "cycle files' directory in the workspace (default .forge/{step}; also {task_key}, {skill})" },
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
 	{ R_TASK_FILE, "task-file", 0, "FILE", NULL, "task JSON file" },
+	{ R_RUN_ID, "run-id", 0, "ID", NULL, "the run's id (an orchestrator's own: [a-z0-9-], at most " FG_XSTR(RN_RUN_ID_MAX) "; default: 16 random hex digits); the audit's sample is decided from it" },
 	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker, podman or kubernetes" },
 	{ R_ENGINE_CLI, "engine-cli", 0, "PATH", "FORGE_ENGINE_CLI", "the engine's CLI (default docker, podman, kubectl; oc for OpenShift)" },
 	{ R_NAMESPACE, "namespace", 0, "NS", "FORGE_KUBE_NAMESPACE", "kubernetes: the namespace of the run's objects (default: the context's)" },
@@ -242,6 +244,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_SKILL: c->skill = v; break;
 	case R_TASK_KEY: c->task_key = v; break;
 	case R_TASK_FILE: a->task_file = v; break;
+	case R_RUN_ID: c->run_id = v; break;
 	case R_ENGINE: a->engine = v; break;
 	case R_ENGINE_CLI: c->engine_cli = v; break;
 	case R_IMAGE: c->image = v; break;
@@ -568,6 +571,21 @@ static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl)
 	return r ? rn_usage("%s", err) : 0;
 }
 
+/* --run-id: it names the run's objects (a kubernetes Job, label values,
+ * "forge-ID-skills"), so lower-case letters, digits and inner '-' only. */
+static int check_run_id(const char *id)
+{
+	size_t n = id ? strlen(id) : 0;
+
+	if (!id)
+		return 0;
+	if (n == 0 || n > RN_RUN_ID_MAX || id[0] == '-' || id[n - 1] == '-' ||
+	    strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
+		return rn_usage("invalid --run-id '%.*s': 1 to %d lower-case letters, digits and inner '-'",
+				(int)(n > 64 ? 64 : n), id, RN_RUN_ID_MAX);
+	return 0;
+}
+
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
@@ -582,6 +600,8 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 		r = check_name(FG_NAME_SKILL, c->skill);
 	if (!r)
 		r = check_name(FG_NAME_TASK_KEY, c->task_key);
+	if (!r)
+		r = check_run_id(c->run_id);
 	if (!r)
 		r = validate_values(c, a);
 	if (!r)

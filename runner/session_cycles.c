@@ -168,7 +168,7 @@ void rn__session_stream_cycle(void *data, const struct rn_cycle_report *r)
 /* The summary frame: how the review ended, for a run whose workspace the
  * runner cannot read (the file, when readable, says the same). All of it:
  * the usage (the result's usage, the metrics' agent series, the report's
- * cost), the budget and the questions too, so a run on a volume reports
+ * cost), the budget, the questions and the audit too, so a run on a volume reports
  * what a bind-mount run does (issue 25: the usage was lost). */
 void rn__session_forged(struct session *s, const char *file, enum rn_source source,
 			enum fg_seal_status seal)
@@ -208,4 +208,6 @@ void rn__session_stream_summary(void *data, const struct fg_summary *sum, enum f
 	copy->t = sum->t;
 	for (size_t i = 0; i < sum->nquestions; i++)
 		fg_summary_add_question(copy, &sum->questions[i]);
+	if (sum->audit)
+		fg_summary_set_audit(copy, sum->audit);
 }

@@ -311,6 +311,8 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->panel_given = false;
 	c->require_evidence = false;
 	c->nchecks = 0;
+	memset(&c->audit, 0, sizeof(c->audit));
+	c->audit.sample = 1;
 	c->nagent_env = 0;
 	fg_diags_init(&c->diags);
 }
@@ -325,6 +327,7 @@ void fg_review_config_release(struct fg_review_config *c)
 	for (size_t i = 0; i < c->nchecks; i++)
 		free(c->checks[i].run);
 	c->nchecks = 0;
+	FG_FREE_ALL(c->audit.instructions_file, c->audit.instructions);
 	free(c->instructions);
 	fg_diags_release(&c->diags);
 	fg_review_config_init(c);
@@ -366,6 +369,7 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	apply_cost(c, &f, env);
 	c->require_evidence = f.has_evidence && f.evidence;
 	fg__rmd_apply_checks(c, &f);
+	fg__rmd_apply_audit(c, &f);
 	memcpy(c->agent_env, f.agent_env, sizeof(c->agent_env));
 	c->nagent_env = f.nagent_env;
 	return refused;
@@ -431,6 +435,7 @@ static int load(struct fg_review_config *c, const char *path, const struct fg_re
 	}
 	fg_buf_release(&b);
 	fg__rmd_load_role_files(c, path);
+	fg__rmd_load_audit_file(c, path);
 	fg__rmd_finish_panel(c);
 	return r == -ENOENT ? -ENOENT : 0;
 }

@@ -7,7 +7,8 @@
  *                      the loops over a mapping's pairs and a list's items,
  *                      the scalar fields and the root mapping's field table;
  *   reviewmd_panel.c   reviewers: entries and the role files;
- *   reviewmd_checks.c  checks: entries.
+ *   reviewmd_checks.c  checks: entries;
+ *   reviewmd_audit.c   audit: and its instructions file.
  * Each reader of a field is called with its value as the walker's current
  * event and leaves the rest of the walk to its caller.
  */
@@ -75,6 +76,11 @@ struct fm_fields {
 	int has_evidence;
 	int evidence;
 	int evidence_line;
+	int has_audit;       /* a valid audit: mapping was given */
+	int audit_line;
+	char audit_file[ROLE_FILE_MAX + 1];   /* "" when it names none */
+	double audit_sample;
+	int audit_blocks;
 	int agent_env_line;
 	size_t nagent_env;
 	char agent_env[FG_AGENT_ENV_MAX][FG_AGENT_ENV_NAME_MAX + 1];
@@ -107,6 +113,9 @@ int fg__rmd_skip_node(struct walker *w);
 const char *fg__rmd_node_kind(const yaml_event_t *ev, const char *ok_tag);
 /* An error-level "invalid 'field' value ... expected ...; ignored". */
 void fg__rmd_bad_value(struct walker *w, const char *field, const char *kind, const char *expect);
+/* An untagged (or !!bool) plain YAML 1.2 boolean into *has and *val (an
+ * error-level diagnostic naming field otherwise, *has 0). */
+void fg__rmd_take_bool(struct walker *w, const char *field, int *has, int *val);
 /* A plain or !!str scalar copied into out (cut at outlen - 1): its full
  * length, or -1 when the event is no string. */
 long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen);
@@ -146,6 +155,24 @@ void fg__rmd_apply_panel(struct fg_review_config *c, const struct fm_fields *f);
 void fg__rmd_load_role_files(struct fg_review_config *c, const char *path);
 /* A panel given whose entries were all skipped is no panel: a warning. */
 void fg__rmd_finish_panel(struct fg_review_config *c);
+
+/* Why a path written in review.md for a file beside it (a role's, the
+ * audit's) could lead out of its directory, or NULL (reviewmd_panel.c). */
+const char *fg__rmd_path_problem(const char *p);
+/* Reads file (a path fg__rmd_path_problem() accepted) below the directory
+ * dirfd, never following a symlink, into *text (owned, instructions made
+ * as for the body): 0, or -1 after an error at line "SUBJECT refused: WHY;
+ * CONSEQUENCE" (reviewmd_panel.c). */
+int fg__rmd_read_beside(struct fg_review_config *c, int dirfd, const char *file, int line,
+			const char *subject, const char *consequence, char **text);
+
+/* audit: a mapping of {instructions, sample, blocks} (reviewmd_audit.c). */
+void fg__rmd_take_audit(struct walker *w);
+/* Copies the audit of f into c (reviewmd_audit.c). */
+void fg__rmd_apply_audit(struct fg_review_config *c, const struct fm_fields *f);
+/* Reads the audit's instructions file beside review.md (path); one that
+ * cannot be used is an error, and the audit runs with its prompt alone. */
+void fg__rmd_load_audit_file(struct fg_review_config *c, const char *path);
 
 /* checks: a list of {name, run, timeout_seconds} (reviewmd_checks.c). */
 void fg__rmd_take_checks(struct walker *w);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/audit.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "reviewmd_internal.h"
@@ -32,7 +33,7 @@ int fg_role_valid(const char *s)
 
 /* A role path stays inside review.md's directory: relative, no "." or ".."
  * component, no empty component, printable. 0 or the reason. */
-static const char *role_path_problem(const char *p)
+const char *fg__rmd_path_problem(const char *p)
 {
 	if (!*p)
 		return "it is empty";
@@ -76,6 +77,10 @@ static int entry_problem(const struct walker *w, const struct fm_reviewer *r, in
 			 "characters)", shown, FG_ROLE_MAX);
 		return 1;
 	}
+	if (!strcmp(r->role, FG_AUDIT_ROLE)) {
+		snprintf(why, whylen, "role '%s' is reserved for the audit (audit:)", shown);
+		return 1;
+	}
 	for (size_t i = 0; i < w->f.nrev; i++) {
 		if (!strcmp(w->f.rev[i].role, r->role)) {
 			snprintf(why, whylen, "role '%s' is repeated (first on line %d)", shown,
@@ -105,7 +110,7 @@ static void add_entry(struct walker *w, const struct fm_reviewer *r, int has_rol
 	}
 	problem = file_len == -2 ? "'instructions' is not a string"
 		  : file_len > ROLE_FILE_MAX ? "'instructions' is longer than 255 bytes"
-		  : file_len >= 0 ? role_path_problem(r->file) : NULL;
+		  : file_len >= 0 ? fg__rmd_path_problem(r->file) : NULL;
 	if (problem) {
 		fg__rmd_show(r->file, strlen(r->file), shown, sizeof(shown));
 		fg_diags_add(&w->diags, FG_DIAG_ERROR, r->line,
@@ -206,9 +211,8 @@ void fg__rmd_finish_panel(struct fg_review_config *c)
 			     "'reviewers' has no valid entry: one reviewer reviews, as without the field");
 }
 
-/* Reads role r's file beside review.md (dirfd). 0, or adds an error and
- * returns -1. */
-static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_reviewer *r)
+int fg__rmd_read_beside(struct fg_review_config *c, int dirfd, const char *file, int line,
+			const char *subject, const char *consequence, char **text)
 {
 	const char *why = NULL;
 	char *sub = NULL, *last = NULL;
@@ -219,8 +223,8 @@ static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_revie
 	fg_buf_init(&b, FG_REVIEWMD_MAX_BYTES);
 	/* Below the directory of review.md, never following a symlink on the
 	 * way (fg_open_beneath) nor at the end (fg_read_file_at). */
-	rc = fg_path_split(r->instructions_file, &sub, &last);
-	if (!rc && strchr(r->instructions_file, '/'))
+	rc = fg_path_split(file, &sub, &last);
+	if (!rc && strchr(file, '/'))
 		rc = fd = fg_open_beneath(dirfd, sub, 0, NULL, 0);
 	if (rc >= 0)
 		rc = fg_read_file_at(fd >= 0 ? fd : dirfd, last, FG_REVIEWMD_MAX_BYTES, 0, &b, NULL);
@@ -235,17 +239,28 @@ static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_revie
 		why = strerror(-rc);
 	else if (fg__rmd_content_refused(&d, fg_buf_str(&b), b.len))
 		why = d.v[0].msg;
-	if (why) {
-		fg_diags_add(&c->diags, FG_DIAG_ERROR, r->line,
-			     "role file '%.60s' of role '%s' refused: %s; role skipped",
-			     r->instructions_file, r->role, why);
-	} else {
-		free(r->instructions);
-		r->instructions = fg__rmd_make_instructions(fg_buf_str(&b), b.len);
-	}
+	if (why)
+		fg_diags_add(&c->diags, FG_DIAG_ERROR, line, "%s refused: %s; %s", subject, why, consequence);
+	else
+		*text = fg__rmd_make_instructions(fg_buf_str(&b), b.len);
 	fg_diags_release(&d);
 	fg_buf_release(&b);
 	return why ? -1 : 0;
+}
+
+/* Reads role r's file beside review.md (dirfd). 0, or adds an error and
+ * returns -1. */
+static int read_role_file(struct fg_review_config *c, int dirfd, struct fg_reviewer *r)
+{
+	char subject[160];
+	char *text = NULL;
+
+	snprintf(subject, sizeof(subject), "role file '%.60s' of role '%s'", r->instructions_file, r->role);
+	if (fg__rmd_read_beside(c, dirfd, r->instructions_file, r->line, subject, "role skipped", &text) < 0)
+		return -1;
+	free(r->instructions);
+	r->instructions = text;
+	return 0;
 }
 
 /* Reads every role file, relative to the directory of review.md (path). */

@@ -5,7 +5,7 @@
  * sequence's items, the scalar fields (max_retries, stop_when_stalled,
  * require_evidence, rereview, max_cost_usd) and the root mapping with its
  * table of fields. reviewers: is read in reviewmd_panel.c, checks: in
- * reviewmd_checks.c.
+ * reviewmd_checks.c, audit: in reviewmd_audit.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,8 +217,7 @@ static void take_retries(struct walker *w)
 	w->f.retries = n;
 }
 
-/* An untagged (or !!bool) plain YAML 1.2 boolean into *has and *val. */
-static void take_bool(struct walker *w, const char *field, int *has, int *val)
+void fg__rmd_take_bool(struct walker *w, const char *field, int *has, int *val)
 {
 	static const char *const yes[] = { "true", "True", "TRUE", NULL };
 	static const char *const no[] = { "false", "False", "FALSE", NULL };
@@ -352,12 +351,12 @@ int fg__rmd_each_item(struct walker *w, const char *field, const char *expect, i
 
 static void take_stalled(struct walker *w)
 {
-	take_bool(w, "stop_when_stalled", &w->f.has_stalled, &w->f.stalled);
+	fg__rmd_take_bool(w, "stop_when_stalled", &w->f.has_stalled, &w->f.stalled);
 }
 
 static void take_evidence(struct walker *w)
 {
-	take_bool(w, "require_evidence", &w->f.has_evidence, &w->f.evidence);
+	fg__rmd_take_bool(w, "require_evidence", &w->f.has_evidence, &w->f.evidence);
 }
 
 int fg_env_name_valid(const char *s)
@@ -412,6 +411,7 @@ static const struct field {
 	{ "max_cost_usd", offsetof(struct fm_fields, cost_line), take_cost },
 	{ "require_evidence", offsetof(struct fm_fields, evidence_line), take_evidence },
 	{ "checks", offsetof(struct fm_fields, checks_line), fg__rmd_take_checks },
+	{ "audit", offsetof(struct fm_fields, audit_line), fg__rmd_take_audit },
 	{ "agent_env", offsetof(struct fm_fields, agent_env_line), take_agent_env },
 };
 

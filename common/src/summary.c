@@ -33,6 +33,7 @@ static const char *const state_names[] = {
 	[FG_STATE_FAILED] = "failed",
 	[FG_STATE_DISABLED] = "disabled",
 	[FG_STATE_NO_REVIEW] = "no_review",
+	[FG_STATE_AUDIT_REJECTED] = "audit_rejected",
 };
 
 _Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state without a name");
@@ -52,23 +53,16 @@ void fg_summary_release(struct fg_summary *s)
 	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md);
 	fg_findings_free(s->questions, s->nquestions);
 	fg_findings_free(s->advice, s->nadvice);
+	if (s->audit)
+		fg_audit_release(s->audit);
+	free(s->audit);
 	fg_summary_init(s);
 }
 
 /* A copy of t cut to FG_SUMMARY_TEXT_MAX bytes on a UTF-8 boundary, or NULL. */
 static char *cut(const char *t)
 {
-	size_t n;
-
-	if (!t)
-		return NULL;
-	n = strlen(t);
-	if (n > FG_SUMMARY_TEXT_MAX) {
-		n = FG_SUMMARY_TEXT_MAX;
-		while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return fg_xstrndup(t, n);
+	return fg_utf8_cut(t, FG_SUMMARY_TEXT_MAX);
 }
 
 /* Appends a trimmed copy of f to the list *v of *n findings, *alloc its
@@ -100,6 +94,15 @@ void fg_summary_add_advice(struct fg_summary *s, const struct fg_finding *f)
 	keep_finding(&s->advice, &s->nadvice, &s->advice_alloc, f);
 }
 
+void fg_summary_set_audit(struct fg_summary *s, const struct fg_audit *a)
+{
+	if (!s->audit) {
+		s->audit = fg_xmalloc(sizeof(*s->audit));
+		fg_audit_init(s->audit);
+	}
+	fg_audit_copy(s->audit, a);
+}
+
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 {
 	cJSON *o = cJSON_CreateObject();
@@ -122,6 +125,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
 	if (s->nadvice)
 		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(s->advice, s->nadvice));
+	if (s->audit)
+		cJSON_AddItemToObject(o, "audit", fg_audit_to_cjson(s->audit));
 	return o;
 }
 
@@ -249,6 +254,15 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		s->max_cost_usd = v->valuedouble;
 	read_findings(o, "questions", &s->questions, &s->nquestions, &s->questions_alloc);
 	read_findings(o, "advice", &s->advice, &s->nadvice, &s->advice_alloc);
+	v = cJSON_GetObjectItemCaseSensitive(o, "audit");
+	if (cJSON_IsObject(v)) {
+		struct fg_audit a;
+
+		fg_audit_init(&a);
+		if (!fg_audit_from_cjson(&a, v))
+			fg_summary_set_audit(s, &a);
+		fg_audit_release(&a);
+	}
 	return 0;
 }
 

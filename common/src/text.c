@@ -153,6 +153,21 @@ char *fg_utf8_scrub(const char *s, size_t n)
 	return fg_buf_detach(&b, NULL);
 }
 
+char *fg_utf8_cut(const char *s, size_t max)
+{
+	size_t n;
+
+	if (!s)
+		return NULL;
+	n = strlen(s);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return fg_xstrndup(s, n);
+}
+
 uint64_t fg_hash64(const void *p, size_t n)
 {
 	const unsigned char *c = p;

@@ -12,6 +12,7 @@
 
 #include "fgtest.h"
 #include "forge/buf.h"
+#include "forge/alloc.h"
 #include "forge/reviewmd.h"
 
 TestSuite(reviewmd, .timeout = 60);
@@ -924,4 +925,93 @@ Test(reviewmd, checks_entries_are_validated_one_by_one)
 	cr_assert_eq(c.nchecks, 0);
 	cr_assert(strstr(c.diags.v[0].msg, "invalid 'checks' value 'make test'"), "%s", c.diags.v[0].msg);
 	fg_review_config_release(&c);
+}
+
+/* audit: (issue "A second opinion"): the mapping's members, their
+ * defaults, bad values with an error each, the instructions file read
+ * beside review.md (never outside), the role name "audit" reserved. */
+Test(reviewmd, audit_mapping_members_defaults_and_errors)
+{
+	struct fg_review_config c;
+	const char *t;
+
+	fg_review_config_init(&c);
+	fg_review_config_parse(&c, "---\nmax_retries: 2\n---\nBody\n", 0, NULL);
+	cr_assert_not(c.audit.on, "no audit: unless asked for");
+	t = "---\naudit: {}\n---\nBody\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert(c.audit.on);
+	cr_assert_float_eq(c.audit.sample, 1, 1e-12);
+	cr_assert_not(c.audit.blocks);
+	cr_assert_null(c.audit.instructions_file);
+	cr_assert_eq(c.diags.n, 0);
+	t = "---\naudit:\n  sample: 0.2\n  blocks: true\n---\nBody\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert(c.audit.on);
+	cr_assert_float_eq(c.audit.sample, 0.2, 1e-12);
+	cr_assert(c.audit.blocks);
+	cr_assert_eq(c.audit.line, 2);
+	/* Bad members: an error each, the default kept, the audit still on. */
+	t = "---\naudit:\n  sample: 1.5\n  blocks: yes\n  instructions: ../x.md\n  smaple: 1\n---\nB\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert(c.audit.on);
+	cr_assert_float_eq(c.audit.sample, 1, 1e-12);
+	cr_assert_not(c.audit.blocks);
+	cr_assert_null(c.audit.instructions_file);
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 3, "invalid 'audit.sample' value '1.5'"));
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 4, "invalid 'audit.blocks' value 'yes'"));
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 5, "audit file '../x.md' refused"));
+	cr_assert(has_diag(&c.diags, FG_DIAG_WARNING, 6, "unknown field 'smaple' in 'audit'"));
+	/* Not a mapping: an error, no audit. */
+	t = "---\naudit: true\n---\nB\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert_not(c.audit.on);
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 2, "invalid 'audit' value 'true'"));
+	/* A typo of the field is said at run time too. */
+	t = "---\naudti: {}\n---\nB\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert_not(c.audit.on);
+	cr_assert(has_diag(&c.diags, FG_DIAG_WARNING, 2, "did you mean 'audit'"));
+	/* The audit's role name is no panel role's. */
+	t = "---\nreviewers:\n  - role: audit\n  - role: docs\n---\nB\n";
+	fg_review_config_parse(&c, t, strlen(t), NULL);
+	cr_assert_eq(c.nreviewers, 1);
+	cr_assert_str_eq(c.reviewers[0].role, "docs");
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 3, "role 'audit' is reserved for the audit"));
+	fg_review_config_release(&c);
+}
+
+Test(reviewmd, audit_instructions_file_is_read_beside_review_md_only)
+{
+	char *d = fgt_tmpdir();
+	char *skill = fgt_fmt("%s/skill", d);
+	char *rmd = fgt_fmt("%s/review.md", skill);
+	char *file = fgt_fmt("%s/audit/hunt.md", skill), *outside = fgt_fmt("%s/secret.md", d);
+	char *link = fgt_fmt("%s/link.md", skill);
+	struct fg_review_config c;
+	struct fg_diags out;
+
+	fgt_write(file, "\nHunt for off-by-one errors.\r\n\n");
+	fgt_write(outside, "outside\n");
+	cr_assert_eq(symlink("../secret.md", link), 0);
+	fgt_write(rmd, "---\naudit:\n  instructions: audit/hunt.md\n  sample: 0\n---\nShared\n");
+	fg_review_config_init(&c);
+	cr_assert_eq(fg_review_config_load(&c, rmd, NULL), 0);
+	cr_assert(c.audit.on);
+	cr_assert_str_eq(c.audit.instructions_file, "audit/hunt.md");
+	cr_assert_str_eq(c.audit.instructions, "Hunt for off-by-one errors.");
+	cr_assert_float_eq(c.audit.sample, 0, 1e-12);
+	cr_assert_eq(c.diags.n, 0, "%s", c.diags.n ? c.diags.v[0].msg : "");
+	/* A symlink leading out: refused, the audit runs with its prompt alone. */
+	fgt_write(rmd, "---\naudit:\n  instructions: link.md\n---\nShared\n");
+	cr_assert_eq(fg_review_config_load(&c, rmd, NULL), 0);
+	cr_assert(c.audit.on);
+	cr_assert_str_eq(c.audit.instructions, "");
+	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 2, "audit file 'link.md' refused"));
+	fg_review_config_release(&c);
+	fg_diags_init(&out);
+	cr_assert_eq(fg_review_lint_file(rmd, &out), 1, "lint fails on a refused audit file");
+	fg_diags_release(&out);
+	fgt_rm_rf(d);
+	FG_FREE_ALL(d, skill, rmd, file, outside, link);
 }

@@ -28,6 +28,7 @@ static const struct state_case states[] = {
 	{ FG_STATE_STALLED, "stalled" },     { FG_STATE_BLOCKED, "blocked" },
 	{ FG_STATE_OVER_BUDGET, "over_budget" }, { FG_STATE_FAILED, "failed" },
 	{ FG_STATE_DISABLED, "disabled" },   { FG_STATE_NO_REVIEW, "no_review" },
+	{ FG_STATE_AUDIT_REJECTED, "audit_rejected" },
 };
 
 Test(summary, state_names_and_parse_table)
@@ -336,6 +337,85 @@ Test(summary, advice_round_trips_bounded)
 	free(text);
 	free(path);
 	fg_summary_release(&s);
+	fgt_rm_rf(dir);
+	free(dir);
+}
+
+/* The audit's record (audit.h) round-trips through the summary, bounded:
+ * feedback cut, findings at most FG_AUDIT_FINDINGS_MAX, usage and cost kept;
+ * a summary without one has none, one with an unreadable one drops it. */
+Test(summary, audit_round_trips_bounded)
+{
+	char *dir = fgt_tmpdir();
+	struct fg_summary s, back;
+	struct fg_audit a;
+	struct fg_judgement j;
+	char err[256] = "";
+
+	fill(&s, FG_STATE_AUDIT_REJECTED);
+	fg_audit_init(&a);
+	fg_judgement_init(&j);
+	j.verdict = FG_VERDICT_REJECTED;
+	j.feedback = malloc(FG_AUDIT_FEEDBACK_MAX * 3);
+	memset(j.feedback, 'x', FG_AUDIT_FEEDBACK_MAX * 3 - 1);
+	j.feedback[FG_AUDIT_FEEDBACK_MAX * 3 - 1] = '\0';
+	for (int i = 0; i < FG_AUDIT_FINDINGS_MAX + 7; i++) {
+		struct fg_finding *f = fg_judgement_add_finding(&j);
+
+		f->severity = strdup("BLOCKING");
+		f->title = strdup("off by one");
+		f->file_path = strdup("calc.sh");
+		f->line = 3;
+	}
+	j.has_findings = true;
+	fg_audit_take_judgement(&a, &j);
+	fg_judgement_reset(&j);
+	a.blocks = true;
+	a.sample = 0.2;
+	a.draw = 0.125;
+	a.elapsed_seconds = 1.5;
+	fg_usage_set_cost(&a.usage, 0.04);
+	fg_usage_set(&a.usage, FG_USAGE_OUTPUT, 1312);
+	fg_summary_set_audit(&s, &a);
+	fg_audit_release(&a);
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(back.state, FG_STATE_AUDIT_REJECTED);
+	cr_assert_not_null(back.audit);
+	cr_assert_eq(back.audit->outcome, FG_AUDIT_DISAGREED);
+	cr_assert(back.audit->has_verdict);
+	cr_assert_eq(back.audit->verdict, FG_VERDICT_REJECTED);
+	cr_assert_eq(strlen(back.audit->feedback), FG_AUDIT_FEEDBACK_MAX);
+	cr_assert_eq(back.audit->nfindings, FG_AUDIT_FINDINGS_MAX);
+	cr_assert_str_eq(back.audit->findings[0].title, "off by one");
+	cr_assert(back.audit->blocks);
+	cr_assert_float_eq(back.audit->sample, 0.2, 1e-12);
+	cr_assert_float_eq(back.audit->draw, 0.125, 1e-12);
+	cr_assert_float_eq(back.audit->usage.cost_usd, 0.04, 1e-12);
+	cr_assert_eq(back.audit->usage.output_tokens, 1312);
+	fg_summary_release(&back);
+	fg_summary_release(&s);
+
+	/* Without an audit: none; with one that does not read: none either. */
+	fill(&s, FG_STATE_APPROVED);
+	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_null(back.audit);
+	fg_summary_release(&back);
+	fg_summary_release(&s);
+	{
+		char *p = fgt_fmt("%s/review_summary.json", dir);
+
+		fgt_write(p, "{\"state\":\"approved\",\"cycles\":1,\"max_cycles\":3,\"step\":\"s\","
+			  "\"skill\":\"k\",\"audit\":{\"outcome\":\"maybe\"}}");
+		free(p);
+	}
+	fg_summary_init(&back);
+	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_null(back.audit, "an audit without a valid outcome is dropped");
+	fg_summary_release(&back);
 	fgt_rm_rf(dir);
 	free(dir);
 }

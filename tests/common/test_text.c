@@ -166,3 +166,23 @@ Test(text, utf8_scrub_replaces_every_bad_byte)
 	cr_assert_eq(bad, 1);
 	free(s);
 }
+
+Test(text, utf8_cut_never_splits_a_character)
+{
+	char *c;
+
+	cr_assert_null(fg_utf8_cut(NULL, 4));
+	c = fg_utf8_cut("abc", 10);
+	cr_assert_str_eq(c, "abc");
+	free(c);
+	/* "é" is 2 bytes: a cut at 2 keeps "a" alone, at 3 "aé". */
+	c = fg_utf8_cut("a\xc3\xa9z", 2);
+	cr_assert_str_eq(c, "a");
+	free(c);
+	c = fg_utf8_cut("a\xc3\xa9z", 3);
+	cr_assert_str_eq(c, "a\xc3\xa9");
+	free(c);
+	c = fg_utf8_cut("abc", 0);
+	cr_assert_str_eq(c, "");
+	free(c);
+}

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fge2e.h"
+#include "forge/alloc.h"
 #include "fgtest.h"
 #include "fgws.h"
 
@@ -540,4 +541,52 @@ Test(entrypoint_inspect, help_lists_every_option_and_version)
 	cr_assert(strstr(p.err, "forge-entrypoint: unknown command 'frobnicate'"), "%s", p.err);
 	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"));
 	fgt_proc_release(&p);
+}
+
+/* review.md audit: in config (null without it, else what it resolved to,
+ * the file's text read beside review.md) and in lint (a bad member, the
+ * reserved role name). */
+Test(entrypoint_inspect, config_and_lint_know_the_audit)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	cJSON *j;
+	const cJSON *a;
+
+	fgw_init(&w);
+	char *dir = fgt_fmt("%s/sk", w.root);
+	char *f = fgt_fmt("%s/review.md", dir), *af = fgt_fmt("%s/hunt.md", dir);
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
+	const char *lint[] = { FG_ENTRYPOINT_BIN, "lint", f, NULL };
+
+	fgt_write(f, "---\nmax_retries: 2\n---\nBe strict.\n");
+	run(&p, argv, NULL, NULL);
+	j = out_json(&p);
+	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "audit")), "%s", p.out);
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+	fgt_write(af, "Hunt for off-by-one errors.\n");
+	fgt_write(f, "---\naudit:\n  instructions: hunt.md\n  sample: 0.25\n  blocks: true\n---\nBe strict.\n");
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	j = out_json(&p);
+	a = cJSON_GetObjectItem(j, "audit");
+	cr_assert(cJSON_IsObject(a), "%s", p.out);
+	cr_assert_str_eq(fge_jstr(a, "instructions_file"), "hunt.md");
+	cr_assert_str_eq(fge_jstr(a, "instructions"), "Hunt for off-by-one errors.");
+	cr_assert_float_eq(cJSON_GetObjectItem(a, "sample")->valuedouble, 0.25, 1e-12);
+	cr_assert(fge_jtrue(a, "blocks"));
+	cJSON_Delete(j);
+	fgt_proc_release(&p);
+	run(&p, lint, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "%s%s", p.out, p.err);
+	fgt_proc_release(&p);
+	fgt_write(f, "---\naudit:\n  sample: 2\nreviewers:\n  - role: audit\n---\nBe strict.\n");
+	run(&p, lint, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
+	cr_assert_not_null(strstr(p.out, ":3: error: invalid 'audit.sample' value '2'"), "%s", p.out);
+	cr_assert_not_null(strstr(p.out, ":5: error: invalid 'reviewers' entry: role 'audit' is reserved"), "%s", p.out);
+	fgt_proc_release(&p);
+	FG_FREE_ALL(dir, f, af);
+	fgw_release(&w);
 }

@@ -43,6 +43,7 @@
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
+#include "forge/audit.h"
 
 #define STEP FGD_STEP
 #define SKILL FGD_SKILL
@@ -68,6 +69,7 @@ struct rbox {
 	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
 	char *volume;      /* owned: the named volume used instead of ws, or NULL */
 	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
+	const char *reviewer_output;  /* FORGE_REVIEWER_OUTPUT for the run, or NULL */
 	const char *const *env;     /* more NAME=value for the runner, or NULL */
 };
 
@@ -207,6 +209,8 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		env[ne++] = fgt_fmt("CONTAINERS_CONF=%s", b->conf);
 	if (b->worker_output)
 		env[ne++] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
+	if (b->reviewer_output)
+		env[ne++] = fgt_fmt("FORGE_REVIEWER_OUTPUT=%s", b->reviewer_output);
 	for (size_t i = 0; b->env && b->env[i] && ne < 19; i++)
 		env[ne++] = fgt_fmt("%s", b->env[i]);
 	env[ne] = NULL;
@@ -1575,4 +1579,140 @@ Test(runner_docker, a_traced_container_run_on_a_bind_mount_and_on_a_volume_is_on
 	fgd_ensure_image(FGD_IMAGE);
 	traced_run(0);
 	traced_run(1);
+}
+
+/* ---- the held-out audit (review.md audit:) in a container ---- */
+
+/* Rejects cycles 1 and 2, gives in at cycle 3; as the audit (its role
+ * audit), saves what it got under .forge/audit-saw/ (left out of the change
+ * set: no workspace change) and rejects. */
+static const char REVIEWER_GIVES_IN_AUDIT_REJECTS[] =
+	"#!/bin/sh\n"
+	"say() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"%s\","
+	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":1000,\"output_tokens\":100}}\\n' \"$1\" \"$2\"; }\n"
+	"if [ \"$FORGE_REVIEWER_ROLE\" = audit ]; then\n"
+	"  d=/workspace/.forge/audit-saw; mkdir -p $d\n"
+	"  cat > $d/stdin; cp \"$FORGE_SYSTEM_PROMPT_FILE\" $d/system\n"
+	"  env | grep '^FORGE_' | sort > $d/env\n"
+	"  say 'REJECTED\\n\\n- work.log: the task asked for two lines and the loop gave in (AUDIT-FOUND)' 0.25\n"
+	"  exit 0\n"
+	"fi\n"
+	"cat >/dev/null\n"
+	"if [ \"$FORGE_CYCLE\" -lt 3 ]; then say \"REJECTED: LOOP-FEEDBACK-$FORGE_CYCLE work.log\" 0.01; else say APPROVED 0.01; fi\n";
+
+/* One run of the audit scenario with blocks: true (volume: on a named
+ * volume, reported by the stream alone): exit 4, audit_rejected, the audit
+ * in the result, the event and the metric. Returns the result (owned). */
+static cJSON *audit_run(struct rbox *b, int volume, const char *run_id)
+{
+	char *mfile = b->w.metrics, *m, *rep;
+	cJSON *res, *ev;
+	const cJSON *a, *e, *u;
+	struct fgt_proc p;
+
+	b->reviewer_output = "claude";
+	box_agent(b, "worker.sh", WORKER_APPEND);
+	box_agent(b, "reviewer.sh", REVIEWER_GIVES_IN_AUDIT_REJECTS);
+	if (volume) {
+		b->volume = fgt_fmt("forge-test-audit-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
+		fill_volume(b);
+	}
+	int code = wait_runner(b, spawn_runner(b, (const char *const[]){ "--metrics-file", mfile, "--run-id",
+									 run_id, NULL }));
+	cr_assert_eq(code, 4, "runner exited %d; stderr:\n%s\nlog:\n%s", code, fgt_read_or_empty(b->w.stderr_path),
+		     fgt_read_or_empty(b->w.log));
+	res = read_result(b);
+	cr_assert_str_eq(jstr(res, "review_state"), "audit_rejected");
+	cr_assert_str_eq(jstr(res, "run_id"), run_id);
+	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(res, "review_cycles")), 3);
+	a = cJSON_GetObjectItemCaseSensitive(res, "audit");
+	cr_assert(cJSON_IsObject(a), "no audit in the result");
+	cr_assert_str_eq(jstr(a, "outcome"), "disagreed");
+	cr_assert_not_null(strstr(jstr(a, "feedback"), "AUDIT-FOUND"));
+	cr_assert_float_eq(jnum(a, "draw"), fg_audit_draw(run_id, STEP, SKILL), 1e-12);
+	/* The costs: three loop reviews at $0.01 and the audit's $0.25. */
+	cr_assert_float_eq(jnum(a, "cost_usd"), 0.25, 1e-9);
+	u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(res, "usage"), "reviewer");
+	cr_assert_float_eq(jnum(u, "cost_usd"), 0.28, 1e-9);
+	const char *argv[] = { FG_RUNNER_BIN, "report", b->w.result, "--format", "markdown", NULL };
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
+	rep = p.out;
+	cr_assert_not_null(strstr(rep, "**Audit:** approved by the loop in 3 cycles; the audit disagreed"), "%s", rep);
+	cr_assert_not_null(strstr(rep, "**Cost:** $0.2800"), "%s", rep);
+	fgt_proc_release(&p);
+	ev = fgw_log_events(&b->w);
+	e = fge_find_event(ev, "audit", NULL, NULL);
+	cr_assert_not_null(e, "no audit event; log:\n%s", fgt_read_or_empty(b->w.log));
+	cr_assert_str_eq(jstr(e, "outcome"), "disagreed");
+	m = fgt_read_or_empty(mfile);
+	cr_assert_not_null(strstr(m, "forge_review_audits_total{skill=\"" SKILL "\",step=\"" STEP
+				      "\",outcome=\"disagreed\"} 1\n"), "%s", m);
+	cr_assert_not_null(strstr(m, "forge_review_agent_cost_usd_total{skill=\"" SKILL "\",step=\"" STEP
+				      "\",role=\"reviewer\"} 0.28\n"), "%s", m);
+	free(m);
+	cJSON_Delete(ev);
+	return res;
+}
+
+Test(runner_docker, the_audit_runs_in_a_container_and_blocks)
+{
+	struct rbox b;
+	cJSON *res;
+	char *saw, *path;
+
+	char in[32] = "", out[32] = "";
+
+	/* sample 0.5: one run id drawn below it (audited), one above (not). */
+	for (int i = 0; i < 200 && (!in[0] || !out[0]); i++) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "audit-docker-%d", i);
+		snprintf(fg_audit_draw(id, STEP, SKILL) < 0.5 ? in : out, 32, "%s", id);
+	}
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\naudit:\n  blocks: true\n  sample: 0.5\n---\n"
+		 "Check that work.log has two lines.\n");
+	res = audit_run(&b, 0, in);
+	/* What the audit got in the container: none of the loop's history. */
+	path = fgt_fmt("%s/.forge/audit-saw/stdin", b.w.ws);
+	saw = fgt_read(path, NULL);
+	cr_assert_not_null(saw, "the audit saved nothing");
+	cr_assert_null(strstr(saw, "LOOP-FEEDBACK"), "%s", saw);
+	cr_assert_null(strstr(saw, "Previous review"), "%s", saw);
+	cr_assert_not_null(strstr(saw, "Find the defect that approval missed"), "%s", saw);
+	free(saw);
+	free(path);
+	path = fgt_fmt("%s/.forge/audit-saw/env", b.w.ws);
+	saw = fgt_read(path, NULL);
+	cr_assert_not_null(strstr(saw, "FORGE_REVIEWER_ROLE=audit\n"), "%s", saw);
+	cr_assert_null(strstr(saw, "FORGE_FEEDBACK_FILE="), "%s", saw);
+	free(saw);
+	free(path);
+	assert_no_container(&b, in);
+	cJSON_Delete(res);
+	/* The other id is not sampled: no audit runs, the approval stands. */
+	fgw_reset_run(&b.w);
+	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--run-id", out, NULL }));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	res = read_result(&b);
+	cr_assert_str_eq(jstr(res, "review_state"), "approved");
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(res, "audit");
+	cr_assert_str_eq(jstr(a, "outcome"), "skipped");
+	cr_assert_not_null(strstr(jstr(a, "reason"), "not sampled"));
+	cr_assert_float_eq(jnum(a, "draw"), fg_audit_draw(out, STEP, SKILL), 1e-12);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+Test(runner_docker, the_audit_of_a_named_volume_run_comes_by_the_stream)
+{
+	struct rbox b;
+	cJSON *res;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 3\naudit:\n  blocks: true\n---\nCheck that work.log has two lines.\n");
+	res = audit_run(&b, 1, "audit-docker-volume");
+	cr_assert_eq(by_source(res, "stream"), 3);
+	cJSON_Delete(res);
+	box_release(&b);
 }

@@ -29,6 +29,12 @@ Test(closing, says_the_step_state_cycles_cost_time_and_result)
 		{ { .step = "s", .outcome = "failed", .seconds = 3.2, .exit_code = 1,
 		    .reason = "the task failed: worker exited with status 3" },
 		  "s: failed, 3.2 s; exit 1: the task failed: worker exited with status 3" },
+		/* The held-out audit's outcome, when there was one. */
+		{ { .step = "impl", .outcome = "audit_rejected", .cycles = 3, .max_cycles = 3, .audit = "disagreed",
+		    .have_cost = true, .cost_usd = 0.28, .seconds = 0.7, .exit_code = 4 },
+		  "impl: audit_rejected in 3/3 cycles (the audit disagreed), $0.28, 0.7 s; exit 4" },
+		{ { .step = "impl", .outcome = "approved", .cycles = 1, .max_cycles = 3, .audit = "skipped", .seconds = 1 },
+		  "impl: approved in 1/3 cycles (the audit was skipped), 1.0 s" },
 		/* A sandbox's reason cannot start a line or move the cursor. */
 		{ { .step = "s", .outcome = "error", .seconds = 1, .exit_code = 125,
 		    .reason = "a\nb\033[2K" }, "s: error, 1.0 s; exit 125: a\\nb\\x1b[2K" },

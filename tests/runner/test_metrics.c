@@ -707,3 +707,33 @@ Test(metrics, no_addition_makes_a_metric_infinite)
 	free(dir);
 	free(path);
 }
+
+/* forge_review_audits_total{skill,step,outcome}: one per audited run,
+ * counted across runs that share the file, read back strictly, and a file
+ * promtool accepts. */
+Test(metrics, audit_outcomes_count_merge_and_pass_promtool)
+{
+	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
+	char *dir = fgt_tmpdir(), *path = fgt_fmt("%s/forge.prom", dir), *text;
+	struct rn_metrics m;
+
+	for (int run = 0; run < 2; run++) {
+		rn_metrics_init(&m);
+		rn_metrics_add_audit(&m, "implement-task", "implement_task", "disagreed");
+		rn_metrics_add_audit(&m, "implement-task", "implement_task", run ? "agreed" : "skipped");
+		merge_ok(&m, path);
+		rn_metrics_release(&m);
+	}
+	text = fgt_read(path, NULL);
+	cr_assert_not_null(strstr(text, "# TYPE forge_review_audits_total counter\n"
+				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"agreed\"} 1\n"
+				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"disagreed\"} 2\n"
+				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"skipped\"} 1\n"),
+			   "%s", text);
+	if (access(PROMTOOL, X_OK) == 0)
+		promtool(argv, text);
+	free(text);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}

@@ -71,6 +71,7 @@ Test(result, result_file_names_every_state)
 		{ FG_STATE_OVER_BUDGET, "over_budget" }, { FG_STATE_FAILED, "failed" },
 		/* Issue 18: the result said "none" for both; one name per state now. */
 		{ FG_STATE_DISABLED, "disabled" }, { FG_STATE_NO_REVIEW, "no_review" },
+		{ FG_STATE_AUDIT_REJECTED, "audit_rejected" },
 	};
 
 	cr_assert_eq(ARRAY_SIZE(cases), FG_STATE_COUNT);

@@ -12,6 +12,8 @@
  *   2    usage or configuration error (nothing was started)
  *   3    forge-entrypoint: review exhausted, stalled, blocked or over budget
  *        with AUTO_REVIEW_FAIL_ON_EXHAUSTION=1
+ *   4    forge-entrypoint: the loop approved, and the audit (review.md
+ *        audit: with blocks: true) disagreed: state audit_rejected
  *   124  forge-runner run: --timeout ran out
  *   125  the program itself failed at run time (fds 0-2 could not be
  *        opened, the event loop or a result could not be set up or written)
@@ -24,6 +26,7 @@
 #define FG_EXIT_FAILED 1
 #define FG_EXIT_USAGE 2
 #define FG_EXIT_EXHAUSTED 3
+#define FG_EXIT_AUDIT_REJECTED 4
 #define FG_EXIT_TIMEOUT 124
 #define FG_EXIT_RUNTIME 125
 #define FG_EXIT_SIGNAL_BASE 128

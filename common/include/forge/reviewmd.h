@@ -46,6 +46,13 @@
  * a role file that cannot be read, escapes the directory or is not UTF-8
  * text skips its role with a diagnostic.
  *
+ * audit: a mapping {instructions, sample, blocks}: instructions a file
+ * beside review.md as a role's (one that cannot be used is an error, the
+ * audit runs with its prompt alone), sample a plain number 0..1 (default 1),
+ * blocks a YAML bool (default false); a bad member keeps its default with
+ * an error, a value that is no mapping is an error and means no audit.
+ * The role name "audit" is reserved (a panel role of that name is skipped).
+ *
  * max_cost_usd: a valid frontmatter value, else a valid
  * AUTO_REVIEW_MAX_COST_USD (an invalid one is ignored with a warning), else
  * no budget (-1).
@@ -119,6 +126,16 @@ struct fg_check {
 	int line;                           /* line of the entry in review.md */
 };
 
+/* The held-out audit (audit:): one reviewer run, once the loop approved,
+ * with none of its history (audit.h). */
+struct fg_audit_config {
+	bool on;                         /* review.md has a valid audit: mapping */
+	char *instructions_file;         /* owned: the path as written, or NULL */
+	char *instructions;              /* owned: its text ("" when none) */
+	double sample;                   /* 0..1: the share of approved steps audited (default 1) */
+	bool blocks;                     /* a disagreement turns the approval into audit_rejected */
+	int line;                        /* line of audit: in review.md */
+};
 /* review.md agent_env: at most this many names, each at most this long. */
 #define FG_AGENT_ENV_MAX 32
 #define FG_AGENT_ENV_NAME_MAX 64
@@ -137,6 +154,7 @@ struct fg_review_config {
 	bool require_evidence;           /* an approval needs a Verified line or a passing check */
 	struct fg_check checks[FG_CHECKS_MAX];   /* the valid checks, in order */
 	size_t nchecks;
+	struct fg_audit_config audit;
 	char agent_env[FG_AGENT_ENV_MAX][FG_AGENT_ENV_NAME_MAX + 1];  /* agent_env: the valid names */
 	size_t nagent_env;
 	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */

@@ -11,6 +11,7 @@
 #ifndef FORGE_SUMMARY_H
 #define FORGE_SUMMARY_H
 
+#include "forge/audit.h"
 #include "forge/buf.h"
 #include "forge/phase.h"
 #include "forge/usage.h"
@@ -37,9 +38,10 @@ enum fg_review_state {
 	FG_STATE_OVER_BUDGET,   /* the run's usage budget ran out */
 	FG_STATE_FAILED,
 	FG_STATE_DISABLED,      /* max_retries resolved to 0 */
-	FG_STATE_NO_REVIEW      /* no review.md applied */
+	FG_STATE_NO_REVIEW,     /* no review.md applied */
+	FG_STATE_AUDIT_REJECTED /* the loop approved, a blocking audit disagreed */
 };
-#define FG_STATE_COUNT (FG_STATE_NO_REVIEW + 1)
+#define FG_STATE_COUNT (FG_STATE_AUDIT_REJECTED + 1)
 
 struct fg_summary {
 	enum fg_review_state state;
@@ -65,10 +67,13 @@ struct fg_summary {
 	struct fg_finding *advice;
 	size_t nadvice;
 	size_t advice_alloc;          /* its capacity (FG_ALLOC_GROW) */
+	/* The held-out audit's record (owned, NULL: no audit was asked for or
+	 * the loop did not approve); written as "audit". */
+	struct fg_audit *audit;
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
- * "disabled", "no_review" (static); "failed" for a value out of range. */
+ * "disabled", "no_review", "audit_rejected" (static); "failed" for a value out of range. */
 const char *fg_review_state_name(enum fg_review_state s);
 /* The state named s (exactly one of the names above): 0, or -EINVAL with
  * *out untouched. */
@@ -82,6 +87,8 @@ void fg_summary_release(struct fg_summary *s);
 void fg_summary_add_question(struct fg_summary *s, const struct fg_finding *f);
 /* The same for s->advice. */
 void fg_summary_add_advice(struct fg_summary *s, const struct fg_finding *f);
+/* Gives s a copy of a (replacing any audit it had). */
+void fg_summary_set_audit(struct fg_summary *s, const struct fg_audit *a);
 /* The summary as a new cJSON object (owned by the caller). */
 struct cJSON *fg_summary_to_cjson(const struct fg_summary *s);
 /* Parses and validates len bytes (the same rules as a file read). s must

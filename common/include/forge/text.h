@@ -74,6 +74,10 @@ int fg_utf8_check(const void *s, size_t n, size_t *bad);
  */
 char *fg_utf8_scrub(const char *s, size_t n);
 
+/* An owned copy of s cut to at most max bytes, never inside a UTF-8
+ * sequence; NULL for NULL. */
+char *fg_utf8_cut(const char *s, size_t max);
+
 /* 64-bit FNV-1a of n bytes: a content fingerprint for deduplication (not a
  * defence against a chosen collision). */
 uint64_t fg_hash64(const void *p, size_t n);
