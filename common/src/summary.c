@@ -40,6 +40,61 @@ _Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state withou
 FG_NAME_FUNCS(enum fg_review_state, state_names, "failed", fg_review_state_name,
 	      fg_review_state_parse)
 
+static const char *const cause_names[] = {
+	[FG_CAUSE_NONE] = "none",
+	[FG_CAUSE_TIMEOUT] = "timeout",
+	[FG_CAUSE_INTERRUPTED] = "interrupted",
+	[FG_CAUSE_WORKER_FAILED] = "worker_failed",
+	[FG_CAUSE_REVIEWER_FAILED] = "reviewer_failed",
+	[FG_CAUSE_CONFIG_ERROR] = "config_error",
+	[FG_CAUSE_ENGINE_ERROR] = "engine_error",
+};
+
+_Static_assert(ARRAY_SIZE(cause_names) == FG_CAUSE_COUNT, "a failure cause without a name");
+
+FG_NAME_FUNCS(enum fg_failure_cause, cause_names, "none", fg_failure_cause_name,
+	      fg_failure_cause_parse)
+
+/* A copy of t cut to max bytes on a UTF-8 boundary, or NULL. */
+static char *cut_to(const char *t, size_t max)
+{
+	size_t n;
+
+	if (!t)
+		return NULL;
+	n = strlen(t);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return fg_xstrndup(t, n);
+}
+
+void fg_summary_set_failure(struct fg_summary *s, enum fg_failure_cause cause, const char *reason)
+{
+	char *c = cut_to(reason, FG_FAILURE_REASON_MAX);
+
+	free(s->reason);
+	s->cause = cause;
+	s->reason = c ? fg_utf8_scrub(c, strlen(c)) : NULL;
+	free(c);
+}
+
+struct cJSON *fg_failure_to_cjson(enum fg_failure_cause cause, const char *reason)
+{
+	cJSON *o;
+
+	if (cause == FG_CAUSE_NONE)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (!o)
+		abort();
+	cJSON_AddStringToObject(o, "cause", fg_failure_cause_name(cause));
+	fg_json_add_str_or_null(o, "reason", reason);
+	return o;
+}
+
 void fg_summary_init(struct fg_summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -49,7 +104,7 @@ void fg_summary_init(struct fg_summary *s)
 
 void fg_summary_release(struct fg_summary *s)
 {
-	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md);
+	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md, s->reason);
 	fg_findings_free(s->questions, s->nquestions);
 	fg_findings_free(s->advice, s->nadvice);
 	fg_summary_init(s);
@@ -58,17 +113,7 @@ void fg_summary_release(struct fg_summary *s)
 /* A copy of t cut to FG_SUMMARY_TEXT_MAX bytes on a UTF-8 boundary, or NULL. */
 static char *cut(const char *t)
 {
-	size_t n;
-
-	if (!t)
-		return NULL;
-	n = strlen(t);
-	if (n > FG_SUMMARY_TEXT_MAX) {
-		n = FG_SUMMARY_TEXT_MAX;
-		while (n > 0 && ((unsigned char)t[n] & 0xc0) == 0x80)
-			n--;
-	}
-	return fg_xstrndup(t, n);
+	return cut_to(t, FG_SUMMARY_TEXT_MAX);
 }
 
 /* Appends a trimmed copy of f to the list *v of *n findings, *alloc its
@@ -121,6 +166,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
 	if (s->nadvice)
 		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(s->advice, s->nadvice));
+	if (s->cause != FG_CAUSE_NONE)
+		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(s->cause, s->reason));
 	return o;
 }
 
@@ -212,6 +259,18 @@ static void read_findings(const cJSON *o, const char *key, struct fg_finding **v
 	fg_findings_free(f, n);
 }
 
+/* The optional "failure" member: an unknown cause is none (a newer
+ * writer's name), the reason bounded as when written. */
+static void read_failure(const cJSON *o, struct fg_summary *s)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+	enum fg_failure_cause c = FG_CAUSE_NONE;
+
+	if (!cJSON_IsObject(f) || fg_failure_cause_parse(fg_json_str(f, "cause"), &c) || c == FG_CAUSE_NONE)
+		return;
+	fg_summary_set_failure(s, c, fg_json_str(f, "reason"));
+}
+
 static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
@@ -247,6 +306,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		s->max_cost_usd = v->valuedouble;
 	read_findings(o, "questions", &s->questions, &s->nquestions, &s->questions_alloc);
 	read_findings(o, "advice", &s->advice, &s->nadvice, &s->advice_alloc);
+	read_failure(o, s);
 	return 0;
 }
 
