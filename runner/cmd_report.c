@@ -47,7 +47,7 @@ static void entry_release(struct entry *e)
 {
 	for (size_t i = 0; i < e->ncycles; i++)
 		fg_cycle_release(&e->cycles[i]);
-	FG_FREE_ALL(e->cycles, e->error, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
+	FG_FREE_ALL(e->cycles, e->error, e->reason, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -183,6 +183,19 @@ static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errle
 	return 0;
 }
 
+/* The optional failure {cause, reason}: an unknown cause (a newer
+ * runner's) is none, a reason of another type is refused. */
+static int parse_failure(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+
+	if (!cJSON_IsObject(f))
+		return 0;
+	if (fg_failure_cause_parse(fg_json_str(f, "cause"), &e->cause))
+		e->cause = FG_CAUSE_NONE;
+	return opt_string(f, "reason", -1, &e->reason, err, errlen);
+}
+
 /* success, exit_code and error_message: how the run ended, shown for a run
  * that failed before (or outside) any review. Each is optional; a wrong type
  * is refused like any other field. */
@@ -201,7 +214,9 @@ static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errl
 	}
 	e->exit_code = code ? code->valueint : 0;
 	e->success = ok ? cJSON_IsTrue(ok) : e->exit_code == 0;
-	return opt_string(o, "error_message", -1, &e->error, err, errlen);
+	if (opt_string(o, "error_message", -1, &e->error, err, errlen))
+		return -1;
+	return parse_failure(o, e, err, errlen);
 }
 
 /* Fills e from the parsed object o. 0, or -1 with err filled; e is then

@@ -39,7 +39,9 @@ extern char **environ;
 
 static const char *outcome(const struct rn_session_result *sr, enum fg_review_state state)
 {
-	if (sr->failed)
+	/* The engine's own failures (exit 125) are errors, as documented,
+	 * not "failed" runs of the step. */
+	if (sr->failed || sr->exit_code == FG_EXIT_RUNTIME)
 		return "error";
 	if (sr->timed_out)
 		return "timeout";
@@ -47,6 +49,12 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
 		return "failed";
 	return fg_review_state_name(state);
 }
+
+/* Why the run did not succeed (the result's failure), set by conclude(). */
+struct run_failure {
+	enum fg_failure_cause cause;
+	char *reason;           /* owned or NULL */
+};
 
 struct run_state {
 	struct rn_run_config *cfg;
@@ -65,6 +73,7 @@ struct run_state {
 	long stale;
 	uint64_t t0;
 	struct fg_seal_key key;   /* the run's seal key (fresh, from the kernel) */
+	struct run_failure fail;
 };
 
 /* The summary file is not believed: like the session's forgeries. */
@@ -122,6 +131,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
+		.cause = st->fail.cause, .failure_reason = st->fail.reason,
 	};
 	int r;
 
@@ -222,6 +232,25 @@ static void follow_state(struct run_state *st, const struct fg_summary *s,
 					    st->sr.forged_records);
 }
 
+/* The failure's cause and reason: the runner's own message for what it
+ * saw itself (a timeout, its engine, its signal), else the summary's
+ * reason, else the run's last error line. */
+static void name_failure(struct run_state *st, const struct fg_summary *s)
+{
+	const struct rn_session_result *sr = &st->sr;
+	enum fg_failure_cause c = rn_failure_cause(sr->exit_code, sr->timed_out, sr->failed, sr->signal, s);
+
+	st->fail.cause = c;
+	free(st->fail.reason);
+	st->fail.reason = NULL;
+	if (c == FG_CAUSE_NONE)
+		return;
+	if (!sr->timed_out && !sr->failed && !sr->signal && s && s->cause == c && s->reason)
+		st->fail.reason = fg_xstrdup(s->reason);
+	else
+		st->fail.reason = exit_reason(sr);
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
@@ -241,6 +270,11 @@ static void conclude(struct run_state *st)
 	s = have_sum ? &sum : st->sr.stream_summary;
 	state = rn_review_state(&st->cycles, s);
 	follow_state(st, s, state);
+	/* No summary and no cycle is "no review.md" only for a sandbox that
+	 * ended well: a crash, a timeout or a setup error is a failure. */
+	if (!s && state == FG_STATE_NO_REVIEW && st->sr.exit_code != 0)
+		state = FG_STATE_FAILED;
+	name_failure(st, s);
 	/* No sweep on a run the runner cannot see: the summary frame says how
 	 * many cycles ran, so frames lost on the way are at least noticed. */
 	if (!st->cfg->workspace_local && s && (size_t)s->cycles > st->cycles.n)
@@ -264,7 +298,9 @@ static void conclude(struct run_state *st)
 	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
 	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
 	       RN_LI("sweep_caught", st->sr.sweep_caught),
-	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason),
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)),
+	       RN_LS_OPT("cause", st->fail.cause ? fg_failure_cause_name(st->fail.cause) : NULL),
+	       RN_LS_OPT("reason", reason),
 	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
 	free(reason);
 	write_metrics(st, state, exhausted, &usage);
@@ -418,6 +454,7 @@ int rn_cmd_run(int argc, char **argv)
 	rn_metrics_release(&st.metrics);
 	rn_cycles_release(&st.cycles);
 	free(st.sr.error_message);
+	free(st.fail.reason);
 	if (st.sr.stream_summary)
 		fg_summary_release(st.sr.stream_summary);
 	FG_FREE_ALL(st.sr.stream_summary, st.sr.reason, st.step_dir, st.step_rel, st.skill);

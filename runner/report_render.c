@@ -138,6 +138,8 @@ static cJSON *entry_json(const struct entry *e)
 	cJSON_AddBoolToObject(o, "success", e->success);
 	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
 	fg_json_add_str_or_null(o, "error", e->error);
+	if (e->cause != FG_CAUSE_NONE)
+		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(e->cause, e->reason));
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
 		cJSON *co = fg_json_push_object(cycles);
@@ -441,14 +443,49 @@ static void md_changes(struct fg_buf *m, const struct entry *e)
 	fg_buf_addc(m, '\n');
 }
 
-/* "**Run failed** (exit code N): first line of the error", for a failed run. */
+/* text as a blockquote, every line's controls escaped (fg_escape_controls:
+ * nothing in it reaches a terminal as a control), at most
+ * FG_FAILURE_REASON_MAX bytes of it. */
+static void md_quote_escaped(struct fg_buf *m, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (len > FG_FAILURE_REASON_MAX)
+		len = FG_FAILURE_REASON_MAX;
+	while (len > 0 && strchr(" \t\r\n", text[len - 1]))
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(text + i, "\n");
+
+		if (n > len - i)
+			n = len - i;
+		fg_buf_adds(m, "> ");
+		fg_escape_controls(m, text + i, n, 0);
+		fg_buf_addc(m, '\n');
+		i += n + (i + n < len);
+	}
+}
+
+/* "**Run failed** (exit code N, cause C): first line of the error", for a
+ * failed run, then the whole reason when the line does not hold it all. */
 static void md_failure(struct fg_buf *m, const struct entry *e)
 {
+	const char *why = e->reason ? e->reason : e->error ? e->error : "";
+	const char *s = why + strspn(why, " \t\r\n");
+	size_t first = strcspn(s, "\r\n");
+
 	if (e->success)
 		return;
-	fg_buf_addf(m, "**Run failed** (exit code %d): ", e->exit_code);
-	md_cell(m, e->error ? e->error : "");
+	fg_buf_addf(m, "**Run failed** (exit code %d", e->exit_code);
+	if (e->cause != FG_CAUSE_NONE)
+		fg_buf_addf(m, ", cause %s", fg_failure_cause_name(e->cause));
+	fg_buf_adds(m, "): ");
+	md_cell(m, why);
 	fg_buf_adds(m, "\n\n");
+	if (s[first + strspn(s + first, " \t\r\n")] || first > RN_REPORT_CELL_MAX) {
+		md_quote_escaped(m, s);
+		fg_buf_addc(m, '\n');
+	}
 }
 
 /* " · **Cost:** $X (worker $W, reviewer $R) · **Tokens:** I in (C cached),

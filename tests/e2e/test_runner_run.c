@@ -15,6 +15,7 @@
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
+#include "forge/util.h"
 
 TestSuite(runner_run, .timeout = 60);
 
@@ -1135,4 +1136,46 @@ Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 	}
 	fgw_release(&w);
 	free(log); free(worker); free(wenv);
+}
+
+/* A run without a summary is "no review.md" only when the sandbox ended
+ * well: a crash, a setup error, a timeout and the engine's own failure are
+ * failed, each with its failure.cause and the whole reason; the runs
+ * counter says error for exit 125. */
+Test(runner_run, failures_are_named_by_their_cause_not_no_review)
+{
+	static const struct {
+		const char *body, *timeout, *cause, *reason, *outcome;
+		int code;
+	} cases[] = {
+		{ "echo 'forge-entrypoint: the task failed: worker exited with status 4' >&2\nexit 1\n", NULL,
+		  "worker_failed", "worker exited with status 4", "failed", 1 },
+		{ "echo 'forge-entrypoint: error: FORGE_WORKER_CMD is not set' >&2\nexit 2\n", NULL,
+		  "config_error", "FORGE_WORKER_CMD is not set", "failed", 2 },
+		{ "sleep 30\n", "0.5", "timeout", "timed out after 0.5s", "timeout", 124 },
+		{ "echo 'Error: the runtime could not start it' >&2\nexit 125\n", NULL, "engine_error",
+		  "could not start it", "error", 125 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rr r = { 0 };
+		const char *extra[] = { "--metrics-file", NULL, cases[i].timeout ? "--timeout" : NULL,
+					cases[i].timeout, NULL };
+
+		rr_setup(&r, cases[i].body);
+		extra[1] = r.w.metrics;
+		rr_exec(&r, extra, NULL);
+		cr_assert_eq(r.p.exit_code, cases[i].code, "case %zu: %s", i, r.p.err);
+		cr_assert_str_eq(fge_jstr(r.res, "review_state"), "failed", "case %zu", i);
+		const cJSON *f = cJSON_GetObjectItem(r.res, "failure");
+		cr_assert_str_eq(fge_jstr(f, "cause"), cases[i].cause, "case %zu", i);
+		cr_assert(strstr(fge_jstr(f, "reason"), cases[i].reason), "case %zu: %s", i, fge_jstr(f, "reason"));
+		const cJSON *e = fge_find_event(r.events, "run_exit", NULL, NULL);
+		cr_assert_str_eq(fge_jstr(e, "cause"), cases[i].cause, "case %zu", i);
+		char *prom = fgt_read(r.w.metrics, NULL);
+		char *want = fgt_fmt("outcome=\"%s\"} 1", cases[i].outcome);
+		cr_assert(prom && strstr(prom, want), "case %zu: no %s in\n%s", i, want, prom ? prom : "");
+		free(prom); free(want);
+		rr_free(&r);
+	}
 }

@@ -639,6 +639,10 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 		"",
 		"**Run failed** (exit code 1): the task failed: cannot run worker 'agent' \\| x …",
 		"",
+		/* The whole message follows the cut line. */
+		"> the task failed: cannot run worker 'agent' | x",
+		"> second line",
+		"",
 		"No review cycles.",
 	};
 	char *dir = fgt_tmpdir();
@@ -814,4 +818,33 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	fg_buf_release(&ch);
 	fgt_rm_rf(dir);
 	free(dir);
+}
+
+/* The report shows the whole cause of a failed run, by its name, escaped
+ * and bounded: `--only-open` cut it off after one line of 120 bytes. */
+Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/failed.json", dir);
+	struct cap c;
+
+	fgt_write(path, "{\"success\": false, \"exit_code\": 2, \"error_message\": \"local exited with code 2\",\n"
+			" \"failure\": {\"cause\": \"config_error\", \"reason\": \"the check 'lint' could not run: "
+			"exit code 127\\nThe end of its output:\\nsh: 1: no-such-lint: not found\\u001b[2K\"},\n"
+			" \"step\": \"implement_task\", \"skill\": \"implement-task\", \"task_key\": \"DEMO-5\",\n"
+			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"failed\"}\n");
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check 'lint' could not run: "
+			 "exit code 127 …\n"), "%s", c.out);
+	cr_assert(strstr(c.out, "> sh: 1: no-such-lint: not found\\x1b[2K\n"), "the output, escaped: %s", c.out);
+	cr_assert_null(strchr(c.out, '\033'), "a control reached the report");
+	cap_release(&c);
+	c = run_report(dir, (char *[]){ "report", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "\"cause\":\t\"config_error\""), "%s", c.out);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
 }
