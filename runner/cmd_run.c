@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -148,17 +149,24 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
 			  const struct fg_usage_pair *usage)
 {
-	const char *skill = st->skill;
+	const char *skill = st->skill ? st->skill : "";
+	struct rn_metrics_run run = { .skill = skill, .step = st->cfg->step,
+				      .engine = rn_engine_name(st->cfg->engine) };
 	char err[256] = "";
 	int r;
 
-	skill = skill ? skill : "";
 	if (exhausted)
 		rn_metrics_add_exhausted(&st->metrics, skill, st->cfg->step);
 	if (st->sr.sweep_caught > 0)
 		rn_metrics_add_sweep_caught(&st->metrics, skill, st->cfg->step,
 					    (unsigned)st->sr.sweep_caught);
-	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
+	run.outcome = outcome(&st->sr, state);
+	run.seconds = fg_seconds_since(st->t0);
+	/* A success: exit 0 with the work approved, or nothing to review. */
+	if (!st->sr.exit_code && (state == FG_STATE_APPROVED || state == FG_STATE_NO_REVIEW ||
+				  state == FG_STATE_DISABLED))
+		run.succeeded_at = (double)time(NULL);
+	rn_metrics_add_run(&st->metrics, &run);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "worker", &usage->worker);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "reviewer", &usage->reviewer);
 	if (!st->cfg->metrics_file)

@@ -1173,7 +1173,7 @@ Test(runner_run, failures_are_named_by_their_cause_not_no_review)
 		const cJSON *e = fge_find_event(r.events, "run_exit", NULL, NULL);
 		cr_assert_str_eq(fge_jstr(e, "cause"), cases[i].cause, "case %zu", i);
 		char *prom = fgt_read(r.w.metrics, NULL);
-		char *want = fgt_fmt("outcome=\"%s\"} 1", cases[i].outcome);
+		char *want = fgt_fmt("outcome=\"%s\",skill=\"sk\",engine=\"local\"} 1", cases[i].outcome);
 		cr_assert(prom && strstr(prom, want), "case %zu: no %s in\n%s", i, want, prom ? prom : "");
 		free(prom); free(want);
 		rr_free(&r);
