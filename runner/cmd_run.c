@@ -317,19 +317,36 @@ static void conclude(struct run_state *st)
 	fg_summary_release(&sum);
 }
 
+/* run_start: the run, then the settings of the engine in use (a
+ * workspace the runner cannot see is neither polled nor watched). */
 static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
 	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
 	const char *skill = st->skill;
+	int kube = c->engine == RN_ENGINE_KUBERNETES;
 
-	rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
-	       RN_LS("image", ops->cli ? c->image : NULL),
-	       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
-	       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
-	       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
-	       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
-	       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	if (c->workspace_local)
+		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
+		       RN_LS("image", ops->cli ? c->image : NULL),
+		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
+		       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
+		       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
+		       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
+		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	else
+		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
+		       RN_LS("image", ops->cli ? c->image : NULL),
+		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
+		       RN_LS("run_id", st->run_id), RN_LS("record", rn_record_mode_name(c->record)),
+		       RN_LN("timeout", c->timeout), RN_LS_OPT("workspace_volume", c->workspace_volume),
+		       RN_LS_OPT("workspace_subpath", kube ? c->workspace_subpath : NULL),
+		       RN_LS_OPT("engine_host", c->engine_host),
+		       RN_LS_OPT("namespace", kube ? (c->kube_namespace ? c->kube_namespace : "(the context's)")
+					     : NULL),
+		       RN_LS_OPT("context", kube ? (c->kube_context ? c->kube_context : "(current)") : NULL),
+		       RN_LS_OPT("run_as", kube ? (c->run_as ? c->run_as : "(the image's user)") : NULL),
+		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
 	/* A container without --skills-dir reads the image's own /skills: a
 	 * review.md on the host is silently not used. */
 	if (ops->cli && !c->skills_dir)
@@ -451,6 +468,7 @@ int rn_cmd_run(int argc, char **argv)
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
+	rn_log_set_context(&log, st.run_id, cfg.step, st.skill, cfg.task_key);
 	st.step_rel = fg_xstrdup(cfg.cycle_dir);
 	/* Without a host path the directory is named as the container sees it
 	 * (it only appears in log lines then). */

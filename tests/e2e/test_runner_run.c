@@ -1179,3 +1179,31 @@ Test(runner_run, failures_are_named_by_their_cause_not_no_review)
 		rr_free(&r);
 	}
 }
+
+/* One --log-file shared by many runs stays attributable: every event,
+ * output lines, timeout and run_exit included, names its run, step, skill
+ * and task. */
+Test(runner_run, every_event_names_its_run_step_skill_and_task)
+{
+	struct rr r = { 0 };
+	const char *extra[] = { "--task-key", "ABC-7", "--timeout", "0.5", NULL };
+	int outputs = 0;
+
+	run_script(&r, "cyc 1 rejected\necho 'a line of the sandbox' >&2\nsleep 30\n", extra, NULL);
+	cr_assert_eq(r.p.exit_code, 124, "%s", r.p.err);
+	const char *run_id = fge_jstr(r.res, "run_id");
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, r.events) {
+		const char *ev = fge_jstr(e, "event");
+
+		cr_assert_str_eq(fge_jstr(e, "run_id"), run_id, "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "step"), "impl", "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "skill"), "sk", "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "task_key"), "ABC-7", "event %s", ev);
+		outputs += !strcmp(ev, "output");
+	}
+	cr_assert(outputs > 0 && fge_find_event(r.events, "timeout", NULL, NULL) &&
+		  fge_find_event(r.events, "run_exit", NULL, NULL), "output, timeout and run_exit were logged");
+	rr_free(&r);
+}
