@@ -1207,3 +1207,37 @@ Test(runner_run, every_event_names_its_run_step_skill_and_task)
 		  fge_find_event(r.events, "run_exit", NULL, NULL), "output, timeout and run_exit were logged");
 	rr_free(&r);
 }
+
+/* run_start on an engine whose workspace the runner cannot see names that
+ * engine's settings (the claim, namespace, context), not a poll interval
+ * and an empty workspace. A stand-in kubectl that fails: nothing more is
+ * needed for the first line. */
+Test(runner_run, run_start_names_the_kubernetes_settings_in_use)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	char *kubectl = fgw_script(&w, "kubectl", NULL, "echo \"kubectl: refused $1\" >&2\nexit 1\n");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "kubernetes", "--engine-cli", kubectl,
+			       "--image", "forge-review:test", "--workspace-volume", "claim-7", "--namespace", "ns-a",
+			       "--kube-context", "kind-x", "--step", "impl", "--log-format", "json", "--log-file",
+			       w.log, NULL };
+	const char *env[] = { "FORGE_WORKER_CMD=true", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
+	char *text = fgt_read(w.log, NULL);
+	cJSON *evs = fge_json_lines(text);
+	const cJSON *e = fge_find_event(evs, "run_start", NULL, NULL);
+
+	cr_assert_not_null(e, "%s", text);
+	cr_assert_str_eq(fge_jstr(e, "workspace_volume"), "claim-7");
+	cr_assert_str_eq(fge_jstr(e, "namespace"), "ns-a");
+	cr_assert_str_eq(fge_jstr(e, "context"), "kind-x");
+	cr_assert_null(cJSON_GetObjectItem(e, "poll_interval"), "%s", text);
+	cr_assert_null(cJSON_GetObjectItem(e, "workspace"), "%s", text);
+	cJSON_Delete(evs);
+	free(text); free(kubectl);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
