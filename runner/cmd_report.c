@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "forge/json.h"
 #include "forge/text.h"
@@ -83,7 +84,14 @@ static const char *read_error(int r)
 static int read_input(const char *path, struct fg_buf *out, char *err, size_t errlen)
 {
 	int r = fg_read_file_at(AT_FDCWD, path, RN_REPORT_MAX_INPUT, FG_READ_FOLLOW, out, NULL);
+	struct stat st;
 
+	if (r && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		/* A step directory (.forge/STEP) is what one reaches for first. */
+		snprintf(err, errlen, "a directory: report reads result files, the --result FILE of "
+			 "'forge-runner run' (for a step directory's cycle files: 'forge-runner sweep DIR')");
+		return -1;
+	}
 	if (r) {
 		snprintf(err, errlen, "%s", read_error(r));
 		return -1;

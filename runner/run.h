@@ -28,7 +28,8 @@ struct rn_run_config {
 	int workspace_local;    /* the runner can see the workspace: it clears, watches and
 				 * sweeps; else the stream is the only source (engine.h) */
 	char *engine_host;      /* owned: a remote engine host (rn_engine_remote_host()) or NULL */
-	const char *step, *skill, *task_key;   /* borrowed from argv/env */
+	const char *step, *skill, *task_key;   /* borrowed from argv/env (step: or step_owned) */
+	char *step_owned;       /* owned: the task file's step_name when --step is not given */
 	char *task_file;        /* owned absolute or NULL */
 	char *skills_dir;       /* owned absolute or NULL */
 	const char *image;

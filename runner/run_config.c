@@ -110,7 +110,7 @@ struct run_args {
 void rn_run_config_release(struct rn_run_config *c)
 {
 	FG_FREE_ALL(c->workspace, c->engine_host, c->task_file, c->skills_dir, c->entrypoint,
-		    c->cycle_dir);
+		    c->cycle_dir, c->step_owned);
 	fg_strvec_release(&c->extra_env);
 	fg_strvec_release(&c->engine_args);
 }
@@ -169,7 +169,7 @@ static int take_env(struct rn_run_config *c, const char *v)
 	char err[256];
 
 	if (rn_engine_env_name_check(v, err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	fg_strvec_push(&c->extra_env, v);
 	return 0;
 }
@@ -241,7 +241,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_QUIET: c->quiet = 1; break;
 	case R_REQUIRE_REVIEW: a->require_review = "1"; break;
 	case R_HELP: return -1;
-	default: return rn_usage("unexpected argument");
+	default: return rn_cmd_usage("run", "unexpected argument");
 	}
 	return 0;
 }
@@ -272,12 +272,12 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while (fg_opts_each(&it)) {
 		if (it.id == FG_OPT_POSITIONAL)
-			return rn_usage("unexpected argument '%s'", it.value);
+			return rn_cmd_usage("run", "unexpected argument '%s'", it.value);
 		r = take_opt(c, a, it.id, it.value);
 		if (r)
 			return r;
 	}
-	return fg_opts_failed(&it) ? rn_usage("%s", it.err) : 0;
+	return fg_opts_failed(&it) ? rn_cmd_usage("run", "%s", it.err) : 0;
 }
 
 static int check_name(enum fg_name_kind kind, const char *v)
@@ -285,7 +285,7 @@ static int check_name(enum fg_name_kind kind, const char *v)
 	char err[256];
 
 	if (v && fg_name_check(kind, v, strlen(v), err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	return 0;
 }
 
@@ -296,7 +296,7 @@ static int resolve_path(const char *what, const char *v, char **out)
 	if (!v)
 		return 0;
 	if (!realpath(v, buf))
-		return rn_usage("%s '%s': %s", what, v, strerror(errno));
+		return rn_cmd_usage("run", "%s '%s': %s", what, v, strerror(errno));
 	*out = fg_xstrdup(buf);
 	return 0;
 }
@@ -304,18 +304,18 @@ static int resolve_path(const char *what, const char *v, char **out)
 static int validate_values(struct rn_run_config *c, const struct run_args *a)
 {
 	if (a->engine && rn_engine_parse(a->engine, &c->engine))
-		return rn_usage("invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
+		return rn_cmd_usage("run", "invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
 	if (a->timeout && fg_parse_double(a->timeout, 0.001, 1e9, &c->timeout))
-		return rn_usage("invalid --timeout '%s'", a->timeout);
+		return rn_cmd_usage("run", "invalid --timeout '%s'", a->timeout);
 	if (a->poll && rn_parse_interval(a->poll, &c->poll_interval))
-		return rn_usage("invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
+		return rn_cmd_usage("run", "invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
 	if (a->record && rn_record_mode_parse(a->record, &c->record))
-		return rn_usage("invalid record mode '%s' (log, copy or none)", a->record);
+		return rn_cmd_usage("run", "invalid record mode '%s' (log, copy or none)", a->record);
 	if (a->require_review && fg_parse_bool(a->require_review, &c->require_review))
-		return rn_usage("invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
+		return rn_cmd_usage("run", "invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
 	/* The reference design silently downgraded copy to log; here it is an error. */
 	if (c->record == RN_RECORD_COPY && !c->recording_dir)
-		return rn_usage("record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
+		return rn_cmd_usage("run", "record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
 	return 0;
 }
 
@@ -326,9 +326,9 @@ static int check_dirs(const struct rn_run_config *c)
 	struct stat st;
 
 	if (c->workspace && stat(c->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
-		return rn_usage("workspace '%s' is not a directory", c->workspace);
+		return rn_cmd_usage("run", "workspace '%s' is not a directory", c->workspace);
 	if (c->skills_dir && stat(c->skills_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-		return rn_usage("skills dir '%s' is not a directory", c->skills_dir);
+		return rn_cmd_usage("run", "skills dir '%s' is not a directory", c->skills_dir);
 	return 0;
 }
 
@@ -375,7 +375,7 @@ static int check_engine(const struct rn_run_config *c)
 							   : "is not found in PATH");
 	fg_strvec_release(&argv);
 	fg_strvec_release(&env);
-	return r || err[0] ? rn_usage("%s", err) : 0;
+	return r || err[0] ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
 /* Container limits: each value checked; given as an option to the local
@@ -389,17 +389,17 @@ static int validate_container(struct rn_run_config *c, const struct run_args *a)
 	int ro = 0;
 
 	if (!rn_engine_ops_of(c->engine)->cli && a->container_opt)
-		return rn_usage("option '--%s' applies to the docker and podman engines only",
+		return rn_cmd_usage("run", "option '--%s' applies to the docker and podman engines only",
 				a->container_opt);
 	if (a->mount_label && rn_mount_label_parse(a->mount_label, &label))
-		return rn_usage("invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
+		return rn_cmd_usage("run", "invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
 	if (a->read_only && fg_parse_bool(a->read_only, &ro))
-		return rn_usage("invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
+		return rn_cmd_usage("run", "invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
 	if ((c->memory && rn_engine_memory_check(c->memory, err, sizeof(err))) ||
 	    (c->cpus && rn_engine_cpus_check(c->cpus, err, sizeof(err))) ||
 	    (c->pids_limit && rn_engine_pids_check(c->pids_limit, err, sizeof(err))) ||
 	    (c->network && rn_engine_network_check(c->network, err, sizeof(err))))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	c->read_only_rootfs = ro;
 	c->mount_label = rn_mount_label_option(label, label == RN_MOUNT_LABEL_AUTO && rn_selinux_enabled());
 	return 0;
@@ -411,13 +411,13 @@ static int validate_kube(struct rn_run_config *c, const struct run_args *a)
 	c->start_timeout = RN_KUBE_START_TIMEOUT;
 	if (c->engine != RN_ENGINE_KUBERNETES) {
 		if (a->kube_opt)
-			return rn_usage("option '--%s' applies to the kubernetes engine only", a->kube_opt);
+			return rn_cmd_usage("run", "option '--%s' applies to the kubernetes engine only", a->kube_opt);
 		return 0;
 	}
 	if (a->start_timeout && fg_parse_double(a->start_timeout, 1, 86400, &c->start_timeout))
-		return rn_usage("invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
+		return rn_cmd_usage("run", "invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
 	if (!runnable(c->engine_cli ? c->engine_cli : "kubectl"))
-		return rn_usage("engine CLI '%s' is not found in PATH (or not executable): install "
+		return rn_cmd_usage("run", "engine CLI '%s' is not found in PATH (or not executable): install "
 				"kubectl, or name it with --engine-cli", c->engine_cli ? c->engine_cli : "kubectl");
 	return 0;
 }
@@ -429,9 +429,9 @@ static int check_volume(struct rn_run_config *c)
 	if (!c->workspace_volume)
 		return 0;
 	if (c->engine == RN_ENGINE_LOCAL)
-		return rn_usage("--workspace-volume needs a container engine (docker, podman or kubernetes)");
+		return rn_cmd_usage("run", "--workspace-volume needs a container engine (docker, podman or kubernetes)");
 	if (rn_engine_volume_check(c->workspace_volume, err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	return 0;
 }
 
@@ -454,7 +454,7 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 	if (!c->engine_host)
 		return resolve_path("workspace", a->workspace, &c->workspace);
 	if (a->workspace[0] != '/')
-		return rn_usage("workspace '%s' must be an absolute path on the engine's host %s",
+		return rn_cmd_usage("run", "workspace '%s' must be an absolute path on the engine's host %s",
 				a->workspace, c->engine_host);
 	c->workspace = fg_xstrdup(a->workspace);
 	return 0;
@@ -473,7 +473,7 @@ static int host_checks(const struct rn_run_config *c)
 
 	free(skill);
 	free(key);
-	return r ? rn_usage("%s", err) : 0;
+	return r ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
 /* The task file's field key when it is a valid name of that kind (owned),
@@ -542,18 +542,25 @@ static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl)
 	free(skill);
 	free(key);
 	c->cycle_dir_given = tmpl != NULL;
-	return r ? rn_usage("%s", err) : 0;
+	return r ? rn_cmd_usage("run", "%s", err) : 0;
 }
+
+static char *task_file_name(const char *path, const char *key, enum fg_name_kind kind);
 
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
 
 	if (!a->workspace == !c->workspace_volume)
-		return rn_usage(a->workspace ? "--workspace and --workspace-volume exclude each other"
+		return rn_cmd_usage("run", a->workspace ? "--workspace and --workspace-volume exclude each other"
 				: "run needs --workspace (or --workspace-volume)");
+	/* The task file names its step, as the entrypoint reads it. */
+	if (!c->step && a->task_file) {
+		c->step_owned = task_file_name(a->task_file, "step_name", FG_NAME_STEP);
+		c->step = c->step_owned;
+	}
 	if (!c->step)
-		return rn_usage("run needs --step");
+		return rn_cmd_usage("run", "run needs --step (or a --task-file whose step_name names it)");
 	r = check_name(FG_NAME_STEP, c->step);
 	if (!r)
 		r = check_name(FG_NAME_SKILL, c->skill);

@@ -328,7 +328,7 @@ Test(runner_run, copy_without_recording_dir_is_a_usage_error)
 
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
 	cr_assert_eq(p.exit_code, 2);
-	cr_assert_not_null(strstr(p.err, "try 'forge-runner --help'"));
+	cr_assert_not_null(strstr(p.err, "try 'forge-runner run --help'"));
 	fgt_proc_release(&p);
 }
 
@@ -373,7 +373,7 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
 		cr_assert_eq(p.exit_code, 2, "case %zu: %s", i, p.err);
 		cr_assert(strstr(p.err, want[i]), "case %zu: %s", i, p.err);
-		cr_assert(strstr(p.err, "try 'forge-runner --help'"), "%s", p.err);
+		cr_assert(strstr(p.err, "try 'forge-runner run --help'"), "%s", p.err);
 		cr_assert(fge_exists_in(step, "review_cycle_1.json"), "case %zu: the cycle file was removed", i);
 		cr_assert(fge_exists_in(step, "review_summary.json"), "case %zu: the summary was removed", i);
 		cr_assert(!fgt_exists(res), "case %zu: a result was written", i);
@@ -847,6 +847,9 @@ Test(runner_run, typos_get_a_did_you_mean_in_both_programs)
 		cr_expect_eq(p.exit_code, 2, "case %zu: exit %d", i, p.exit_code);
 		cr_expect_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
 		cr_expect_not_null(strstr(p.err, "--help'"), "case %zu: %s", i, p.err);
+		/* The hint names the subcommand's own --help. */
+		if (!strcmp(cases[i].argv[1], "run"))
+			cr_expect_not_null(strstr(p.err, "try 'forge-runner run --help'"), "case %zu: %s", i, p.err);
 		fgt_proc_release(&p);
 	}
 }
@@ -1240,4 +1243,25 @@ Test(runner_run, run_start_names_the_kubernetes_settings_in_use)
 	free(text); free(kubectl);
 	fgt_proc_release(&p);
 	fgw_release(&w);
+}
+
+/* run takes the step from the task file's step_name, as the entrypoint
+ * does, when --step is not given. */
+Test(runner_run, the_step_comes_from_the_task_files_step_name)
+{
+	struct rr r = { 0 };
+
+	rr_setup(&r, "cyc 1 approved\n");
+	fgw_write(&r.w, "task.json", "{\"task_key\":\"ABC-3\",\"summary\":\"s\",\"step_name\":\"plan_it\"}\n");
+	char *task = fgw_path(&r.w, "task.json"), *script = fgt_fmt("%s/ep.sh", r.w.root);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", r.w.ws, "--task-file", task,
+			       "--entrypoint", script, "--result", r.w.result, NULL };
+
+	cr_assert_eq(fgt_run(&r.p, argv, NULL, NULL, NULL, 40), 0);
+	cr_assert_eq(r.p.exit_code, 0, "%s", r.p.err);
+	r.res = fge_json_file(r.w.result, r.p.err);
+	cr_assert_str_eq(fge_jstr(r.res, "step"), "plan_it");
+	cr_assert(fge_exists_in(r.w.ws, ".forge/plan_it/review_cycle_1.json"), "%s", r.p.err);
+	free(task); free(script);
+	rr_free(&r);
 }

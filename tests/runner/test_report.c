@@ -466,7 +466,8 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 		  "not a result file: missing field 'review_cycles'" },
 		{ "badcycle.json", "{\"step\": \"s\", \"review_state\": \"none\", \"review_cycles\": [{\"cycle\": 1}]}",
 		  "not a result file: review_cycles[0]: missing field" },
-		{ "dir.d", NULL, "not a regular file" },
+		/* A directory: what report wants instead (a step directory is the usual slip). */
+		{ "dir.d", NULL, "a directory: report reads result files, the --result FILE of 'forge-runner run'" },
 	};
 	char *dir = fgt_tmpdir();
 	char *good = write_dup(dir, "good.json", "open", "2026-01-15T10:05:00Z");
