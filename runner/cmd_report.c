@@ -48,7 +48,7 @@ static void entry_release(struct entry *e)
 {
 	for (size_t i = 0; i < e->ncycles; i++)
 		fg_cycle_release(&e->cycles[i]);
-	FG_FREE_ALL(e->cycles, e->error, e->reason, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
+	FG_FREE_ALL(e->cycles, e->error, e->reason, e->cycle_dir, e->key, e->task_key, e->step, e->skill, e->run_id, e->source);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -246,7 +246,8 @@ static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 	if (opt_string(o, "step", FG_NAME_STEP, &e->step, err, errlen) ||
 	    opt_string(o, "task_key", FG_NAME_TASK_KEY, &e->task_key, err, errlen) ||
 	    opt_string(o, "skill", FG_NAME_SKILL, &e->skill, err, errlen) ||
-	    opt_string(o, "run_id", -1, &e->run_id, err, errlen))
+	    opt_string(o, "run_id", -1, &e->run_id, err, errlen) ||
+	    opt_string(o, "cycle_dir", -1, &e->cycle_dir, err, errlen))
 		return -1;
 	if (!e->step) {
 		snprintf(err, errlen, "not a result file: field 'step' is empty");

@@ -133,6 +133,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
 		.cause = st->fail.cause, .failure_reason = st->fail.reason,
+		.cycle_dir = st->cfg->workspace_local ? st->step_dir : NULL,
 	};
 	int r;
 

@@ -30,6 +30,7 @@ struct entry {
 	char *error;        /* error_message; NULL: none */
 	enum fg_failure_cause cause;  /* the result's failure.cause (none: absent) */
 	char *reason;       /* its failure.reason; NULL: none */
+	char *cycle_dir;    /* the result's cycle_dir (the step directory); NULL: unknown */
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
 	struct fg_usage_pair usage;  /* the result's "usage" (the step's totals) */

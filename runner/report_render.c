@@ -59,6 +59,24 @@ static const struct fg_finding *last_findings(const struct entry *e, bool advice
 	return last->j.findings;
 }
 
+/* The Verified lines of every cycle, in order, each once, at most
+ * FG_VERIFIED_MAX (borrowed into v: v must not outlive e). */
+static void all_verified(const struct entry *e, struct fg_strvec *v)
+{
+	for (size_t c = 0; c < e->ncycles; c++) {
+		const struct fg_strvec *cv = &e->cycles[c].ev.verified;
+
+		for (size_t i = 0; i < cv->n && v->n < FG_VERIFIED_MAX; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < v->n && !seen; j++)
+				seen = !strcmp(v->v[j], cv->v[i]);
+			if (!seen)
+				fg_strvec_push(v, cv->v[i]);
+		}
+	}
+}
+
 static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
 {
 	return last_findings(e, false, n);
@@ -103,8 +121,14 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 	f = last_findings(e, true, &n);
 	if (n)
 		add_findings_json(o, "advice_findings", f, n);
-	if (last)
-		fg_evidence_add_verified(o, &last->ev.verified);
+	if (last) {
+		struct fg_strvec v;
+
+		fg_strvec_init(&v);
+		all_verified(e, &v);
+		fg_evidence_add_verified(o, &v);
+		fg_strvec_release(&v);
+	}
 }
 
 /* key: [{role, severity, location, title}] of f[0..n). */
@@ -260,6 +284,29 @@ static void md_quote(struct fg_buf *m, const char *fb)
 	}
 }
 
+/* text as a blockquote, every line's controls escaped (fg_escape_controls:
+ * nothing in it reaches a terminal as a control), at most
+ * FG_FAILURE_REASON_MAX bytes of it. */
+static void md_quote_escaped(struct fg_buf *m, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (len > FG_FAILURE_REASON_MAX)
+		len = FG_FAILURE_REASON_MAX;
+	while (len > 0 && strchr(" \t\r\n", text[len - 1]))
+		len--;
+	for (size_t i = 0; i < len;) {
+		size_t n = strcspn(text + i, "\n");
+
+		if (n > len - i)
+			n = len - i;
+		fg_buf_adds(m, "> ");
+		fg_escape_controls(m, text + i, n, 0);
+		fg_buf_addc(m, '\n');
+		i += n + (i + n < len);
+	}
+}
+
 /* What the evidence says of a cycle's verdict, after it in the table:
  * no reviewer ran (no change, a failed check), the reviewer's edits, or
  * an approval whose findings were all advice. */
@@ -343,20 +390,25 @@ static void md_findings(struct fg_buf *m, const struct entry *e, bool advice)
 	fg_buf_addc(m, '\n');
 }
 
-/* "**Verified:**" and the last cycle's executed evidence, one item each. */
+/* "**Verified:**" and every line of executed evidence of every cycle, each
+ * once: a role whose approval stands from an earlier cycle ran no review
+ * in the last one, and its lines stay what it verified. */
 static void md_verified(struct fg_buf *m, const struct entry *e)
 {
-	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+	struct fg_strvec v;
 
-	if (!last->ev.verified.n)
-		return;
-	fg_buf_adds(m, "**Verified:**\n\n");
-	for (size_t i = 0; i < last->ev.verified.n; i++) {
+	fg_strvec_init(&v);
+	all_verified(e, &v);
+	if (v.n)
+		fg_buf_adds(m, "**Verified:**\n\n");
+	for (size_t i = 0; i < v.n; i++) {
 		fg_buf_adds(m, "- ");
-		md_cell(m, last->ev.verified.v[i]);
+		md_cell(m, v.v[i]);
 		fg_buf_addc(m, '\n');
 	}
-	fg_buf_addc(m, '\n');
+	if (v.n)
+		fg_buf_addc(m, '\n');
+	fg_strvec_release(&v);
 }
 
 /* The last cycle that ran checks: each check's outcome on one line. */
@@ -382,6 +434,18 @@ static void md_checks(struct fg_buf *m, const struct entry *e)
 				    r->duration_seconds);
 	}
 	fg_buf_adds(m, "\n\n");
+	/* What a failed check said: the reason the worker was sent back. */
+	for (size_t i = 0; i < c->ev.nchecks; i++) {
+		const struct fg_check_result *r = &c->ev.checks[i];
+
+		if (!r->exit_code && !r->timed_out)
+			continue;
+		fg_buf_adds(m, "The end of ");
+		md_name(m, r->name);
+		fg_buf_adds(m, "'s output:\n\n");
+		md_quote_escaped(m, r->output_tail && *r->output_tail ? r->output_tail : "(no output)");
+		fg_buf_addc(m, '\n');
+	}
 }
 
 /* A workspace path in a table cell: control bytes as '?', cut at
@@ -397,6 +461,15 @@ static void md_path(struct fg_buf *m, const char *path)
 	md_name(m, s);
 	fg_buf_adds(m, cut < n ? " …" : "");
 	free(s);
+}
+
+/* dir/name as md_path() writes a path (dir NULL: name alone). */
+static void md_path_joined(struct fg_buf *m, const char *dir, const char *name)
+{
+	char *p = dir ? fg_path_join(dir, name) : fg_xstrdup(name);
+
+	md_path(m, p);
+	free(p);
 }
 
 /* One row of the change table: | path | status | +A −D |. */
@@ -433,37 +506,17 @@ static void md_changes(struct fg_buf *m, const struct entry *e)
 		return;
 	}
 	fg_buf_addf(m, "%zu file(s)%s", ev->nchanges, ev->changes_truncated ? " (the list was cut at a bound)" : "");
-	if (ev->diff)
-		fg_buf_addf(m, " · diff: %s", ev->diff);
+	if (ev->diff) {
+		/* The path, so the diff can be opened from the report. */
+		fg_buf_adds(m, " · diff: ");
+		md_path_joined(m, e->cycle_dir, ev->diff);
+	}
 	fg_buf_adds(m, ev->nchanges ? "\n\n| file | change | lines |\n|---|---|---|\n" : "\n");
 	for (size_t i = 0; i < shown; i++)
 		md_change_row(m, &ev->changes[i]);
 	if (shown < ev->nchanges)
 		fg_buf_addf(m, "\n… and %zu more file(s) in the cycle file\n", ev->nchanges - shown);
 	fg_buf_addc(m, '\n');
-}
-
-/* text as a blockquote, every line's controls escaped (fg_escape_controls:
- * nothing in it reaches a terminal as a control), at most
- * FG_FAILURE_REASON_MAX bytes of it. */
-static void md_quote_escaped(struct fg_buf *m, const char *text)
-{
-	size_t len = strlen(text);
-
-	if (len > FG_FAILURE_REASON_MAX)
-		len = FG_FAILURE_REASON_MAX;
-	while (len > 0 && strchr(" \t\r\n", text[len - 1]))
-		len--;
-	for (size_t i = 0; i < len;) {
-		size_t n = strcspn(text + i, "\n");
-
-		if (n > len - i)
-			n = len - i;
-		fg_buf_adds(m, "> ");
-		fg_escape_controls(m, text + i, n, 0);
-		fg_buf_addc(m, '\n');
-		i += n + (i + n < len);
-	}
 }
 
 /* "**Run failed** (exit code N, cause C): first line of the error", for a

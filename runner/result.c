@@ -302,6 +302,7 @@ char *rn_result_to_json(const struct rn_result *r)
 		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));
 	if (r->cause != FG_CAUSE_NONE)
 		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(r->cause, r->failure_reason));
+	fg_json_add_str_if(o, "cycle_dir", r->cycle_dir);
 	out = fg_json_print(o);
 	cJSON_Delete(o);
 	return out;

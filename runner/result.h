@@ -6,7 +6,10 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "forged_records", "cycles_dropped"?, "failure"?: {"cause", "reason"}}
+ *    "forged_records", "cycles_dropped"?, "failure"?: {"cause", "reason"},
+ *    "cycle_dir"?}
+ * cycle_dir is the step directory on the host (where the cycle files, the
+ * logs and the diffs are), absent when the runner cannot see it.
  * failure says why a run that did not succeed ended (rn_failure_cause());
  * absent on success.
  * forged_records counts the records of the run whose seal did not verify
@@ -167,6 +170,7 @@ struct rn_result {
 	size_t nquestions;              /* written as "questions" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 	long forged_records;            /* records not believed (record_forged) */
+	const char *cycle_dir;          /* the step directory on the host ("cycle_dir"), or NULL */
 	enum fg_failure_cause cause;    /* FG_CAUSE_NONE: no "failure" written */
 	const char *failure_reason;     /* the failure's reason, or NULL */
 };

@@ -802,6 +802,8 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	const char *want[] = {
 		"| 1 | rejected (check failed) | The check 'lint' timed out |\n\n"
 		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
+		/* The failed check's output follows its line. */
+		"The end of lint's output:\n\n> (no output)\n\n"
 		"**Changes** (cycle 1, since the step began): 22 file(s) (the list was cut at a bound)\n\n"
 		"| file | change | lines |\n|---|---|---|\n"
 		"| new.c | renamed from old.c | +0 −0 |\n"
@@ -848,4 +850,35 @@ Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
 	fgt_rm_rf(dir);
 	free(dir);
 	free(path);
+}
+
+/* A failed check's row is followed by what it printed (escaped), and the
+ * Verified lines of every cycle are listed (a role whose approval stands
+ * from cycle 1 ran nothing in cycle 2), each once. */
+Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
+{
+	char *dir = fgt_tmpdir();
+	struct cap c;
+	char *c1 = cyc(1, 3, "rejected", "The check 'lint' failed with exit code 1", "2026-01-15T10:00:00Z");
+	char *c2 = cyc(2, 3, "rejected", "x", "2026-01-15T10:05:00Z");
+	char *c3 = cyc(3, 3, "approved", "", "2026-01-15T10:09:00Z");
+
+	c1[strlen(c1) - 1] = '\0';
+	c2[strlen(c2) - 1] = '\0';
+	c3[strlen(c3) - 1] = '\0';
+	char *cycles = fgt_fmt("%s, \"checks\": [{\"name\": \"lint\", \"exit_code\": 1, \"duration_seconds\": 0.5,"
+			       " \"output_tail\": \"lint.sh: line 3: calc.sh: trailing space\\u001b[2K\\n\"}]},"
+			       "%s, \"verified\": [\"security: sh audit.sh -> clean\"]},"
+			       "%s, \"verified\": [\"correctness: sh tests.sh -> 5 passed\", "
+			       "\"security: sh audit.sh -> clean\"]}", c1, c2, c3);
+	char *p = write_result(dir, "r.json", "T-2", "s", "approved", 0, cycles);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "**Checks** (cycle 1): lint failed (exit code 1, 0.5 s)\n\n"
+			 "The end of lint's output:\n\n> lint.sh: line 3: calc.sh: trailing space\\x1b[2K\n"), "%s", c.out);
+	cr_assert(strstr(c.out, "**Verified:**\n\n- security: sh audit.sh -> clean\n"
+			 "- correctness: sh tests.sh -> 5 passed\n"), "%s", c.out);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir); free(p); free(c1); free(c2); free(c3); free(cycles);
 }
