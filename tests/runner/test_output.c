@@ -150,6 +150,10 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 		{ "Error: runc: runc create failed: unable to start container process: error during container "
 		  "init: error setting rlimits for ready process: error setting rlimit type 7: operation not "
 		  "permitted: OCI permission denied", "default_ulimits = []" },
+		/* Following a nofile-only fix gives this one: nproc. */
+		{ "Error: runc: runc create failed: unable to start container process: error during container "
+		  "init: error setting rlimits for ready process: error setting rlimit type 6: operation not "
+		  "permitted: OCI permission denied", "--ulimit=nproc=N:N" },
 		{ "Error: could not find slirp4netns, the network namespace can't be configured: exec: "
 		  "\"slirp4netns\": executable file not found in $PATH", "--network none" },
 		{ "Error: could not find pasta, the network namespace can't be configured: exec: \"pasta\": "
@@ -179,6 +183,10 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 		cr_expect(strstr(hint, "podman could not start the container (not the image's entrypoint)"),
 			  "case %zu: %s", i, hint);
 		cr_expect(strstr(hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, hint);
+		/* The fix that works comes first. */
+		if (strstr(cases[i].line, "rlimit"))
+			cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+				  "case %zu: %s", i, hint);
 		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
 		free(log);
 		free(reason);
