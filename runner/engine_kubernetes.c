@@ -76,6 +76,7 @@ static void push_params(const struct rn_engine_params *p, struct fg_strvec *argv
 	fg_strvec_push_opt(argv, "--cpus", p->cpus);
 	fg_strvec_push_opt(argv, "--network", p->network);
 	fg_strvec_push_opt(argv, "--run-as", p->run_as);
+	fg_strvec_push_opt(argv, "--fs-group", p->fs_group);
 	if (p->read_only_rootfs)
 		fg_strvec_push(argv, "--read-only-rootfs");
 	if (p->sealed)

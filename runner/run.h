@@ -55,7 +55,7 @@ struct rn_run_config {
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
 	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
 	/* Kubernetes (engine.h); NULL when not given, borrowed. */
-	const char *kube_namespace, *kube_context, *run_as, *workspace_subpath;
+	const char *kube_namespace, *kube_context, *run_as, *fs_group, *workspace_subpath;
 	double start_timeout;        /* seconds */
 };
 

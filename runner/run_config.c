@@ -41,7 +41,7 @@ enum {
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
-	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH,
+	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_FS_GROUP, R_SUBPATH,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -59,6 +59,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_KUBE_CONTEXT, "kube-context", 0, "NAME", "FORGE_KUBE_CONTEXT", "kubernetes: the kubeconfig context (default: the current one)" },
 	{ R_START_TIMEOUT, "start-timeout", 0, "SEC", NULL, "kubernetes: how long the pod may stay unscheduled or unstarted (default 300; exit " FG_XSTR(FG_EXIT_RUNTIME) ")" },
 	{ R_RUN_AS, "run-as", 0, "UID[:GID]", NULL, "kubernetes: the pod's runAsUser (and runAsGroup); default: the image's user" },
+	{ R_FS_GROUP, "fs-group", 0, "GID", NULL, "kubernetes: the pod's fsGroup, a group that may write the workspace claim" },
 	{ R_SUBPATH, "workspace-subpath", 0, "PATH", NULL, "kubernetes: mount only PATH of the --workspace-volume claim" },
 	{ R_IMAGE, "image", 0, "IMAGE", "FORGE_IMAGE", "container image (docker, podman)" },
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
@@ -151,6 +152,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->kube_context = c->kube_context;
 	ep->workspace_subpath = c->workspace_subpath;
 	ep->run_as = c->run_as;
+	ep->fs_group = c->fs_group;
 	ep->timeout = c->timeout;
 	ep->start_timeout = c->start_timeout;
 }
@@ -182,6 +184,7 @@ static int take_kube_opt(struct rn_run_config *c, struct run_args *a, int id, co
 	case R_KUBE_CONTEXT: c->kube_context = v; break;
 	case R_START_TIMEOUT: a->start_timeout = v; break;
 	case R_RUN_AS: c->run_as = v; break;
+	case R_FS_GROUP: c->fs_group = v; break;
 	case R_SUBPATH: c->workspace_subpath = v; break;
 	default: return 1;
 	}
