@@ -391,3 +391,25 @@ Test(output, signal_ignored_and_role_failed_become_events)
 	free(reason);
 	free(hint);
 }
+
+/* A missing image on Kubernetes: the child's "cannot start: ErrImagePull"
+ * line is a warning with an engine_hint naming the test cluster's
+ * load-image and a real cluster's registry, not an info line. */
+Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
+{
+	const char *lines[] = { "forge-runner kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
+				"desc = failed to pull and unpack image \"forge:dev\": not found",
+				NULL };
+	char *reason, *hint;
+	int kind;
+	char *log = feed(&rn_engine_kubernetes_ops, lines, &reason, &hint, &kind);
+
+	cr_assert_not_null(hint, "%s", log);
+	cr_expect(strstr(hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", hint);
+	cr_expect(strstr(hint, "a registry the nodes reach"), "%s", hint);
+	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"output\""), "%s", log);
+	cr_expect(strstr(log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", log);
+	free(log);
+	free(reason);
+	free(hint);
+}
