@@ -1265,3 +1265,29 @@ Test(runner_run, the_step_comes_from_the_task_files_step_name)
 	free(task); free(script);
 	rr_free(&r);
 }
+
+/* A container run whose agent command names a path of this host (a
+ * script beside the workspace, under /tmp here) is refused before the
+ * engine is called, with where the container looks instead. */
+Test(runner_run, a_host_path_in_a_container_agent_command_is_refused_at_preflight)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	char *docker = fgw_script(&w, "docker", NULL, "touch \"$(dirname \"$0\")/docker_ran\"\nexit 0\n");
+	char *agent = fgw_script(&w, "agent.sh", NULL, "echo hi\n");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=sh %s", agent);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--engine-cli", docker, "--image",
+			       "forge-review:test", "--workspace", w.ws, "--step", "impl", NULL };
+	const char *env[] = { wenv, "FORGE_REVIEWER_CMD", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 2, "%s", p.err);
+	char *want = fgt_fmt("FORGE_WORKER_CMD names '%s', a path of this host that the container does not see", agent);
+	cr_assert(strstr(p.err, want) && strstr(p.err, "use {workspace}/RELATIVE"), "%s", p.err);
+	cr_assert_not(fgw_exists(&w, "docker_ran"), "the engine was called");
+	free(want); free(wenv); free(agent); free(docker);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
