@@ -1291,3 +1291,36 @@ Test(runner_run, a_host_path_in_a_container_agent_command_is_refused_at_prefligh
 	fgt_proc_release(&p);
 	fgw_release(&w);
 }
+
+/* --timeout with the real entrypoint: it gets SIGTERM, writes its sealed
+ * summary (failed, interrupted) before it exits, and the result names the
+ * timeout, not "no review". */
+Test(runner_run, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fge_write_in(w.ws, "README", "workspace\n");
+	fgw_review_md(&w, "default", "Check.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "sleep 30\n");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", w.result, "--timeout", "1", NULL };
+	const char *env[] = { wenv, "FORGE_REVIEWER_CMD=true", "FORGE_AGENT_KILL_GRACE=1", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 124, "%s", p.err);
+	cJSON *res = fge_json_file(w.result, p.err);
+	cr_assert_str_eq(fge_jstr(res, "review_state"), "failed");
+	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(res, "failure"), "cause"), "timeout");
+	char *why = fgw_summary_failure(&w, "interrupted");
+	cr_assert(strstr(why, "stopped by signal 15"), "%s", why);
+	cJSON *sum = fgw_step_json(&w, "review_summary.json");
+	cr_assert_not_null(cJSON_GetObjectItem(sum, "seal"), "the summary is sealed");
+	cJSON_Delete(sum);
+	cJSON_Delete(res);
+	free(why); free(wenv); free(wk);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
