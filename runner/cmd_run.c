@@ -132,6 +132,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
+		.advice = sum ? sum->advice : NULL, .nadvice = sum ? sum->nadvice : 0,
 		.cause = st->fail.cause, .failure_reason = st->fail.reason,
 		.cycle_dir = st->cfg->workspace_local ? st->step_dir : NULL,
 	};

@@ -295,6 +295,10 @@ char *rn_result_to_json(const struct rn_result *r)
 	/* A blocked review: the questions only a person can answer. */
 	if (r->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(r->questions, r->nquestions));
+	/* An approval's advice, listed, not looped on: kept beside the state
+	 * even when the approving cycle's own object was shortened or dropped. */
+	if (r->nadvice)
+		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(r->advice, r->nadvice));
 	if (r->usage)
 		fg_usage_pair_add_to(o, r->usage);
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */

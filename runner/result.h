@@ -168,6 +168,8 @@ struct rn_result {
 	const long *cycles_by_source;   /* RN_SOURCE_COUNT counts (cycle_report.h), or NULL: all 0 */
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
+	const struct fg_finding *advice;  /* approved: the summary's advice findings (borrowed) */
+	size_t nadvice;                 /* written as "advice" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 	long forged_records;            /* records not believed (record_forged) */
 	const char *cycle_dir;          /* the step directory on the host ("cycle_dir"), or NULL */

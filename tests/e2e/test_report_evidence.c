@@ -181,6 +181,11 @@ Test(report_evidence, json_cycles_carry_the_evidence_as_the_cycle_files_do)
 			 "sh tests/test_calc.sh -> ok: 2 + 3 = 5");
 	cr_assert_str_eq(fge_jstr(at(cJSON_GetObjectItem(e, "advice_findings"), 0), "severity"), "NITPICK");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "open_findings")), 0);
+	/* The result keeps the approval's advice beside its state. */
+	cJSON *res = fge_json_file(r.w.result, NULL);
+	cr_assert_str_eq(fge_jstr(at(cJSON_GetObjectItem(res, "advice"), 0), "severity"), "NITPICK");
+	cr_assert_not_null(fge_jstr(res, "cycle_dir"));
+	cJSON_Delete(res);
 	cJSON_Delete(root);
 	free(text);
 	run_free(&r);
