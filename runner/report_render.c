@@ -257,12 +257,12 @@ static void md_cell(struct fg_buf *m, const char *fb)
 		fg_buf_adds(m, " …");
 }
 
-/* Feedback as a blockquote: every line prefixed, CRLF folded, trailing
- * blank lines dropped, so nothing in it can end the quote early. */
-static void md_quote(struct fg_buf *m, const char *fb)
+/* The first len bytes of fb as a blockquote: every line prefixed, CRLF
+ * folded, trailing blank lines dropped, so nothing in it can end the quote
+ * early; escape: each line's controls escaped (fg_escape_controls), so
+ * nothing reaches a terminal as one. */
+static void quote_lines(struct fg_buf *m, const char *fb, size_t len, bool escape)
 {
-	size_t len = strlen(fb);
-
 	while (len > 0 && strchr(" \t\r\n", fb[len - 1]))
 		len--;
 	for (size_t i = 0; i < len;) {
@@ -271,7 +271,10 @@ static void md_quote(struct fg_buf *m, const char *fb)
 		if (n > len - i)
 			n = len - i;
 		fg_buf_adds(m, n ? "> " : ">");
-		fg_buf_add(m, fb + i, n);
+		if (escape)
+			fg_escape_controls(m, fb + i, n, 0);
+		else
+			fg_buf_add(m, fb + i, n);
 		fg_buf_addc(m, '\n');
 		/* One terminator: "\r\n", "\n" or a lone "\r". */
 		i += n;
@@ -284,27 +287,19 @@ static void md_quote(struct fg_buf *m, const char *fb)
 	}
 }
 
-/* text as a blockquote, every line's controls escaped (fg_escape_controls:
- * nothing in it reaches a terminal as a control), at most
+/* Feedback as a blockquote (quote_lines). */
+static void md_quote(struct fg_buf *m, const char *fb)
+{
+	quote_lines(m, fb, strlen(fb), false);
+}
+
+/* A message or a program's output as a blockquote, escaped, at most
  * FG_FAILURE_REASON_MAX bytes of it. */
 static void md_quote_escaped(struct fg_buf *m, const char *text)
 {
 	size_t len = strlen(text);
 
-	if (len > FG_FAILURE_REASON_MAX)
-		len = FG_FAILURE_REASON_MAX;
-	while (len > 0 && strchr(" \t\r\n", text[len - 1]))
-		len--;
-	for (size_t i = 0; i < len;) {
-		size_t n = strcspn(text + i, "\n");
-
-		if (n > len - i)
-			n = len - i;
-		fg_buf_adds(m, "> ");
-		fg_escape_controls(m, text + i, n, 0);
-		fg_buf_addc(m, '\n');
-		i += n + (i + n < len);
-	}
+	quote_lines(m, text, len > FG_FAILURE_REASON_MAX ? FG_FAILURE_REASON_MAX : len, true);
 }
 
 /* What the evidence says of a cycle's verdict, after it in the table:
