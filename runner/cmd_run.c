@@ -450,7 +450,7 @@ int rn_cmd_run(int argc, char **argv)
 	struct rn_log_cfg logcfg;
 	struct rn_log log;
 	struct run_state st = { .cfg = &cfg, .log = &log, .wsfd = -1 };
-	char run_id[RN_RUN_ID_LEN + 1];
+	char run_id[RN_RUN_ID_LEN + 1], *key;
 	int r;
 
 	r = rn_run_config_load(&cfg, argc, argv, &logcfg);
@@ -470,7 +470,9 @@ int rn_cmd_run(int argc, char **argv)
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
-	rn_log_set_context(&log, st.run_id, cfg.step, st.skill, cfg.task_key);
+	key = rn_run_derived_task_key(&cfg);
+	rn_log_set_context(&log, st.run_id, cfg.step, st.skill, key);
+	free(key);
 	st.step_rel = fg_xstrdup(cfg.cycle_dir);
 	/* Without a host path the directory is named as the container sees it
 	 * (it only appears in log lines then). */

@@ -76,6 +76,9 @@ int rn_run_config_load(struct rn_run_config *c, int argc, char **argv, struct rn
  * --skill, else FORGE_SKILL_NAME, else the task file's skill_name, else the
  * step with '_' turned into '-'. */
 char *rn_run_derived_skill(const struct rn_run_config *c);
+/* The task key the entrypoint will use (owned, NULL for none): --task-key,
+ * else FORGE_TASK_KEY, else the task file's task_key. */
+char *rn_run_derived_task_key(const struct rn_run_config *c);
 
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);

@@ -465,13 +465,12 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 
 static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl);
 char *rn_run_derived_skill(const struct rn_run_config *c);
-static char *derived_task_key(const struct rn_run_config *c);
 
 /* What the host can tell before anything runs (hostcheck.h), with the
  * skill and task key the entrypoint will use. */
 static int host_checks(const struct rn_run_config *c)
 {
-	char *skill = rn_run_derived_skill(c), *key = derived_task_key(c), err[8192];
+	char *skill = rn_run_derived_skill(c), *key = rn_run_derived_task_key(c), err[8192];
 	int r = rn_hostcheck(c, skill, key, err, sizeof(err));
 
 	free(skill);
@@ -522,7 +521,7 @@ char *rn_run_derived_skill(const struct rn_run_config *c)
 
 /* The task key the entrypoint will use, derived as it does (owned, NULL
  * for none): --task-key, else FORGE_TASK_KEY, else the task file's. */
-static char *derived_task_key(const struct rn_run_config *c)
+char *rn_run_derived_task_key(const struct rn_run_config *c)
 {
 	const char *env = env_or_null("FORGE_TASK_KEY");
 
@@ -538,7 +537,7 @@ static char *derived_task_key(const struct rn_run_config *c)
  * FORGE_CYCLE_DIR, so both sides agree. */
 static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl)
 {
-	char *skill = rn_run_derived_skill(c), *key = derived_task_key(c), err[512];
+	char *skill = rn_run_derived_skill(c), *key = rn_run_derived_task_key(c), err[512];
 	const struct fg_cycle_dir_vars v = { c->step, key, skill };
 	int r = fg_cycle_dir(tmpl, &v, &c->cycle_dir, err, sizeof(err));
 
