@@ -11,14 +11,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agentenv.h"
 #include "cli.h"
 #include "preset.h"
 #include "forge/alloc.h"
 #include "forge/cmdline.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
-
-extern char **environ;
 
 static const char *const TMP_FILES[] = {
 	"worker-prompt.md", "reviewer-prompt.md", "system-prompt.md", "feedback.md",
@@ -135,11 +134,20 @@ static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *p
 	free(sys);
 }
 
-static void build_env(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
-		      struct fg_strvec *envp)
+/* The agent's environment (agentenv.h) and its fresh HOME and TMPDIR in d.
+ * 0 or a negative errno (said). */
+static int build_env(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
+		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
 	const struct ep_task *t = l->t;
+	bool worker = !strcmp(c->role, "worker");
+	struct ep_agentenv_spec spec = {
+		worker ? EP_AGENTENV_WORKER : EP_AGENTENV_REVIEWER,
+		worker ? t->worker_preset : t->reviewer_preset,
+		NULL, t,
+	};
 	struct fg_strvec set;
+	int rc;
 
 	fg_strvec_init(&set);
 	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
@@ -159,14 +167,10 @@ static void build_env(struct ep_loop *l, const struct ep_call *c, const char *pr
 		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
 	else
 		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
-	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
-	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
-	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
-	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
-	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
-	ep_preset_env(!strcmp(c->role, "worker") ? t->worker_preset : t->reviewer_preset, &set);
-	ep_env_build(envp, environ, set.v);
+	spec.set = set.v;
+	rc = ep_agentenv_start(&l->ae, &l->pid1, &spec, d, envp);
 	fg_strvec_release(&set);
+	return rc;
 }
 
 bool ep_call_failed(struct ep_agent_result *r, const struct ep_output *o)
@@ -270,8 +274,9 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	struct fg_strvec argv, envp;
 	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
 	char cycle[16], prefix[64];
+	struct ep_agentenv_dirs dirs;
 	struct ep_agent_spec s;
-	int rc;
+	int rc, env_rc;
 
 	/* A signal that came between two agents: start no new one. */
 	ep_pid1_poll(&l->pid1, 0, NULL);
@@ -288,7 +293,7 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
 	build_argv(l, c, prompt_file, cycle, &argv);
-	build_env(l, c, prompt_file, &envp);
+	env_rc = build_env(l, c, prompt_file, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
@@ -302,7 +307,8 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	};
 	if (rc < 0)
 		ep_log(FG_MSG_WARN, "cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
-	rc = ep_agent_run(&l->pid1, &s, r);
+	rc = env_rc < 0 ? env_rc : ep_agent_run(&l->pid1, &s, r);
+	ep_agentenv_stop(&dirs);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));
 		r->end = EP_AGENT_NOT_STARTED;

@@ -28,13 +28,16 @@
  * A check's command line takes the agents' placeholders {workspace},
  * {step}, {skill}, {task_key}, {cycle} and {skill_dir} (the directory of
  * the step's review.md, read-only to every agent: where a skill ships its
- * check scripts); its environment is the agents' with FORGE_ROLE=check,
- * FORGE_CHECK_NAME=NAME, FORGE_CYCLE=k, FORGE_SKILL_DIR, FORGE_WORKSPACE,
- * FORGE_STEP_NAME and FORGE_TASK_KEY.
+ * check scripts); its environment is a check's allow-list (agentenv.h: no
+ * credential at all, git's overrides, a fresh HOME and TMPDIR) with
+ * FORGE_ROLE=check, FORGE_CHECK_NAME=NAME, FORGE_CYCLE=k, FORGE_SKILL_DIR,
+ * FORGE_WORKSPACE, FORGE_STEP_NAME, FORGE_SKILL_NAME, FORGE_TASK_KEY and
+ * FORGE_RUN_ID.
  */
 #ifndef EP_CHECKS_H
 #define EP_CHECKS_H
 
+#include "agentenv.h"
 #include "pid1.h"
 #include "task.h"
 #include "forge/buf.h"
@@ -49,7 +52,7 @@ struct ep_checks {
 	const struct ep_task *t;
 	const struct fg_review_config *cfg;
 	const char *step_dir;          /* absolute: logs are written there */
-	char *const *envp;             /* the agents' environment (FORGE_ROLE etc. are set here) */
+	const struct ep_agentenv *ae;  /* the run's agent environments (agentenv.h) */
 	const char *skill_dir;         /* absolute: review.md's directory ({skill_dir}) */
 };
 

@@ -41,8 +41,6 @@
 #include "forge/util.h"
 #include "forge/verdict.h"
 
-extern char **environ;
-
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
@@ -115,7 +113,7 @@ static int configure(struct ep_loop *l)
 	}
 	/* The task's paths are absolute (task.c), so is review.md's directory. */
 	fg_path_split(l->review_md, &l->skill_dir, NULL);
-	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .envp = environ, .skill_dir = l->skill_dir };
+	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .ae = &l->ae, .skill_dir = l->skill_dir };
 	return l->max > 0 ? ep_checks_preflight(&l->checks) : 0;
 }
 
@@ -597,6 +595,9 @@ static int start(struct ep_loop *l)
 	}
 	if (l->t->clear_stale)
 		clear_stale(l);
+	rc = ep_agentenv_init(&l->ae, l->review_md ? &l->cfg : NULL);
+	if (rc < 0)
+		return rc == -EINVAL ? FG_EXIT_USAGE : FG_EXIT_FAILED;
 	return ep_call_tmpdir_make(l) < 0 ? FG_EXIT_FAILED : 0;
 }
 
@@ -604,6 +605,7 @@ static void loop_release(struct ep_loop *l)
 {
 	ep_evidence_release(l);
 	ep_call_tmpdir_remove(l);
+	ep_agentenv_release(&l->ae);
 	for (size_t i = 0; i < l->nhist; i++)
 		fg_cycle_release(&l->hist[i]);
 	free(l->hist);
