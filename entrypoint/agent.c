@@ -2,7 +2,9 @@
  * agent.c - run one agent: spawn, stream, watchdogs, group cleanup (see agent.h).
  */
 #include "agent.h"
+#include "frames.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -272,6 +274,20 @@ static void check_signals(struct run *x)
 	x->nterm_seen = x->p->nterm;
 }
 
+/* The heartbeat's frame: the runner's agent_running event comes from it. */
+static void beat_frame(const struct run *x, uint64_t now)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	if (!f || !cJSON_AddStringToObject(f, "role", x->s->role) ||
+	    !cJSON_AddNumberToObject(f, "seconds", (double)((now - x->start) / NS_PER_S)) ||
+	    !cJSON_AddNumberToObject(f, "lines", (double)x->lines) ||
+	    !cJSON_AddNumberToObject(f, "bytes", (double)(x->r->out_bytes + x->r->err_bytes)))
+		abort();
+	ep_frame_event("agent_running", f);
+	cJSON_Delete(f);
+}
+
 /* The heartbeat: which agent has run for how long and how much it printed,
  * one write (well under PIPE_BUF) so that it never splits. */
 static void heartbeat(struct run *x, uint64_t now)
@@ -287,6 +303,7 @@ static void heartbeat(struct run *x, uint64_t now)
 		     (unsigned long long)x->lines, (unsigned long long)(x->r->out_bytes + x->r->err_bytes));
 	if (n > 0 && (size_t)n < sizeof(line))
 		ep_write_all(x->s->echo_fd, line, (size_t)n);
+	beat_frame(x, now);
 }
 
 static void check_clock(struct run *x)
@@ -514,7 +531,16 @@ static void init_run(struct run *x, struct ep_pid1 *p, const struct ep_agent_spe
 	x->out.is_out = true;
 	x->nterm_seen = p->nterm;
 	x->start = x->last_output = fg_monotonic_ns();
+	r->t.started_ms = fg_time_now_ms();
 	x->next_beat = s->heartbeat_s > 0 ? x->start + secs_ns(s->heartbeat_s) : 0;
+}
+
+/* The run's wall time, and its end on the wall clock measured from its
+ * start by the monotonic clock (a clock step cannot end it before it began). */
+static void finish_times(struct run *x)
+{
+	x->r->seconds = fg_seconds_since(x->start);
+	x->r->t.ended_ms = x->r->t.started_ms + (int64_t)(x->r->seconds * 1000.0);
 }
 
 static void close_pipes(int a[2], int b[2], int c[2])
@@ -547,7 +573,7 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
-		r->seconds = fg_seconds_since(x.start);
+		finish_times(&x);
 		return rc < 0 ? rc : 0;
 	}
 	x.in_fd = in[1];
@@ -559,7 +585,7 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 	supervise(&x);
 	clean_group(&x);
 	describe(&x);
-	r->seconds = fg_seconds_since(x.start);
+	finish_times(&x);
 	return 0;
 }
 

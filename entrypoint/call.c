@@ -134,10 +134,26 @@ static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *p
 	free(sys);
 }
 
-/* The agent's environment (agentenv.h) and its fresh HOME and TMPDIR in d.
- * 0 or a negative errno (said). */
+/* TRACEPARENT: the agent's own span in the run's trace (span, chosen by
+ * the caller), so that a CLI whose telemetry is on nests its spans under
+ * it; never the entrypoint's own, and none in a run that is not traced. */
+static void trace_env(const struct ep_task *t, const char *span, struct fg_strvec *set)
+{
+	char tp[FG_TRACEPARENT_LEN];
+
+	fg_strvec_push(set, "TRACESTATE");
+	if (!t->traced || !*span) {
+		fg_strvec_push(set, "TRACEPARENT");
+		return;
+	}
+	fg_traceparent_format(tp, t->trace.trace_id, span, t->trace.sampled);
+	fg_strvec_pushf(set, "TRACEPARENT=%s", tp);
+}
+
+/* The agent's environment (agentenv.h), its TRACEPARENT (span), and its
+ * fresh HOME and TMPDIR in d. 0 or a negative errno (said). */
 static int build_env(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
-		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
+		     const char *span, struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
 	const struct ep_task *t = l->t;
 	bool worker = !strcmp(c->role, "worker");
@@ -150,6 +166,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 	int rc;
 
 	fg_strvec_init(&set);
+	trace_env(t, span, &set);
 	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", c->cycle);
 	fg_strvec_pushf(&set, "FORGE_PROMPT_FILE=%s", prompt_file);
@@ -269,11 +286,26 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 	}
 }
 
+/* c->run: what the records say of this run (phase.h). */
+static void describe_run(const struct ep_call *c, const struct ep_agent_result *r, const char *span)
+{
+	static const char *const providers[] = {
+		[EP_OUTPUT_CLAUDE] = "anthropic", [EP_OUTPUT_CODEX] = "openai", [EP_OUTPUT_GEMINI] = "gcp.gemini",
+	};
+	const char *p = (size_t)c->out->format < ARRAY_SIZE(providers) ? providers[c->out->format] : NULL;
+
+	fg_agent_run_init(c->run);
+	c->run->t = r->t;
+	c->run->usage = c->out->usage;
+	snprintf(c->run->span_id, sizeof(c->run->span_id), "%s", span);
+	snprintf(c->run->provider, sizeof(c->run->provider), "%s", p ? p : "");
+}
+
 int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
 {
 	struct fg_strvec argv, envp;
 	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
-	char cycle[16], prefix[64];
+	char cycle[16], prefix[64], span[FG_SPAN_ID_HEX + 1] = "";
 	struct ep_agentenv_dirs dirs;
 	struct ep_agent_spec s;
 	int rc, env_rc;
@@ -290,10 +322,12 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	}
 	rc = ep_call_tmp_write(l, c->prompt_name, c->prompt, strlen(c->prompt));
 	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
+	if (l->t->traced)
+		fg_trace_random_hex(span, FG_SPAN_ID_HEX);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
 	build_argv(l, c, prompt_file, cycle, &argv);
-	env_rc = build_env(l, c, prompt_file, &dirs, &envp);
+	env_rc = build_env(l, c, prompt_file, span, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
@@ -317,6 +351,8 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	}
 	ep_output_finish(c->out);
 	account(l, c, r);
+	if (c->run)
+		describe_run(c, r, span);
 	fg_strvec_release(&argv);
 	fg_strvec_release(&envp);
 	free(prompt_file);

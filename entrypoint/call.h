@@ -30,6 +30,9 @@ struct ep_call {
 	struct ep_output *out;     /* initialised here, finished after the run */
 	int log_fd;
 	const char *panel_role;    /* a panel's reviewer: its role; NULL otherwise */
+	/* Filled by ep_call_run() when not NULL: the run's times, usage, span
+	 * id (a traced run) and provider; its failed flag is the caller's. */
+	struct fg_agent_run *run;
 };
 
 /* Creates l->tmpdir ($TMPDIR or /tmp, "forge-ep.XXXXXX", mode 0700).
@@ -53,9 +56,10 @@ char *ep_call_system_name(const char *panel_role);
 const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role);
 
 /*
- * Runs one agent: writes its prompt file, builds argv and environment,
+ * Runs one agent: writes its prompt file, builds argv and environment
+ * (in a traced run, TRACEPARENT names a new span: c->run->span_id),
  * initialises and finishes c->out, adds the usage to l's totals (and says
- * it). Returns 0 (r filled, whatever the agent did) or EP_STOP_SIGNAL (a
+ * it), fills c->run. Returns 0 (r filled, whatever the agent did) or EP_STOP_SIGNAL (a
  * stop signal came before or during the run; r says so).
  */
 int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r);

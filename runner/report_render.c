@@ -18,6 +18,7 @@
 #include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
+#include "forge/quote.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
 #include "forge/exit.h"
@@ -29,14 +30,14 @@
 
 /* Open: the review left work to do, or the run failed (a run that failed
  * before any review says no_review, and must not vanish from --only-open). */
-static bool entry_open(const struct entry *e)
+bool rn__entry_open(const struct entry *e)
 {
 	return !e->success || (e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
 			       e->state != FG_STATE_DISABLED);
 }
 
 /* The last cycle's feedback when it was rejected, else NULL (borrowed). */
-static const char *open_feedback(const struct entry *e)
+const char *rn__open_feedback(const struct entry *e)
 {
 	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
 
@@ -77,7 +78,7 @@ static void all_verified(const struct entry *e, struct fg_strvec *v)
 	}
 }
 
-static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+const struct fg_finding *rn__open_findings(const struct entry *e, size_t *n)
 {
 	return last_findings(e, false, n);
 }
@@ -116,7 +117,7 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
 		}
 	}
-	f = open_findings(e, &n);
+	f = rn__open_findings(e, &n);
 	add_findings_json(o, "open_findings", f, n);
 	f = last_findings(e, true, &n);
 	if (n)
@@ -178,7 +179,7 @@ static cJSON *entry_json(const struct entry *e)
 		fg_evidence_add_to(co, &c->ev);
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
-	fg_json_add_str_or_null(o, "open_feedback", open_feedback(e));
+	fg_json_add_str_or_null(o, "open_feedback", rn__open_feedback(e));
 	add_panel_json(o, e);
 	fg_usage_pair_add_to(o, &e->usage);
 	cJSON_AddStringToObject(o, "source", e->source);
@@ -193,7 +194,7 @@ int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
 	int r;
 
 	for (size_t i = 0; i < rp->n; i++)
-		if (!only_open || entry_open(&rp->v[i]))
+		if (!only_open || rn__entry_open(&rp->v[i]))
 			cJSON_AddItemToObject(entries, rp->v[i].key, entry_json(&rp->v[i]));
 	cJSON_AddItemToObject(root, "entries", entries);
 	warn = cJSON_AddArrayToObject(root, "warnings");
@@ -208,17 +209,11 @@ int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
 
 /* ---- Markdown ---- */
 
-/* Names are validated (no whitespace or control bytes), but may still hold
- * characters that Markdown would read as markup; those are escaped. '_'
- * is left alone: GitHub never emphasises inside a word, and step names
- * are full of it. */
+/* Names are validated (no whitespace or control bytes); forge/quote.h
+ * escapes what Markdown would read as markup. */
 static void md_name(struct fg_buf *m, const char *s)
 {
-	for (; *s; s++) {
-		if (strchr("\\`*[]<>|~#", *s))
-			fg_buf_addc(m, '\\');
-		fg_buf_addc(m, *s);
-	}
+	fg_quote_md_name(m, s);
 }
 
 /* Length of the prefix of s (n bytes) at most max bytes long that does not
@@ -248,58 +243,26 @@ static void md_cell(struct fg_buf *m, const char *fb)
 		return;
 	}
 	cut = utf8_cut(s, n, RN_REPORT_CELL_MAX);
-	for (size_t i = 0; i < cut; i++) {
-		if (s[i] == '|')
-			fg_buf_addc(m, '\\');
-		fg_buf_addc(m, s[i] == '\t' ? ' ' : s[i]);
-	}
+	/* Agent text: inert (no link, image, HTML or heading; '|' escaped). */
+	fg_quote_md_text(m, s, cut);
 	if (more || cut < n)
 		fg_buf_adds(m, " …");
 }
 
-/* The first len bytes of fb as a blockquote: every line prefixed, CRLF
- * folded, trailing blank lines dropped, so nothing in it can end the quote
- * early; escape: each line's controls escaped (fg_escape_controls), so
- * nothing reaches a terminal as one. */
-static void quote_lines(struct fg_buf *m, const char *fb, size_t len, bool escape)
-{
-	while (len > 0 && strchr(" \t\r\n", fb[len - 1]))
-		len--;
-	for (size_t i = 0; i < len;) {
-		size_t n = strcspn(fb + i, "\r\n");
-
-		if (n > len - i)
-			n = len - i;
-		fg_buf_adds(m, n ? "> " : ">");
-		if (escape)
-			fg_escape_controls(m, fb + i, n, 0);
-		else
-			fg_buf_add(m, fb + i, n);
-		fg_buf_addc(m, '\n');
-		/* One terminator: "\r\n", "\n" or a lone "\r". */
-		i += n;
-		if (i < len && fb[i] == '\r')
-			i++;
-		else if (i < len && fb[i] == '\n')
-			i++;
-		if (i < len && i > 0 && fb[i - 1] == '\r' && fb[i] == '\n')
-			i++;
-	}
-}
-
-/* Feedback as a blockquote (quote_lines). */
+/* Feedback as a blockquote (forge/quote.h): nothing in it can end the
+ * quote or render as markup. */
 static void md_quote(struct fg_buf *m, const char *fb)
 {
-	quote_lines(m, fb, strlen(fb), false);
+	fg_quote_md_block(m, fb, strlen(fb));
 }
 
-/* A message or a program's output as a blockquote, escaped, at most
- * FG_FAILURE_REASON_MAX bytes of it. */
+/* A message or a program's output as a blockquote, inert as md_quote()
+ * writes it, at most FG_FAILURE_REASON_MAX bytes of it. */
 static void md_quote_escaped(struct fg_buf *m, const char *text)
 {
 	size_t len = strlen(text);
 
-	quote_lines(m, text, len > FG_FAILURE_REASON_MAX ? FG_FAILURE_REASON_MAX : len, true);
+	fg_quote_md_block(m, text, len > FG_FAILURE_REASON_MAX ? FG_FAILURE_REASON_MAX : len);
 }
 
 /* What the evidence says of a cycle's verdict, after it in the table:
@@ -443,19 +406,16 @@ static void md_checks(struct fg_buf *m, const struct entry *e)
 	}
 }
 
-/* A workspace path in a table cell: control bytes as '?', cut at
- * RN_REPORT_CELL_MAX bytes (" …"), markup escaped as in names. */
+/* A workspace path in a table cell: quoted as git shows names, cut at
+ * RN_REPORT_CELL_MAX bytes (" …"), then inert Markdown text. */
 static void md_path(struct fg_buf *m, const char *path)
 {
-	size_t n = strlen(path), cut = utf8_cut(path, n, RN_REPORT_CELL_MAX);
-	char *s = fg_xasprintf("%.*s", (int)cut, path);
+	char *q = fg_quote_name_dup(path);
+	size_t n = strlen(q), cut = utf8_cut(q, n, RN_REPORT_CELL_MAX);
 
-	for (char *q = s; *q; q++)
-		if ((unsigned char)*q < 0x20 || *q == 0x7f)
-			*q = '?';
-	md_name(m, s);
+	fg_quote_md_text(m, q, cut);
 	fg_buf_adds(m, cut < n ? " …" : "");
-	free(s);
+	free(q);
 }
 
 /* dir/name as md_path() writes a path (dir NULL: name alone). */
@@ -564,7 +524,7 @@ static void md_usage(struct fg_buf *m, const struct entry *e)
 
 static void md_entry(struct fg_buf *m, const struct entry *e)
 {
-	const char *open = open_feedback(e);
+	const char *open = rn__open_feedback(e);
 
 	fg_buf_adds(m, "### ");
 	if (e->task_key) {
@@ -607,7 +567,7 @@ int rn__report_markdown(const struct report *rp, bool only_open, struct fg_buf *
 
 	fg_buf_adds(out, "## Auto-Review Notes\n\n");
 	for (size_t i = 0; i < rp->n; i++) {
-		if (only_open && !entry_open(&rp->v[i]))
+		if (only_open && !rn__entry_open(&rp->v[i]))
 			continue;
 		md_entry(out, &rp->v[i]);
 		shown++;

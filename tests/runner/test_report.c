@@ -224,7 +224,7 @@ Test(report, markdown_output_line_by_line)
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
-		"> Lint | format still failing",
+		"> Lint \\| format still failing",
 		"> second line",
 		"",
 		"### DEMO-1 — implement_task",
@@ -336,7 +336,7 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	want_cell = fgt_fmt("| 1 | rejected | %.119s … |\n| 2 | rejected | first … |\n", long_fb);
 	cr_assert_not_null(strstr(c.out, want_cell), "got:\n%s", c.out);
-	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> `a|b` third\n"),
+	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> \\`a\\|b\\` third\n"),
 			   "got:\n%s", c.out);
 	cr_assert_null(strchr(c.out, '\r'));
 	cap_release(&c);
@@ -518,7 +518,7 @@ Test(report, usage_errors_exit_2_and_write_nothing)
 {
 	static char *cases[][5] = {
 		{ "report", NULL },
-		{ "report", "--format", "html", "x.json", NULL },
+		{ "report", "--format", "pdf", "x.json", NULL },
 		{ "report", "--bogus", "x.json", NULL },
 		{ "report", "x.json", "--output", NULL },
 		{ "report", "--only-open=yes", "x.json", NULL },
@@ -638,10 +638,10 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 		"",
 		"**State:** no_review · **Skill:** implement-task · **Cycles:** 0",
 		"",
-		"**Run failed** (exit code 1): the task failed: cannot run worker 'agent' \\| x …",
+		"**Run failed** (exit code 1): the task failed\\: cannot run worker \\'agent\\' \\| x …",
 		"",
 		/* The whole message follows the cut line. */
-		"> the task failed: cannot run worker 'agent' | x",
+		"> the task failed\\: cannot run worker \\'agent\\' \\| x",
 		"> second line",
 		"",
 		"No review cycles.",
@@ -800,14 +800,15 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	const char *want[] = {
-		"| 1 | rejected (check failed) | The check 'lint' timed out |\n\n"
+		"| 1 | rejected (check failed) | The check \\'lint\\' timed out |\n\n"
 		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
 		/* The failed check's output follows its line. */
-		"The end of lint's output:\n\n> (no output)\n\n"
+		"The end of lint's output:\n\n> \\(no output\\)\n\n"
 		"**Changes** (cycle 1, since the step began): 22 file(s) (the list was cut at a bound)\n\n"
 		"| file | change | lines |\n|---|---|---|\n"
-		"| new.c | renamed from old.c | +0 −0 |\n"
-		"| \\[x\\](http://e)?\\|\\*.md | added | — |\n"
+		"| new\\.c | renamed from old\\.c | +0 −0 |\n"
+		/* Quoted as git shows it (one line), then inert Markdown. */
+		"| \\\"\\[x\\]\\(http\\:\\/\\/e\\)\\\\n\\|\\*\\.md\\\" | added | — |\n"
 		"| f00 | deleted | +0 −0 |\n",
 		"| f17 | deleted | +0 −17 |\n\n… and 2 more file(s) in the cycle file\n\n**Open feedback**",
 	};
@@ -838,9 +839,9 @@ Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
 			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"failed\"}\n");
 	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
-	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check 'lint' could not run: "
-			 "exit code 127 …\n"), "%s", c.out);
-	cr_assert(strstr(c.out, "> sh: 1: no-such-lint: not found\\x1b[2K\n"), "the output, escaped: %s", c.out);
+	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check \\'lint\\' could not "
+			 "run\\: exit code 127 …\n"), "%s", c.out);
+	cr_assert(strstr(c.out, "> sh\\: 1\\: no\\-such\\-lint\\: not found"), "the output, inert: %s", c.out);
 	cr_assert_null(strchr(c.out, '\033'), "a control reached the report");
 	cap_release(&c);
 	c = run_report(dir, (char *[]){ "report", path, NULL });
@@ -875,9 +876,9 @@ Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
 	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	cr_assert(strstr(c.out, "**Checks** (cycle 1): lint failed (exit code 1, 0.5 s)\n\n"
-			 "The end of lint's output:\n\n> lint.sh: line 3: calc.sh: trailing space\\x1b[2K\n"), "%s", c.out);
-	cr_assert(strstr(c.out, "**Verified:**\n\n- security: sh audit.sh -> clean\n"
-			 "- correctness: sh tests.sh -> 5 passed\n"), "%s", c.out);
+			 "The end of lint's output:\n\n> lint\\.sh\\: line 3\\: calc\\.sh\\: trailing space"), "%s", c.out);
+	cr_assert(strstr(c.out, "**Verified:**\n\n- security\\: sh audit\\.sh \\-\\> clean\n"
+			 "- correctness\\: sh tests\\.sh \\-\\> 5 passed\n"), "%s", c.out);
 	cap_release(&c);
 	fgt_rm_rf(dir);
 	free(dir); free(p); free(c1); free(c2); free(c3); free(cycles);
