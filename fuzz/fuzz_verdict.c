@@ -5,7 +5,9 @@
  * checked twice: with "REJECTED" and a blank line put before the input (a
  * paragraph outside code whatever follows), and on the input itself for
  * every paragraph of live text (the classifier's, verdict_md.c) without a
- * backtick (so no code span can hide the word) that holds the word.
+ * backtick (so no code span can hide the word) that holds the word: in
+ * capitals, never approved; in any case, never approved by a marker alone
+ * (beside a structured approval a lower-case word of prose is no signal).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,20 +32,22 @@ static void check(struct fg_judgement *v, const char *t, size_t n)
 		abort();
 }
 
-/* The whole word "rejected", any case, in t[s, e). */
-static bool has_rejected(const char *t, size_t s, size_t e)
+/* The whole word "rejected" in t[s, e): in capitals, or in any case. */
+static bool has_rejected(const char *t, size_t s, size_t e, bool caps)
 {
 	for (size_t i = s; i + 8 <= e; i++) {
 		if (i > 0 && is_word((unsigned char)t[i - 1]))
 			continue;
-		if (ci_at(t, i, e, "rejected") && (i + 8 >= e || !is_word((unsigned char)t[i + 8])))
+		if (!(caps ? !memcmp(t + i, "REJECTED", 8) : ci_at(t, i, e, "rejected")))
+			continue;
+		if (i + 8 >= e || !is_word((unsigned char)t[i + 8]))
 			return true;
 	}
 	return false;
 }
 
 /* A paragraph of live text without backticks holds the word. */
-static bool live_rejection(const char *t, size_t n)
+static bool live_rejection(const char *t, size_t n, bool caps)
 {
 	struct md m;
 	struct md_line l;
@@ -62,7 +66,7 @@ static bool live_rejection(const char *t, size_t n)
 			continue;
 		}
 		if (ps != NONE && !memchr(t + ps, '`', pe - ps))
-			found = has_rejected(t, ps, pe);
+			found = has_rejected(t, ps, pe, caps);
 		ps = more && (l.kind == MD_TEXT || l.kind == MD_QUOTE) ? l.l.s : NONE;
 		pk = more ? l.kind : MD_BLANK;
 		pe = more ? l.l.next : pe;
@@ -76,7 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *both = malloc(sizeof(prefix) - 1 + size + 1);
 
 	check(&v, (const char *)data, size);
-	if (v.verdict == FG_VERDICT_APPROVED && live_rejection((const char *)data, size))
+	if (v.verdict == FG_VERDICT_APPROVED && live_rejection((const char *)data, size, true))
+		abort();
+	if (v.verdict == FG_VERDICT_APPROVED && v.format == FG_FORMAT_MARKER &&
+	    live_rejection((const char *)data, size, false))
 		abort();
 	fg_judgement_reset(&v);
 	memcpy(both, prefix, sizeof(prefix) - 1);

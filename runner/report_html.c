@@ -6,12 +6,11 @@
  * findings and the last change set.
  *
  * Every string that comes from a result (feedback, findings, paths, role
- * and check names: a sandbox wrote them) goes through html_text(), which
- * escapes the five markup characters and shows control and bidi characters
- * as visible codes, so none can make an element, an attribute or a reordered
- * line; the page has no script and its Content-Security-Policy lets nothing
- * load. (A shared escaping module for the reports is being added to common/;
- * html_text() is meant to move there.)
+ * and check names: a sandbox wrote them) goes through html_text(), that is
+ * quote.h's fg_quote_html() (the one escaping module of every report
+ * format), so none can make an element, an attribute or a reordered line;
+ * the page has no script and its Content-Security-Policy lets nothing
+ * load.
  */
 #include "report_internal.h"
 
@@ -23,6 +22,7 @@
 #include "forge/alloc.h"
 #include "forge/cycle.h"
 #include "forge/phase.h"
+#include "forge/quote.h"
 #include "forge/summary.h"
 #include "forge/timeutil.h"
 #include "forge/verdict.h"
@@ -38,61 +38,13 @@
 /* Bars drawn per entry (cycles x runs: far more than a real run has). */
 #define TL_PHASES_MAX 4096
 
-/* The code point of the UTF-8 sequence at s (len bytes left; the input is
- * valid UTF-8: the cycle files are checked), *n its length. */
-static uint32_t code_point(const unsigned char *s, size_t len, size_t *n)
-{
-	if (s[0] < 0x80 || len < 2) {
-		*n = 1;
-		return s[0];
-	}
-	if (s[0] < 0xe0) {
-		*n = 2;
-		return ((uint32_t)(s[0] & 0x1f) << 6) | (s[1] & 0x3f);
-	}
-	if (s[0] < 0xf0 || len < 4) {
-		*n = len < 3 ? len : 3;
-		return len < 3 ? 0xfffd : ((uint32_t)(s[0] & 0x0f) << 12) | ((uint32_t)(s[1] & 0x3f) << 6) | (s[2] & 0x3f);
-	}
-	*n = 4;
-	return ((uint32_t)(s[0] & 0x07) << 18) | ((uint32_t)(s[1] & 0x3f) << 12) | ((uint32_t)(s[2] & 0x3f) << 6) |
-	       (s[3] & 0x3f);
-}
-
-/* Characters that reorder or hide text (bidi embeddings, overrides,
- * isolates, marks; zero-width ones) or are controls: shown as [U+XXXX]. */
-static bool invisible(uint32_t c)
-{
-	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0) ||
-	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) ||
-	       c == 0x061c || c == 0xfeff;
-}
-
-/* s as HTML text (element content or a quoted attribute value). */
+/* s as HTML text (element content or a quoted attribute value), at most
+ * HTML_TEXT_MAX bytes of it shown (a sequence cut there shows as U+FFFD). */
 static void html_text(struct fg_buf *b, const char *s)
 {
 	size_t len = s ? strlen(s) : 0, shown = len > HTML_TEXT_MAX ? HTML_TEXT_MAX : len;
 
-	for (size_t i = 0; i < shown;) {
-		size_t n;
-		uint32_t c = code_point((const unsigned char *)s + i, len - i, &n);
-
-		if (c == '<')
-			fg_buf_adds(b, "&lt;");
-		else if (c == '>')
-			fg_buf_adds(b, "&gt;");
-		else if (c == '&')
-			fg_buf_adds(b, "&amp;");
-		else if (c == '"')
-			fg_buf_adds(b, "&quot;");
-		else if (c == '\'')
-			fg_buf_adds(b, "&#39;");
-		else if (invisible(c))
-			fg_buf_addf(b, "[U+%04X]", (unsigned)c);
-		else
-			fg_buf_add(b, s + i, n);
-		i += n;
-	}
+	fg_quote_html(b, s ? s : "", shown);
 	if (shown < len)
 		fg_buf_addf(b, " … (%zu more bytes in the result file)", len - shown);
 }

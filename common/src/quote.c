@@ -4,10 +4,12 @@
 #include "forge/quote.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "forge/buf.h"
 #include "forge/text.h"
+#include "forge/util.h"
 
 static bool needs_quote(unsigned char c)
 {
@@ -127,4 +129,44 @@ void fg_quote_md_fence(struct fg_buf *b, const char *s, const char *info, const 
 	for (size_t i = 0; i < n; i++)
 		fg_buf_addc(b, '`');
 	fg_buf_addc(b, '\n');
+}
+
+/* The code point of the valid k-byte UTF-8 sequence at s. */
+static uint32_t code_point(const unsigned char *s, size_t k)
+{
+	static const unsigned char lead[] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	uint32_t c = s[0] & lead[k];
+
+	for (size_t i = 1; i < k; i++)
+		c = (c << 6) | (s[i] & 0x3f);
+	return c;
+}
+
+/* Characters that reorder or hide text, or are controls. */
+static bool html_invisible(uint32_t c)
+{
+	return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0) ||
+	       (c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) ||
+	       c == 0x061c || c == 0xfeff;
+}
+
+void fg_quote_html(struct fg_buf *b, const char *s, size_t n)
+{
+	static const char *const refs[] = { ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;",
+					    ['"'] = "&quot;", ['\''] = "&#39;" };
+
+	for (size_t i = 0; i < n;) {
+		size_t k = fg_utf8_seq(s + i, n - i);
+		uint32_t c = k ? code_point((const unsigned char *)s + i, k) : 0xfffd;
+
+		if (c < ARRAY_SIZE(refs) && refs[c])
+			fg_buf_adds(b, refs[c]);
+		else if (html_invisible(c))
+			fg_buf_addf(b, "[U+%04X]", (unsigned)c);
+		else if (!k)
+			fg_buf_adds(b, "\xef\xbf\xbd");
+		else
+			fg_buf_add(b, s + i, k);
+		i += k ? k : 1;
+	}
 }

@@ -233,6 +233,7 @@ struct scan {
 	struct jblock jb[2];             /* [side] */
 	int vline_a;                     /* the last approving verdict line's kind */
 	size_t me[2];                    /* end of each side's first marker */
+	bool rcaps;                      /* a live REJECTED written in capitals */
 	size_t last;                     /* start of the last non-blank line, if live text */
 	/* Start of the paragraph being collected, NONE between paragraphs;
 	 * pquote: it is quoted. */
@@ -425,16 +426,19 @@ static bool marker_at(struct scan *sc, size_t i, bool quoted)
 		return false;
 	if (quoted && k == FG_VERDICT_APPROVED)
 		return false;
+	if (k == FG_VERDICT_REJECTED && !memcmp(t + i, "REJECTED", 8))
+		sc->rcaps = true;
 	if (!sc->sig[k][S_MARK].seen)
 		sc->me[k] = i + 8;
 	note(sc, S_MARK, k, i, true);
 	return true;
 }
 
-/* Both sides' markers found: later paragraphs need no scan. */
+/* Both sides' markers found, the rejecting one in capitals (see
+ * weak_rejection): later paragraphs need no scan. */
 static bool markers_done(const struct scan *sc)
 {
-	return sc->sig[SIDE_A][S_MARK].seen && sc->sig[SIDE_R][S_MARK].seen;
+	return sc->sig[SIDE_A][S_MARK].seen && sc->sig[SIDE_R][S_MARK].seen && sc->rcaps;
 }
 
 /* Looks for the first markers in the paragraph [ps, pe), skipping inline
@@ -728,6 +732,29 @@ static void conflict(struct fg_judgement *v, const struct scan *sc, int a, int r
 	v->out_of_scope = false;
 }
 
+/*
+ * A reviewer's prose says "rejected" in lower case ("nothing was rejected
+ * that should pass") far more often than it rejects so. Beside a
+ * structured approval (a JSON verdict, the review-result marker, a verdict
+ * line), such a word is no signal: the rejecting side's only signal is a
+ * marker, and no REJECTED in capitals stands anywhere in live text. Every
+ * other rejection beside an approval is a conflict (review-md-schema.md).
+ */
+static void drop_weak_rejection(struct scan *sc)
+{
+	bool structured = false;
+
+	if (sc->rcaps || !sc->sig[SIDE_R][S_MARK].seen)
+		return;
+	for (int k = 0; k < NSIG; k++) {
+		if (k != S_MARK && sc->sig[SIDE_R][k].seen)
+			return;
+		structured |= k != S_MARK && sc->sig[SIDE_A][k].seen;
+	}
+	if (structured)
+		sc->sig[SIDE_R][S_MARK].seen = false;
+}
+
 int fg_verdict_parse(struct fg_judgement *v, const char *text, size_t len)
 {
 	struct scan *sc = fg_xcalloc(1, sizeof(*sc));
@@ -745,6 +772,7 @@ int fg_verdict_parse(struct fg_judgement *v, const char *text, size_t len)
 	k = review_result(sc->t, sc->len, &ls, &count);
 	if (k >= 0 && ls == sc->last)
 		note(sc, S_RRM, k, ls, true);
+	drop_weak_rejection(sc);
 	a = first_kind(sc, SIDE_A);
 	r = first_kind(sc, SIDE_R);
 	if (r >= 0)

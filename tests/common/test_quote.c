@@ -9,6 +9,7 @@
 
 #include "forge/buf.h"
 #include "forge/quote.h"
+#include "forge/util.h"
 
 TestSuite(quote, .timeout = 60);
 
@@ -115,4 +116,24 @@ Test(quote, a_fence_is_longer_than_any_run_in_its_content)
 	fg_quote_md_fence(&b, "a``b", NULL, NULL);
 	cr_expect_str_eq(fg_buf_str(&b), "```\na``b\n```\n");
 	fg_buf_release(&b);
+}
+
+/* HTML text that stays text: markup characters as references, controls,
+ * bidi and zero-width characters visible, invalid UTF-8 as U+FFFD. */
+Test(quote, html_text_makes_no_element_and_reorders_nothing)
+{
+	static const struct qcase t[] = {
+		{ IN("plain text\n\tkept"), "plain text\n\tkept" },
+		{ IN("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;" },
+		{ IN("<img src=x onerror=\"a('b')\">"), "&lt;img src=x onerror=&quot;a(&#39;b&#39;)&quot;&gt;" },
+		{ IN("</svg>&amp;"), "&lt;/svg&gt;&amp;amp;" },
+		{ IN("ab\xe2\x80\xae" "cd"), "ab[U+202E]cd" },
+		{ IN("x\xe2\x81\xa6y\xe2\x80\x8bz"), "x[U+2066]y[U+200B]z" },
+		{ IN("bell\a esc\x1b del\x7f"), "bell[U+0007] esc[U+001B] del[U+007F]" },
+		{ IN("c1\xc2\x9b"), "c1[U+009B]" },
+		{ IN("bad\xff\xc3"), "bad\xef\xbf\xbd\xef\xbf\xbd" },
+		{ IN("caf\xc3\xa9 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xf0\x9f\x98\x80" },
+	};
+
+	check(fg_quote_html, t, ARRAY_SIZE(t));
 }

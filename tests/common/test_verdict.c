@@ -635,7 +635,9 @@ Test(verdict, realistic_fixtures)
 		{ "structured-out-of-scope.md", R, F_CONFLICT, CONFLICT("json_shadow", 21, "marker", 12), 0 },
 		{ "review-result-findings.md", R, F_CONFLICT, CONFLICT("marker", 6, "review_result_marker", 22)
 		  "\n\n# Code review: cycle file writer", 2 },
-		{ "review-result-clean.md", R, F_CONFLICT, CONFLICT("review_result_marker", 15, "marker", 3), 0 },
+		/* "nothing was rejected that should pass": a word of prose in lower
+		 * case beside a structured approval is no rejection signal. */
+		{ "review-result-clean.md", A, F_RRM, "", 0 },
 		{ "plain-approved.txt", A, F_MARK, "", 0 },
 		{ "plain-rejected.txt", R, F_MARK, "1. src/parse.c:42:", 0 },
 	};
@@ -820,6 +822,11 @@ Test(verdict, worker_text_cannot_approve)
 		  "### [N1] nit \xe2\x80\x94 `a.c:1`\n\nREJECTED: tests\n\nVerdict: REQUEST CHANGES" },
 		{ "reference: code is APPROVED, not REJECTED", IN("Code is APPROVED, not REJECTED"), R, F_CONFLICT,
 		  C_MM "\n\nCode is APPROVED, not" },
+		{ "a REJECTED in capitals beside a structured approval",
+		  IN("REJECTED: tests fail\n\n<!-- review-result: findings=0 -->\n"), R, F_CONFLICT,
+		  CONFLICT("review_result_marker", 3, "marker", 1) "\n\ntests fail\n\n<!-- review-result: findings=0 -->" },
+		{ "a lower-case rejected beside a marker approval", IN("approved, though rejected before\n"), R,
+		  F_CONFLICT, C_MM "\n\nbefore" },
 	};
 
 	CHECK_TABLE(t);
@@ -829,6 +836,10 @@ Test(verdict, worker_text_cannot_approve)
 Test(verdict, commonmark_code_and_agreement)
 {
 	static const struct vcase t[] = {
+		{ "prose's lower-case rejected beside a review-result approval",
+		  IN("Nothing was rejected that should pass.\n\n<!-- review-result: findings=0 -->\n"), A, F_RRM, "" },
+		{ "prose's lower-case rejected beside a verdict line",
+		  IN("No input is rejected wrongly.\n\nVerdict: APPROVE\n"), A, F_LINE, "" },
 		{ "indented code cannot interrupt a paragraph", IN("text\n    Verdict: APPROVE\n"), A, F_LINE, "" },
 		{ "a list item's indented paragraph", IN("- a\n\n  Verdict: APPROVE\n"), A, F_LINE, "" },
 		{ "code in a list item", IN("- a\n\n      REJECTED\n\nAPPROVED\n"), A, F_MARK, "" },

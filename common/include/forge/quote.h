@@ -1,7 +1,7 @@
 /*
  * quote.h - names and agent text as they are shown: in prompts, reports
  * and logs. One module, so every place and every report format (Markdown
- * today, HTML later) quotes the same way. Text from the sandbox (paths,
+ * and HTML) quotes the same way. Text from the sandbox (paths,
  * reviewer feedback, finding titles, check output) is data: quoted, it can
  * neither start a line of its own in a prompt nor render as markup.
  *
@@ -10,6 +10,7 @@
  *   fg_quote_md_text()   one line of agent text for Markdown: inert
  *   fg_quote_md_block()  agent text as a Markdown block quote: inert
  *   fg_quote_md_fence()  text as a fenced code block its content cannot close
+ *   fg_quote_html()      agent text as HTML text or a quoted attribute value
  *
  * Tier: base (util.h). Uses buf and text. Appends only; a full buffer
  * (-E2BIG) leaves what fitted.
@@ -63,5 +64,17 @@ void fg_quote_md_block(struct fg_buf *b, const char *s, size_t n);
  * and the closing fence. empty (may be NULL) is written when s is "".
  */
 void fg_quote_md_fence(struct fg_buf *b, const char *s, const char *info, const char *empty);
+
+/*
+ * Appends the n bytes of s as HTML element content or a double- or
+ * single-quoted attribute value that shows exactly these characters:
+ * < > & " ' as character references; control characters (but newline and
+ * tab), DEL, C1 controls and the characters that reorder or hide text
+ * (bidi embeddings, overrides, isolates and marks, zero-width ones, the
+ * byte-order mark) as a visible [U+XXXX]; bytes that are not valid UTF-8
+ * as U+FFFD. Nothing in it can make an element, an attribute or a
+ * reordered line.
+ */
+void fg_quote_html(struct fg_buf *b, const char *s, size_t n);
 
 #endif
