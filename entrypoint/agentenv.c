@@ -101,7 +101,7 @@ void ep_agentenv_names(enum ep_agentenv_kind kind, const char *preset, const str
 	};
 	static const char *const FORGE_CHECK[] = {
 		"FORGE_ROLE", "FORGE_CHECK_NAME", "FORGE_CYCLE", "FORGE_WORKSPACE", "FORGE_STEP_NAME",
-		"FORGE_SKILL_NAME", "FORGE_TASK_KEY", "FORGE_RUN_ID", NULL,
+		"FORGE_SKILL_NAME", "FORGE_TASK_KEY", "FORGE_RUN_ID", "FORGE_SKILL_DIR", NULL,
 	};
 	const char *const *lists[] = {
 		BASE, OWN, kind == EP_AGENTENV_CHECK ? FORGE_CHECK : FORGE_AGENT,

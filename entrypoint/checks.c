@@ -47,20 +47,58 @@ int ep_step_log_open(const char *dir, const char *name)
 	return fd;
 }
 
-/* The check's argv, placeholders expanded (cycle: "" before any cycle). */
-static void check_argv(const struct ep_checks *x, const struct fg_check *k, const char *cycle,
-		       struct fg_strvec *argv)
+/* The words of k's command line, placeholders not expanded. */
+static void split_run(const struct fg_check *k, struct fg_strvec *argv)
 {
-	const struct ep_task *t = x->t;
-	const struct fg_placeholder ph[] = {
-		{ "workspace", t->workspace }, { "step", t->step }, { "skill", t->skill },
-		{ "task_key", t->task_key }, { "cycle", cycle },
-	};
 	char err[160];
 
 	/* Validated by the review.md parser: this split cannot fail. */
 	fg_cmdline_split(k->run, argv, err, sizeof(err));
+}
+
+/* argv's placeholders expanded (cycle: "" before any cycle). */
+static void expand(const struct ep_checks *x, const char *cycle, struct fg_strvec *argv)
+{
+	const struct ep_task *t = x->t;
+	const struct fg_placeholder ph[] = {
+		{ "workspace", t->workspace }, { "step", t->step }, { "skill", t->skill },
+		{ "task_key", t->task_key }, { "cycle", cycle }, { "skill_dir", x->skill_dir },
+	};
+
 	fg_cmdline_expand(argv, ph, ARRAY_SIZE(ph));
+}
+
+/* The check's argv, placeholders expanded. */
+static void check_argv(const struct ep_checks *x, const struct fg_check *k, const char *cycle,
+		       struct fg_strvec *argv)
+{
+	split_run(k, argv);
+	expand(x, cycle, argv);
+}
+
+/* The first word of k's command that names a {skill_dir} path which does
+ * not exist, expanded (owned), or NULL: a script the skill was meant to
+ * ship and does not. */
+static char *skill_path_missing(const struct ep_checks *x, const struct fg_check *k)
+{
+	struct fg_strvec raw, one;
+	struct stat st;
+	char *missing = NULL;
+
+	fg_strvec_init(&raw);
+	split_run(k, &raw);
+	for (size_t i = 0; !missing && i < raw.n; i++) {
+		if (!strstr(raw.v[i], "{skill_dir}"))
+			continue;
+		fg_strvec_init(&one);
+		fg_strvec_push(&one, raw.v[i]);
+		expand(x, "1", &one);
+		if (stat(one.v[0], &st) < 0)
+			missing = fg_xstrdup(one.v[0]);
+		fg_strvec_release(&one);
+	}
+	fg_strvec_release(&raw);
+	return missing;
 }
 
 /* An executable regular file at path (relative: to the workspace). */
@@ -119,16 +157,24 @@ int ep_checks_preflight(const struct ep_checks *x)
 		struct fg_strvec argv;
 		int rc;
 
+		char *missing = skill_path_missing(x, k);
+
 		fg_strvec_init(&argv);
 		check_argv(x, k, "1", &argv);
 		rc = startable(x->t->workspace, argv.v[0], environ);
-		if (rc < 0) {
+		if (missing) {
+			ep_log(FG_MSG_ERROR, "check '%s' (review.md line %d) cannot run: '%s' does not exist "
+			       "({skill_dir} is the directory of the step's review.md: ship the file there)",
+			       k->name, k->line, missing);
+			bad = 1;
+		} else if (rc < 0) {
 			ep_log(FG_MSG_ERROR, "check '%s' (review.md line %d) cannot start: '%s': %s%s", k->name, k->line,
 				 argv.v[0], strerror(-rc),
 				 strchr(argv.v[0], '/') && argv.v[0][0] != '/'
 					 ? " (a relative path is resolved from the workspace)" : "");
 			bad = 1;
 		}
+		free(missing);
 		fg_strvec_release(&argv);
 	}
 	return bad ? FG_EXIT_USAGE : 0;
@@ -153,8 +199,9 @@ static char *tail_text(const struct ep_capture *cap)
 	return out;
 }
 
-/* The check's environment (agentenv.h: a check's allow-list) with its
- * role, name and cycle, and its fresh HOME and TMPDIR in d. 0 or -errno. */
+/* The check's environment (agentenv.h: a check's allow-list, with the
+ * workspace, step and task) with its role, name, cycle and the skill's
+ * directory, and its fresh HOME and TMPDIR in d. 0 or -errno. */
 static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct fg_check *k, int cycle,
 		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
@@ -166,13 +213,15 @@ static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct 
 	fg_strvec_push(&set, "FORGE_ROLE=check");
 	fg_strvec_pushf(&set, "FORGE_CHECK_NAME=%s", k->name);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", cycle);
+	fg_strvec_pushf(&set, "FORGE_SKILL_DIR=%s", x->skill_dir ? x->skill_dir : "");
 	spec.set = set.v;
 	rc = ep_agentenv_start(x->ae, p, &spec, d, envp);
 	fg_strvec_release(&set);
 	return rc;
 }
 
-/* Runs check k for cycle `cycle` into r. 0, or 1 on a stop signal. */
+/* Runs check k for cycle `cycle` into r. 0, 1 on a stop signal, or
+ * EP_CHECKS_CANNOT_RUN (not started, exit status 126 or 127). */
 static int run_one(const struct ep_checks *x, struct ep_pid1 *p, const struct fg_check *k, int cycle,
 		   struct fg_check_result *r)
 {
@@ -217,11 +266,16 @@ static int run_one(const struct ep_checks *x, struct ep_pid1 *p, const struct fg
 	fg_strvec_release(&argv);
 	fg_strvec_release(&envp);
 	free(logname);
-	return ar.end == EP_AGENT_INTERRUPTED || p->term_sig ? 1 : 0;
+	if (ar.end == EP_AGENT_INTERRUPTED || p->term_sig)
+		return 1;
+	return ar.end == EP_AGENT_NOT_STARTED || r->exit_code == 126 || r->exit_code == 127
+		       ? EP_CHECKS_CANNOT_RUN : 0;
 }
 
 int ep_checks_run(const struct ep_checks *x, struct ep_pid1 *p, int k, struct fg_evidence *ev)
 {
+	int rc;
+
 	for (size_t i = 0; i < x->cfg->nchecks; i++) {
 		const struct fg_check *c = &x->cfg->checks[i];
 		struct fg_check_result *r = fg_evidence_add_check(ev, c->name);
@@ -229,8 +283,9 @@ int ep_checks_run(const struct ep_checks *x, struct ep_pid1 *p, int k, struct fg
 		if (!r)
 			break;
 		ep_log(FG_MSG_INFO, "running check '%s' (cycle %d/%d)", c->name, k, x->cfg->max_retries);
-		if (run_one(x, p, c, k, r))
-			return 1;
+		rc = run_one(x, p, c, k, r);
+		if (rc)
+			return rc;
 		ep_log(FG_MSG_INFO, "check '%s': %s (exit code %d, %.1f s)", c->name,
 			 r->exit_code == 0 ? "passed" : r->timed_out ? "timed out" : "failed", r->exit_code,
 			 r->duration_seconds);
@@ -270,6 +325,22 @@ void ep_checks_feedback(struct fg_buf *b, const struct ep_checks *x, const struc
 	fg_buf_addf(b, "The end of its output%s%s%s:\n\n", r->log ? " (all of it: " : "", r->log ? r->log : "",
 		    r->log ? ")" : "");
 	add_tail(b, r->output_tail);
+}
+
+void ep_checks_setup_reason(struct fg_buf *b, const struct ep_checks *x, const struct fg_check_result *r)
+{
+	const struct fg_check *k = config_of(x, r->name);
+	const char *how = r->exit_code == 127 ? " (127: a command was not found)"
+			  : r->exit_code == 126 ? " (126: a command could not be executed)" : "";
+
+	if (r->exit_code < 0)
+		fg_buf_addf(b, "the check '%s' could not be started", r->name);
+	else
+		fg_buf_addf(b, "the check '%s' could not run: exit code %d%s", r->name, r->exit_code, how);
+	fg_buf_addf(b, " (command: %s); this is a problem of the skill or the image, not of the "
+		    "worker's work, so no worker turn is spent on it. The end of its output:\n",
+		    k ? k->run : "?");
+	fg_buf_adds(b, *r->output_tail ? r->output_tail : "(no output)");
 }
 
 void ep_checks_prompt(struct fg_buf *b, const struct ep_checks *x, const struct fg_evidence *ev)

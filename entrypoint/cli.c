@@ -73,6 +73,21 @@ int ep_usage(const char *fmt, ...)
 	return FG_EXIT_USAGE;
 }
 
+int ep_cmd_usage(const char *cmd, const char *fmt, ...)
+{
+	struct fg_buf b;
+	va_list ap;
+
+	fg_buf_init(&b, 8192);
+	va_start(ap, fmt);
+	fg_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	ep_log(FG_MSG_INFO, "%s: %s", cmd, fg_buf_str(&b));
+	fg_buf_release(&b);
+	fprintf(stderr, "try 'forge-entrypoint %s --help'\n", cmd);
+	return FG_EXIT_USAGE;
+}
+
 int ep_help(const char *usage, const char *about, const struct fg_opt *table)
 {
 	struct fg_buf b;

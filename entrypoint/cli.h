@@ -14,6 +14,9 @@
 /* Prints "forge-entrypoint: <msg>" (as ep_log() at FG_MSG_INFO) and
  * "try 'forge-entrypoint --help'" on stderr; returns FG_EXIT_USAGE. */
 int ep_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for subcommand cmd: "cmd: " before the message, and the hint
+ * names that subcommand's --help. */
+int ep_cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints "usage: <usage>", a description and the option table (borrowed)
  * on stdout; returns 0. */

@@ -47,14 +47,14 @@ static int parse_args(int argc, char **argv, const char **fmt, const char **file
 		if (it.id == OPT_FORMAT)
 			*fmt = it.value;
 		else if (*file)
-			return ep_usage("agent-output: unexpected argument '%s'", it.value);
+			return ep_cmd_usage("agent-output", "unexpected argument '%s'", it.value);
 		else
 			*file = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return ep_usage("agent-output: %s", it.err);
+		return ep_cmd_usage("agent-output", "%s", it.err);
 	if (!*fmt)
-		return ep_usage("agent-output: --format is required (text, claude, codex or gemini)");
+		return ep_cmd_usage("agent-output", "--format is required (text, claude, codex or gemini)");
 	return 0;
 }
 
@@ -70,7 +70,7 @@ int ep_cmd_agent_output(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? 0 : rc;
 	if (ep_output_format_parse(fmt, &f) < 0)
-		return ep_usage("agent-output: unknown format '%s' (text, claude, codex or gemini)", fmt);
+		return ep_cmd_usage("agent-output", "unknown format '%s' (text, claude, codex or gemini)", fmt);
 	ep_output_init(&o, f);
 	rc = ep_read_input(file, feed_output, &o);
 	if (rc < 0) {

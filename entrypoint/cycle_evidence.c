@@ -152,7 +152,17 @@ static int checks_then_review(struct ep_loop *l, int k, struct fg_cycle *c, stru
 
 	*reviewed = false;
 	l->checks.step_dir = l->step_dir;
-	if (ep_checks_run(&l->checks, &l->pid1, k, ev))
+	rc = ep_checks_run(&l->checks, &l->pid1, k, ev);
+	if (rc == EP_CHECKS_CANNOT_RUN) {
+		struct fg_buf why;
+
+		fg_buf_init(&why, FG_FEEDBACK_MAX);
+		ep_checks_setup_reason(&why, &l->checks, &ev->checks[ev->nchecks - 1]);
+		free(l->reason);
+		l->reason = fg_buf_detach(&why, NULL);
+		return EP_SETUP_ERROR;
+	}
+	if (rc)
 		return EP_STOP_SIGNAL;
 	bad = fg_evidence_failed_check(ev);
 	l->checks_passed = ev->nchecks && !bad;
@@ -183,12 +193,13 @@ int ep_evidence_cycle(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed
 		no_change_cycle(l, k, c);
 	else
 		rc = checks_then_review(l, k, c, &ev, failed, &reviewed);
-	if (rc != EP_STOP_SIGNAL && !c->ev.no_change)
-		ep_tracker_after_reviewer(&l->tr, &l->pid1, reviewed ? &changed : NULL);
-	if (rc != EP_STOP_SIGNAL && changed.n)
-		reviewer_edited(l, c, &changed, failed);
-	if (rc != EP_STOP_SIGNAL)
+	if (rc != EP_STOP_SIGNAL && rc != EP_SETUP_ERROR) {
+		if (!c->ev.no_change)
+			ep_tracker_after_reviewer(&l->tr, &l->pid1, reviewed ? &changed : NULL);
+		if (changed.n)
+			reviewer_edited(l, c, &changed, failed);
 		take_evidence(c, &ev);
+	}
 	fg_strvec_release(&changed);
 	fg_evidence_release(&ev);
 	return rc;

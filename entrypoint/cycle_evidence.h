@@ -27,8 +27,9 @@ int ep_evidence_start(struct ep_loop *l);
  * checks, and when they pass the reviewer (ep_judge_review) or the panel
  * (ep_panel_review) with the evidence in its prompt, watched for edits (a
  * reviewer that changed files: its review failed, *failed set, the worker
- * told). The checks, changes and diff are kept in c->ev. 0 or
- * EP_STOP_SIGNAL (c then empty).
+ * told). The checks, changes and diff are kept in c->ev. 0,
+ * EP_STOP_SIGNAL or EP_SETUP_ERROR (a check could not run: l->reason says
+ * why; c then empty).
  */
 int ep_evidence_cycle(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed);
 

@@ -73,10 +73,10 @@ static int positionals(int argc, char **argv, const char *usage, const char *abo
 			return -1;
 		}
 		if (*n == max)
-			return ep_usage("%s: unexpected argument '%s'", argv[0], it.value);
+			return ep_cmd_usage(argv[0], "unexpected argument '%s'", it.value);
 		out[(*n)++] = it.value;
 	}
-	return fg_opts_failed(&it) ? ep_usage("%s: %s", argv[0], it.err) : 0;
+	return fg_opts_failed(&it) ? ep_cmd_usage(argv[0], "%s", it.err) : 0;
 }
 
 static void print_diags_stderr(const struct fg_diags *d)
@@ -110,13 +110,13 @@ int ep_cmd_resolve(int argc, char **argv)
 				       "override first, then the default.\nExit 0 found, 1 none, 2 invalid input.",
 				       RESOLVE_OPTS);
 		if (it.id == FG_OPT_POSITIONAL)
-			return ep_usage("resolve: unexpected argument '%s'", it.value);
+			return ep_cmd_usage("resolve", "unexpected argument '%s'", it.value);
 		*(it.id == OPT_SKILLS_DIR ? &dir : it.id == OPT_SKILL ? &skill : &ticket) = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return ep_usage("resolve: %s", it.err);
+		return ep_cmd_usage("resolve", "%s", it.err);
 	if (!skill)
-		return ep_usage("resolve: --skill is required");
+		return ep_cmd_usage("resolve", "--skill is required");
 	fg_diags_init(&d);
 	rc = fg_resolve_review_md(dir, skill, ticket, &path, &d);
 	print_diags_stderr(&d);
@@ -617,7 +617,7 @@ int ep_cmd_lint(int argc, char **argv)
 				paths, argc, &n);
 
 	if (!rc && n == 0)
-		rc = ep_usage("lint: expected at least one PATH");
+		rc = ep_cmd_usage("lint", "expected at least one PATH");
 	for (int i = 0; !rc && i < n; i++)
 		errors += lint_path(paths[i]);
 	free(paths);

@@ -112,7 +112,9 @@ static int configure(struct ep_loop *l)
 		ep_log(FG_MSG_ERROR, "FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return FG_EXIT_USAGE;
 	}
-	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .ae = &l->ae };
+	/* The task's paths are absolute (task.c), so is review.md's directory. */
+	fg_path_split(l->review_md, &l->skill_dir, NULL);
+	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .ae = &l->ae, .skill_dir = l->skill_dir };
 	return l->max > 0 ? ep_checks_preflight(&l->checks) : 0;
 }
 
@@ -260,6 +262,8 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	s.review_md = l->review_md ? fg_xstrdup(l->review_md) : NULL;
 	s.usage = l->total;
 	s.max_cost_usd = l->review_md ? l->cfg.max_cost_usd : -1;
+	if (state == FG_STATE_FAILED)
+		fg_summary_set_failure(&s, l->cause, l->reason);
 	s.t.started_ms = l->step_t.started_ms;
 	s.t.ended_ms = fg_time_now_ms();
 	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->j.nfindings; i++)
@@ -292,6 +296,18 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	return code;
 }
 
+/* Ends the step failed for cause, with reason (borrowed, may be NULL; the
+ * summary's failure) and exit code code. */
+static int fail(struct ep_loop *l, enum fg_failure_cause cause, const char *reason, int code)
+{
+	if (reason != l->reason) {
+		free(l->reason);
+		l->reason = reason ? fg_xstrdup(reason) : NULL;
+	}
+	l->cause = cause;
+	return finish(l, FG_STATE_FAILED, code);
+}
+
 static int exhausted_code(const struct ep_loop *l)
 {
 	return l->t->fail_on_exhaustion ? FG_EXIT_EXHAUSTED : 0;
@@ -310,7 +326,7 @@ static int synthetic(struct ep_loop *l, int after, const struct ep_agent_result 
 	record(l, &c);
 	ep_log(FG_MSG_FAILED, "%s", r->what);
 	fg_cycle_release(&c);
-	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
+	return fail(l, FG_CAUSE_WORKER_FAILED, r->what, FG_EXIT_FAILED);
 }
 
 /* The budget ran out after a worker run, before review cycle n: a
@@ -419,9 +435,10 @@ static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool faile
 	const char *why = unstartable(c, failed), *who;
 
 	if (why) {
+		why += strlen("The review could not be completed: ");
 		ep_log(FG_MSG_ERROR, "%s; check FORGE_REVIEWER_CMD (or FORGE_REVIEWER_AGENT): the loop stops "
-		       "here instead of sending the worker back", why + strlen("The review could not be completed: "));
-		return finish(l, FG_STATE_FAILED, FG_EXIT_USAGE);
+		       "here instead of sending the worker back", why);
+		return fail(l, FG_CAUSE_CONFIG_ERROR, why, FG_EXIT_USAGE);
 	}
 	who = useless_twice(l);
 	if (!who)
@@ -429,7 +446,7 @@ static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool faile
 	ep_log(FG_MSG_FAILED, "the review failed: the %s%s failed or gave no verdict in cycles %d and %d "
 	       "(last: %s); the worker is not sent back again", strcmp(who, "reviewer") ? "reviewer " : "",
 	       who, c->cycle - 1, c->cycle, c->j.feedback ? c->j.feedback : "no feedback");
-	return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
+	return fail(l, FG_CAUSE_REVIEWER_FAILED, c->j.feedback, FG_EXIT_FAILED);
 }
 
 /* The loop approved: the audit (audit.h), when review.md asks for one,
@@ -454,6 +471,10 @@ static int review_phase(struct ep_loop *l)
 
 		if (rc == EP_STOP_SIGNAL)
 			return EP_STOP_SIGNAL;
+		if (rc == EP_SETUP_ERROR) {
+			ep_log(FG_MSG_ERROR, "%s", l->reason);
+			return fail(l, FG_CAUSE_CONFIG_ERROR, l->reason, FG_EXIT_USAGE);
+		}
 		if (l->cfg.nreviewers)
 			failed = ep_panel_any_failed(c);
 		l->reviewer_failed[l->nhist++] = failed;
@@ -510,7 +531,7 @@ static int run_all(struct ep_loop *l)
 		return EP_STOP_SIGNAL;
 	if (rc) {
 		ep_log(FG_MSG_FAILED, "%s", r.what);
-		return FG_EXIT_FAILED;
+		return fail(l, FG_CAUSE_WORKER_FAILED, r.what, FG_EXIT_FAILED);
 	}
 	if (!l->review_md)
 		return finish(l, FG_STATE_NO_REVIEW, 0);
@@ -615,29 +636,31 @@ static void loop_release(struct ep_loop *l)
 		free(l->role_system[i]);
 	free(l->step_dir);
 	free(l->review_md);
+	free(l->skill_dir);
+	free(l->reason);
 	fg_review_config_release(&l->cfg);
 	/* Orphans that ended after the last agent: no zombie outlives us. */
 	ep_pid1_poll(&l->pid1, 0, NULL);
 	ep_pid1_release(&l->pid1);
 }
 
-/* Stopped by a signal, or by the end of the lifeline: then, once the
- * review phase began, a (sealed) summary says the review ended without an
- * approval, for whoever looks at the workspace after the runner died. A
- * signal writes none: the runner that sent it derives the state from the
- * sealed cycles. */
+/* Stopped by a signal, or by the end of the lifeline: a (sealed) summary
+ * says the step ended without an approval (failed, cause interrupted), for
+ * the runner and for whoever looks at the workspace after it. */
 static int stopped(struct ep_loop *l)
 {
 	int rc = ep_pid1_exit_code(&l->pid1);
+	char why[160];
 
 	if (!l->pid1.lifeline_lost) {
-		ep_log(FG_MSG_INFO, "stopped by signal %d (%s): exit %d", l->pid1.term_sig,
-		       strsignal(l->pid1.term_sig), rc);
-		return rc;
+		snprintf(why, sizeof(why), "stopped by signal %d (%s)", l->pid1.term_sig,
+			 strsignal(l->pid1.term_sig));
+		ep_log(FG_MSG_INFO, "%s: exit %d", why, rc);
+	} else {
+		snprintf(why, sizeof(why), "the runner is gone (its standard input ended)");
+		ep_log(FG_MSG_INFO, "%s: stopping as on its SIGTERM: exit %d", why, rc);
 	}
-	ep_log(FG_MSG_INFO, "the runner is gone (its standard input ended): stopping as on its "
-		 "SIGTERM: exit %d", rc);
-	return l->hist ? finish(l, FG_STATE_FAILED, rc) : rc;
+	return fail(l, FG_CAUSE_INTERRUPTED, why, rc);
 }
 
 int ep_loop_run(const struct ep_task *t)

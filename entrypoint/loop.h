@@ -8,8 +8,8 @@
  *      the preflight (preflight.h: commands in PATH, preset credentials,
  *      a writable cycle directory; exit 2 before anything is created,
  *      cleared or written);
- *   2. run the worker (cycle 0); failure: exit 1 (no summary: the review
- *      phase was not reached);
+ *   2. run the worker (cycle 0); failure: summary "failed" (cause
+ *      worker_failed, no cycle), exit 1;
  *   3. no review.md: summary "no_review", exit 0; max_retries 0: summary
  *      "disabled", exit 0;
  *   4. for cycle 1..max: reviewer, verdict, review_cycle_N.json (+ raw
@@ -18,12 +18,13 @@
  *      0 (a blocking audit that disagreed: "audit_rejected", exit 4);
  *      rejected with cycles left: worker retry with the
  *      feedback; a failed retry: synthetic review_cycle_{max}.json,
- *      summary "failed", exit 1; two identical rejections in a row with
+ *      summary "failed" (worker_failed), exit 1; a check that could not
+ *      run: summary "failed" (config_error), exit 2; two identical rejections in a row with
  *      stop_when_stalled: summary "stalled"; rejected at max: "exhausted";
  *      exhausted/stalled exit 0, or 3 with AUTO_REVIEW_FAIL_ON_EXHAUSTION=1;
  *   5. SIGTERM/SIGINT at any time: forwarded to the running agent's group,
- *      which gets the grace period, then SIGKILL; no further file is
- *      written (a summary would claim an end the loop never reached); exit
+ *      which gets the grace period, then SIGKILL; no further cycle file is
+ *      written, the summary says "failed" (cause interrupted); exit
  *      128 + signal.
  * Prompt files live in a private temporary directory ($TMPDIR or /tmp,
  * "forge-ep.XXXXXX", mode 0700), removed before returning.
@@ -55,6 +56,7 @@
 #include "forge/audit.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
+#include "forge/summary.h"
 #include "forge/usage.h"
 
 /* Longest system prompt given as one argument ({system_prompt}); Linux
@@ -72,6 +74,9 @@ int ep_loop_run(const struct ep_task *t);
 /* Returned by the loop's steps when an agent run ended because we received
  * a signal (never a process exit code). */
 #define EP_STOP_SIGNAL (-1)
+/* Returned by a cycle when something of the setup (a check that could not
+ * run) ends the step as a configuration error; l->reason says why. */
+#define EP_SETUP_ERROR (-2)
 
 /* The state of one run; owned by ep_loop_run(), borrowed by the others. */
 struct ep_loop {
@@ -100,6 +105,9 @@ struct ep_loop {
 	struct fg_audit *audit;       /* owned or NULL: the audit's record, once it was decided */
 	char *audit_system;           /* owned: the audit's system prompt, once it runs */
 	struct ep_agentenv ae;        /* the agents' environments and HOMEs (agentenv.h) */
+	char *skill_dir;              /* owned or NULL: review.md's directory, absolute */
+	char *reason;                 /* owned or NULL: why the step failed (the summary's) */
+	enum fg_failure_cause cause;  /* why the step failed (FG_CAUSE_NONE: not) */
 };
 
 /*

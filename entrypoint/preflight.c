@@ -191,6 +191,28 @@ static char *existing_part(const char *workspace, const char *dir)
 	return p;
 }
 
+/* The fix of a workspace owned by someone else, in the words of the engine
+ * the entrypoint runs under: a pod (the kubelet sets KUBERNETES_SERVICE_HOST
+ * in every container) takes --run-as and --fs-group, never root and no
+ * --engine-arg; a container --engine-arg --user. Into fix; returns it. */
+static const char *ownership_fix(const struct stat *st, unsigned uid, unsigned gid, char *fix, size_t n)
+{
+	unsigned ou = (unsigned)st->st_uid, og = (unsigned)st->st_gid;
+
+	if (getenv("KUBERNETES_SERVICE_HOST") && ou == 0)
+		snprintf(fix, n, "on Kubernetes give the claim to the pod's group (forge-runner run --fs-group %u: "
+			 "the pod's fsGroup, where the volume's driver supports it), or chown -R %u:%u the volume "
+			 "from a pod of your own (--run-as 0 is refused)", gid, uid, gid);
+	else if (getenv("KUBERNETES_SERVICE_HOST"))
+		snprintf(fix, n, "on Kubernetes run the pod as its owner (forge-runner run --run-as %u:%u), give "
+			 "the claim to the pod's group (--fs-group %u), or chown -R %u:%u the volume", ou, og, gid,
+			 uid, gid);
+	else
+		snprintf(fix, n, "run the container as its owner (forge-runner run --engine-arg --user=%u:%u) or "
+			 "give the workspace to %u:%u (chown -R %u:%u on the host)", ou, og, uid, gid, uid, gid);
+	return fix;
+}
+
 /* Check 3. 0, or -1 after saying why. A part that is not a directory is
  * left to the creation of the directory, which says what is wrong. */
 static int check_cycle_dir(const struct ep_task *t)
@@ -199,6 +221,7 @@ static int check_cycle_dir(const struct ep_task *t)
 	char *part = existing_part(t->workspace, dir);
 	unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
 	struct stat st;
+	char fix[512];
 	int err = 0;
 
 	if (lstat(part, &st) == 0 && S_ISDIR(st.st_mode) &&
@@ -209,11 +232,9 @@ static int check_cycle_dir(const struct ep_task *t)
 			 "read-write)", dir, part, strerror(err));
 	else if (err)
 		ep_log(FG_MSG_ERROR, "cannot write the cycle directory '%s': '%s' is owned by %u:%u (mode %04o) and "
-			 "forge-entrypoint runs as uid:gid %u:%u (%s); run the container as its owner "
-			 "(forge-runner run --engine-arg --user=%u:%u) or give the workspace to %u:%u "
-			 "(chown -R %u:%u on the host)", dir, part, (unsigned)st.st_uid, (unsigned)st.st_gid,
-			 (unsigned)(st.st_mode & 07777), uid, gid, strerror(err), (unsigned)st.st_uid,
-			 (unsigned)st.st_gid, uid, gid, uid, gid);
+			 "forge-entrypoint runs as uid:gid %u:%u (%s); %s", dir, part, (unsigned)st.st_uid,
+			 (unsigned)st.st_gid, (unsigned)(st.st_mode & 07777), uid, gid, strerror(err),
+			 ownership_fix(&st, uid, gid, fix, sizeof(fix)));
 	free(part);
 	free(dir);
 	return err ? -1 : 0;

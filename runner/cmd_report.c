@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "forge/json.h"
 #include "forge/text.h"
@@ -49,7 +50,8 @@ static void entry_release(struct entry *e)
 		fg_cycle_release(&e->cycles[i]);
 	if (e->audit)
 		fg_audit_release(e->audit);
-	FG_FREE_ALL(e->cycles, e->error, e->key, e->task_key, e->step, e->skill, e->run_id, e->source, e->audit);
+	FG_FREE_ALL(e->cycles, e->error, e->reason, e->cycle_dir, e->key, e->task_key, e->step, e->skill, e->run_id,
+		    e->source, e->audit);
 	memset(e, 0, sizeof(*e));
 }
 
@@ -85,7 +87,14 @@ static const char *read_error(int r)
 static int read_input(const char *path, struct fg_buf *out, char *err, size_t errlen)
 {
 	int r = fg_read_file_at(AT_FDCWD, path, RN_REPORT_MAX_INPUT, FG_READ_FOLLOW, out, NULL);
+	struct stat st;
 
+	if (r && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		/* A step directory (.forge/STEP) is what one reaches for first. */
+		snprintf(err, errlen, "a directory: report reads result files, the --result FILE of "
+			 "'forge-runner run' (for a step directory's cycle files: 'forge-runner sweep DIR')");
+		return -1;
+	}
 	if (r) {
 		snprintf(err, errlen, "%s", read_error(r));
 		return -1;
@@ -185,6 +194,19 @@ static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errle
 	return 0;
 }
 
+/* The optional failure {cause, reason}: an unknown cause (a newer
+ * runner's) is none, a reason of another type is refused. */
+static int parse_failure(const cJSON *o, struct entry *e, char *err, size_t errlen)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+
+	if (!cJSON_IsObject(f))
+		return 0;
+	if (fg_failure_cause_parse(fg_json_str(f, "cause"), &e->cause))
+		e->cause = FG_CAUSE_NONE;
+	return opt_string(f, "reason", -1, &e->reason, err, errlen);
+}
+
 /* success, exit_code and error_message: how the run ended, shown for a run
  * that failed before (or outside) any review. Each is optional; a wrong type
  * is refused like any other field. */
@@ -203,7 +225,9 @@ static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errl
 	}
 	e->exit_code = code ? code->valueint : 0;
 	e->success = ok ? cJSON_IsTrue(ok) : e->exit_code == 0;
-	return opt_string(o, "error_message", -1, &e->error, err, errlen);
+	if (opt_string(o, "error_message", -1, &e->error, err, errlen))
+		return -1;
+	return parse_failure(o, e, err, errlen);
 }
 
 /* The optional "audit" (forge/audit.h); one that does not read is left out. */
@@ -240,7 +264,8 @@ static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 	if (opt_string(o, "step", FG_NAME_STEP, &e->step, err, errlen) ||
 	    opt_string(o, "task_key", FG_NAME_TASK_KEY, &e->task_key, err, errlen) ||
 	    opt_string(o, "skill", FG_NAME_SKILL, &e->skill, err, errlen) ||
-	    opt_string(o, "run_id", -1, &e->run_id, err, errlen))
+	    opt_string(o, "run_id", -1, &e->run_id, err, errlen) ||
+	    opt_string(o, "cycle_dir", -1, &e->cycle_dir, err, errlen))
 		return -1;
 	if (!e->step) {
 		snprintf(err, errlen, "not a result file: field 'step' is empty");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -40,7 +41,9 @@ extern char **environ;
 
 static const char *outcome(const struct rn_session_result *sr, enum fg_review_state state)
 {
-	if (sr->failed)
+	/* The engine's own failures (exit 125) are errors, as documented,
+	 * not "failed" runs of the step. */
+	if (sr->failed || sr->exit_code == FG_EXIT_RUNTIME)
 		return "error";
 	if (sr->timed_out)
 		return "timeout";
@@ -48,6 +51,12 @@ static const char *outcome(const struct rn_session_result *sr, enum fg_review_st
 		return "failed";
 	return fg_review_state_name(state);
 }
+
+/* Why the run did not succeed (the result's failure), set by conclude(). */
+struct run_failure {
+	enum fg_failure_cause cause;
+	char *reason;           /* owned or NULL */
+};
 
 struct run_state {
 	struct rn_run_config *cfg;
@@ -66,6 +75,7 @@ struct run_state {
 	long stale;
 	uint64_t t0;
 	struct fg_seal_key key;   /* the run's seal key (fresh, from the kernel) */
+	struct run_failure fail;
 	struct rn_trace trace;    /* the run's spans (trace.h; may be off) */
 };
 
@@ -138,6 +148,9 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
 		.audit = sum ? sum->audit : NULL,
+		.advice = sum ? sum->advice : NULL, .nadvice = sum ? sum->nadvice : 0,
+		.cause = st->fail.cause, .failure_reason = st->fail.reason,
+		.cycle_dir = st->cfg->workspace_local ? st->step_dir : NULL,
 	};
 	int r;
 
@@ -154,17 +167,24 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 static void write_metrics(struct run_state *st, enum fg_review_state state, bool exhausted,
 			  const struct fg_usage_pair *usage, const struct fg_audit *audit)
 {
-	const char *skill = st->skill;
+	const char *skill = st->skill ? st->skill : "";
+	struct rn_metrics_run run = { .skill = skill, .step = st->cfg->step,
+				      .engine = rn_engine_name(st->cfg->engine) };
 	char err[256] = "";
 	int r;
 
-	skill = skill ? skill : "";
 	if (exhausted)
 		rn_metrics_add_exhausted(&st->metrics, skill, st->cfg->step);
 	if (st->sr.sweep_caught > 0)
 		rn_metrics_add_sweep_caught(&st->metrics, skill, st->cfg->step,
 					    (unsigned)st->sr.sweep_caught);
-	rn_metrics_add_run(&st->metrics, st->cfg->step, outcome(&st->sr, state));
+	run.outcome = outcome(&st->sr, state);
+	run.seconds = fg_seconds_since(st->t0);
+	/* A success: exit 0 with the work approved, or nothing to review. */
+	if (!st->sr.exit_code && (state == FG_STATE_APPROVED || state == FG_STATE_NO_REVIEW ||
+				  state == FG_STATE_DISABLED))
+		run.succeeded_at = (double)time(NULL);
+	rn_metrics_add_run(&st->metrics, &run);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "worker", &usage->worker);
 	rn_metrics_add_usage(&st->metrics, skill, st->cfg->step, "reviewer", &usage->reviewer);
 	if (audit)
@@ -241,6 +261,25 @@ static void follow_state(struct run_state *st, const struct fg_summary *s,
 					    st->sr.forged_records);
 }
 
+/* The failure's cause and reason: the runner's own message for what it
+ * saw itself (a timeout, its engine, its signal), else the summary's
+ * reason, else the run's last error line. */
+static void name_failure(struct run_state *st, const struct fg_summary *s)
+{
+	const struct rn_session_result *sr = &st->sr;
+	enum fg_failure_cause c = rn_failure_cause(sr->exit_code, sr->timed_out, sr->failed, sr->signal, s);
+
+	st->fail.cause = c;
+	free(st->fail.reason);
+	st->fail.reason = NULL;
+	if (c == FG_CAUSE_NONE)
+		return;
+	if (!sr->timed_out && !sr->failed && !sr->signal && s && s->cause == c && s->reason)
+		st->fail.reason = fg_xstrdup(s->reason);
+	else
+		st->fail.reason = exit_reason(sr);
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
@@ -260,6 +299,11 @@ static void conclude(struct run_state *st)
 	s = have_sum ? &sum : st->sr.stream_summary;
 	state = rn_review_state(&st->cycles, s);
 	follow_state(st, s, state);
+	/* No summary and no cycle is "no review.md" only for a sandbox that
+	 * ended well: a crash, a timeout or a setup error is a failure. */
+	if (!s && state == FG_STATE_NO_REVIEW && st->sr.exit_code != 0)
+		state = FG_STATE_FAILED;
+	name_failure(st, s);
 	/* No sweep on a run the runner cannot see: the summary frame says how
 	 * many cycles ran, so frames lost on the way are at least noticed. */
 	if (!st->cfg->workspace_local && s && (size_t)s->cycles > st->cycles.n)
@@ -283,7 +327,9 @@ static void conclude(struct run_state *st)
 	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
 	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
 	       RN_LI("sweep_caught", st->sr.sweep_caught),
-	       RN_LN("duration_seconds", fg_seconds_since(st->t0)), RN_LS_OPT("reason", reason),
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)),
+	       RN_LS_OPT("cause", st->fail.cause ? fg_failure_cause_name(st->fail.cause) : NULL),
+	       RN_LS_OPT("reason", reason),
 	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
 	free(reason);
 	/* The audit's word is the sealed summary's (its frame's on a run the
@@ -297,19 +343,36 @@ static void conclude(struct run_state *st)
 	fg_summary_release(&sum);
 }
 
+/* run_start: the run, then the settings of the engine in use (a
+ * workspace the runner cannot see is neither polled nor watched). */
 static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
 	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
 	const char *skill = st->skill;
+	int kube = c->engine == RN_ENGINE_KUBERNETES;
 
-	rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
-	       RN_LS("image", ops->cli ? c->image : NULL),
-	       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
-	       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
-	       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
-	       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
-	       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	if (c->workspace_local)
+		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
+		       RN_LS("image", ops->cli ? c->image : NULL),
+		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
+		       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
+		       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
+		       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
+		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	else
+		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
+		       RN_LS("image", ops->cli ? c->image : NULL),
+		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
+		       RN_LS("run_id", st->run_id), RN_LS("record", rn_record_mode_name(c->record)),
+		       RN_LN("timeout", c->timeout), RN_LS_OPT("workspace_volume", c->workspace_volume),
+		       RN_LS_OPT("workspace_subpath", kube ? c->workspace_subpath : NULL),
+		       RN_LS_OPT("engine_host", c->engine_host),
+		       RN_LS_OPT("namespace", kube ? (c->kube_namespace ? c->kube_namespace : "(the context's)")
+					     : NULL),
+		       RN_LS_OPT("context", kube ? (c->kube_context ? c->kube_context : "(current)") : NULL),
+		       RN_LS_OPT("run_as", kube ? (c->run_as ? c->run_as : "(the image's user)") : NULL),
+		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
 	/* A container without --skills-dir reads the image's own /skills: a
 	 * review.md on the host is silently not used. */
 	if (ops->cli && !c->skills_dir)
@@ -423,7 +486,7 @@ int rn_cmd_run(int argc, char **argv)
 	struct rn_log_cfg logcfg;
 	struct rn_log log;
 	struct run_state st = { .cfg = &cfg, .log = &log, .wsfd = -1 };
-	char run_id[RN_RUN_ID_MAX + 1];
+	char run_id[RN_RUN_ID_MAX + 1], *key;
 	int r;
 
 	r = rn_run_config_load(&cfg, argc, argv, &logcfg);
@@ -445,6 +508,9 @@ int rn_cmd_run(int argc, char **argv)
 		rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
+	key = rn_run_derived_task_key(&cfg);
+	rn_log_set_context(&log, st.run_id, cfg.step, st.skill, key);
+	free(key);
 	/* Before the key exists: the exporter child (forked) never holds it. */
 	start_trace(&st);
 	if (fg_seal_key_new(&st.key)) {
@@ -463,6 +529,7 @@ int rn_cmd_run(int argc, char **argv)
 	rn_metrics_release(&st.metrics);
 	rn_cycles_release(&st.cycles);
 	free(st.sr.error_message);
+	free(st.fail.reason);
 	if (st.sr.stream_summary)
 		fg_summary_release(st.sr.stream_summary);
 	FG_FREE_ALL(st.sr.stream_summary, st.sr.reason, st.step_dir, st.step_rel, st.skill);

@@ -195,13 +195,13 @@ int rn_cmd_sweep(int argc, char **argv)
 		else if (it.id == S_STEP)
 			step = it.value;
 		else if (dir)
-			return rn_usage("sweep takes one directory");
+			return rn_cmd_usage("sweep", "sweep takes one directory");
 		else
 			dir = it.value;
 	}
 	if (fg_opts_failed(&it))
-		return rn_usage("%s", it.err);
+		return rn_cmd_usage("sweep", "%s", it.err);
 	if (!dir)
-		return rn_usage("sweep needs a directory");
+		return rn_cmd_usage("sweep", "sweep needs a directory");
 	return sweep_main(dir, run_id, key_file, step);
 }

@@ -119,14 +119,14 @@ static int expand_cycle_dir(struct cycle_dir_args *cd)
 
 	if (!cd->tmpl)
 		return cd->step || cd->skill || cd->task_key ?
-		       rn_usage("--step, --skill and --task-key go with --cycle-dir") : 0;
+		       rn_cmd_usage("watch", "--step, --skill and --task-key go with --cycle-dir") : 0;
 	if (!cd->step)
-		return rn_usage("--cycle-dir needs --step");
+		return rn_cmd_usage("watch", "--cycle-dir needs --step");
 	if (fg_name_check(FG_NAME_STEP, cd->step, strlen(cd->step), err, sizeof(err)) ||
 	    (cd->skill && fg_name_check(FG_NAME_SKILL, cd->skill, strlen(cd->skill), err, sizeof(err))) ||
 	    (cd->task_key &&
 	     fg_name_check(FG_NAME_TASK_KEY, cd->task_key, strlen(cd->task_key), err, sizeof(err))))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("watch", "%s", err);
 	skill = fg_xstrdup(cd->skill ? cd->skill : cd->step);
 	for (char *p = skill; !cd->skill && *p; p++)
 		*p = *p == '_' ? '-' : *p;
@@ -134,7 +134,7 @@ static int expand_cycle_dir(struct cycle_dir_args *cd)
 		const struct fg_cycle_dir_vars v = { cd->step, cd->task_key, skill };
 
 		if (fg_cycle_dir(cd->tmpl, &v, &cd->rel, err, sizeof(err)))
-			r = rn_usage("%s", err);
+			r = rn_cmd_usage("watch", "%s", err);
 	}
 	free(skill);
 	return r;
@@ -149,7 +149,7 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 	size_t cap = *ndirs;
 
 	if (env && *env && rn_parse_interval(env, &o->poll_interval))
-		return rn_usage("invalid AUTO_REVIEW_POLL_INTERVAL '%s'", env);
+		return rn_cmd_usage("watch", "invalid AUTO_REVIEW_POLL_INTERVAL '%s'", env);
 	fg_opts_init(&it, rn_watch_options, argc, argv, 1);
 	while (fg_opts_each(&it)) {
 		if (it.id == FG_OPT_POSITIONAL) {
@@ -158,7 +158,7 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 		} else if (!take_cycle_dir_opt(cd, it.id, it.value)) {
 			continue;
 		} else if (it.id == W_POLL && rn_parse_interval(it.value, &o->poll_interval)) {
-			return rn_usage("invalid --poll-interval '%s'", it.value);
+			return rn_cmd_usage("watch", "invalid --poll-interval '%s'", it.value);
 		} else if (it.id == W_NO_INOTIFY) {
 			o->no_inotify = 1;
 		} else if (it.id == W_RUN_ID) {
@@ -174,9 +174,9 @@ static int watch_parse(int argc, char **argv, struct rn_watch_opts *o, struct rn
 		}
 	}
 	if (fg_opts_failed(&it))
-		return rn_usage("%s", it.err);
+		return rn_cmd_usage("watch", "%s", it.err);
 	if (*ndirs == 0)
-		return rn_usage("watch needs at least one directory");
+		return rn_cmd_usage("watch", "watch needs at least one directory");
 	return expand_cycle_dir(cd);
 }
 

@@ -95,6 +95,7 @@ struct rn_engine_params {
 	const char *kube_context;     /* --kube-context NAME */
 	const char *workspace_subpath;  /* --workspace-subpath P */
 	const char *run_as;           /* --run-as UID[:GID] */
+	const char *fs_group;         /* --fs-group GID: the pod's fsGroup */
 	double timeout;               /* --timeout: the Job's activeDeadlineSeconds */
 	double start_timeout;         /* --start-timeout SEC (default RN_KUBE_START_TIMEOUT) */
 	/* The run is sealed (issue 22): FORGE_SEAL_KEY_STDIN=1 and

@@ -423,10 +423,11 @@ static const struct runtime_cause {
 	const char *fix;
 } RUNTIME_CAUSES[] = {
 	{ { "setting rlimit", NULL },
-	  "the runtime may not apply the engine's default ulimits here (no CAP_SYS_RESOURCE, or a "
-	  "hard limit below podman's default): set 'default_ulimits = []' under [containers] in "
-	  "containers.conf (or a file named by CONTAINERS_CONF), or pass --engine-arg "
-	  "--ulimit=nofile=N:N within your hard limit" },
+	  "set 'default_ulimits = []' under [containers] in containers.conf (or a file named by "
+	  "CONTAINERS_CONF): the runtime may not apply podman's default ulimits here (no "
+	  "CAP_SYS_RESOURCE, or a hard limit below the default); type 7 is nofile, type 6 nproc, so "
+	  "--engine-arg --ulimit=... must then give both within your hard limits "
+	  "(--engine-arg --ulimit=nofile=N:N --engine-arg --ulimit=nproc=N:N)" },
 	{ { "slirp4netns", NULL },
 	  "rootless podman needs slirp4netns for its default network and cannot find it: install it "
 	  "(apt-get install slirp4netns), or run with --network none (agents that call a hosted "

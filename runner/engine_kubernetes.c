@@ -76,6 +76,7 @@ static void push_params(const struct rn_engine_params *p, struct fg_strvec *argv
 	fg_strvec_push_opt(argv, "--cpus", p->cpus);
 	fg_strvec_push_opt(argv, "--network", p->network);
 	fg_strvec_push_opt(argv, "--run-as", p->run_as);
+	fg_strvec_push_opt(argv, "--fs-group", p->fs_group);
 	if (p->read_only_rootfs)
 		fg_strvec_push(argv, "--read-only-rootfs");
 	if (p->sealed)
@@ -153,7 +154,13 @@ static int kube_workspace_local(const struct rn_engine_params *p)
  * run failed of; kubectl's connection errors mean the cluster is down. */
 static char *kube_hint(const struct rn_engine_params *p, const char *line, int *kind)
 {
-	(void)p;
+	/* The kubelet could not pull the image: where it must be differs
+	 * between the test cluster (no registry) and a real one. */
+	if (strstr(line, "ErrImagePull") || strstr(line, "ImagePullBackOff") || strstr(line, "ErrImageNeverPull"))
+		return fg_xasprintf("the node cannot pull the image '%s': on the test cluster load it into the "
+				    "node (bash tests/kubernetes/cluster.sh load-image %s); on a real cluster push it "
+				    "to a registry the nodes reach and pass --image REGISTRY/NAME:TAG",
+				    p->image ? p->image : "?", p->image ? p->image : "IMAGE");
 	if (strstr(line, "Unable to connect to the server") ||
 	    strstr(line, "The connection to the server") ||
 	    strstr(line, "couldn't get current server API group list")) {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "forge/buf.h"
+#include "forge/cmdline.h"
 #include "forge/diag.h"
 #include "forge/resolve.h"
 
@@ -70,12 +71,68 @@ static int check_review(const char *dir, const char *skill, const char *task_key
 	return -EINVAL;
 }
 
+/* Whether path lies in dir (dir itself or below it). */
+static int path_in(const char *path, const char *dir)
+{
+	size_t n = dir ? strlen(dir) : 0;
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n && !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+/* A word of an agent command that is a path of this host no container
+ * has: it exists here, under the workspace, the skills, a home or a
+ * temporary directory. Words with a placeholder are the sandbox's. */
+static int host_only(const struct rn_run_config *c, const char *w)
+{
+	static const char *const private_dirs[] = { "/home", "/root", "/tmp", "/var/tmp", "/srv", "/mnt", "/media" };
+	struct stat st;
+
+	if (w[0] != '/' || strchr(w, '{') || stat(w, &st) < 0)
+		return 0;
+	if (path_in(w, c->workspace) || path_in(w, c->skills_dir) || path_in(w, getenv("HOME")))
+		return 1;
+	for (size_t i = 0; i < sizeof(private_dirs) / sizeof(private_dirs[0]); i++)
+		if (path_in(w, private_dirs[i]))
+			return 1;
+	return 0;
+}
+
+/* A container engine's agent commands name no path only this host has. */
+static int check_agent_paths(const struct rn_run_config *c, char *err, size_t errlen)
+{
+	static const char *const vars[] = { "FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD" };
+	int r = 0;
+
+	if (c->engine == RN_ENGINE_LOCAL)
+		return 0;
+	for (size_t i = 0; !r && i < sizeof(vars) / sizeof(vars[0]); i++) {
+		struct fg_strvec argv;
+
+		fg_strvec_init(&argv);
+		if (getenv(vars[i]) && !fg_cmdline_split(getenv(vars[i]), &argv, NULL, 0))
+			for (size_t k = 0; !r && k < argv.n; k++)
+				if (host_only(c, argv.v[k])) {
+					snprintf(err, errlen, "%s names '%s', a path of this host that the container "
+						 "does not see (it sees the workspace at /workspace and the skills at "
+						 "/skills): use {workspace}/RELATIVE for a script in the workspace, or "
+						 "put it in the image", vars[i], argv.v[k]);
+					r = -EINVAL;
+				}
+		fg_strvec_release(&argv);
+	}
+	return r;
+}
+
 int rn_hostcheck(const struct rn_run_config *c, const char *skill, const char *task_key, char *err,
 		 size_t errlen)
 {
 	const char *dir = host_skills(c);
 	int r = dir ? check_skills(c, dir, err, errlen) : 0;
 
+	if (!r)
+		r = check_agent_paths(c, err, errlen);
 	if (r || !c->require_review)
 		return r;
 	if (setenv("AUTO_REVIEW_REQUIRED", "1", 1))

@@ -10,7 +10,12 @@
  *     review.md there (resolve.h), when the runner can see the skills
  *     (the local engine, or --skills-dir for a container); the entrypoint
  *     gets AUTO_REVIEW_REQUIRED=1 and checks again where the runner cannot
- *     see (a container's own /skills).
+ *     see (a container's own /skills);
+ *   - a container engine's agent commands (FORGE_WORKER_CMD,
+ *     FORGE_REVIEWER_CMD) must not name a path of this host the container
+ *     cannot see: an absolute path that exists here under the workspace,
+ *     the skills directory, a home or a temporary directory ("use
+ *     {workspace}/REL, or put it in the image").
  */
 #ifndef RN_HOSTCHECK_H
 #define RN_HOSTCHECK_H

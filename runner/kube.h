@@ -83,6 +83,8 @@ unsigned long long rn_kube_proc_start(pid_t pid);
 /* "UID" or "UID:GID" (UID > 0): 0 with *uid, *gid (-1 when absent) set
  * (either may be NULL), or -EINVAL. */
 int rn_kube_run_as_parse(const char *v, long *uid, long *gid);
+/* --fs-group "GID" (1 .. 2^31-1): 0 with *gid set (may be NULL), or -EINVAL. */
+int rn_kube_fs_group_parse(const char *v, long *gid);
 
 /* The Job of the run (kube_spec.c): job is the object with its metadata,
  * completed with its spec; skill_items (taken, NULL without --skills-dir)

@@ -474,7 +474,7 @@ static void reap_dead(struct kjob *j)
 /* ---- the command line (engine_kubernetes.c writes it) ---- */
 
 enum { K_CLI = 1, K_NS, K_CTX, K_RUN_ID, K_IMAGE, K_VOLUME, K_SUBPATH, K_SKILLS, K_STEP, K_SKILL,
-       K_TASK_KEY, K_TASK_FILE, K_CYCLE_DIR, K_MEMORY, K_CPUS, K_NETWORK, K_RUN_AS, K_RO,
+       K_TASK_KEY, K_TASK_FILE, K_CYCLE_DIR, K_MEMORY, K_CPUS, K_NETWORK, K_RUN_AS, K_FS_GROUP, K_RO,
        K_TIMEOUT, K_START, K_ENV, K_SEALED };
 
 static const struct fg_opt kjob_options[] = {
@@ -486,7 +486,7 @@ static const struct fg_opt kjob_options[] = {
 	{ K_TASK_KEY, "task-key", 0, "K", NULL, "" }, { K_TASK_FILE, "task-file", 0, "F", NULL, "" },
 	{ K_CYCLE_DIR, "cycle-dir", 0, "D", NULL, "" }, { K_MEMORY, "memory", 0, "M", NULL, "" },
 	{ K_CPUS, "cpus", 0, "N", NULL, "" }, { K_NETWORK, "network", 0, "N", NULL, "" },
-	{ K_RUN_AS, "run-as", 0, "U", NULL, "" }, { K_RO, "read-only-rootfs", 0, NULL, NULL, "" },
+	{ K_RUN_AS, "run-as", 0, "U", NULL, "" }, { K_FS_GROUP, "fs-group", 0, "G", NULL, "" }, { K_RO, "read-only-rootfs", 0, NULL, NULL, "" },
 	{ K_TIMEOUT, "timeout", 0, "S", NULL, "" }, { K_START, "start-timeout", 0, "S", NULL, "" },
 	{ K_ENV, "env", 0, "NAME", NULL, "" }, { K_SEALED, "sealed", 0, NULL, NULL, "" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
@@ -501,7 +501,7 @@ static int take(struct kjob *j, int id, const char *v)
 		[K_SUBPATH] = &p->workspace_subpath, [K_SKILLS] = &p->skills_dir, [K_STEP] = &p->step,
 		[K_SKILL] = &p->skill, [K_TASK_KEY] = &p->task_key, [K_TASK_FILE] = &p->task_file,
 		[K_CYCLE_DIR] = &p->cycle_dir, [K_MEMORY] = &p->memory, [K_CPUS] = &p->cpus,
-		[K_NETWORK] = &p->network, [K_RUN_AS] = &p->run_as,
+		[K_NETWORK] = &p->network, [K_RUN_AS] = &p->run_as, [K_FS_GROUP] = &p->fs_group,
 	};
 
 	if (id > 0 && id < (int)(ARRAY_SIZE(slot)) && slot[id]) {

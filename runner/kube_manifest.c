@@ -178,6 +178,9 @@ static int check_params(const struct rn_engine_params *p, char *err, size_t errl
 	if (p->run_as && rn_kube_run_as_parse(p->run_as, NULL, NULL))
 		return rn__seterr(err, errlen, "invalid --run-as '%s' (UID or UID:GID, numbers; "
 				  "UID not 0)", p->run_as), -EINVAL;
+	if (p->fs_group && rn_kube_fs_group_parse(p->fs_group, NULL))
+		return rn__seterr(err, errlen, "invalid --fs-group '%s' (a group id, a number from 1 "
+				  "to 2147483647)", p->fs_group), -EINVAL;
 	if (p->workspace_subpath && (p->workspace_subpath[0] == '/' ||
 				     strstr(p->workspace_subpath, "..")))
 		return rn__seterr(err, errlen, "invalid --workspace-subpath '%s' (a relative path "

@@ -59,6 +59,17 @@ const char *rn_kube_env_value(const struct rn_engine_params *p, const char *name
 	return NULL;
 }
 
+int rn_kube_fs_group_parse(const char *v, long *gid)
+{
+	long n;
+
+	if (fg_parse_long(v, 1, 2147483647L, &n))
+		return -EINVAL;
+	if (gid)
+		*gid = n;
+	return 0;
+}
+
 int rn_kube_run_as_parse(const char *v, long *uid, long *gid)
 {
 	const char *colon = strchr(v, ':');
@@ -280,6 +291,10 @@ static void pod_security(const struct rn_engine_params *p, cJSON *spec)
 		if (gid >= 0)
 			cJSON_AddNumberToObject(sc, "runAsGroup", (double)gid);
 	}
+	/* The kubelet makes the volume group-writable by fsGroup (where its
+	 * driver supports it): a root-owned claim the pod's user may write. */
+	if (p->fs_group && !rn_kube_fs_group_parse(p->fs_group, &gid))
+		cJSON_AddNumberToObject(sc, "fsGroup", (double)gid);
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(sc, "seccompProfile"), "type", "RuntimeDefault");
 }
 

@@ -35,7 +35,25 @@ int rn_log_init(struct rn_log *l, enum rn_log_format format, enum rn_log_level l
 	l->fp = fp;
 	l->path = NULL;
 	l->owns_fp = 0;
+	l->nctx = 0;
 	return 0;
+}
+
+void rn_log_set_context(struct rn_log *l, const char *run_id, const char *step, const char *skill,
+			const char *task_key)
+{
+	const char *keys[RN_LOG_CTX_MAX] = { "run_id", "step", "skill", "task_key" };
+	const char *vals[RN_LOG_CTX_MAX] = { run_id, step, skill, task_key };
+
+	for (size_t i = 0; i < l->nctx; i++)
+		free(l->ctx_val[i]);
+	l->nctx = 0;
+	for (size_t i = 0; i < RN_LOG_CTX_MAX; i++) {
+		if (!vals[i] || !*vals[i])
+			continue;
+		l->ctx_key[l->nctx] = keys[i];
+		l->ctx_val[l->nctx++] = fg_xstrdup(vals[i]);
+	}
 }
 
 static int open_append(const char *path, FILE **out)
@@ -101,6 +119,7 @@ void rn_log_close(struct rn_log *l)
 	FG_FREE_AND_NULL(l->path);
 	l->fp = NULL;
 	l->owns_fp = 0;
+	rn_log_set_context(l, NULL, NULL, NULL, NULL);
 }
 
 int rn_log_level_parse(const char *s, enum rn_log_level *out)
@@ -236,6 +255,29 @@ static void add_value(struct fg_buf *b, const struct rn_log_field *f, int json)
 	}
 }
 
+/* Whether one of the nfields fields is named key. */
+static int has_field(const struct rn_log_field *fields, size_t nfields, const char *key)
+{
+	for (size_t i = 0; i < nfields; i++)
+		if (!strcmp(fields[i].key, key) && !(fields[i].optional && !fields[i].str))
+			return 1;
+	return 0;
+}
+
+static void add_field(struct fg_buf *b, const struct rn_log_field *f, int json)
+{
+	if (json) {
+		fg_buf_addc(b, ',');
+		json_escape(b, f->key, strlen(f->key));
+		fg_buf_addc(b, ':');
+	} else {
+		fg_buf_addc(b, ' ');
+		fg_buf_adds(b, f->key);
+		fg_buf_addc(b, '=');
+	}
+	add_value(b, f, json);
+}
+
 static void build_line(const struct rn_log *l, struct fg_buf *b, enum rn_log_level level,
 		       const char *event, const struct rn_log_field *fields, size_t nfields)
 {
@@ -253,17 +295,11 @@ static void build_line(const struct rn_log *l, struct fg_buf *b, enum rn_log_lev
 	for (size_t i = 0; i < nfields; i++) {
 		if (fields[i].optional && !fields[i].str)
 			continue;
-		if (json) {
-			fg_buf_addc(b, ',');
-			json_escape(b, fields[i].key, strlen(fields[i].key));
-			fg_buf_addc(b, ':');
-		} else {
-			fg_buf_addc(b, ' ');
-			fg_buf_adds(b, fields[i].key);
-			fg_buf_addc(b, '=');
-		}
-		add_value(b, &fields[i], json);
+		add_field(b, &fields[i], json);
 	}
+	for (size_t i = 0; i < l->nctx; i++)
+		if (!has_field(fields, nfields, l->ctx_key[i]))
+			add_field(b, &RN_LS(l->ctx_key[i], l->ctx_val[i]), json);
 	if (json)
 		fg_buf_addc(b, '}');
 }

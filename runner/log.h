@@ -47,12 +47,19 @@ struct rn_log_field {
 #define RN_LN(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_NUM, .num = (v) })
 #define RN_LB(k, v) ((struct rn_log_field){ .key = (k), .type = RN_LF_BOOL, .integer = !!(v) })
 
+/* The run's context fields, added to every event that lacks them. */
+#define RN_LOG_CTX_MAX 4
+
 struct rn_log {
 	enum rn_log_format format;
 	enum rn_log_level level;
 	FILE *fp;            /* where lines go (stderr, stdout, or the log file) */
 	char *path;          /* owned; NULL when not a file */
 	int owns_fp;
+	/* rn_log_set_context(): keys static, values owned. */
+	const char *ctx_key[RN_LOG_CTX_MAX];
+	char *ctx_val[RN_LOG_CTX_MAX];
+	size_t nctx;
 };
 
 /* Sets up logging to fp (borrowed, e.g. stderr). 0. */
@@ -62,6 +69,12 @@ int rn_log_open_file(struct rn_log *l, const char *path);
 /* Reopens the log file (after logrotate moved it). 0 or negative errno; no-op without a file. */
 int rn_log_reopen(struct rn_log *l);
 void rn_log_close(struct rn_log *l);
+/* From now on every event carries run_id, step, skill and task_key (values
+ * copied; a NULL or "" value is left out), after its own fields, unless it
+ * has a field of that name already: one shared --log-file stays
+ * attributable line by line. Released by rn_log_close(). */
+void rn_log_set_context(struct rn_log *l, const char *run_id, const char *step, const char *skill,
+			const char *task_key);
 
 /* Parses "debug|info|warn|error" / "text|json". 0 or -EINVAL. */
 int rn_log_level_parse(const char *s, enum rn_log_level *out);

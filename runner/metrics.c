@@ -97,10 +97,10 @@ void rn_metrics_observe_check(struct rn_metrics *m, const char *skill, const cha
 	counter_add4(m, F_CHECK_RESULTS, vals);
 }
 
-static void histogram_observe(struct rn_metrics *m, const char *skill, const char *step, double x)
+static void histogram_observe(struct rn_metrics *m, enum family fam, const char *const *vals, double x)
 {
-	const char *vals[MAX_LABELS] = { skill, step, NULL, NULL };
-	struct rn_metric_series *s = rn__metrics_series_get(m, F_DURATION, vals);
+	struct rn_metric_series *s = rn__metrics_series_get(m, fam, vals);
+	const double *bucket_bound = rn__metric_families[fam].buckets->bound;
 
 	/* A negative or non-finite duration is a clock oddity, not a real
 	 * observation; counting it as 0 keeps _sum finite and parseable. */
@@ -116,9 +116,16 @@ static void histogram_observe(struct rn_metrics *m, const char *skill, const cha
 void rn_metrics_observe_cycle(struct rn_metrics *m, const char *skill, const char *step,
 			      const char *verdict, double elapsed_seconds)
 {
+	const char *vals[MAX_LABELS] = { skill, step, NULL, NULL };
+
 	counter_add(m, F_CYCLES, skill, step, NULL, 1);
 	counter_add(m, F_VERDICTS, skill, step, verdict, 1);
-	histogram_observe(m, skill, step, elapsed_seconds);
+	histogram_observe(m, F_DURATION, vals, elapsed_seconds);
+}
+
+void rn_metrics_add_rejection(struct rn_metrics *m, const char *skill, const char *step, const char *by)
+{
+	counter_add(m, F_REJECTIONS, skill, step, by, 1);
 }
 
 void rn_metrics_add_sweep_caught(struct rn_metrics *m, const char *skill, const char *step, unsigned n)
@@ -142,9 +149,19 @@ void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const cha
 	counter_add(m, F_EXHAUSTED, skill, step, NULL, 1);
 }
 
-void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome)
+void rn_metrics_add_run(struct rn_metrics *m, const struct rn_metrics_run *r)
 {
-	counter_add(m, F_RUNS, step, outcome, NULL, 1);
+	const char *runs[MAX_LABELS] = { r->step, r->outcome, r->skill, r->engine };
+	const char *dur[MAX_LABELS] = { r->skill, r->step, r->engine, NULL };
+
+	counter_add4(m, F_RUNS, runs);
+	if (r->seconds >= 0)
+		histogram_observe(m, F_RUN_DURATION, dur, r->seconds);
+	if (r->succeeded_at > 0) {
+		const char *last[MAX_LABELS] = { r->skill, r->step, NULL, NULL };
+
+		rn__metrics_series_get(m, F_LAST_SUCCESS, last)->value = r->succeeded_at;
+	}
 }
 
 /* Costs are kept to the nano-dollar for the same reason durations are kept
@@ -254,6 +271,10 @@ static int add_sample(struct fg_buf *b, const struct rn_metric_series *s, const 
 
 	r = fg_buf_addf(b, "%s%s{", f->name, suffix);
 	for (size_t j = 0; j < f->nlabels && !r; j++) {
+		/* An empty optional label is no label (the same series for
+		 * Prometheus): the file reads as it did before it was added. */
+		if (f->nrequired && j >= f->nrequired && !*s->label[j])
+			continue;
 		r = fg_buf_addf(b, "%s%s=\"", j ? "," : "", f->labels[j]);
 		if (!r)
 			r = add_escaped(b, s->label[j]);
@@ -272,10 +293,10 @@ static int render_series(struct fg_buf *b, const struct rn_metric_series *s)
 {
 	int r = 0;
 
-	if (!rn__metric_families[s->fam].histogram)
+	if (rn__metric_families[s->fam].type != T_HISTOGRAM)
 		return add_sample(b, s, "", NULL, s->value);
 	for (size_t i = 0; i < NBUCKETS && !r; i++)
-		r = add_sample(b, s, "_bucket", bucket_le[i], s->bucket[i]);
+		r = add_sample(b, s, "_bucket", rn__metric_families[s->fam].buckets->le[i], s->bucket[i]);
 	if (!r)
 		r = add_sample(b, s, "_sum", NULL, s->sum);
 	if (!r)
@@ -297,7 +318,7 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 
 		if (i == 0 || v[i - 1]->fam != v[i]->fam)
 			r = fg_buf_addf(out, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
-					f->name, f->histogram ? "histogram" : "counter");
+					f->name, rn__metric_type_name(v[i]->fam));
 		if (!r)
 			r = render_series(out, v[i]);
 	}
@@ -317,7 +338,12 @@ static void metrics_add(struct rn_metrics *dst, const struct rn_metrics *src)
 		const struct rn_metric_series *s = &src->series[i];
 		struct rn_metric_series *t = rn__metrics_series_get(dst, s->fam, (const char *const *)s->label);
 
-		t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value) : finite_add(t->value, s->value);
+		/* A gauge (a time) keeps the later value; counters add up. */
+		if (rn__metric_families[t->fam].type == T_GAUGE)
+			t->value = s->value > t->value ? s->value : t->value;
+		else
+			t->value = t->fam == F_AGENT_COST ? add_usd(t->value, s->value)
+							 : finite_add(t->value, s->value);
 		for (size_t b = 0; b < NBUCKETS; b++)
 			t->bucket[b] = finite_add(t->bucket[b], s->bucket[b]);
 		t->sum = add_seconds(t->sum, s->sum);

@@ -18,8 +18,14 @@
  *   forge_review_sweep_caught_total{skill,step}         counter (cycles seen only by the final sweep)
  *   forge_runner_forged_records_total{skill,step,source} counter (records without a valid
  *                                                       seal: record_forged)
- *   forge_runner_runs_total{step,outcome}               counter, outcome one of
- *                                                       approved|exhausted|stalled|failed|none|timeout|error
+ *   forge_review_rejections_total{skill,step,by}        counter, rejected cycles by what
+ *                                                       rejected them: reviewer|checks|no_change|synthetic
+ *   forge_runner_runs_total{step,outcome,skill,engine}  counter, outcome a review state or
+ *                                                       timeout|error (skill and engine read
+ *                                                       as "" from a file written before them)
+ *   forge_runner_run_duration_seconds{skill,step,engine} histogram, buckets
+ *                                                       10 30 60 300 600 1800 3600 7200 +Inf
+ *   forge_runner_last_success_timestamp_seconds{skill,step} gauge (merged: the later time)
  *
  * Protocol: rn_metrics_init() -> rn_metrics_*() observations during a run ->
  * rn_metrics_merge_file() once at the end (adds this run's values to the
@@ -67,8 +73,18 @@ void rn_metrics_add_exhausted(struct rn_metrics *m, const char *skill, const cha
 /* Adds 1 to forge_runner_forged_records_total{skill,step,source}. */
 void rn_metrics_add_forged(struct rn_metrics *m, const char *skill, const char *step,
 			   const char *source);
-/* Adds 1 to forge_runner_runs_total{step,outcome}. */
-void rn_metrics_add_run(struct rn_metrics *m, const char *step, const char *outcome);
+/* Adds 1 to forge_review_rejections_total{skill,step,by}. */
+void rn_metrics_add_rejection(struct rn_metrics *m, const char *skill, const char *step, const char *by);
+
+/* One run, for rn_metrics_add_run(); strings borrowed. */
+struct rn_metrics_run {
+	const char *skill, *step, *engine, *outcome;
+	double seconds;          /* the run's wall time; < 0: not known, not observed */
+	double succeeded_at;     /* Unix time when the run succeeded, else 0 */
+};
+/* Adds 1 to forge_runner_runs_total{step,outcome,skill,engine}, observes
+ * the run duration and, when it succeeded, sets the step's last success. */
+void rn_metrics_add_run(struct rn_metrics *m, const struct rn_metrics_run *r);
 
 /* Adds one role's usage (role "worker" or "reviewer") to the agent token
  * and cost counters; fields the agents did not report add nothing (no

@@ -22,24 +22,31 @@
 #define SEEN_COUNT (1u << (NBUCKETS + 1))
 #define SEEN_HISTOGRAM ((1u << (NBUCKETS + 2)) - 1)
 
-/* The histogram buckets: upper bounds and their le labels. */
-static const double bucket_bound[NBUCKETS - 1] = { 1, 5, 10, 30, 60, 120, 300, 600 };
-static const char *const bucket_le[NBUCKETS] = {
-	"1", "5", "10", "30", "60", "120", "300", "600", "+Inf"
+/* A histogram's buckets: upper bounds and their le labels (the last +Inf). */
+struct buckets {
+	double bound[NBUCKETS - 1];
+	const char *le[NBUCKETS];
 };
 
 /* In alphabetical order of name: sorting series by family sorts the file. */
 enum family {
-	F_AGENT_COST, F_AGENT_TOKENS, F_AUDITS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED, F_ROLE_VERDICTS, F_SWEEP,
-	F_VERDICTS, F_FORGED, F_RUNS, F_COUNT
+	F_AGENT_COST, F_AGENT_TOKENS, F_AUDITS, F_CHECK_RESULTS, F_CYCLES, F_DURATION, F_EXHAUSTED,
+	F_REJECTIONS, F_ROLE_VERDICTS, F_SWEEP, F_VERDICTS, F_FORGED, F_LAST_SUCCESS, F_RUN_DURATION, F_RUNS,
+	F_COUNT
 };
+
+enum family_type { T_COUNTER, T_HISTOGRAM, T_GAUGE };
 
 struct family_def {
 	const char *name;
 	const char *help;
-	int histogram;
+	enum family_type type;
 	size_t nlabels;
 	const char *labels[MAX_LABELS];
+	/* Labels past the first nrequired may be absent from a file written
+	 * before they were added (they read as ""); 0: every label required. */
+	size_t nrequired;
+	const struct buckets *buckets;   /* histograms */
 };
 
 struct rn_metric_series {
@@ -52,8 +59,10 @@ struct rn_metric_series {
 	unsigned seen;               /* parsing only: samples of this series already read */
 };
 
-/* The families, indexed by enum family (metrics.c). */
+/* The families, indexed by enum family (metrics_parse.c). */
 extern const struct family_def rn__metric_families[F_COUNT];
+/* "counter", "histogram" or "gauge": f's # TYPE. */
+const char *rn__metric_type_name(enum family f);
 
 /* Finds the series of fam with these label values (NULL reads as ""),
  * adding it if new; the pointer is valid until the next addition. */

@@ -24,41 +24,71 @@
 #include "forge/util.h"
 
 
+/* A review cycle lasts seconds to minutes; a run, minutes to hours. */
+static const struct buckets cycle_buckets = {
+	{ 1, 5, 10, 30, 60, 120, 300, 600 }, { "1", "5", "10", "30", "60", "120", "300", "600", "+Inf" },
+};
+static const struct buckets run_buckets = {
+	{ 10, 30, 60, 300, 600, 1800, 3600, 7200 },
+	{ "10", "30", "60", "300", "600", "1800", "3600", "7200", "+Inf" },
+};
+
 const struct family_def rn__metric_families[F_COUNT] = {
 	[F_AGENT_COST] = { "forge_review_agent_cost_usd_total",
-			   "Cost in US dollars the agents of a step reported, by skill, step and role.", 0, 3,
-			   { "skill", "step", "role" } },
+			   "Cost in US dollars the agents of a step reported, by skill, step and role.", T_COUNTER, 3,
+			   { "skill", "step", "role" }, 0, NULL },
 	[F_AGENT_TOKENS] = { "forge_review_agent_tokens_total",
 			     "Tokens the agents of a step reported, by skill, step, role and kind "
-			     "(input, output, cached_input, reasoning).", 0, 4, { "skill", "step", "role", "kind" } },
+			     "(input, output, cached_input, reasoning).", T_COUNTER, 4,
+			     { "skill", "step", "role", "kind" }, 0, NULL },
 	[F_AUDITS] = { "forge_review_audits_total",
 		       "Held-out audits of approved steps, by skill, step and outcome (agreed, disagreed, "
-		       "failed, skipped).", 0, 3, { "skill", "step", "outcome" } },
+		       "failed, skipped).", T_COUNTER, 3, { "skill", "step", "outcome" }, 0, NULL },
 	[F_CHECK_RESULTS] = { "forge_review_check_results_total",
 			      "Results of review.md's checks, by skill, step, check and outcome "
-			      "(passed, failed, timed_out).", 0, 4, { "skill", "step", "check", "outcome" } },
+			      "(passed, failed, timed_out).", T_COUNTER, 4, { "skill", "step", "check", "outcome" },
+			      0, NULL },
 	[F_CYCLES] = { "forge_review_cycles_total",
-		       "Review cycles detected, by skill and step.", 0, 2, { "skill", "step" } },
+		       "Review cycles detected, by skill and step.", T_COUNTER, 2, { "skill", "step" }, 0, NULL },
 	[F_DURATION] = { "forge_review_duration_seconds",
-			 "Wall time of one review cycle in seconds.", 1, 2, { "skill", "step" } },
+			 "Wall time of one review cycle in seconds.", T_HISTOGRAM, 2, { "skill", "step" }, 0,
+			 &cycle_buckets },
 	[F_EXHAUSTED] = { "forge_review_exhausted_total",
-			  "Runs whose review loop ended rejected at its cycle limit.", 0, 2,
-			  { "skill", "step" } },
+			  "Runs whose review loop ended rejected at its cycle limit.", T_COUNTER, 2,
+			  { "skill", "step" }, 0, NULL },
+	[F_REJECTIONS] = { "forge_review_rejections_total",
+			   "Rejected review cycles by what rejected them (reviewer, checks, no_change, "
+			   "synthetic), by skill and step.", T_COUNTER, 3, { "skill", "step", "by" }, 0, NULL },
 	[F_ROLE_VERDICTS] = { "forge_review_role_verdicts_total",
 			      "Reviews of a reviewer panel's roles, by skill, step, role and verdict.",
-			      0, 4, { "skill", "step", "role", "verdict" } },
+			      T_COUNTER, 4, { "skill", "step", "role", "verdict" }, 0, NULL },
 	[F_SWEEP] = { "forge_review_sweep_caught_total",
-		      "Review cycles seen only by the final sweep, not while watching.", 0, 2,
-		      { "skill", "step" } },
+		      "Review cycles seen only by the final sweep, not while watching.", T_COUNTER, 2,
+		      { "skill", "step" }, 0, NULL },
 	[F_VERDICTS] = { "forge_review_verdicts_total",
-			 "Review verdicts, by skill, step and verdict.", 0, 3,
-			 { "skill", "step", "verdict" } },
+			 "Review verdicts, by skill, step and verdict.", T_COUNTER, 3,
+			 { "skill", "step", "verdict" }, 0, NULL },
 	[F_FORGED] = { "forge_runner_forged_records_total",
 		       "Records the runner did not believe (no valid seal: record_forged), by skill, "
-		       "step and source (watch, poll, sweep, stream).", 0, 3, { "skill", "step", "source" } },
+		       "step and source (watch, poll, sweep, stream).", T_COUNTER, 3, { "skill", "step", "source" },
+		       0, NULL },
+	[F_LAST_SUCCESS] = { "forge_runner_last_success_timestamp_seconds",
+			     "Unix time of the last run of a step that succeeded (exit 0, approved or no "
+			     "review to do), by skill and step.", T_GAUGE, 2, { "skill", "step" }, 0, NULL },
+	[F_RUN_DURATION] = { "forge_runner_run_duration_seconds",
+			     "Wall time of one forge-runner run in seconds, by skill, step and engine.",
+			     T_HISTOGRAM, 3, { "skill", "step", "engine" }, 0, &run_buckets },
 	[F_RUNS] = { "forge_runner_runs_total",
-		     "Runner runs, by step and outcome.", 0, 2, { "step", "outcome" } },
+		     "Runner runs, by step, outcome, skill and engine.", T_COUNTER, 4,
+		     { "step", "outcome", "skill", "engine" }, 2, NULL },
 };
+
+const char *rn__metric_type_name(enum family f)
+{
+	static const char *const names[] = { "counter", "histogram", "gauge" };
+
+	return names[rn__metric_families[f].type];
+}
 
 /* Finds the series of fam with these label values (NULL reads as ""), adding it if new. */
 struct rn_metric_series *rn__metrics_series_get(struct rn_metrics *m, enum family fam,
@@ -253,7 +283,7 @@ static int classify(const char *name, enum family *fam, enum part *part)
 		size_t bl = strlen(rn__metric_families[f].name);
 
 		*fam = (enum family)f;
-		if (!rn__metric_families[f].histogram) {
+		if (rn__metric_families[f].type != T_HISTOGRAM) {
 			*part = P_VALUE;
 			if (!strcmp(name, rn__metric_families[f].name))
 				return 1;
@@ -270,9 +300,10 @@ static int classify(const char *name, enum family *fam, enum part *part)
 	return 0;
 }
 
-/* Index of the bucket whose bound le names, or -1. */
-static int bucket_index(const char *le)
+/* Index of the bucket of fam whose bound le names, or -1. */
+static int bucket_index(enum family fam, const char *le)
 {
+	const double *bucket_bound = rn__metric_families[fam].buckets->bound;
 	char *endp;
 	double v;
 
@@ -307,7 +338,7 @@ static int match_labels(struct cursor *c, enum family fam, enum part part,
 		if (part == P_BUCKET && !strcmp(ls->name[i], "le")) {
 			if (*bucket >= 0)
 				return fail(c, "duplicate label");
-			*bucket = bucket_index(ls->val[i]);
+			*bucket = bucket_index(fam, ls->val[i]);
 			if (*bucket < 0)
 				return fail(c, "unknown histogram bucket");
 			continue;
@@ -319,6 +350,13 @@ static int match_labels(struct cursor *c, enum family fam, enum part part,
 		if (vals[j])
 			return fail(c, "duplicate label");
 		vals[j] = ls->val[i];
+	}
+	/* A label added later may be absent from an older file: "". */
+	if (f->nrequired && ls->n < need) {
+		for (size_t j = 0; j < f->nrequired; j++)
+			if (!vals[j])
+				return fail(c, "missing label");
+		return 0;
 	}
 	return ls->n == need ? 0 : fail(c, "missing label");
 }
@@ -404,7 +442,7 @@ static int parse_comment_line(struct cursor *c, struct fg_buf *keep)
 	for (int f = 0; name && f < F_COUNT; f++) {
 		if (strcmp(name, rn__metric_families[f].name))
 			continue;
-		want = rn__metric_families[f].histogram ? "histogram" : "counter";
+		want = rn__metric_type_name((enum family)f);
 		skip_blank(c);
 		rest = (size_t)(c->end - c->p);
 		if (kw[0] == 'T' && (rest != strlen(want) || strncmp(c->p, want, rest)))
@@ -424,7 +462,7 @@ static int check_histograms(const struct rn_metrics *acc, const char **why)
 	for (size_t i = 0; i < acc->n; i++) {
 		const struct rn_metric_series *s = &acc->series[i];
 
-		if (!rn__metric_families[s->fam].histogram)
+		if (rn__metric_families[s->fam].type != T_HISTOGRAM)
 			continue;
 		if (s->seen != SEEN_HISTOGRAM) {
 			*why = "incomplete histogram";

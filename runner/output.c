@@ -54,21 +54,23 @@ const char *rn_output_reason(const struct rn_output *o)
 	return o->reason ? o->reason : o->last_said;
 }
 
-/* The engine's hint for one of its own lines, logged once per run. */
-static void engine_hint(struct rn_output *o, const char *line)
+/* The engine's hint for one of its own lines, logged once per run: 1 when
+ * line got one (it is then at least a warning), else 0. */
+static int engine_hint(struct rn_output *o, const char *line)
 {
 	char *hint;
 	int kind = RN_HINT_OTHER;
 
 	if (o->hint || !o->ops || !o->ops->hint || !o->ep)
-		return;
+		return 0;
 	hint = o->ops->hint(o->ep, line, &kind);
 	o->engine_down |= kind == RN_HINT_DOWN;
 	o->engine_runtime |= kind == RN_HINT_RUNTIME;
 	if (!hint)
-		return;
+		return 0;
 	o->hint = hint;
 	rn_log(o->log, RN_LOG_WARN, "engine_hint", RN_LS("engine", o->ops->name), RN_LS("hint", hint));
+	return 1;
 }
 
 /* A string field of an event frame, "" when absent. */
@@ -171,7 +173,8 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 			level = RN_LOG_ERROR;
 			reason = line;
 		}
-		engine_hint(o, line);
+		if (engine_hint(o, line) && level < RN_LOG_WARN)
+			level = RN_LOG_WARN;
 	}
 	if (reason)
 		keep(&o->reason, reason);

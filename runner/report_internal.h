@@ -28,6 +28,9 @@ struct entry {
 	bool success;       /* the result's success (exit_code 0 when absent) */
 	int exit_code;
 	char *error;        /* error_message; NULL: none */
+	enum fg_failure_cause cause;  /* the result's failure.cause (none: absent) */
+	char *reason;       /* its failure.reason; NULL: none */
+	char *cycle_dir;    /* the result's cycle_dir (the step directory); NULL: unknown */
 	struct fg_cycle *cycles;   /* sorted by cycle number */
 	size_t ncycles;
 	struct fg_usage_pair usage;  /* the result's "usage" (the step's totals) */

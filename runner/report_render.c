@@ -60,6 +60,24 @@ static const struct fg_finding *last_findings(const struct entry *e, bool advice
 	return last->j.findings;
 }
 
+/* The Verified lines of every cycle, in order, each once, at most
+ * FG_VERIFIED_MAX (borrowed into v: v must not outlive e). */
+static void all_verified(const struct entry *e, struct fg_strvec *v)
+{
+	for (size_t c = 0; c < e->ncycles; c++) {
+		const struct fg_strvec *cv = &e->cycles[c].ev.verified;
+
+		for (size_t i = 0; i < cv->n && v->n < FG_VERIFIED_MAX; i++) {
+			bool seen = false;
+
+			for (size_t j = 0; j < v->n && !seen; j++)
+				seen = !strcmp(v->v[j], cv->v[i]);
+			if (!seen)
+				fg_strvec_push(v, cv->v[i]);
+		}
+	}
+}
+
 const struct fg_finding *rn__open_findings(const struct entry *e, size_t *n)
 {
 	return last_findings(e, false, n);
@@ -104,8 +122,14 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 	f = last_findings(e, true, &n);
 	if (n)
 		add_findings_json(o, "advice_findings", f, n);
-	if (last)
-		fg_evidence_add_verified(o, &last->ev.verified);
+	if (last) {
+		struct fg_strvec v;
+
+		fg_strvec_init(&v);
+		all_verified(e, &v);
+		fg_evidence_add_verified(o, &v);
+		fg_strvec_release(&v);
+	}
 }
 
 /* key: [{role, severity, location, title}] of f[0..n). */
@@ -141,6 +165,8 @@ static cJSON *entry_json(const struct entry *e)
 	cJSON_AddBoolToObject(o, "success", e->success);
 	cJSON_AddNumberToObject(o, "exit_code", e->exit_code);
 	fg_json_add_str_or_null(o, "error", e->error);
+	if (e->cause != FG_CAUSE_NONE)
+		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(e->cause, e->reason));
 	for (size_t i = 0; i < e->ncycles; i++) {
 		const struct fg_cycle *c = &e->cycles[i];
 		cJSON *co = fg_json_push_object(cycles);
@@ -232,6 +258,15 @@ static void md_quote(struct fg_buf *m, const char *fb)
 	fg_quote_md_block(m, fb, strlen(fb));
 }
 
+/* A message or a program's output as a blockquote, inert as md_quote()
+ * writes it, at most FG_FAILURE_REASON_MAX bytes of it. */
+static void md_quote_escaped(struct fg_buf *m, const char *text)
+{
+	size_t len = strlen(text);
+
+	fg_quote_md_block(m, text, len > FG_FAILURE_REASON_MAX ? FG_FAILURE_REASON_MAX : len);
+}
+
 /* What the evidence says of a cycle's verdict, after it in the table:
  * no reviewer ran (no change, a failed check), the reviewer's edits, or
  * an approval whose findings were all advice. */
@@ -315,20 +350,25 @@ static void md_findings(struct fg_buf *m, const struct entry *e, bool advice)
 	fg_buf_addc(m, '\n');
 }
 
-/* "**Verified:**" and the last cycle's executed evidence, one item each. */
+/* "**Verified:**" and every line of executed evidence of every cycle, each
+ * once: a role whose approval stands from an earlier cycle ran no review
+ * in the last one, and its lines stay what it verified. */
 static void md_verified(struct fg_buf *m, const struct entry *e)
 {
-	const struct fg_cycle *last = &e->cycles[e->ncycles - 1];
+	struct fg_strvec v;
 
-	if (!last->ev.verified.n)
-		return;
-	fg_buf_adds(m, "**Verified:**\n\n");
-	for (size_t i = 0; i < last->ev.verified.n; i++) {
+	fg_strvec_init(&v);
+	all_verified(e, &v);
+	if (v.n)
+		fg_buf_adds(m, "**Verified:**\n\n");
+	for (size_t i = 0; i < v.n; i++) {
 		fg_buf_adds(m, "- ");
-		md_cell(m, last->ev.verified.v[i]);
+		md_cell(m, v.v[i]);
 		fg_buf_addc(m, '\n');
 	}
-	fg_buf_addc(m, '\n');
+	if (v.n)
+		fg_buf_addc(m, '\n');
+	fg_strvec_release(&v);
 }
 
 /* The last cycle that ran checks: each check's outcome on one line. */
@@ -354,6 +394,18 @@ static void md_checks(struct fg_buf *m, const struct entry *e)
 				    r->duration_seconds);
 	}
 	fg_buf_adds(m, "\n\n");
+	/* What a failed check said: the reason the worker was sent back. */
+	for (size_t i = 0; i < c->ev.nchecks; i++) {
+		const struct fg_check_result *r = &c->ev.checks[i];
+
+		if (!r->exit_code && !r->timed_out)
+			continue;
+		fg_buf_adds(m, "The end of ");
+		md_name(m, r->name);
+		fg_buf_adds(m, "'s output:\n\n");
+		md_quote_escaped(m, r->output_tail && *r->output_tail ? r->output_tail : "(no output)");
+		fg_buf_addc(m, '\n');
+	}
 }
 
 /* A workspace path in a table cell: quoted as git shows names, cut at
@@ -366,6 +418,15 @@ static void md_path(struct fg_buf *m, const char *path)
 	fg_quote_md_text(m, q, cut);
 	fg_buf_adds(m, cut < n ? " …" : "");
 	free(q);
+}
+
+/* dir/name as md_path() writes a path (dir NULL: name alone). */
+static void md_path_joined(struct fg_buf *m, const char *dir, const char *name)
+{
+	char *p = dir ? fg_path_join(dir, name) : fg_xstrdup(name);
+
+	md_path(m, p);
+	free(p);
 }
 
 /* One row of the change table: | path | status | +A −D |. */
@@ -402,8 +463,11 @@ static void md_changes(struct fg_buf *m, const struct entry *e)
 		return;
 	}
 	fg_buf_addf(m, "%zu file(s)%s", ev->nchanges, ev->changes_truncated ? " (the list was cut at a bound)" : "");
-	if (ev->diff)
-		fg_buf_addf(m, " · diff: %s", ev->diff);
+	if (ev->diff) {
+		/* The path, so the diff can be opened from the report. */
+		fg_buf_adds(m, " · diff: ");
+		md_path_joined(m, e->cycle_dir, ev->diff);
+	}
 	fg_buf_adds(m, ev->nchanges ? "\n\n| file | change | lines |\n|---|---|---|\n" : "\n");
 	for (size_t i = 0; i < shown; i++)
 		md_change_row(m, &ev->changes[i]);
@@ -412,14 +476,26 @@ static void md_changes(struct fg_buf *m, const struct entry *e)
 	fg_buf_addc(m, '\n');
 }
 
-/* "**Run failed** (exit code N): first line of the error", for a failed run. */
+/* "**Run failed** (exit code N, cause C): first line of the error", for a
+ * failed run, then the whole reason when the line does not hold it all. */
 static void md_failure(struct fg_buf *m, const struct entry *e)
 {
+	const char *why = e->reason ? e->reason : e->error ? e->error : "";
+	const char *s = why + strspn(why, " \t\r\n");
+	size_t first = strcspn(s, "\r\n");
+
 	if (e->success)
 		return;
-	fg_buf_addf(m, "**Run failed** (exit code %d): ", e->exit_code);
-	md_cell(m, e->error ? e->error : "");
+	fg_buf_addf(m, "**Run failed** (exit code %d", e->exit_code);
+	if (e->cause != FG_CAUSE_NONE)
+		fg_buf_addf(m, ", cause %s", fg_failure_cause_name(e->cause));
+	fg_buf_adds(m, "): ");
+	md_cell(m, why);
 	fg_buf_adds(m, "\n\n");
+	if (s[first + strspn(s + first, " \t\r\n")] || first > RN_REPORT_CELL_MAX) {
+		md_quote_escaped(m, s);
+		fg_buf_addc(m, '\n');
+	}
 }
 
 /* " · **Cost:** $X (worker $W, reviewer $R) · **Tokens:** I in (C cached),

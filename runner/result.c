@@ -12,6 +12,7 @@
 #include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
+#include "forge/exit.h"
 #include "forge/frame.h"
 #include "forge/fsutil.h"
 #include "forge/num.h"
@@ -221,6 +222,28 @@ enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_
 	return last->j.verdict == FG_VERDICT_APPROVED ? FG_STATE_APPROVED : FG_STATE_FAILED;
 }
 
+enum fg_failure_cause rn_failure_cause(int exit_code, bool timed_out, bool runner_failed, int signal,
+				       const struct fg_summary *summary)
+{
+	if (timed_out)
+		return FG_CAUSE_TIMEOUT;
+	if (runner_failed || exit_code == FG_EXIT_RUNTIME)
+		return FG_CAUSE_ENGINE_ERROR;
+	if (signal)
+		return FG_CAUSE_INTERRUPTED;
+	if (exit_code == FG_EXIT_OK || exit_code == FG_EXIT_EXHAUSTED)
+		return FG_CAUSE_NONE;
+	if (summary && summary->cause != FG_CAUSE_NONE)
+		return summary->cause;
+	if (exit_code == FG_EXIT_FAILED)
+		return FG_CAUSE_WORKER_FAILED;
+	if (exit_code == FG_EXIT_USAGE)
+		return FG_CAUSE_CONFIG_ERROR;
+	if (exit_code > FG_EXIT_SIGNAL_BASE)
+		return FG_CAUSE_INTERRUPTED;
+	return FG_CAUSE_ENGINE_ERROR;
+}
+
 bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s)
 {
 	/* A state without a review (or an approved one) is never exhausted,
@@ -272,6 +295,10 @@ char *rn_result_to_json(const struct rn_result *r)
 	/* A blocked review: the questions only a person can answer. */
 	if (r->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(r->questions, r->nquestions));
+	/* An approval's advice, listed, not looped on: kept beside the state
+	 * even when the approving cycle's own object was shortened or dropped. */
+	if (r->nadvice)
+		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(r->advice, r->nadvice));
 	if (r->usage)
 		fg_usage_pair_add_to(o, r->usage);
 	if (r->audit)
@@ -279,6 +306,9 @@ char *rn_result_to_json(const struct rn_result *r)
 	/* Absent when nothing was dropped: a normal run's result is unchanged. */
 	if (r->cycles && rn_cycles_dropped(r->cycles))
 		cJSON_AddNumberToObject(o, "cycles_dropped", (double)rn_cycles_dropped(r->cycles));
+	if (r->cause != FG_CAUSE_NONE)
+		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(r->cause, r->failure_reason));
+	fg_json_add_str_if(o, "cycle_dir", r->cycle_dir);
 	out = fg_json_print(o);
 	cJSON_Delete(o);
 	return out;

@@ -6,9 +6,14 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "forged_records", "cycles_dropped"?, "questions"?, "usage"?, "audit"?}
+ *    "forged_records", "cycles_dropped"?, "questions"?, "advice"?, "usage"?,
+ *    "audit"?, "failure"?: {"cause", "reason"}, "cycle_dir"?}
  * audit is the sealed summary's record of the held-out audit (forge/audit.h),
  * copied as it is: its usage is already in "usage", the step's totals.
+ * cycle_dir is the step directory on the host (where the cycle files, the
+ * logs and the diffs are), absent when the runner cannot see it.
+ * failure says why a run that did not succeed ended (rn_failure_cause());
+ * absent on success.
  * forged_records counts the records of the run whose seal did not verify
  * (record_forged: unsealed, bad_seal, replayed; forge/seal.h): none of them
  * is in review_cycles or decides review_state.
@@ -17,7 +22,9 @@
  * review_state is one of the summary's names (fg_review_state_name(): the
  * result said "none" for no_review and disabled before issue 18) and comes
  * from review_summary.json when it belongs to this run,
- * else it is derived from the cycles: no_review without cycles, exhausted per
+ * else it is derived from the cycles: no_review without cycles when the
+ * sandbox exited 0 (failed when it did not: a crash, a timeout or a
+ * configuration error is not "no review.md"), exhausted per
  * fg_cycles_exhausted(), stalled when the last cycle says so, approved when
  * the last cycle is approved, failed otherwise (the loop ended early: the
  * worker failed, a timeout, a signal).
@@ -140,6 +147,16 @@ enum fg_review_state rn_review_state(const struct rn_cycles *s, const struct fg_
  */
 bool rn_review_exhausted(enum fg_review_state state, const struct rn_cycles *s);
 
+/* Why a run ended without success, by its own name: what the runner saw
+ * itself first (timeout: its --timeout; engine_error: it or its engine
+ * failed, exit 125; interrupted: its own stop signal), then the sealed
+ * summary's cause (summary may be NULL), then the exit code (1
+ * worker_failed, 2 config_error, 126, 127 engine_error, 128+N
+ * interrupted). FG_CAUSE_NONE for exit 0 and for 3 (exhausted: the state
+ * says it). */
+enum fg_failure_cause rn_failure_cause(int exit_code, bool timed_out, bool runner_failed, int signal,
+				       const struct fg_summary *summary);
+
 struct rn_result {
 	int exit_code;
 	const char *error_message;   /* NULL: null */
@@ -154,8 +171,13 @@ struct rn_result {
 	const struct fg_finding *questions;  /* blocked: the summary's questions (borrowed) */
 	size_t nquestions;              /* written as "questions" when > 0 */
 	const struct fg_audit *audit;   /* the summary's audit (borrowed) or NULL: written as "audit" */
+	const struct fg_finding *advice;  /* approved: the summary's advice findings (borrowed) */
+	size_t nadvice;                 /* written as "advice" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 	long forged_records;            /* records not believed (record_forged) */
+	const char *cycle_dir;          /* the step directory on the host ("cycle_dir"), or NULL */
+	enum fg_failure_cause cause;    /* FG_CAUSE_NONE: no "failure" written */
+	const char *failure_reason;     /* the failure's reason, or NULL */
 };
 
 /* The agents' usage summed over the stored cycles (each cycle's worker and

@@ -28,7 +28,8 @@ struct rn_run_config {
 	int workspace_local;    /* the runner can see the workspace: it clears, watches and
 				 * sweeps; else the stream is the only source (engine.h) */
 	char *engine_host;      /* owned: a remote engine host (rn_engine_remote_host()) or NULL */
-	const char *step, *skill, *task_key;   /* borrowed from argv/env */
+	const char *step, *skill, *task_key;   /* borrowed from argv/env (step: or step_owned) */
+	char *step_owned;       /* owned: the task file's step_name when --step is not given */
 	const char *run_id;     /* --run-id (borrowed) or NULL: a fresh one */
 	char *task_file;        /* owned absolute or NULL */
 	char *skills_dir;       /* owned absolute or NULL */
@@ -56,7 +57,7 @@ struct rn_run_config {
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
 	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
 	/* Kubernetes (engine.h); NULL when not given, borrowed. */
-	const char *kube_namespace, *kube_context, *run_as, *workspace_subpath;
+	const char *kube_namespace, *kube_context, *run_as, *fs_group, *workspace_subpath;
 	double start_timeout;        /* seconds */
 };
 
@@ -77,6 +78,9 @@ int rn_run_config_load(struct rn_run_config *c, int argc, char **argv, struct rn
  * --skill, else FORGE_SKILL_NAME, else the task file's skill_name, else the
  * step with '_' turned into '-'. */
 char *rn_run_derived_skill(const struct rn_run_config *c);
+/* The task key the entrypoint will use (owned, NULL for none): --task-key,
+ * else FORGE_TASK_KEY, else the task file's task_key. */
+char *rn_run_derived_task_key(const struct rn_run_config *c);
 
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);

@@ -42,7 +42,7 @@ enum {
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
-	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH, R_RUN_ID,
+	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_FS_GROUP, R_SUBPATH, R_RUN_ID,
 	R_AGENT_ENV, R_TRACE_FILE,
 };
 
@@ -62,6 +62,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_KUBE_CONTEXT, "kube-context", 0, "NAME", "FORGE_KUBE_CONTEXT", "kubernetes: the kubeconfig context (default: the current one)" },
 	{ R_START_TIMEOUT, "start-timeout", 0, "SEC", NULL, "kubernetes: how long the pod may stay unscheduled or unstarted (default 300; exit " FG_XSTR(FG_EXIT_RUNTIME) ")" },
 	{ R_RUN_AS, "run-as", 0, "UID[:GID]", NULL, "kubernetes: the pod's runAsUser (and runAsGroup); default: the image's user" },
+	{ R_FS_GROUP, "fs-group", 0, "GID", NULL, "kubernetes: the pod's fsGroup, a group that may write the workspace claim" },
 	{ R_SUBPATH, "workspace-subpath", 0, "PATH", NULL, "kubernetes: mount only PATH of the --workspace-volume claim" },
 	{ R_IMAGE, "image", 0, "IMAGE", "FORGE_IMAGE", "container image (docker, podman)" },
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
@@ -116,7 +117,7 @@ struct run_args {
 void rn_run_config_release(struct rn_run_config *c)
 {
 	FG_FREE_ALL(c->workspace, c->engine_host, c->task_file, c->skills_dir, c->entrypoint,
-		    c->cycle_dir);
+		    c->cycle_dir, c->step_owned);
 	fg_strvec_release(&c->extra_env);
 	fg_strvec_release(&c->engine_args);
 }
@@ -157,6 +158,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->kube_context = c->kube_context;
 	ep->workspace_subpath = c->workspace_subpath;
 	ep->run_as = c->run_as;
+	ep->fs_group = c->fs_group;
 	ep->timeout = c->timeout;
 	ep->start_timeout = c->start_timeout;
 }
@@ -175,7 +177,7 @@ static int take_env(struct rn_run_config *c, const char *v)
 	char err[256];
 
 	if (rn_engine_env_name_check(v, err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	fg_strvec_push(&c->extra_env, v);
 	return 0;
 }
@@ -205,6 +207,7 @@ static int take_kube_opt(struct rn_run_config *c, struct run_args *a, int id, co
 	case R_KUBE_CONTEXT: c->kube_context = v; break;
 	case R_START_TIMEOUT: a->start_timeout = v; break;
 	case R_RUN_AS: c->run_as = v; break;
+	case R_FS_GROUP: c->fs_group = v; break;
 	case R_SUBPATH: c->workspace_subpath = v; break;
 	default: return 1;
 	}
@@ -267,7 +270,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_QUIET: c->quiet = 1; break;
 	case R_REQUIRE_REVIEW: a->require_review = "1"; break;
 	case R_HELP: return -1;
-	default: return rn_usage("unexpected argument");
+	default: return rn_cmd_usage("run", "unexpected argument");
 	}
 	return 0;
 }
@@ -298,12 +301,12 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while (fg_opts_each(&it)) {
 		if (it.id == FG_OPT_POSITIONAL)
-			return rn_usage("unexpected argument '%s'", it.value);
+			return rn_cmd_usage("run", "unexpected argument '%s'", it.value);
 		r = take_opt(c, a, it.id, it.value);
 		if (r)
 			return r;
 	}
-	return fg_opts_failed(&it) ? rn_usage("%s", it.err) : 0;
+	return fg_opts_failed(&it) ? rn_cmd_usage("run", "%s", it.err) : 0;
 }
 
 static int check_name(enum fg_name_kind kind, const char *v)
@@ -311,7 +314,7 @@ static int check_name(enum fg_name_kind kind, const char *v)
 	char err[256];
 
 	if (v && fg_name_check(kind, v, strlen(v), err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	return 0;
 }
 
@@ -322,7 +325,7 @@ static int resolve_path(const char *what, const char *v, char **out)
 	if (!v)
 		return 0;
 	if (!realpath(v, buf))
-		return rn_usage("%s '%s': %s", what, v, strerror(errno));
+		return rn_cmd_usage("run", "%s '%s': %s", what, v, strerror(errno));
 	*out = fg_xstrdup(buf);
 	return 0;
 }
@@ -330,18 +333,18 @@ static int resolve_path(const char *what, const char *v, char **out)
 static int validate_values(struct rn_run_config *c, const struct run_args *a)
 {
 	if (a->engine && rn_engine_parse(a->engine, &c->engine))
-		return rn_usage("invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
+		return rn_cmd_usage("run", "invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
 	if (a->timeout && fg_parse_double(a->timeout, 0.001, 1e9, &c->timeout))
-		return rn_usage("invalid --timeout '%s'", a->timeout);
+		return rn_cmd_usage("run", "invalid --timeout '%s'", a->timeout);
 	if (a->poll && rn_parse_interval(a->poll, &c->poll_interval))
-		return rn_usage("invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
+		return rn_cmd_usage("run", "invalid poll interval '%s' (seconds, 0.001 to 86400)", a->poll);
 	if (a->record && rn_record_mode_parse(a->record, &c->record))
-		return rn_usage("invalid record mode '%s' (log, copy or none)", a->record);
+		return rn_cmd_usage("run", "invalid record mode '%s' (log, copy or none)", a->record);
 	if (a->require_review && fg_parse_bool(a->require_review, &c->require_review))
-		return rn_usage("invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
+		return rn_cmd_usage("run", "invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
 	/* The reference design silently downgraded copy to log; here it is an error. */
 	if (c->record == RN_RECORD_COPY && !c->recording_dir)
-		return rn_usage("record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
+		return rn_cmd_usage("run", "record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");
 	return 0;
 }
 
@@ -352,9 +355,9 @@ static int check_dirs(const struct rn_run_config *c)
 	struct stat st;
 
 	if (c->workspace && stat(c->workspace, &st) == 0 && !S_ISDIR(st.st_mode))
-		return rn_usage("workspace '%s' is not a directory", c->workspace);
+		return rn_cmd_usage("run", "workspace '%s' is not a directory", c->workspace);
 	if (c->skills_dir && stat(c->skills_dir, &st) == 0 && !S_ISDIR(st.st_mode))
-		return rn_usage("skills dir '%s' is not a directory", c->skills_dir);
+		return rn_cmd_usage("run", "skills dir '%s' is not a directory", c->skills_dir);
 	return 0;
 }
 
@@ -401,7 +404,7 @@ static int check_engine(const struct rn_run_config *c)
 							   : "is not found in PATH");
 	fg_strvec_release(&argv);
 	fg_strvec_release(&env);
-	return r || err[0] ? rn_usage("%s", err) : 0;
+	return r || err[0] ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
 /* Container limits: each value checked; given as an option to the local
@@ -415,17 +418,17 @@ static int validate_container(struct rn_run_config *c, const struct run_args *a)
 	int ro = 0;
 
 	if (!rn_engine_ops_of(c->engine)->cli && a->container_opt)
-		return rn_usage("option '--%s' applies to the docker and podman engines only",
+		return rn_cmd_usage("run", "option '--%s' applies to the docker and podman engines only",
 				a->container_opt);
 	if (a->mount_label && rn_mount_label_parse(a->mount_label, &label))
-		return rn_usage("invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
+		return rn_cmd_usage("run", "invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
 	if (a->read_only && fg_parse_bool(a->read_only, &ro))
-		return rn_usage("invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
+		return rn_cmd_usage("run", "invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
 	if ((c->memory && rn_engine_memory_check(c->memory, err, sizeof(err))) ||
 	    (c->cpus && rn_engine_cpus_check(c->cpus, err, sizeof(err))) ||
 	    (c->pids_limit && rn_engine_pids_check(c->pids_limit, err, sizeof(err))) ||
 	    (c->network && rn_engine_network_check(c->network, err, sizeof(err))))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	c->read_only_rootfs = ro;
 	c->mount_label = rn_mount_label_option(label, label == RN_MOUNT_LABEL_AUTO && rn_selinux_enabled());
 	return 0;
@@ -437,13 +440,13 @@ static int validate_kube(struct rn_run_config *c, const struct run_args *a)
 	c->start_timeout = RN_KUBE_START_TIMEOUT;
 	if (c->engine != RN_ENGINE_KUBERNETES) {
 		if (a->kube_opt)
-			return rn_usage("option '--%s' applies to the kubernetes engine only", a->kube_opt);
+			return rn_cmd_usage("run", "option '--%s' applies to the kubernetes engine only", a->kube_opt);
 		return 0;
 	}
 	if (a->start_timeout && fg_parse_double(a->start_timeout, 1, 86400, &c->start_timeout))
-		return rn_usage("invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
+		return rn_cmd_usage("run", "invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
 	if (!runnable(c->engine_cli ? c->engine_cli : "kubectl"))
-		return rn_usage("engine CLI '%s' is not found in PATH (or not executable): install "
+		return rn_cmd_usage("run", "engine CLI '%s' is not found in PATH (or not executable): install "
 				"kubectl, or name it with --engine-cli", c->engine_cli ? c->engine_cli : "kubectl");
 	return 0;
 }
@@ -455,9 +458,9 @@ static int check_volume(struct rn_run_config *c)
 	if (!c->workspace_volume)
 		return 0;
 	if (c->engine == RN_ENGINE_LOCAL)
-		return rn_usage("--workspace-volume needs a container engine (docker, podman or kubernetes)");
+		return rn_cmd_usage("run", "--workspace-volume needs a container engine (docker, podman or kubernetes)");
 	if (rn_engine_volume_check(c->workspace_volume, err, sizeof(err)))
-		return rn_usage("%s", err);
+		return rn_cmd_usage("run", "%s", err);
 	return 0;
 }
 
@@ -480,7 +483,7 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 	if (!c->engine_host)
 		return resolve_path("workspace", a->workspace, &c->workspace);
 	if (a->workspace[0] != '/')
-		return rn_usage("workspace '%s' must be an absolute path on the engine's host %s",
+		return rn_cmd_usage("run", "workspace '%s' must be an absolute path on the engine's host %s",
 				a->workspace, c->engine_host);
 	c->workspace = fg_xstrdup(a->workspace);
 	return 0;
@@ -488,18 +491,17 @@ static int locate(struct rn_run_config *c, const struct run_args *a)
 
 static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl);
 char *rn_run_derived_skill(const struct rn_run_config *c);
-static char *derived_task_key(const struct rn_run_config *c);
 
 /* What the host can tell before anything runs (hostcheck.h), with the
  * skill and task key the entrypoint will use. */
 static int host_checks(const struct rn_run_config *c)
 {
-	char *skill = rn_run_derived_skill(c), *key = derived_task_key(c), err[8192];
+	char *skill = rn_run_derived_skill(c), *key = rn_run_derived_task_key(c), err[8192];
 	int r = rn_hostcheck(c, skill, key, err, sizeof(err));
 
 	free(skill);
 	free(key);
-	return r ? rn_usage("%s", err) : 0;
+	return r ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
 /* The task file's field key when it is a valid name of that kind (owned),
@@ -545,7 +547,7 @@ char *rn_run_derived_skill(const struct rn_run_config *c)
 
 /* The task key the entrypoint will use, derived as it does (owned, NULL
  * for none): --task-key, else FORGE_TASK_KEY, else the task file's. */
-static char *derived_task_key(const struct rn_run_config *c)
+char *rn_run_derived_task_key(const struct rn_run_config *c)
 {
 	const char *env = env_or_null("FORGE_TASK_KEY");
 
@@ -561,14 +563,14 @@ static char *derived_task_key(const struct rn_run_config *c)
  * FORGE_CYCLE_DIR, so both sides agree. */
 static int expand_cycle_dir(struct rn_run_config *c, const char *tmpl)
 {
-	char *skill = rn_run_derived_skill(c), *key = derived_task_key(c), err[512];
+	char *skill = rn_run_derived_skill(c), *key = rn_run_derived_task_key(c), err[512];
 	const struct fg_cycle_dir_vars v = { c->step, key, skill };
 	int r = fg_cycle_dir(tmpl, &v, &c->cycle_dir, err, sizeof(err));
 
 	free(skill);
 	free(key);
 	c->cycle_dir_given = tmpl != NULL;
-	return r ? rn_usage("%s", err) : 0;
+	return r ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
 /* --run-id: it names the run's objects (a kubernetes Job, label values,
@@ -581,20 +583,27 @@ static int check_run_id(const char *id)
 		return 0;
 	if (n == 0 || n > RN_RUN_ID_MAX || id[0] == '-' || id[n - 1] == '-' ||
 	    strspn(id, "abcdefghijklmnopqrstuvwxyz0123456789-") != n)
-		return rn_usage("invalid --run-id '%.*s': 1 to %d lower-case letters, digits and inner '-'",
+		return rn_cmd_usage("run", "invalid --run-id '%.*s': 1 to %d lower-case letters, digits and inner '-'",
 				(int)(n > 64 ? 64 : n), id, RN_RUN_ID_MAX);
 	return 0;
 }
+
+static char *task_file_name(const char *path, const char *key, enum fg_name_kind kind);
 
 static int validate(struct rn_run_config *c, const struct run_args *a)
 {
 	int r;
 
 	if (!a->workspace == !c->workspace_volume)
-		return rn_usage(a->workspace ? "--workspace and --workspace-volume exclude each other"
+		return rn_cmd_usage("run", a->workspace ? "--workspace and --workspace-volume exclude each other"
 				: "run needs --workspace (or --workspace-volume)");
+	/* The task file names its step, as the entrypoint reads it. */
+	if (!c->step && a->task_file) {
+		c->step_owned = task_file_name(a->task_file, "step_name", FG_NAME_STEP);
+		c->step = c->step_owned;
+	}
 	if (!c->step)
-		return rn_usage("run needs --step");
+		return rn_cmd_usage("run", "run needs --step (or a --task-file whose step_name names it)");
 	r = check_name(FG_NAME_STEP, c->step);
 	if (!r)
 		r = check_name(FG_NAME_SKILL, c->skill);

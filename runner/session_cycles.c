@@ -108,6 +108,20 @@ static void seen_again(struct session *s, const struct rn_cycle_report *r,
 	}
 }
 
+/* What rejected cycle c: its checks (no reviewer ran), a turn that changed
+ * nothing, the loop's own marker (a failed retry, a spent budget), or the
+ * reviewer. Apart, so an alert on reviewers is not one on a failing lint. */
+static const char *rejected_by(const struct fg_cycle *c)
+{
+	if (c->j.has_format && c->j.format == FG_FORMAT_CHECKS)
+		return "checks";
+	if (c->ev.no_change)
+		return "no_change";
+	if (c->synthetic)
+		return "synthetic";
+	return "reviewer";
+}
+
 /* Every source delivers here (watch.c's inotify, poll and sweep, and
  * stream.c): one cycle is reported once, whichever saw it first. */
 static void on_cycle(struct session *s, const struct rn_cycle_report *r)
@@ -145,6 +159,8 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	 * and exhaustion metrics of one run disagree. */
 	rn_metrics_observe_cycle(s->p->metrics, s->p->skill, cfg->step,
 				 fg_verdict_kind_name(c->j.verdict), c->elapsed_seconds);
+	if (c->j.verdict == FG_VERDICT_REJECTED)
+		rn_metrics_add_rejection(s->p->metrics, s->p->skill, cfg->step, rejected_by(c));
 	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
 	observe_checks(s, cfg->step, c);
 	store(s, r, r->source);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "forge/text.h"
 #include "internal.h"
@@ -80,6 +81,54 @@ const char *fg_opts_suggest(const struct fg_opt *table, const char *name)
 	return bestd ? best : NULL;
 }
 
+/* What a value names, for an option's argname: 2 an existing directory, 1
+ * a file (an existing one, or a word that looks like a path: a '/' or an
+ * extension), 0 anything else. */
+static int value_kind(const char *v)
+{
+	struct stat st;
+	const char *dot = strrchr(v, '.');
+
+	if (!stat(v, &st))
+		return S_ISDIR(st.st_mode) ? 2 : 1;
+	return strchr(v, '/') || (dot && dot != v && dot[1]) ? 1 : 0;
+}
+
+/* The value kind an option takes: DIR 2, FILE 1, another name 0; -1 for a flag. */
+static int argname_kind(const char *argname)
+{
+	size_t n = argname ? strlen(argname) : 0;
+
+	if (!argname)
+		return -1;
+	if (n >= 3 && !strcmp(argname + n - 3, "DIR"))
+		return 2;
+	return n >= 4 && !strcmp(argname + n - 4, "FILE") ? 1 : 0;
+}
+
+const char *fg_opts_suggest_value(const struct fg_opt *table, const char *name, const char *value)
+{
+	const char *best = NULL;
+	size_t limit = suggest_limit(name), nlen = strlen(name), bestd = (size_t)-1;
+	int want = value ? value_kind(value) : -2, bestfit = -1;
+
+	for (const struct fg_opt *o = table; o->name; o++) {
+		size_t d = fg_edit_distance(name, o->name);
+		/* "--task" for "--task-file": a prefix of at least three letters is near. */
+		bool prefix = nlen >= 3 && !strncmp(o->name, name, nlen);
+		int fit = want == -2 || argname_kind(o->argname) == want;
+
+		if (d >= limit && !prefix)
+			continue;
+		if (fit > bestfit || (fit == bestfit && d < bestd)) {
+			best = o->name;
+			bestd = d;
+			bestfit = fit;
+		}
+	}
+	return bestd ? best : NULL;
+}
+
 static const struct fg_opt *find_short(const struct fg_opt *table, char c)
 {
 	for (const struct fg_opt *o = table; o->name; o++)
@@ -142,7 +191,9 @@ int fg_opts_next(struct fg_opts_iter *it, int *id, const char **value, char *err
 		name[nlen] = '\0';
 		o = fg_opts_find(it->table, name);
 		if (!o) {
-			const char *near = fg_opts_suggest(it->table, name);
+			/* The value weighs in: "--skills DIR" is --skills-dir. */
+			const char *next = it->i < it->argc && it->argv[it->i][0] != '-' ? it->argv[it->i] : NULL;
+			const char *near = fg_opts_suggest_value(it->table, name, eq ? eq + 1 : next);
 
 			if (near)
 				fg__seterr(err, errlen, "unknown option '--%s'; did you mean '--%s'?", name, near);

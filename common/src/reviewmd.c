@@ -436,6 +436,7 @@ static int load(struct fg_review_config *c, const char *path, const struct fg_re
 	fg_buf_release(&b);
 	fg__rmd_load_role_files(c, path);
 	fg__rmd_load_audit_file(c, path);
+	fg__rmd_check_skill_paths(c, path);
 	fg__rmd_finish_panel(c);
 	return r == -ENOENT ? -ENOENT : 0;
 }

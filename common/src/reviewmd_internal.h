@@ -120,6 +120,13 @@ void fg__rmd_take_bool(struct walker *w, const char *field, int *has, int *val);
  * length, or -1 when the event is no string. */
 long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen);
 
+/* An unknown key of a list entry (where: "checks", "reviewers"): "did you
+ * mean" the field of alias (pairs {word other tools use, our field}) or of
+ * known within two edits, said at run time too (a "name:" for "role:" is
+ * otherwise only a role missing); other keys a warning in lint only. */
+void fg__rmd_unknown_key(struct walker *w, const char *key, int line, const char *where,
+			 const char *const (*alias)[2], size_t nalias, const char *const *known, size_t nknown);
+
 /* Walks the pairs of the mapping whose start is the current event, calling
  * pair(w, key, key_line, ctx) with the value as the current event (pair
  * skips it). A key is read as written, one longer than FG__RMD_KEY_MAX
@@ -176,6 +183,9 @@ void fg__rmd_load_audit_file(struct fg_review_config *c, const char *path);
 
 /* checks: a list of {name, run, timeout_seconds} (reviewmd_checks.c). */
 void fg__rmd_take_checks(struct walker *w);
+/* A warning for each check of c naming a {skill_dir} path that does not
+ * exist beside review.md (path) (reviewmd_checks.c). */
+void fg__rmd_check_skill_paths(struct fg_review_config *c, const char *path);
 /* Copies the checks of f into c (reviewmd_checks.c). */
 void fg__rmd_apply_checks(struct fg_review_config *c, const struct fm_fields *f);
 

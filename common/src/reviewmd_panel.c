@@ -16,6 +16,7 @@
 #include "forge/audit.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "forge/util.h"
 #include "reviewmd_internal.h"
 
 int fg_role_valid(const char *s)
@@ -125,6 +126,12 @@ static void add_entry(struct walker *w, const struct fm_reviewer *r, int has_rol
 static int take_entry_pair(struct walker *w, const char *key, int line, struct fm_reviewer *r,
 			   int *has_role, long *role_len, long *file_len)
 {
+	static const char *const alias[][2] = {
+		{ "name", "role" }, { "id", "role" }, { "file", "instructions" },
+		{ "prompt", "instructions" }, { "instruction", "instructions" },
+	};
+	static const char *const known[] = { "role", "instructions" };
+
 	if (!strcmp(key, "role")) {
 		*has_role = 1;
 		*role_len = fg__rmd_str_value(&w->ev, r->role, sizeof(r->role));
@@ -132,9 +139,13 @@ static int take_entry_pair(struct walker *w, const char *key, int line, struct f
 		*file_len = fg__rmd_str_value(&w->ev, r->file, sizeof(r->file));
 		if (*file_len < 0)
 			*file_len = -2;
-	} else if (w->lint) {
-		fg_diags_add(&w->diags, FG_DIAG_WARNING, line,
-			     "unknown field '%.40s' in a 'reviewers' entry is ignored", key);
+		/* "./style.md" is the file beside review.md, as a shell reads it. */
+		while (*file_len > 2 && r->file[0] == '.' && r->file[1] == '/') {
+			memmove(r->file, r->file + 2, strlen(r->file + 2) + 1);
+			*file_len -= 2;
+		}
+	} else {
+		fg__rmd_unknown_key(w, key, line, "reviewers", alias, ARRAY_SIZE(alias), known, ARRAY_SIZE(known));
 	}
 	return fg__rmd_skip_node(w);
 }

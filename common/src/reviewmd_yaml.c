@@ -434,6 +434,25 @@ static const char *typo_of(const char *key, size_t *dist)
 	return hint;
 }
 
+void fg__rmd_unknown_key(struct walker *w, const char *key, int line, const char *where,
+			 const char *const (*alias)[2], size_t nalias, const char *const *known, size_t nknown)
+{
+	const char *meant = NULL;
+	char shown[SHOW_MAX + 8];
+
+	for (size_t i = 0; !meant && i < nalias; i++)
+		if (!strcmp(key, alias[i][0]))
+			meant = alias[i][1];
+	for (size_t i = 0; !meant && i < nknown; i++)
+		if (fg_edit_distance(key, known[i]) <= 2)
+			meant = known[i];
+	if (!meant && !w->lint)
+		return;
+	fg__rmd_show(key, strlen(key), shown, sizeof(shown));
+	fg_diags_add(&w->diags, FG_DIAG_WARNING, line, "unknown field '%s' in a '%s' entry is ignored%s%s%s",
+		     shown, where, meant ? " (did you mean '" : "", meant ? meant : "", meant ? "'?)" : "");
+}
+
 static void unknown_field(struct walker *w, const char *key, int line)
 {
 	char shown[SHOW_MAX + 8];

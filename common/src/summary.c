@@ -41,6 +41,45 @@ _Static_assert(ARRAY_SIZE(state_names) == FG_STATE_COUNT, "a review state withou
 FG_NAME_FUNCS(enum fg_review_state, state_names, "failed", fg_review_state_name,
 	      fg_review_state_parse)
 
+static const char *const cause_names[] = {
+	[FG_CAUSE_NONE] = "none",
+	[FG_CAUSE_TIMEOUT] = "timeout",
+	[FG_CAUSE_INTERRUPTED] = "interrupted",
+	[FG_CAUSE_WORKER_FAILED] = "worker_failed",
+	[FG_CAUSE_REVIEWER_FAILED] = "reviewer_failed",
+	[FG_CAUSE_CONFIG_ERROR] = "config_error",
+	[FG_CAUSE_ENGINE_ERROR] = "engine_error",
+};
+
+_Static_assert(ARRAY_SIZE(cause_names) == FG_CAUSE_COUNT, "a failure cause without a name");
+
+FG_NAME_FUNCS(enum fg_failure_cause, cause_names, "none", fg_failure_cause_name,
+	      fg_failure_cause_parse)
+
+void fg_summary_set_failure(struct fg_summary *s, enum fg_failure_cause cause, const char *reason)
+{
+	char *c = fg_utf8_cut(reason, FG_FAILURE_REASON_MAX);
+
+	free(s->reason);
+	s->cause = cause;
+	s->reason = c ? fg_utf8_scrub(c, strlen(c)) : NULL;
+	free(c);
+}
+
+struct cJSON *fg_failure_to_cjson(enum fg_failure_cause cause, const char *reason)
+{
+	cJSON *o;
+
+	if (cause == FG_CAUSE_NONE)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (!o)
+		abort();
+	cJSON_AddStringToObject(o, "cause", fg_failure_cause_name(cause));
+	fg_json_add_str_or_null(o, "reason", reason);
+	return o;
+}
+
 void fg_summary_init(struct fg_summary *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -50,7 +89,7 @@ void fg_summary_init(struct fg_summary *s)
 
 void fg_summary_release(struct fg_summary *s)
 {
-	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md);
+	FG_FREE_ALL(s->step, s->skill, s->task_key, s->run_id, s->review_md, s->reason);
 	fg_findings_free(s->questions, s->nquestions);
 	fg_findings_free(s->advice, s->nadvice);
 	if (s->audit)
@@ -127,6 +166,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(s->advice, s->nadvice));
 	if (s->audit)
 		cJSON_AddItemToObject(o, "audit", fg_audit_to_cjson(s->audit));
+	if (s->cause != FG_CAUSE_NONE)
+		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(s->cause, s->reason));
 	return o;
 }
 
@@ -218,6 +259,18 @@ static void read_findings(const cJSON *o, const char *key, struct fg_finding **v
 	fg_findings_free(f, n);
 }
 
+/* The optional "failure" member: an unknown cause is none (a newer
+ * writer's name), the reason bounded as when written. */
+static void read_failure(const cJSON *o, struct fg_summary *s)
+{
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+	enum fg_failure_cause c = FG_CAUSE_NONE;
+
+	if (!cJSON_IsObject(f) || fg_failure_cause_parse(fg_json_str(f, "cause"), &c) || c == FG_CAUSE_NONE)
+		return;
+	fg_summary_set_failure(s, c, fg_json_str(f, "reason"));
+}
+
 static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
 {
 	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
@@ -263,6 +316,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 			fg_summary_set_audit(s, &a);
 		fg_audit_release(&a);
 	}
+	read_failure(o, s);
 	return 0;
 }
 

@@ -131,3 +131,21 @@ Test(opts, the_option_loop_ends_done_or_failed)
 	cr_assert(fg_opts_failed(&it));
 	cr_assert_str_eq(it.err, "unknown option '--bogus'");
 }
+
+/* "Did you mean" weighs the value: a directory after an unknown option
+ * picks the DIR option, a path-like word the FILE one, a key the other. */
+Test(opts, suggestion_weighs_the_value)
+{
+	static const struct fg_opt t[] = {
+		{ 1, "skill", 0, "NAME", NULL, "" }, { 2, "skills-dir", 0, "DIR", NULL, "" },
+		{ 3, "task-key", 0, "KEY", NULL, "" }, { 4, "task-file", 0, "FILE", NULL, "" },
+		{ 0, NULL, 0, NULL, NULL, NULL },
+	};
+
+	cr_expect_str_eq(fg_opts_suggest_value(t, "skills", "/tmp"), "skills-dir");
+	cr_expect_str_eq(fg_opts_suggest_value(t, "skills", "review"), "skill");
+	cr_expect_str_eq(fg_opts_suggest_value(t, "task", "task.json"), "task-file");
+	cr_expect_str_eq(fg_opts_suggest_value(t, "task", "ABC-12"), "task-key");
+	cr_expect_str_eq(fg_opts_suggest_value(t, "skil", NULL), "skill");
+	cr_expect_null(fg_opts_suggest_value(t, "zz", "/tmp"));
+}

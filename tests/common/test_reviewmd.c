@@ -1015,3 +1015,69 @@ Test(reviewmd, audit_instructions_file_is_read_beside_review_md_only)
 	fgt_rm_rf(d);
 	FG_FREE_ALL(d, skill, rmd, file, outside, link);
 }
+
+/* The message of c's diagnostic that holds part, or NULL; *line its line. */
+static const char *diag_with(const struct fg_review_config *c, const char *part, int *line)
+{
+	for (size_t i = 0; i < c->diags.n; i++)
+		if (strstr(c->diags.v[i].msg, part)) {
+			*line = c->diags.v[i].line;
+			return c->diags.v[i].msg;
+		}
+	return NULL;
+}
+
+/* Lint and the run-time parse guess what an author meant in an entry, say
+ * "missing 'run'", flag an unknown placeholder, and point at the value's
+ * line; "./style.md" is the role file beside review.md. */
+Test(reviewmd, entries_get_a_did_you_mean_and_errors_at_the_values_line)
+{
+	struct fg_review_config c;
+	const char *m;
+	int line = 0;
+
+	fg_review_config_init(&c);
+	parse_str(&c, "---\nchecks:\n"
+		      "  - name: lint\n    command: make lint\n"
+		      "  - name: tests\n    run: make test\n    timeout: 30\n"
+		      "  - name: slow\n    run: sleep 1\n    timeout_seconds: 0\n"
+		      "  - name: own\n    run: sh {skills_dir}/lint.sh {cycle}\n"
+		      "reviewers:\n  - name: security\n"
+		      "---\nBody\n");
+	m = diag_with(&c, "unknown field 'command' in a 'checks' entry is ignored (did you mean 'run'?)", &line);
+	cr_assert(m && line == 4, "%s at %d", m ? m : "(none)", line);
+	m = diag_with(&c, "check 'lint': missing 'run' (the command line the check runs)", &line);
+	cr_assert(m && line == 3, "%s at %d", m ? m : "(none)", line);
+	m = diag_with(&c, "unknown field 'timeout' in a 'checks' entry is ignored (did you mean 'timeout_seconds'?)",
+		      &line);
+	cr_assert(m && line == 7, "%s at %d", m ? m : "(none)", line);
+	m = diag_with(&c, "check 'slow': 'timeout_seconds' must be a plain integer", &line);
+	cr_assert(m && line == 10, "at the value's line: %s at %d", m ? m : "(none)", line);
+	m = diag_with(&c, "check 'own': unknown placeholder '{skills_dir}' in 'run' is left as it is "
+			  "(did you mean '{skill_dir}'? a check takes", &line);
+	cr_assert(m && line == 12, "%s at %d", m ? m : "(none)", line);
+	m = diag_with(&c, "unknown field 'name' in a 'reviewers' entry is ignored (did you mean 'role'?)", &line);
+	cr_assert(m && line == 14, "%s at %d", m ? m : "(none)", line);
+	fg_review_config_release(&c);
+
+	char *dir = fgt_tmpdir();
+	char *md = fgt_fmt("%s/review.md", dir), *style = fgt_fmt("%s/style.md", dir);
+	struct fg_diags d;
+
+	fgt_write(style, "Check the style.\n");
+	fgt_write(md, "---\nreviewers:\n  - role: style\n    instructions: ./style.md\n"
+		      "checks:\n  - name: lint\n    run: sh {skill_dir}/lint.sh\n---\nBody\n");
+	fg_diags_init(&d);
+	cr_assert_eq(fg_review_lint_file(md, &d), 0, "./style.md is accepted");
+	char *want = fgt_fmt("check 'lint': '%s/lint.sh' does not exist ({skill_dir} is the directory of this "
+			     "review.md: ship the file there)", dir);
+	int found = 0;
+
+	for (size_t i = 0; i < d.n; i++)
+		found |= d.v[i].level == FG_DIAG_WARNING && strstr(d.v[i].msg, want) && d.v[i].line == 6;
+	cr_assert(found, "no warning '%s' (%zu diagnostics%s%s)", want, d.n, d.n ? ", first: " : "",
+		  d.n ? d.v[0].msg : "");
+	fg_diags_release(&d);
+	fgt_rm_rf(dir);
+	free(dir); free(md); free(style); free(want);
+}

@@ -721,7 +721,7 @@ Test(agent_loop, a_cost_of_1e308_is_refused_and_never_makes_a_metric_infinite)
 	cr_assert_null(strstr(m, "forge_review_agent_cost_usd_total{"), "a refused cost was counted:\n%s", m);
 	cr_assert(strstr(m, "forge_review_agent_tokens_total{skill=\"impl\",step=\"impl\",role=\"worker\","
 			    "kind=\"output\"} 80\n"), "%s", m);
-	cr_assert(strstr(m, "forge_runner_runs_total{step=\"impl\",outcome=\"approved\"} 2\n"), "%s", m);
+	cr_assert(strstr(m, "forge_runner_runs_total{step=\"impl\",outcome=\"approved\",skill=\"impl\",engine=\"local\"} 2\n"), "%s", m);
 	promtool_check(m);
 	free(m);
 	lp_teardown(&l);

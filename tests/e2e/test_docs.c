@@ -12,6 +12,7 @@
  * shipped skills/ tree must pass lint, and lint must be able to fail. Every log event the runner's sources can emit is named in
  * docs/guide/operations.md (found by scanning the runner/ sources, not from a list).
  */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
@@ -765,4 +766,84 @@ Test(docs, exit_code_scanner_reads_prose_and_tables)
 	static const int codes[] = { 0, 1, 2, 3, 124, 125, 128 };
 
 	cr_expect_eq(check_codes_in("t", "it exits 2; exit `125`\n| `3` | x |\nexit 1.5 texit 9", codes, 7), 3);
+}
+
+/* Each fenced block of lang in text (```lang ... ```), in order: *at the
+ * start of the next one's body, its length, 0 when none is left. */
+static size_t next_block(const char **at, const char *lang)
+{
+	char *fence = fgt_fmt("```%s\n", lang);
+	const char *open = strstr(*at, fence), *body, *close;
+	size_t len = 0;
+
+	if (open) {
+		body = open + strlen(fence);
+		close = strstr(body, "\n```");
+		len = close ? (size_t)(close - body) + 1 : 0;
+		*at = body;
+	}
+	free(fence);
+	return len;
+}
+
+/* 1 when obj is a claim with access modes and a size (failing the test
+ * when it lacks them), 0 for another kind. */
+static size_t manifest_claim_ok(const cJSON *obj)
+{
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(obj, "kind"));
+	const cJSON *spec = cJSON_GetObjectItem(obj, "spec");
+
+	cr_assert_not_null(kind, "a manifest without kind");
+	if (strcmp(kind, "PersistentVolumeClaim"))
+		return 0;
+	cr_expect(cJSON_GetArraySize(cJSON_GetObjectItem(spec, "accessModes")) > 0, "no accessModes");
+	cr_expect_not_null(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(spec, "resources"), "requests"),
+					       "storage"), "no size");
+	return 1;
+}
+
+/*
+ * The Kubernetes workspace guide's examples: every manifest is valid JSON
+ * whose claims have what a claim needs (access modes, a size), and every
+ * option its forge-runner command lines use is one `run --help` prints.
+ */
+Test(docs, the_kubernetes_workspace_guides_examples_hold)
+{
+	char *guide = read_source("docs/guide/kubernetes-workspace.md");
+	static char names[512][64];
+	size_t n = help_tokens_of(FG_RUNNER_BIN, names, 512), len, claims = 0, options = 0;
+	const char *at = guide;
+
+	for (len = next_block(&at, "json"); len; at += len, len = next_block(&at, "json")) {
+		cJSON *o = cJSON_ParseWithLength(at, len);
+		const cJSON *items = cJSON_GetObjectItem(o, "items"), *it;
+
+		cr_assert_not_null(o, "not JSON: %.*s", (int)len, at);
+		if (items) {
+			cJSON_ArrayForEach(it, items)
+				claims += manifest_claim_ok(it);
+		} else {
+			claims += manifest_claim_ok(o);
+		}
+		cJSON_Delete(o);
+	}
+	cr_expect_eq(claims, 2, "a claim for the test cluster and one for a real cluster");
+	at = guide;
+	for (len = next_block(&at, "sh"); len; at += len, len = next_block(&at, "sh")) {
+		const char *run = strstr(at, "forge-runner run");
+
+		for (const char *p = run; p && p < at + len; p++) {
+			size_t tl = p[0] == '-' && p[1] == '-' && (p == run || !isalnum((unsigned char)p[-1]))
+					    ? 2 + strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-") : 0;
+
+			if (tl <= 2)
+				continue;
+			options++;
+			cr_expect(in_names(names, n, p, tl), "the guide uses '%.*s', which run --help does not print",
+				  (int)tl, p);
+			p += tl;
+		}
+	}
+	cr_expect_gt(options, 10, "only %zu options found in the guide's command lines", options);
+	free(guide);
 }

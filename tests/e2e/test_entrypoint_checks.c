@@ -16,6 +16,7 @@
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
+#include "forge/util.h"
 
 TestSuite(entrypoint_checks, .timeout = 180);
 
@@ -127,4 +128,85 @@ Test(entrypoint_checks, a_hung_check_times_out_and_rejects)
 	cJSON_Delete(c);
 	fgt_proc_release(&p);
 	fgw_release(&w);
+}
+
+Test(entrypoint_checks, a_check_runs_the_skills_own_script_with_where_it_stands)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nmax_retries: 1\nchecks:\n  - name: lint\n"
+				    "    run: sh {skill_dir}/lint.sh {skill_dir}\n---\nCheck.\n");
+	/* Shipped with the skill, beside review.md: out of the worker's reach. */
+	fge_write_in(w.skills, "default/impl/lint.sh",
+		     "printf '%s\\n' \"arg=$1\" \"dir=$FORGE_SKILL_DIR\" \"ws=$FORGE_WORKSPACE\" "
+		     "\"step=$FORGE_STEP_NAME\" \"key=$FORGE_TASK_KEY\" > ../check_env.txt\n");
+	fgw_entrypoint(&w, &p, "true", "echo APPROVED", NULL);
+	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	char *env = fgw_read(&w, "check_env.txt");
+	char *dir = fgt_fmt("%s/default/impl", w.skills);
+	char *want = fgt_fmt("arg=%s\ndir=%s\nws=%s\nstep=impl\nkey=ABC-12\n", dir, dir, w.ws);
+	cr_assert_str_eq(env, want);
+	free(env); free(dir); free(want);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+Test(entrypoint_checks, a_missing_skill_dir_script_is_exit_2_before_the_worker)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "---\nchecks:\n  - name: lint\n    run: sh {skill_dir}/lint.sh\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "touch ../worker_ran\n");
+	fgw_entrypoint(&w, &p, wk, "echo APPROVED", NULL);
+	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	char *path = fgt_fmt("'%s/default/impl/lint.sh' does not exist", w.skills);
+	cr_assert(strstr(p.err, "error: check 'lint' (review.md line 3) cannot run: ") && strstr(p.err, path),
+		  "%s", p.err);
+	cr_assert_not(fgw_exists(&w, "worker_ran"), "the worker must not run");
+	free(path); free(wk);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+/* A check whose command is not found (127) or cannot be executed (126)
+ * judged nothing: the step ends failed, config_error, exit 2, with the
+ * check's output in the reason, and the worker is not sent back. */
+Test(entrypoint_checks, a_check_that_cannot_run_ends_the_step_as_a_config_error)
+{
+	static const char *const runs[] = { "sh -c 'no-such-lint-xyz --all'", "sh -c './not-exec.sh'" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+		struct fgw w;
+		struct fgt_proc p;
+
+		fgw_init(&w);
+		fgw_task(&w, NULL);
+		fge_write_in(w.ws, "not-exec.sh", "echo hi\n");
+		char *md = fgt_fmt("---\nmax_retries: 3\nchecks:\n  - name: lint\n    run: %s\n---\nCheck.\n", runs[i]);
+		fgw_review_md(&w, "default", md);
+		char *wk = fgw_script(&w, "worker.sh", NULL, "echo run >> ../worker_runs\n");
+		fgw_entrypoint(&w, &p, wk, "sh -c 'touch ../reviewer_ran; echo APPROVED'", NULL);
+		cr_assert_eq(p.exit_code, 2, "case %zu: stderr:\n%s", i, p.err);
+		char *runs_txt = fgw_read(&w, "worker_runs");
+		cr_assert_str_eq(runs_txt, "run\n", "case %zu: no worker turn is spent on it", i);
+		cr_assert_not(fgw_exists(&w, "reviewer_ran"));
+		cr_assert_not(fgw_step_exists(&w, "review_cycle_1.json"), "case %zu: no cycle judged", i);
+		cJSON *s = fgw_step_json(&w, "review_summary.json");
+		cr_assert_str_eq(member(s, "state")->valuestring, "failed");
+		const cJSON *f = member(s, "failure");
+		cr_assert_str_eq(member(f, "cause")->valuestring, "config_error");
+		const char *reason = member(f, "reason")->valuestring;
+		cr_assert(strstr(reason, i ? "exit code 126" : "exit code 127"), "%s", reason);
+		cr_assert(strstr(reason, i ? "Permission denied" : "no-such-lint-xyz"), "the output: %s", reason);
+		cJSON_Delete(s);
+		free(md); free(wk); free(runs_txt);
+		fgt_proc_release(&p);
+		fgw_release(&w);
+	}
 }

@@ -85,7 +85,7 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	const char *a6[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, NULL };
 	run(&p, a6, NULL, NULL);
 	cr_assert_eq(p.exit_code, 2);
-	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"));
+	cr_assert(strstr(p.err, "try 'forge-entrypoint resolve --help'"), "%s", p.err);
 	fgt_proc_release(&p);
 	fgw_release(&w);
 }

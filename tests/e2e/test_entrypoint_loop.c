@@ -356,7 +356,10 @@ Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 	cr_assert(strstr(p.err, "worker exited with status 4"), "%s", p.err);
 	cr_assert(strstr(p.err, "[worker] cannot do it"), "%s", p.err);
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
-	cr_assert(!fgw_step_exists(&w, "review_summary.json"));
+	/* A summary by the failure's own name, not "no review.md". */
+	char *why = fgw_summary_failure(&w, "worker_failed");
+	cr_assert(strstr(why, "worker exited with status 4"), "%s", why);
+	free(why);
 	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "the reviewer must not run");
 	free(wk); free(rv);
 	fgt_proc_release(&p);

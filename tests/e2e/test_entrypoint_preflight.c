@@ -88,6 +88,20 @@ Test(entrypoint_preflight, an_unwritable_cycle_dir_stops_the_run_before_any_agen
 	cr_assert_not(fgt_exists(w.step_dir), "the cycle directory was created");
 	free(want);
 	free(err);
+
+	/* In a pod (the kubelet sets KUBERNETES_SERVICE_HOST) the fix is the
+	 * kubernetes engine's: its --engine-arg and --run-as 0 are refused. */
+	const char *kenvp[] = { "PATH=/usr/bin:/bin", wcmd, rcmd, skills, "FORGE_RUN_ID=test-run",
+				"KUBERNETES_SERVICE_HOST=in-cluster", NULL };
+	struct nobody_run kr = { argv, kenvp, errf };
+
+	code = fgt_as_nobody(exec_entrypoint, &kr);
+	err = fgt_read(errf, NULL);
+	cr_assert_eq(code, 2, "exit %d; stderr:\n%s", code, err);
+	cr_assert(strstr(err, "on Kubernetes give the claim to the pod's group (forge-runner run --fs-group 65534"),
+		  "%s", err);
+	cr_assert_null(strstr(err, "--engine-arg"), "%s", err);
+	free(err);
 	free(errf);
 	free(task);
 	free(wcmd);

@@ -146,7 +146,7 @@ static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 	run_prog(&f, &p, bin, args, NULL);
 	expect_usage(&f, &p, c->opt, c->want);
 	if (runner)
-		cr_expect_not_null(strstr(p.err, "try 'forge-runner --help'"), "stderr:\n%s", p.err);
+		cr_expect_not_null(strstr(p.err, "try 'forge-runner run --help'"), "stderr:\n%s", p.err);
 	fgt_proc_release(&p);
 	free(longv);
 	fgw_release(&f);

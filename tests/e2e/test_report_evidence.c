@@ -118,6 +118,9 @@ Test(report_evidence, markdown_shows_checks_changes_no_change_advice_and_verifie
 
 	run_step(&r);
 	char *md = report(&r, "markdown");
+	/* The diff by its path, which the result's cycle_dir gives. */
+	/* The diff by its path, which the result's cycle_dir gives (inert Markdown). */
+	char *changes = fgt_fmt("**Changes** (cycle 4, since the last review): 1 file(s) · diff: ");
 	const char *want[] = {
 		"### CALC-1 — calc\n\n**State:** approved · **Skill:** calc · **Cycles:** 4/5\n\n",
 		"| 1 | rejected (check failed) | The check \\'tests\\' failed with exit code 1",
@@ -125,16 +128,18 @@ Test(report_evidence, markdown_shows_checks_changes_no_change_advice_and_verifie
 		"| 3 | rejected (no change) | The worker\\'s last turn changed nothing in the workspace",
 		"| 4 | approved (advice only) |",
 		"**Checks** (cycle 4): tests passed (exit code 0, ",
-		"**Changes** (cycle 4, since the last review): 1 file(s) · diff: review_cycle_4.diff\n\n"
-		"| file | change | lines |\n|---|---|---|\n| README\\.md | added | +1 −0 |\n\n",
+		changes,
 		"**Advice (listed, not looped on):**\n\n| role | severity | location | finding |\n|---|---|---|---|\n"
 		"| default | NITPICK | README\\.md\\:1 | README\\.md could show an example |\n\n",
 		"**Verified:**\n\n- sh tests\\/test\\_calc\\.sh \\-\\> ok\\: 2 \\+ 3 \\= 5\n",
 	};
 	assert_in_order(md, want, sizeof(want) / sizeof(want[0]));
+	cr_assert(strstr(md, "\\/\\.forge\\/calc\\/review\\_cycle\\_4\\.diff\n\n| file | change | lines |\n|---|---|---|\n"
+			 "| README\\.md | added | +1 −0 |\n\n"), "%s", md);
 	cr_assert(strstr(r.p.err, "calc: approved in 4/5 cycles (1 advice finding, not looped on)"), "%s", r.p.err);
 	cr_assert_null(strstr(md, "**Open feedback**"), "%s", md);
 	free(md);
+	free(changes);
 	run_free(&r);
 }
 
@@ -177,6 +182,11 @@ Test(report_evidence, json_cycles_carry_the_evidence_as_the_cycle_files_do)
 			 "sh tests/test_calc.sh -> ok: 2 + 3 = 5");
 	cr_assert_str_eq(fge_jstr(at(cJSON_GetObjectItem(e, "advice_findings"), 0), "severity"), "NITPICK");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(e, "open_findings")), 0);
+	/* The result keeps the approval's advice beside its state. */
+	cJSON *res = fge_json_file(r.w.result, NULL);
+	cr_assert_str_eq(fge_jstr(at(cJSON_GetObjectItem(res, "advice"), 0), "severity"), "NITPICK");
+	cr_assert_not_null(fge_jstr(res, "cycle_dir"));
+	cJSON_Delete(res);
 	cJSON_Delete(root);
 	free(text);
 	run_free(&r);

@@ -547,7 +547,9 @@ Test(runner_kubernetes, pod_deleted_mid_run_fails_at_once)
 
 /* A run that cannot start: 125 with the cluster's reason, well before
  * the --start-timeout when the reason is final. */
-static void cannot_start(const char *const *extra, const char *image, const char *want, double limit_s)
+/* ... and, when hint is not NULL, a warning engine_hint holding it. */
+static void cannot_start(const char *const *extra, const char *image, const char *want, double limit_s,
+			 const char *hint)
 {
 	struct kbox b;
 
@@ -564,6 +566,13 @@ static void cannot_start(const char *const *extra, const char *image, const char
 	cJSON *res = read_result(&b);
 	cr_assert_not_null(strstr(fge_jstr(res, "error_message"), want), "no '%s' in: %s", want,
 			   fge_jstr(res, "error_message"));
+	if (hint) {
+		char *log = fgt_read_or_empty(b.w.log);
+		const char *h = strstr(log, "engine_hint");
+
+		cr_assert(h && strstr(h, hint), "no engine_hint with '%s' in:\n%s", hint, log);
+		free(log);
+	}
 	assert_nothing_left(fge_jstr(res, "run_id"));
 	cJSON_Delete(res);
 	box_release(&b);
@@ -572,13 +581,15 @@ static void cannot_start(const char *const *extra, const char *image, const char
 Test(runner_kubernetes, unschedulable_125_with_the_scheduler_reason)
 {
 	cannot_start((const char *const[]){ "--cpus", "64", "--start-timeout", "15", NULL }, NULL,
-		     "Insufficient cpu", 60);
+		     "Insufficient cpu", 60, NULL);
 }
 
 Test(runner_kubernetes, missing_image_125_at_once)
 {
 	/* The default --start-timeout (300 s) is not waited for. */
-	cannot_start(NULL, "forge-review:no-such-image-here", "ImagePull", 120);
+	/* Where the image must be: the test cluster's load-image. */
+	cannot_start(NULL, "forge-review:no-such-image-here", "ImagePull", 120,
+		     "cluster.sh load-image forge-review:no-such-image-here");
 }
 
 Test(runner_kubernetes, out_of_memory_137)

@@ -994,8 +994,8 @@ Test(runner_obs, metrics_of_three_runs_add_up_in_one_file)
 	cr_assert_float_eq(sample(text, "forge_review_cycles_total", SK), 6, 1e-9, "%s", text);
 	cr_assert_float_eq(sample(text, "forge_review_verdicts_total", SK ",verdict=approved"), 2, 1e-9);
 	cr_assert_float_eq(sample(text, "forge_review_verdicts_total", SK ",verdict=rejected"), 4, 1e-9);
-	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=approved"), 2, 1e-9);
-	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=exhausted"), 1, 1e-9);
+	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=approved,skill=sk,engine=local"), 2, 1e-9);
+	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=exhausted,skill=sk,engine=local"), 1, 1e-9);
 	cr_assert_float_eq(sample(text, "forge_review_exhausted_total", SK), 1, 1e-9, "%s", text);
 	cr_assert_float_eq(sample(text, "forge_review_sweep_caught_total", SK), 1, 1e-9, "%s", text);
 	cr_assert_float_eq(check_histogram(text, SK, buckets), 6, 1e-9);
@@ -1047,7 +1047,7 @@ Test(runner_obs, runners_sharing_a_metrics_file_at_once_lose_no_update)
 	cr_assert_float_eq(sample(text, "forge_review_cycles_total", SK), 8, 1e-9, "%s", text);
 	cr_assert_float_eq(sample(text, "forge_review_verdicts_total", SK ",verdict=approved"), 4, 1e-9);
 	cr_assert_float_eq(sample(text, "forge_review_verdicts_total", SK ",verdict=rejected"), 4, 1e-9);
-	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=approved"), 4, 1e-9,
+	cr_assert_float_eq(sample(text, "forge_runner_runs_total", "step=impl,outcome=approved,skill=sk,engine=local"), 4, 1e-9,
 			   "%s", text);
 	cr_assert_float_eq(check_histogram(text, SK, buckets), 8, 1e-9);
 	cr_assert_float_eq(sample(text, "forge_review_duration_seconds_sum", SK), 88, 1e-6);

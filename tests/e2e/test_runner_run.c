@@ -15,6 +15,7 @@
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
+#include "forge/util.h"
 
 TestSuite(runner_run, .timeout = 60);
 
@@ -327,7 +328,7 @@ Test(runner_run, copy_without_recording_dir_is_a_usage_error)
 
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
 	cr_assert_eq(p.exit_code, 2);
-	cr_assert_not_null(strstr(p.err, "try 'forge-runner --help'"));
+	cr_assert_not_null(strstr(p.err, "try 'forge-runner run --help'"));
 	fgt_proc_release(&p);
 }
 
@@ -372,7 +373,7 @@ Test(runner_run, configuration_errors_exit_2_and_change_nothing)
 		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
 		cr_assert_eq(p.exit_code, 2, "case %zu: %s", i, p.err);
 		cr_assert(strstr(p.err, want[i]), "case %zu: %s", i, p.err);
-		cr_assert(strstr(p.err, "try 'forge-runner --help'"), "%s", p.err);
+		cr_assert(strstr(p.err, "try 'forge-runner run --help'"), "%s", p.err);
 		cr_assert(fge_exists_in(step, "review_cycle_1.json"), "case %zu: the cycle file was removed", i);
 		cr_assert(fge_exists_in(step, "review_summary.json"), "case %zu: the summary was removed", i);
 		cr_assert(!fgt_exists(res), "case %zu: a result was written", i);
@@ -846,6 +847,9 @@ Test(runner_run, typos_get_a_did_you_mean_in_both_programs)
 		cr_expect_eq(p.exit_code, 2, "case %zu: exit %d", i, p.exit_code);
 		cr_expect_not_null(strstr(p.err, cases[i].want), "case %zu: %s", i, p.err);
 		cr_expect_not_null(strstr(p.err, "--help'"), "case %zu: %s", i, p.err);
+		/* The hint names the subcommand's own --help. */
+		if (!strcmp(cases[i].argv[1], "run"))
+			cr_expect_not_null(strstr(p.err, "try 'forge-runner run --help'"), "case %zu: %s", i, p.err);
 		fgt_proc_release(&p);
 	}
 }
@@ -1191,4 +1195,188 @@ Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 	}
 	fgw_release(&w);
 	free(log); free(worker); free(wenv);
+}
+
+/* A run without a summary is "no review.md" only when the sandbox ended
+ * well: a crash, a setup error, a timeout and the engine's own failure are
+ * failed, each with its failure.cause and the whole reason; the runs
+ * counter says error for exit 125. */
+Test(runner_run, failures_are_named_by_their_cause_not_no_review)
+{
+	static const struct {
+		const char *body, *timeout, *cause, *reason, *outcome;
+		int code;
+	} cases[] = {
+		{ "echo 'forge-entrypoint: the task failed: worker exited with status 4' >&2\nexit 1\n", NULL,
+		  "worker_failed", "worker exited with status 4", "failed", 1 },
+		{ "echo 'forge-entrypoint: error: FORGE_WORKER_CMD is not set' >&2\nexit 2\n", NULL,
+		  "config_error", "FORGE_WORKER_CMD is not set", "failed", 2 },
+		{ "sleep 30\n", "0.5", "timeout", "timed out after 0.5s", "timeout", 124 },
+		{ "echo 'Error: the runtime could not start it' >&2\nexit 125\n", NULL, "engine_error",
+		  "could not start it", "error", 125 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct rr r = { 0 };
+		const char *extra[] = { "--metrics-file", NULL, cases[i].timeout ? "--timeout" : NULL,
+					cases[i].timeout, NULL };
+
+		rr_setup(&r, cases[i].body);
+		extra[1] = r.w.metrics;
+		rr_exec(&r, extra, NULL);
+		cr_assert_eq(r.p.exit_code, cases[i].code, "case %zu: %s", i, r.p.err);
+		cr_assert_str_eq(fge_jstr(r.res, "review_state"), "failed", "case %zu", i);
+		const cJSON *f = cJSON_GetObjectItem(r.res, "failure");
+		cr_assert_str_eq(fge_jstr(f, "cause"), cases[i].cause, "case %zu", i);
+		cr_assert(strstr(fge_jstr(f, "reason"), cases[i].reason), "case %zu: %s", i, fge_jstr(f, "reason"));
+		const cJSON *e = fge_find_event(r.events, "run_exit", NULL, NULL);
+		cr_assert_str_eq(fge_jstr(e, "cause"), cases[i].cause, "case %zu", i);
+		char *prom = fgt_read(r.w.metrics, NULL);
+		char *want = fgt_fmt("outcome=\"%s\",skill=\"sk\",engine=\"local\"} 1", cases[i].outcome);
+		cr_assert(prom && strstr(prom, want), "case %zu: no %s in\n%s", i, want, prom ? prom : "");
+		free(prom); free(want);
+		rr_free(&r);
+	}
+}
+
+/* One --log-file shared by many runs stays attributable: every event,
+ * output lines, timeout and run_exit included, names its run, step, skill
+ * and task. */
+Test(runner_run, every_event_names_its_run_step_skill_and_task)
+{
+	struct rr r = { 0 };
+	const char *extra[] = { "--task-key", "ABC-7", "--timeout", "0.5", NULL };
+	int outputs = 0;
+
+	run_script(&r, "cyc 1 rejected\necho 'a line of the sandbox' >&2\nsleep 30\n", extra, NULL);
+	cr_assert_eq(r.p.exit_code, 124, "%s", r.p.err);
+	const char *run_id = fge_jstr(r.res, "run_id");
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, r.events) {
+		const char *ev = fge_jstr(e, "event");
+
+		cr_assert_str_eq(fge_jstr(e, "run_id"), run_id, "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "step"), "impl", "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "skill"), "sk", "event %s", ev);
+		cr_assert_str_eq(fge_jstr(e, "task_key"), "ABC-7", "event %s", ev);
+		outputs += !strcmp(ev, "output");
+	}
+	cr_assert(outputs > 0 && fge_find_event(r.events, "timeout", NULL, NULL) &&
+		  fge_find_event(r.events, "run_exit", NULL, NULL), "output, timeout and run_exit were logged");
+	rr_free(&r);
+}
+
+/* run_start on an engine whose workspace the runner cannot see names that
+ * engine's settings (the claim, namespace, context), not a poll interval
+ * and an empty workspace. A stand-in kubectl that fails: nothing more is
+ * needed for the first line. */
+Test(runner_run, run_start_names_the_kubernetes_settings_in_use)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	char *kubectl = fgw_script(&w, "kubectl", NULL, "echo \"kubectl: refused $1\" >&2\nexit 1\n");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "kubernetes", "--engine-cli", kubectl,
+			       "--image", "forge-review:test", "--workspace-volume", "claim-7", "--namespace", "ns-a",
+			       "--kube-context", "kind-x", "--step", "impl", "--log-format", "json", "--log-file",
+			       w.log, NULL };
+	const char *env[] = { "FORGE_WORKER_CMD=true", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
+	char *text = fgt_read(w.log, NULL);
+	cJSON *evs = fge_json_lines(text);
+	const cJSON *e = fge_find_event(evs, "run_start", NULL, NULL);
+
+	cr_assert_not_null(e, "%s", text);
+	cr_assert_str_eq(fge_jstr(e, "workspace_volume"), "claim-7");
+	cr_assert_str_eq(fge_jstr(e, "namespace"), "ns-a");
+	cr_assert_str_eq(fge_jstr(e, "context"), "kind-x");
+	cr_assert_null(cJSON_GetObjectItem(e, "poll_interval"), "%s", text);
+	cr_assert_null(cJSON_GetObjectItem(e, "workspace"), "%s", text);
+	cJSON_Delete(evs);
+	free(text); free(kubectl);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+/* run takes the step from the task file's step_name, as the entrypoint
+ * does, when --step is not given. */
+Test(runner_run, the_step_comes_from_the_task_files_step_name)
+{
+	struct rr r = { 0 };
+
+	rr_setup(&r, "cyc 1 approved\n");
+	fgw_write(&r.w, "task.json", "{\"task_key\":\"ABC-3\",\"summary\":\"s\",\"step_name\":\"plan_it\"}\n");
+	char *task = fgw_path(&r.w, "task.json"), *script = fgt_fmt("%s/ep.sh", r.w.root);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", r.w.ws, "--task-file", task,
+			       "--entrypoint", script, "--result", r.w.result, NULL };
+
+	cr_assert_eq(fgt_run(&r.p, argv, NULL, NULL, NULL, 40), 0);
+	cr_assert_eq(r.p.exit_code, 0, "%s", r.p.err);
+	r.res = fge_json_file(r.w.result, r.p.err);
+	cr_assert_str_eq(fge_jstr(r.res, "step"), "plan_it");
+	cr_assert(fge_exists_in(r.w.ws, ".forge/plan_it/review_cycle_1.json"), "%s", r.p.err);
+	free(task); free(script);
+	rr_free(&r);
+}
+
+/* A container run whose agent command names a path of this host (a
+ * script beside the workspace, under /tmp here) is refused before the
+ * engine is called, with where the container looks instead. */
+Test(runner_run, a_host_path_in_a_container_agent_command_is_refused_at_preflight)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	char *docker = fgw_script(&w, "docker", NULL, "touch \"$(dirname \"$0\")/docker_ran\"\nexit 0\n");
+	char *agent = fgw_script(&w, "agent.sh", NULL, "echo hi\n");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=sh %s", agent);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--engine-cli", docker, "--image",
+			       "forge-review:test", "--workspace", w.ws, "--step", "impl", NULL };
+	const char *env[] = { wenv, "FORGE_REVIEWER_CMD", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 2, "%s", p.err);
+	char *want = fgt_fmt("FORGE_WORKER_CMD names '%s', a path of this host that the container does not see", agent);
+	cr_assert(strstr(p.err, want) && strstr(p.err, "use {workspace}/RELATIVE"), "%s", p.err);
+	cr_assert_not(fgw_exists(&w, "docker_ran"), "the engine was called");
+	free(want); free(wenv); free(agent); free(docker);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+/* --timeout with the real entrypoint: it gets SIGTERM, writes its sealed
+ * summary (failed, interrupted) before it exits, and the result names the
+ * timeout, not "no review". */
+Test(runner_run, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fge_write_in(w.ws, "README", "workspace\n");
+	fgw_review_md(&w, "default", "Check.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "sleep 30\n");
+	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", w.result, "--timeout", "1", NULL };
+	const char *env[] = { wenv, "FORGE_REVIEWER_CMD=true", "FORGE_AGENT_KILL_GRACE=1", "FORGE_LOG_LEVEL", NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
+	cr_assert_eq(p.exit_code, 124, "%s", p.err);
+	cJSON *res = fge_json_file(w.result, p.err);
+	cr_assert_str_eq(fge_jstr(res, "review_state"), "failed");
+	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(res, "failure"), "cause"), "timeout");
+	char *why = fgw_summary_failure(&w, "interrupted");
+	cr_assert(strstr(why, "stopped by signal 15"), "%s", why);
+	cJSON *sum = fgw_step_json(&w, "review_summary.json");
+	cr_assert_not_null(cJSON_GetObjectItem(sum, "seal"), "the summary is sealed");
+	cJSON_Delete(sum);
+	cJSON_Delete(res);
+	free(why); free(wenv); free(wk);
+	fgt_proc_release(&p);
+	fgw_release(&w);
 }

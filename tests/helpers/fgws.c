@@ -153,6 +153,21 @@ cJSON *fgw_step_json(const struct fgw *w, const char *name)
 	return j;
 }
 
+char *fgw_summary_failure(const struct fgw *w, const char *cause)
+{
+	cJSON *s = fgw_step_json(w, "review_summary.json");
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(s, "failure");
+	const char *state = fge_jstr(s, "state"), *c = fge_jstr_or_null(f, "cause");
+	const char *r = fge_jstr_or_null(f, "reason");
+	char *reason;
+
+	cr_assert_str_eq(state, "failed");
+	cr_assert(c && !strcmp(c, cause), "failure.cause %s, not %s", c ? c : "(none)", cause);
+	reason = fgt_fmt("%s", r ? r : "");
+	cJSON_Delete(s);
+	return reason;
+}
+
 /* 1 if the NAME of entry ("NAME" or "NAME=value") is set or unset by extra. */
 static int overridden(const char *entry, const char *const *extra)
 {

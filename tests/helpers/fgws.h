@@ -95,6 +95,10 @@ char *fgw_fake_entrypoint(const struct fgw *w, const char *body);
 char *fgw_step_file(const struct fgw *w, const char *name);
 int fgw_step_exists(const struct fgw *w, const char *name);
 cJSON *fgw_step_json(const struct fgw *w, const char *name);
+/* Fails the test unless step_dir/review_summary.json says state "failed"
+ * with failure.cause cause; returns its failure.reason (owned, "" when
+ * there is none). */
+char *fgw_summary_failure(const struct fgw *w, const char *cause);
 
 /*
  * Runs `forge-entrypoint run` on the workspace (step and skill "impl", the

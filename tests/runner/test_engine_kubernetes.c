@@ -69,6 +69,7 @@ Test(engine_kubernetes, manifest_fields_labels_and_the_secret_by_name)
 	p.cpus = "1.5";
 	p.timeout = 30.2;
 	p.run_as = "1000650000:0";
+	p.fs_group = "10001";
 	p.workspace_subpath = "ws/a";
 	cJSON *list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));
 	cr_assert_not_null(list, "%s", err);
@@ -81,6 +82,8 @@ Test(engine_kubernetes, manifest_fields_labels_and_the_secret_by_name)
 	cr_assert_eq(AT(job, "spec", "activeDeadlineSeconds")->valueint, 31);
 	cr_assert_eq(AT(job, "spec", "template", "spec", "securityContext", "runAsUser")->valuedouble, 1000650000.0);
 	cr_assert_eq(AT(job, "spec", "template", "spec", "securityContext", "runAsGroup")->valueint, 0);
+	/* --fs-group: the kubelet gives the claim to that group. */
+	cr_assert_eq(AT(job, "spec", "template", "spec", "securityContext", "fsGroup")->valueint, 10001);
 	cr_assert(cJSON_IsFalse(AT(job, "spec", "template", "spec", "automountServiceAccountToken")));
 	const cJSON *c = container_of(job);
 	cr_assert_str_eq(AT(c, "resources", "limits", "memory")->valuestring, "512Mi");
@@ -160,6 +163,10 @@ Test(engine_kubernetes, refusals)
 	p = params();
 	p.run_as = "0";
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
+	p = params();
+	p.fs_group = "0";
+	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
+	cr_assert_not_null(strstr(err, "invalid --fs-group '0'"), "%s", err);
 	p = params();
 	p.network = "none";
 	cJSON *list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));

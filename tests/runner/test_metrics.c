@@ -48,13 +48,22 @@ static double sample(const char *text, const char *key)
 	return strtod(found, NULL);
 }
 
+/* A run of step with outcome, no skill, engine or duration: the series
+ * the file held before those labels and families were added. */
+static void add_run(struct rn_metrics *m, const char *step, const char *outcome)
+{
+	const struct rn_metrics_run r = { .skill = "", .step = step, .engine = "", .outcome = outcome, .seconds = -1 };
+
+	rn_metrics_add_run(m, &r);
+}
+
 static void observe_run(struct rn_metrics *m)
 {
 	rn_metrics_observe_cycle(m, "implement-task", "implement_task", "rejected", 45.2);
 	rn_metrics_observe_cycle(m, "implement-task", "implement_task", "approved", 3);
 	rn_metrics_add_sweep_caught(m, "implement-task", "implement_task", 1);
 	rn_metrics_add_exhausted(m, "plan-review", "plan");
-	rn_metrics_add_run(m, "implement_task", "approved");
+	add_run(m, "implement_task", "approved");
 }
 
 static const char expected_run[] =
@@ -84,7 +93,7 @@ static const char expected_run[] =
 	"# TYPE forge_review_verdicts_total counter\n"
 	"forge_review_verdicts_total{skill=\"implement-task\",step=\"implement_task\",verdict=\"approved\"} 1\n"
 	"forge_review_verdicts_total{skill=\"implement-task\",step=\"implement_task\",verdict=\"rejected\"} 1\n"
-	"# HELP forge_runner_runs_total Runner runs, by step and outcome.\n"
+	"# HELP forge_runner_runs_total Runner runs, by step, outcome, skill and engine.\n"
 	"# TYPE forge_runner_runs_total counter\n"
 	"forge_runner_runs_total{step=\"implement_task\",outcome=\"approved\"} 1\n";
 
@@ -108,12 +117,12 @@ Test(metrics, render_orders_series_whatever_the_observation_order)
 
 	rn_metrics_init(&a);
 	rn_metrics_init(&b);
-	rn_metrics_add_run(&a, "zeta", "failed");
-	rn_metrics_add_run(&a, "alpha", "timeout");
-	rn_metrics_add_run(&a, "alpha", "approved");
-	rn_metrics_add_run(&b, "alpha", "approved");
-	rn_metrics_add_run(&b, "zeta", "failed");
-	rn_metrics_add_run(&b, "alpha", "timeout");
+	add_run(&a, "zeta", "failed");
+	add_run(&a, "alpha", "timeout");
+	add_run(&a, "alpha", "approved");
+	add_run(&b, "alpha", "approved");
+	add_run(&b, "zeta", "failed");
+	add_run(&b, "alpha", "timeout");
 	ta = render(&a);
 	tb = render(&b);
 	cr_assert_str_eq(ta, tb);
@@ -329,9 +338,9 @@ Test(metrics, merge_of_different_runs_keeps_every_series)
 	rn_metrics_init(&a);
 	rn_metrics_init(&b);
 	rn_metrics_observe_cycle(&a, "x\"y", "s1", "approved", 2);
-	rn_metrics_add_run(&a, "s1", "approved");
+	add_run(&a, "s1", "approved");
 	rn_metrics_observe_cycle(&b, "x\"y", "s1", "rejected", 700);
-	rn_metrics_add_run(&b, "s2", "failed");
+	add_run(&b, "s2", "failed");
 	merge_ok(&a, path);
 	merge_ok(&b, path);
 	text = fgt_read(path, NULL);
@@ -367,7 +376,7 @@ Test(metrics, merge_reads_valid_variants_of_the_format)
 	struct rn_metrics m;
 
 	rn_metrics_init(&m);
-	rn_metrics_add_run(&m, "s", "failed");
+	add_run(&m, "s", "failed");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *text;
 
@@ -467,7 +476,7 @@ Test(metrics, merge_reports_unreadable_path)
 	char err[512], *text;
 
 	rn_metrics_init(&m);
-	rn_metrics_add_run(&m, "s", "none");
+	add_run(&m, "s", "none");
 	/* A directory where the file should be. */
 	fgt_write(file, "");
 	cr_assert_eq(rn_metrics_merge_file(&m, path, err, sizeof(err)), -EISDIR);
@@ -494,7 +503,7 @@ static void merge_in_child(const char *path, int rounds)
 
 	rn_metrics_init(&m);
 	rn_metrics_observe_cycle(&m, "k", "s", "approved", 7);
-	rn_metrics_add_run(&m, "s", "approved");
+	add_run(&m, "s", "approved");
 	for (int i = 0; i < rounds; i++)
 		bad |= rn_metrics_merge_file(&m, path, NULL, 0) != 0;
 	rn_metrics_release(&m);
@@ -559,7 +568,7 @@ Test(metrics, promtool_accepts_rendered_and_merged_files)
 	rn_metrics_init(&m);
 	observe_run(&m);
 	rn_metrics_observe_cycle(&m, "odd \"skill\"\\x", "s\n2", "rejected", 1234.5);
-	rn_metrics_add_run(&m, "s", "timeout");
+	add_run(&m, "s", "timeout");
 	text = render(&m);
 	promtool(argv, text);
 	free(text);
@@ -733,6 +742,63 @@ Test(metrics, audit_outcomes_count_merge_and_pass_promtool)
 	if (access(PROMTOOL, X_OK) == 0)
 		promtool(argv, text);
 	free(text);
+	fgt_rm_rf(dir);
+	free(path);
+	free(dir);
+}
+
+/* The run counter names the skill and the engine, each run's duration is a
+ * histogram, the last success of a step a gauge (the later time wins a
+ * merge), rejections are counted by what rejected them; a file written
+ * before the new labels merges, its series kept apart; promtool agrees. */
+Test(metrics, runs_carry_skill_and_engine_duration_and_last_success)
+{
+	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
+	const struct rn_metrics_run ok = { .skill = "impl-task", .step = "s", .engine = "docker",
+					   .outcome = "approved", .seconds = 42, .succeeded_at = 1700000000 };
+	const struct rn_metrics_run bad = { .skill = "impl-task", .step = "s", .engine = "docker",
+					    .outcome = "failed", .seconds = 4000 };
+	const struct rn_metrics_run later = { .skill = "impl-task", .step = "s", .engine = "podman",
+					      .outcome = "approved", .seconds = 5, .succeeded_at = 1700000500 };
+	char *dir = fgt_tmpdir(), *path = fgt_fmt("%s/forge.prom", dir), *text;
+	struct rn_metrics a, b;
+
+	fgt_write(path, "# HELP forge_runner_runs_total Runner runs, by step and outcome.\n"
+			"# TYPE forge_runner_runs_total counter\n"
+			"forge_runner_runs_total{step=\"s\",outcome=\"failed\"} 4\n");
+	rn_metrics_init(&a);
+	rn_metrics_init(&b);
+	rn_metrics_add_run(&a, &ok);
+	rn_metrics_add_run(&a, &bad);
+	rn_metrics_add_rejection(&a, "impl-task", "s", "checks");
+	rn_metrics_add_rejection(&a, "impl-task", "s", "reviewer");
+	rn_metrics_add_rejection(&a, "impl-task", "s", "checks");
+	rn_metrics_add_run(&b, &later);
+	merge_ok(&b, path);
+	merge_ok(&a, path);
+	text = fgt_read(path, NULL);
+	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"failed\"}"), 4, "%s", text);
+	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"failed\",skill=\"impl-task\","
+				  "engine=\"docker\"}"), 1, "%s", text);
+	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"approved\",skill=\"impl-task\","
+				  "engine=\"podman\"}"), 1, "%s", text);
+	cr_assert(strstr(text, "# TYPE forge_runner_last_success_timestamp_seconds gauge\n"), "%s", text);
+	cr_assert_eq(sample(text, "forge_runner_last_success_timestamp_seconds{skill=\"impl-task\",step=\"s\"}"),
+		     1700000500, "the later success: %s", text);
+	cr_assert(strstr(text, "# TYPE forge_runner_run_duration_seconds histogram\n"), "%s", text);
+	cr_assert_eq(sample(text, "forge_runner_run_duration_seconds_bucket{skill=\"impl-task\",step=\"s\","
+				  "engine=\"docker\",le=\"60\"}"), 1, "%s", text);
+	cr_assert_eq(sample(text, "forge_runner_run_duration_seconds_bucket{skill=\"impl-task\",step=\"s\","
+				  "engine=\"docker\",le=\"7200\"}"), 2, "%s", text);
+	cr_assert_eq(sample(text, "forge_review_rejections_total{skill=\"impl-task\",step=\"s\",by=\"checks\"}"), 2,
+		     "%s", text);
+	cr_assert_eq(sample(text, "forge_review_rejections_total{skill=\"impl-task\",step=\"s\",by=\"reviewer\"}"), 1,
+		     "%s", text);
+	if (access(PROMTOOL, X_OK) == 0)
+		promtool(argv, text);
+	free(text);
+	rn_metrics_release(&a);
+	rn_metrics_release(&b);
 	fgt_rm_rf(dir);
 	free(path);
 	free(dir);

@@ -153,6 +153,10 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 		{ "Error: runc: runc create failed: unable to start container process: error during container "
 		  "init: error setting rlimits for ready process: error setting rlimit type 7: operation not "
 		  "permitted: OCI permission denied", "default_ulimits = []" },
+		/* Following a nofile-only fix gives this one: nproc. */
+		{ "Error: runc: runc create failed: unable to start container process: error during container "
+		  "init: error setting rlimits for ready process: error setting rlimit type 6: operation not "
+		  "permitted: OCI permission denied", "--ulimit=nproc=N:N" },
 		{ "Error: could not find slirp4netns, the network namespace can't be configured: exec: "
 		  "\"slirp4netns\": executable file not found in $PATH", "--network none" },
 		{ "Error: could not find pasta, the network namespace can't be configured: exec: \"pasta\": "
@@ -182,6 +186,10 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 		cr_expect(strstr(hint, "podman could not start the container (not the image's entrypoint)"),
 			  "case %zu: %s", i, hint);
 		cr_expect(strstr(hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, hint);
+		/* The fix that works comes first. */
+		if (strstr(cases[i].line, "rlimit"))
+			cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+				  "case %zu: %s", i, hint);
 		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
 		free(log);
 		free(reason);
@@ -468,4 +476,26 @@ Test(output, a_later_piece_is_never_read)
 	fclose(fp);
 	cr_expect_eq(count_in(buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", buf);
 	free(buf);
+}
+
+/* A missing image on Kubernetes: the child's "cannot start: ErrImagePull"
+ * line is a warning with an engine_hint naming the test cluster's
+ * load-image and a real cluster's registry, not an info line. */
+Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
+{
+	const char *lines[] = { "forge-runner kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
+				"desc = failed to pull and unpack image \"forge:dev\": not found",
+				NULL };
+	char *reason, *hint;
+	int kind;
+	char *log = feed(&rn_engine_kubernetes_ops, lines, &reason, &hint, &kind);
+
+	cr_assert_not_null(hint, "%s", log);
+	cr_expect(strstr(hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", hint);
+	cr_expect(strstr(hint, "a registry the nodes reach"), "%s", hint);
+	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"output\""), "%s", log);
+	cr_expect(strstr(log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", log);
+	free(log);
+	free(reason);
+	free(hint);
 }

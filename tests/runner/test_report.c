@@ -466,7 +466,8 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 		  "not a result file: missing field 'review_cycles'" },
 		{ "badcycle.json", "{\"step\": \"s\", \"review_state\": \"none\", \"review_cycles\": [{\"cycle\": 1}]}",
 		  "not a result file: review_cycles[0]: missing field" },
-		{ "dir.d", NULL, "not a regular file" },
+		/* A directory: what report wants instead (a step directory is the usual slip). */
+		{ "dir.d", NULL, "a directory: report reads result files, the --result FILE of 'forge-runner run'" },
 	};
 	char *dir = fgt_tmpdir();
 	char *good = write_dup(dir, "good.json", "open", "2026-01-15T10:05:00Z");
@@ -639,6 +640,10 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 		"",
 		"**Run failed** (exit code 1): the task failed\\: cannot run worker \\'agent\\' \\| x …",
 		"",
+		/* The whole message follows the cut line. */
+		"> the task failed\\: cannot run worker \\'agent\\' \\| x",
+		"> second line",
+		"",
 		"No review cycles.",
 	};
 	char *dir = fgt_tmpdir();
@@ -797,6 +802,8 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	const char *want[] = {
 		"| 1 | rejected (check failed) | The check \\'lint\\' timed out |\n\n"
 		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
+		/* The failed check's output follows its line. */
+		"The end of lint's output:\n\n> \\(no output\\)\n\n"
 		"**Changes** (cycle 1, since the step began): 22 file(s) (the list was cut at a bound)\n\n"
 		"| file | change | lines |\n|---|---|---|\n"
 		"| new\\.c | renamed from old\\.c | +0 −0 |\n"
@@ -815,4 +822,64 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	fg_buf_release(&ch);
 	fgt_rm_rf(dir);
 	free(dir);
+}
+
+/* The report shows the whole cause of a failed run, by its name, escaped
+ * and bounded: `--only-open` cut it off after one line of 120 bytes. */
+Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
+{
+	char *dir = fgt_tmpdir();
+	char *path = fgt_fmt("%s/failed.json", dir);
+	struct cap c;
+
+	fgt_write(path, "{\"success\": false, \"exit_code\": 2, \"error_message\": \"local exited with code 2\",\n"
+			" \"failure\": {\"cause\": \"config_error\", \"reason\": \"the check 'lint' could not run: "
+			"exit code 127\\nThe end of its output:\\nsh: 1: no-such-lint: not found\\u001b[2K\"},\n"
+			" \"step\": \"implement_task\", \"skill\": \"implement-task\", \"task_key\": \"DEMO-5\",\n"
+			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"failed\"}\n");
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check \\'lint\\' could not "
+			 "run\\: exit code 127 …\n"), "%s", c.out);
+	cr_assert(strstr(c.out, "> sh\\: 1\\: no\\-such\\-lint\\: not found"), "the output, inert: %s", c.out);
+	cr_assert_null(strchr(c.out, '\033'), "a control reached the report");
+	cap_release(&c);
+	c = run_report(dir, (char *[]){ "report", path, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "\"cause\":\t\"config_error\""), "%s", c.out);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir);
+	free(path);
+}
+
+/* A failed check's row is followed by what it printed (escaped), and the
+ * Verified lines of every cycle are listed (a role whose approval stands
+ * from cycle 1 ran nothing in cycle 2), each once. */
+Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
+{
+	char *dir = fgt_tmpdir();
+	struct cap c;
+	char *c1 = cyc(1, 3, "rejected", "The check 'lint' failed with exit code 1", "2026-01-15T10:00:00Z");
+	char *c2 = cyc(2, 3, "rejected", "x", "2026-01-15T10:05:00Z");
+	char *c3 = cyc(3, 3, "approved", "", "2026-01-15T10:09:00Z");
+
+	c1[strlen(c1) - 1] = '\0';
+	c2[strlen(c2) - 1] = '\0';
+	c3[strlen(c3) - 1] = '\0';
+	char *cycles = fgt_fmt("%s, \"checks\": [{\"name\": \"lint\", \"exit_code\": 1, \"duration_seconds\": 0.5,"
+			       " \"output_tail\": \"lint.sh: line 3: calc.sh: trailing space\\u001b[2K\\n\"}]},"
+			       "%s, \"verified\": [\"security: sh audit.sh -> clean\"]},"
+			       "%s, \"verified\": [\"correctness: sh tests.sh -> 5 passed\", "
+			       "\"security: sh audit.sh -> clean\"]}", c1, c2, c3);
+	char *p = write_result(dir, "r.json", "T-2", "s", "approved", 0, cycles);
+	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	cr_assert(strstr(c.out, "**Checks** (cycle 1): lint failed (exit code 1, 0.5 s)\n\n"
+			 "The end of lint's output:\n\n> lint\\.sh\\: line 3\\: calc\\.sh\\: trailing space"), "%s", c.out);
+	cr_assert(strstr(c.out, "**Verified:**\n\n- security\\: sh audit\\.sh \\-\\> clean\n"
+			 "- correctness\\: sh tests\\.sh \\-\\> 5 passed\n"), "%s", c.out);
+	cap_release(&c);
+	fgt_rm_rf(dir);
+	free(dir); free(p); free(c1); free(c2); free(c3); free(cycles);
 }

@@ -82,5 +82,12 @@ const char *fg_suggest(const char *word, const char *const *names, size_t n);
 
 /* The same over the long names of table (without "--"); borrowed from it. */
 const char *fg_opts_suggest(const struct fg_opt *table, const char *name);
+/* The same, weighing the value that followed (NULL: none): among the near
+ * names and those name is a prefix of (three letters at least), an option
+ * whose argument fits the value comes first (an existing directory: an
+ * argname ending in DIR; a file or a word that looks like a path: FILE;
+ * else another), then the nearest. "--skills skills/" is --skills-dir,
+ * "--task task.json" --task-file. */
+const char *fg_opts_suggest_value(const struct fg_opt *table, const char *name, const char *value);
 
 #endif

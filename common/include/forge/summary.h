@@ -43,6 +43,24 @@ enum fg_review_state {
 };
 #define FG_STATE_COUNT (FG_STATE_AUDIT_REJECTED + 1)
 
+/* Why a run that did not succeed ended, one name each (the summary's and
+ * the result's "failure": {"cause", "reason"}; docs/reference/exit-codes.md).
+ * FG_CAUSE_NONE: nothing to say, no "failure" member is written. */
+enum fg_failure_cause {
+	FG_CAUSE_NONE,
+	FG_CAUSE_TIMEOUT,          /* the run's time ran out (exit 124) */
+	FG_CAUSE_INTERRUPTED,      /* stopped by a signal (exit 128+N) */
+	FG_CAUSE_WORKER_FAILED,    /* the worker failed (exit 1) */
+	FG_CAUSE_REVIEWER_FAILED,  /* the review failed twice in a row (exit 1) */
+	FG_CAUSE_CONFIG_ERROR,     /* a setup problem, nothing judged (exit 2) */
+	FG_CAUSE_ENGINE_ERROR      /* the runner or its engine failed (exit 125) */
+};
+#define FG_CAUSE_COUNT (FG_CAUSE_ENGINE_ERROR + 1)
+
+/* A failure's reason keeps at most this many bytes (cut on a UTF-8
+ * boundary, scrubbed): the whole message, bounded. */
+#define FG_FAILURE_REASON_MAX 4096
+
 struct fg_summary {
 	enum fg_review_state state;
 	int cycles;
@@ -70,6 +88,8 @@ struct fg_summary {
 	/* The held-out audit's record (owned, NULL: no audit was asked for or
 	 * the loop did not approve); written as "audit". */
 	struct fg_audit *audit;
+	enum fg_failure_cause cause;  /* FG_CAUSE_NONE: no "failure" written */
+	char *reason;                 /* owned or NULL: the failure's reason */
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
@@ -78,6 +98,18 @@ const char *fg_review_state_name(enum fg_review_state s);
 /* The state named s (exactly one of the names above): 0, or -EINVAL with
  * *out untouched. */
 int fg_review_state_parse(const char *s, enum fg_review_state *out);
+
+/* "none", "timeout", "interrupted", "worker_failed", "reviewer_failed",
+ * "config_error", "engine_error" (static); "none" out of range. */
+const char *fg_failure_cause_name(enum fg_failure_cause c);
+/* The cause named s: 0, or -EINVAL with *out untouched. */
+int fg_failure_cause_parse(const char *s, enum fg_failure_cause *out);
+/* Sets s's failure: cause and a copy of reason (borrowed, may be NULL)
+ * bounded by FG_FAILURE_REASON_MAX and scrubbed to valid UTF-8. */
+void fg_summary_set_failure(struct fg_summary *s, enum fg_failure_cause cause, const char *reason);
+/* {"cause", "reason"} as a new cJSON object (owned by the caller), or NULL
+ * when cause is FG_CAUSE_NONE. */
+struct cJSON *fg_failure_to_cjson(enum fg_failure_cause cause, const char *reason);
 
 void fg_summary_init(struct fg_summary *s);
 void fg_summary_release(struct fg_summary *s);
