@@ -121,6 +121,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
 	if (s->nadvice)
 		cJSON_AddItemToObject(o, "advice", fg_findings_to_json(s->advice, s->nadvice));
+	if (s->isolation.known)
+		cJSON_AddItemToObject(o, "isolation", fg_isolation_to_cjson(&s->isolation));
 	return o;
 }
 
@@ -247,6 +249,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		s->max_cost_usd = v->valuedouble;
 	read_findings(o, "questions", &s->questions, &s->nquestions, &s->questions_alloc);
 	read_findings(o, "advice", &s->advice, &s->nadvice, &s->advice_alloc);
+	fg_isolation_from_cjson(&s->isolation, cJSON_GetObjectItemCaseSensitive(o, "isolation"));
 	return 0;
 }
 

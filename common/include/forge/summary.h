@@ -12,6 +12,7 @@
 #define FORGE_SUMMARY_H
 
 #include "forge/buf.h"
+#include "forge/isolation.h"
 #include "forge/usage.h"
 #include "forge/verdict.h"
 
@@ -63,6 +64,9 @@ struct fg_summary {
 	struct fg_finding *advice;
 	size_t nadvice;
 	size_t advice_alloc;          /* its capacity (FG_ALLOC_GROW) */
+	/* The box the agents ran in (isolation.h); written as "isolation"
+	 * when known. */
+	struct fg_isolation isolation;
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
