@@ -546,7 +546,7 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 	int rc;
 
 	init_run(&x, p, s, r);
-	rc = ep_box_prepare(&box, s->cwd, s->envp, s->read_dir);
+	rc = s->unboxed ? ep_box_none(&box) : ep_box_prepare(&box, s->cwd, s->envp, s->read_dir);
 	if (rc < 0) {
 		r->end = EP_AGENT_NOT_STARTED;
 		r->error = -rc;

@@ -70,6 +70,8 @@ struct ep_agent_spec {
 	                              * output is both streams, in the order read) */
 	const char *read_dir;        /* the agent's own prompt directory, which its box
 	                              * lets it read (sandbox.h), or NULL; borrowed */
+	bool unboxed;                /* the entrypoint's own tool (the change set's git,
+	                              * which works in the private directory): no box */
 	bool atomic_echo;            /* echo_fd is shared with other agents running at the
 	                              * same time: each line is written in pieces of at
 	                              * most PIPE_BUF bytes, each "[role] ...\n", so

@@ -439,6 +439,10 @@ static int build_ruleset(const char *cwd, char *const *envp, const char *read_di
 		rc = add_path(fd, "HOME", env_value(envp, "HOME"), ~0ULL);
 	if (!rc)
 		rc = add_path(fd, "TMPDIR", env_value(envp, "TMPDIR"), ~0ULL);
+	/* Test-only: the tests' scratch directory, where their stand-in
+	 * agents note what they saw (docs/reference/config.md). */
+	if (!rc)
+		rc = add_path(fd, "FORGE_TEST_AGENT_WRITE_DIR", getenv("FORGE_TEST_AGENT_WRITE_DIR"), ~0ULL);
 	if (!rc && read_dir)
 		rc = add_path(fd, NULL, read_dir, FS_RX);
 	if (rc) {
@@ -462,6 +466,12 @@ int ep_box_prepare(struct ep_box *b, const char *cwd, char *const *envp, const c
 	if (fd < 0)
 		return fd;
 	b->ruleset_fd = fd;
+	return 0;
+}
+
+int ep_box_none(struct ep_box *b)
+{
+	*b = (struct ep_box){ .ruleset_fd = -1 };
 	return 0;
 }
 

@@ -14,8 +14,9 @@
  *     /dev/shm are;
  *   - write (every right: create, remove, rename, truncate) only beneath its
  *     working directory (the workspace) and the HOME and TMPDIR its final
- *     environment names. A write grant that is, or holds, a hidden path is
- *     withheld (a warning says so once per path);
+ *     environment names (and, test-only, FORGE_TEST_AGENT_WRITE_DIR). A
+ *     write grant that is, or holds, a hidden path is withheld (a warning
+ *     says so once per path);
  *   - read its own prompt directory (ep_box_prepare()'s read_dir);
  *   - with ABI 6 and later, signal or connect to an abstract UNIX socket of
  *     no process outside its own Landlock domain: not the entrypoint, not a
@@ -83,6 +84,10 @@ void ep_sandbox_release(void);
  * negative errno: then the agent must not start.
  */
 int ep_box_prepare(struct ep_box *b, const char *cwd, char *const *envp, const char *read_dir);
+
+/* An empty box (no ruleset, no uid switch), for the entrypoint's own
+ * tools. Returns 0. */
+int ep_box_none(struct ep_box *b);
 
 /* Step 3, in the child: drops to the agents' uid when b says so, sets
  * PR_SET_NO_NEW_PRIVS and restricts itself. 0 or a negative errno (the

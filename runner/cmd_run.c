@@ -122,6 +122,8 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.cycles_by_source = st->sr.cycles_by_source, .usage = usage,
 		.forged_records = st->sr.forged_records,
 		.questions = sum ? sum->questions : NULL, .nquestions = sum ? sum->nquestions : 0,
+		.isolation = sum && sum->isolation.known ? &sum->isolation
+			     : st->sr.isolation.known ? &st->sr.isolation : NULL,
 	};
 	int r;
 

@@ -4,6 +4,7 @@
  */
 #include "output.h"
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,32 @@ static int role_failed(struct rn_output *o, const char *line)
 	return 1;
 }
 
+/* "forge-entrypoint: isolation: {json}" (entrypoint/loop.c), logged as the
+ * isolation event, kept for the result. 1 when line was one. */
+static int isolation(struct rn_output *o, const char *line)
+{
+	static const char head[] = FG_MSG_PREFIX "isolation: {";
+	struct fg_isolation iso;
+	char scoped[128];
+	cJSON *j;
+	int rc;
+
+	if (strncmp(line, head, sizeof(head) - 2))
+		return 0;
+	j = cJSON_Parse(line + sizeof(head) - 2);
+	rc = j ? fg_isolation_from_cjson(&iso, j) : -1;
+	cJSON_Delete(j);
+	if (rc < 0 || o->isolation.known)
+		return 0;
+	o->isolation = iso;
+	fg_isolation_scope_names(iso.scoped, scoped, sizeof(scoped));
+	rn_log(o->log, iso.landlock ? RN_LOG_INFO : RN_LOG_WARN, "isolation",
+	       RN_LS("mechanism", iso.landlock ? "landlock" : "none"), RN_LI("abi", iso.abi),
+	       RN_LS("scoped", scoped), RN_LI("agent_uid", iso.agent_uid), RN_LB("root_dropped", iso.root_dropped),
+	       RN_LS_OPT("reason", iso.landlock ? NULL : iso.reason));
+	return 1;
+}
+
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
 	const char *reason;
@@ -163,7 +190,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	size_t n = strlen(line);
 	uint64_t room;
 
-	if (heartbeat(o, line) || signal_ignored(o, line) || role_failed(o, line))
+	if (heartbeat(o, line) || signal_ignored(o, line) || role_failed(o, line) || isolation(o, line))
 		return;
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:

@@ -24,6 +24,12 @@
  * dropped. Lines below the log level cost nothing. The failure reason is
  * still taken from dropped lines.
  *
+ * The entrypoint's start line "forge-entrypoint: isolation: {json}" (an
+ * agent's lines all carry a role prefix, so only the entrypoint starts a
+ * line with its name) is kept in isolation and logged as the `isolation`
+ * event (mechanism, abi, scoped, agent_uid, root_dropped, reason); only
+ * the first one counts.
+ *
  * Protocol: rn_output_init() -> rn_output_line() per line ->
  * rn_output_finish() once -> rn_output_release(). Loop thread only.
  */
@@ -33,6 +39,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "forge/isolation.h"
 #include "log.h"
 
 #define RN_OUTPUT_LOG_MAX (64ull * 1024 * 1024)
@@ -53,6 +60,7 @@ struct rn_output {
 	char *hint;              /* owned: the first engine hint, or NULL */
 	int engine_down;         /* a line said the engine's daemon is unreachable */
 	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
+	struct fg_isolation isolation;  /* the entrypoint's "isolation: {...}" line, once */
 };
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,

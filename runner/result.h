@@ -6,7 +6,11 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "forged_records", "cycles_dropped"?}
+ *    "forged_records", "isolation", "cycles_dropped"?}
+ * isolation is the box the agents ran in (forge/isolation.h): the sealed
+ * summary's, else the entrypoint's start line's, else null (an entrypoint
+ * that never said: another launcher, an older image, a run that failed
+ * before it).
  * forged_records counts the records of the run whose seal did not verify
  * (record_forged: unsealed, bad_seal, replayed; forge/seal.h): none of them
  * is in review_cycles or decides review_state.
@@ -153,6 +157,7 @@ struct rn_result {
 	size_t nquestions;              /* written as "questions" when > 0 */
 	const struct fg_usage_pair *usage;  /* the step's agent usage totals, or NULL: none */
 	long forged_records;            /* records not believed (record_forged) */
+	const struct fg_isolation *isolation;  /* NULL: null */
 };
 
 /* The agents' usage summed over the stored cycles (each cycle's worker and

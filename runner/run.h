@@ -20,6 +20,11 @@
 #include "forge/buf.h"
 #include "record.h"
 
+/* The ids a container gets from a runner started by root when the workspace
+ * is root's too (or a volume): the image's forge user (docker/Dockerfile). */
+#define RN_SANDBOX_DEFAULT_UID 10001
+#define RN_SANDBOX_DEFAULT_IDS "10001:10001"
+
 struct rn_run_config {
 	enum rn_engine_kind engine;
 	char *workspace;        /* owned, absolute (resolved unless the engine is remote); NULL
@@ -52,6 +57,8 @@ struct rn_run_config {
 	int cycle_dir_given;    /* a template was given: passed on to the entrypoint */
 	int quiet;              /* --quiet: no closing line (closing.h) */
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
+	int require_isolation;  /* --require-isolation / FORGE_REQUIRE_ISOLATION=1: set for the entrypoint */
+	int as_root;            /* --as-root: a container may run as uid 0 */
 	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
 	/* Kubernetes (engine.h); NULL when not given, borrowed. */
 	const char *kube_namespace, *kube_context, *run_as, *workspace_subpath;

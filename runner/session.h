@@ -14,6 +14,7 @@
 #include "result.h"
 #include "run.h"
 #include "watch.h"
+#include "forge/isolation.h"
 #include "forge/summary.h"
 
 #define RN_OUTPUT_TAIL_MAX (8 * 1024)
@@ -34,6 +35,7 @@ struct rn_session_result {
 	long cycles_by_source[RN_SOURCE_COUNT];  /* cycles reported, by the source that saw each first */
 	struct fg_summary *stream_summary;       /* owned or NULL: the sealed summary frame (release and free) */
 	long forged_records;    /* records not believed (record_forged) during the session */
+	struct fg_isolation isolation;  /* the entrypoint's isolation line (output.h); known false without one */
 	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing
 	 * its signal handlers (their disposition reverts to the default): the
 	 * caller writes the result and metrics, then rn_session_unblock_signals(). */

@@ -38,6 +38,9 @@ void fgw_init(struct fgw *w)
 	w->stderr_path = fgw_path(w, "stderr");
 	cr_assert_eq(mkdir(w->ws, 0755), 0, "mkdir '%s': %s", w->ws, strerror(errno));
 	cr_assert_eq(mkdir(w->skills, 0755), 0, "mkdir '%s': %s", w->skills, strerror(errno));
+	/* The stand-in agents note what they saw beside the workspace: their
+	 * box (entrypoint/sandbox.h) lets them write there too, test-only. */
+	setenv("FORGE_TEST_AGENT_WRITE_DIR", w->root, 1);
 }
 
 void fgw_share(const struct fgw *w, uid_t uid, gid_t gid)

@@ -16,7 +16,9 @@
  * A test writes what its run needs with fgw_write(), fgw_task(),
  * fgw_review_md() and fgw_script(), runs, and asserts; fgw_release()
  * removes the tree. The step is "impl" and the skill "impl" unless a test
- * says otherwise.
+ * says otherwise. fgw_init() sets FORGE_TEST_AGENT_WRITE_DIR=R in the
+ * test's environment, so the agents' box (entrypoint/sandbox.h) lets the
+ * stand-in agents write R (beside the workspace) as well.
  *
  * Usage:
  *   struct fgw w;
