@@ -172,6 +172,22 @@ static int hidden_relation(const char *path)
 	return worst;
 }
 
+/* True when path is the directory a hidden path was made in ($TMPDIR):
+ * none of its entries is granted (the agents' own HOME and TMPDIR there
+ * are granted one by one). */
+static bool holds_hidden_directly(const char *path)
+{
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < g.nhidden; i++) {
+		const char *h = g.hidden[i], *slash = strrchr(h, '/');
+
+		if (slash && (size_t)(slash - h) == (n == 1 ? 0 : n) && !strncmp(h, path, n == 1 ? 0 : n))
+			return true;
+	}
+	return false;
+}
+
 static void add_grant(int fd, uint64_t access)
 {
 	if (g.ngrants == GRANTS_MAX) {
@@ -214,7 +230,7 @@ static void grant_entry(const char *dir, const char *name, int depth)
 		free(path);
 		return;
 	}
-	if (rel == 1 && S_ISDIR(st.st_mode))
+	if (rel == 1 && S_ISDIR(st.st_mode) && !holds_hidden_directly(path))
 		grant_dir(path, depth + 1);
 	else if (!rel && S_ISLNK(st.st_mode) && depth == 0) {
 		char *real = realpath(path, NULL);
