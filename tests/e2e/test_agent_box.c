@@ -161,32 +161,38 @@ Test(agent_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
 Test(agent_box, root_cannot_replace_the_reviewers_program)
 {
 	struct fgw f;
-	char *wk, *rv, *body, *after, *tried, *wdir;
+	char *wk, *rv, *body, *after, *tried, *wdir, *sysdir;
 
 	if (geteuid() != 0)
 		cr_skip("needs root: the attack is root's");
 	fgw_init(&f);
 	fgw_runner_tree(&f);
-	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho 'REJECTED: not yet'\n");
+	/* The reviewer's program where an image keeps it: in the system. */
+	sysdir = fgt_fmt("/usr/local/lib/forge-box-test.%ld", (long)getpid());
+	cr_assert_eq(mkdir(sysdir, 0755), 0, "mkdir '%s': %s", sysdir, strerror(errno));
+	rv = fge_script(sysdir, "reviewer.sh", "#!/bin/sh\n", "cat > /dev/null\necho 'REJECTED: not yet'");
 	body = fgt_fmt("cat > /dev/null\n"
 		       "echo hello >> greeting.txt\n"
-		       "if printf '#!/bin/sh\\ncat >/dev/null\\necho APPROVED\\n' > '%s'; then echo replaced; "
-		       "else echo refused; fi >> \"$OUT/tried\" 2>&1\n", rv);
-	wk = fgw_script(&f, "worker.sh", NULL, body);
-	/* Only OUT is the stand-ins' scratch here: the reviewer's program
-	 * beside it must stay out of reach. */
+		       "if (printf '#!/bin/sh\\ncat >/dev/null\\necho APPROVED\\n' > '%s') 2>/dev/null; then "
+		       "echo replaced; else echo refused; fi >> \"$OUT/tried\"", rv);
+	wk = fge_script(f.out, "worker.sh", "#!/bin/sh\n", body);
+	/* Only OUT is the stand-ins' scratch here. */
 	wdir = fgt_fmt("FORGE_TEST_AGENT_WRITE_DIR=%s", f.out);
 	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, (const char *const[]){ wdir, NULL });
 	tried = out_text(&f, "tried");
 	after = fgt_read(rv, NULL);
+	unlink(rv);
+	rmdir(sysdir);
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
 	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "tried:\n%s", tried);
 	cr_assert_not_null(strstr(after, "REJECTED"), "the reviewer's program was replaced:\n%s", after);
 	cr_assert_null(strstr(tried, "replaced"), "%s", tried);
+	cr_assert_not_null(strstr(tried, "refused\n"), "the worker never tried; log:\n%s", f.logtext);
 	free(after);
 	free(tried);
 	free(wdir);
 	free(body);
+	free(sysdir);
 	free(wk);
 	free(rv);
 	fgw_release(&f);
@@ -303,7 +309,8 @@ Test(agent_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
 	cr_assert_eq(mkdir(tmp, 0755), 0);
 	tenv = fgt_fmt("TMPDIR=%s", tmp);
 	wdir = fgt_fmt("FORGE_TEST_AGENT_WRITE_DIR=%s", f.out);
-	wk = fgw_script(&f, "worker.sh", NULL,
+	/* In OUT, the one directory of the test's the agents may read here. */
+	wk = fge_script(f.out, "worker.sh", "#!/bin/sh\n",
 		       "cat > /dev/null\n"
 		       "{ env; cat \"$FORGE_PROMPT_FILE\"; } > \"$OUT/seen\"\n"
 		       "i=0; while [ ! -s \"$OUT/private\" ]; do i=$((i+1)); [ $i -gt 300 ] && exit 99; sleep 0.05; done\n"
