@@ -333,6 +333,11 @@ static int prepare(struct run_state *st, char *err, size_t errlen)
 {
 	struct rn_prepare p = { .rel = st->step_rel, .dir = st->step_dir, .log = st->log };
 
+	/* A root runner's sandbox runs as another uid: the step directory
+	 * it made must be that uid's. */
+	rn_run_sandbox_ids(st->cfg, &p.uid, &p.gid);
+	p.give = getuid() == 0 && p.uid != 0;
+
 	st->wsfd = fg_open_dir(AT_FDCWD, st->cfg->workspace, 0);
 	if (st->wsfd < 0) {
 		int r = st->wsfd;

@@ -86,6 +86,12 @@ char *rn_run_derived_skill(const struct rn_run_config *c);
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);
 
+/* The ids a container runs as: the runner's own, but never uid 0 unless
+ * --as-root: a runner started by root gives the sandbox the workspace's
+ * owner, or RN_SANDBOX_DEFAULT_UID:GID when root owns it (or there is no
+ * host workspace: a volume). The local engine: the runner's own. */
+void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid);
+
 /* Fills *ep for running c with run_id (borrowed; ep borrows from c): the
  * session launches with it, and `run` builds it once before touching the
  * step directory so that an engine configuration error (no image, a path a

@@ -119,11 +119,7 @@ void rn_run_config_release(struct rn_run_config *c)
 	fg_strvec_release(&c->engine_args);
 }
 
-/* The ids a container runs as: the runner's own, but never uid 0 unless
- * --as-root: a runner started by root gives the sandbox the workspace's
- * owner, or RN_SANDBOX_DEFAULT_UID:GID when root owns it (or there is no
- * host workspace: a volume). */
-static void sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid)
+void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid)
 {
 	struct stat st;
 
@@ -159,7 +155,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->run_id = run_id;
 	ep->extra_env = (const char *const *)c->extra_env.v;
 	ep->nextra_env = c->extra_env.n;
-	sandbox_ids(c, &ep->uid, &ep->gid);
+	rn_run_sandbox_ids(c, &ep->uid, &ep->gid);
 	ep->environ = environ;
 	ep->memory = c->memory;
 	ep->cpus = c->cpus;
