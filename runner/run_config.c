@@ -156,6 +156,7 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->extra_env = (const char *const *)c->extra_env.v;
 	ep->nextra_env = c->extra_env.n;
 	rn_run_sandbox_ids(c, &ep->uid, &ep->gid);
+	ep->runner_root = getuid() == 0;
 	ep->environ = environ;
 	ep->memory = c->memory;
 	ep->cpus = c->cpus;

@@ -68,6 +68,7 @@ struct rbox {
 	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
 	char *volume;      /* owned: the named volume used instead of ws, or NULL */
 	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
+	const char *landlock_abi;   /* FORGE_TEST_LANDLOCK_ABI for the run (test-only), or NULL */
 };
 
 static void mkdir_for(const char *path, const struct rbox *b)
@@ -166,7 +167,7 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
 	char *owned[3] = { NULL };
-	char *env[12];
+	char *env[13];
 	size_t n = 0, ne = 0;
 	pid_t pid;
 
@@ -206,6 +207,8 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		env[ne++] = fgt_fmt("CONTAINERS_CONF=%s", b->conf);
 	if (b->worker_output)
 		env[ne++] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
+	if (b->landlock_abi)
+		env[ne++] = fgt_fmt("FORGE_TEST_LANDLOCK_ABI=%s", b->landlock_abi);
 	env[ne] = NULL;
 	pid = fgw_spawn(&b->w, argv, (const char *const *)env);
 	for (size_t i = 0; i < ne; i++)
@@ -1400,6 +1403,10 @@ Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
 
 	fgd_ensure_image(FGD_IMAGE);
 	box_init(&b, "docker", "---\nmax_retries: 2\n---\nApprove.\n");
+	/* A kernel before Landlock ABI 6, where the signals reach PID 1, which
+	 * ignores them; from ABI 6 the box refuses them outright
+	 * (a_root_runner_boxes_the_agents_of_a_container_not_run_as_root). */
+	b.landlock_abi = "5";
 	box_agent(&b, "worker.sh", WORKER_REACHES_FOR_PID1);
 	box_agent(&b, "reviewer.sh", REVIEWER_COUNTS_PROCESSES);
 	cJSON *res = run_approved(&b, NULL, 1);
