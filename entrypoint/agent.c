@@ -609,3 +609,13 @@ void ep_env_build(struct fg_strvec *out, char *const *base, char *const *set)
 		if (strchr(set[i], '='))
 			fg_strvec_push(out, set[i]);
 }
+
+const char *ep_env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}

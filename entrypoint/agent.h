@@ -110,4 +110,8 @@ void ep_write_all(int fd, const void *p, size_t n);
  */
 void ep_env_build(struct fg_strvec *out, char *const *base, char *const *set);
 
+/* The value of name in envp (NULL-terminated "NAME=value" strings; may be
+ * NULL), borrowed from it, or NULL. */
+const char *ep_env_get(char *const *envp, const char *name);
+
 #endif

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "cli.h"
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
@@ -386,17 +387,6 @@ void ep_sandbox_release(void)
 	memset(&g, 0, sizeof(g));
 }
 
-/* The value of name in envp, or NULL. */
-static const char *env_value(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
-			return envp[i] + n + 1;
-	return NULL;
-}
-
 /* A write grant withheld: said once per path. */
 static void say_withheld(const char *what, const char *path)
 {
@@ -452,9 +442,9 @@ static int build_ruleset(const char *cwd, char *const *envp, const char *read_di
 	if (!rc)
 		rc = add_path(fd, "working directory", cwd, ~0ULL);
 	if (!rc)
-		rc = add_path(fd, "HOME", env_value(envp, "HOME"), ~0ULL);
+		rc = add_path(fd, "HOME", ep_env_get(envp, "HOME"), ~0ULL);
 	if (!rc)
-		rc = add_path(fd, "TMPDIR", env_value(envp, "TMPDIR"), ~0ULL);
+		rc = add_path(fd, "TMPDIR", ep_env_get(envp, "TMPDIR"), ~0ULL);
 	/* Test-only: the tests' scratch directory, where their stand-in
 	 * agents note what they saw (docs/reference/config.md). */
 	if (!rc)
