@@ -645,6 +645,12 @@ static void podman_loop(const struct fgd_user *as)
 	struct rbox b;
 
 	box_init_as(&b, "podman", as, "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	if (!as) {
+		/* Rootful: a root runner's sandbox runs as the workspace's owner
+		 * (never uid 0 without --as-root): the stand-in user's tree. */
+		b.uid = b.gid = STAND_IN_ID;
+		fgw_share(&b.w, b.uid, b.gid);
+	}
 	fgd_podman_ensure_image(as, b.conf);
 	box_agent(&b, "worker.sh", WORKER_APPEND);
 	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
@@ -659,6 +665,8 @@ static void podman_loop(const struct fgd_user *as)
 	check_cycle_events(ev, &b);
 	/* Rootless: --userns=keep-id maps the container's user to the caller. */
 	assert_files_owned(&b);
+	const cJSON *iso = cJSON_GetObjectItemCaseSensitive(res, "isolation");
+	cr_assert_str_eq(jstr(iso, "mechanism"), "landlock", "podman's box: %s", cJSON_Print(iso));
 	assert_no_container(&b, jstr(res, "run_id"));
 	fgw_assert_secret_absent(&b.w, b.token);
 	free(errtext);
