@@ -163,7 +163,10 @@ static void agents_init(struct agents *a, const struct fb_cfg *cfg, const char *
 	 * (issue 22), so the overhead includes sealing every record. */
 	a->env[5] = fg_xstrdup(getenv("FORGE_BENCH_UNSEALED") ? "FORGE_SEAL_KEY_STDIN=0"
 							    : "FORGE_SEAL_KEY_STDIN=1");
-	a->env[6] = NULL;
+	/* The stand-in agents' counter reaches them by name (their
+	 * environment is an allow-list, agentenv.h). */
+	a->env[6] = fg_xstrdup("FORGE_AGENT_ENV=FORGE_BENCH_COUNT");
+	a->env[7] = NULL;
 	a->keyfile = fg_xasprintf("%s/seal.key", a->root);
 }
 

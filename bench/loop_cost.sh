@@ -151,7 +151,7 @@ run_one() {   # run_one SCENARIO CONFIG -> one JSON line
   else
     set --
   fi
-  (cd "$d" && env "$@" SCENARIO="$sc" FORGE_WORKER_CMD="sh $d/worker.sh" FORGE_REVIEWER_CMD="sh $d/reviewer.sh" \
+  (cd "$d" && env "$@" SCENARIO="$sc" FORGE_AGENT_ENV=SCENARIO FORGE_WORKER_CMD="sh $d/worker.sh" FORGE_REVIEWER_CMD="sh $d/reviewer.sh" \
      FORGE_WORKER_OUTPUT=claude FORGE_REVIEWER_OUTPUT=claude AUTO_REVIEW_MAX_RETRIES= \
      "$runner" run --engine local --workspace "$d/ws" --skills-dir "$d/skills" --task-file "$d/task.json" \
      --step calc --skill calc --task-key CALC-1 --result "$d/result.json" > "$d/run.log" 2>&1) || true

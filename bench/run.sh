@@ -13,7 +13,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-bench"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFORGE_WERROR=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-box >/dev/null
 mkdir -p "$root/bench/results"
 rc=0

@@ -66,6 +66,8 @@ static const char RUN_ABOUT[] =
 	"  FORGE_AGENT_HEARTBEAT (30)        seconds between 'agent_running' lines while an\n"
 	"                                    agent runs (0: never)\n"
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
+	"  FORGE_AGENT_ENV                   names (',' or spaces) the worker and reviewers get\n"
+	"                                    beside their allow-listed environment (never checks)\n"
 	"  FORGE_SEAL_KEY_STDIN              1: the first stdin line is the run's seal key\n"
 	"                                    (forge-runner sets it; unset: records unsealed)\n"
 	"  FORGE_LIFELINE                    stdin: end of stdin stops the run (the runner died)\n"

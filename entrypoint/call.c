@@ -13,14 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentenv.h"
 #include "cli.h"
 #include "preset.h"
 #include "forge/alloc.h"
 #include "forge/cmdline.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
-
-extern char **environ;
 
 /* A directory made fresh: mkdtemp() of tmpl, then mode. The path (owned)
  * or NULL after saying why. */
@@ -156,11 +155,20 @@ static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *d
 	free(sys);
 }
 
-static void build_env(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
-		      struct fg_strvec *envp)
+/* The agent's environment (agentenv.h) and its fresh HOME and TMPDIR in d;
+ * its prompt files are in dir. 0 or a negative errno (said). */
+static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
+		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
 	const struct ep_task *t = l->t;
+	bool worker = !strcmp(c->role, "worker");
+	struct ep_agentenv_spec spec = {
+		worker ? EP_AGENTENV_WORKER : EP_AGENTENV_REVIEWER,
+		worker ? t->worker_preset : t->reviewer_preset,
+		NULL, t,
+	};
 	struct fg_strvec set;
+	int rc;
 
 	fg_strvec_init(&set);
 	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
@@ -180,14 +188,10 @@ static void build_env(struct ep_loop *l, const struct ep_call *c, const char *di
 		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", dir);
 	else
 		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
-	fg_strvec_pushf(&set, "FORGE_WORKSPACE=%s", t->workspace);
-	fg_strvec_pushf(&set, "FORGE_STEP_NAME=%s", t->step);
-	fg_strvec_pushf(&set, "FORGE_SKILL_NAME=%s", t->skill);
-	fg_strvec_pushf(&set, "FORGE_TASK_KEY=%s", t->task_key);
-	fg_strvec_pushf(&set, "FORGE_RUN_ID=%s", t->run_id);
-	ep_preset_env(!strcmp(c->role, "worker") ? t->worker_preset : t->reviewer_preset, &set);
-	ep_env_build(envp, environ, set.v);
+	spec.set = set.v;
+	rc = ep_agentenv_start(&l->ae, &l->pid1, &spec, d, envp);
 	fg_strvec_release(&set);
+	return rc;
 }
 
 bool ep_call_failed(struct ep_agent_result *r, const struct ep_output *o)
@@ -352,14 +356,15 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 	char *prompt_file = fg_path_join(dir, c->prompt_name);
 	struct fg_strvec argv, envp;
 	char cycle[16], prefix[64];
+	struct ep_agentenv_dirs dirs;
 	struct ep_agent_spec s;
-	int rc;
+	int rc, env_rc;
 
 	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
 	build_argv(l, c, dir, prompt_file, cycle, &argv);
-	build_env(l, c, dir, prompt_file, &envp);
+	env_rc = build_env(l, c, dir, prompt_file, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	s = (struct ep_agent_spec){
@@ -370,7 +375,8 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 		.log_fd = c->log_fd, .read_dir = dir,
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
-	rc = ep_agent_run(&l->pid1, &s, r);
+	rc = env_rc < 0 ? env_rc : ep_agent_run(&l->pid1, &s, r);
+	ep_agentenv_stop(&dirs);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));
 		r->end = EP_AGENT_NOT_STARTED;

@@ -3,16 +3,20 @@
  *
  * Git mode runs the git CLI as a supervised child (agent.h: its own
  * process group, a timeout, bounded capture) with an environment built
- * from nothing but PATH and the private directory, and these settings on
- * the command line (which win over any file): no fsmonitor, no hooks, no
+ * from nothing but PATH and the private directory (no system or global
+ * config: GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null; no system
+ * attributes), a private directory cleared of any config, attributes,
+ * hooks or commondir before every run (reset_private), and these settings
+ * on the command line (which win over any file): no fsmonitor, no hooks,
+ * no attributes file, no
  * compression of the loose objects it writes (1 GiB of new files is then
  * written at disk speed, not zlib's), no untracked cache, no automatic gc.
  */
 #include "changeset.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +32,8 @@
 #include "forge/fsutil.h"
 #include "forge/util.h"
 
+#include <sodium.h>
+
 extern char **environ;
 
 static const char *const GIT_CONFIG[] = {
@@ -35,7 +41,32 @@ static const char *const GIT_CONFIG[] = {
 	"-c", "core.looseCompression=0", "-c", "core.compression=0", "-c", "gc.auto=0",
 	"-c", "core.autocrlf=false", "-c", "core.safecrlf=false", "-c", "core.quotePath=false",
 	"-c", "diff.external=", "-c", "diff.noprefix=false", "-c", "core.symlinks=true",
+	"-c", "core.attributesFile=/dev/null",
 };
+
+/* The files of the private git directory git reads as configuration or
+ * attributes, none of which we write: whatever stands there (written by an
+ * agent that reached the directory) goes before every git run, and the
+ * alternates file is written again, so git never reads a config, a
+ * filter driver, an attributes file or another object store of anyone
+ * else's. */
+static const char *const NOT_OURS[] = { "config", "config.worktree", "commondir", "info", "hooks" };
+
+static void reset_private(struct ep_changeset *cs)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(NOT_OURS); i++) {
+		char *p = fg_path_join(cs->gitdir, NOT_OURS[i]);
+
+		fg_rm_tree(p);
+		free(p);
+	}
+	if (cs->alternates) {
+		char *info = fg_path_join(cs->gitdir, "objects/info");
+
+		fg_write_atomic(info, "alternates", cs->alternates, strlen(cs->alternates));
+		free(info);
+	}
+}
 
 /* Runs git with args (NULL-terminated) in the workspace; stdout into cap
  * (may be NULL) and, when out_fd >= 0, to out_fd (at most out_max).
@@ -48,6 +79,7 @@ static int git(struct ep_changeset *cs, struct ep_pid1 *p, const char *const *ar
 	struct ep_agent_spec s;
 	int rc;
 
+	reset_private(cs);
 	fg_strvec_init(&argv);
 	fg_strvec_push(&argv, "git");
 	for (size_t i = 0; i < ARRAY_SIZE(GIT_CONFIG); i++)
@@ -164,8 +196,10 @@ static int setup_git(struct ep_changeset *cs, const char *tmpdir, const char *re
 		rc = fg_write_atomic(cs->gitdir, "HEAD", "ref: refs/heads/forge-review\n", 29);
 	src = fg_path_join(repo, "objects");
 	alt = fg_xasprintf("%s\n", src);
-	if (!rc && access(src, R_OK) == 0)
+	if (!rc && access(src, R_OK) == 0) {
 		rc = fg_write_atomic(info, "alternates", alt, strlen(alt));
+		cs->alternates = fg_xstrdup(alt);
+	}
 	free(src);
 	src = fg_path_join(repo, "index");
 	copy_file(src, cs->index);
@@ -211,38 +245,25 @@ int ep_changeset_init(struct ep_changeset *cs, struct ep_pid1 *p, const char *wo
 	}
 	if (!cs->git && !*cs->err)
 		snprintf(cs->err, sizeof(cs->err), "cannot set up a private git directory in '%s'", tmpdir);
-	free(repo);
-	return 0;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	if (flag == FTW_DP)
-		rmdir(path);
+	if (cs->git)
+		cs->repo = repo;
 	else
-		unlink(path);
+		free(repo);
 	return 0;
-}
-
-/* Removes a directory tree of ours (never a link's target: FTW_PHYS). */
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 void ep_changeset_release(struct ep_changeset *cs)
 {
 	if (cs->gitdir) {
 		/* The private directory and the objects written into it. */
-		rm_tree(cs->gitdir);
+		fg_rm_tree(cs->gitdir);
 		unlink(cs->index);
 	}
 	ep_manifest_free(cs->last);
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);
-	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude);
+	FG_FREE_ALL(cs->envp, cs->workspace, cs->exclude, cs->gitdir, cs->index, cs->repo_exclude,
+		    cs->alternates, cs->repo);
 	memset(cs, 0, sizeof(*cs));
 }
 
@@ -257,6 +278,118 @@ void ep_state_move(struct ep_state *dst, struct ep_state *src)
 	ep_state_release(dst);
 	*dst = *src;
 	memset(src, 0, sizeof(*src));
+}
+
+/* What one of the repository's own files holds at most, hashed. */
+#define GITMETA_FILE_MAX (1024u * 1024)
+/* hooks/ entries hashed; past them the directory counts as "more": a
+ * directory of a million entries costs one listing, never a million names
+ * in memory. */
+#define GITMETA_ENTRIES_MAX 256
+
+static const char *const GITMETA[EP_GITMETA_N] = { "config", "info/attributes", "hooks" };
+
+static void hash_path(crypto_generichash_state *h, const char *path, int depth);
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The directory's entries (name and content, in name order, at most
+ * GITMETA_ENTRIES_MAX; past them their count) into h. */
+static void hash_dir(crypto_generichash_state *h, const char *path)
+{
+	char *names[GITMETA_ENTRIES_MAX];
+	size_t n = 0, total = 0;
+	DIR *d = opendir(path);
+
+	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n < GITMETA_ENTRIES_MAX)
+			names[n++] = fg_xstrdup(e->d_name);
+		total++;
+	}
+	if (d)
+		closedir(d);
+	qsort(names, n, sizeof(names[0]), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		char *sub = fg_path_join(path, names[i]);
+
+		crypto_generichash_update(h, (const unsigned char *)names[i], strlen(names[i]) + 1);
+		hash_path(h, sub, 1);
+		free(sub);
+		free(names[i]);
+	}
+	if (total > n)
+		crypto_generichash_update(h, (const unsigned char *)&total, sizeof(total));
+}
+
+/* Adds what path is to h: a file's content (cut at GITMETA_FILE_MAX), a
+ * link's target, a directory's entries (one level, hash_dir), or nothing
+ * when it is absent. */
+static void hash_path(crypto_generichash_state *h, const char *path, int depth)
+{
+	struct stat st;
+	struct fg_buf b;
+
+	if (lstat(path, &st) < 0)
+		return;
+	fg_buf_init(&b, GITMETA_FILE_MAX);
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t k = readlink(path, target, sizeof(target));
+
+		crypto_generichash_update(h, (const unsigned char *)"L", 1);
+		if (k > 0)
+			crypto_generichash_update(h, (const unsigned char *)target, (size_t)k);
+	} else if (S_ISREG(st.st_mode)) {
+		fg_read_file_at(AT_FDCWD, path, GITMETA_FILE_MAX, 0, &b, NULL);
+		crypto_generichash_update(h, (const unsigned char *)"F", 1);
+		crypto_generichash_update(h, (const unsigned char *)(b.data ? b.data : ""), b.len);
+		crypto_generichash_update(h, (const unsigned char *)&st.st_size, sizeof(st.st_size));
+	} else if (S_ISDIR(st.st_mode) && depth == 0) {
+		crypto_generichash_update(h, (const unsigned char *)"D", 1);
+		hash_dir(h, path);
+	}
+	fg_buf_release(&b);
+}
+
+static void snap_meta(const struct ep_changeset *cs, struct ep_state *st)
+{
+	for (size_t i = 0; cs->repo && i < EP_GITMETA_N; i++) {
+		crypto_generichash_state h;
+		char *p = fg_path_join(cs->repo, GITMETA[i]);
+
+		crypto_generichash_init(&h, NULL, 0, EP_GITMETA_HASH);
+		hash_path(&h, p, 0);
+		crypto_generichash_final(&h, st->meta[i], EP_GITMETA_HASH);
+		free(p);
+	}
+}
+
+bool ep_changeset_is_agent_config(const char *path)
+{
+	static const char *const TOP[] = { ".git/config", ".git/info/attributes", ".git/hooks" };
+	static const char *const DIRS[] = { ".claude", ".gemini", ".codex" };
+	static const char *const FILES[] = {
+		".mcp.json", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md",
+		".gitattributes", ".gitmodules",
+	};
+	const char *base = strrchr(path, '/');
+
+	for (size_t i = 0; i < ARRAY_SIZE(TOP); i++)
+		if (!strncmp(path, TOP[i], strlen(TOP[i])) && (!path[strlen(TOP[i])] || path[strlen(TOP[i])] == '/'))
+			return true;
+	for (size_t i = 0; i < ARRAY_SIZE(FILES); i++)
+		if (!strcmp(base ? base + 1 : path, FILES[i]))
+			return true;
+	for (const char *c = path; *c; c += strcspn(c, "/") + (c[strcspn(c, "/")] == '/'))
+		for (size_t i = 0; i < ARRAY_SIZE(DIRS); i++)
+			if (strcspn(c, "/") == strlen(DIRS[i]) && !strncmp(c, DIRS[i], strlen(DIRS[i])))
+				return true;
+	return false;
 }
 
 /* git add -A into the private index, then write-tree: the tree id. */
@@ -283,6 +416,7 @@ static int git_snapshot(struct ep_changeset *cs, struct ep_pid1 *p, struct ep_st
 		size_t n = strcspn(fg_buf_str(&b), "\n");
 
 		memcpy(st->tree, b.data, n < sizeof(st->tree) - 1 ? n : sizeof(st->tree) - 1);
+		snap_meta(cs, st);
 		st->valid = true;
 	} else if (!rc) {
 		snprintf(cs->err, sizeof(cs->err), "git write-tree printed no tree id");
@@ -322,7 +456,7 @@ bool ep_changeset_same(const struct ep_state *a, const struct ep_state *b)
 		return false;
 	if (a->m || b->m)
 		return ep_manifest_same(a->m, b->m);
-	return !strcmp(a->tree, b->tree);
+	return !strcmp(a->tree, b->tree) && !memcmp(a->meta, b->meta, sizeof(a->meta));
 }
 
 /* One record of "diff-tree -z --numstat": "A\tD\tpath\0" or, for a rename,
@@ -425,6 +559,8 @@ static int git_compare(struct ep_changeset *cs, struct ep_pid1 *p, const char *a
 int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struct ep_state *a,
 			 const struct ep_state *b, struct fg_evidence *ev, int diff_fd, bool *diffed)
 {
+	int rc;
+
 	*diffed = false;
 	if (!a->valid || !b->valid) {
 		snprintf(cs->err, sizeof(cs->err), "no state to compare with");
@@ -434,7 +570,17 @@ int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struc
 		ep_manifest_compare(a->m, b->m, ev);
 		return 0;
 	}
-	return git_compare(cs, p, a->tree, b->tree, ev, diff_fd, diffed);
+	rc = strcmp(a->tree, b->tree) ? git_compare(cs, p, a->tree, b->tree, ev, diff_fd, diffed) : 0;
+	ev->has_changes = true;
+	for (size_t i = 0; !rc && i < EP_GITMETA_N; i++) {
+		char name[32];
+
+		if (!memcmp(a->meta[i], b->meta[i], EP_GITMETA_HASH) || ev->nchanges >= FG_CHANGES_MAX)
+			continue;
+		snprintf(name, sizeof(name), ".git/%s%s", GITMETA[i], !strcmp(GITMETA[i], "hooks") ? "/" : "");
+		fg_evidence_add_change(ev, FG_CHANGE_MODIFIED, name, NULL, -1, -1);
+	}
+	return rc;
 }
 
 int ep_changeset_exclude_in_repo(struct ep_changeset *cs)

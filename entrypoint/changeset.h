@@ -10,9 +10,12 @@
  *     GIT_INDEX_FILE, objects/info/alternates naming the repository's
  *     objects read-only). The repository's index, refs, hooks and config
  *     are never read as configuration nor written: git runs with no system
- *     or global config, no fsmonitor, no hooks, so nothing the workspace
- *     holds can make it run a program (a .gitattributes filter needs a
- *     config entry the private directory does not have). .gitignore files
+ *     or global config, no attributes file, no fsmonitor, no hooks, and
+ *     before every run the private directory loses any config, info/,
+ *     hooks/ or commondir an agent may have put there; so nothing the
+ *     workspace or an agent wrote can make it run a program (a filter or
+ *     diff driver that an in-tree .gitattributes names needs a config
+ *     entry, and the only config git reads is our command line). .gitignore files
  *     and .git/info/exclude are honoured. The private index starts as a
  *     copy of the repository's index, so unchanged tracked files are
  *     matched by their stat data and never read again.
@@ -49,11 +52,19 @@
 
 struct ep_manifest;
 
+/* What a git repository holds beside its objects that decides what a git
+ * run there may run, and no tree lists: .git/config, .git/info/attributes,
+ * .git/hooks/ (each a BLAKE2b-256 of its content; hooks/ of each entry's
+ * name and content). */
+#define EP_GITMETA_N 3
+#define EP_GITMETA_HASH 32
+
 /* One state of the workspace. */
 struct ep_state {
 	bool valid;                    /* a snapshot was taken */
 	char tree[65];                 /* git: the tree id */
 	struct ep_manifest *m;         /* manifest: owned */
+	unsigned char meta[EP_GITMETA_N][EP_GITMETA_HASH];  /* git: the repository's own files */
 };
 
 struct ep_changeset {
@@ -65,6 +76,8 @@ struct ep_changeset {
 	char *repo_exclude;            /* owned or NULL: our excludes file (the repository's
 	                                * info/exclude and the cycle directory's top) */
 	char **envp;                   /* owned, NULL-terminated: git's environment */
+	char *alternates;              /* owned or NULL: objects/info/alternates as we wrote it */
+	char *repo;                    /* owned or NULL: the repository's git directory (git mode) */
 	size_t nenv;
 	struct ep_manifest *last;      /* manifest: the last state taken (a holder: ep_manifest_ref) */
 	char err[512];                 /* the last failure, for messages */
@@ -88,12 +101,15 @@ void ep_state_release(struct ep_state *st);
 /* Moves src into dst (dst released first; src left empty). */
 void ep_state_move(struct ep_state *dst, struct ep_state *src);
 
-/* True when a and b are both valid, complete and equal. */
+/* True when a and b are both valid, complete and equal (in git mode, the
+ * repository's config, info/attributes and hooks too). */
 bool ep_changeset_same(const struct ep_state *a, const struct ep_state *b);
 
 /*
  * Appends the changes from a to b to ev (has_changes set, since_review as
- * given). diff_fd >= 0: the unified diff (git mode) is written there, at
+ * given); in git mode a changed .git/config, .git/info/attributes or
+ * .git/hooks/ is listed as a modified path of that name. diff_fd >= 0: the
+ * unified diff (git mode) is written there, at
  * most EP_DIFF_MAX bytes, and *diffed set when anything was. 0 or a
  * negative errno (cs->err set).
  */
@@ -105,5 +121,12 @@ int ep_changeset_compare(struct ep_changeset *cs, struct ep_pid1 *p, const struc
  * the workspace without following any symlink. 0, 1 when it was there
  * already, or a negative errno (cs->err set). */
 int ep_changeset_exclude_in_repo(struct ep_changeset *cs);
+
+/* True when path (workspace-relative, as listed) is configuration an agent
+ * CLI or git loads by itself: .claude/, .gemini/, .codex/, .mcp.json,
+ * CLAUDE.md, CLAUDE.local.md, AGENTS.md, AGENTS.override.md, GEMINI.md (at
+ * any depth), .gitattributes, .gitmodules, .git/config, .git/info/attributes,
+ * .git/hooks/. The reviewer's prompt marks such a change as such. */
+bool ep_changeset_is_agent_config(const char *path);
 
 #endif

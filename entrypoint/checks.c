@@ -22,6 +22,8 @@
 #include "forge/text.h"
 #include "forge/util.h"
 
+extern char **environ;
+
 int ep_step_log_open(const char *dir, const char *name)
 {
 	int dfd = fg_open_dir(AT_FDCWD, dir, 0);
@@ -117,7 +119,7 @@ int ep_checks_preflight(const struct ep_checks *x)
 
 		fg_strvec_init(&argv);
 		check_argv(x, k, "1", &argv);
-		rc = startable(x->t->workspace, argv.v[0], x->envp);
+		rc = startable(x->t->workspace, argv.v[0], environ);
 		if (rc < 0) {
 			ep_log(FG_MSG_ERROR, "check '%s' (review.md line %d) cannot start: '%s': %s%s", k->name, k->line,
 				 argv.v[0], strerror(-rc),
@@ -149,17 +151,23 @@ static char *tail_text(const struct ep_capture *cap)
 	return out;
 }
 
-/* The check's environment: the agents' with its role, name and cycle. */
-static void check_env(const struct ep_checks *x, const struct fg_check *k, int cycle, struct fg_strvec *envp)
+/* The check's environment (agentenv.h: a check's allow-list) with its
+ * role, name and cycle, and its fresh HOME and TMPDIR in d. 0 or -errno. */
+static int check_env(const struct ep_checks *x, struct ep_pid1 *p, const struct fg_check *k, int cycle,
+		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
+	struct ep_agentenv_spec spec = { EP_AGENTENV_CHECK, NULL, NULL, x->t };
 	struct fg_strvec set;
+	int rc;
 
 	fg_strvec_init(&set);
 	fg_strvec_push(&set, "FORGE_ROLE=check");
 	fg_strvec_pushf(&set, "FORGE_CHECK_NAME=%s", k->name);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", cycle);
-	ep_env_build(envp, x->envp, set.v);
+	spec.set = set.v;
+	rc = ep_agentenv_start(x->ae, p, &spec, d, envp);
 	fg_strvec_release(&set);
+	return rc;
 }
 
 /* Runs check k for cycle `cycle` into r. 0, or 1 on a stop signal. */
@@ -170,27 +178,30 @@ static int run_one(const struct ep_checks *x, struct ep_pid1 *p, const struct fg
 	char *logname = fg_check_log_name(cycle, k->name);
 	int log_fd = ep_step_log_open(x->step_dir, logname);
 	struct fg_strvec argv, envp;
+	struct ep_agentenv_dirs dirs;
 	struct ep_agent_result ar;
 	struct ep_capture cap;
 	struct ep_agent_spec s;
+	int env_rc;
 
 	snprintf(role, sizeof(role), "check:%s", k->name);
 	snprintf(num, sizeof(num), "%d", cycle);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
 	check_argv(x, k, num, &argv);
-	check_env(x, k, cycle, &envp);
+	env_rc = check_env(x, p, k, cycle, &dirs, &envp);
 	ep_capture_init(&cap, 0, FG_CHECK_TAIL_BYTES + 8);
 	s = (struct ep_agent_spec){
 		.role = role, .argv = argv.v, .envp = envp.v, .cwd = x->t->workspace, .input = "",
 		.timeout_s = k->timeout_s, .kill_grace_s = x->t->kill_grace_s, .capture = &cap,
 		.log_fd = log_fd, .log_max = EP_CHECK_LOG_MAX, .echo_fd = 2, .merge_stderr = true,
 	};
-	if (ep_agent_run(p, &s, &ar) < 0) {
+	if (env_rc < 0 || ep_agent_run(p, &s, &ar) < 0) {
 		memset(&ar, 0, sizeof(ar));
 		ar.end = EP_AGENT_NOT_STARTED;
 		snprintf(ar.what, sizeof(ar.what), "cannot run check '%s'", k->name);
 	}
+	ep_agentenv_stop(&dirs);
 	r->exit_code = ar.end == EP_AGENT_EXITED ? ar.exit_code : -1;
 	r->timed_out = ar.end == EP_AGENT_TIMEOUT;
 	r->duration_seconds = ar.seconds;

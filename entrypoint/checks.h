@@ -20,12 +20,16 @@
  *      "checks", and no reviewer runs; passing checks go into the
  *      reviewer's prompt (ep_checks_prompt()) and the cycle file.
  * A check's command line takes the agents' placeholders {workspace},
- * {step}, {skill}, {task_key}, {cycle}; its environment is the agents'
- * (FORGE_ROLE=check, FORGE_CHECK_NAME=NAME, FORGE_CYCLE=k).
+ * {step}, {skill}, {task_key}, {cycle}; its environment is a check's
+ * allow-list (agentenv.h: no credential at all, git's overrides, a fresh
+ * HOME and TMPDIR) with FORGE_ROLE=check, FORGE_CHECK_NAME=NAME,
+ * FORGE_CYCLE=k, FORGE_WORKSPACE, FORGE_STEP_NAME, FORGE_SKILL_NAME,
+ * FORGE_TASK_KEY and FORGE_RUN_ID.
  */
 #ifndef EP_CHECKS_H
 #define EP_CHECKS_H
 
+#include "agentenv.h"
 #include "pid1.h"
 #include "task.h"
 #include "forge/buf.h"
@@ -40,7 +44,7 @@ struct ep_checks {
 	const struct ep_task *t;
 	const struct fg_review_config *cfg;
 	const char *step_dir;          /* absolute: logs are written there */
-	char *const *envp;             /* the agents' environment (FORGE_ROLE etc. are set here) */
+	const struct ep_agentenv *ae;  /* the run's agent environments (agentenv.h) */
 };
 
 /* Step 1. Logs each problem ("error: check 'tests' cannot start: ..."); 0

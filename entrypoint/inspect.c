@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agentenv.h"
 #include "capture.h"
 #include "cli.h"
 #include "forge/alloc.h"
@@ -194,17 +195,63 @@ static int add_agents(cJSON *o)
 	return 0;
 }
 
+/* "agent_env": review.md's names, [] without any. */
+static void add_agent_env(cJSON *o, const struct fg_review_config *c)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "agent_env");
+
+	for (size_t i = 0; i < c->nagent_env; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(c->agent_env[i]));
+}
+
+/* "environment": {"worker", "reviewer", "check"}: the names (and NAME*
+ * patterns) each role's environment may hold (agentenv.h), never a value.
+ * cfg (may be NULL) adds its agent_env. 0 or FG_EXIT_USAGE. */
+static int add_environment(cJSON *o, const struct fg_review_config *cfg)
+{
+	static const char *const roles[] = { "worker", "reviewer", "check" };
+	static const enum ep_agentenv_kind kinds[] = { EP_AGENTENV_WORKER, EP_AGENTENV_REVIEWER, EP_AGENTENV_CHECK };
+	cJSON *env = cJSON_AddObjectToObject(o, "environment");
+	struct fg_strvec extra, names;
+	struct ep_role_agent a;
+	char err[256];
+
+	fg_strvec_init(&extra);
+	if (ep_agentenv_extra(cfg, &extra, err, sizeof(err)) < 0) {
+		ep_log(FG_MSG_INFO, "config: %s", err);
+		fg_strvec_release(&extra);
+		return FG_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(roles); i++) {
+		cJSON *arr = cJSON_AddArrayToObject(env, roles[i]);
+
+		ep_role_agent_init(&a);
+		if (i < 2 && ep_role_agent_load(&a, roles[i], err, sizeof(err)) < 0)
+			ep_role_agent_init(&a);
+		fg_strvec_init(&names);
+		ep_agentenv_names(kinds[i], a.preset, &extra, &names);
+		for (size_t k = 0; k < names.n; k++)
+			cJSON_AddItemToArray(arr, cJSON_CreateString(names.v[k]));
+		fg_strvec_release(&names);
+		ep_role_agent_release(&a);
+	}
+	fg_strvec_release(&extra);
+	return 0;
+}
+
 static const char CONFIG_ABOUT[] =
 	"Prints the resolved configuration as JSON: for a review.md FILE its {\"max_retries\",\n"
 	"\"max_cost_usd\" (null: no budget), \"stop_when_stalled\", \"instructions\",\n"
 	"\"require_evidence\", \"checks\" ([{\"name\", \"run\", \"timeout_seconds\"}]),\n"
 	"\"reviewers\", \"rereview\", \"warnings\"}; always \"agents\":\n"
 	"{\"worker\", \"reviewer\"} with each role's \"command\", \"output\" format, \"preset\" and\n"
-	"\"system_prompt_in_prompt\". Honours AUTO_REVIEW_MAX_RETRIES, AUTO_REVIEW_MAX_COST_USD,\n"
-	"AUTO_REVIEW_STOP_WHEN_STALLED,\n"
+	"\"system_prompt_in_prompt\"; always \"environment\": {\"worker\", \"reviewer\", \"check\"}\n"
+	"with the names (NAME* a pattern) of the variables each role's environment may hold,\n"
+	"never a value (FILE's \"agent_env\" and FORGE_AGENT_ENV add names). Honours\n"
+	"AUTO_REVIEW_MAX_RETRIES, AUTO_REVIEW_MAX_COST_USD, AUTO_REVIEW_STOP_WHEN_STALLED,\n"
 	"FORGE_WORKER_CMD, FORGE_REVIEWER_CMD, FORGE_WORKER_OUTPUT, FORGE_REVIEWER_OUTPUT,\n"
-	"FORGE_WORKER_AGENT and FORGE_REVIEWER_AGENT. Exit 2 on an unreadable FILE or an\n"
-	"invalid agent setting.";
+	"FORGE_WORKER_AGENT, FORGE_REVIEWER_AGENT and FORGE_AGENT_ENV. Exit 2 on an\n"
+	"unreadable FILE or an invalid agent setting.";
 
 int ep_cmd_config(int argc, char **argv)
 {
@@ -219,6 +266,8 @@ int ep_cmd_config(int argc, char **argv)
 	if (n == 0) {
 		o = cJSON_CreateObject();
 		rc = add_agents(o);
+		if (!rc)
+			rc = add_environment(o, NULL);
 		if (!rc)
 			print_json(o);
 		cJSON_Delete(o);
@@ -245,7 +294,10 @@ int ep_cmd_config(int argc, char **argv)
 			    reviewer_json);
 	cJSON_AddStringToObject(o, "rereview", fg_rereview_name(c.rereview));
 	add_warnings(o, &c.diags);
+	add_agent_env(o, &c);
 	rc = add_agents(o);
+	if (!rc)
+		rc = add_environment(o, &c);
 	if (!rc)
 		print_json(o);
 	cJSON_Delete(o);
@@ -458,8 +510,50 @@ static int skills_root(const char *dir)
 	return yes;
 }
 
+/* 1 when file is DIR/SKILL/review.md directly below dir. */
+static int skill_below(const char *dir, const char *file)
+{
+	const char *rel = file + strlen(dir), *slash;
+
+	while (*rel == '/')
+		rel++;
+	slash = strchr(rel, '/');
+	return slash && slash > rel && !strcmp(slash, "/review.md");
+}
+
+/*
+ * 1 when dir is to be linted as a skills root: it holds default/, or it
+ * holds a DIR/SKILL/review.md and is no directory the lookup reads itself
+ * (default/, or a project's directory beside one): the first mistake of a
+ * new skills directory, whose SKILL/review.md the lookup never reads.
+ */
+static int linted_as_root(const char *dir, const struct fg_strvec *found)
+{
+	char *parent = fg_path_join(dir, "..");
+	const char *end = dir + strlen(dir), *base;
+	int inside;
+
+	if (skills_root(dir)) {
+		free(parent);
+		return 1;
+	}
+	while (end > dir && end[-1] == '/')
+		end--;
+	for (base = end; base > dir && base[-1] != '/'; base--)
+		;
+	inside = ((size_t)(end - base) == strlen("default") && !memcmp(base, "default", strlen("default"))) ||
+		 skills_root(parent);
+	free(parent);
+	for (size_t i = 0; !inside && i < found->n; i++)
+		if (skill_below(dir, found->v[i]))
+			return 1;
+	return 0;
+}
+
 static size_t lint_path(const char *path)
 {
+	int root;
+
 	struct fg_strvec found, misnamed;
 	struct stat st;
 	size_t errors = 0;
@@ -479,9 +573,10 @@ static size_t lint_path(const char *path)
 		qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	if (misnamed.n)
 		qsort(misnamed.v, misnamed.n, sizeof(*misnamed.v), cmp_str);
+	root = linted_as_root(path, &found);
 	for (size_t i = 0; i < found.n; i++) {
 		errors += lint_file(found.v[i]);
-		if (skills_root(path))
+		if (root)
 			errors += check_reachable(path, found.v[i]);
 	}
 	/* An error: the skill it sits beside is silently never reviewed. */

@@ -43,8 +43,6 @@
 #include "forge/util.h"
 #include "forge/verdict.h"
 
-extern char **environ;
-
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
@@ -115,7 +113,7 @@ static int configure(struct ep_loop *l)
 		ep_log(FG_MSG_ERROR, "FORGE_REVIEWER_CMD is not set, but '%s' asks for review", l->review_md);
 		return FG_EXIT_USAGE;
 	}
-	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .envp = environ };
+	l->checks = (struct ep_checks){ .t = l->t, .cfg = &l->cfg, .ae = &l->ae };
 	return l->max > 0 ? ep_checks_preflight(&l->checks) : 0;
 }
 
@@ -614,6 +612,9 @@ static int start(struct ep_loop *l)
 	}
 	if (l->t->clear_stale)
 		clear_stale(l);
+	rc = ep_agentenv_init(&l->ae, l->review_md ? &l->cfg : NULL);
+	if (rc < 0)
+		return rc == -EINVAL ? FG_EXIT_USAGE : FG_EXIT_FAILED;
 	if (ep_call_tmpdir_make(l) < 0)
 		return FG_EXIT_FAILED;
 	return box(l);
@@ -623,6 +624,7 @@ static void loop_release(struct ep_loop *l)
 {
 	ep_evidence_release(l);
 	ep_call_tmpdir_remove(l);
+	ep_agentenv_release(&l->ae);
 	for (size_t i = 0; i < l->nhist; i++)
 		fg_cycle_release(&l->hist[i]);
 	free(l->hist);

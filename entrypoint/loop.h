@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "agentenv.h"
 #include "checks.h"
 #include "pid1.h"
 #include "task.h"
@@ -94,6 +95,7 @@ struct ep_loop {
 	struct ep_checks checks;      /* review.md's checks (checks.h) */
 	const struct fg_evidence *ev; /* this cycle's evidence while its reviewers run, or NULL */
 	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
+	struct ep_agentenv ae;        /* the agents' environments and HOMEs (agentenv.h) */
 };
 
 /*

@@ -29,8 +29,10 @@
  * helper models that `usage` leaves out), else from `usage`; input_tokens
  * = input + cache creation + cache read tokens, cached_input_tokens =
  * cache read tokens. cost_usd = total_cost_usd; turns = num_turns;
- * duration_ms = duration_ms. reasoning_tokens stays null: Claude counts
- * thinking in output_tokens and reports no separate figure.
+ * duration_ms = duration_ms. reasoning_tokens = the result's
+ * usage.output_tokens_details.thinking_tokens where Claude reports it (the
+ * part of output_tokens spent thinking, as Codex's reasoning_output_tokens),
+ * else null.
  */
 #include "output.h"
 
@@ -88,6 +90,8 @@ static void result_usage(struct ep_output *o, const cJSON *m)
 	fg_usage_set_cost(&u, cost);
 	fg_usage_set(&u, FG_USAGE_TURNS, fg_json_num(m, "num_turns"));
 	fg_usage_set(&u, FG_USAGE_DURATION, fg_json_num(m, "duration_ms"));
+	fg_usage_set(&u, FG_USAGE_REASONING,
+		     fg_json_num(fg_json_obj(fg_json_obj(m, "usage"), "output_tokens_details"), "thinking_tokens"));
 	/* A result carries the run's totals: the last one replaces, never adds. */
 	o->usage = u;
 }

@@ -22,6 +22,7 @@
 #include "judge.h"
 #include "prompt.h"
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/fsutil.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
@@ -59,10 +60,10 @@ static int drain(int fd, struct fg_buf *out)
 	ssize_t k = read(fd, buf, sizeof(buf));
 
 	if (k > 0) {
-		/* Past the bound the rest is dropped: the result is then no
-		 * valid JSON and the role counts as failed. */
-		if (fg_buf_add(out, buf, (size_t)k) < 0)
-			out->len = out->max;
+		/* Past the bound the rest is dropped and the error stays
+		 * set: the result is then refused (take_review) and the role
+		 * counts as failed. */
+		fg_buf_add(out, buf, (size_t)k);
 		return 0;
 	}
 	return k == 0 || (errno != EINTR && errno != EAGAIN);
@@ -262,6 +263,26 @@ static void merge_findings(struct fg_cycle *c, const struct fg_review *r)
 	}
 }
 
+/* Appends role r's part of the merged feedback to fb, whole or not at all:
+ * a part that does not fit in the room left is replaced by its heading and
+ * where the whole text is; when not even that fits the role gets no part.
+ * fb's error is never set here, so every later role still gets its own. */
+static void add_role_feedback(struct fg_buf *fb, const struct fg_review *r)
+{
+	const char *sep = fb->len ? "\n\n" : "";
+	struct fg_buf part;
+
+	fg_buf_init(&part, fg_buf_room(fb));
+	if (fg_buf_addf(&part, "%s[%s] %s", sep, r->role, r->j.feedback) < 0) {
+		fg_buf_reset(&part);
+		fg_buf_addf(&part, "%s[%s] (feedback too long: see %s)", sep, r->role,
+			    r->reviewer_log ? r->reviewer_log : "its log");
+	}
+	if (!fg_buf_error(&part))
+		fg_buf_add(fb, part.data ? part.data : "", part.len);
+	fg_buf_release(&part);
+}
+
 void ep_panel_merge(struct fg_cycle *c)
 {
 	struct fg_buf fb;
@@ -274,11 +295,7 @@ void ep_panel_merge(struct fg_cycle *c)
 
 		if (r->j.verdict == FG_VERDICT_REJECTED) {
 			c->j.verdict = FG_VERDICT_REJECTED;
-			/* Bounded: a role's feedback that does not fit is cut to
-			 * its heading; the worker still gets the findings. */
-			if (fg_buf_addf(&fb, "%s[%s] %s", fb.len ? "\n\n" : "", r->role, r->j.feedback) < 0)
-				fg_buf_addf(&fb, "%s[%s] (feedback too long: see %s)", fb.len ? "\n\n" : "",
-					    r->role, r->reviewer_log ? r->reviewer_log : "its log");
+			add_role_feedback(&fb, r);
 		}
 		if (r->j.has_findings) {
 			c->j.has_findings = true;
@@ -451,7 +468,8 @@ static void take_review(const struct fg_buf *out, const struct ep_panel_end *end
 		failed_review(rv, role, end->why);
 		return;
 	}
-	o = out->len ? fg_json_parse_exact(out->data, out->len) : NULL;
+	/* A result cut at the bound is no result, whatever its start says. */
+	o = out->len && !fg_buf_error(out) ? fg_json_parse_exact(out->data, out->len) : NULL;
 	if (!o || fg_review_from_cjson(rv, o) < 0 || strcmp(rv->role, role) != 0)
 		failed_review(rv, role, "the reviewer's helper process ended without a result");
 	cJSON_Delete(o);

@@ -19,9 +19,8 @@
 #include "forge/cmdline.h"
 #include "forge/util.h"
 
-extern char **environ;
-
 #define PRESET_ENV_MAX 4
+#define PRESET_ALLOW_MAX 20
 
 struct preset {
 	const char *name;
@@ -32,30 +31,53 @@ struct preset {
 	const char *env[PRESET_ENV_MAX]; /* "NAME=value" the CLI needs headless; NULL-ended */
 	const char *root_env;            /* also set when we run as root, or NULL */
 	struct ep_preset_creds creds;
+	/* The variables its agent may get (agentenv.h): names, or NAME*
+	 * patterns; NULL-ended. The CLI's own configuration directory variable
+	 * (creds.dir_var) is never among them: the agent's HOME is fresh. */
+	const char *allow[PRESET_ALLOW_MAX];
 };
 
+/*
+ * The reviewers load no project configuration the worker could write
+ * (docs/guide/agents.md#a-clean-reviewer): Claude Code reads the user
+ * settings of its fresh HOME only (--setting-sources user: no
+ * .claude/settings*.json, no project CLAUDE.md) and no .mcp.json
+ * (--strict-mcp-config without --mcp-config); Codex reads no AGENTS.md
+ * (project_doc_max_bytes=0) and, its CODEX_HOME being fresh, trusts no
+ * project, so .codex/ is not loaded; Gemini gets a system settings file
+ * (agentenv.c) that outranks the workspace's.
+ */
 static const struct preset PRESETS[] = {
 	{ "claude", EP_OUTPUT_CLAUDE,
 	  "claude -p --output-format stream-json --verbose --dangerously-skip-permissions",
 	  "claude -p --output-format stream-json --verbose --append-system-prompt {system_prompt} "
+	  "--setting-sources user --strict-mcp-config "
 	  "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit",
 	  false, { NULL }, "IS_SANDBOX=1",
 	  { "Claude Code", { "ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN", NULL },
 	    { NULL }, { "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", NULL },
-	    "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json", NULL } },
+	    "CLAUDE_CONFIG_DIR", ".claude", ".credentials.json", NULL },
+	  { "ANTHROPIC_*", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CODE_USE_*", "CLAUDE_CODE_SKIP_*",
+	    "CLAUDE_CODE_MAX_*", "CLAUDE_CODE_DISABLE_*", "AWS_*", "CLOUD_ML_REGION", "VERTEX_REGION_*",
+	    "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "MAX_THINKING_TOKENS",
+	    "DISABLE_PROMPT_CACHING", "IS_SANDBOX", NULL } },
 	{ "codex", EP_OUTPUT_CODEX,
 	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
-	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -",
+	  "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+	  "-c project_doc_max_bytes=0 -",
 	  true, { NULL }, NULL,
 	  { "Codex CLI", { "CODEX_API_KEY", NULL }, { "OPENAI_API_KEY", NULL }, { NULL },
 	    "CODEX_HOME", ".codex", "auth.json",
-	    "codex exec reads CODEX_API_KEY, not OPENAI_API_KEY" } },
+	    "codex exec reads CODEX_API_KEY, not OPENAI_API_KEY" },
+	  { "CODEX_*", "OPENAI_*", "AZURE_OPENAI_API_KEY", NULL } },
 	{ "gemini", EP_OUTPUT_GEMINI,
 	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
 	  "gemini --output-format stream-json --skip-trust --approval-mode yolo",
 	  true, { "GEMINI_CLI_TRUST_WORKSPACE=true", NULL }, NULL,
 	  { "Gemini CLI", { "GEMINI_API_KEY", "GOOGLE_API_KEY", NULL }, { "GOOGLE_APPLICATION_CREDENTIALS", NULL },
-	    { "GOOGLE_GENAI_USE_VERTEXAI", NULL }, NULL, NULL, NULL, NULL } },
+	    { "GOOGLE_GENAI_USE_VERTEXAI", NULL }, NULL, NULL, NULL, NULL },
+	  { "GEMINI_*", "GOOGLE_API_KEY", "GOOGLE_GENAI_*", "GOOGLE_GEMINI_*", "GOOGLE_CLOUD_*",
+	    "GOOGLE_APPLICATION_CREDENTIALS", NULL } },
 };
 
 #define NPRESETS ARRAY_SIZE(PRESETS)
@@ -121,64 +143,23 @@ static void push_unless_set(struct fg_strvec *set, const char *kv)
 		fg_strvec_push(set, kv);
 }
 
-/* CLAUDE_CODE_* settings a user sets on purpose; every other CLAUDE_CODE_*
- * variable (and CLAUDECODE) is a running Claude Code session's, which a
- * nested CLI would take for its own (CLAUDE_CODE_ENTRYPOINT, _SSE_PORT...). */
-static const char *const CLAUDE_SETTINGS[] = {
-	"CLAUDE_CODE_OAUTH_TOKEN=", "CLAUDE_CODE_USE_", "CLAUDE_CODE_SKIP_", "CLAUDE_CODE_MAX_",
-	"CLAUDE_CODE_DISABLE_",
-};
-
-static bool session_var(const char *kv)
-{
-	if (!strncmp(kv, "CLAUDECODE=", 11))
-		return true;
-	if (strncmp(kv, "CLAUDE_CODE_", 12))
-		return false;
-	for (size_t i = 0; i < ARRAY_SIZE(CLAUDE_SETTINGS); i++)
-		if (!strncmp(kv, CLAUDE_SETTINGS[i], strlen(CLAUDE_SETTINGS[i])))
-			return false;
-	return true;
-}
-
-/* Removes (a bare NAME in set) the nested-session variables of environ. */
-static void drop_session_vars(struct fg_strvec *set)
-{
-	for (char **e = environ; e && *e; e++) {
-		size_t n = strcspn(*e, "=");
-
-		if ((*e)[n] == '=' && session_var(*e))
-			fg_strvec_push_take(set, fg_xstrndup(*e, n));
-	}
-}
-
-/* Removes every other vendor's credential variables. */
-static void drop_other_vendors(const struct preset *p, struct fg_strvec *set)
-{
-	for (size_t i = 0; i < NPRESETS; i++) {
-		const struct ep_preset_creds *c = &PRESETS[i].creds;
-
-		if (&PRESETS[i] == p)
-			continue;
-		for (size_t j = 0; c->secrets[j]; j++)
-			fg_strvec_push(set, c->secrets[j]);
-		for (size_t j = 0; c->others[j]; j++)
-			fg_strvec_push(set, c->others[j]);
-	}
-}
-
 void ep_preset_env(const char *preset, struct fg_strvec *set)
 {
 	const struct preset *p = find(preset);
 
-	drop_session_vars(set);
 	if (!p)
 		return;
-	drop_other_vendors(p, set);
 	for (size_t i = 0; i < PRESET_ENV_MAX && p->env[i]; i++)
 		push_unless_set(set, p->env[i]);
 	if (p->root_env && geteuid() == 0)
 		push_unless_set(set, p->root_env);
+}
+
+const char *const *ep_preset_allow(const char *preset)
+{
+	const struct preset *p = find(preset);
+
+	return p ? p->allow : NULL;
 }
 
 /* FORGE_*_ARGS appended to a->cmd. 0, or -EINVAL with err set. */

@@ -27,7 +27,10 @@
  * A preset also sets the environment its CLI needs headless
  * (ep_preset_env): Gemini's workspace trust, and IS_SANDBOX=1 for Claude
  * when the entrypoint runs as root (Claude refuses to skip permissions as
- * root otherwise). docs/guide/agents.md#presets says which version each
+ * root otherwise); it names the variables its agent may get (the
+ * allow-list of agentenv.h: its vendor's credentials and settings, the
+ * cloud switches' included). A reviewer preset loads no project
+ * configuration the worker could have written (preset.c). docs/guide/agents.md#presets says which version each
  * flag was checked against.
  */
 #ifndef EP_PRESET_H
@@ -62,20 +65,10 @@ int ep_role_agent_load(struct ep_role_agent *a, const char *role, char *err, siz
 const char *ep_preset_command(const char *preset, const char *role);
 
 /*
- * Appends to set (ep_env_build's list, agent.h: "NAME=value" sets, a bare
- * "NAME" removes) the agent environment's changes for preset (NULL or an
- * unknown name: a command of the user's own):
- *   - every agent: the variables of a running Claude Code session are
- *     removed (CLAUDECODE, and each CLAUDE_CODE_* but the settings
- *     CLAUDE_CODE_OAUTH_TOKEN, CLAUDE_CODE_USE_*, _SKIP_*, _MAX_*,
- *     _DISABLE_*), so a nested CLI does not take our session for its own;
- *   - a preset's agent: every other preset's credential variables
- *     (ep_preset_creds: secrets and others) are removed, so the worker
- *     running Codex never sees ANTHROPIC_API_KEY; a command of the user's
- *     own keeps them (its vendor is unknown);
- *   - a preset's agent: the variables its CLI needs headless are set,
- *     unless the environment sets them already (getenv, even empty: the
- *     user's value wins).
+ * Appends to set (ep_env_build's list, agent.h: "NAME=value" sets) the
+ * variables preset's CLI needs headless (Gemini's workspace trust; Claude's
+ * IS_SANDBOX=1 as root), unless the environment sets them already (getenv,
+ * even empty: the user's value wins). Nothing for NULL or an unknown name.
  */
 void ep_preset_env(const char *preset, struct fg_strvec *set);
 
@@ -97,6 +90,10 @@ struct ep_preset_creds {
 
 /* preset's credentials (static), or NULL for NULL or an unknown name. */
 const struct ep_preset_creds *ep_preset_creds(const char *preset);
+/* The variables preset's agent may get from the entrypoint's environment
+ * (agentenv.h): a NULL-ended list of names and NAME* patterns (static), or
+ * NULL for NULL or an unknown name. */
+const char *const *ep_preset_allow(const char *preset);
 /* The presets' names, for iterating: i-th name or NULL past the last. */
 const char *ep_preset_name(size_t i);
 

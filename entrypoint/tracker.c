@@ -149,6 +149,8 @@ void ep_tracker_prompt(struct fg_buf *b, const struct fg_evidence *ev, const cha
 			fg_buf_addf(b, " (from %s)", c->old_path);
 		if (c->added >= 0 && c->deleted >= 0)
 			fg_buf_addf(b, " +%ld -%ld", c->added, c->deleted);
+		if (ep_changeset_is_agent_config(c->path))
+			fg_buf_adds(b, " [agent or git configuration: a CLI or git loads it by itself]");
 		fg_buf_addc(b, '\n');
 	}
 	if (ev->nchanges > n || ev->changes_truncated)

@@ -108,7 +108,10 @@ static void finish(struct kjob *j, int code, const char *reason, int linger_ms)
 	if (!j->final) {
 		j->final = 1;
 		j->code = code;
-		snprintf(j->reason, sizeof(j->reason), "%s", reason ? reason : "");
+		/* A reason longer than the field is cut, and the precision says
+		 * so to the compiler (the log escapes a cut sequence). */
+		snprintf(j->reason, sizeof(j->reason), "%.*s", (int)sizeof(j->reason) - 1,
+			 reason ? reason : "");
 	}
 	uv_timer_stop(&j->poll);
 	if (j->logs_running)

@@ -298,11 +298,8 @@ int rn_metrics_render(const struct rn_metrics *m, struct fg_buf *out)
 	}
 	free(v);
 	/* On -E2BIG drop the partial text so out is left as it was. */
-	if (r && out->data) {
-		out->len = old_len;
-		out->data[old_len] = '\0';
-		out->err = old_err;
-	}
+	if (r)
+		fg_buf_rewind(out, old_len, old_err);
 	return r;
 }
 

@@ -41,7 +41,7 @@ enum {
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
-	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH,
+	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH, R_AGENT_ENV,
 	R_REQUIRE_ISOLATION, R_AS_ROOT,
 };
 
@@ -65,6 +65,8 @@ const struct fg_opt rn_run_options[] = {
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
 	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
 	{ R_ENV, "env", 0, "NAME", NULL, "also pass NAME into the container (repeatable)" },
+	{ R_AGENT_ENV, "agent-env", 0, "NAME", NULL,
+	  "also pass NAME into the sandbox and on to the agents (worker, reviewers; never checks) beside their allow-listed environment (repeatable)" },
 	{ R_MOUNT_LABEL, "mount-label", 0, "MODE", "FORGE_MOUNT_LABEL", "SELinux label of the bind mounts: auto (default: Z when SELinux is on), z, Z, none" },
 	{ R_MEMORY, "memory", 0, "SIZE", "FORGE_MEMORY", "container memory limit (4g, 512m)" },
 	{ R_CPUS, "cpus", 0, "N", "FORGE_CPUS", "container CPU limit (2, 0.5)" },
@@ -194,6 +196,23 @@ static int take_env(struct rn_run_config *c, const char *v)
 	return 0;
 }
 
+/* --agent-env NAME: passed like --env NAME, and named to the entrypoint in
+ * FORGE_AGENT_ENV (a FORGE_* variable: every engine passes it), which adds
+ * it to the agents' allow-listed environment. */
+static int take_agent_env(struct rn_run_config *c, const char *v)
+{
+	const char *had = getenv("FORGE_AGENT_ENV");
+	char *all;
+	int r = take_env(c, v);
+
+	if (r)
+		return r;
+	all = had && *had ? fg_xasprintf("%s,%s", had, v) : fg_xstrdup(v);
+	r = setenv("FORGE_AGENT_ENV", all, 1);
+	free(all);
+	return r ? rn_usage("cannot set FORGE_AGENT_ENV: %s", strerror(errno)) : 0;
+}
+
 /* The options that only the kubernetes engine honours. */
 static int take_kube_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
 {
@@ -248,6 +267,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_SKILLS: a->skills_dir = v; break;
 	case R_ENTRYPOINT: a->entrypoint = v; break;
 	case R_ENV: return take_env(c, v);
+	case R_AGENT_ENV: return take_agent_env(c, v);
 	case R_VOLUME: c->workspace_volume = v; break;
 	case R_TIMEOUT: a->timeout = v; break;
 	case R_POLL: a->poll = v; break;

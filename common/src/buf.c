@@ -110,8 +110,12 @@ int fg_buf_vaddf(struct fg_buf *b, const char *fmt, va_list ap)
 	va_copy(cp, ap);
 	n = vsnprintf(NULL, 0, fmt, cp);
 	va_end(cp);
-	if (n < 0)
-		return -EINVAL;
+	if (b->err)
+		return b->err;
+	if (n < 0) {
+		b->err = -EINVAL;
+		return b->err;
+	}
 	r = grow(b, (size_t)n);
 	if (r)
 		return r;
@@ -129,6 +133,15 @@ int fg_buf_addf(struct fg_buf *b, const char *fmt, ...)
 	r = fg_buf_vaddf(b, fmt, ap);
 	va_end(ap);
 	return r;
+}
+
+void fg_buf_rewind(struct fg_buf *b, size_t len, int err)
+{
+	if (len < b->len)
+		b->len = len;
+	if (b->data)
+		b->data[b->len] = '\0';
+	b->err = err;
 }
 
 const char *fg_buf_str(const struct fg_buf *b)

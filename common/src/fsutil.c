@@ -4,6 +4,7 @@
 #include "forge/fsutil.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,21 +18,14 @@
 #include "forge/timeutil.h"
 #include "internal.h"
 
-/* Puts out back to its state before a failed read: same length, and no
- * allocation left behind when it had none, so "left as it was" holds. */
 /* Puts out back as it was before the read: its text and its error (the
  * refused append of a read that went past out's max is not out's failure:
  * the read failed and says so). */
 static void restore_buf(struct fg_buf *out, size_t start, int had_data, int err)
 {
-	if (!had_data) {
+	if (!had_data)
 		fg_buf_release(out);
-		out->err = err;
-		return;
-	}
-	out->len = start;
-	out->data[start] = '\0';
-	out->err = err;
+	fg_buf_rewind(out, start, err);
 }
 
 static int read_all(int fd, size_t max, struct fg_buf *out)
@@ -557,4 +551,27 @@ int fg_path_split(const char *path, char **dir, char **base)
 	if (base)
 		*base = fg_xstrdup(slash ? slash + 1 : path);
 	return 0;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP)
+		rmdir(path);
+	else
+		unlink(path);
+	return 0;
+}
+
+void fg_rm_tree(const char *path)
+{
+	struct stat st;
+
+	/* nftw() on a symlink with FTW_PHYS visits the link itself: removed. */
+	if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }

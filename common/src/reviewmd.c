@@ -311,6 +311,7 @@ void fg_review_config_init(struct fg_review_config *c)
 	c->panel_given = false;
 	c->require_evidence = false;
 	c->nchecks = 0;
+	c->nagent_env = 0;
 	fg_diags_init(&c->diags);
 }
 
@@ -365,6 +366,8 @@ static int parse_content(struct fg_review_config *c, const char *data, size_t le
 	apply_cost(c, &f, env);
 	c->require_evidence = f.has_evidence && f.evidence;
 	fg__rmd_apply_checks(c, &f);
+	memcpy(c->agent_env, f.agent_env, sizeof(c->agent_env));
+	c->nagent_env = f.nagent_env;
 	return refused;
 }
 

@@ -75,6 +75,9 @@ struct fm_fields {
 	int has_evidence;
 	int evidence;
 	int evidence_line;
+	int agent_env_line;
+	size_t nagent_env;
+	char agent_env[FG_AGENT_ENV_MAX][FG_AGENT_ENV_NAME_MAX + 1];
 };
 
 /* State of one walk over the frontmatter's YAML events. */

@@ -360,6 +360,43 @@ static void take_evidence(struct walker *w)
 	take_bool(w, "require_evidence", &w->f.has_evidence, &w->f.evidence);
 }
 
+int fg_env_name_valid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > FG_AGENT_ENV_NAME_MAX || (*s >= '0' && *s <= '9'))
+		return 0;
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+/* One agent_env item: a variable name (a plain or quoted string). */
+static int take_env_name(struct walker *w)
+{
+	static const char expect[] = "an environment variable name ([A-Za-z_][A-Za-z0-9_]*, at most "
+				     FG_XSTR(FG_AGENT_ENV_NAME_MAX) " bytes)";
+	char v[FG_AGENT_ENV_NAME_MAX + 2];
+	long n = fg__rmd_str_value(&w->ev, v, sizeof(v));
+
+	if (n < 0 || (size_t)n >= sizeof(v) - 1 || !fg_env_name_valid(v)) {
+		fg__rmd_bad_value(w, "agent_env", n >= 0 ? "an invalid name" : fg__rmd_node_kind(&w->ev, YAML_STR_TAG),
+				  expect);
+		return w->ev.type == YAML_SCALAR_EVENT ? 1 : fg__rmd_skip_node(w);
+	}
+	if (w->f.nagent_env >= FG_AGENT_ENV_MAX) {
+		fg_diags_add(&w->diags, FG_DIAG_ERROR, fg__rmd_ev_line(&w->ev),
+			     "agent_env: more than " FG_XSTR(FG_AGENT_ENV_MAX) " names; '%s' is ignored", v);
+		return 1;
+	}
+	memcpy(w->f.agent_env[w->f.nagent_env++], v, (size_t)n + 1);
+	return 1;
+}
+
+static void take_agent_env(struct walker *w)
+{
+	w->f.nagent_env = 0;
+	fg__rmd_each_item(w, "agent_env", "a list of environment variable names", take_env_name);
+}
+
 /* The fields of the root mapping: the name, where the line of its first
  * appearance is kept (for a repeat's advice), and its reader, called with
  * the value as the current event. In this order for "did you mean". */
@@ -375,6 +412,7 @@ static const struct field {
 	{ "max_cost_usd", offsetof(struct fm_fields, cost_line), take_cost },
 	{ "require_evidence", offsetof(struct fm_fields, evidence_line), take_evidence },
 	{ "checks", offsetof(struct fm_fields, checks_line), fg__rmd_take_checks },
+	{ "agent_env", offsetof(struct fm_fields, agent_env_line), take_agent_env },
 };
 
 /* The known field an unknown key is most likely a typo of, or NULL. A key

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "fgcheck.h"
 #include "forge/buf.h"
@@ -136,4 +137,47 @@ Test(buf, detach_of_a_failed_buffer_reinits_it_clean)
 	fgc_buf_check(&b);
 	cr_assert_eq(fg_buf_error(&b), 0);
 	free(s);
+}
+
+/* A format the C library cannot render (a wide character with no multibyte
+ * form in the C locale) fails the append and, like a text that did not
+ * fit, every later one: the text never loses a piece from its middle. */
+Test(buf, a_formatting_failure_is_sticky_too)
+{
+	static const wchar_t bad[] = { (wchar_t)0xD800, 0 };
+	struct fg_buf b;
+
+	fg_buf_init(&b, 64);
+	cr_assert_eq(fg_buf_adds(&b, "a"), 0);
+	cr_assert_eq(fg_buf_addf(&b, "%ls", bad), -EINVAL);
+	cr_assert_eq(fg_buf_error(&b), -EINVAL);
+	cr_assert_eq(fg_buf_adds(&b, "b"), -EINVAL, "later appends fail with the first error");
+	cr_assert_str_eq(fg_buf_str(&b), "a");
+	fg_buf_release(&b);
+}
+
+/* fg_buf_rewind() puts a buffer back to an earlier state of its own: text
+ * and error, the NUL where the text ends. */
+Test(buf, rewind_restores_an_earlier_state)
+{
+	struct fg_buf b;
+	size_t at;
+	int err;
+
+	fg_buf_init(&b, 8);
+	fg_buf_adds(&b, "abc");
+	at = b.len;
+	err = fg_buf_error(&b);
+	cr_assert_eq(fg_buf_adds(&b, "defghijk"), -E2BIG);
+	fg_buf_adds(&b, "");
+	fg_buf_rewind(&b, at, err);
+	cr_assert_eq(fg_buf_error(&b), 0);
+	cr_assert_eq(fg_buf_addc(&b, 'd'), 0);
+	cr_assert_str_eq(fg_buf_str(&b), "abcd");
+	fg_buf_rewind(&b, 1, 0);
+	cr_assert_eq(b.len, 1);
+	cr_assert_str_eq(fg_buf_str(&b), "a");
+	fg_buf_rewind(&b, 100, 0);
+	cr_assert_eq(b.len, 1, "a rewind never lengthens the text");
+	fg_buf_release(&b);
 }

@@ -419,7 +419,9 @@ Test(agent_loop, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_fai
 	cr_assert(!strncmp(in, "You are the reviewer", 20), "%.200s", in);
 	cr_assert(strstr(in, "Check the calculator."), "the review.md body is missing");
 	args = lp_read(&l, "args.reviewer");
-	cr_assert_str_eq(args, "exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -\n");
+	/* The clean reviewer: no AGENTS.md the worker could have written. */
+	cr_assert_str_eq(args, "exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+			 "-c project_doc_max_bytes=0 -\n");
 	free(in);
 	free(args);
 	cJSON_Delete(c1);

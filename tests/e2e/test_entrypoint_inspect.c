@@ -186,7 +186,8 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	cr_assert_str_eq(fge_jstr(wk, "output"), "codex");
 	cr_assert_str_eq(fge_jstr(rv, "command"),
 			 "claude -p --output-format stream-json --verbose --append-system-prompt "
-			 "{system_prompt} --allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit");
+			 "{system_prompt} --setting-sources user --strict-mcp-config "
+			 "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit");
 	cr_assert_str_eq(fge_jstr(rv, "output"), "text");
 	cr_assert_str_eq(fge_jstr(rv, "preset"), "claude");
 	cJSON_Delete(j);
@@ -458,6 +459,45 @@ Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 		free(line);
 	}
 	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+/* A new skills directory with no default/ yet: SKILLS/SKILL/review.md is
+ * never read either, and lint says so (it said nothing: only a directory
+ * holding default/ was checked as a skills root). Linting default/ itself,
+ * or a project's directory, is not that mistake. */
+Test(entrypoint_inspect, lint_a_skills_dir_without_default_names_the_path_it_wants)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	char *f, *line, *should, *dflt;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	f = fgt_fmt("%s/implement-task/review.md", w.skills);
+	fgt_write(f, "Check.\n");
+	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
+	run(&p, argv, NULL, NULL);
+	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
+	line = fgt_fmt("%s:1: error: the lookup never finds this review.md", f);
+	should = fgt_fmt("it should be '%s/default/implement-task/review.md'", w.skills);
+	cr_assert_not_null(strstr(p.out, line), "out:\n%s", p.out);
+	cr_assert_not_null(strstr(p.out, should), "out:\n%s", p.out);
+	fgt_proc_release(&p);
+
+	dflt = fgt_fmt("%s/default/plan/review.md", w.skills);
+	fgt_write(dflt, "Check.\n");
+	free(dflt);
+	dflt = fgt_fmt("%s/default", w.skills);
+	const char *own[] = { FG_ENTRYPOINT_BIN, "lint", dflt, NULL };
+	run(&p, own, NULL, NULL);
+	cr_assert_eq(p.exit_code, 0, "linting default/ itself:\n%s", p.out);
+	cr_assert_str_eq(p.out, "");
+	fgt_proc_release(&p);
+	free(dflt);
+	free(line);
+	free(should);
+	free(f);
 	fgw_release(&w);
 }
 

@@ -111,10 +111,11 @@ static void lp_exec(struct lp *l)
 			       "--step", l->s->step, "--skill", "impl", "--task-key", l->s->task_key,
 			       "--task-file", task, "--skills-dir", l->w.skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->w.result, NULL };
-	const char *env[16] = { wcmd, rcmd, save, "AUTO_REVIEW_STOP_WHEN_STALLED",
+	/* SAVE reaches the agents only by name (their environment is an allow-list). */
+	const char *env[16] = { wcmd, rcmd, save, "FORGE_AGENT_ENV=SAVE", "AUTO_REVIEW_STOP_WHEN_STALLED",
 				"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "AUTO_REVIEW_MAX_RETRIES",
 				"FORGE_LOG_LEVEL" };
-	size_t ne = 7;
+	size_t ne = 8;
 
 	for (size_t i = 0; l->s->env && l->s->env[i]; i++)
 		env[ne++] = l->s->env[i];

@@ -94,6 +94,7 @@ static void pn_run(struct pn *t, const struct spec *s)
 	env[ne++] = wcmd;
 	env[ne++] = rcmd;
 	env[ne++] = save;
+	env[ne++] = "FORGE_AGENT_ENV=SAVE";   /* the agents' allow-list names it */
 	env[ne++] = "AUTO_REVIEW_STOP_WHEN_STALLED";
 	env[ne++] = "AUTO_REVIEW_FAIL_ON_EXHAUSTION";
 	env[ne++] = "AUTO_REVIEW_MAX_RETRIES";
@@ -665,8 +666,8 @@ Test(review_panel, sigterm_during_a_panel_stops_every_role)
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t.w.root);
 	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", t.w.root);
 	char *save = fgt_fmt("SAVE=%s", t.save);
-	const char *env[] = { wcmd, rcmd, save, "FORGE_AGENT_KILL_GRACE=1", "AUTO_REVIEW_MAX_RETRIES",
-			      NULL };
+	const char *env[] = { wcmd, rcmd, save, "FORGE_AGENT_ENV=SAVE", "FORGE_AGENT_KILL_GRACE=1",
+			      "AUTO_REVIEW_MAX_RETRIES", NULL };
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t.w.ws, "--skills-dir",
 			       t.w.skills, "--step", "impl", "--skill", "impl", NULL };
 

@@ -68,7 +68,7 @@ struct rbox {
 	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
 	char *volume;      /* owned: the named volume used instead of ws, or NULL */
 	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
-	const char *landlock_abi;   /* FORGE_TEST_LANDLOCK_ABI for the run (test-only), or NULL */
+	const char *const *env;     /* more NAME=value for the runner, or NULL */
 };
 
 static void mkdir_for(const char *path, const struct rbox *b)
@@ -167,7 +167,7 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 {
 	const char *argv[MAX_ARGS];
 	char *owned[3] = { NULL };
-	char *env[13];
+	char *env[20];
 	size_t n = 0, ne = 0;
 	pid_t pid;
 
@@ -185,7 +185,7 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		b->volume ? "--workspace-volume" : "--workspace", b->volume ? b->volume : b->w.ws,
 		"--step", STEP, "--skill", SKILL, "--task-key", "DEMO-1", "--skills-dir", b->w.skills,
 		"--result", b->w.result, "--log-format", "json", "--log-file", b->w.log,
-		"--poll-interval", "30", "--env", "API_TOKEN", NULL,
+		"--poll-interval", "30", "--agent-env", "API_TOKEN", NULL,
 	};
 	for (size_t i = 0; fixed[i]; i++)
 		argv[n++] = fixed[i];
@@ -207,8 +207,8 @@ static pid_t spawn_runner(struct rbox *b, const char *const *extra)
 		env[ne++] = fgt_fmt("CONTAINERS_CONF=%s", b->conf);
 	if (b->worker_output)
 		env[ne++] = fgt_fmt("FORGE_WORKER_OUTPUT=%s", b->worker_output);
-	if (b->landlock_abi)
-		env[ne++] = fgt_fmt("FORGE_TEST_LANDLOCK_ABI=%s", b->landlock_abi);
+	for (size_t i = 0; b->env && b->env[i] && ne < 19; i++)
+		env[ne++] = fgt_fmt("%s", b->env[i]);
 	env[ne] = NULL;
 	pid = fgw_spawn(&b->w, argv, (const char *const *)env);
 	for (size_t i = 0; i < ne; i++)
@@ -487,6 +487,49 @@ static void check_failed_result(const struct rbox *b, int code, const char *mess
 	cr_assert_not_null(strstr(jstr(res, "error_message"), message_part),
 			   "error_message lacks '%s': %s", message_part, jstr(res, "error_message"));
 	cJSON_Delete(res);
+}
+
+/* The agents' environment and git in a container (docs/security.md): a
+ * credential passed with --env reaches the container but no agent and no
+ * check; one passed with --agent-env reaches the agents, never a check; the
+ * reviewer's HOME is fresh; its git status runs no fsmonitor the worker set;
+ * a change to .git/config is listed to it as such. */
+Test(runner_docker, agents_get_an_allow_listed_environment_and_a_git_that_runs_nothing)
+{
+	static const char *const env[] = { "ANTHROPIC_API_KEY=sk-ant-container-only", NULL };
+	struct rbox b;
+
+	fgd_ensure_image(FGD_IMAGE);
+	box_init(&b, "docker", "---\nmax_retries: 1\nchecks:\n  - name: env\n    run: env\n---\nCheck.\n");
+	b.env = env;
+	box_agent(&b, "worker.sh", "#!/bin/sh\ncat >/dev/null\nenv > worker.env\n"
+		  "mkdir -p \"$HOME/.claude\" && echo planted > \"$HOME/.claude/settings.json\"\n"
+		  "printf '#!/bin/sh\\necho ran > /workspace/fsmonitor-ran\\n' > fsmon.sh && chmod +x fsmon.sh\n"
+		  "git config core.fsmonitor /workspace/fsmon.sh\necho work >> work.log\n");
+	box_agent(&b, "reviewer.sh", "#!/bin/sh\ncat\n[ -e \"$HOME/.claude/settings.json\" ] && echo PLANTED-SEEN\n"
+		  "git status --short >/dev/null; echo \"status=$?\"\necho APPROVED\n");
+	fge_write_in(b.w.ws, "work.log", "start\n");
+	fge_git_commit_all(b.w.ws);
+	struct fgt_proc g;
+	char *own = fgt_fmt("%ld:%ld", (long)b.uid, (long)b.gid);
+	cr_assert_eq(fgt_run(&g, (const char *const[]){ "/bin/chown", "-R", own, b.w.ws, NULL }, NULL, NULL, NULL, 60), 0);
+	fgt_proc_release(&g);
+	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--env", "ANTHROPIC_API_KEY", NULL }));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	char *wenv = fge_read_in(b.w.ws, "worker.env");
+	char *cenv = fge_read_in(b.w.ws, ".forge/" STEP "/review_cycle_1.check.env.log");
+	char *rlog = fge_read_in(b.w.ws, ".forge/" STEP "/review_cycle_1.reviewer.log");
+	cr_assert(wenv && cenv && rlog, "missing outputs; log:\n%s", fgt_read_or_empty(b.w.log));
+	cr_assert_not_null(strstr(wenv, b.token), "--agent-env API_TOKEN did not reach the worker:\n%s", wenv);
+	cr_assert_null(strstr(wenv, "sk-ant-container-only"), "--env reached the worker:\n%s", wenv);
+	cr_assert_null(strstr(cenv, b.token), "a check got API_TOKEN:\n%s", cenv);
+	cr_assert_null(strstr(cenv, "sk-ant-container-only"), "a check got ANTHROPIC_API_KEY:\n%s", cenv);
+	cr_assert_null(strstr(rlog, "PLANTED-SEEN"), "the reviewer's HOME held the worker's file:\n%s", rlog);
+	cr_assert_not_null(strstr(rlog, "status=0"), "%s", rlog);
+	cr_assert(!fge_exists_in(b.w.ws, "fsmonitor-ran"), "the reviewer's git ran the worker's fsmonitor");
+	cr_assert_not_null(strstr(rlog, "modified .git/config [agent or git configuration"), "%s", rlog);
+	free(wenv); free(cenv); free(rlog); free(own);
+	box_release(&b);
 }
 
 Test(runner_docker, docker_kill_from_outside_is_a_failure)
@@ -1418,7 +1461,7 @@ Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
 	/* A kernel before Landlock ABI 6, where the signals reach PID 1, which
 	 * ignores them; from ABI 6 the box refuses them outright
 	 * (a_root_runner_boxes_the_agents_of_a_container_not_run_as_root). */
-	b.landlock_abi = "5";
+	b.env = (const char *const[]){ "FORGE_TEST_LANDLOCK_ABI=5", NULL };
 	box_agent(&b, "worker.sh", WORKER_REACHES_FOR_PID1);
 	box_agent(&b, "reviewer.sh", REVIEWER_COUNTS_PROCESSES);
 	cJSON *res = run_approved(&b, NULL, 1);

@@ -195,7 +195,7 @@ static void spawn_runner(struct kbox *b, const char *const *extra)
 		docker ? "--workspace" : "--workspace-volume", docker ? b->w.ws : b->claim,
 		"--step", b->step, "--skill", SKILL, "--task-key", "DEMO-1",
 		"--task-file", b->w.task, "--result", b->w.result,
-		"--log-format", "json", "--log-file", b->w.log, "--env", "API_TOKEN", NULL,
+		"--log-format", "json", "--log-file", b->w.log, "--agent-env", "API_TOKEN", NULL,
 	};
 
 	for (size_t i = 0; fixed[i]; i++)

@@ -381,6 +381,32 @@ Test(output, a_run_with_an_allowed_tool_call_is_not_all_denied)
 	ep_output_release(&o);
 }
 
+/* Claude's thinking tokens (usage.output_tokens_details) are the run's
+ * reasoning_tokens, whether the tokens come from modelUsage or usage; a
+ * result without them leaves reasoning_tokens absent. */
+Test(output, claude_thinking_tokens_are_reasoning_tokens)
+{
+	struct ep_output o;
+
+	run_text(&o, EP_OUTPUT_CLAUDE,
+		 "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+		 "\"usage\":{\"input_tokens\":10,\"output_tokens\":40,"
+		 "\"output_tokens_details\":{\"thinking_tokens\":25}},"
+		 "\"modelUsage\":{\"m\":{\"inputTokens\":10,\"outputTokens\":40}}}\n");
+	cr_assert(o.ok);
+	cr_assert_eq(o.usage.output_tokens, 40);
+	cr_assert(o.usage.have & FG_USAGE_REASONING);
+	cr_assert_eq(o.usage.reasoning_tokens, 25);
+	ep_output_release(&o);
+
+	run_text(&o, EP_OUTPUT_CLAUDE,
+		 "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"ok\","
+		 "\"usage\":{\"input_tokens\":10,\"output_tokens\":40}}\n");
+	cr_assert(o.ok);
+	cr_assert_not(o.usage.have & FG_USAGE_REASONING);
+	ep_output_release(&o);
+}
+
 /* Codex's turn usage is the thread's running total: the last one stands. */
 Test(output, codex_usage_is_cumulative_per_thread)
 {

@@ -86,6 +86,33 @@ Test(panel, merge_rejects_when_any_role_rejects_and_keeps_roles_on_findings)
 	fg_cycle_release(&c);
 }
 
+/* A role whose feedback does not fit gets its heading and where the whole
+ * text is; every later role still gets its own part (the sticky error of
+ * the merged buffer once dropped them all). */
+Test(panel, merge_keeps_every_role_after_one_whose_feedback_does_not_fit)
+{
+	struct fg_cycle c;
+	char *huge = fg_xmalloc(FG_FEEDBACK_MAX + 2);
+	struct fg_review *r;
+
+	memset(huge, 'x', FG_FEEDBACK_MAX + 1);
+	huge[FG_FEEDBACK_MAX + 1] = '\0';
+	new_cycle(&c, 1);
+	add_review(&c, "a", FG_ROLE_REJECTED, "short");
+	r = add_review(&c, "b", FG_ROLE_REJECTED, huge);
+	r->reviewer_log = fg_xstrdup("review_cycle_1.b.reviewer.log");
+	add_review(&c, "c", FG_ROLE_REJECTED, "third");
+	add_review(&c, "d", FG_ROLE_REJECTED, "fourth");
+	ep_panel_merge(&c);
+	cr_assert_str_eq(c.j.feedback,
+			 "[a] short\n\n"
+			 "[b] (feedback too long: see review_cycle_1.b.reviewer.log)\n\n"
+			 "[c] third\n\n"
+			 "[d] fourth");
+	free(huge);
+	fg_cycle_release(&c);
+}
+
 Test(panel, only_rejected_or_failed_roles_run_again)
 {
 	struct fg_cycle prev;

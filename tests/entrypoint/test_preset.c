@@ -1,8 +1,9 @@
 /*
- * test_preset.c - presets (preset.h): the agent environment's changes
- * (another vendor's credentials and a Claude Code session's variables
- * removed, the CLI's own settings added, the user's values kept), the
- * credentials each preset declares, FORGE_*_ARGS.
+ * test_preset.c - presets (preset.h) and the agent environment they
+ * shape (agentenv.h, the allow-list: the preset's own vendor's credentials
+ * only, no Claude Code session's variables, no vendor key for a command of
+ * the user's own, the CLI's own settings added, the user's values kept),
+ * the credentials each preset declares, FORGE_*_ARGS.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "agentenv.h"
 #include "preset.h"
 
 TestSuite(preset, .timeout = 10);
@@ -42,15 +44,19 @@ static const char *get(const struct fg_strvec *env, const char *name)
 	return NULL;
 }
 
+/* A worker's whole environment for preset (agentenv.h), its directories
+ * removed again. */
 static void agent_env(const char *preset, struct fg_strvec *env)
 {
-	struct fg_strvec set;
+	struct ep_agentenv ae;
+	struct ep_agentenv_dirs d;
+	struct ep_agentenv_spec s = { EP_AGENTENV_WORKER, preset, NULL, NULL };
 
-	fg_strvec_init(&set);
 	fg_strvec_init(env);
-	ep_preset_env(preset, &set);
-	ep_env_build(env, environ, set.v);
-	fg_strvec_release(&set);
+	cr_assert_eq(ep_agentenv_init(&ae, NULL), 0);
+	cr_assert_eq(ep_agentenv_start(&ae, NULL, &s, &d, env), 0);
+	ep_agentenv_stop(&d);
+	ep_agentenv_release(&ae);
 }
 
 Test(preset, an_agent_gets_its_own_vendors_credentials_and_none_of_the_others)
@@ -65,7 +71,8 @@ Test(preset, an_agent_gets_its_own_vendors_credentials_and_none_of_the_others)
 	cr_assert_null(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"));
 	cr_assert_null(get(&e, "GEMINI_API_KEY"));
 	cr_assert_null(get(&e, "GOOGLE_API_KEY"));
-	cr_assert_str_eq(get(&e, "HOME_NOT_TOUCHED"), "v");
+	cr_assert_null(get(&e, "HOME_NOT_TOUCHED"));
+	cr_assert_not_null(strstr(get(&e, "HOME"), "/forge-agents."));
 	fg_strvec_release(&e);
 	agent_env("claude", &e);
 	cr_assert_str_eq(get(&e, "ANTHROPIC_API_KEY"), "v");
@@ -86,22 +93,31 @@ Test(preset, an_agent_gets_its_own_vendors_credentials_and_none_of_the_others)
 	fg_strvec_release(&e);
 }
 
-/* A command of the user's own keeps every credential (its vendor is
- * unknown); no agent gets a running Claude Code session's variables. */
-Test(preset, session_variables_go_for_every_agent_credentials_stay_for_a_custom_command)
+/* A command of the user's own gets no vendor's credential (agentenv.h: only
+ * what agent_env or FORGE_AGENT_ENV names); no agent gets a running Claude
+ * Code session's variables. */
+Test(preset, session_variables_go_for_every_agent_credentials_only_when_named_for_a_custom_command)
 {
 	struct fg_strvec e;
 
 	set_all();
+	unsetenv("FORGE_AGENT_ENV");
 	agent_env(NULL, &e);
-	cr_assert_str_eq(get(&e, "ANTHROPIC_API_KEY"), "v");
-	cr_assert_str_eq(get(&e, "CODEX_API_KEY"), "v");
+	cr_assert_null(get(&e, "ANTHROPIC_API_KEY"));
+	cr_assert_null(get(&e, "CODEX_API_KEY"));
 	cr_assert_null(get(&e, "CLAUDECODE"));
 	cr_assert_null(get(&e, "CLAUDE_CODE_ENTRYPOINT"));
 	cr_assert_null(get(&e, "CLAUDE_CODE_SSE_PORT"));
-	cr_assert_str_eq(get(&e, "CLAUDE_CODE_USE_BEDROCK"), "v");
-	cr_assert_str_eq(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"), "v");
+	cr_assert_null(get(&e, "CLAUDE_CODE_USE_BEDROCK"));
+	cr_assert_null(get(&e, "CLAUDE_CODE_OAUTH_TOKEN"));
 	fg_strvec_release(&e);
+	setenv("FORGE_AGENT_ENV", "CODEX_API_KEY, CLAUDE_CODE_USE_BEDROCK", 1);
+	agent_env(NULL, &e);
+	cr_assert_str_eq(get(&e, "CODEX_API_KEY"), "v");
+	cr_assert_str_eq(get(&e, "CLAUDE_CODE_USE_BEDROCK"), "v");
+	cr_assert_null(get(&e, "ANTHROPIC_API_KEY"));
+	fg_strvec_release(&e);
+	unsetenv("FORGE_AGENT_ENV");
 	agent_env("claude", &e);
 	cr_assert_null(get(&e, "CLAUDECODE"));
 	cr_assert_null(get(&e, "CLAUDE_CODE_ENTRYPOINT"));
@@ -131,8 +147,8 @@ Test(preset, args_are_appended_and_an_unsplittable_value_is_refused)
 	setenv("FORGE_REVIEWER_ARGS", "--model 'gpt 5'", 1);
 	ep_role_agent_init(&a);
 	cr_assert_eq(ep_role_agent_load(&a, "reviewer", err, sizeof(err)), 0, "%s", err);
-	cr_assert_str_eq(a.cmd, "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check - "
-			 "--model 'gpt 5'");
+	cr_assert_str_eq(a.cmd, "codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check "
+			 "-c project_doc_max_bytes=0 - --model 'gpt 5'");
 	cr_assert(a.cmd_from_preset);
 	setenv("FORGE_REVIEWER_ARGS", "--model 'unclosed", 1);
 	cr_assert_eq(ep_role_agent_load(&a, "reviewer", err, sizeof(err)), -EINVAL);

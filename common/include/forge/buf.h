@@ -2,7 +2,7 @@
  * buf.h - growable byte buffers with a hard size limit (curl's dynbuf).
  *
  * Invariants: data is NULL or NUL-terminated at data[len]; len <= max;
- * cap > len whenever data != NULL; err is 0 or -E2BIG. Every append that
+ * cap > len whenever data != NULL; err is 0, -E2BIG or -EINVAL. Every append that
  * would make len exceed max fails with -E2BIG and leaves the text
  * unchanged, so a hostile producer (a reviewer printing gigabytes, a huge
  * cycle file) can never make us allocate more than max + 1 bytes.
@@ -16,6 +16,16 @@
  * clear err. Where a cut is what is meant (a log line, an excerpt), the
  * caller says so: it checks the room left (fg_buf_room()) or the error and
  * marks the cut itself.
+ *
+ * Every failure of an append is sticky, a formatting error of
+ * fg_buf_addf() (-EINVAL) as much as a text that does not fit (-E2BIG).
+ * Nobody sets len or err by hand: fg_buf_rewind() puts a buffer back to a
+ * state it had, and that is the only way to shorten a text.
+ *
+ * A text that must land whole or not at all beside others (one role's part
+ * of a merged feedback) is built in a buffer of its own whose max is the
+ * room the target has left (fg_buf_room()), and appended once it is whole:
+ * the target's error is then never set by a piece that did not fit.
  *
  * Protocol: fg_buf_init() -> fg_buf_add*() ... -> [fg_buf_error()] ->
  * fg_buf_release() or fg_buf_detach() (which hands the string to the
@@ -59,9 +69,15 @@ int fg_buf_add(struct fg_buf *b, const void *p, size_t n);
 int fg_buf_adds(struct fg_buf *b, const char *s);
 /* Appends one byte. Same returns as fg_buf_add(). */
 int fg_buf_addc(struct fg_buf *b, char c);
-/* Appends formatted text. Same returns as fg_buf_add() (nothing appended on -E2BIG). */
+/* Appends formatted text. Same returns as fg_buf_add(), and -EINVAL (sticky
+ * too) when the format cannot be rendered; nothing is appended on failure. */
 int fg_buf_addf(struct fg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int fg_buf_vaddf(struct fg_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* Puts b back to an earlier state of its own: the text cut to its first len
+ * bytes (len <= b->len; a larger len is taken as b->len) and the sticky
+ * error set to err, the value fg_buf_error() returned then. When len is 0
+ * and b held no allocation at that state, call fg_buf_release() instead. */
+void fg_buf_rewind(struct fg_buf *b, size_t len, int err);
 /* Returns a NUL-terminated string (never NULL, "" when empty): borrowed. */
 const char *fg_buf_str(const struct fg_buf *b);
 /* Transfers the string to the caller (owned, never NULL) and re-inits b. */

@@ -160,4 +160,10 @@ char *fg_path_join(const char *a, const char *b);
  */
 int fg_path_split(const char *path, char **dir, char **base);
 
+/* Removes path and, when it is a directory, everything below it, never
+ * following a symlink (a link is removed, not its target); best effort:
+ * what cannot be removed stays. For trees of our own that an agent may
+ * have written into (its HOME, a private git directory). */
+void fg_rm_tree(const char *path);
+
 #endif

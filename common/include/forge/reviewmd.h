@@ -16,7 +16,11 @@
  *     at most FG_CHECK_RUN_MAX bytes; timeout_seconds a plain integer
  *     1..FG_CHECK_TIMEOUT_MAX, default FG_CHECK_TIMEOUT_DEFAULT; an invalid
  *     entry is an error-level diagnostic and is skipped, as are entries past
- *     FG_CHECKS_MAX); unknown fields are ignored (one within
+ *     FG_CHECKS_MAX), agent_env (a list of environment variable names,
+ *     [A-Za-z_][A-Za-z0-9_]* of at most FG_AGENT_ENV_NAME_MAX bytes, at
+ *     most FG_AGENT_ENV_MAX: variables the agents get from the entrypoint's
+ *     environment beside their allow-list; an invalid name is an
+ *     error-level diagnostic and is skipped); unknown fields are ignored (one within
  *     FG_REVIEWMD_TYPO_DISTANCE edits of a known field with a "did you mean"
  *     warning); a field of the wrong type is a warning and falls back;
  *     malformed YAML (also: nested deeper than FG_REVIEWMD_MAX_DEPTH or more
@@ -115,6 +119,10 @@ struct fg_check {
 	int line;                           /* line of the entry in review.md */
 };
 
+/* review.md agent_env: at most this many names, each at most this long. */
+#define FG_AGENT_ENV_MAX 32
+#define FG_AGENT_ENV_NAME_MAX 64
+
 struct fg_review_config {
 	int max_retries;                 /* resolved; 0 means review disabled */
 	enum fg_retries_source source;
@@ -129,6 +137,8 @@ struct fg_review_config {
 	bool require_evidence;           /* an approval needs a Verified line or a passing check */
 	struct fg_check checks[FG_CHECKS_MAX];   /* the valid checks, in order */
 	size_t nchecks;
+	char agent_env[FG_AGENT_ENV_MAX][FG_AGENT_ENV_NAME_MAX + 1];  /* agent_env: the valid names */
+	size_t nagent_env;
 	struct fg_diags diags;           /* warnings (and, for lint, errors) with line numbers */
 };
 
@@ -169,6 +179,10 @@ size_t fg_review_lint_file(const char *path, struct fg_diags *out);
 
 /* 1 when s is a valid role slug ([a-z0-9][a-z0-9-]*, 1..FG_ROLE_MAX bytes). */
 int fg_role_valid(const char *s);
+
+/* 1 when s is a valid environment variable name for agent_env
+ * ([A-Za-z_][A-Za-z0-9_]*, 1..FG_AGENT_ENV_NAME_MAX bytes). */
+int fg_env_name_valid(const char *s);
 
 /* "rejected" / "all". */
 const char *fg_rereview_name(enum fg_rereview r);

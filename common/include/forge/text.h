@@ -11,10 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The JSON helpers that text.h used to declare, for the callers that only
- * include text.h. */
-#include "forge/json.h"
-
 struct fg_buf;
 
 /*
