@@ -48,29 +48,6 @@ static void need_landlock(int abi)
 		cr_skip("the kernel offers Landlock ABI %d, the test needs %d", kernel_abi(), abi);
 }
 
-static int to_nobody(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return lchown(path, 65534, 65534);
-}
-
-/* The tree handed to uid 65534 and the wrapper that runs the runner (and so
- * the entrypoint and its agents, one uid as in a container) as that uid
- * without any capability: root would pass every permission check. */
-static const char *const *as_nobody(struct fgw *f)
-{
-	static const char *const wrap[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-					   "--clear-groups", "--inh-caps=-all", NULL };
-	if (geteuid() != 0)
-		cr_skip("needs root to run the entrypoint as another uid (euid %d)", (int)geteuid());
-	if (!fgt_exists(wrap[0]))
-		cr_skip("no %s to drop to uid 65534", wrap[0]);
-	cr_assert_eq(nftw(f->root, to_nobody, 16, FTW_PHYS), 0, "chown '%s': %s", f->root, strerror(errno));
-	return wrap;
-}
-
 /* OUT/name's text (owned, "" when missing). */
 static char *out_text(const struct fgw *f, const char *name)
 {
@@ -97,7 +74,7 @@ Test(agent_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
 
 	fgw_init(&f);
 	fgw_runner_tree(&f);
-	wrap = as_nobody(&f);
+	wrap = fgw_as_nobody(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "cat > /dev/null\n"
 		       "echo hello >> greeting.txt\n"
@@ -134,7 +111,7 @@ Test(agent_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
 
 	fgw_init(&f);
 	fgw_runner_tree(&f);
-	wrap = as_nobody(&f);
+	wrap = fgw_as_nobody(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "cat > /dev/null\n"
 		       "echo hello >> greeting.txt\n"

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,4 +463,24 @@ const cJSON *fgw_cycles(const struct fgw *w)
 	v = cJSON_GetObjectItem(w->res, "review_cycles");
 	cr_assert(cJSON_IsArray(v));
 	return v;
+}
+
+static int to_nobody(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return lchown(path, 65534, 65534);
+}
+
+const char *const *fgw_as_nobody(struct fgw *w)
+{
+	static const char *const wrap[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+					   "--clear-groups", "--inh-caps=-all", NULL };
+	if (geteuid() != 0)
+		cr_skip("needs root to run the entrypoint as another uid (euid %d)", (int)geteuid());
+	if (!fgt_exists(wrap[0]))
+		cr_skip("no %s to drop to uid 65534", wrap[0]);
+	cr_assert_eq(nftw(w->root, to_nobody, 16, FTW_PHYS), 0, "chown '%s': %s", w->root, strerror(errno));
+	return wrap;
 }

@@ -109,6 +109,13 @@ cJSON *fgw_step_json(const struct fgw *w, const char *name);
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra);
 
+/* Hands the whole tree R to uid 65534 and returns the wrapper (static, a
+ * NULL-terminated argv prefix) that runs a program as that uid without any
+ * capability: the entrypoint and its agents of one unprivileged uid, as in
+ * a container (root would pass every permission check). Skips the test
+ * when we are not root or have no setpriv. */
+const char *const *fgw_as_nobody(struct fgw *w);
+
 /* fgw_entrypoint() after the wrapper prefix wrap (a NULL-terminated argv
  * such as setpriv's, to run it as another uid; may be NULL). */
 void fgw_entrypoint_as(const struct fgw *w, struct fgt_proc *p, const char *const *wrap,
