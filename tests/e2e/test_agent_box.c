@@ -17,7 +17,6 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

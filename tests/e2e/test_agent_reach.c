@@ -12,7 +12,6 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
