@@ -14,7 +14,8 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFORGE_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-box >/dev/null
+cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-box \
+  forge-bench-trace >/dev/null
 mkdir -p "$root/bench/results"
 rc=0
 "$build/bench/forge-bench" --json "$root/bench/results/latest.json" "$@" || rc=$?
@@ -28,6 +29,10 @@ echo "== the agents' box (forge-bench-box)"
 echo
 echo "== loop cost (bench/loop_cost.sh)"
 sh "$root/bench/loop_cost.sh" "$build" --json "$root/bench/results/loop_cost.json" || rc=$?
+# The runner's CPU per cycle for its trace: export on against off.
+echo
+echo "== trace cost (forge-bench-trace)"
+"$build/bench/forge-bench-trace" || rc=$?
 # The change set on 100,000 files / 1 GiB (a few minutes: the tree is made
 # and committed first). FORGE_BENCH_SKIP_CHANGESET=1 leaves it out.
 if [ "${FORGE_BENCH_SKIP_CHANGESET:-0}" != 1 ]; then

@@ -525,7 +525,16 @@ static void init_run(struct run *x, struct ep_pid1 *p, const struct ep_agent_spe
 	x->out.is_out = true;
 	x->nterm_seen = p->nterm;
 	x->start = x->last_output = fg_monotonic_ns();
+	r->t.started_ms = fg_time_now_ms();
 	x->next_beat = s->heartbeat_s > 0 ? x->start + secs_ns(s->heartbeat_s) : 0;
+}
+
+/* The run's wall time, and its end on the wall clock measured from its
+ * start by the monotonic clock (a clock step cannot end it before it began). */
+static void finish_times(struct run *x)
+{
+	x->r->seconds = fg_seconds_since(x->start);
+	x->r->t.ended_ms = x->r->t.started_ms + (int64_t)(x->r->seconds * 1000.0);
 }
 
 static void close_pipes(int a[2], int b[2], int c[2])
@@ -569,7 +578,7 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 		close(in[1]);
 		close(out[0]);
 		close(err[0]);
-		r->seconds = fg_seconds_since(x.start);
+		finish_times(&x);
 		return rc < 0 ? rc : 0;
 	}
 	x.in_fd = in[1];
@@ -581,7 +590,7 @@ int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_age
 	supervise(&x);
 	clean_group(&x);
 	describe(&x);
-	r->seconds = fg_seconds_since(x.start);
+	finish_times(&x);
 	return 0;
 }
 

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "forge/phase.h"
 #include "output.h"
 #include "pid1.h"
 
@@ -86,6 +87,7 @@ struct ep_agent_result {
 	uint64_t out_bytes;          /* bytes the agent wrote to stdout */
 	uint64_t err_bytes;          /* bytes it wrote to stderr */
 	double seconds;              /* wall time of the run */
+	struct fg_phase t;           /* when it began and ended (phase.h) */
 	char what[1024];             /* "exited with status 3", "timed out after 3 s", ... */
 };
 

@@ -155,10 +155,27 @@ static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *d
 	free(sys);
 }
 
-/* The agent's environment (agentenv.h) and its fresh HOME and TMPDIR in d;
- * its prompt files are in dir. 0 or a negative errno (said). */
+/* TRACEPARENT: the agent's own span in the run's trace (span, chosen by
+ * the caller), so that a CLI whose telemetry is on nests its spans under
+ * it; never the entrypoint's own, and none in a run that is not traced. */
+static void trace_env(const struct ep_task *t, const char *span, struct fg_strvec *set)
+{
+	char tp[FG_TRACEPARENT_LEN];
+
+	fg_strvec_push(set, "TRACESTATE");
+	if (!t->traced || !*span) {
+		fg_strvec_push(set, "TRACEPARENT");
+		return;
+	}
+	fg_traceparent_format(tp, t->trace.trace_id, span, t->trace.sampled);
+	fg_strvec_pushf(set, "TRACEPARENT=%s", tp);
+}
+
+/* The agent's environment (agentenv.h), its TRACEPARENT (span), and its
+ * fresh HOME and TMPDIR in d; its prompt files are in dir. 0 or a negative
+ * errno (said). */
 static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
-		     struct ep_agentenv_dirs *d, struct fg_strvec *envp)
+		     const char *span, struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
 	const struct ep_task *t = l->t;
 	bool worker = !strcmp(c->role, "worker");
@@ -171,6 +188,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir
 	int rc;
 
 	fg_strvec_init(&set);
+	trace_env(t, span, &set);
 	fg_strvec_pushf(&set, "FORGE_ROLE=%s", c->role);
 	fg_strvec_pushf(&set, "FORGE_CYCLE=%d", c->cycle);
 	fg_strvec_pushf(&set, "FORGE_PROMPT_FILE=%s", prompt_file);
@@ -290,6 +308,21 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 	}
 }
 
+/* c->run: what the records say of this run (phase.h). */
+static void describe_run(const struct ep_call *c, const struct ep_agent_result *r, const char *span)
+{
+	static const char *const providers[] = {
+		[EP_OUTPUT_CLAUDE] = "anthropic", [EP_OUTPUT_CODEX] = "openai", [EP_OUTPUT_GEMINI] = "gcp.gemini",
+	};
+	const char *p = (size_t)c->out->format < ARRAY_SIZE(providers) ? providers[c->out->format] : NULL;
+
+	fg_agent_run_init(c->run);
+	c->run->t = r->t;
+	c->run->usage = c->out->usage;
+	snprintf(c->run->span_id, sizeof(c->run->span_id), "%s", span);
+	snprintf(c->run->provider, sizeof(c->run->provider), "%s", p ? p : "");
+}
+
 /* Writes the agent's prompt files into dir (made fresh): its prompt, the
  * system prompt of a reviewer, the feedback of a worker retry. 0, or -1
  * after r was filled (the agent did not start). */
@@ -351,7 +384,8 @@ static char *make_inputs(const struct ep_loop *l, const struct ep_call *c, struc
 	return NULL;
 }
 
-static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *dir, struct ep_agent_result *r)
+static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *span,
+		       struct ep_agent_result *r)
 {
 	char *prompt_file = fg_path_join(dir, c->prompt_name);
 	struct fg_strvec argv, envp;
@@ -364,7 +398,7 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
 	build_argv(l, c, dir, prompt_file, cycle, &argv);
-	env_rc = build_env(l, c, dir, prompt_file, &dirs, &envp);
+	env_rc = build_env(l, c, dir, prompt_file, span, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	s = (struct ep_agent_spec){
@@ -390,6 +424,7 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 
 int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
 {
+	char span[FG_SPAN_ID_HEX + 1] = "";
 	char *dir;
 
 	memset(r, 0, sizeof(*r));
@@ -405,11 +440,15 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 	 * (agent.h), in a directory of this agent's only. */
 	dir = make_inputs(l, c, r);
 	if (dir) {
-		run_in_box(l, c, dir, r);
+		if (l->t->traced)
+			fg_trace_random_hex(span, FG_SPAN_ID_HEX);
+		run_in_box(l, c, dir, span, r);
 		remove_inputs(dir);
 		free(dir);
 	}
 	ep_output_finish(c->out);
 	account(l, c, r);
+	if (c->run)
+		describe_run(c, r, span);
 	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? EP_STOP_SIGNAL : 0;
 }

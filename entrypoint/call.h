@@ -41,6 +41,9 @@ struct ep_call {
 	int log_fd;
 	const char *panel_role;    /* a panel's reviewer: its role; NULL otherwise */
 	const char *feedback_text; /* worker retry: the text of FORGE_FEEDBACK_FILE */
+	/* Filled by ep_call_run() when not NULL: the run's times, usage, span
+	 * id (a traced run) and provider; its failed flag is the caller's. */
+	struct fg_agent_run *run;
 };
 
 /* Creates l->tmpdir ("forge-ep.XXXXXX", mode 0700) and l->indir
@@ -65,9 +68,10 @@ char *ep_call_system_name(const char *panel_role);
 const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role);
 
 /*
- * Runs one agent: writes its prompt directory, builds argv and environment,
+ * Runs one agent: writes its prompt directory, builds argv and environment
+ * (in a traced run, TRACEPARENT names a new span: c->run->span_id),
  * initialises and finishes c->out, adds the usage to l's totals (and says
- * it). Returns 0 (r filled, whatever the agent did) or EP_STOP_SIGNAL (a
+ * it), fills c->run. Returns 0 (r filled, whatever the agent did) or EP_STOP_SIGNAL (a
  * stop signal came before or during the run; r says so).
  */
 int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r);

@@ -205,6 +205,7 @@ static int run_one(const struct ep_checks *x, struct ep_pid1 *p, const struct fg
 	r->exit_code = ar.end == EP_AGENT_EXITED ? ar.exit_code : -1;
 	r->timed_out = ar.end == EP_AGENT_TIMEOUT;
 	r->duration_seconds = ar.seconds;
+	r->t = ar.t;
 	free(r->output_tail);
 	r->output_tail = ar.end == EP_AGENT_NOT_STARTED ? fg_xstrdup(ar.what) : tail_text(&cap);
 	r->log = log_fd >= 0 ? fg_xstrdup(logname) : NULL;

@@ -147,12 +147,17 @@ static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char 
 {
 	struct ep_output out;
 	struct ep_call call = { "reviewer", jc->k, prompt, jc->prompt_name, true, false, &out,
-				jc->log_fd, jc->panel_role, NULL };
+				jc->log_fd, jc->panel_role, NULL, NULL };
 	struct ep_agent_result r;
-	int rc = ep_call_run(l, &call, &r);
+	struct fg_agent_run run;
+	int rc;
 
+	call.run = &run;
+	rc = ep_call_run(l, &call, &r);
 	if (rc != EP_STOP_SIGNAL) {
 		judge(&r, &out, &jc->j, &jc->failed, l->t->advice_approves);
+		run.failed = jc->failed;
+		fg_agent_runs_push(&jc->runs, &run);
 		log_final_text(jc->log_fd, &out);
 		fg_usage_add(&jc->usage, &out.usage);
 		fg_denied_merge(&jc->denied, &out.denied);
@@ -256,6 +261,7 @@ int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
 		fg_usage_add(&c->usage.reviewer, &jc.usage);
 		fg_denied_merge(&c->denied.reviewer, &jc.denied);
 		c->reask = jc.reask;
+		c->reviewer_runs = jc.runs;
 		*failed = jc.failed;
 		c->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		ep_loop_stamp(l, c, k, fg_seconds_since(t0));

@@ -36,6 +36,7 @@ struct ep_judge_call {
 	bool reask;                  /* it was asked once more */
 	struct fg_usage usage;       /* its runs' usage, summed */
 	struct fg_strvec denied;     /* owned: the tools its CLI refused (denied.h) */
+	struct fg_agent_runs runs;   /* each run: times, usage, span, failed (phase.h) */
 };
 
 /* Sets the caller's fields and empties the results; log_fd is taken

@@ -137,7 +137,7 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
 	struct ep_output out;
-	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL, NULL };
+	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL, NULL, NULL };
 	struct fg_buf fb;
 	bool failed;
 	int rc = 0;
@@ -149,8 +149,10 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 	}
 	ep_log(FG_MSG_INFO, "running the worker (%s)",
 	       cycle ? "retry with the reviewer's feedback" : "first run");
+	c.run = &l->worker_run;
 	rc = ep_call_run(l, &c, r);
 	failed = ep_call_failed(r, &out);
+	l->worker_run.failed = failed;
 	ep_output_release(&out);
 	fg_buf_release(&fb);
 	free(prompt);
@@ -169,6 +171,7 @@ void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double el
 	c->run_id = *l->t->run_id ? fg_xstrdup(l->t->run_id) : NULL;
 	c->elapsed_seconds = elapsed;
 	c->usage.worker = l->worker_last;
+	c->worker_run = l->worker_run;
 	fg_denied_merge(&c->denied.worker, &l->worker_denied);
 	fg_time_iso_utc(c->timestamp, time(NULL));
 }
@@ -256,6 +259,8 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	s.usage = l->total;
 	s.max_cost_usd = l->review_md ? l->cfg.max_cost_usd : -1;
 	s.isolation = l->iso;
+	s.t.started_ms = l->step_t.started_ms;
+	s.t.ended_ms = fg_time_now_ms();
 	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->j.nfindings; i++)
 		if (fg_finding_rank(&l->blocked_by->j.findings[i]) == FG_RANK_QUESTION)
 			fg_summary_add_question(&s, &l->blocked_by->j.findings[i]);
@@ -668,6 +673,7 @@ int ep_loop_run(const struct ep_task *t)
 
 	memset(&l, 0, sizeof(l));
 	l.t = t;
+	l.step_t.started_ms = fg_time_now_ms();
 	l.pid1.fd = -1;
 	fg_review_config_init(&l.cfg);
 	rc = configure(&l);

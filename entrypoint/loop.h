@@ -88,6 +88,8 @@ struct ep_loop {
 	char *system_prompt;          /* owned: the reviewer's, once review starts */
 	char *role_system[FG_REVIEWERS_MAX];  /* owned: each panel role's system prompt */
 	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
+	struct fg_agent_run worker_run;  /* the last worker run's record, for the next cycle */
+	struct fg_phase step_t;       /* the step: from the start to the summary */
 	struct fg_strvec worker_denied;  /* the tools refused to the last worker run */
 	struct fg_usage_pair total;   /* the step's totals */
 	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
@@ -100,8 +102,8 @@ struct ep_loop {
 
 /*
  * Stamps c as cycle n of this run: cycle, max_cycles, skill, run_id (none
- * when the task has none), elapsed_seconds, the worker usage and denied
- * tools before it and the timestamp (now). The one place a cycle gets these.
+ * when the task has none), elapsed_seconds, the worker usage, run record
+ * and denied tools before it and the timestamp (now). The one place a cycle gets these.
  */
 void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double elapsed);
 

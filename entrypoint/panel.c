@@ -383,6 +383,7 @@ static void take_answer(struct fg_review *rv, struct ep_judge_call *jc)
 	if (!fg_usage_empty(&jc->usage))
 		rv->usage = fg_usage_to_cjson(&jc->usage);
 	rv->reask = jc->reask;
+	rv->runs = jc->runs;
 	fg_denied_merge(&rv->denied, &jc->denied);
 }
 

@@ -296,6 +296,22 @@ static int env_bool(const char *name, bool *out, char *err, size_t errlen)
 	return 0;
 }
 
+/* FORGE_TRACEPARENT: the runner's trace context; unset or empty: none. */
+static int trace_env(struct ep_task *t, char *err, size_t errlen)
+{
+	const char *v = env("FORGE_TRACEPARENT");
+
+	if (!v)
+		return 0;
+	if (fg_traceparent_parse(v, &t->trace) < 0) {
+		snprintf(err, errlen, "invalid FORGE_TRACEPARENT '%.60s': expected a W3C traceparent "
+			 "(00-TRACE_ID-SPAN_ID-FLAGS)", v);
+		return -EINVAL;
+	}
+	t->traced = true;
+	return 0;
+}
+
 static int check_env(struct ep_task *t, char *err, size_t errlen)
 {
 	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
@@ -323,6 +339,8 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	if (clear_stale_env(t, err, errlen) < 0)
 		return -EINVAL;
 	pick(&t->run_id, NULL, "FORGE_RUN_ID");
+	if (trace_env(t, err, errlen) < 0)
+		return -EINVAL;
 	if (!t->worker_cmd) {
 		snprintf(err, errlen, "FORGE_WORKER_CMD is not set (nor FORGE_WORKER_AGENT): no worker agent to run");
 		return -EINVAL;

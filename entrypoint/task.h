@@ -22,6 +22,7 @@
 
 #include "forge/buf.h"
 #include "output.h"
+#include "forge/tracectx.h"
 
 #define EP_TASK_FILE_MAX (1024 * 1024)
 #define EP_DEFAULT_TIMEOUT 3600.0
@@ -69,6 +70,10 @@ struct ep_task {
 	double heartbeat_s;         /* FORGE_AGENT_HEARTBEAT, 0 = never */
 	bool fail_on_exhaustion;    /* AUTO_REVIEW_FAIL_ON_EXHAUSTION */
 	bool clear_stale;           /* --clear-stale, or FORGE_CLEAR_STALE=1 */
+	/* FORGE_TRACEPARENT (tracectx.h): the run's trace; each agent's
+	 * TRACEPARENT names a span of its own in it (call.c) */
+	bool traced;
+	struct fg_trace_ctx trace;
 };
 
 void ep_task_init(struct ep_task *t);

@@ -36,7 +36,7 @@
 enum { R_FORMAT = 1, R_OUTPUT, R_ONLY_OPEN, R_HELP };
 
 const struct fg_opt rn_report_options[] = {
-	{ R_FORMAT, "format", 0, "FMT", NULL, "json (default) or markdown" },
+	{ R_FORMAT, "format", 0, "FMT", NULL, "json (default), markdown or html" },
 	{ R_OUTPUT, "output", 'o', "FILE", NULL, "write the report to FILE (atomically) instead of stdout" },
 	{ R_ONLY_OPEN, "only-open", 0, NULL, NULL, "only steps left exhausted, stalled, blocked, over_budget or failed" },
 	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
@@ -328,13 +328,14 @@ static int cmp_entry(const void *a, const void *b)
 
 struct report_opts {
 	bool markdown;
+	bool html;
 	bool only_open;
 	const char *output;
 	struct fg_strvec inputs;
 };
 
 static const char REPORT_USAGE[] =
-	"forge-runner report RESULT.json... [--format json|markdown] [--only-open] [--output FILE]";
+	"forge-runner report RESULT.json... [--format json|markdown|html] [--only-open] [--output FILE]";
 
 /* 0 to go on, 1 after --help (exit 0), or the usage exit code. */
 static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
@@ -347,12 +348,15 @@ static int parse_opts(int argc, char **argv, struct report_opts *o, int *code)
 			*code = rn_cmd_help(REPORT_USAGE, rn_report_options);
 			return 1;
 		}
-		if (it.id == R_FORMAT && strcmp(it.value, "json") && strcmp(it.value, "markdown")) {
-			*code = rn_cmd_usage("report", "invalid format '%s' (json or markdown)", it.value);
+		if (it.id == R_FORMAT && strcmp(it.value, "json") && strcmp(it.value, "markdown") &&
+		    strcmp(it.value, "html")) {
+			*code = rn_cmd_usage("report", "invalid format '%s' (json, markdown or html)", it.value);
 			return 1;
 		}
-		if (it.id == R_FORMAT)
+		if (it.id == R_FORMAT) {
 			o->markdown = !strcmp(it.value, "markdown");
+			o->html = !strcmp(it.value, "html");
+		}
 		else if (it.id == R_OUTPUT)
 			o->output = it.value;
 		else if (it.id == R_ONLY_OPEN)
@@ -431,6 +435,7 @@ int rn_cmd_report(int argc, char **argv)
 		qsort(rp.v, rp.n, sizeof(*rp.v), cmp_entry);
 	fg_buf_init(&out, RN_REPORT_MAX_OUTPUT);
 	r = o.markdown ? rn__report_markdown(&rp, o.only_open, &out)
+	    : o.html   ? rn__report_html(&rp, o.only_open, &out)
 		       : rn__report_json(&rp, o.only_open, &out);
 	if (r) {
 		fprintf(stderr, RN_REPORT_PREFIX "cannot build the report: %s\n",

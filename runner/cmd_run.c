@@ -22,6 +22,7 @@
 #include "hostcheck.h"
 #include "prepare.h"
 #include "session.h"
+#include "trace.h"
 #include "forge/alloc.h"
 #include "forge/exit.h"
 #include "forge/cycle.h"
@@ -65,12 +66,26 @@ struct run_state {
 	long stale;
 	uint64_t t0;
 	struct fg_seal_key key;   /* the run's seal key (fresh, from the kernel) */
+	struct rn_trace trace;    /* the run's spans (trace.h; may be off) */
 };
+
+/* The workflow span, and the end of the export (after the result and the
+ * closing line: at most RN_OTLP_FINISH_MS more, never in the result). */
+static void end_trace(struct run_state *st, enum fg_review_state state, const struct fg_usage_pair *usage)
+{
+	struct rn_trace_end e = {
+		.review_state = fg_review_state_name(state), .outcome = outcome(&st->sr, state),
+		.exit_code = st->sr.exit_code, .cycles = (long)st->cycles.n, .usage = usage,
+	};
+
+	rn_trace_finish(&st->trace, &e);
+}
 
 /* The summary file is not believed: like the session's forgeries. */
 static void forged_summary(struct run_state *st, enum fg_seal_status seal)
 {
 	rn_event_forged(st->log, st->cfg->step, st->step_dir, FG_SUMMARY_FILE, RN_SOURCE_SWEEP, seal);
+	rn_trace_forged(&st->trace, FG_SUMMARY_FILE, rn_source_name(RN_SOURCE_SWEEP), fg_seal_status_name(seal));
 	rn_metrics_add_forged(&st->metrics, st->skill, st->cfg->step, rn_source_name(RN_SOURCE_SWEEP));
 	st->sr.forged_records++;
 }
@@ -272,6 +287,7 @@ static void conclude(struct run_state *st)
 	write_metrics(st, state, exhausted, &usage);
 	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
 	close_run(st, state, s, &usage);
+	end_trace(st, state, &usage);
 	fg_summary_release(&sum);
 }
 
@@ -317,7 +333,9 @@ static void run_session(struct run_state *st)
 	int r;
 
 	rn_run_engine_params(st->cfg, st->run_id, &ep);
+	ep.traceparent = rn_trace_traceparent(&st->trace);
 	sp.key = &st->key;
+	sp.trace = &st->trace;
 	r = rn_session_run(&sp, &st->sr);
 
 	if (r) {
@@ -378,6 +396,16 @@ static int run_prepared(struct run_state *st)
 	return st->sr.exit_code;
 }
 
+static void start_trace(struct run_state *st)
+{
+	struct rn_trace_params p = {
+		.step = st->cfg->step, .skill = st->skill, .run_id = st->run_id,
+		.task_key = st->cfg->task_key, .trace_file = st->cfg->trace_file, .log = st->log,
+	};
+
+	rn_trace_init(&st->trace, &p);
+}
+
 /* libsodium could not be initialised: no run without a seal key. */
 static int no_key(struct rn_log *log, struct rn_run_config *cfg)
 {
@@ -409,11 +437,16 @@ int rn_cmd_run(int argc, char **argv)
 		return 0;
 	}
 	st.t0 = fg_monotonic_ns();
-	if (fg_seal_key_new(&st.key))
-		return no_key(&log, &cfg);
 	rn_run_id_generate(run_id);
 	st.run_id = run_id;
 	st.skill = rn_run_derived_skill(&cfg);
+	/* Before the key exists: the exporter child (forked) never holds it. */
+	start_trace(&st);
+	if (fg_seal_key_new(&st.key)) {
+		rn_trace_release(&st.trace);
+		free(st.skill);
+		return no_key(&log, &cfg);
+	}
 	st.step_rel = fg_xstrdup(cfg.cycle_dir);
 	/* Without a host path the directory is named as the container sees it
 	 * (it only appears in log lines then). */
@@ -431,6 +464,7 @@ int rn_cmd_run(int argc, char **argv)
 	if (st.wsfd >= 0)
 		close(st.wsfd);
 	fg_seal_key_wipe(&st.key);
+	rn_trace_release(&st.trace);
 	rn_log_close(&log);
 	rn_run_config_release(&cfg);
 	return r;

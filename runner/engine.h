@@ -87,6 +87,10 @@ struct rn_engine_params {
 	/* The cycle directory below the workspace, passed as FORGE_CYCLE_DIR
 	 * (replacing any in the environment); NULL: not passed. */
 	const char *cycle_dir;
+	/* The run's W3C traceparent (the workflow span), passed as
+	 * FORGE_TRACEPARENT (replacing any in the environment); NULL: the run
+	 * is not traced and none is passed. */
+	const char *traceparent;
 	/* Kubernetes only (NULL / 0: not given). */
 	const char *kube_namespace;   /* --namespace NS */
 	const char *kube_context;     /* --kube-context NAME */

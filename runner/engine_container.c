@@ -175,6 +175,8 @@ static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec 
 	}
 	if (p->cycle_dir)
 		fg_strvec_push(names, "FORGE_CYCLE_DIR");
+	if (p->traceparent)
+		fg_strvec_push(names, "FORGE_TRACEPARENT");
 	if (names->n > 1)
 		qsort(names->v, names->n, sizeof(char *), cmp_str);
 	return 0;

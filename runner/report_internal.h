@@ -40,6 +40,13 @@ struct report {
 	struct fg_strvec warnings;
 };
 
+/* Open: the review left work to do, or the run failed. */
+bool rn__entry_open(const struct entry *e);
+/* The last cycle's feedback when it was rejected, else NULL (borrowed). */
+const char *rn__open_feedback(const struct entry *e);
+/* The last cycle's findings when it was rejected (borrowed; *n set). */
+const struct fg_finding *rn__open_findings(const struct entry *e, size_t *n);
+
 /*
  * The report as pretty JSON with a trailing newline (rn__report_json), or
  * as the Markdown section, blocks separated by one blank line, ending with
@@ -49,5 +56,9 @@ struct report {
  */
 int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out);
 int rn__report_markdown(const struct report *rp, bool only_open, struct fg_buf *out);
+/* The report as one self-contained HTML page (report_html.c): inline CSS
+ * and SVG, no script, a Content-Security-Policy of default-src 'none';
+ * every string from a result escaped. Same returns. */
+int rn__report_html(const struct report *rp, bool only_open, struct fg_buf *out);
 
 #endif

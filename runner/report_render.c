@@ -29,14 +29,14 @@
 
 /* Open: the review left work to do, or the run failed (a run that failed
  * before any review says no_review, and must not vanish from --only-open). */
-static bool entry_open(const struct entry *e)
+bool rn__entry_open(const struct entry *e)
 {
 	return !e->success || (e->state != FG_STATE_APPROVED && e->state != FG_STATE_NO_REVIEW &&
 			       e->state != FG_STATE_DISABLED);
 }
 
 /* The last cycle's feedback when it was rejected, else NULL (borrowed). */
-static const char *open_feedback(const struct entry *e)
+const char *rn__open_feedback(const struct entry *e)
 {
 	const struct fg_cycle *last = e->ncycles ? &e->cycles[e->ncycles - 1] : NULL;
 
@@ -59,7 +59,7 @@ static const struct fg_finding *last_findings(const struct entry *e, bool advice
 	return last->j.findings;
 }
 
-static const struct fg_finding *open_findings(const struct entry *e, size_t *n)
+const struct fg_finding *rn__open_findings(const struct entry *e, size_t *n)
 {
 	return last_findings(e, false, n);
 }
@@ -98,7 +98,7 @@ static void add_panel_json(cJSON *o, const struct entry *e)
 			cJSON_AddNumberToObject(ro, "cycle", r->from_cycle ? r->from_cycle : last->cycle);
 		}
 	}
-	f = open_findings(e, &n);
+	f = rn__open_findings(e, &n);
 	add_findings_json(o, "open_findings", f, n);
 	f = last_findings(e, true, &n);
 	if (n)
@@ -152,7 +152,7 @@ static cJSON *entry_json(const struct entry *e)
 		fg_evidence_add_to(co, &c->ev);
 	}
 	cJSON_AddItemToObject(o, "cycles", cycles);
-	fg_json_add_str_or_null(o, "open_feedback", open_feedback(e));
+	fg_json_add_str_or_null(o, "open_feedback", rn__open_feedback(e));
 	add_panel_json(o, e);
 	fg_usage_pair_add_to(o, &e->usage);
 	cJSON_AddStringToObject(o, "source", e->source);
@@ -167,7 +167,7 @@ int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
 	int r;
 
 	for (size_t i = 0; i < rp->n; i++)
-		if (!only_open || entry_open(&rp->v[i]))
+		if (!only_open || rn__entry_open(&rp->v[i]))
 			cJSON_AddItemToObject(entries, rp->v[i].key, entry_json(&rp->v[i]));
 	cJSON_AddItemToObject(root, "entries", entries);
 	warn = cJSON_AddArrayToObject(root, "warnings");
@@ -479,7 +479,7 @@ static void md_usage(struct fg_buf *m, const struct entry *e)
 
 static void md_entry(struct fg_buf *m, const struct entry *e)
 {
-	const char *open = open_feedback(e);
+	const char *open = rn__open_feedback(e);
 
 	fg_buf_adds(m, "### ");
 	if (e->task_key) {
@@ -522,7 +522,7 @@ int rn__report_markdown(const struct report *rp, bool only_open, struct fg_buf *
 
 	fg_buf_adds(out, "## Auto-Review Notes\n\n");
 	for (size_t i = 0; i < rp->n; i++) {
-		if (only_open && !entry_open(&rp->v[i]))
+		if (only_open && !rn__entry_open(&rp->v[i]))
 			continue;
 		md_entry(out, &rp->v[i]);
 		shown++;

@@ -45,6 +45,7 @@ struct rn_run_config {
 	const char *recording_dir;
 	const char *result_path;
 	const char *metrics_file;
+	const char *trace_file;         /* --trace-file, or NULL */
 	struct fg_strvec extra_env;  /* --env NAMEs */
 	/* Containers (engine.h): NULL when not given; borrowed from argv/env. */
 	const char *memory, *cpus, *pids_limit, *network;

@@ -42,7 +42,7 @@ enum {
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
 	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_SUBPATH, R_AGENT_ENV,
-	R_REQUIRE_ISOLATION, R_AS_ROOT,
+	R_REQUIRE_ISOLATION, R_AS_ROOT, R_TRACE_FILE,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -82,6 +82,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_RECDIR, "recording-dir", 0, "DIR", "FORGE_REVIEW_RECORDING_DIR", "where copy keeps the files" },
 	{ R_RESULT, "result", 0, "FILE", NULL, "write the result JSON here" },
 	{ R_METRICS, "metrics-file", 0, "FILE", NULL, "merge Prometheus metrics into this textfile" },
+	{ R_TRACE_FILE, "trace-file", 0, "FILE", NULL, "append the run's trace here as OTLP JSON lines (the Collector's otlpjsonfile)" },
 	RN_OPT_LOG_FORMAT(R_LOG_FORMAT),
 	{ R_LOG_FILE, "log-file", 0, "FILE", NULL, "append the log here (SIGHUP reopens)" },
 	RN_OPT_LOG_LEVEL(R_LOG_LEVEL),
@@ -276,6 +277,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_RECDIR: c->recording_dir = v; break;
 	case R_RESULT: c->result_path = v; break;
 	case R_METRICS: c->metrics_file = v; break;
+	case R_TRACE_FILE: c->trace_file = v; break;
 	case R_LOG_FORMAT: a->log.format = v; break;
 	case R_LOG_FILE: a->log.file = v; break;
 	case R_LOG_LEVEL: a->log.level = v; break;

@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "result.h"
 #include "run.h"
+#include "trace.h"
 #include "watch.h"
 #include "forge/isolation.h"
 #include "forge/summary.h"
@@ -59,6 +60,9 @@ struct rn_session_params {
 	/* The run's seal key: written as the first line of the engine's
 	 * stdin, which stays open as its lifeline until the engine exits. */
 	const struct fg_seal_key *key;
+	/* The run's trace (trace.h; may be off): each cycle's spans, each
+	 * forgery an event. */
+	struct rn_trace *trace;
 };
 
 /* Runs the engine to completion on a private loop. Returns 0 (see res), or

@@ -148,6 +148,8 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	observe_roles(s->p->metrics, s->p->skill, cfg->step, c);
 	observe_checks(s, cfg->step, c);
 	store(s, r, r->source);
+	if (s->p->trace)
+		rn_trace_cycle(s->p->trace, c);
 	s->res->cycles_by_source[r->source]++;
 	if (r->source == RN_SOURCE_SWEEP)
 		s->res->sweep_caught++;
@@ -171,8 +173,11 @@ void rn__session_stream_cycle(void *data, const struct rn_cycle_report *r)
 void rn__session_forged(struct session *s, const char *file, enum rn_source source,
 			enum fg_seal_status seal)
 {
-	rn_event_forged(s->p->log, s->p->cfg->step, s->p->step_dir, file, source,
-			seal == FG_SEAL_UNVERIFIED ? FG_SEAL_UNSEALED : seal);
+	enum fg_seal_status why = seal == FG_SEAL_UNVERIFIED ? FG_SEAL_UNSEALED : seal;
+
+	rn_event_forged(s->p->log, s->p->cfg->step, s->p->step_dir, file, source, why);
+	if (s->p->trace)
+		rn_trace_forged(s->p->trace, file, rn_source_name(source), fg_seal_status_name(why));
 	rn_metrics_add_forged(s->p->metrics, s->p->skill, s->p->cfg->step, rn_source_name(source));
 	s->res->forged_records++;
 }
@@ -200,6 +205,7 @@ void rn__session_stream_summary(void *data, const struct fg_summary *sum, enum f
 	copy->review_md = sum->review_md ? fg_xstrdup(sum->review_md) : NULL;
 	copy->usage = sum->usage;
 	copy->max_cost_usd = sum->max_cost_usd;
+	copy->t = sum->t;
 	for (size_t i = 0; i < sum->nquestions; i++)
 		fg_summary_add_question(copy, &sum->questions[i]);
 }

@@ -20,9 +20,13 @@ build_dir=${1:-build}
 # libsodium-dev: the seals of the records (common/src/seal.c, issue 22).
 # git: the change set of a git workspace (entrypoint/changeset.c; without it
 # the entrypoint falls back to its manifest).
-pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev libcriterion-dev git)
+# libcurl4-openssl-dev: the runner's OTLP trace export (runner/otlp.c).
+pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libsodium-dev libcriterion-dev git
+      libcurl4-openssl-dev)
 if [ "$with_test" = 1 ]; then
   pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
+  # chromium: the HTML report's DOM and screenshot (tests/e2e/test_report_html.c).
+  pkgs+=(chromium)
   # The podman engine's tests, as root and rootless (uidmap: newuidmap/newgidmap).
   pkgs+=(podman uidmap)
 fi

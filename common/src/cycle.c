@@ -243,6 +243,9 @@ static void add_optional(cJSON *o, const struct fg_cycle *c)
 		fg__cycle_add_reviews(o, c);
 	fg_usage_pair_add_to(o, &c->usage);
 	fg_evidence_add_to(o, &c->ev);
+	if (fg_phase_known(&c->worker_run.t))
+		cJSON_AddItemToObject(o, "worker_run", fg_agent_run_to_cjson(&c->worker_run));
+	fg_agent_runs_add_to(o, "reviewer_runs", &c->reviewer_runs);
 }
 
 struct cJSON *fg_cycle_to_cjson(const struct fg_cycle *c)
@@ -407,6 +410,8 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 		c->reviewer_log = fg_xstrdup(v->valuestring);
 	fg__cycle_parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
 	fg_evidence_from(&c->ev, o);
+	fg_agent_run_from(&c->worker_run, cJSON_GetObjectItemCaseSensitive(o, "worker_run"));
+	fg_agent_runs_from(&c->reviewer_runs, cJSON_GetObjectItemCaseSensitive(o, "reviewer_runs"));
 }
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)

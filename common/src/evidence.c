@@ -148,6 +148,7 @@ static void check_json(cJSON *c, const void *elem)
 	cJSON_AddStringToObject(c, "output_tail", r->output_tail ? r->output_tail : "");
 	fg_json_add_str_or_null(c, "log", r->log);
 	fg_json_add_true_if(c, "timed_out", r->timed_out);
+	fg_phase_add_to(c, &r->t);
 }
 
 static void change_json(cJSON *c, const void *elem)
@@ -240,6 +241,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 			r->output_tail = fg_xstrdup(tail);
 		}
 		r->log = base_name(fg_json_str(it, "log")) ? fg_xstrdup(fg_json_str(it, "log")) : NULL;
+		fg_phase_from(&r->t, it);
 	}
 	e->has_checks = true;
 }

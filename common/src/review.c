@@ -106,6 +106,7 @@ struct cJSON *fg_review_to_cjson(const struct fg_review *r)
 	if (r->denied.n)
 		cJSON_AddItemToObject(o, "denied_tools", fg_denied_array(&r->denied));
 	fg_evidence_add_verified(o, &r->j.verified);
+	fg_agent_runs_add_to(o, "runs", &r->runs);
 	return o;
 }
 
@@ -118,6 +119,7 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 	r->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
 	fg_denied_read_array(&r->denied, cJSON_GetObjectItemCaseSensitive(o, "denied_tools"));
 	fg_evidence_read_verified(&r->j.verified, o);
+	fg_agent_runs_from(&r->runs, cJSON_GetObjectItemCaseSensitive(o, "runs"));
 	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;

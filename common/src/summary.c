@@ -117,6 +117,7 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 	if (s->max_cost_usd >= 0)
 		cJSON_AddNumberToObject(o, "max_cost_usd", s->max_cost_usd);
 	fg_usage_pair_add_to(o, &s->usage);
+	fg_phase_add_to(o, &s->t);
 	if (s->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(s->questions, s->nquestions));
 	if (s->nadvice)
@@ -244,6 +245,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		return r;
 	s->review_md = opt_string(o, "review_md", NULL);
 	fg_usage_pair_from(&s->usage, o);
+	fg_phase_from(&s->t, o);
 	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		s->max_cost_usd = v->valuedouble;

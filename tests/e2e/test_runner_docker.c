@@ -1482,3 +1482,114 @@ Test(runner_docker, pid1_ignores_its_agents_signals_and_is_out_of_their_reach)
 	cJSON_Delete(res);
 	box_release(&b);
 }
+
+/*
+ * The trace of a container run (runner/trace.c): a bind-mount run and a
+ * named-volume run (the stream alone), each with --trace-file: one trace,
+ * the workflow span the parent of two worker turns and two reviewer calls
+ * in time order, the worker's cost on its spans equal to the result's;
+ * on the bind mount each agent's TRACEPARENT names its own span.
+ */
+static const char WORKER_TRACED[] =
+	"#!/bin/sh\n"
+	"cat >/dev/null\n"
+	"echo \"worker cycle $FORGE_CYCLE\" >> work.log\n"
+	"echo \"worker $FORGE_CYCLE ${TRACEPARENT:-none}\" >> tp.txt\n"
+	"echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\","
+	"\"total_cost_usd\":0.25,\"usage\":{\"input_tokens\":1000,\"output_tokens\":200}}'\n";
+
+static void traced_run(int volume)
+{
+	struct rbox b;
+	char *file, *text, *p, *line, *tp;
+	cJSON *res;
+	const cJSON *rs;
+	char wf[17] = "", trace[33] = "", workers[2][17] = { "", "" };
+	int nworker = 0, nreviewer = 0, nspans = 0;
+	double cost = 0;
+	long long last_start = 0;
+
+	box_init(&b, "docker", "---\nmax_retries: 3\n---\nCheck that work.log has two lines.\n");
+	b.worker_output = "claude";
+	box_agent(&b, "worker.sh", WORKER_TRACED);
+	box_agent(&b, "reviewer.sh", REVIEWER_REJECT_THEN_APPROVE);
+	if (volume) {
+		b.volume = fgt_fmt("forge-test-trace-%ld-%lx", (long)getpid(), (unsigned long)time(NULL));
+		fill_volume(&b);
+	}
+	file = fgt_fmt("%s/trace.jsonl", b.w.out);
+	int code = wait_runner(&b, spawn_runner(&b, (const char *const[]){ "--trace-file", file, NULL }));
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	res = read_result(&b);
+	text = fgt_read(file, NULL);
+	cr_assert_not_null(text, "no trace file");
+	/* Two passes over the spans: the workflow span first. */
+	for (int pass = 0; pass < 2; pass++) {
+		char *copy = strdup(text);
+
+		for (p = copy, line = p; line && *line; line = p) {
+			char *nl = strchr(line, '\n');
+			cJSON *doc;
+
+			p = nl ? nl + 1 : NULL;
+			if (nl)
+				*nl = '\0';
+			doc = cJSON_Parse(line);
+			cJSON_ArrayForEach(rs, cJSON_GetObjectItem(doc, "resourceSpans")) {
+				const cJSON *ss, *sp, *a;
+
+				cJSON_ArrayForEach(ss, cJSON_GetObjectItem(rs, "scopeSpans"))
+				cJSON_ArrayForEach(sp, cJSON_GetObjectItem(ss, "spans")) {
+					const char *name = jstr(sp, "name");
+					long long start = atoll(jstr(sp, "startTimeUnixNano"));
+
+					if (pass == 0 && !strcmp(name, "invoke_workflow forge-review")) {
+						snprintf(wf, sizeof(wf), "%s", jstr(sp, "spanId"));
+						snprintf(trace, sizeof(trace), "%s", jstr(sp, "traceId"));
+					}
+					if (pass == 0 || !strcmp(name, "invoke_workflow forge-review"))
+						continue;
+					nspans++;
+					cr_expect_str_eq(jstr(sp, "traceId"), trace);
+					cr_expect_str_eq(jstr(sp, "parentSpanId"), wf, "%s", name);
+					cr_expect_geq(start, last_start, "%s in time order", name);
+					last_start = start;
+					if (!strcmp(name, "invoke_agent worker") && nworker < 2)
+						snprintf(workers[nworker++], 17, "%s", jstr(sp, "spanId"));
+					nreviewer += !strcmp(name, "invoke_agent reviewer");
+					cJSON_ArrayForEach(a, cJSON_GetObjectItem(sp, "attributes"))
+						if (!strcmp(jstr(a, "key"), "forge.cost_usd") && !strcmp(name, "invoke_agent worker"))
+							cost += cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"),
+										    "doubleValue")->valuedouble;
+				}
+			}
+			cJSON_Delete(doc);
+		}
+		free(copy);
+	}
+	cr_assert(wf[0], "no workflow span:\n%s", text);
+	cr_expect_eq(nworker, 2, "two worker turns:\n%s", text);
+	cr_expect_eq(nreviewer, 2, "two reviewer calls");
+	cr_expect_eq(nspans, 4);
+	cr_expect_float_eq(cost, cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(res, "usage"), "worker"),
+						   "cost_usd")->valuedouble, 1e-9);
+	tp = volume ? NULL : fge_read_in(b.w.ws, "tp.txt");
+	for (int i = 0; tp && i < 2; i++) {
+		char *want = fgt_fmt("worker %d 00-%s-%s-01", i, trace, workers[i]);
+
+		cr_expect_not_null(strstr(tp, want), "no '%s' in:\n%s", want, tp);
+		free(want);
+	}
+	free(tp);
+	free(text);
+	free(file);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
+Test(runner_docker, a_traced_container_run_on_a_bind_mount_and_on_a_volume_is_one_trace)
+{
+	fgd_ensure_image(FGD_IMAGE);
+	traced_run(0);
+	traced_run(1);
+}

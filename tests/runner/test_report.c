@@ -517,7 +517,7 @@ Test(report, usage_errors_exit_2_and_write_nothing)
 {
 	static char *cases[][5] = {
 		{ "report", NULL },
-		{ "report", "--format", "html", "x.json", NULL },
+		{ "report", "--format", "pdf", "x.json", NULL },
 		{ "report", "--bogus", "x.json", NULL },
 		{ "report", "x.json", "--output", NULL },
 		{ "report", "--only-open=yes", "x.json", NULL },

@@ -9,7 +9,8 @@
  * ({"worker": usage, "reviewer": usage}, usage.h), denied_tools
  * ({"worker": [names], "reviewer": [names]}, denied.h), and the evidence
  * (evidence.h): checks, changes, changes_truncated, changes_since, diff,
- * no_change, advice_only, verified, reviewer_changed.
+ * no_change, advice_only, verified, reviewer_changed; the phase times
+ * (phase.h): worker_run, reviewer_runs, and each review's runs.
  * Readers tolerate and ignore unknown fields.
  *
  * Validation (fg_cycle_parse): required fields are checked in the order
@@ -43,6 +44,7 @@
 #include "forge/buf.h"
 #include "forge/denied.h"
 #include "forge/evidence.h"
+#include "forge/phase.h"
 #include "forge/reviewmd.h"
 #include "forge/seal.h"
 #include "forge/timeutil.h"
@@ -58,6 +60,7 @@
  * One role's review inside a cycle of a panel (the "reviews" array):
  * {role, verdict, format, feedback, findings, elapsed_seconds, reviewer_log,
  * usage, denied_tools: [names] when its CLI refused a tool (denied.h),
+ * runs: its calls in this cycle with their times (phase.h),
  * verified: its "**Verified:**" lines (evidence.h; the cycle's "verified"
  * merges those of the roles that ran in it)}
  * plus "failed": true when the reviewer could not complete and
@@ -81,6 +84,7 @@ struct fg_review {
 	struct cJSON *usage;             /* owned or NULL: the agent's usage object, as is */
 	bool reask;                      /* this role was asked again for a verdict */
 	struct fg_strvec denied;         /* tools its CLI refused ("denied_tools", denied.h) */
+	struct fg_agent_runs runs;       /* its calls in this cycle, re-asks included (phase.h) */
 };
 
 /* "approved", "rejected", "out_of_scope"; parse: 0 or -EINVAL. */
@@ -124,6 +128,8 @@ struct fg_cycle {
 	struct fg_evidence ev;           /* checks, changes, diff, no_change, advice_only,
 	                                  * verified (evidence.h) */
 	struct fg_denied denied;         /* tools refused to the same two runs */
+	struct fg_agent_run worker_run;  /* the worker turn before this review ("worker_run", phase.h) */
+	struct fg_agent_runs reviewer_runs;  /* the single reviewer's calls ("reviewer_runs") */
 };
 
 void fg_cycle_init(struct fg_cycle *c);

@@ -35,6 +35,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/phase.h"
 
 struct cJSON;
 
@@ -53,6 +54,7 @@ struct fg_check_result {
 	double duration_seconds;
 	char *output_tail;        /* owned, never NULL once filled: last output bytes */
 	char *log;                /* owned or NULL: file name beside the cycle file */
+	struct fg_phase t;        /* "started_at", "ended_at" (phase.h) */
 };
 
 enum fg_change_status { FG_CHANGE_ADDED, FG_CHANGE_MODIFIED, FG_CHANGE_DELETED, FG_CHANGE_RENAMED };

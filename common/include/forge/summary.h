@@ -13,6 +13,7 @@
 
 #include "forge/buf.h"
 #include "forge/isolation.h"
+#include "forge/phase.h"
 #include "forge/usage.h"
 #include "forge/verdict.h"
 
@@ -52,6 +53,7 @@ struct fg_summary {
 	char *review_md;  /* owned or NULL */
 	struct fg_usage_pair usage;   /* the step's totals per role */
 	double max_cost_usd;          /* < 0: no budget */
+	struct fg_phase t;            /* the step as a whole: "started_at", "ended_at" */
 	/* State blocked: the questions left for a person (owned, at most
 	 * FG_SUMMARY_QUESTIONS_MAX, only role, severity, location and title
 	 * kept); written as "questions" when nquestions > 0. */
