@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh - build the benchmark harness in build-bench (Release) and run
 # every benchmark: prints the tables, writes bench/results/latest.json,
-# loop_cost.json, changeset.json and box.json.
+# loop_cost.json, verdict.json, changeset.json and box.json.
 # Extra arguments go to forge-bench (e.g. --smoke, --only latency, --workdir DIR).
 #
 # Targets (issue 17), each a ratio to inotifywait measured in the same run,
@@ -14,8 +14,8 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFORGE_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-box \
-  forge-bench-trace >/dev/null
+cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-trace \
+  forge-bench-verdict forge-bench-box >/dev/null
 mkdir -p "$root/bench/results"
 rc=0
 "$build/bench/forge-bench" --json "$root/bench/results/latest.json" "$@" || rc=$?
@@ -33,6 +33,10 @@ sh "$root/bench/loop_cost.sh" "$build" --json "$root/bench/results/loop_cost.jso
 echo
 echo "== trace cost (forge-bench-trace)"
 "$build/bench/forge-bench-trace" || rc=$?
+# The verdict parser per review: each realistic reviewer output and a 1 MiB one.
+echo
+echo "== verdict parser cost (forge-bench-verdict)"
+"$build/bench/forge-bench-verdict" | tee "$root/bench/results/verdict.json" || rc=$?
 # The change set on 100,000 files / 1 GiB (a few minutes: the tree is made
 # and committed first). FORGE_BENCH_SKIP_CHANGESET=1 leaves it out.
 if [ "${FORGE_BENCH_SKIP_CHANGESET:-0}" != 1 ]; then

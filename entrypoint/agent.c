@@ -2,7 +2,9 @@
  * agent.c - run one agent: spawn, stream, watchdogs, group cleanup (see agent.h).
  */
 #include "agent.h"
+#include "frames.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -273,6 +275,20 @@ static void check_signals(struct run *x)
 	x->nterm_seen = x->p->nterm;
 }
 
+/* The heartbeat's frame: the runner's agent_running event comes from it. */
+static void beat_frame(const struct run *x, uint64_t now)
+{
+	cJSON *f = cJSON_CreateObject();
+
+	if (!f || !cJSON_AddStringToObject(f, "role", x->s->role) ||
+	    !cJSON_AddNumberToObject(f, "seconds", (double)((now - x->start) / NS_PER_S)) ||
+	    !cJSON_AddNumberToObject(f, "lines", (double)x->lines) ||
+	    !cJSON_AddNumberToObject(f, "bytes", (double)(x->r->out_bytes + x->r->err_bytes)))
+		abort();
+	ep_frame_event("agent_running", f);
+	cJSON_Delete(f);
+}
+
 /* The heartbeat: which agent has run for how long and how much it printed,
  * one write (well under PIPE_BUF) so that it never splits. */
 static void heartbeat(struct run *x, uint64_t now)
@@ -288,6 +304,7 @@ static void heartbeat(struct run *x, uint64_t now)
 		     (unsigned long long)x->lines, (unsigned long long)(x->r->out_bytes + x->r->err_bytes));
 	if (n > 0 && (size_t)n < sizeof(line))
 		ep_write_all(x->s->echo_fd, line, (size_t)n);
+	beat_frame(x, now);
 }
 
 static void check_clock(struct run *x)

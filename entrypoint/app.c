@@ -13,6 +13,7 @@
 #include "forge/util.h"
 
 #include "cli.h"
+#include "frames.h"
 #include "inspect.h"
 #include "loop.h"
 #include "task.h"
@@ -128,6 +129,9 @@ int ep_cmd_run(int argc, char **argv)
 	rc = ep_lifeline_setup();
 	if (rc)
 		return rc;
+	/* From this frame on the runner reads no line of ours (agents may
+	 * write them): events and reasons come as frames. */
+	ep_frame_event("started", NULL);
 	ep_task_init(&t);
 	rc = ep_task_load(&t, &a, err, sizeof(err));
 	if (rc < 0) {
@@ -136,7 +140,9 @@ int ep_cmd_run(int argc, char **argv)
 		ep_task_release(&t);
 		return FG_EXIT_USAGE;
 	}
+	ep_frames_set_task(t.run_id, t.step);
 	rc = ep_loop_run(&t);
+	ep_frames_set_task(NULL, NULL);
 	ep_task_release(&t);
 	return rc;
 }

@@ -2,6 +2,7 @@
  * checks.c - review.md's checks after each worker turn (see checks.h).
  */
 #include "checks.h"
+#include "forge/quote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -246,23 +247,11 @@ static const struct fg_check *config_of(const struct ep_checks *x, const char *n
 	return NULL;
 }
 
-/* The output tail as a fenced block (a fence longer than any run of
- * backticks inside, so the output cannot close it). */
+/* The output tail as a fenced block whose fence is longer than any run of
+ * backticks inside, so the output cannot close it. */
 static void add_tail(struct fg_buf *b, const char *tail)
 {
-	size_t run = 0, longest = 0;
-
-	for (const char *s = tail; *s; s++) {
-		run = *s == '`' ? run + 1 : 0;
-		longest = run > longest ? run : longest;
-	}
-	longest = longest < 3 ? 3 : longest + 1;
-	if (longest > 40)
-		longest = 40;   /* a longer run in the output may close it: the text is evidence only */
-	fg_buf_addf(b, "%.*s\n", (int)longest, "````````````````````````````````````````");
-	fg_buf_adds(b, *tail ? tail : "(no output)");
-	fg_buf_addf(b, "%s%.*s\n", *tail && tail[strlen(tail) - 1] == '\n' ? "" : "\n", (int)longest,
-		    "````````````````````````````````````````");
+	fg_quote_md_fence(b, tail, NULL, "(no output)");
 }
 
 void ep_checks_feedback(struct fg_buf *b, const struct ep_checks *x, const struct fg_check_result *r)

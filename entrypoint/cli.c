@@ -2,7 +2,10 @@
  * cli.c - usage errors and help (see cli.h).
  */
 #include "cli.h"
+#include "frames.h"
 
+#include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +37,16 @@ static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 	if (level != FG_MSG_PLAIN)
 		fg_buf_adds(&b, FG_MSG_PREFIX);
 	fg_escape_controls(&b, msg, len, 0);
+	if (level == FG_MSG_ERROR || level == FG_MSG_FAILED) {
+		/* The runner's failure reason comes from this sealed frame only. */
+		const char *text = fg_buf_str(&b) + FG_MSG_PREFIX_LEN;
+		cJSON *f = cJSON_CreateObject();
+
+		if (!f || !cJSON_AddStringToObject(f, "reason", text))
+			abort();
+		ep_frame_event("error", f);
+		cJSON_Delete(f);
+	}
 	fg_buf_adds(&b, (size_t)n >= sizeof(msg) ? "...\n" : "\n");
 	fputs(fg_buf_str(&b), stderr);
 	fflush(stderr);

@@ -3,6 +3,7 @@
  */
 #include "frames.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -38,4 +39,29 @@ void ep_frame_summary(const struct fg_summary *s)
 	char *line = fg_frame_summary_line(s, ep_seal_key(), &len);
 
 	send_line(line, len, "review_summary");
+}
+
+static const char *frame_run_id, *frame_step;
+static int frame_seq;
+
+void ep_frames_set_task(const char *run_id, const char *step)
+{
+	frame_run_id = run_id;
+	frame_step = step;
+}
+
+void ep_frame_event(const char *name, const struct cJSON *fields)
+{
+	const char *run_id = frame_run_id ? frame_run_id : getenv("FORGE_RUN_ID");
+	size_t len = 0;
+	char *line;
+
+	if (!ep_seal_key())
+		return;
+	line = fg_frame_event_line(run_id, frame_step, name, ++frame_seq, fields, ep_seal_key(), &len);
+	if (line) {
+		fflush(stderr);
+		ep_write_all(2, line, len);
+		free(line);
+	}
 }

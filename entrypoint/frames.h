@@ -20,4 +20,15 @@ void ep_frame_cycle(const struct fg_cycle *c, const char *step);
 /* Sends the review_summary frame of s on fd 2. */
 void ep_frame_summary(const struct fg_summary *s);
 
+struct cJSON;
+/* The run id and step event frames name (borrowed; kept until the next
+ * call): the task's, once it is loaded. Before, FORGE_RUN_ID and "". */
+void ep_frames_set_task(const char *run_id, const char *step);
+/* Sends an event frame (forge/frame.h: agent_running, signal_ignored,
+ * role_failed, error) with fields (borrowed, may be NULL) on fd 2, sealed;
+ * nothing without a seal key (no runner to read it). The runner takes
+ * these events from the frames only, never from a line of output, so the
+ * human-readable line is written as well, by the caller. */
+void ep_frame_event(const char *name, const struct cJSON *fields);
+
 #endif

@@ -578,7 +578,7 @@ static int box(struct ep_loop *l)
 {
 	const char *hidden[] = { l->tmpdir, l->indir };
 	int req = isolation_required();
-	cJSON *o;
+	cJSON *o, *f;
 	char *json;
 
 	if (req < 0 || ep_sandbox_setup(hidden, ARRAY_SIZE(hidden), l->t->workspace, &l->iso) < 0)
@@ -586,6 +586,10 @@ static int box(struct ep_loop *l)
 	o = fg_isolation_to_cjson(&l->iso);
 	json = cJSON_PrintUnformatted(o);
 	ep_log(FG_MSG_INFO, "isolation: %s", json ? json : "{}");
+	/* The runner learns it from the sealed event frame, never a line. */
+	f = fg_isolation_to_fields(&l->iso);
+	ep_frame_event("isolation", f);
+	cJSON_Delete(f);
 	cJSON_free(json);
 	cJSON_Delete(o);
 	if (l->iso.landlock)

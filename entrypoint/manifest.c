@@ -4,7 +4,10 @@
  *
  * The walk uses openat()/fdopendir() from the workspace's descriptor and
  * never follows a symlink (a link is recorded as a link, by its target's
- * text). Contents are hashed with 64-bit FNV-1a over 64 KiB reads; a file
+ * text). Contents are hashed with BLAKE2b-256 (libsodium's
+ * crypto_generichash) over 64 KiB reads: a worker must not be able to make
+ * two contents of one hash (FNV-1a, before, was collided in a CPU-minute,
+ * and a swapped file vanished from the change set); a file
  * whose size, mtime, ctime and inode equal those of the previous manifest
  * keeps its previous hash, so a second snapshot of an unchanged tree costs
  * one fstatat() per file. Entries are sorted by path (strcmp), which makes
@@ -13,6 +16,7 @@
 #include "manifest.h"
 
 #include <dirent.h>
+#include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,8 +27,6 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 
-#define FNV_OFFSET 1469598103934665603ull
-#define FNV_PRIME 1099511628211ull
 #define READ_CHUNK (64 * 1024)
 /* Deeper trees are cut (and the manifest marked incomplete). */
 #define DEPTH_MAX 64
@@ -50,15 +52,6 @@ void ep_manifest_free(struct ep_manifest *m)
 		free(m->e[i].path);
 	free(m->e);
 	free(m);
-}
-
-static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= FNV_PRIME;
-	}
-	return h;
 }
 
 /* The previous entry of path (binary search), or NULL. */
@@ -87,19 +80,21 @@ static bool same_stat(const struct ep_manifest_entry *e, const struct stat *st)
 	       e->ctime_ns == (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-/* The content hash of name in dfd (a regular file or a symlink). */
-static int hash_of(struct walk *w, int dfd, const char *name, const struct stat *st, uint64_t *h)
+/* The content hash of name in dfd (a regular file or a symlink) into h. */
+static int hash_of(struct walk *w, int dfd, const char *name, const struct stat *st,
+		   unsigned char *h)
 {
+	crypto_generichash_state g;
 	ssize_t n;
 	int fd;
 
-	*h = FNV_OFFSET;
+	crypto_generichash_init(&g, NULL, 0, EP_MANIFEST_HASH_BYTES);
 	if (S_ISLNK(st->st_mode)) {
 		n = readlinkat(dfd, name, w->buf, READ_CHUNK);
 		if (n < 0)
 			return -errno;
-		*h = fnv(*h, (const unsigned char *)w->buf, (size_t)n);
-		return 0;
+		crypto_generichash_update(&g, (const unsigned char *)w->buf, (size_t)n);
+		return crypto_generichash_final(&g, h, EP_MANIFEST_HASH_BYTES);
 	}
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -110,10 +105,12 @@ static int hash_of(struct walk *w, int dfd, const char *name, const struct stat 
 			continue;
 		if (n <= 0)
 			break;
-		*h = fnv(*h, (const unsigned char *)w->buf, (size_t)n);
+		crypto_generichash_update(&g, (const unsigned char *)w->buf, (size_t)n);
 	}
 	close(fd);
-	return n < 0 ? -errno : 0;
+	if (n < 0)
+		return -errno;
+	return crypto_generichash_final(&g, h, EP_MANIFEST_HASH_BYTES);
 }
 
 static void add(struct walk *w, int dfd, const char *name, const char *path, const struct stat *st)
@@ -136,9 +133,9 @@ static void add(struct walk *w, int dfd, const char *name, const char *path, con
 	e->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	e->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 	if (old && old->link == e->link && same_stat(old, st))
-		e->hash = old->hash;
-	else if (hash_of(w, dfd, name, st, &e->hash) < 0)
-		e->hash = 0;   /* unreadable: its stat data still tells a change */
+		memcpy(e->hash, old->hash, sizeof(e->hash));
+	else if (hash_of(w, dfd, name, st, e->hash) < 0)
+		memset(e->hash, 0, sizeof(e->hash));   /* unreadable: its size may still tell */
 	m->bytes += e->size;
 }
 
@@ -210,6 +207,11 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 		free(w.m);
 		return dfd;
 	}
+	if (sodium_init() < 0) {
+		free(w.m);
+		close(dfd);
+		return -EIO;
+	}
 	w.buf = fg_xmalloc(READ_CHUNK);
 	walk_dir(&w, dfd, "", 0);
 	free(w.buf);
@@ -223,7 +225,7 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 
 static bool same_entry(const struct ep_manifest_entry *a, const struct ep_manifest_entry *b)
 {
-	return a->link == b->link && a->size == b->size && a->hash == b->hash;
+	return a->link == b->link && a->size == b->size && !memcmp(a->hash, b->hash, sizeof(a->hash));
 }
 
 bool ep_manifest_same(const struct ep_manifest *a, const struct ep_manifest *b)

@@ -7,7 +7,8 @@
  * left out), at most EP_MANIFEST_FILES_MAX entries, at most 64 levels
  * deep; past either bound, or when a directory cannot be read, the
  * manifest is incomplete. Each entry: path, whether it is a link, size,
- * a 64-bit content hash (FNV-1a; of the target text for a link) and the
+ * a 256-bit content hash (BLAKE2b, libsodium's crypto_generichash; of the
+ * target text for a link) and the
  * stat data (inode, mtime, ctime) that lets the next manifest reuse the
  * hash of a file that did not move.
  */
@@ -21,10 +22,14 @@
 #include "changeset.h"
 #include "forge/evidence.h"
 
+/* Bytes of an entry's content hash (BLAKE2b-256). */
+#define EP_MANIFEST_HASH_BYTES 32
+
 struct ep_manifest_entry {
 	char *path;            /* owned, workspace-relative */
 	bool link;
-	uint64_t size, ino, hash;
+	uint64_t size, ino;
+	unsigned char hash[EP_MANIFEST_HASH_BYTES];
 	int64_t mtime_ns, ctime_ns;
 };
 

@@ -19,6 +19,7 @@
 #include "call.h"
 #include "cycle_evidence.h"
 #include "cli.h"
+#include "frames.h"
 #include "judge.h"
 #include "prompt.h"
 #include "forge/alloc.h"
@@ -464,8 +465,16 @@ static void take_review(const struct fg_buf *out, const struct ep_panel_end *end
 	cJSON *o;
 
 	if (end->failed) {
-		/* role_failed: forge-runner logs it as an event of its own. */
+		/* role_failed: forge-runner logs it as an event of its own, from
+		 * the frame (the line is for a person). */
+		cJSON *f = cJSON_CreateObject();
+
+		if (!f || !cJSON_AddStringToObject(f, "role", role) ||
+		    !cJSON_AddStringToObject(f, "reason", end->why))
+			abort();
 		ep_log(FG_MSG_WARN, "role_failed: %s: %s", role, end->why);
+		ep_frame_event("role_failed", f);
+		cJSON_Delete(f);
 		failed_review(rv, role, end->why);
 		return;
 	}

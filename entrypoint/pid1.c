@@ -4,10 +4,12 @@
 #include "pid1.h"
 
 #include "cli.h"
+#include "frames.h"
 #include "forge/exit.h"
 #include "lifeline.h"
 #include "forge/timeutil.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -183,9 +185,21 @@ static int sender_kind(pid_t pid)
  * flood of them is counted, not logged line by line. */
 static void ignored(struct ep_pid1 *p, int sig, pid_t pid, int kind)
 {
+	const char *why = kind == EP_SENDER_OURS ? "a process of its own agents" :
+			  "which was gone before it could be told apart from the agents' processes";
+	cJSON *f;
+
 	p->nignored++;
 	if (p->nignored > EP_PID1_IGNORED_LOG_MAX)
 		return;
+	/* The runner's signal_ignored event comes from this frame. */
+	f = cJSON_CreateObject();
+	if (!f || !cJSON_AddStringToObject(f, "signal", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?") ||
+	    !cJSON_AddNumberToObject(f, "sender_pid", (double)pid) ||
+	    !cJSON_AddStringToObject(f, "reason", why))
+		abort();
+	ep_frame_event("signal_ignored", f);
+	cJSON_Delete(f);
 	ep_log(FG_MSG_WARN, "signal_ignored: SIG%s from pid %ld, %s; only forge-runner or the container "
 	       "engine can stop forge-entrypoint%s", sigabbrev_np(sig), (long)pid,
 	       kind == EP_SENDER_OURS ? "a process of its own agents" :

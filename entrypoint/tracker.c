@@ -2,6 +2,7 @@
  * tracker.c - the review loop's workspace states (see tracker.h).
  */
 #include "tracker.h"
+#include "forge/quote.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,9 +145,15 @@ void ep_tracker_prompt(struct fg_buf *b, const struct fg_evidence *ev, const cha
 	for (size_t i = 0; i < n; i++) {
 		const struct fg_change *c = &ev->changes[i];
 
-		fg_buf_addf(b, "- %s %s", fg_change_status_name(c->status), c->path);
-		if (c->old_path)
-			fg_buf_addf(b, " (from %s)", c->old_path);
+		/* Quoted as git shows names: a newline in a name cannot start a
+		 * line (a section) of the prompt. */
+		fg_buf_addf(b, "- %s ", fg_change_status_name(c->status));
+		fg_quote_name(b, c->path, strlen(c->path));
+		if (c->old_path) {
+			fg_buf_adds(b, " (from ");
+			fg_quote_name(b, c->old_path, strlen(c->old_path));
+			fg_buf_addc(b, ')');
+		}
 		if (c->added >= 0 && c->deleted >= 0)
 			fg_buf_addf(b, " +%ld -%ld", c->added, c->deleted);
 		if (ep_changeset_is_agent_config(c->path))

@@ -4,10 +4,11 @@
  */
 #include "output.h"
 
-#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "forge/alloc.h"
 #include "forge/msg.h"
@@ -70,128 +71,113 @@ static void engine_hint(struct rn_output *o, const char *line)
 	rn_log(o->log, RN_LOG_WARN, "engine_hint", RN_LS("engine", o->ops->name), RN_LS("hint", hint));
 }
 
-/*
- * When line is head, a name of 1 to size - 1 bytes and sep: the name copied
- * into name (size bytes) and what follows sep returned; NULL otherwise.
- */
-static const char *after_name(const char *line, const char *head, const char *sep, char *name,
-			      size_t size)
+/* A string field of an event frame, "" when absent. */
+static const char *fstr(const struct fg_frame *fr, const char *key)
 {
-	size_t hl = strlen(head);
-	const char *s = line + hl, *p;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(fr->fields, key);
 
-	if (strncmp(line, head, hl))
-		return NULL;
-	p = strstr(s, sep);
-	if (!p || p == s || (size_t)(p - s) >= size)
-		return NULL;
-	memcpy(name, s, (size_t)(p - s));
-	name[p - s] = '\0';
-	return p + strlen(sep);
+	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-/*
- * The entrypoint's heartbeat, "forge-entrypoint: agent_running: ROLE for N
- * s, L lines, B bytes of output" (agent.h), logged as an agent_running
- * event. 1 when line was one, 0 otherwise (then it is an ordinary line).
- */
-static int heartbeat(struct rn_output *o, const char *line)
+static double fnum(const struct fg_frame *fr, const char *key)
 {
-	char *end, name[65];
-	const char *p = after_name(line, FG_MSG_PREFIX "agent_running: ", " for ", name, sizeof(name));
-	double secs;
-	long long lines, bytes;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(fr->fields, key);
 
-	if (!p)
-		return 0;
-	secs = strtod(p, &end);
-	if (end == p || strncmp(end, " s, ", 4))
-		return 0;
-	lines = strtoll(end + 4, &end, 10);
-	if (strncmp(end, " lines, ", 8))
-		return 0;
-	bytes = strtoll(end + 8, &end, 10);
-	if (strcmp(end, " bytes of output"))
-		return 0;
-	rn_log(o->log, RN_LOG_INFO, "agent_running", RN_LS("role", name),
-	       RN_LN("seconds", secs), RN_LI("lines", lines), RN_LI("bytes", bytes));
-	return 1;
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-/*
- * "forge-entrypoint: warning: signal_ignored: SIGTERM from pid N, WHY; ..."
- * (entrypoint/pid1.h: a stop signal one of the agents' processes sent to
- * the entrypoint or a panel helper), logged as a signal_ignored event. 1
- * when line was one, 0 otherwise.
- */
-static int signal_ignored(struct rn_output *o, const char *line)
-{
-	char name[16], *end;
-	const char *p = after_name(line, FG_MSG_PREFIX "warning: signal_ignored: SIG", " from pid ", name,
-				   sizeof(name));
-	long long pid;
+static void log_line(struct rn_output *o, const char *stream, const char *line,
+		     enum rn_log_level level);
 
-	if (!p)
-		return 0;
-	pid = strtoll(p, &end, 10);
-	if (end == p || strncmp(end, ", ", 2))
-		return 0;
-	rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", name), RN_LI("sender_pid", pid),
-	       RN_LS("reason", end + 2));
-	return 1;
+/* The entrypoint's error, from its frame: the failure reason, and its line
+ * logged as `output` at ERROR, as the entrypoint wrote it; the same line
+ * that follows on stderr is then not logged twice. */
+static void error_frame(struct rn_output *o, const char *reason)
+{
+	keep(&o->reason, reason);
+	free(o->said);
+	o->said = fg_xasprintf("%s%s", FG_MSG_PREFIX, reason);
+	log_line(o, "stderr", o->said, RN_LOG_ERROR);
 }
 
-/*
- * "forge-entrypoint: warning: role_failed: ROLE: WHY" (entrypoint/panel.h:
- * a panel role whose helper process died, stopped or passed its
- * deadline), logged as a role_failed event. 1 when line was one.
- */
-static int role_failed(struct rn_output *o, const char *line)
+/* The isolation event frame: kept (the first) and logged. */
+static void isolation_frame(struct rn_output *o, const struct fg_frame *fr)
 {
-	char name[65];
-	const char *p = after_name(line, FG_MSG_PREFIX "warning: role_failed: ", ": ", name, sizeof(name));
-
-	if (!p)
-		return 0;
-	rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", name), RN_LS("reason", p));
-	return 1;
-}
-
-/* "forge-entrypoint: isolation: {json}" (entrypoint/loop.c), logged as the
- * isolation event, kept for the result. 1 when line was one. */
-static int isolation(struct rn_output *o, const char *line)
-{
-	static const char head[] = FG_MSG_PREFIX "isolation: {";
 	struct fg_isolation iso;
 	char scoped[128];
-	cJSON *j;
-	int rc;
 
-	if (strncmp(line, head, sizeof(head) - 2))
-		return 0;
-	j = cJSON_Parse(line + sizeof(head) - 2);
-	rc = j ? fg_isolation_from_cjson(&iso, j) : -1;
-	cJSON_Delete(j);
-	if (rc < 0 || o->isolation.known)
-		return 0;
+	if (o->isolation.known || fg_isolation_from_fields(&iso, fr->fields) < 0)
+		return;
 	o->isolation = iso;
 	fg_isolation_scope_names(iso.scoped, scoped, sizeof(scoped));
 	rn_log(o->log, iso.landlock ? RN_LOG_INFO : RN_LOG_WARN, "isolation",
 	       RN_LS("mechanism", iso.landlock ? "landlock" : "none"), RN_LI("abi", iso.abi),
 	       RN_LS("scoped", scoped), RN_LI("agent_uid", iso.agent_uid), RN_LB("root_dropped", iso.root_dropped),
 	       RN_LS_OPT("reason", iso.landlock ? NULL : iso.reason));
-	return 1;
+}
+
+void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
+{
+	const char *e = fr->event;
+
+	o->started = 1;
+	if (!strcmp(e, "agent_running"))
+		rn_log(o->log, RN_LOG_INFO, "agent_running", RN_LS("role", fstr(fr, "role")),
+		       RN_LN("seconds", fnum(fr, "seconds")), RN_LI("lines", (long long)fnum(fr, "lines")),
+		       RN_LI("bytes", (long long)fnum(fr, "bytes")));
+	else if (!strcmp(e, "signal_ignored"))
+		rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", fstr(fr, "signal")),
+		       RN_LI("sender_pid", (long long)fnum(fr, "sender_pid")),
+		       RN_LS("reason", fstr(fr, "reason")));
+	else if (!strcmp(e, "role_failed"))
+		rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", fstr(fr, "role")),
+		       RN_LS("reason", fstr(fr, "reason")));
+	else if (!strcmp(e, "error") && *fstr(fr, "reason"))
+		error_frame(o, fstr(fr, "reason"));
+	else if (!strcmp(e, "isolation"))
+		isolation_frame(o, fr);
+}
+
+/* Logs line as an output event within the cap, at level. */
+static void log_line(struct rn_output *o, const char *stream, const char *line,
+		     enum rn_log_level level)
+{
+	size_t n = strlen(line);
+	uint64_t room;
+
+	/* The cap counts what the log gets: the whole event line, escapes
+	 * and JSON included (an empty agent line is 9 bytes of text and some
+	 * 100 of JSON). */
+	room = o->max - o->logged;
+	if (rn_log_room(o->log, level, "output", &room, RN_LS("stream", stream),
+			RN_LS("line", line))) {
+		o->dropped_bytes += n;
+		o->dropped_lines++;
+		return;
+	}
+	o->logged = o->max - room;
+}
+
+void rn_output_piece(struct rn_output *o, const char *stream, const char *line)
+{
+	log_line(o, stream, line, RN_LOG_INFO);
 }
 
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
 	const char *reason;
-	enum rn_log_level level = rn_output_level(line, &reason);
-	size_t n = strlen(line);
-	uint64_t room;
+	enum rn_log_level level;
 
-	if (heartbeat(o, line) || signal_ignored(o, line) || role_failed(o, line) || isolation(o, line))
+	/* Once the entrypoint has started (its first sealed frame), agents may
+	 * write; nothing of a line is read from then on. */
+	if (o->started) {
+		if (o->said && !strcmp(line, o->said))
+			FG_FREE_AND_NULL(o->said);
+		else
+			log_line(o, stream, line, RN_LOG_INFO);
 		return;
+	}
+	level = rn_output_level(line, &reason);
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:
 	 * Error response from daemon: ...", podman's "Error: ...") are raised. */
@@ -209,17 +195,7 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 		keep(&o->reason, reason);
 	else if (level == RN_LOG_INFO && !strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN))
 		keep(&o->last_said, line + FG_MSG_PREFIX_LEN);
-	/* The cap counts what the log gets: the whole event line, escapes
-	 * and JSON included (an empty agent line is 9 bytes of text and some
-	 * 100 of JSON). */
-	room = o->max - o->logged;
-	if (rn_log_room(o->log, level, "output", &room, RN_LS("stream", stream),
-			RN_LS("line", line))) {
-		o->dropped_bytes += n;
-		o->dropped_lines++;
-		return;
-	}
-	o->logged = o->max - room;
+	log_line(o, stream, line, level);
 }
 
 void rn_output_finish(struct rn_output *o)
@@ -234,5 +210,6 @@ void rn_output_release(struct rn_output *o)
 {
 	FG_FREE_AND_NULL(o->reason);
 	FG_FREE_AND_NULL(o->last_said);
+	FG_FREE_AND_NULL(o->said);
 	FG_FREE_AND_NULL(o->hint);
 }

@@ -24,13 +24,24 @@
  * dropped. Lines below the log level cost nothing. The failure reason is
  * still taken from dropped lines.
  *
- * The entrypoint's start line "forge-entrypoint: isolation: {json}" (an
- * agent's lines all carry a role prefix, so only the entrypoint starts a
- * line with its name) is kept in isolation and logged as the `isolation`
- * event (mechanism, abi, scoped, agent_uid, root_dropped, reason); only
- * the first one counts.
+ * Frames, not lines: the sandbox's agents may write anything, so once the
+ * entrypoint has started (the first sealed event frame, rn_output_event())
+ * no line is read at all: each is logged as `output` at INFO, whatever its
+ * prefix. Events (agent_running, signal_ignored, role_failed) and the
+ * failure reason then come from sealed event frames only; an error frame's
+ * text is logged as the entrypoint's `output` line at ERROR (and the same
+ * line, written after the frame, is not logged again). Before it, only
+ * the engine's CLI and the entrypoint's start-up (no agent yet) write, and
+ * their lines are read as below. A continuation piece of a line longer
+ * than the session's line buffer (rn_output_piece()) is never read.
  *
- * Protocol: rn_output_init() -> rn_output_line() per line ->
+ * The `isolation` event frame (the agents' box, forge/isolation.h: its
+ * fields are the isolation object) is kept in isolation, the first one
+ * only, and logged as the `isolation` event (mechanism, abi, scoped,
+ * agent_uid, root_dropped, reason).
+ *
+ * Protocol: rn_output_init() -> rn_output_line() / rn_output_piece() /
+ * rn_output_event() as output and frames come ->
  * rn_output_finish() once -> rn_output_release(). Loop thread only.
  */
 #ifndef RN_OUTPUT_H
@@ -39,6 +50,7 @@
 #include <stdint.h>
 
 #include "engine.h"
+#include "forge/frame.h"
 #include "forge/isolation.h"
 #include "log.h"
 
@@ -60,7 +72,9 @@ struct rn_output {
 	char *hint;              /* owned: the first engine hint, or NULL */
 	int engine_down;         /* a line said the engine's daemon is unreachable */
 	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
-	struct fg_isolation isolation;  /* the entrypoint's "isolation: {...}" line, once */
+	int started;             /* a sealed event frame came: no line is read any more */
+	char *said;              /* owned: the error line an error frame logged, or NULL */
+	struct fg_isolation isolation;  /* the entrypoint's isolation event frame, the first one */
 };
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
@@ -74,6 +88,14 @@ enum rn_log_level rn_output_level(const char *line, const char **reason);
  * failure reason, and logs an `engine_hint` warning the first time the
  * engine's ops->hint recognises a line. */
 void rn_output_line(struct rn_output *o, const char *stream, const char *line);
+
+/* Logs a continuation piece of a long line as output, unread. */
+void rn_output_piece(struct rn_output *o, const char *stream, const char *line);
+
+/* One sealed event frame (stream.h event_cb): agent_running, signal_ignored
+ * and role_failed are logged as events of their own, error's reason is kept
+ * as the failure reason; every event frame marks the entrypoint started. */
+void rn_output_event(struct rn_output *o, const struct fg_frame *fr);
 
 /* The failure reason: the last ERROR line's text, else the entrypoint's
  * last line that is not a warning, else NULL. Borrowed. */

@@ -18,6 +18,7 @@
 #include "forge/json.h"
 #include "forge/text.h"
 #include "forge/alloc.h"
+#include "forge/quote.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
 #include "forge/exit.h"
@@ -182,17 +183,11 @@ int rn__report_json(const struct report *rp, bool only_open, struct fg_buf *out)
 
 /* ---- Markdown ---- */
 
-/* Names are validated (no whitespace or control bytes), but may still hold
- * characters that Markdown would read as markup; those are escaped. '_'
- * is left alone: GitHub never emphasises inside a word, and step names
- * are full of it. */
+/* Names are validated (no whitespace or control bytes); forge/quote.h
+ * escapes what Markdown would read as markup. */
 static void md_name(struct fg_buf *m, const char *s)
 {
-	for (; *s; s++) {
-		if (strchr("\\`*[]<>|~#", *s))
-			fg_buf_addc(m, '\\');
-		fg_buf_addc(m, *s);
-	}
+	fg_quote_md_name(m, s);
 }
 
 /* Length of the prefix of s (n bytes) at most max bytes long that does not
@@ -222,40 +217,17 @@ static void md_cell(struct fg_buf *m, const char *fb)
 		return;
 	}
 	cut = utf8_cut(s, n, RN_REPORT_CELL_MAX);
-	for (size_t i = 0; i < cut; i++) {
-		if (s[i] == '|')
-			fg_buf_addc(m, '\\');
-		fg_buf_addc(m, s[i] == '\t' ? ' ' : s[i]);
-	}
+	/* Agent text: inert (no link, image, HTML or heading; '|' escaped). */
+	fg_quote_md_text(m, s, cut);
 	if (more || cut < n)
 		fg_buf_adds(m, " …");
 }
 
-/* Feedback as a blockquote: every line prefixed, CRLF folded, trailing
- * blank lines dropped, so nothing in it can end the quote early. */
+/* Feedback as a blockquote (forge/quote.h): nothing in it can end the
+ * quote or render as markup. */
 static void md_quote(struct fg_buf *m, const char *fb)
 {
-	size_t len = strlen(fb);
-
-	while (len > 0 && strchr(" \t\r\n", fb[len - 1]))
-		len--;
-	for (size_t i = 0; i < len;) {
-		size_t n = strcspn(fb + i, "\r\n");
-
-		if (n > len - i)
-			n = len - i;
-		fg_buf_adds(m, n ? "> " : ">");
-		fg_buf_add(m, fb + i, n);
-		fg_buf_addc(m, '\n');
-		/* One terminator: "\r\n", "\n" or a lone "\r". */
-		i += n;
-		if (i < len && fb[i] == '\r')
-			i++;
-		else if (i < len && fb[i] == '\n')
-			i++;
-		if (i < len && i > 0 && fb[i - 1] == '\r' && fb[i] == '\n')
-			i++;
-	}
+	fg_quote_md_block(m, fb, strlen(fb));
 }
 
 /* What the evidence says of a cycle's verdict, after it in the table:
@@ -382,19 +354,16 @@ static void md_checks(struct fg_buf *m, const struct entry *e)
 	fg_buf_adds(m, "\n\n");
 }
 
-/* A workspace path in a table cell: control bytes as '?', cut at
- * RN_REPORT_CELL_MAX bytes (" …"), markup escaped as in names. */
+/* A workspace path in a table cell: quoted as git shows names, cut at
+ * RN_REPORT_CELL_MAX bytes (" …"), then inert Markdown text. */
 static void md_path(struct fg_buf *m, const char *path)
 {
-	size_t n = strlen(path), cut = utf8_cut(path, n, RN_REPORT_CELL_MAX);
-	char *s = fg_xasprintf("%.*s", (int)cut, path);
+	char *q = fg_quote_name_dup(path);
+	size_t n = strlen(q), cut = utf8_cut(q, n, RN_REPORT_CELL_MAX);
 
-	for (char *q = s; *q; q++)
-		if ((unsigned char)*q < 0x20 || *q == 0x7f)
-			*q = '?';
-	md_name(m, s);
+	fg_quote_md_text(m, q, cut);
 	fg_buf_adds(m, cut < n ? " …" : "");
-	free(s);
+	free(q);
 }
 
 /* One row of the change table: | path | status | +A −D |. */

@@ -69,13 +69,21 @@ static void tail_add(struct fg_buf *t, const char *p, size_t n)
 
 /* Logs line[idx] as an output event; last: it ends its line. A frame line
  * on stderr (recognised by its first piece only, i.e. at the start of a
- * line) is the stream source's: it is reported as a cycle, not as output. */
+ * line) is the stream source's: it is reported as a cycle, not as output.
+ * A later piece of a long line is output and nothing else, whatever it
+ * begins with (a frame's later pieces included). */
 static void emit_line(struct session *s, int idx, int last)
 {
+	const char *stream = idx ? "stderr" : "stdout";
+
 	if (idx == 1 && !s->piece[1])
 		s->frame_line = fg_frame_is(s->line[1].data, s->line[1].len);
-	if (!(idx == 1 && s->frame_line))
-		rn_output_line(&s->output, idx ? "stderr" : "stdout", fg_buf_str(&s->line[idx]));
+	if (!(idx == 1 && s->frame_line)) {
+		if (s->piece[idx])
+			rn_output_piece(&s->output, stream, fg_buf_str(&s->line[idx]));
+		else
+			rn_output_line(&s->output, stream, fg_buf_str(&s->line[idx]));
+	}
 	fg_buf_reset(&s->line[idx]);
 	s->piece[idx] = !last;
 }
@@ -94,11 +102,18 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 {
 	struct session *s = st->data;
 	int idx = st == (uv_stream_t *)&s->out[1];
+	ssize_t fed = 0;
 
 	for (ssize_t i = 0; i < n; i++) {
 		char c = buf->base[i];
 
 		if (c == '\n') {
+			/* The stream source sees each line before the line is
+			 * logged, so a frame takes effect in order (`started`:
+			 * the lines after it are not read). */
+			if (idx == 1)
+				rn_stream_feed(&s->stream, buf->base + fed, (size_t)(i + 1 - fed));
+			fed = i + 1;
 			if (s->line[idx].len)
 				emit_line(s, idx, 1);
 			s->piece[idx] = 0;
@@ -112,8 +127,8 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 	}
 	if (n > 0) {
 		tail_add(&s->tail, buf->base, (size_t)n);
-		if (idx == 1)
-			rn_stream_feed(&s->stream, buf->base, (size_t)n);
+		if (idx == 1 && fed < n)
+			rn_stream_feed(&s->stream, buf->base + fed, (size_t)(n - fed));
 	}
 	free(buf->base);
 	if (n < 0) {
@@ -420,12 +435,19 @@ static void fill_engine_params(struct session *s)
 	s->ep.sealed = s->p->key != NULL;
 }
 
+static void on_event_frame(void *data, const struct fg_frame *fr)
+{
+	struct session *s = data;
+
+	rn_output_event(&s->output, fr);
+}
+
 static void start_stream(struct session *s)
 {
 	struct rn_stream_opts o = {
 		.run_id = s->p->run_id, .step = s->p->cfg->step, .dir = s->p->step_dir,
 		.log = s->p->log, .cycle_cb = rn__session_stream_cycle, .summary_cb = rn__session_stream_summary, .data = s,
-		.key = s->p->key,
+		.key = s->p->key, .event_cb = on_event_frame,
 	};
 
 	rn_stream_init(&s->stream, &o);

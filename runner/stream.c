@@ -96,9 +96,11 @@ static void deliver_cycle(struct rn_stream *s, const struct fg_frame *fr, enum f
 /* The seal of the frame in s->line, parsed as fr (of this run and step). */
 static enum fg_seal_status seal_of(const struct rn_stream *s, const struct fg_frame *fr)
 {
-	bool cycle = fr->type == FG_FRAME_CYCLE;
-	char *file = cycle ? fg_cycle_file_name(fr->cycle.cycle) : fg_xstrdup(FG_SUMMARY_FILE);
-	struct fg_seal_bind where = { fr->run_id, fr->step, file, cycle ? fr->cycle.cycle : 0 };
+	bool cycle = fr->type == FG_FRAME_CYCLE, event = fr->type == FG_FRAME_EVENT;
+	char *file = cycle ? fg_cycle_file_name(fr->cycle.cycle)
+			   : fg_xstrdup(event ? FG_FRAME_EVENT_FILE : FG_SUMMARY_FILE);
+	struct fg_seal_bind where = { fr->run_id, fr->step, file,
+				      cycle ? fr->cycle.cycle : event ? fr->seq : 0 };
 	enum fg_seal_status st = fg_seal_check(s->opts.key, FG_SEAL_FRAME, &where, NULL,
 					       s->line.data + FG_FRAME_PREFIX_LEN,
 					       s->line.len - FG_FRAME_PREFIX_LEN);
@@ -120,6 +122,11 @@ static void on_frame_line(struct rn_stream *s)
 	fg_frame_init(&fr);
 	if (fg_frame_parse(&fr, s->line.data, s->line.len, err, sizeof(err))) {
 		invalid(s, err);
+	} else if (fr.type == FG_FRAME_EVENT) {
+		/* Only a seal of this run's key makes an event: the seal binds
+		 * the run id and step the entrypoint wrote. */
+		if (seal_of(s, &fr) == FG_SEAL_OK && s->opts.event_cb)
+			s->opts.event_cb(s->opts.data, &fr);
 	} else if (ours(s, &fr)) {
 		enum fg_seal_status seal = seal_of(s, &fr);
 

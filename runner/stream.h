@@ -32,6 +32,7 @@
 #include <stddef.h>
 
 #include "forge/buf.h"
+#include "forge/frame.h"
 #include "forge/summary.h"
 #include "log.h"
 #include "cycle_report.h"
@@ -47,6 +48,9 @@ struct rn_stream_opts {
 	struct rn_log *log;     /* warnings (borrowed) */
 	void (*cycle_cb)(void *data, const struct rn_cycle_report *r);
 	void (*summary_cb)(void *data, const struct fg_summary *s, enum fg_seal_status seal);
+	/* An event frame (forge/frame.h) whose seal verified with key; frames
+	 * without a key, unsealed or badly sealed are dropped unseen. */
+	void (*event_cb)(void *data, const struct fg_frame *fr);
 	void *data;
 };
 

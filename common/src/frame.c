@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 
 #define TYPE_CYCLE "review_cycle"
 #define TYPE_SUMMARY "review_summary"
+#define TYPE_EVENT "event"
 
 /* What a cycle keeps in its smallest frame. */
 static const char *const KEEP_MIN[] = {
@@ -37,6 +39,8 @@ void fg_frame_release(struct fg_frame *f)
 	free(f->step);
 	fg_cycle_release(&f->cycle);
 	fg_summary_release(&f->summary);
+	free(f->event);
+	cJSON_Delete(f->fields);
 	fg_frame_init(f);
 }
 
@@ -144,6 +148,26 @@ char *fg_frame_summary_line(const struct fg_summary *s, const struct fg_seal_key
 	return line;
 }
 
+char *fg_frame_event_line(const char *run_id, const char *step, const char *name, int seq,
+			  const struct cJSON *fields, const struct fg_seal_key *k, size_t *len)
+{
+	struct fg_seal_bind b = { .run_id = run_id, .step = step, .file = FG_FRAME_EVENT_FILE,
+				  .cycle = seq };
+	cJSON *o = frame_head(TYPE_EVENT, run_id, step, FG_FRAME_EVENT_FILE);
+	cJSON *ev = cJSON_AddObjectToObject(o, "event");
+	cJSON *fs = fields ? cJSON_Duplicate(fields, 1) : cJSON_CreateObject();
+	char *line;
+
+	if (!ev || !fs)
+		abort();
+	cJSON_AddStringToObject(ev, "name", name);
+	cJSON_AddNumberToObject(ev, "seq", seq);
+	cJSON_AddItemToObject(ev, "fields", fs);
+	line = frame_text(o, k, &b, len);
+	cJSON_Delete(o);
+	return line;
+}
+
 int fg_frame_is(const char *line, size_t len)
 {
 	return len >= FG_FRAME_PREFIX_LEN && !memcmp(line, FG_FRAME_PREFIX, FG_FRAME_PREFIX_LEN);
@@ -174,6 +198,48 @@ static int parse_member(const cJSON *o, const char *key, struct fg_frame *f, cha
 	return r;
 }
 
+/* An event's name: lower-case letters and '_', 1 to FG_FRAME_EVENT_NAME_MAX. */
+static bool event_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > FG_FRAME_EVENT_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* The event member of an event frame (fg_frame_event_line()). */
+static int parse_event(const cJSON *o, const char *file, struct fg_frame *f, char *err, size_t errlen)
+{
+	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
+	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(ev, "seq");
+	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(ev, "fields"), *it;
+
+	if (strcmp(file, FG_FRAME_EVENT_FILE) || !cJSON_IsObject(ev) || !cJSON_IsString(name) ||
+	    !event_name_ok(name->valuestring) || !cJSON_IsNumber(seq) || seq->valuedouble < 1 ||
+	    seq->valuedouble > 2147483647.0 || seq->valuedouble != (double)(int)seq->valuedouble ||
+	    !cJSON_IsObject(fs)) {
+		fg__seterr(err, errlen, "field 'event' must be {name, seq, fields} of file 'event'");
+		return -EINVAL;
+	}
+	cJSON_ArrayForEach(it, fs) {
+		if (!cJSON_IsString(it) && !cJSON_IsNumber(it)) {
+			fg__seterr(err, errlen, "event fields are strings and numbers");
+			return -EINVAL;
+		}
+	}
+	f->event = fg_xstrdup(name->valuestring);
+	f->seq = seq->valueint;
+	f->fields = cJSON_Duplicate(fs, 1);
+	if (!f->fields)
+		abort();
+	return 0;
+}
+
 /* The header fields: v, type, run_id, step, file (the last checked by the caller). */
 static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, char *err,
 		      size_t errlen)
@@ -194,8 +260,10 @@ static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, cha
 		f->type = FG_FRAME_CYCLE;
 	} else if (!strcmp(type, TYPE_SUMMARY)) {
 		f->type = FG_FRAME_SUMMARY;
+	} else if (!strcmp(type, TYPE_EVENT)) {
+		f->type = FG_FRAME_EVENT;
 	} else {
-		fg__seterr(err, errlen, "field 'type' must be " TYPE_CYCLE " or " TYPE_SUMMARY);
+		fg__seterr(err, errlen, "field 'type' must be " TYPE_CYCLE ", " TYPE_SUMMARY " or " TYPE_EVENT);
 		return -EINVAL;
 	}
 	f->run_id = fg_xstrdup(run_id);
@@ -248,10 +316,13 @@ int fg_frame_parse(struct fg_frame *f, const char *line, size_t len, char *err, 
 		return -EINVAL;
 	}
 	r = parse_head(o, f, &file, err, errlen);
-	if (!r)
+	if (!r && f->type == FG_FRAME_EVENT) {
+		r = parse_event(o, file, f, err, errlen);
+	} else if (!r) {
 		r = parse_member(o, f->type == FG_FRAME_CYCLE ? "cycle" : "summary", f, err, errlen);
-	if (!r)
-		r = check_payload(f, file, err, errlen);
+		if (!r)
+			r = check_payload(f, file, err, errlen);
+	}
 	cJSON_Delete(o);
 	if (r)
 		fg_frame_release(f);

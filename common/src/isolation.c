@@ -78,6 +78,44 @@ int fg_isolation_from_cjson(struct fg_isolation *iso, const cJSON *o)
 	return 0;
 }
 
+struct cJSON *fg_isolation_to_fields(const struct fg_isolation *iso)
+{
+	cJSON *o = fg_isolation_to_cjson(iso);
+	char names[128];
+
+	fg_isolation_scope_names(iso->scoped, names, sizeof(names));
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "scoped", cJSON_CreateString(names));
+	cJSON_ReplaceItemInObjectCaseSensitive(o, "root_dropped", cJSON_CreateNumber(iso->root_dropped));
+	return o;
+}
+
+int fg_isolation_from_fields(struct fg_isolation *iso, const cJSON *o)
+{
+	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scoped");
+	const cJSON *rd = cJSON_GetObjectItemCaseSensitive(o, "root_dropped");
+	cJSON *c = cJSON_Duplicate(o, 1), *arr = cJSON_CreateArray();
+	int rc;
+
+	if (!c || !arr)
+		abort();
+	for (const char *p = cJSON_IsString(sc) ? sc->valuestring : ""; *p;) {
+		size_t n = strcspn(p, ",");
+
+		char name[64];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(n < sizeof(name) ? n : sizeof(name) - 1), p);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(name));
+		p += n + (p[n] == ',');
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(c, "scoped");
+	cJSON_AddItemToObject(c, "scoped", arr);
+	cJSON_DeleteItemFromObjectCaseSensitive(c, "root_dropped");
+	cJSON_AddBoolToObject(c, "root_dropped", cJSON_IsNumber(rd) && rd->valuedouble != 0);
+	rc = fg_isolation_from_cjson(iso, c);
+	cJSON_Delete(c);
+	return rc;
+}
+
 void fg_isolation_scope_names(unsigned bits, char *buf, size_t n)
 {
 	size_t o = 0;

@@ -39,7 +39,8 @@
 
 static const char *const kind_names[] = { "approved", "rejected" };
 static const char *const format_names[] = {
-	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks"
+	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks",
+	"conflict"
 };
 
 FG_NAME_FUNCS(enum fg_verdict_kind, kind_names, "rejected", fg_verdict_kind_name,
@@ -102,12 +103,23 @@ int fg__verdict_put_utf8(struct fg_buf *b, const char *p, size_t n)
 	size_t i = 0;
 
 	while (i < n) {
-		size_t k = p[i] ? fg_utf8_seq(p + i, n - i) : 0;
-		int r = k ? fg_buf_add(b, p + i, k) : fg_buf_add(b, "\xEF\xBF\xBD", 3);
+		size_t k = i;
+		int r;
 
+		/* A run of plain ASCII goes in at once (whole characters). */
+		while (k < n && (unsigned char)p[k] < 0x80 && p[k])
+			k++;
+		if (k == i)
+			k = p[i] ? i + fg_utf8_seq(p + i, n - i) : i;
+		if ((unsigned char)p[i] < 0x80 && p[i] && k - i > fg_buf_room(b)) {
+			/* What fits of the run, then the cut. */
+			fg_buf_add(b, p + i, fg_buf_room(b));
+			return -E2BIG;
+		}
+		r = k > i ? fg_buf_add(b, p + i, k - i) : fg_buf_add(b, "\xEF\xBF\xBD", 3);
 		if (r)
 			return r;
-		i += k ? k : 1;
+		i = k > i ? k : i + 1;
 	}
 	return 0;
 }
@@ -194,23 +206,53 @@ struct ticks {
 	bool scanned;
 };
 
+/* The signal kinds, in the order of the rules (and of their formats). */
+enum { S_JSON, S_RRM, S_LINE, S_MARK, NSIG };
+/* Which side a signal is on: approval (out of scope included) or rejection. */
+enum { SIDE_A, SIDE_R };
+
+/* Where a signal of one kind and side stands (the first one, or for
+ * json blocks and verdict lines the last one), when seen. */
+struct sig {
+	bool seen;
+	size_t pos;
+};
+
+/* One side's ```json block: the last qualifying one, fences included. */
+struct jblock {
+	cJSON *json;
+	int kind;                        /* a kind or OUT_OF_SCOPE */
+	size_t js, je;
+};
+
 struct scan {
+	struct fg_judgement *v;          /* gets the **Verified:** lines */
 	const char *t;
 	size_t len;
-	/* Rule 1: the last qualifying ```json block, fences included. */
-	cJSON *json;
-	int json_kind;                   /* a kind or OUT_OF_SCOPE */
-	size_t js, je;
-	/* Rule 3: the kind of the last verdict line, or -1. */
-	int vline;
-	/* Rule 4: the first marker outside code. */
-	bool marker;
-	enum fg_verdict_kind marker_kind;
-	size_t ms, me;
-	/* Start of the paragraph being collected, NONE between paragraphs. */
+	struct sig sig[2][NSIG];         /* [side][kind] */
+	struct jblock jb[2];             /* [side] */
+	int vline_a;                     /* the last approving verdict line's kind */
+	size_t me[2];                    /* end of each side's first marker */
+	bool rcaps;                      /* a live REJECTED written in capitals */
+	size_t last;                     /* start of the last non-blank line, if live text */
+	/* Start of the paragraph being collected, NONE between paragraphs;
+	 * pquote: it is quoted. */
 	size_t ps;
+	bool pquote;
 	struct ticks tk;
 };
+
+/* Notes a signal of kind k on the side of verdict kind (a kind or
+ * OUT_OF_SCOPE) at pos; first is the first one kept, else the last. */
+static void note(struct scan *sc, int k, int verdict, size_t pos, bool first)
+{
+	struct sig *g = &sc->sig[verdict == FG_VERDICT_REJECTED ? SIDE_R : SIDE_A][k];
+
+	if (first && g->seen)
+		return;
+	g->seen = true;
+	g->pos = pos;
+}
 
 static bool ci_eq(const char *s, const char *w)
 {
@@ -237,12 +279,12 @@ static int shadow_kind(const cJSON *j)
 }
 
 /* Parses the content [cs, ce) of the json block [bs, be); when it is a
- * shadow object it replaces any earlier one, so the last block wins. */
+ * shadow object it replaces any earlier one of its side. */
 static void take_json(struct scan *sc, size_t bs, size_t cs, size_t ce, size_t be)
 {
 	const char *end = NULL;
 	cJSON *j;
-	int kind;
+	int kind, side;
 
 	if (ce - cs > JSON_BLOCK_MAX)
 		return;
@@ -256,11 +298,10 @@ static void take_json(struct scan *sc, size_t bs, size_t cs, size_t ce, size_t b
 		cJSON_Delete(j);
 		return;
 	}
-	cJSON_Delete(sc->json);
-	sc->json = j;
-	sc->json_kind = kind;
-	sc->js = bs;
-	sc->je = be;
+	side = kind == FG_VERDICT_REJECTED ? SIDE_R : SIDE_A;
+	cJSON_Delete(sc->jb[side].json);
+	sc->jb[side] = (struct jblock){ j, kind, bs, be };
+	note(sc, S_JSON, kind, bs, false);
 }
 
 /* "OUT OF SCOPE" (blanks, '_' or '-' between the words) at i: the position
@@ -365,11 +406,13 @@ static size_t find_closer(struct ticks *tk, const char *t, size_t from, size_t p
 	return NONE;
 }
 
-/* A whole-word APPROVED / REJECTED at i (ASCII word characters only). */
-static bool marker_at(struct scan *sc, size_t i)
+/* A whole-word APPROVED / REJECTED at i (ASCII word characters only):
+ * noted as the first marker of its side, unless quoted is set and it
+ * approves (a quote approves nothing). */
+static bool marker_at(struct scan *sc, size_t i, bool quoted)
 {
 	const char *t = sc->t;
-	enum fg_verdict_kind k;
+	int k;
 
 	if (i > 0 && is_word((unsigned char)t[i - 1]))
 		return false;
@@ -381,17 +424,27 @@ static bool marker_at(struct scan *sc, size_t i)
 		return false;
 	if (i + 8 < sc->len && is_word((unsigned char)t[i + 8]))
 		return false;
-	sc->marker = true;
-	sc->marker_kind = k;
-	sc->ms = i;
-	sc->me = i + 8;
+	if (quoted && k == FG_VERDICT_APPROVED)
+		return false;
+	if (k == FG_VERDICT_REJECTED && !memcmp(t + i, "REJECTED", 8))
+		sc->rcaps = true;
+	if (!sc->sig[k][S_MARK].seen)
+		sc->me[k] = i + 8;
+	note(sc, S_MARK, k, i, true);
 	return true;
 }
 
-/* Looks for the first marker in the paragraph [ps, pe), skipping inline
+/* Both sides' markers found, the rejecting one in capitals (see
+ * weak_rejection): later paragraphs need no scan. */
+static bool markers_done(const struct scan *sc)
+{
+	return sc->sig[SIDE_A][S_MARK].seen && sc->sig[SIDE_R][S_MARK].seen && sc->rcaps;
+}
+
+/* Looks for the first markers in the paragraph [ps, pe), skipping inline
  * code spans. Each byte is visited once by this loop; find_closer only
  * reads ahead into bytes the loop then skips, or once per paragraph. */
-static void scan_para(struct scan *sc, size_t ps, size_t pe)
+static void scan_para(struct scan *sc, size_t ps, size_t pe, bool quoted)
 {
 	const char *t = sc->t;
 	size_t i = ps;
@@ -409,7 +462,7 @@ static void scan_para(struct scan *sc, size_t ps, size_t pe)
 			continue;
 		}
 		c |= 0x20;
-		if ((c == 'a' || c == 'r') && marker_at(sc, i))
+		if ((c == 'a' || c == 'r') && marker_at(sc, i, quoted) && markers_done(sc))
 			return;
 		i++;
 	}
@@ -417,51 +470,61 @@ static void scan_para(struct scan *sc, size_t ps, size_t pe)
 
 static void flush_para(struct scan *sc, size_t pe)
 {
-	if (sc->ps != NONE && !sc->marker)
-		scan_para(sc, sc->ps, pe);
+	if (sc->ps != NONE && !markers_done(sc))
+		scan_para(sc, sc->ps, pe, sc->pquote);
 	sc->ps = NONE;
+}
+
+/* A line of live text (quoted or not): joins its paragraph, and may be a
+ * verdict line (a quoted one only rejects). */
+static void text_line(struct scan *sc, const struct md_line *l)
+{
+	bool quoted = l->kind == MD_QUOTE;
+	int k;
+
+	if (sc->ps != NONE && sc->pquote != quoted)
+		flush_para(sc, l->l.s);
+	if (sc->ps == NONE) {
+		sc->ps = l->l.s;
+		sc->pquote = quoted;
+	}
+	k = verdict_line(sc->t, l->cs, l->l.e);
+	if (!quoted)
+		fg__verdict_verified_line(sc->v, sc->t, &l->l);
+	if (k < 0 || (quoted && k != FG_VERDICT_REJECTED))
+		return;
+	note(sc, S_LINE, k, l->l.s, false);
+	if (k != FG_VERDICT_REJECTED)
+		sc->vline_a = k;
 }
 
 /* The single pass over the lines (see the top of the file). */
 static void scan_all(struct scan *sc)
 {
-	struct fence f = { 0, 0 };
-	struct line l;
-	size_t pos = 0, bs = 0, cs = 0, info = 0;
-	bool in = false, json = false;
-	int k;
+	struct md m;
+	struct md_line l;
+	size_t bs = 0, cs = 0;
+	bool json;
 
-	while (next_line(sc->t, sc->len, pos, &l)) {
-		pos = l.next;
-		if (in) {
-			if (fence_close(sc->t, &l, &f)) {
-				if (json)
-					take_json(sc, bs, cs, l.s, l.next);
-				in = false;
-			}
+	fg__md_init(&m, sc->t, sc->len);
+	while (fg__md_next(&m, &l)) {
+		if (l.kind != MD_BLANK)
+			sc->last = l.kind == MD_TEXT ? l.l.s : NONE;
+		if (l.kind == MD_TEXT || l.kind == MD_QUOTE) {
+			text_line(sc, &l);
 			continue;
 		}
-		if (fence_open(sc->t, &l, &f, &info)) {
-			flush_para(sc, l.s);
-			in = true;
-			json = info_is_json(sc->t, info, l.e);
-			bs = l.s;
-			cs = l.next;
-			continue;
+		flush_para(sc, l.l.s);
+		if (l.kind == MD_FENCE && l.open) {
+			bs = l.l.s;
+			cs = l.l.next;
+		} else if (l.kind == MD_FENCE && l.json) {
+			take_json(sc, bs, cs, l.l.s, l.l.next);
 		}
-		if (line_blank(sc->t, &l)) {
-			flush_para(sc, l.s);
-			continue;
-		}
-		if (sc->ps == NONE)
-			sc->ps = l.s;
-		k = verdict_line(sc->t, l.s, l.e);
-		if (k >= 0)
-			sc->vline = k;
 	}
 	/* An unclosed fence runs to the end; a truncated shadow block that
 	 * still parses is the reviewer's verdict all the same. */
-	if (in && json)
+	if (fg__md_in_json_fence(&m, &json) && json)
 		take_json(sc, bs, cs, sc->len, sc->len);
 	flush_para(sc, sc->len);
 }
@@ -515,14 +578,14 @@ static int review_result(const char *t, size_t len, size_t *ls, size_t *count)
 
 /* ---- deciding ---------------------------------------------------------- */
 
-static void decide_json(struct fg_judgement *v, const struct scan *sc)
+static void decide_json(struct fg_judgement *v, const struct scan *sc, const struct jblock *jb)
 {
-	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(sc->json, "rawMarkdown");
-	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(sc->json, "findings");
+	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(jb->json, "rawMarkdown");
+	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(jb->json, "findings");
 
 	v->format = FG_FORMAT_JSON_SHADOW;
-	v->out_of_scope = sc->json_kind == OUT_OF_SCOPE;
-	v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)sc->json_kind;
+	v->out_of_scope = jb->kind == OUT_OF_SCOPE;
+	v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)jb->kind;
 	if (cJSON_IsArray(fs)) {
 		v->has_findings = true;
 		fg_findings_from_json(fs, &v->findings, &v->nfindings);
@@ -537,7 +600,7 @@ static void decide_json(struct fg_judgement *v, const struct scan *sc)
 			return;
 		FG_FREE_AND_NULL(v->feedback);
 	}
-	v->feedback = render2(sc->t, sc->js, sc->je, sc->len);
+	v->feedback = render2(sc->t, jb->js, jb->je, sc->len);
 }
 
 /* After REJECTED: closing emphasis, then on the same line any ':' '-' en
@@ -564,65 +627,170 @@ static size_t after_marker(const char *t, size_t i, size_t len)
 	return k > j && (k == len || is_ws((unsigned char)t[k])) ? k : i;
 }
 
-static void decide_marker(struct fg_judgement *v, const struct scan *sc)
+static void decide_marker(struct fg_judgement *v, const struct scan *sc, int side)
 {
 	const char *t = sc->t;
-	size_t a, b;
+	size_t a, b, ms = sc->sig[side][S_MARK].pos;
 
 	v->format = FG_FORMAT_MARKER;
-	v->verdict = sc->marker_kind;
+	v->verdict = side == SIDE_A ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
 	if (v->verdict == FG_VERDICT_APPROVED)
 		return;
-	a = after_marker(t, sc->me, sc->len);
+	a = after_marker(t, sc->me[side], sc->len);
 	v->feedback = fg__verdict_render1(t + a, sc->len - a);
 	if (*v->feedback)
 		return;
 	free(v->feedback);
 	/* Nothing after it: the reasons came first ("...\n\n**REJECTED**"). */
-	for (b = sc->ms; b > 0 && is_emph((unsigned char)t[b - 1]);)
+	for (b = ms; b > 0 && is_emph((unsigned char)t[b - 1]);)
 		b--;
 	v->feedback = fg__verdict_render1(t, b);
+}
+
+/* The judgement of one signal kind on one side, as its rule reads it. */
+static void decide(struct fg_judgement *v, const struct scan *sc, int kind, int side)
+{
+	size_t ls = sc->sig[side][S_RRM].pos;
+
+	v->verdict = side == SIDE_A ? FG_VERDICT_APPROVED : FG_VERDICT_REJECTED;
+	switch (kind) {
+	case S_JSON:
+		decide_json(v, sc, &sc->jb[side]);
+		break;
+	case S_RRM:
+		v->format = FG_FORMAT_REVIEW_RESULT_MARKER;
+		fg__verdict_table_findings(v, sc->t, ls);
+		if (side == SIDE_R)
+			v->feedback = fg__verdict_render1(sc->t, ls);
+		break;
+	case S_LINE:
+		v->format = FG_FORMAT_VERDICT_LINE;
+		v->out_of_scope = side == SIDE_A && sc->vline_a == OUT_OF_SCOPE;
+		fg__verdict_template_findings(v, sc->t, sc->len);
+		if (side == SIDE_R)
+			v->feedback = fg__verdict_render1(sc->t, sc->len);
+		break;
+	default:
+		decide_marker(v, sc, side);
+		break;
+	}
+}
+
+/* The first signal kind of a side in the rules' order, or -1. */
+static int first_kind(const struct scan *sc, int side)
+{
+	for (int k = 0; k < NSIG; k++)
+		if (sc->sig[side][k].seen)
+			return k;
+	return -1;
+}
+
+static int rejecting_kinds(const struct scan *sc)
+{
+	int n = 0;
+
+	for (int k = 0; k < NSIG; k++)
+		n += sc->sig[SIDE_R][k].seen;
+	return n;
+}
+
+static size_t line_of(const char *t, size_t pos)
+{
+	size_t n = 1;
+
+	for (const char *p = t, *e = t + pos; p < e; p++) {
+		p = memchr(p, '\n', (size_t)(e - p));
+		if (!p)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* Two signals disagree (verdict.h, "conflict"): v already holds the
+ * rejecting signal's judgement; its feedback gains a first paragraph that
+ * names both signals. */
+static void conflict(struct fg_judgement *v, const struct scan *sc, int a, int r)
+{
+	static const char *const names[NSIG] = { "json_shadow", "review_result_marker",
+						 "verdict_line", "marker" };
+	struct fg_buf b;
+
+	fg_buf_init(&b, FG_FEEDBACK_MAX);
+	fg_buf_addf(&b, "Conflicting verdicts: %s at line %zu approves, %s at line %zu rejects; "
+		    "an approval needs every signal to agree.",
+		    names[a], line_of(sc->t, sc->sig[SIDE_A][a].pos), names[r],
+		    line_of(sc->t, sc->sig[SIDE_R][r].pos));
+	if (v->feedback && *v->feedback) {
+		fg_buf_adds(&b, "\n\n");
+		fg__verdict_put_utf8(&b, v->feedback, strlen(v->feedback));
+	}
+	free(v->feedback);
+	v->feedback = fg_buf_detach(&b, NULL);
+	v->format = FG_FORMAT_CONFLICT;
+	v->verdict = FG_VERDICT_REJECTED;
+	v->out_of_scope = false;
+}
+
+/*
+ * A reviewer's prose says "rejected" in lower case ("nothing was rejected
+ * that should pass") far more often than it rejects so. Beside a
+ * structured approval (a JSON verdict, the review-result marker, a verdict
+ * line), such a word is no signal: the rejecting side's only signal is a
+ * marker, and no REJECTED in capitals stands anywhere in live text. Every
+ * other rejection beside an approval is a conflict (review-md-schema.md).
+ */
+static void drop_weak_rejection(struct scan *sc)
+{
+	bool structured = false;
+
+	if (sc->rcaps || !sc->sig[SIDE_R][S_MARK].seen)
+		return;
+	for (int k = 0; k < NSIG; k++) {
+		if (k != S_MARK && sc->sig[SIDE_R][k].seen)
+			return;
+		structured |= k != S_MARK && sc->sig[SIDE_A][k].seen;
+	}
+	if (structured)
+		sc->sig[SIDE_R][S_MARK].seen = false;
 }
 
 int fg_verdict_parse(struct fg_judgement *v, const char *text, size_t len)
 {
 	struct scan *sc = fg_xcalloc(1, sizeof(*sc));
 	size_t ls = 0, count = 0;
-	int k;
+	int k, a, r;
 
 	fg_judgement_reset(v);
 	v->has_format = true;
+	sc->v = v;
 	sc->t = text ? text : "";
 	sc->len = text ? len : 0;
-	sc->vline = -1;
-	sc->ps = NONE;
+	sc->vline_a = -1;
+	sc->ps = sc->last = NONE;
 	scan_all(sc);
-	k = sc->json ? -1 : review_result(sc->t, sc->len, &ls, &count);
-	if (sc->json) {
-		decide_json(v, sc);
-	} else if (k >= 0) {
-		v->format = FG_FORMAT_REVIEW_RESULT_MARKER;
-		v->verdict = (enum fg_verdict_kind)k;
-		fg__verdict_table_findings(v, sc->t, ls);
-		if (k == FG_VERDICT_REJECTED)
-			v->feedback = fg__verdict_render1(sc->t, ls);
-	} else if (sc->vline >= 0) {
-		v->format = FG_FORMAT_VERDICT_LINE;
-		v->out_of_scope = sc->vline == OUT_OF_SCOPE;
-		v->verdict = v->out_of_scope ? FG_VERDICT_APPROVED : (enum fg_verdict_kind)sc->vline;
-		fg__verdict_template_findings(v, sc->t, sc->len);
-		if (sc->vline == FG_VERDICT_REJECTED)
-			v->feedback = fg__verdict_render1(sc->t, sc->len);
-	} else if (sc->marker) {
-		decide_marker(v, sc);
-	} else {
+	k = review_result(sc->t, sc->len, &ls, &count);
+	if (k >= 0 && ls == sc->last)
+		note(sc, S_RRM, k, ls, true);
+	drop_weak_rejection(sc);
+	a = first_kind(sc, SIDE_A);
+	r = first_kind(sc, SIDE_R);
+	if (r >= 0)
+		decide(v, sc, r, SIDE_R);
+	else if (a >= 0)
+		decide(v, sc, a, SIDE_A);
+	else
 		v->feedback = fg_xstrdup(FG_VERDICT_UNPARSED_FEEDBACK);
-	}
-	fg__verdict_advice_rule(v, count);
-	fg__verdict_verified_lines(v, sc->t, sc->len);
+	/* Advice only turns a structured rejection into an approval, never
+	 * one that a REJECTED marker or a second rejecting rule stands beside. */
+	if (!sc->sig[SIDE_R][S_MARK].seen && rejecting_kinds(sc) <= 1)
+		fg__verdict_advice_rule(v, count);
+	if (a >= 0 && v->verdict == FG_VERDICT_REJECTED && v->format != FG_FORMAT_NONE)
+		conflict(v, sc, a, r);
 	if (!v->feedback)
 		v->feedback = fg_xstrdup("");
-	cJSON_Delete(sc->json);
+	for (int s = 0; s < 2; s++)
+		cJSON_Delete(sc->jb[s].json);
 	free(sc);
 	return 0;
 }

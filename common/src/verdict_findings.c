@@ -323,24 +323,20 @@ static void add_row(struct fg_judgement *v, const char *t, const struct cells *c
  */
 void fg__verdict_table_findings(struct fg_judgement *v, const char *t, size_t len)
 {
-	struct fence f = { 0, 0 };
-	struct line l, d;
+	struct md m;
+	struct md_line l;
+	struct line d;
 	struct cells c;
-	size_t pos = 0, info;
-	bool in = false;
+	size_t pos;
 	int col[NCOLS];
 
-	while (next_line(t, len, pos, &l)) {
-		pos = l.next;
-		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info)) {
-			in = !in;
-			continue;
-		}
-		if (in || !split_row(t, &l, &c) || !header(t, &c, col) || !next_line(t, len, pos, &d) ||
-		    !split_row(t, &d, &c) || !delimiter_row(t, &c))
+	fg__md_init(&m, t, len);
+	while (fg__md_next(&m, &l)) {
+		if (l.kind != MD_TEXT || !split_row(t, &l.l, &c) || !header(t, &c, col) ||
+		    !next_line(t, len, l.l.next, &d) || !split_row(t, &d, &c) || !delimiter_row(t, &c))
 			continue;
 		v->has_findings = true;
-		for (pos = d.next; next_line(t, len, pos, &l) && split_row(t, &l, &c); pos = l.next)
+		for (pos = d.next; next_line(t, len, pos, &d) && split_row(t, &d, &c); pos = d.next)
 			if (v->nfindings < FG_FINDINGS_MAX)
 				add_row(v, t, &c, col);
 		return;
@@ -406,21 +402,17 @@ static bool template_heading(struct fg_judgement *v, const char *t, const struct
 	return true;
 }
 
-/* The template's findings of t[0, len), outside fenced code. */
+/* The template's findings of t[0, len), in live text only (not in code,
+ * not quoted: a quoted heading is somebody else's finding). */
 void fg__verdict_template_findings(struct fg_judgement *v, const char *t, size_t len)
 {
-	struct fence f = { 0, 0 };
-	struct line l;
-	size_t pos = 0, info;
-	bool in = false;
+	struct md m;
+	struct md_line l;
 
-	while (v->nfindings < FG_FINDINGS_MAX && next_line(t, len, pos, &l)) {
-		pos = l.next;
-		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info))
-			in = !in;
-		else if (!in && template_heading(v, t, &l))
+	fg__md_init(&m, t, len);
+	while (v->nfindings < FG_FINDINGS_MAX && fg__md_next(&m, &l))
+		if (l.kind == MD_TEXT && template_heading(v, t, &l.l))
 			v->has_findings = true;
-	}
 }
 
 /* "**Verified:**" (emphasis optional, any case) at the start of line l,
@@ -439,35 +431,22 @@ static size_t verified_at(const char *t, const struct line *l)
 	return k;
 }
 
-/* Keeps the "**Verified:**" lines outside fenced code (verdict.h). */
-void fg__verdict_verified_lines(struct fg_judgement *v, const char *t, size_t len)
+void fg__verdict_verified_line(struct fg_judgement *v, const char *t, const struct line *l)
 {
-	struct fence f = { 0, 0 };
-	struct line l;
-	size_t pos = 0, info, a;
-	bool in = false;
+	size_t a = v->verified.n < FG_VERIFIED_MAX ? verified_at(t, l) : NONE;
+	struct fg_buf b;
+	char *text;
 
-	while (v->verified.n < FG_VERIFIED_MAX && next_line(t, len, pos, &l)) {
-		pos = l.next;
-		if (in ? fence_close(t, &l, &f) : fence_open(t, &l, &f, &info)) {
-			in = !in;
-			continue;
-		}
-		a = in ? NONE : verified_at(t, &l);
-		if (a != NONE) {
-			struct fg_buf b;
-			char *text;
-
-			fg_buf_init(&b, FG_VERIFIED_BYTES);
-			fg__verdict_put_utf8(&b, t + a, l.e - a);
-			text = fg__verdict_render1(fg_buf_str(&b), b.len);
-			if (*text)
-				fg_strvec_push_take(&v->verified, text);
-			else
-				free(text);
-			fg_buf_release(&b);
-		}
-	}
+	if (a == NONE)
+		return;
+	fg_buf_init(&b, FG_VERIFIED_BYTES);
+	fg__verdict_put_utf8(&b, t + a, l->e - a);
+	text = fg__verdict_render1(fg_buf_str(&b), b.len);
+	if (*text)
+		fg_strvec_push_take(&v->verified, text);
+	else
+		free(text);
+	fg_buf_release(&b);
 }
 
 /* A rejection whose findings are all advice approves (verdict.h); rule 2

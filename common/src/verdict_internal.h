@@ -111,42 +111,6 @@ struct fence {
 	size_t n;     /* length of the opening run */
 };
 
-/* An opening fence: any indentation, then at least three backticks or
- * tildes; a backtick fence's info string may not hold a backtick (else the
- * line is inline code, as in CommonMark). *info is where the info starts. */
-static inline bool fence_open(const char *t, const struct line *l, struct fence *f, size_t *info)
-{
-	size_t i = skip_hws(t, l->s, l->e), k;
-
-	if (i >= l->e || (t[i] != '`' && t[i] != '~'))
-		return false;
-	k = i;
-	while (k < l->e && t[k] == t[i])
-		k++;
-	if (k - i < 3)
-		return false;
-	if (t[i] == '`' && memchr(t + k, '`', l->e - k))
-		return false;
-	f->ch = t[i];
-	f->n = k - i;
-	*info = k;
-	return true;
-}
-
-/* A closing fence: same character, at least as long, nothing but blanks. */
-static inline bool fence_close(const char *t, const struct line *l, const struct fence *f)
-{
-	size_t i = skip_hws(t, l->s, l->e), k = i;
-
-	while (k < l->e && t[k] == f->ch)
-		k++;
-	if (k - i < f->n)
-		return false;
-	while (k < l->e && is_ws((unsigned char)t[k]))
-		k++;
-	return k == l->e;
-}
-
 /* The info string's first word is "json", in any case. */
 static inline bool info_is_json(const char *t, size_t i, size_t e)
 {
@@ -174,6 +138,41 @@ static inline size_t list_marker(const char *t, size_t i, size_t e)
 	return k < e && is_hws((unsigned char)t[k]) ? skip_hws(t, k, e) : i;
 }
 
+/* ---- Markdown blocks (verdict_md.c) ------------------------------------ */
+
+/* What a line is, as CommonMark reads it (verdict_md.c). TEXT and QUOTE
+ * lines are live text (a quote's content begins at cs); CODE and QUOTE_CODE
+ * are code; FENCE is a top-level fence line (open tells an opening one,
+ * json one whose info string is json). */
+enum md_kind { MD_BLANK, MD_TEXT, MD_QUOTE, MD_QUOTE_CODE, MD_CODE, MD_FENCE };
+
+struct md_line {
+	struct line l;
+	enum md_kind kind;
+	size_t cs;      /* where the line's text begins (after '>' and blanks) */
+	size_t no;      /* line number, from 1 */
+	bool open;      /* MD_FENCE: it opens a block */
+	bool json;      /* MD_FENCE, open: the info string is json */
+};
+
+/* The classifier's state: fg__md_init(), then fg__md_next() per line. */
+struct md {
+	const char *t;
+	size_t len, pos, no;
+	struct fence f, qf;     /* the open top-level fence, the quote's */
+	bool fence, fence_json, qfence;
+	bool para, quote, qpara; /* a paragraph is open (top, quote); in a quote */
+	size_t list;            /* content column of the open list item, 0: none */
+	size_t fence_list;      /* the list column the open fence belongs to */
+};
+
+void fg__md_init(struct md *m, const char *t, size_t len);
+/* The next line and its kind into *o; false at the end of the input. */
+bool fg__md_next(struct md *m, struct md_line *o);
+/* True when a top-level fence is still open (at the end: it runs to the
+ * end of the input); *json tells whether it is a json block. */
+bool fg__md_in_json_fence(const struct md *m, bool *json);
+
 /* verdict.c: appends n bytes as valid UTF-8 (NUL and invalid bytes become
  * U+FFFD; -E2BIG at the first character that does not fit). */
 int fg__verdict_put_utf8(struct fg_buf *b, const char *p, size_t n);
@@ -186,7 +185,9 @@ char *fg__verdict_clean_str(const char *str);
  * headings, the **Verified:** lines and the advice-only rule, into v. */
 void fg__verdict_table_findings(struct fg_judgement *v, const char *t, size_t len);
 void fg__verdict_template_findings(struct fg_judgement *v, const char *t, size_t len);
-void fg__verdict_verified_lines(struct fg_judgement *v, const char *t, size_t len);
+/* Keeps line l when it is a "**Verified:**" line (verdict.h); the caller
+ * passes live text only (not code, not quoted). */
+void fg__verdict_verified_line(struct fg_judgement *v, const char *t, const struct line *l);
 void fg__verdict_advice_rule(struct fg_judgement *v, size_t count);
 
 #endif

@@ -50,6 +50,23 @@ Test(isolation, landlock_and_none_read_back_as_written)
 	cr_assert_str_eq(names, "");
 }
 
+Test(isolation, event_frame_fields_read_back_as_written)
+{
+	struct fg_isolation in = { .known = true, .landlock = true, .abi = 7,
+				   .scoped = FG_SCOPE_SIGNAL | FG_SCOPE_ABSTRACT_UNIX_SOCKET,
+				   .agent_uid = 4242, .root_dropped = true }, out;
+	cJSON *f = fg_isolation_to_fields(&in), *v;
+
+	cJSON_ArrayForEach(v, f)
+		cr_assert(cJSON_IsString(v) || cJSON_IsNumber(v), "field '%s' is neither", v->string);
+	cr_assert_eq(fg_isolation_from_fields(&out, f), 0);
+	cr_assert_eq(out.scoped, in.scoped);
+	cr_assert(out.root_dropped && out.landlock);
+	cr_assert_eq(out.abi, 7);
+	cr_assert_eq(out.agent_uid, 4242);
+	cJSON_Delete(f);
+}
+
 Test(isolation, what_is_not_an_isolation_object_is_refused_and_left_untouched)
 {
 	static const char *const bad[] = {

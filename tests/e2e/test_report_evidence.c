@@ -120,16 +120,16 @@ Test(report_evidence, markdown_shows_checks_changes_no_change_advice_and_verifie
 	char *md = report(&r, "markdown");
 	const char *want[] = {
 		"### CALC-1 — calc\n\n**State:** approved · **Skill:** calc · **Cycles:** 4/5\n\n",
-		"| 1 | rejected (check failed) | The check 'tests' failed with exit code 1",
-		"| 2 | rejected | \\| # \\| Severity \\| Finding",
-		"| 3 | rejected (no change) | The worker's last turn changed nothing in the workspace",
+		"| 1 | rejected (check failed) | The check \\'tests\\' failed with exit code 1",
+		"| 2 | rejected | \\| \\# \\| Severity \\| Finding",
+		"| 3 | rejected (no change) | The worker\\'s last turn changed nothing in the workspace",
 		"| 4 | approved (advice only) |",
 		"**Checks** (cycle 4): tests passed (exit code 0, ",
 		"**Changes** (cycle 4, since the last review): 1 file(s) · diff: review_cycle_4.diff\n\n"
-		"| file | change | lines |\n|---|---|---|\n| README.md | added | +1 −0 |\n\n",
+		"| file | change | lines |\n|---|---|---|\n| README\\.md | added | +1 −0 |\n\n",
 		"**Advice (listed, not looped on):**\n\n| role | severity | location | finding |\n|---|---|---|---|\n"
-		"| default | NITPICK | README.md:1 | README.md could show an example |\n\n",
-		"**Verified:**\n\n- sh tests/test_calc.sh -> ok: 2 + 3 = 5\n",
+		"| default | NITPICK | README\\.md\\:1 | README\\.md could show an example |\n\n",
+		"**Verified:**\n\n- sh tests\\/test\\_calc\\.sh \\-\\> ok\\: 2 \\+ 3 \\= 5\n",
 	};
 	assert_in_order(md, want, sizeof(want) / sizeof(want[0]));
 	cr_assert(strstr(r.p.err, "calc: approved in 4/5 cycles (1 advice finding, not looped on)"), "%s", r.p.err);

@@ -538,13 +538,13 @@ Test(review_loop, report_markdown_line_by_line)
 		"",
 		"| Cycle | Verdict | Feedback |",
 		"|---|---|---|",
-		"| 1 | rejected | implement: problem 1 remains … |",
-		"| 2 | rejected | implement: problem 2 remains … |",
+		"| 1 | rejected | implement\\: problem 1 remains … |",
+		"| 2 | rejected | implement\\: problem 2 remains … |",
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
-		"> implement: problem 2 remains",
-		"> see src/parse.c:42",
+		"> implement\\: problem 2 remains",
+		"> see src\\/parse\\.c\\:42",
 		"",
 		"### ABC-1 — local_review",
 		"",
@@ -552,12 +552,12 @@ Test(review_loop, report_markdown_line_by_line)
 		"",
 		"| Cycle | Verdict | Feedback |",
 		"|---|---|---|",
-		"| 1 | rejected | local: a\\|b unquoted, pass 1 |",
-		"| 2 | rejected | local: a\\|b unquoted, pass 2 |",
+		"| 1 | rejected | local\\: a\\|b unquoted\\, pass 1 |",
+		"| 2 | rejected | local\\: a\\|b unquoted\\, pass 2 |",
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
-		"> local: a|b unquoted, pass 2",
+		"> local\\: a\\|b unquoted\\, pass 2",
 		"",
 		"### XYZ-2 — implement_task",
 		"",
@@ -565,7 +565,7 @@ Test(review_loop, report_markdown_line_by_line)
 		"",
 		"| Cycle | Verdict | Feedback |",
 		"|---|---|---|",
-		"| 1 | rejected | xyz: add a test |",
+		"| 1 | rejected | xyz\\: add a test |",
 		"| 2 | approved | — |",
 	};
 
@@ -768,7 +768,7 @@ Test(review_loop, report_only_open_shows_a_stalled_step)
 	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
 	cr_assert_not_null(strstr(p.out, "### ABC-1 — plan_task\n\n**State:** stalled · **Skill:** impl · "
 				  "**Cycles:** 2/5\n"), "%s", p.out);
-	cr_assert_not_null(strstr(p.out, "**Open feedback** (cycle 2):\n\n> Missing tests\n> for parse.c\n"),
+	cr_assert_not_null(strstr(p.out, "**Open feedback** (cycle 2):\n\n> Missing tests\n> for parse\\.c\n"),
 			   "%s", p.out);
 	cr_assert_not_null(strstr(p.out, "### ABC-1 — implement_task\n"));
 	cr_assert_null(strstr(p.out, "XYZ-2"), "approved is not open: %s", p.out);

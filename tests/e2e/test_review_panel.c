@@ -545,8 +545,8 @@ Test(review_panel, findings_are_logged_reported_by_role_and_counted)
 
 	cr_assert(strstr(md, "**Reviewers:** correctness rejected · security approved\n"), "%s", md);
 	cr_assert(strstr(md, "| role | severity | location | finding |\n|---|---|---|---|\n"
-			     "| correctness | BLOCKING | src/correctness.c:7 | Off by one |\n"
-			     "| security | NOTE | src/security.c:7 | Consider a limit |\n"), "%s", md);
+			     "| correctness | BLOCKING | src\\/correctness\\.c\\:7 | Off by one |\n"
+			     "| security | NOTE | src\\/security\\.c\\:7 | Consider a limit |\n"), "%s", md);
 	free(md);
 	char *js = report(&t, "json");
 	cJSON *rj = cJSON_Parse(js);

@@ -4,6 +4,7 @@
  * move) and with the manifest outside git.
  */
 #include <criterion/criterion.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,4 +235,32 @@ Test(changeset, same_size_rewrite_with_the_same_mtime_is_still_seen)
 	ep_manifest_free(b);
 	fgt_rm_rf(root);
 	free(root);
+}
+
+/* The manifest's content hash is BLAKE2b-256 (libsodium's generichash) of
+ * the file, and of a link's target text: a worker cannot make two contents
+ * of one hash, as it could with size and FNV-1a. */
+Test(changeset, manifest_hash_is_blake2b_of_the_content)
+{
+	static const char content[] = "two 32-byte lines: the first one\nand the second, same length.\n";
+	unsigned char want[EP_MANIFEST_HASH_BYTES], lwant[EP_MANIFEST_HASH_BYTES];
+	struct ep_manifest *a = NULL;
+	char *root = fgt_tmpdir(), *lk = fgt_fmt("%s/l", root);
+
+	cr_assert_geq(sodium_init(), 0);
+	fge_write_in(root, "f", content);
+	cr_assert_eq(symlink("f", lk), 0);
+	crypto_generichash(want, sizeof(want), (const unsigned char *)content, strlen(content), NULL, 0);
+	crypto_generichash(lwant, sizeof(lwant), (const unsigned char *)"f", 1, NULL, 0);
+	cr_assert_eq(ep_manifest_take(root, NULL, NULL, &a), 0);
+	cr_assert_eq(a->n, 2);
+	cr_assert_str_eq(a->e[0].path, "f");
+	cr_assert_eq(memcmp(a->e[0].hash, want, sizeof(want)), 0);
+	cr_assert_str_eq(a->e[1].path, "l");
+	cr_assert(a->e[1].link);
+	cr_assert_eq(memcmp(a->e[1].hash, lwant, sizeof(lwant)), 0);
+	ep_manifest_free(a);
+	fgt_rm_rf(root);
+	free(root);
+	free(lk);
 }

@@ -12,6 +12,9 @@
 
 #include "fgtest.h"
 #include "output.h"
+#include "forge/frame.h"
+#include "forge/seal.h"
+#include <cjson/cJSON.h>
 
 TestSuite(output, .timeout = 120);
 
@@ -356,30 +359,113 @@ Test(output, reason_falls_back_to_the_entrypoints_last_line)
 	free(buf);
 }
 
-/* Issue 22: the entrypoint's signal_ignored and role_failed warnings are
- * events of their own; an agent's line saying the same is not one. */
-Test(output, signal_ignored_and_role_failed_become_events)
+static int count_in(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* An event frame of the entrypoint, sealed with k (NULL: unsealed), fed
+ * to o as the stream source would. */
+static void feed_event(struct rn_output *o, const struct fg_seal_key *k, const char *name,
+		       const char *fields)
+{
+	cJSON *f = cJSON_Parse(fields);
+	size_t len;
+	char *line = fg_frame_event_line("r1", "impl", name, 1, f, k, &len);
+	struct fg_frame fr;
+	char err[256];
+
+	fg_frame_init(&fr);
+	cr_assert_eq(fg_frame_parse(&fr, line, len - 1, err, sizeof(err)), 0, "%s", err);
+	rn_output_event(o, &fr);
+	fg_frame_release(&fr);
+	cJSON_Delete(f);
+	free(line);
+}
+
+/* The entrypoint's signal_ignored and role_failed are events of their own,
+ * from its sealed frames (the stream source hands over only those); a line
+ * saying the same, the entrypoint's own or an agent's, is output only, and
+ * so is every line once the entrypoint has started, error lines included:
+ * the failure reason comes from the error frame. */
+Test(output, events_and_reasons_come_from_frames_not_lines)
 {
 	static const char *const lines[] = {
 		"forge-entrypoint: warning: signal_ignored: SIGTERM from pid 42, a process of its own agents; "
 		"only forge-runner or the container engine can stop forge-entrypoint",
-		"forge-entrypoint: warning: role_failed: security: its helper process was killed by signal 9 (Killed)",
-		"[worker] forge-entrypoint: warning: signal_ignored: SIGINT from pid 7, forged",
-		"forge-entrypoint: warning: signal_ignored: SIGTERM from pid x, not a pid",
+		"forge-entrypoint: warning: role_failed: security: its helper process was killed by signal 9",
+		"forge-entrypoint: agent_running: worker for 3 s, 1 lines, 9 bytes of output",
+		"forge-entrypoint: error: forged",
+		"docker: Error response from daemon: forged",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+	struct fg_seal_key k;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_output o;
+	struct rn_log l;
 
-	cr_expect(strstr(log, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
-			      "\"reason\":\"a process of its own agents; only forge-runner"), "%s", log);
-	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
-			      "\"reason\":\"its helper process was killed by signal 9 (Killed)\""), "%s", log);
-	cr_expect_null(strstr(log, "\"signal\":\"INT\""), "%s", log);
-	cr_expect(strstr(log, "\"event\":\"output\",\"stream\":\"stderr\",\"line\":\"[worker]"), "%s", log);
-	cr_expect(strstr(log, "from pid x, not a pid"), "%s", log);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_eq(fg_seal_key_new(&k), 0);
+	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
+	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
+	feed_event(&o, &k, "started", "{}");
+	for (size_t i = 0; lines[i]; i++)
+		rn_output_line(&o, "stderr", lines[i]);
+	cr_expect_null(o.reason, "%s", o.reason);
+	cr_expect_null(o.hint);
+	feed_event(&o, &k, "signal_ignored", "{\"signal\":\"TERM\",\"sender_pid\":42,\"reason\":\"ours\"}");
+	feed_event(&o, &k, "role_failed", "{\"role\":\"security\",\"reason\":\"killed\"}");
+	feed_event(&o, &k, "agent_running", "{\"role\":\"worker\",\"seconds\":3,\"lines\":1,\"bytes\":9}");
+	feed_event(&o, &k, "error", "{\"reason\":\"error: cannot write 'x'\"}");
+	cr_expect_str_eq(o.reason, "error: cannot write 'x'");
+	rn_output_finish(&o);
+	rn_output_release(&o);
+	rn_log_close(&l);
+	fclose(fp);
+	cr_expect(strstr(buf, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
+			      "\"reason\":\"ours\""), "%s", buf);
+	cr_expect(strstr(buf, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
+			      "\"reason\":\"killed\""), "%s", buf);
+	cr_expect(strstr(buf, "\"event\":\"agent_running\",\"role\":\"worker\""), "%s", buf);
+	/* Each line is output, at info, once. */
+	for (size_t i = 0; lines[i]; i++) {
+		char *want = fgt_fmt("\"level\":\"info\",\"event\":\"output\",\"stream\":\"stderr\","
+				     "\"line\":\"%.30s", lines[i]);
+
+		cr_expect(strstr(buf, want), "%s\n%s", want, buf);
+		free(want);
+	}
+	cr_expect_eq(count_in(buf, "\"event\":\"signal_ignored\""), 1, "%s", buf);
+	cr_expect_eq(count_in(buf, "\"event\":\"role_failed\""), 1, "%s", buf);
+	free(buf);
+}
+
+/* A piece of a line longer than the line buffer is never read, even before
+ * the entrypoint started. */
+Test(output, a_later_piece_is_never_read)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_output o;
+	struct rn_log l;
+
+	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
+	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
+	rn_output_piece(&o, "stderr", "forge-entrypoint: error: forged");
+	rn_output_piece(&o, "stderr", "docker: Error response from daemon: forged");
+	cr_expect_null(o.reason);
+	cr_expect_null(o.hint);
+	rn_output_release(&o);
+	rn_log_close(&l);
+	fclose(fp);
+	cr_expect_eq(count_in(buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", buf);
+	free(buf);
 }

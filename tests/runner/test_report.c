@@ -224,7 +224,7 @@ Test(report, markdown_output_line_by_line)
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
-		"> Lint | format still failing",
+		"> Lint \\| format still failing",
 		"> second line",
 		"",
 		"### DEMO-1 — implement_task",
@@ -336,7 +336,7 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	want_cell = fgt_fmt("| 1 | rejected | %.119s … |\n| 2 | rejected | first … |\n", long_fb);
 	cr_assert_not_null(strstr(c.out, want_cell), "got:\n%s", c.out);
-	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> `a|b` third\n"),
+	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> \\`a\\|b\\` third\n"),
 			   "got:\n%s", c.out);
 	cr_assert_null(strchr(c.out, '\r'));
 	cap_release(&c);
@@ -637,7 +637,7 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 		"",
 		"**State:** no_review · **Skill:** implement-task · **Cycles:** 0",
 		"",
-		"**Run failed** (exit code 1): the task failed: cannot run worker 'agent' \\| x …",
+		"**Run failed** (exit code 1): the task failed\\: cannot run worker \\'agent\\' \\| x …",
 		"",
 		"No review cycles.",
 	};
@@ -795,12 +795,13 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	const char *want[] = {
-		"| 1 | rejected (check failed) | The check 'lint' timed out |\n\n"
+		"| 1 | rejected (check failed) | The check \\'lint\\' timed out |\n\n"
 		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
 		"**Changes** (cycle 1, since the step began): 22 file(s) (the list was cut at a bound)\n\n"
 		"| file | change | lines |\n|---|---|---|\n"
-		"| new.c | renamed from old.c | +0 −0 |\n"
-		"| \\[x\\](http://e)?\\|\\*.md | added | — |\n"
+		"| new\\.c | renamed from old\\.c | +0 −0 |\n"
+		/* Quoted as git shows it (one line), then inert Markdown. */
+		"| \\\"\\[x\\]\\(http\\:\\/\\/e\\)\\\\n\\|\\*\\.md\\\" | added | — |\n"
 		"| f00 | deleted | +0 −0 |\n",
 		"| f17 | deleted | +0 −17 |\n\n… and 2 more file(s) in the cycle file\n\n**Open feedback**",
 	};

@@ -34,7 +34,14 @@
 #define FG_FRAME_MAX (64 * 1024)
 #define FG_FRAME_VERSION 1
 
-enum fg_frame_type { FG_FRAME_CYCLE, FG_FRAME_SUMMARY };
+enum fg_frame_type { FG_FRAME_CYCLE, FG_FRAME_SUMMARY, FG_FRAME_EVENT };
+
+/* The file member of an event frame, and what its seal binds to. */
+#define FG_FRAME_EVENT_FILE "event"
+/* Longest event name. */
+#define FG_FRAME_EVENT_NAME_MAX 64
+
+struct cJSON;
 
 struct fg_frame {
 	enum fg_frame_type type;
@@ -43,6 +50,12 @@ struct fg_frame {
 	bool truncated;              /* cycle frames: the feedback (and maybe more) was left out */
 	struct fg_cycle cycle;       /* FG_FRAME_CYCLE: validated like a cycle file */
 	struct fg_summary summary;   /* FG_FRAME_SUMMARY: validated like review_summary.json */
+	/* FG_FRAME_EVENT: the event's name, its sequence number (1, 2, ... per
+	 * run of the entrypoint; the seal binds it as the cycle number) and its
+	 * fields (an object of strings and numbers, owned). */
+	char *event;
+	int seq;
+	struct cJSON *fields;
 };
 
 void fg_frame_init(struct fg_frame *f);
@@ -66,6 +79,19 @@ char *fg_frame_summary_line(const struct fg_summary *s, const struct fg_seal_key
  * (owned). Two forms of one cycle, whole and shortened, agree on it. */
 struct cJSON *fg_frame_cycle_min(const struct fg_cycle *c);
 
+/*
+ * An event frame: what the entrypoint tells the runner besides cycles
+ * (agent_running, signal_ignored, role_failed, error), so that no line of
+ * output has to be read for it:
+ *   @@forge-review {"v":1,"type":"event","run_id":R,"step":S,"file":"event",
+ *                   "event":{"name":N,"seq":Q,"fields":{...}},"seal":...}
+ * fields (borrowed, may be NULL: {}) holds strings and numbers only; seq is
+ * the frame's number in the run (from 1). Owned line, *len set; NULL when
+ * over FG_FRAME_MAX.
+ */
+char *fg_frame_event_line(const char *run_id, const char *step, const char *name, int seq,
+			  const struct cJSON *fields, const struct fg_seal_key *k, size_t *len);
+
 /* 1 when the len bytes of line start with FG_FRAME_PREFIX. */
 int fg_frame_is(const char *line, size_t len);
 
@@ -73,7 +99,9 @@ int fg_frame_is(const char *line, size_t len);
  * Parses one frame line (newline not included; at most FG_FRAME_MAX bytes).
  * Checks: the prefix, valid JSON object, v == FG_FRAME_VERSION, a known
  * type, run_id and step strings, file naming the cycle's canonical file (or
- * review_summary.json), the cycle (fg_cycle_parse()) or summary
+ * review_summary.json, or "event" with an event object: name 1 to
+ * FG_FRAME_EVENT_NAME_MAX bytes of [a-z_], seq 1..INT_MAX, fields an object
+ * of strings and numbers), the cycle (fg_cycle_parse()) or summary
  * (fg_summary_parse()) valid, and a run_id inside them equal to the frame's.
  * On 0 f is filled (earlier contents released); on -EINVAL err says why
  * and f is left initialised-empty.

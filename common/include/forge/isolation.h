@@ -44,6 +44,13 @@ struct cJSON *fg_isolation_to_cjson(const struct fg_isolation *iso);
  * ignored; a reason longer than FG_ISOLATION_REASON_MAX is cut. */
 int fg_isolation_from_cjson(struct fg_isolation *iso, const struct cJSON *o);
 
+/* The same as an event frame's fields (forge/frame.h: strings and numbers
+ * only): mechanism, abi, scoped ("signal,abstract_unix_socket"), agent_uid,
+ * root_dropped (0 or 1), reason (none only). Owned by the caller. */
+struct cJSON *fg_isolation_to_fields(const struct fg_isolation *iso);
+/* Reads such fields (borrowed) into *iso: 0, or -EINVAL (untouched). */
+int fg_isolation_from_fields(struct fg_isolation *iso, const struct cJSON *o);
+
 /* The scope names of bits, comma-separated ("signal,abstract_unix_socket",
  * "" for none), into buf of n bytes. */
 void fg_isolation_scope_names(unsigned bits, char *buf, size_t n);

@@ -1,11 +1,22 @@
 /*
  * verdict.h - reading a reviewer's verdict out of its free-form output.
  *
- * Rules, in order; the first that matches decides (and is reported as the
- * format):
+ * Every verdict signal must agree. The signals are the rules 1 to 4 below
+ * (each json block, each verdict line, each marker word is one); only live
+ * text counts: not code (CommonMark's fenced and indented code, inline
+ * code) and, for an approval, not a block quote (a quoted REJECTED or
+ * "Verdict: REQUEST CHANGES" still rejects). When an approving signal
+ * stands beside a rejecting one the output is rejected with format
+ * conflict: the feedback is "Conflicting verdicts: F at line N approves,
+ * G at line M rejects; an approval needs every signal to agree." (F and G
+ * the first rule of each side in the order below), then a blank line and
+ * the rejecting rule's own feedback, whose findings are kept. A worker's
+ * text the reviewer quotes or shows as code thereby cannot approve.
+ * When the signals agree, the first rule that matches decides (and is
+ * reported as the format):
  *   1. json_shadow: a fenced ```json block whose top-level object has
  *      "verdict": "approve" | "request_changes" | "out_of_scope". The last
- *      such block wins; out_of_scope counts as approved (and sets
+ *      such block of the deciding side counts; out_of_scope counts as approved (and sets
  *      out_of_scope: the reviewer's domain has nothing to assess);
  *      "findings" kept.
  *   2. review_result_marker: the last non-empty line is
@@ -17,19 +28,20 @@
  *   3. verdict_line: a line "Verdict: **APPROVE**",
  *      "Verdict: **REQUEST CHANGES**" or "Verdict: OUT OF SCOPE" (approved,
  *      out_of_scope set; optionally a list item; emphasis optional;
- *      case-insensitive); the last such line wins.
- *   4. marker: case-insensitive whole-word APPROVED / REJECTED, first
- *      occurrence wins; markers inside fenced code blocks (``` or ~~~) and
- *      inline code spans do not count.
+ *      case-insensitive).
+ *   4. marker: case-insensitive whole-word APPROVED / REJECTED; the first
+ *      of the deciding side gives the feedback.
  *   5. none: rejected with feedback "Verdict could not be parsed".
- * Advice only (severity.h): a rejection by rule 1, 2 or 3 whose findings
+ * Advice only (severity.h): a rejection by rule 1, 2 or 3 (and by no other
+ * rule, and with no REJECTED marker beside it) whose findings
  * are all named advice (NITPICK, NOTE, MINOR, LOW, INFO), at least one, is
  * approved with advice_only set and the findings kept (rule 2: only when N
  * equals the table's rows, so a count the table does not show keeps the
  * rejection). Rule 3 reads findings from the review-output template's
  * headings "### [B1] Title — `file:line`" (BLOCKING) and "### [N1] ..."
- * (NOTE) when the output has any.
- * Evidence: every line outside fences of the form "**Verified:** text"
+ * (NOTE) when the output has any, in live text only (a quoted heading is
+ * no finding).
+ * Evidence: every line of unquoted live text of the form "**Verified:** text"
  * (emphasis optional, any case, optionally a list item) is kept in
  * verified, in order, at most FG_VERIFIED_MAX, each trimmed, valid UTF-8
  * and cut at FG_VERIFIED_BYTES.
@@ -41,10 +53,17 @@
  * Linear time in the input; no regex; inputs of many megabytes are fine.
  *
  * Details of the rules (the parser's exact reading of the list above):
- *   - Fences: a line of >= 3 backticks or tildes after any indentation opens
- *     a block (a backtick fence whose info string holds a backtick is inline
- *     code instead); a line of >= as many of the same character, then only
- *     blanks, closes it; an unclosed fence runs to the end of the input.
+ *   - Blocks (verdict_md.c): a line of >= 3 backticks or tildes indented at
+ *     most 3 columns (past a list item's content column) opens a fence (a
+ *     backtick fence whose info string holds a backtick is inline code
+ *     instead); a line of >= as many of the same character indented at most
+ *     3, then only blanks, closes it; an unclosed fence runs to the end of
+ *     the input (or of its list item or quote). A line indented 4 columns
+ *     (tabs to multiples of 4) that does not continue a paragraph is
+ *     indented code. '>' after at most 3 columns starts a block quote, which
+ *     has fences and indented code of its own and takes lazy continuation
+ *     lines (a paragraph line that is no heading, list item or fence).
+ *   - review_result_marker: its line must be unquoted live text.
  *   - Inline code (CommonMark): a run of n backticks opens a span closed by
  *     the next run of exactly n in the same paragraph (a blank line or a
  *     fence ends a paragraph); without a closer the backticks are literal.
@@ -105,7 +124,8 @@ enum fg_verdict_format {
 	FG_FORMAT_VERDICT_LINE,
 	FG_FORMAT_MARKER,
 	FG_FORMAT_NONE,
-	FG_FORMAT_CHECKS    /* no reviewer ran: a check failed (review.md checks:) */
+	FG_FORMAT_CHECKS,   /* no reviewer ran: a check failed (review.md checks:) */
+	FG_FORMAT_CONFLICT  /* two verdict signals disagree: rejected */
 };
 
 /* One structured finding; string members owned, NULL when absent/null. */
@@ -162,7 +182,7 @@ void fg_judgement_copy_findings(struct fg_judgement *dst, const struct fg_judgem
 /* "approved" / "rejected". */
 const char *fg_verdict_kind_name(enum fg_verdict_kind k);
 /* "json_shadow", "review_result_marker", "verdict_line", "marker", "none",
- * "checks". */
+ * "checks", "conflict". */
 const char *fg_verdict_format_name(enum fg_verdict_format f);
 /* Inverse of the two above: 0 or -EINVAL. */
 int fg_verdict_kind_parse(const char *s, enum fg_verdict_kind *out);
