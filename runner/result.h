@@ -8,7 +8,7 @@
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
  *    "forged_records", "isolation", "cycles_dropped"?}
  * isolation is the box the agents ran in (forge/isolation.h): the sealed
- * summary's, else the entrypoint's start line's, else null (an entrypoint
+ * summary's, else the entrypoint's isolation event frame's, else null (an entrypoint
  * that never said: another launcher, an older image, a run that failed
  * before it).
  * forged_records counts the records of the run whose seal did not verify

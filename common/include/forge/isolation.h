@@ -9,8 +9,8 @@
  *    "root_dropped": false, "reason": "the kernel has no Landlock (...)"}
  *
  * The entrypoint fills it once, at start (entrypoint/sandbox.h); the
- * runner only reads it (from the entrypoint's start line, then from the
- * sealed summary, which wins).
+ * runner only reads it (from the entrypoint's sealed event frame, then
+ * from the sealed summary, which wins).
  */
 #ifndef FORGE_ISOLATION_H
 #define FORGE_ISOLATION_H
