@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/run.sh - build the benchmark harness in build-bench (Release) and run
 # every benchmark: prints the tables, writes bench/results/latest.json,
-# loop_cost.json, verdict.json and changeset.json.
+# loop_cost.json, verdict.json, changeset.json and box.json.
 # Extra arguments go to forge-bench (e.g. --smoke, --only latency, --workdir DIR).
 #
 # Targets (issue 17), each a ratio to inotifywait measured in the same run,
@@ -14,10 +14,17 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DFORGE_WERROR=ON >/dev/null
-cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-trace forge-bench-verdict >/dev/null
+cmake --build "$build" -j"$(nproc)" --target forge-bench forge-bench-changeset forge-bench-trace \
+  forge-bench-verdict forge-bench-box >/dev/null
 mkdir -p "$root/bench/results"
 rc=0
 "$build/bench/forge-bench" --json "$root/bench/results/latest.json" "$@" || rc=$?
+# The agents' box: its cost per agent start (target < 1 ms); the loop's
+# overhead per cycle with the box is forge-bench's "entrypoint
+# overhead/cycle" row above (target < 5 ms).
+echo
+echo "== the agents' box (forge-bench-box)"
+"$build/bench/forge-bench-box" 2>/dev/null | tee "$root/bench/results/box.json" || rc=$?
 # What a review costs (issue 23): nine scenarios, reference loop vs defaults.
 echo
 echo "== loop cost (bench/loop_cost.sh)"

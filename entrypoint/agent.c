@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "forge/msg.h"
@@ -56,7 +57,7 @@ struct run {
 };
 
 struct spawn_err {
-	int stage;   /* 0 redirect, 1 chdir, 2 exec */
+	int stage;   /* 0 redirect, 1 chdir, 2 exec, 3 the box */
 	int err;
 };
 
@@ -411,7 +412,8 @@ static void clean_group(struct run *x)
 	}
 }
 
-static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const int fds[3], int errfd)
+static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const struct ep_box *box,
+		  const int fds[3], int errfd)
 {
 	struct spawn_err e = { 0, 0 };
 
@@ -423,9 +425,15 @@ static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const 
 		e.stage = 1;
 		e.err = errno;
 	} else {
-		execvpe(s->argv[0], s->argv, s->envp);
-		e.stage = 2;
-		e.err = errno;
+		/* The box last: its uid may not enter the working directory
+		 * of a root entrypoint, its ruleset may not open it. */
+		e.err = -ep_box_enter(box);
+		e.stage = 3;
+		if (!e.err) {
+			execvpe(s->argv[0], s->argv, s->envp);
+			e.stage = 2;
+			e.err = errno;
+		}
 	}
 	ep_write_all(errfd, &e, sizeof(e));
 	_exit(127);
@@ -433,7 +441,7 @@ static void child(const struct ep_pid1 *p, const struct ep_agent_spec *s, const 
 
 /* Forks the agent; fds are the child's ends. 0 started, 1 not started
  * (r filled), or a negative errno. */
-static int spawn(struct run *x, const int fds[3])
+static int spawn(struct run *x, const struct ep_box *box, const int fds[3])
 {
 	struct spawn_err e;
 	int ep[2];
@@ -450,7 +458,7 @@ static int spawn(struct run *x, const int fds[3])
 		return -err;
 	}
 	if (x->pid == 0)
-		child(x->p, x->s, fds, ep[1]);
+		child(x->p, x->s, box, fds, ep[1]);
 	close(ep[1]);
 	setpgid(x->pid, x->pid);   /* both sides: no race with the first killpg */
 	do {
@@ -466,6 +474,9 @@ static int spawn(struct run *x, const int fds[3])
 	if (e.stage == 1)
 		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s: cannot enter '%s': %s",
 			 x->s->role, x->s->cwd, strerror(e.err));
+	else if (e.stage == 3)
+		snprintf(x->r->what, sizeof(x->r->what), "cannot run %s: cannot enter its sandbox: %s",
+			 x->s->role, strerror(e.err));
 	else if (x->s->argv[0][0] != '/' && strchr(x->s->argv[0], '/'))
 		/* execvp() takes "bin/agent" relative to the working directory:
 		 * say so, the path was likely written relative to somewhere else. */
@@ -556,16 +567,27 @@ static void close_pipes(int a[2], int b[2], int c[2])
 int ep_agent_run(struct ep_pid1 *p, const struct ep_agent_spec *s, struct ep_agent_result *r)
 {
 	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, err[2] = { -1, -1 };
+	struct ep_box box;
 	struct run x;
 	int rc;
 
 	init_run(&x, p, s, r);
+	rc = s->unboxed ? ep_box_none(&box) : ep_box_prepare(&box, s->cwd, s->envp, s->read_dir);
+	if (rc < 0) {
+		r->end = EP_AGENT_NOT_STARTED;
+		r->error = -rc;
+		snprintf(r->what, sizeof(r->what), "cannot run %s: cannot build its sandbox: %s", s->role,
+			 strerror(-rc));
+		return 0;
+	}
 	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		rc = -errno;
 		close_pipes(in, out, err);
+		ep_box_release(&box);
 		return rc;
 	}
-	rc = spawn(&x, (const int[3]){ in[0], out[1], err[1] });
+	rc = spawn(&x, &box, (const int[3]){ in[0], out[1], err[1] });
+	ep_box_release(&box);
 	close(in[0]);
 	close(out[1]);
 	close(err[1]);
@@ -612,4 +634,14 @@ void ep_env_build(struct fg_strvec *out, char *const *base, char *const *set)
 	for (size_t i = 0; set && set[i]; i++)
 		if (strchr(set[i], '='))
 			fg_strvec_push(out, set[i]);
+}
+
+const char *ep_env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
 }

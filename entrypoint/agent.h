@@ -19,6 +19,11 @@
  * stray process outlives the run. As a subreaper (pid1.h) the same goes for
  * every child of ours that is left then: a descendant that moved to its own
  * process group or session (setsid) and was re-parented to us.
+ *
+ * The box: between fork and exec the child enters the agent's box
+ * (sandbox.h: its uid, then Landlock), built for its working directory,
+ * its environment's HOME and TMPDIR and read_dir. A box that cannot be
+ * built or entered is an agent that did not start.
  */
 #ifndef EP_AGENT_H
 #define EP_AGENT_H
@@ -64,6 +69,10 @@ struct ep_agent_spec {
 	int echo_fd;                 /* prefixed lines go here (usually 2), or -1 */
 	bool merge_stderr;           /* stderr is also fed to capture and log_fd (a check's
 	                              * output is both streams, in the order read) */
+	const char *read_dir;        /* the agent's own prompt directory, which its box
+	                              * lets it read (sandbox.h), or NULL; borrowed */
+	bool unboxed;                /* the entrypoint's own tool (the change set's git,
+	                              * which works in the private directory): no box */
 	bool atomic_echo;            /* echo_fd is shared with other agents running at the
 	                              * same time: each line is written in pieces of at
 	                              * most PIPE_BUF bytes, each "[role] ...\n", so
@@ -102,5 +111,9 @@ void ep_write_all(int fd, const void *p, size_t n);
  * of set removing it. out must be initialised.
  */
 void ep_env_build(struct fg_strvec *out, char *const *base, char *const *set);
+
+/* The value of name in envp (NULL-terminated "NAME=value" strings; may be
+ * NULL), borrowed from it, or NULL. */
+const char *ep_env_get(char *const *envp, const char *name);
 
 #endif

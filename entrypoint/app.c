@@ -82,6 +82,8 @@ static const char RUN_ABOUT[] =
 	"  AUTO_REVIEW_REASK (1)             0: no second ask for an answer without a verdict\n"
 	"  AUTO_REVIEW_REQUIRED (0)          1: a skill without a review.md is exit " FG_XSTR(FG_EXIT_USAGE) "\n"
 	"                                    before any agent runs\n"
+	"  FORGE_REQUIRE_ISOLATION (0)       1: agents without a kernel sandbox (Landlock) is\n"
+	"                                    exit " FG_XSTR(FG_EXIT_USAGE) " before any agent runs\n"
 	"\n"
 	"exit: " FG_XSTR(FG_EXIT_OK) " success (approved, no review, disabled, or\n"
 	"exhausted/stalled/blocked/over_budget), " FG_XSTR(FG_EXIT_FAILED) " the task failed (an agent's exit "

@@ -77,18 +77,12 @@ static char *audit_prompt(const struct ep_loop *l, const struct fg_evidence *ev)
 	return both;
 }
 
-/* Writes the audit's system prompt file (a failure is a warning). */
-static void write_system(struct ep_loop *l)
+/* The audit's system prompt, kept for its run: ep_call_run() writes it into
+ * the audit's own prompt directory (call.h), as it does a panel role's. */
+static void make_system(struct ep_loop *l)
 {
-	char *name = ep_call_system_name(FG_AUDIT_ROLE);
-	int rc;
-
 	free(l->audit_system);
 	l->audit_system = ep_prompt_audit_system(l->cfg.instructions, l->cfg.audit.instructions);
-	rc = ep_call_tmp_write(l, name, l->audit_system, strlen(l->audit_system));
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot write the audit's system prompt file: %s", strerror(-rc));
-	free(name);
 }
 
 /* jc's answer into a: a verdict, or failed with the reason (its feedback,
@@ -154,7 +148,7 @@ static int run(struct ep_loop *l, struct fg_audit *a)
 	fg_evidence_init(&ev);
 	fg_strvec_init(&changed);
 	ep_tracker_since_start(&l->tr, &l->pid1, l->step_dir, FG_AUDIT_DIFF, &ev);
-	write_system(l);
+	make_system(l);
 	prompt = audit_prompt(l, &ev);
 	ep_judge_call_init(&jc, (int)l->nhist, AUDIT_PROMPT, FG_AUDIT_ROLE, ep_judge_open_log(l, FG_AUDIT_LOG));
 	ep_log(FG_MSG_INFO, "running the audit (the loop approved in cycle %zu/%d; sample %g)", l->nhist,

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agentenv.h"
@@ -20,67 +22,85 @@
 #include "forge/fsutil.h"
 #include "forge/util.h"
 
-static const char *const TMP_FILES[] = {
-	"worker-prompt.md", "reviewer-prompt.md", "system-prompt.md", "feedback.md",
-	"reviewer-prompt." FG_AUDIT_ROLE ".md", "system-prompt." FG_AUDIT_ROLE ".md",
-};
-
-int ep_call_tmpdir_make(struct ep_loop *l)
+/* A directory made fresh: mkdtemp() of tmpl, then mode. The path (owned)
+ * or NULL after saying why. */
+static char *make_dir(const char *tmpl_base, const char *prefix, mode_t mode)
 {
-	const char *base = getenv("TMPDIR");
-	char *tmpl = fg_xasprintf("%s/forge-ep.XXXXXX", base && *base ? base : "/tmp");
+	char *tmpl = fg_xasprintf("%s/%s.XXXXXX", tmpl_base, prefix);
 
 	if (!mkdtemp(tmpl)) {
 		ep_log(FG_MSG_ERROR, "cannot create a temporary directory '%s': %s", tmpl, strerror(errno));
 		free(tmpl);
-		return -1;
+		return NULL;
 	}
-	l->tmpdir = tmpl;
-	return 0;
+	if (chmod(tmpl, mode) < 0) {
+		ep_log(FG_MSG_ERROR, "cannot set the mode of '%s': %s", tmpl, strerror(errno));
+		rmdir(tmpl);
+		free(tmpl);
+		return NULL;
+	}
+	return tmpl;
 }
 
-int ep_call_tmp_write(const struct ep_loop *l, const char *name, const void *data, size_t len)
+int ep_call_tmpdir_make(struct ep_loop *l)
 {
-	int dfd = fg_open_dir(AT_FDCWD, l->tmpdir, FG_DIR_NOFOLLOW), fd, rc;
+	const char *base = getenv("TMPDIR");
 
-	if (dfd < 0)
-		return dfd;
+	if (!base || !*base)
+		base = "/tmp";
+	l->tmpdir = make_dir(base, "forge-ep", 0700);
+	/* Searchable, not listable: an agent of another uid (the entrypoint
+	 * is root) reaches only the directory it is told. */
+	l->indir = l->tmpdir ? make_dir(base, "forge-in", 0711) : NULL;
+	return l->indir ? 0 : -1;
+}
+
+int ep_call_tmp_write(int dfd, const char *name, const void *data, size_t len)
+{
+	int fd, rc;
+
 	/* Whatever stands there (a link an agent planted) goes, never followed. */
-	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT) {
-		rc = -errno;
-		close(dfd);
-		return rc;
-	}
-	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+		return -errno;
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	rc = fd < 0 ? -errno : fg_write_all(fd, data, len);
+	if (fd >= 0 && fchmod(fd, 0444) < 0 && !rc)
+		rc = -errno;
 	if (fd >= 0 && close(fd) < 0 && !rc && errno != EINTR)
 		rc = -errno;
-	close(dfd);
 	return rc;
+}
+
+/* Removes an agent's prompt directory and what is in it (files only: the
+ * agent could not write there). */
+static void remove_inputs(const char *dir)
+{
+	int dfd = fg_open_dir(AT_FDCWD, dir, FG_DIR_NOFOLLOW);
+	DIR *d;
+
+	if (dfd < 0)
+		return;
+	/* Ours: an agent of our uid may have changed its mode. */
+	(void)fchmod(dfd, 0700);
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	for (struct dirent *e = readdir(d); e; e = readdir(d))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			(void)unlinkat(dfd, e->d_name, 0);
+	closedir(d);
+	rmdir(dir);
 }
 
 void ep_call_tmpdir_remove(struct ep_loop *l)
 {
-	if (!l->tmpdir)
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(TMP_FILES); i++) {
-		char *p = fg_path_join(l->tmpdir, TMP_FILES[i]);
-
-		unlink(p);
-		free(p);
-	}
-	/* A panel's per-role prompt files. */
-	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
-		static const char *const kinds[] = { "system-prompt", "reviewer-prompt" };
-
-		for (size_t j = 0; j < 2; j++) {
-			char *p = fg_xasprintf("%s/%s.%s.md", l->tmpdir, kinds[j], l->cfg.reviewers[i].role);
-
-			unlink(p);
-			free(p);
-		}
-	}
-	rmdir(l->tmpdir);
+	if (l->indir)
+		rmdir(l->indir);
+	FG_FREE_AND_NULL(l->indir);
+	if (l->tmpdir)
+		rmdir(l->tmpdir);
 	FG_FREE_AND_NULL(l->tmpdir);
 }
 
@@ -114,12 +134,12 @@ static char *system_arg(const struct ep_loop *l, const struct ep_call *c, const 
 			    "before anything else and follow it.", file);
 }
 
-static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
+static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
 		       const char *cycle, struct fg_strvec *argv)
 {
 	const struct ep_task *t = l->t;
 	char *name = ep_call_system_name(c->panel_role);
-	char *sys = c->system ? fg_path_join(l->tmpdir, name) : fg_xstrdup("");
+	char *sys = c->system ? fg_path_join(dir, name) : fg_xstrdup("");
 	char *text = system_arg(l, c, sys);
 	const struct fg_placeholder ph[] = {
 		{ "prompt_file", prompt_file }, { "system_prompt_file", sys }, { "system_prompt", text },
@@ -155,8 +175,9 @@ static void trace_env(const struct ep_task *t, const char *span, struct fg_strve
 }
 
 /* The agent's environment (agentenv.h), its TRACEPARENT (span), and its
- * fresh HOME and TMPDIR in d. 0 or a negative errno (said). */
-static int build_env(struct ep_loop *l, const struct ep_call *c, const char *prompt_file,
+ * fresh HOME and TMPDIR in d; its prompt files are in dir. 0 or a negative
+ * errno (said). */
+static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
 		     const char *span, struct ep_agentenv_dirs *d, struct fg_strvec *envp)
 {
 	const struct ep_task *t = l->t;
@@ -177,7 +198,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 	if (c->system) {
 		char *name = ep_call_system_name(c->panel_role);
 
-		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/%s", l->tmpdir, name);
+		fg_strvec_pushf(&set, "FORGE_SYSTEM_PROMPT_FILE=%s/%s", dir, name);
 		fg_strvec_pushf(&set, "FORGE_REVIEWER_ROLE=%s", c->panel_role ? c->panel_role : "default");
 		free(name);
 	} else {
@@ -185,7 +206,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *pro
 		fg_strvec_push(&set, "FORGE_REVIEWER_ROLE");
 	}
 	if (c->feedback)
-		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", l->tmpdir);
+		fg_strvec_pushf(&set, "FORGE_FEEDBACK_FILE=%s/feedback.md", dir);
 	else
 		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
 	spec.set = set.v;
@@ -305,46 +326,92 @@ static void describe_run(const struct ep_call *c, const struct ep_agent_result *
 	snprintf(c->run->provider, sizeof(c->run->provider), "%s", p ? p : "");
 }
 
-int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+/* Writes the agent's prompt files into dir (made fresh): its prompt, the
+ * system prompt of a reviewer, the feedback of a worker retry. 0, or -1
+ * after r was filled (the agent did not start). */
+static int write_inputs(const struct ep_loop *l, const struct ep_call *c, const char *dir,
+			struct ep_agent_result *r)
 {
+	const char *sys = c->system ? ep_call_system_text(l, c->panel_role) : NULL;
+	char *sysname = ep_call_system_name(c->panel_role);
+	int dfd = fg_open_dir(AT_FDCWD, dir, FG_DIR_NOFOLLOW), rc = dfd < 0 ? dfd : 0;
+	const char *what = c->prompt_name;
+
+	if (!rc)
+		rc = ep_call_tmp_write(dfd, c->prompt_name, c->prompt, strlen(c->prompt));
+	if (!rc && sys) {
+		what = sysname;
+		rc = ep_call_tmp_write(dfd, sysname, sys, strlen(sys));
+	}
+	if (!rc && c->feedback) {
+		what = "feedback.md";
+		rc = ep_call_tmp_write(dfd, what, c->feedback_text ? c->feedback_text : "",
+				       c->feedback_text ? strlen(c->feedback_text) : 0);
+	}
+	/* Read-only from now on: the agent reads it, nobody writes it. */
+	if (!rc && fchmod(dfd, 0555) < 0)
+		rc = -errno;
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_NOT_STARTED;
+		r->error = -rc;
+		snprintf(r->what, sizeof(r->what), "cannot run %s: cannot write '%s/%s': %s", c->role, dir, what,
+			 strerror(-rc));
+		ep_log(FG_MSG_ERROR, "%s", r->what);
+	}
+	free(sysname);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The agent's own prompt directory, fresh (the previous agent's is gone
+ * with it); NULL after r was filled. */
+static char *make_inputs(const struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+{
+	char *tmpl = fg_xasprintf("%s/%s%s%s.XXXXXX", l->indir, c->role, c->panel_role ? "." : "",
+				  c->panel_role ? c->panel_role : "");
+
+	if (mkdtemp(tmpl) && !write_inputs(l, c, tmpl, r))
+		return tmpl;
+	if (r->end != EP_AGENT_NOT_STARTED) {
+		memset(r, 0, sizeof(*r));
+		r->end = EP_AGENT_NOT_STARTED;
+		r->error = errno;
+		snprintf(r->what, sizeof(r->what), "cannot run %s: cannot create '%s': %s", c->role, tmpl,
+			 strerror(errno));
+		ep_log(FG_MSG_ERROR, "%s", r->what);
+	}
+	remove_inputs(tmpl);
+	free(tmpl);
+	return NULL;
+}
+
+static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *span,
+		       struct ep_agent_result *r)
+{
+	char *prompt_file = fg_path_join(dir, c->prompt_name);
 	struct fg_strvec argv, envp;
-	char *prompt_file = fg_path_join(l->tmpdir, c->prompt_name);
-	char cycle[16], prefix[64], span[FG_SPAN_ID_HEX + 1] = "";
+	char cycle[16], prefix[64];
 	struct ep_agentenv_dirs dirs;
 	struct ep_agent_spec s;
 	int rc, env_rc;
 
-	/* A signal that came between two agents: start no new one. */
-	ep_pid1_poll(&l->pid1, 0, NULL);
-	if (l->pid1.term_sig) {
-		memset(r, 0, sizeof(*r));
-		r->end = EP_AGENT_INTERRUPTED;
-		r->signal = l->pid1.term_sig;
-		ep_output_init(c->out, EP_OUTPUT_TEXT);
-		free(prompt_file);
-		return EP_STOP_SIGNAL;
-	}
-	rc = ep_call_tmp_write(l, c->prompt_name, c->prompt, strlen(c->prompt));
 	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
-	if (l->t->traced)
-		fg_trace_random_hex(span, FG_SPAN_ID_HEX);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
-	build_argv(l, c, prompt_file, cycle, &argv);
-	env_rc = build_env(l, c, prompt_file, span, &dirs, &envp);
+	build_argv(l, c, dir, prompt_file, cycle, &argv);
+	env_rc = build_env(l, c, dir, prompt_file, span, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
-	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
 	s = (struct ep_agent_spec){
 		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
 		.input = c->prompt, .input_len = strlen(c->prompt),
 		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
 		.kill_grace_s = l->t->kill_grace_s, .heartbeat_s = l->t->heartbeat_s, .output = c->out,
-		.log_fd = c->log_fd,
+		.log_fd = c->log_fd, .read_dir = dir,
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot write the prompt file '%s': %s", prompt_file, strerror(-rc));
 	rc = env_rc < 0 ? env_rc : ep_agent_run(&l->pid1, &s, r);
 	ep_agentenv_stop(&dirs);
 	if (rc < 0) {
@@ -353,12 +420,38 @@ int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_resu
 		r->error = -rc;
 		snprintf(r->what, sizeof(r->what), "cannot run %s: %s", c->role, strerror(-rc));
 	}
+	fg_strvec_release(&argv);
+	fg_strvec_release(&envp);
+	free(prompt_file);
+}
+
+int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+{
+	char span[FG_SPAN_ID_HEX + 1] = "";
+	char *dir;
+
+	memset(r, 0, sizeof(*r));
+	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
+	/* A signal that came between two agents: start no new one. */
+	ep_pid1_poll(&l->pid1, 0, NULL);
+	if (l->pid1.term_sig) {
+		r->end = EP_AGENT_INTERRUPTED;
+		r->signal = l->pid1.term_sig;
+		return EP_STOP_SIGNAL;
+	}
+	/* Written now, after every process of the previous agent is gone
+	 * (agent.h), in a directory of this agent's only. */
+	dir = make_inputs(l, c, r);
+	if (dir) {
+		if (l->t->traced)
+			fg_trace_random_hex(span, FG_SPAN_ID_HEX);
+		run_in_box(l, c, dir, span, r);
+		remove_inputs(dir);
+		free(dir);
+	}
 	ep_output_finish(c->out);
 	account(l, c, r);
 	if (c->run)
 		describe_run(c, r, span);
-	fg_strvec_release(&argv);
-	fg_strvec_release(&envp);
-	free(prompt_file);
 	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? EP_STOP_SIGNAL : 0;
 }

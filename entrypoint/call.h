@@ -2,8 +2,18 @@
  * call.h - calling an agent for the review loop (loop.h): its command line
  * (the placeholders of FORGE_WORKER_CMD / FORGE_REVIEWER_CMD), its
  * environment (FORGE_ROLE, FORGE_CYCLE, FORGE_PROMPT_FILE, ...), its prompt
- * files in the loop's private temporary directory, and the usage it
- * reported, added to the step's totals.
+ * files, and the usage it reported, added to the step's totals.
+ *
+ * Two directories per run, both beside each other in $TMPDIR (or /tmp) and
+ * both hidden from every agent by its box (sandbox.h): the private one
+ * ("forge-ep.XXXXXX", mode 0700: the change set's git, nothing an agent
+ * reads) and the base of the prompt directories ("forge-in.XXXXXX", mode
+ * 0711). Each agent start gets a prompt directory of its own below the
+ * latter, made fresh right before it starts (after every process of the
+ * agent before it is gone): its prompt, its system prompt, its feedback,
+ * mode 0444 in a directory of mode 0555, which its box lets it read and no
+ * agent write; it is removed when the agent's run ended. A file that
+ * cannot be written there is an error: the agent does not start.
  *
  * Protocol: ep_call_tmpdir_make() once -> ep_call_run() per agent ->
  * ep_call_failed() on its result -> ep_output_release() of c->out ->
@@ -30,23 +40,25 @@ struct ep_call {
 	struct ep_output *out;     /* initialised here, finished after the run */
 	int log_fd;
 	const char *panel_role;    /* a panel's reviewer: its role (the audit: FG_AUDIT_ROLE); NULL otherwise */
+	const char *feedback_text; /* worker retry: the text of FORGE_FEEDBACK_FILE */
 	/* Filled by ep_call_run() when not NULL: the run's times, usage, span
 	 * id (a traced run) and provider; its failed flag is the caller's. */
 	struct fg_agent_run *run;
 };
 
-/* Creates l->tmpdir ($TMPDIR or /tmp, "forge-ep.XXXXXX", mode 0700).
- * 0, or -1 after saying why. */
+/* Creates l->tmpdir ("forge-ep.XXXXXX", mode 0700) and l->indir
+ * ("forge-in.XXXXXX", mode 0711) in $TMPDIR or /tmp. 0, or -1 after
+ * saying why. */
 int ep_call_tmpdir_make(struct ep_loop *l);
-/* Removes the prompt files (the panel roles' included) and l->tmpdir. */
+/* Removes l->indir and l->tmpdir (empty by then). */
 void ep_call_tmpdir_remove(struct ep_loop *l);
-/* Writes name in the run's private temporary directory (prompts, feedback,
- * system prompts): whatever stood there is removed first (never followed),
- * then the file is created O_EXCL|O_NOFOLLOW, mode 0600. Neither atomic
- * nor fsync'ed, unlike the cycle files: only the next agent reads it, and
- * it dies with the run (issue 22's bench: four of the six fsyncs a cycle
- * cost). 0 or a negative errno. */
-int ep_call_tmp_write(const struct ep_loop *l, const char *name, const void *data, size_t len);
+/* Writes name in the directory dfd (borrowed): whatever stood there is
+ * removed first (never followed), then the file is created
+ * O_EXCL|O_NOFOLLOW and made mode 0444. Neither atomic nor fsync'ed,
+ * unlike the cycle files: only the next agent reads it, and it dies with
+ * its run (issue 22's bench: four of the six fsyncs a cycle cost). 0 or a
+ * negative errno. */
+int ep_call_tmp_write(int dfd, const char *name, const void *data, size_t len);
 
 /* The system prompt file name of a reviewer (panel_role NULL: the single
  * one's, "system-prompt.md"; else "system-prompt.ROLE.md"). Owned. */
@@ -57,7 +69,7 @@ char *ep_call_system_name(const char *panel_role);
 const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role);
 
 /*
- * Runs one agent: writes its prompt file, builds argv and environment
+ * Runs one agent: writes its prompt directory, builds argv and environment
  * (in a traced run, TRACEPARENT names a new span: c->run->span_id),
  * initialises and finishes c->out, adds the usage to l's totals (and says
  * it), fills c->run. Returns 0 (r filled, whatever the agent did) or EP_STOP_SIGNAL (a

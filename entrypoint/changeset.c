@@ -93,7 +93,7 @@ static int git(struct ep_changeset *cs, struct ep_pid1 *p, const char *const *ar
 	s = (struct ep_agent_spec){
 		.role = "git", .argv = argv.v, .envp = cs->envp, .cwd = cs->workspace, .input = "",
 		.timeout_s = EP_GIT_TIMEOUT_S, .kill_grace_s = 1, .capture = cap, .log_fd = out_fd,
-		.log_max = out_max, .echo_fd = -1,
+		.log_max = out_max, .echo_fd = -1, .unboxed = true,
 	};
 	rc = ep_agent_run(p, &s, &r);
 	fg_strvec_release(&argv);

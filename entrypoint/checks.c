@@ -121,10 +121,9 @@ static int executable_at(const char *workspace, const char *path)
 /* The value of PATH in envp, or the default search path. */
 static const char *env_path(char *const *envp)
 {
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], "PATH=", 5))
-			return envp[i] + 5;
-	return "/usr/local/bin:/usr/bin:/bin";
+	const char *v = ep_env_get(envp, "PATH");
+
+	return v ? v : "/usr/local/bin:/usr/bin:/bin";
 }
 
 /* Whether execvpe() could start prog: 0 or -errno (the last one seen). */

@@ -147,7 +147,7 @@ static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char 
 {
 	struct ep_output out;
 	struct ep_call call = { "reviewer", jc->k, prompt, jc->prompt_name, true, false, &out,
-				jc->log_fd, jc->panel_role, NULL };
+				jc->log_fd, jc->panel_role, NULL, NULL };
 	struct ep_agent_result r;
 	struct fg_agent_run run;
 	int rc;

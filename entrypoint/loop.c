@@ -5,6 +5,7 @@
  */
 #include "loop.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "pid1.h"
 #include "preflight.h"
 #include "prompt.h"
+#include "sandbox.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
@@ -138,19 +140,15 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
 	struct ep_output out;
-	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL, NULL };
+	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL, NULL, NULL };
+	struct fg_buf fb;
 	bool failed;
 	int rc = 0;
 
+	fg_buf_init(&fb, EP_PROMPT_MAX);
 	if (cycle) {
-		struct fg_buf fb;
-
-		fg_buf_init(&fb, EP_PROMPT_MAX);
 		ep_prompt_feedback(&fb, &l->hist[l->nhist - 1]);
-		rc = ep_call_tmp_write(l, "feedback.md", fg_buf_str(&fb), fb.len);
-		if (rc < 0)
-			ep_log(FG_MSG_WARN, "cannot write the feedback file: %s", strerror(-rc));
-		fg_buf_release(&fb);
+		c.feedback_text = fg_buf_str(&fb);
 	}
 	ep_log(FG_MSG_INFO, "running the worker (%s)",
 	       cycle ? "retry with the reviewer's feedback" : "first run");
@@ -159,6 +157,7 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 	failed = ep_call_failed(r, &out);
 	l->worker_run.failed = failed;
 	ep_output_release(&out);
+	fg_buf_release(&fb);
 	free(prompt);
 	if (rc == EP_STOP_SIGNAL)
 		return EP_STOP_SIGNAL;
@@ -264,6 +263,7 @@ static int finish(struct ep_loop *l, enum fg_review_state state, int code)
 	s.max_cost_usd = l->review_md ? l->cfg.max_cost_usd : -1;
 	if (state == FG_STATE_FAILED)
 		fg_summary_set_failure(&s, l->cause, l->reason);
+	s.isolation = l->iso;
 	s.t.started_ms = l->step_t.started_ms;
 	s.t.ended_ms = fg_time_now_ms();
 	for (size_t i = 0; state == FG_STATE_BLOCKED && l->blocked_by && i < l->blocked_by->j.nfindings; i++)
@@ -521,7 +521,6 @@ static int review_phase(struct ep_loop *l)
 static int run_all(struct ep_loop *l)
 {
 	struct ep_agent_result r;
-	char *sys;
 	int rc;
 
 	ep_evidence_start(l);
@@ -537,11 +536,9 @@ static int run_all(struct ep_loop *l)
 		return finish(l, FG_STATE_NO_REVIEW, 0);
 	if (l->max == 0)
 		return finish(l, FG_STATE_DISABLED, 0);
-	sys = ep_prompt_reviewer_system(l->cfg.instructions);
-	rc = ep_call_tmp_write(l, "system-prompt.md", sys, strlen(sys));
-	l->system_prompt = sys;
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot write the system prompt file: %s", strerror(-rc));
+	/* The texts only: each reviewer's files are written right before it
+	 * starts, in a directory of its own (call.h). */
+	l->system_prompt = ep_prompt_reviewer_system(l->cfg.instructions);
 	ep_panel_write_prompts(l);
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
 	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
@@ -597,6 +594,51 @@ static void clear_stale(struct ep_loop *l)
 		ep_log(FG_MSG_INFO, "cleared %ld stale cycle file(s) in '%s'", removed, l->step_dir);
 }
 
+/* FORGE_REQUIRE_ISOLATION: 1 on, 0 off, -1 invalid (said). */
+static int isolation_required(void)
+{
+	const char *v = getenv("FORGE_REQUIRE_ISOLATION");
+	int on = 0;
+
+	if (v && *v && fg_parse_bool(v, &on)) {
+		ep_log(FG_MSG_ERROR, "invalid FORGE_REQUIRE_ISOLATION '%s' (1 or 0)", v);
+		return -1;
+	}
+	return on;
+}
+
+/* The agents' box (sandbox.h), said on one line the runner logs as its
+ * `isolation` event. FG_EXIT_USAGE when it is required and there is none. */
+static int box(struct ep_loop *l)
+{
+	const char *hidden[] = { l->tmpdir, l->indir };
+	int req = isolation_required();
+	cJSON *o, *f;
+	char *json;
+
+	if (req < 0 || ep_sandbox_setup(hidden, ARRAY_SIZE(hidden), l->t->workspace, &l->iso) < 0)
+		return FG_EXIT_USAGE;
+	o = fg_isolation_to_cjson(&l->iso);
+	json = cJSON_PrintUnformatted(o);
+	ep_log(FG_MSG_INFO, "isolation: %s", json ? json : "{}");
+	/* The runner learns it from the sealed event frame, never a line. */
+	f = fg_isolation_to_fields(&l->iso);
+	ep_frame_event("isolation", f);
+	cJSON_Delete(f);
+	cJSON_free(json);
+	cJSON_Delete(o);
+	if (l->iso.landlock)
+		return 0;
+	if (req) {
+		ep_log(FG_MSG_ERROR, "FORGE_REQUIRE_ISOLATION=1, but the agents would run without a kernel "
+		       "sandbox: %s (docs/security.md#the-box)", l->iso.reason);
+		return FG_EXIT_USAGE;
+	}
+	ep_log(FG_MSG_WARN, "the agents run without a kernel sandbox: %s (docs/security.md#the-box)",
+	       l->iso.reason);
+	return 0;
+}
+
 static int start(struct ep_loop *l)
 {
 	int rc = ep_pid1_init(&l->pid1);
@@ -617,7 +659,9 @@ static int start(struct ep_loop *l)
 	rc = ep_agentenv_init(&l->ae, l->review_md ? &l->cfg : NULL);
 	if (rc < 0)
 		return rc == -EINVAL ? FG_EXIT_USAGE : FG_EXIT_FAILED;
-	return ep_call_tmpdir_make(l) < 0 ? FG_EXIT_FAILED : 0;
+	if (ep_call_tmpdir_make(l) < 0)
+		return FG_EXIT_FAILED;
+	return box(l);
 }
 
 static void loop_release(struct ep_loop *l)
@@ -642,6 +686,7 @@ static void loop_release(struct ep_loop *l)
 	/* Orphans that ended after the last agent: no zombie outlives us. */
 	ep_pid1_poll(&l->pid1, 0, NULL);
 	ep_pid1_release(&l->pid1);
+	ep_sandbox_release();
 }
 
 /* Stopped by a signal, or by the end of the lifeline: a (sealed) summary

@@ -26,8 +26,9 @@
  *      which gets the grace period, then SIGKILL; no further cycle file is
  *      written, the summary says "failed" (cause interrupted); exit
  *      128 + signal.
- * Prompt files live in a private temporary directory ($TMPDIR or /tmp,
- * "forge-ep.XXXXXX", mode 0700), removed before returning.
+ * Before the worker, the box (sandbox.h): the `isolation` line, and with
+ * FORGE_REQUIRE_ISOLATION=1 and no Landlock, exit 2. Prompt files live in
+ * a prompt directory per agent run (call.h), removed with it.
  *
  * The loop is four files around one state (struct ep_loop, below):
  *   loop.c   the phases (configure, start, worker, review cycles) and the
@@ -55,6 +56,7 @@
 #include "tracker.h"
 #include "forge/audit.h"
 #include "forge/cycle.h"
+#include "forge/isolation.h"
 #include "forge/reviewmd.h"
 #include "forge/summary.h"
 #include "forge/usage.h"
@@ -82,7 +84,9 @@ int ep_loop_run(const struct ep_task *t);
 struct ep_loop {
 	const struct ep_task *t;
 	struct ep_pid1 pid1;
-	char *tmpdir;                 /* owned */
+	char *tmpdir;                 /* owned: the private directory (call.h), hidden from agents */
+	char *indir;                  /* owned: the base of the agents' prompt directories (call.h) */
+	struct fg_isolation iso;      /* the agents' box (sandbox.h), in the summary */
 	char *step_dir;               /* owned: W/ + fg_cycle_dir() */
 	char *review_md;              /* owned or NULL */
 	struct fg_review_config cfg;

@@ -588,14 +588,8 @@ void ep_panel_write_prompts(struct ep_loop *l)
 	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
 		const struct fg_reviewer *r = &l->cfg.reviewers[i];
 		char *sys = ep_prompt_reviewer_role_system(l->cfg.instructions, r->role, r->instructions);
-		char *name = ep_call_system_name(r->role);
-		int rc = ep_call_tmp_write(l, name, sys, strlen(sys));
 
-		if (rc < 0)
-			ep_log(FG_MSG_WARN, "cannot write the system prompt file of role '%s': %s", r->role,
-				 strerror(-rc));
-		free(name);
-		l->role_system[i] = sys;   /* {system_prompt}, or in front of the prompt */
+		l->role_system[i] = sys;   /* {system_prompt}, its file, or in front of the prompt */
 	}
 }
 

@@ -115,9 +115,9 @@ bool ep_panel_blocked(const struct fg_cycle *c);
 /* True when any review of c failed. */
 bool ep_panel_any_failed(const struct fg_cycle *c);
 
-/* Writes each role's system prompt file (protocol, review.md body, role
- * file) into l->tmpdir and keeps its text in l->role_system (a failed
- * write is a warning). */
+/* Keeps each role's system prompt (protocol, review.md body, role file) in
+ * l->role_system; its file is written with each of the role's runs, in
+ * the run's own prompt directory (call.h). */
 void ep_panel_write_prompts(struct ep_loop *l);
 
 /* Cycle k of a panel into c (initialised here, stamped). 0, or

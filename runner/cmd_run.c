@@ -151,6 +151,8 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 		.advice = sum ? sum->advice : NULL, .nadvice = sum ? sum->nadvice : 0,
 		.cause = st->fail.cause, .failure_reason = st->fail.reason,
 		.cycle_dir = st->cfg->workspace_local ? st->step_dir : NULL,
+		.isolation = sum && sum->isolation.known ? &sum->isolation
+			     : st->sr.isolation.known ? &st->sr.isolation : NULL,
 	};
 	int r;
 
@@ -419,6 +421,11 @@ static void run_session(struct run_state *st)
 static int prepare(struct run_state *st, char *err, size_t errlen)
 {
 	struct rn_prepare p = { .rel = st->step_rel, .dir = st->step_dir, .log = st->log };
+
+	/* A root runner's sandbox runs as another uid: the step directory
+	 * it made must be that uid's. */
+	rn_run_sandbox_ids(st->cfg, &p.uid, &p.gid);
+	p.give = getuid() == 0 && p.uid != 0;
 
 	st->wsfd = fg_open_dir(AT_FDCWD, st->cfg->workspace, 0);
 	if (st->wsfd < 0) {

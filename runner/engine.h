@@ -68,8 +68,9 @@ struct rn_engine_params {
 	const char *run_id;
 	const char *const *extra_env;  /* --env NAMEs, borrowed */
 	size_t nextra_env;
-	uid_t uid;
+	uid_t uid;              /* the sandbox's ids (rn_run_sandbox_ids()) */
 	gid_t gid;
+	bool runner_root;       /* the runner is uid 0 (podman: rootful, nothing to keep) */
 	char *const *environ;    /* the runner's environment, borrowed */
 	/* Containers only (checked with the rn_engine_*_check() functions);
 	 * NULL: not passed, the engine's default. */

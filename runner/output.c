@@ -102,6 +102,22 @@ static void error_frame(struct rn_output *o, const char *reason)
 	log_line(o, "stderr", o->said, RN_LOG_ERROR);
 }
 
+/* The isolation event frame: kept (the first) and logged. */
+static void isolation_frame(struct rn_output *o, const struct fg_frame *fr)
+{
+	struct fg_isolation iso;
+	char scoped[128];
+
+	if (o->isolation.known || fg_isolation_from_fields(&iso, fr->fields) < 0)
+		return;
+	o->isolation = iso;
+	fg_isolation_scope_names(iso.scoped, scoped, sizeof(scoped));
+	rn_log(o->log, iso.landlock ? RN_LOG_INFO : RN_LOG_WARN, "isolation",
+	       RN_LS("mechanism", iso.landlock ? "landlock" : "none"), RN_LI("abi", iso.abi),
+	       RN_LS("scoped", scoped), RN_LI("agent_uid", iso.agent_uid), RN_LB("root_dropped", iso.root_dropped),
+	       RN_LS_OPT("reason", iso.landlock ? NULL : iso.reason));
+}
+
 void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
 {
 	const char *e = fr->event;
@@ -120,6 +136,8 @@ void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
 		       RN_LS("reason", fstr(fr, "reason")));
 	else if (!strcmp(e, "error") && *fstr(fr, "reason"))
 		error_frame(o, fstr(fr, "reason"));
+	else if (!strcmp(e, "isolation"))
+		isolation_frame(o, fr);
 }
 
 /* Logs line as an output event within the cap, at level. */

@@ -35,6 +35,11 @@
  * their lines are read as below. A continuation piece of a line longer
  * than the session's line buffer (rn_output_piece()) is never read.
  *
+ * The `isolation` event frame (the agents' box, forge/isolation.h: its
+ * fields are the isolation object) is kept in isolation, the first one
+ * only, and logged as the `isolation` event (mechanism, abi, scoped,
+ * agent_uid, root_dropped, reason).
+ *
  * Protocol: rn_output_init() -> rn_output_line() / rn_output_piece() /
  * rn_output_event() as output and frames come ->
  * rn_output_finish() once -> rn_output_release(). Loop thread only.
@@ -46,6 +51,7 @@
 
 #include "engine.h"
 #include "forge/frame.h"
+#include "forge/isolation.h"
 #include "log.h"
 
 #define RN_OUTPUT_LOG_MAX (64ull * 1024 * 1024)
@@ -68,6 +74,7 @@ struct rn_output {
 	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
 	int started;             /* a sealed event frame came: no line is read any more */
 	char *said;              /* owned: the error line an error frame logged, or NULL */
+	struct fg_isolation isolation;  /* the entrypoint's isolation event frame, the first one */
 };
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,

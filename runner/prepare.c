@@ -51,6 +51,30 @@ static void on_special(const struct fg_stale_special *e, void *data)
 	       RN_LS_OPT("to", e->to), RN_LS_OPT("error", e->error ? strerror(-e->error) : NULL));
 }
 
+/* Gives the step directory dfd and its ancestors up to rel's first
+ * component, where root owns them, to uid:gid. 0 or a negative errno. */
+static int give_components(const struct rn_prepare *p, int dfd)
+{
+	size_t n = 1;
+	int fd = dup(dfd), rc = 0;
+
+	for (const char *c = p->rel; *c; c++)
+		n += *c == '/' && c[1] && c[1] != '/';
+	for (size_t i = 0; fd >= 0 && i < n && !rc; i++) {
+		struct stat st;
+		int up;
+
+		if (fstat(fd, &st) == 0 && st.st_uid == 0 && fchown(fd, p->uid, p->gid) < 0)
+			rc = -errno;
+		up = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 int rn_prepare_step_dir(const struct rn_prepare *p, long *cycles_removed, char *err, size_t errlen)
 {
 	int dfd, r;
@@ -66,6 +90,12 @@ int rn_prepare_step_dir(const struct rn_prepare *p, long *cycles_removed, char *
 	r = fg_step_clear_stale(dfd, cycles_removed, on_special, (void *)p);
 	if (r)
 		snprintf(err, errlen, "cannot clear stale files: %s", strerror(-r));
+	if (!r && p->give) {
+		r = give_components(p, dfd);
+		if (r)
+			snprintf(err, errlen, "cannot give it to the sandbox's uid %ld: %s", (long)p->uid,
+				 strerror(-r));
+	}
 	close(dfd);
 	return r;
 }

@@ -14,6 +14,9 @@
 /* Fills out with RN_RUN_ID_LEN lowercase hex characters and a NUL (getrandom). */
 void rn_run_id_generate(char out[RN_RUN_ID_LEN + 1]);
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 struct rn_log;
 
 /* Where rn_prepare_step_dir() works; borrowed. */
@@ -22,6 +25,10 @@ struct rn_prepare {
 	const char *rel;        /* the step directory below it (fg_cycle_dir()) */
 	const char *dir;        /* the same as a path, for the log */
 	struct rn_log *log;     /* stale_special events (may be NULL) */
+	bool give;              /* hand each component of rel owned by root to uid:gid (a runner
+	                         * started by root whose sandbox runs as another uid) */
+	uid_t uid;
+	gid_t gid;
 };
 
 /*
@@ -35,7 +42,9 @@ struct rn_prepare {
  * too, a directory with its contents and without following links, or,
  * when that fails, renamed aside to ".stale.NAME.PID"; each one is logged
  * as a `stale_special` event. *cycles_removed counts removed entries under
- * cycle names. Returns 0, or a negative errno with err saying why (a
+ * cycle names. With p->give, each component of p->rel that root owns
+ * (made now, or by an earlier root run) is given to p->uid:p->gid, so the
+ * sandbox can write its cycle files. Returns 0, or a negative errno with err saying why (a
  * refused component, a failed creation, a stale entry that could be
  * neither removed nor set aside).
  */

@@ -292,6 +292,7 @@ char *rn_result_to_json(const struct rn_result *r)
 	cJSON_AddNumberToObject(o, "sweep_caught", (double)r->sweep_caught);
 	cJSON_AddItemToObject(o, "cycles_by_source", by_source(r->cycles_by_source));
 	cJSON_AddNumberToObject(o, "forged_records", (double)r->forged_records);
+	cJSON_AddItemToObject(o, "isolation", r->isolation ? fg_isolation_to_cjson(r->isolation) : cJSON_CreateNull());
 	/* A blocked review: the questions only a person can answer. */
 	if (r->nquestions)
 		cJSON_AddItemToObject(o, "questions", fg_findings_to_json(r->questions, r->nquestions));

@@ -6,14 +6,18 @@
  *    "run_id", "engine", "duration_seconds", "review_cycles": [...ordered by
  *    cycle], "review_exhausted", "review_state", "stale_files_cleared",
  *    "sweep_caught", "cycles_by_source": {"watch","poll","sweep","stream"},
- *    "forged_records", "cycles_dropped"?, "questions"?, "advice"?, "usage"?,
- *    "audit"?, "failure"?: {"cause", "reason"}, "cycle_dir"?}
+ *    "forged_records", "isolation", "cycles_dropped"?, "questions"?, "advice"?,
+ *    "usage"?, "audit"?, "failure"?: {"cause", "reason"}, "cycle_dir"?}
  * audit is the sealed summary's record of the held-out audit (forge/audit.h),
  * copied as it is: its usage is already in "usage", the step's totals.
  * cycle_dir is the step directory on the host (where the cycle files, the
  * logs and the diffs are), absent when the runner cannot see it.
  * failure says why a run that did not succeed ended (rn_failure_cause());
  * absent on success.
+ * isolation is the box the agents ran in (forge/isolation.h): the sealed
+ * summary's, else the entrypoint's isolation event frame's, else null (an entrypoint
+ * that never said: another launcher, an older image, a run that failed
+ * before it).
  * forged_records counts the records of the run whose seal did not verify
  * (record_forged: unsealed, bad_seal, replayed; forge/seal.h): none of them
  * is in review_cycles or decides review_state.
@@ -178,6 +182,7 @@ struct rn_result {
 	const char *cycle_dir;          /* the step directory on the host ("cycle_dir"), or NULL */
 	enum fg_failure_cause cause;    /* FG_CAUSE_NONE: no "failure" written */
 	const char *failure_reason;     /* the failure's reason, or NULL */
+	const struct fg_isolation *isolation;  /* NULL: null */
 };
 
 /* The agents' usage summed over the stored cycles (each cycle's worker and

@@ -20,6 +20,11 @@
 #include "forge/buf.h"
 #include "record.h"
 
+/* The ids a container gets from a runner started by root when the workspace
+ * is root's too (or a volume): the image's forge user (docker/Dockerfile). */
+#define RN_SANDBOX_DEFAULT_UID 10001
+#define RN_SANDBOX_DEFAULT_IDS "10001:10001"
+
 struct rn_run_config {
 	enum rn_engine_kind engine;
 	char *workspace;        /* owned, absolute (resolved unless the engine is remote); NULL
@@ -55,6 +60,8 @@ struct rn_run_config {
 	int cycle_dir_given;    /* a template was given: passed on to the entrypoint */
 	int quiet;              /* --quiet: no closing line (closing.h) */
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
+	int require_isolation;  /* --require-isolation / FORGE_REQUIRE_ISOLATION=1: set for the entrypoint */
+	int as_root;            /* --as-root: a container may run as uid 0 */
 	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
 	/* Kubernetes (engine.h); NULL when not given, borrowed. */
 	const char *kube_namespace, *kube_context, *run_as, *fs_group, *workspace_subpath;
@@ -84,6 +91,12 @@ char *rn_run_derived_task_key(const struct rn_run_config *c);
 
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);
+
+/* The ids a container runs as: the runner's own, but never uid 0 unless
+ * --as-root: a runner started by root gives the sandbox the workspace's
+ * owner, or RN_SANDBOX_DEFAULT_UID:GID when root owns it (or there is no
+ * host workspace: a volume). The local engine: the runner's own. */
+void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid);
 
 /* Fills *ep for running c with run_id (borrowed; ep borrows from c): the
  * session launches with it, and `run` builds it once before touching the

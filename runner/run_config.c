@@ -43,7 +43,7 @@ enum {
 	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
 	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
 	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_FS_GROUP, R_SUBPATH, R_RUN_ID,
-	R_AGENT_ENV, R_TRACE_FILE,
+	R_AGENT_ENV, R_REQUIRE_ISOLATION, R_AS_ROOT, R_TRACE_FILE,
 };
 
 const struct fg_opt rn_run_options[] = {
@@ -77,6 +77,7 @@ const struct fg_opt rn_run_options[] = {
 	{ R_NETWORK, "network", 0, "NAME", "FORGE_NETWORK", "container network (default: the engine's; none allowed)" },
 	{ R_ENGINE_ARG, "engine-arg", 0, "ARG", NULL, "extra argument for the engine's run, before the image (repeatable)" },
 	{ R_READ_ONLY, "read-only-rootfs", 0, NULL, "FORGE_READ_ONLY_ROOTFS", "read-only root filesystem with a tmpfs /tmp (containers)" },
+	{ R_AS_ROOT, "as-root", 0, NULL, NULL, "docker/podman: run the sandbox as uid 0 (default: never; a runner started by root uses the workspace's owner, or " RN_SANDBOX_DEFAULT_IDS ")" },
 	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit " FG_XSTR(FG_EXIT_TIMEOUT) ")" },
 	{ R_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL", "safety-net rescan period (default 5)" },
 	{ R_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
@@ -91,6 +92,8 @@ const struct fg_opt rn_run_options[] = {
 	{ R_QUIET, "quiet", 'q', NULL, NULL, "no closing line on stderr (it is printed at every log level)" },
 	{ R_REQUIRE_REVIEW, "require-review", 0, NULL, "AUTO_REVIEW_REQUIRED",
 	  "a skill without a review.md is an error (exit " FG_XSTR(FG_EXIT_USAGE) ") before any agent runs" },
+	{ R_REQUIRE_ISOLATION, "require-isolation", 0, NULL, "FORGE_REQUIRE_ISOLATION",
+	  "agents without a kernel sandbox (Landlock) are an error (exit " FG_XSTR(FG_EXIT_USAGE) ") before any agent runs" },
 	{ R_HELP, "help", 'h', NULL, NULL, "show help" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
@@ -107,7 +110,7 @@ const char rn_run_needs[] =
 /* Raw option values before validation; all borrowed. */
 struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
-	const char *entrypoint, *mount_label, *read_only, *cycle_dir, *require_review;
+	const char *entrypoint, *mount_label, *read_only, *cycle_dir, *require_review, *require_isolation;
 	const char *container_opt;   /* the first container-only option given, for the error */
 	const char *kube_opt;        /* the first kubernetes-only option given */
 	const char *start_timeout;
@@ -120,6 +123,22 @@ void rn_run_config_release(struct rn_run_config *c)
 		    c->cycle_dir, c->step_owned);
 	fg_strvec_release(&c->extra_env);
 	fg_strvec_release(&c->engine_args);
+}
+
+void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid)
+{
+	struct stat st;
+
+	*uid = getuid();
+	*gid = getgid();
+	if (*uid != 0 || c->as_root || !rn_engine_ops_of(c->engine)->cli)
+		return;
+	*uid = RN_SANDBOX_DEFAULT_UID;
+	*gid = RN_SANDBOX_DEFAULT_UID;
+	if (c->workspace && !c->workspace_volume && stat(c->workspace, &st) == 0 && st.st_uid != 0) {
+		*uid = st.st_uid;
+		*gid = st.st_gid;
+	}
 }
 
 void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
@@ -142,8 +161,8 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	ep->run_id = run_id;
 	ep->extra_env = (const char *const *)c->extra_env.v;
 	ep->nextra_env = c->extra_env.n;
-	ep->uid = getuid();
-	ep->gid = getgid();
+	rn_run_sandbox_ids(c, &ep->uid, &ep->gid);
+	ep->runner_root = getuid() == 0;
 	ep->environ = environ;
 	ep->memory = c->memory;
 	ep->cpus = c->cpus;
@@ -228,6 +247,7 @@ static int take_container_opt(struct rn_run_config *c, struct run_args *a, int i
 	case R_NETWORK: c->network = v; break;
 	case R_ENGINE_ARG: fg_strvec_push(&c->engine_args, v); break;
 	case R_READ_ONLY: a->read_only = "1"; break;
+	case R_AS_ROOT: c->as_root = 1; break;
 	default: return take_kube_opt(c, a, id, v);
 	}
 	for (const struct fg_opt *o = rn_run_options; !a->container_opt && o->name; o++)
@@ -269,6 +289,7 @@ static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const c
 	case R_LOG_LEVEL: a->log.level = v; break;
 	case R_QUIET: c->quiet = 1; break;
 	case R_REQUIRE_REVIEW: a->require_review = "1"; break;
+	case R_REQUIRE_ISOLATION: a->require_isolation = "1"; break;
 	case R_HELP: return -1;
 	default: return rn_cmd_usage("run", "unexpected argument");
 	}
@@ -298,6 +319,7 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	a->read_only = env_or_null("FORGE_READ_ONLY_ROOTFS");
 	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
 	a->require_review = env_or_null("AUTO_REVIEW_REQUIRED");
+	a->require_isolation = env_or_null("FORGE_REQUIRE_ISOLATION");
 	fg_opts_init(&it, rn_run_options, argc, argv, 1);
 	while (fg_opts_each(&it)) {
 		if (it.id == FG_OPT_POSITIONAL)
@@ -342,6 +364,11 @@ static int validate_values(struct rn_run_config *c, const struct run_args *a)
 		return rn_cmd_usage("run", "invalid record mode '%s' (log, copy or none)", a->record);
 	if (a->require_review && fg_parse_bool(a->require_review, &c->require_review))
 		return rn_cmd_usage("run", "invalid AUTO_REVIEW_REQUIRED '%s' (1 or 0)", a->require_review);
+	if (a->require_isolation && fg_parse_bool(a->require_isolation, &c->require_isolation))
+		return rn_cmd_usage("run", "invalid FORGE_REQUIRE_ISOLATION '%s' (1 or 0)", a->require_isolation);
+	/* The entrypoint checks it, inside the sandbox: it gets the variable. */
+	if (c->require_isolation && setenv("FORGE_REQUIRE_ISOLATION", "1", 1))
+		return rn_cmd_usage("run", "cannot set FORGE_REQUIRE_ISOLATION: %s", strerror(errno));
 	/* The reference design silently downgraded copy to log; here it is an error. */
 	if (c->record == RN_RECORD_COPY && !c->recording_dir)
 		return rn_cmd_usage("run", "record mode 'copy' needs --recording-dir or FORGE_REVIEW_RECORDING_DIR");

@@ -575,6 +575,7 @@ static void take_output(struct session *s)
 	struct rn_session_result *res = s->res;
 
 	rn_output_finish(&s->output);
+	res->isolation = s->output.isolation;
 	/* The entrypoint's last line is the reason only for its configuration
 	 * error (exit 2: it says what and stops); otherwise (a timeout, a
 	 * container killed) it may be "running the worker", which is no reason. */

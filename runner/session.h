@@ -15,6 +15,7 @@
 #include "run.h"
 #include "trace.h"
 #include "watch.h"
+#include "forge/isolation.h"
 #include "forge/summary.h"
 
 #define RN_OUTPUT_TAIL_MAX (8 * 1024)
@@ -35,6 +36,7 @@ struct rn_session_result {
 	long cycles_by_source[RN_SOURCE_COUNT];  /* cycles reported, by the source that saw each first */
 	struct fg_summary *stream_summary;       /* owned or NULL: the sealed summary frame (release and free) */
 	long forged_records;    /* records not believed (record_forged) during the session */
+	struct fg_isolation isolation;  /* the entrypoint's isolation event frame (output.h); known false without one */
 	/* Set when the session blocked SIGINT, SIGTERM and SIGHUP before closing
 	 * its signal handlers (their disposition reverts to the default): the
 	 * caller writes the result and metrics, then rn_session_unblock_signals(). */

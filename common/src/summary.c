@@ -168,6 +168,8 @@ struct cJSON *fg_summary_to_cjson(const struct fg_summary *s)
 		cJSON_AddItemToObject(o, "audit", fg_audit_to_cjson(s->audit));
 	if (s->cause != FG_CAUSE_NONE)
 		cJSON_AddItemToObject(o, "failure", fg_failure_to_cjson(s->cause, s->reason));
+	if (s->isolation.known)
+		cJSON_AddItemToObject(o, "isolation", fg_isolation_to_cjson(&s->isolation));
 	return o;
 }
 
@@ -317,6 +319,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		fg_audit_release(&a);
 	}
 	read_failure(o, s);
+	fg_isolation_from_cjson(&s->isolation, cJSON_GetObjectItemCaseSensitive(o, "isolation"));
 	return 0;
 }
 

@@ -159,7 +159,10 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
 	fge_write_in(w.root, "tmp/.keep", "");
 	char *tmp = fgt_fmt("%s/tmp", w.root), *tmpenv = fgt_fmt("TMPDIR=%s", tmp);
-	const char *extra[] = { tmpenv, NULL };
+	/* The private directory is made below w.root/tmp: the agents' box
+	 * may not write w.root (it holds it), only the signaller's directory. */
+	char *sigw = fgt_fmt("FORGE_TEST_AGENT_WRITE_DIR=%s/sig", w.root);
+	const char *extra[] = { tmpenv, sigw, NULL };
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked");
 	/* Ignores the forwarded SIGTERM, so the second one must end it. */
 	char *body = fgt_fmt("%s"
@@ -179,7 +182,7 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	unlink(keep);
 	free(keep);
 	cr_assert_eq(dir_entries(tmp), 0, "the temporary directory is left in %s", tmp);
-	free(wk); free(rv); free(tmp); free(tmpenv);
+	free(wk); free(rv); free(tmp); free(tmpenv); free(sigw);
 	fgt_proc_release(&p);
 	fgw_release(&w);
 }
@@ -269,8 +272,9 @@ Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
 		struct sigaction ign = { .sa_handler = SIG_IGN };
 		char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--skills-dir", w.skills,
 				 "--step", "impl", "--task-file", task, NULL };
+		char *wdir = fgt_fmt("FORGE_TEST_AGENT_WRITE_DIR=%s", w.root);
 		char *envp[] = { wenv, "FORGE_AGENT_TIMEOUT=30", "FORGE_AGENT_KILL_GRACE=1",
-				 "PATH=/usr/bin:/bin", NULL };
+				 "PATH=/usr/bin:/bin", wdir, NULL };
 		int fd = open(errf, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		setpgid(0, 0);

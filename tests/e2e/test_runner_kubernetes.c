@@ -636,6 +636,40 @@ Test(runner_kubernetes, arbitrary_uid_in_group_0_writes_the_claim)
 	box_release(&b);
 }
 
+/* The pod's agents in their box (Pod Security "restricted" allows
+ * Landlock: no capability, no privilege escalation): the result says which
+ * box the node gave, and where it is Landlock the worker cannot write the
+ * image's /usr/local/share nor (ABI 6+) signal PID 1. */
+Test(runner_kubernetes, the_pods_agents_are_boxed_and_the_result_says_so)
+{
+	struct kbox b;
+
+	box_init(&b, REVIEW_MD);
+	box_agent(&b, "worker.sh", "#!/bin/sh\ncat >/dev/null\n"
+		  "t() { if (eval \"$2\") >/dev/null 2>&1; then echo \"$1=done\"; else echo \"$1=refused\"; fi; }\n"
+		  "{ t usr ': > /usr/local/share/forge-probe'; t sig 'kill -0 1'; } > notes.txt\n");
+	box_agent(&b, "reviewer.sh", REVIEWER_APPROVE);
+	spawn_runner(&b, NULL);
+	int code = wait_runner(&b);
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	cJSON *res = read_result(&b);
+	const cJSON *iso = cJSON_GetObjectItemCaseSensitive(res, "isolation");
+	char *notes = fge_read_in(b.w.ws, "notes.txt");
+	cr_assert(cJSON_IsObject(iso), "no isolation in the result; log:\n%s", fgt_read_or_empty(b.w.log));
+	cr_assert_not_null(notes, "the worker noted nothing");
+	if (!strcmp(fge_jstr(iso, "mechanism"), "landlock")) {
+		cr_assert_not_null(strstr(notes, "usr=refused"), "%s", notes);
+		if (fge_jint(iso, "abi") >= 6)
+			cr_assert_not_null(strstr(notes, "sig=refused"), "%s", notes);
+	} else {
+		cr_assert_str_eq(fge_jstr(iso, "mechanism"), "none");
+		cr_assert_str_neq(fge_jstr(iso, "reason"), "", "mechanism none without a reason");
+	}
+	free(notes);
+	cJSON_Delete(res);
+	box_release(&b);
+}
+
 Test(runner_kubernetes, frame_of_60_kib_arrives_whole)
 {
 	struct kbox b;

@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <ftw.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,9 @@ void fgw_init(struct fgw *w)
 	w->stderr_path = fgw_path(w, "stderr");
 	cr_assert_eq(mkdir(w->ws, 0755), 0, "mkdir '%s': %s", w->ws, strerror(errno));
 	cr_assert_eq(mkdir(w->skills, 0755), 0, "mkdir '%s': %s", w->skills, strerror(errno));
+	/* The stand-in agents note what they saw beside the workspace: their
+	 * box (entrypoint/sandbox.h) lets them write there too, test-only. */
+	setenv("FORGE_TEST_AGENT_WRITE_DIR", w->root, 1);
 }
 
 void fgw_share(const struct fgw *w, uid_t uid, gid_t gid)
@@ -474,4 +478,24 @@ const cJSON *fgw_cycles(const struct fgw *w)
 	v = cJSON_GetObjectItem(w->res, "review_cycles");
 	cr_assert(cJSON_IsArray(v));
 	return v;
+}
+
+static int to_nobody(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return lchown(path, 65534, 65534);
+}
+
+const char *const *fgw_as_nobody(struct fgw *w)
+{
+	static const char *const wrap[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+					   "--clear-groups", "--inh-caps=-all", NULL };
+	if (geteuid() != 0)
+		cr_skip("needs root to run the entrypoint as another uid (euid %d)", (int)geteuid());
+	if (!fgt_exists(wrap[0]))
+		cr_skip("no %s to drop to uid 65534", wrap[0]);
+	cr_assert_eq(nftw(w->root, to_nobody, 16, FTW_PHYS), 0, "chown '%s': %s", w->root, strerror(errno));
+	return wrap;
 }

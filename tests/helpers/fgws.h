@@ -16,7 +16,9 @@
  * A test writes what its run needs with fgw_write(), fgw_task(),
  * fgw_review_md() and fgw_script(), runs, and asserts; fgw_release()
  * removes the tree. The step is "impl" and the skill "impl" unless a test
- * says otherwise.
+ * says otherwise. fgw_init() sets FORGE_TEST_AGENT_WRITE_DIR=R in the
+ * test's environment, so the agents' box (entrypoint/sandbox.h) lets the
+ * stand-in agents write R (beside the workspace) as well.
  *
  * Usage:
  *   struct fgw w;
@@ -110,6 +112,13 @@ char *fgw_summary_failure(const struct fgw *w, const char *cause);
  */
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra);
+
+/* Hands the whole tree R to uid 65534 and returns the wrapper (static, a
+ * NULL-terminated argv prefix) that runs a program as that uid without any
+ * capability: the entrypoint and its agents of one unprivileged uid, as in
+ * a container (root would pass every permission check). Skips the test
+ * when we are not root or have no setpriv. */
+const char *const *fgw_as_nobody(struct fgw *w);
 
 /* fgw_entrypoint() after the wrapper prefix wrap (a NULL-terminated argv
  * such as setpriv's, to run it as another uid; may be NULL). */

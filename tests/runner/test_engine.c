@@ -255,6 +255,8 @@ Test(engine, podman_as_root_has_no_user_namespace_to_keep)
 
 	p.uid = 0;
 	p.gid = 0;
+	/* Rootful is the runner's uid now (the sandbox's may be another). */
+	p.runner_root = true;
 	fg_strvec_init(&argv);
 	fg_strvec_init(&env);
 	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);

@@ -13,6 +13,7 @@
 
 #include "forge/audit.h"
 #include "forge/buf.h"
+#include "forge/isolation.h"
 #include "forge/phase.h"
 #include "forge/usage.h"
 #include "forge/verdict.h"
@@ -90,6 +91,9 @@ struct fg_summary {
 	struct fg_audit *audit;
 	enum fg_failure_cause cause;  /* FG_CAUSE_NONE: no "failure" written */
 	char *reason;                 /* owned or NULL: the failure's reason */
+	/* The box the agents ran in (isolation.h); written as "isolation"
+	 * when known. */
+	struct fg_isolation isolation;
 };
 
 /* "approved", "exhausted", "stalled", "blocked", "over_budget", "failed",
