@@ -5,7 +5,7 @@
 #   scripts/setup.sh [--test] [BUILD_DIR] [-- extra cmake args]
 #
 # --test also installs what the test suite uses (inotify-tools, prometheus
-# for promtool, jq, clang and libclang-rt for the fuzzers and sanitizers,
+# for promtool and the dashboard test with prometheus-node-exporter and curl, jq, clang and libclang-rt for the fuzzers and sanitizers,
 # debootstrap for the offline Docker base images, podman and uidmap for the
 # podman engine's tests).
 set -euo pipefail
@@ -25,6 +25,9 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libso
       libcurl4-openssl-dev)
 if [ "$with_test" = 1 ]; then
   pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
+  # prometheus-node-exporter and curl: the dashboard's queries against a real
+  # Prometheus (tests/e2e/test_dashboard_prometheus.c).
+  pkgs+=(prometheus-node-exporter curl)
   # chromium: the HTML report's DOM and screenshot (tests/e2e/test_report_html.c).
   pkgs+=(chromium)
   # The podman engine's tests, as root and rootless (uidmap: newuidmap/newgidmap).
