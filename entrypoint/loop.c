@@ -30,6 +30,7 @@
 #include "sandbox.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
+#include "forge/cmdline.h"
 #include "forge/cycle.h"
 #include "forge/exit.h"
 #include "forge/fsutil.h"
@@ -607,6 +608,34 @@ static int isolation_required(void)
 	return on;
 }
 
+/* What the operator named may be read and run by the agents wherever it
+ * is (sandbox.h, step 1b): the skills directory (checks run its scripts),
+ * and the directory of every absolute path an agent command names (its
+ * program, or the script an interpreter is given, with its siblings). */
+static void grant_named(const struct ep_loop *l)
+{
+	const char *cmds[] = { l->t->worker_cmd, l->t->reviewer_cmd };
+	char err[128];
+
+	ep_sandbox_grant_read(l->t->skills_dir);
+	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
+		struct fg_strvec argv;
+
+		fg_strvec_init(&argv);
+		if (cmds[i] && fg_cmdline_split(cmds[i], &argv, err, sizeof(err)) == 0) {
+			for (size_t k = 0; k < argv.n; k++) {
+				char *slash = argv.v[k][0] == '/' ? strrchr(argv.v[k], '/') : NULL;
+
+				if (slash && slash > argv.v[k]) {
+					*slash = '\0';
+					ep_sandbox_grant_read(argv.v[k]);
+				}
+			}
+		}
+		fg_strvec_release(&argv);
+	}
+}
+
 /* The agents' box (sandbox.h), said on one line the runner logs as its
  * `isolation` event. FG_EXIT_USAGE when it is required and there is none. */
 static int box(struct ep_loop *l)
@@ -618,6 +647,7 @@ static int box(struct ep_loop *l)
 
 	if (req < 0 || ep_sandbox_setup(hidden, ARRAY_SIZE(hidden), l->t->workspace, &l->iso) < 0)
 		return FG_EXIT_USAGE;
+	grant_named(l);
 	o = fg_isolation_to_cjson(&l->iso);
 	json = cJSON_PrintUnformatted(o);
 	ep_log(FG_MSG_INFO, "isolation: %s", json ? json : "{}");

@@ -370,6 +370,15 @@ int ep_sandbox_setup(const char *const *hidden, size_t n, const char *workspace,
 	return 0;
 }
 
+void ep_sandbox_grant_read(const char *path)
+{
+	char *real = g.setup && g.abi > 0 && path && *path ? realpath(path, NULL) : NULL;
+
+	if (real && !hidden_relation(real))
+		grant_read(real, true);
+	free(real);
+}
+
 const struct fg_isolation *ep_sandbox_isolation(void)
 {
 	return &g.iso;

@@ -71,6 +71,18 @@ struct ep_box {
  */
 int ep_sandbox_setup(const char *const *hidden, size_t n, const char *workspace, struct fg_isolation *iso);
 
+/*
+ * Step 1b. Grants every later box read and execute on path (resolved), a
+ * place the operator named (the skills directory, the directory of a
+ * program or script an agent command names) that the system's grants may
+ * leave out: nothing in the directory the hidden paths were made in
+ * ($TMPDIR: /tmp) is granted otherwise, so a checkout or a skills
+ * directory under /tmp could not run. A path that holds or is inside a
+ * hidden one, or does not exist, is skipped. No-op before step 1 or
+ * without Landlock.
+ */
+void ep_sandbox_grant_read(const char *path);
+
 /* The isolation object of step 1 (known false before it). Borrowed. */
 const struct fg_isolation *ep_sandbox_isolation(void);
 

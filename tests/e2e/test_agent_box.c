@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "forge/alloc.h"
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
@@ -229,7 +230,7 @@ static void panel_tree(struct fgw *f)
 Test(agent_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 {
 	struct fgw f;
-	char *wk, *rv, *w, *r;
+	char *wk, *rv, *w, *r, *wbody, *rbody;
 	static const char probe[] =
 		"p() { if kill -$1 $PPID 2>/dev/null; then echo \"$1=sent\"; else echo \"$1=refused\"; fi; }\n";
 
@@ -237,11 +238,10 @@ Test(agent_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 	fgw_init(&f);
 	fgw_runner_tree(&f);
 	panel_tree(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, fgt_fmt("cat > /dev/null\n%s{ p 0; p TERM; } >> \"$OUT/worker\"\n"
-						      "echo hello >> greeting.txt\n", probe));
-	rv = fgw_script(&f, "reviewer.sh", NULL, fgt_fmt("cat > /dev/null\n%s"
-						       "{ p 0; p STOP; } >> \"$OUT/$FORGE_REVIEWER_ROLE\"\n"
-						       "echo APPROVED\n", probe));
+	wbody = fgt_fmt("cat > /dev/null\n%s{ p 0; p TERM; } >> \"$OUT/worker\"\necho hello >> greeting.txt\n", probe);
+	rbody = fgt_fmt("cat > /dev/null\n%s{ p 0; p STOP; } >> \"$OUT/$FORGE_REVIEWER_ROLE\"\necho APPROVED\n", probe);
+	wk = fgw_script(&f, "worker.sh", NULL, wbody);
+	rv = fgw_script(&f, "reviewer.sh", NULL, rbody);
 	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
 	w = out_text(&f, "worker");
 	r = out_text(&f, "security");
@@ -249,8 +249,7 @@ Test(agent_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 	cr_assert_str_eq(r, "0=refused\nSTOP=refused\n", "%s", r);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "signal_ignored", NULL, NULL), 0, "log:\n%s", f.logtext);
-	free(w);
-	free(r);
+	FG_FREE_ALL(w, r, wk, rv, wbody, rbody);
 	fgw_release(&f);
 }
 
