@@ -157,6 +157,7 @@ static int run(struct ep_loop *l, struct fg_audit *a)
 	if (rc != EP_STOP_SIGNAL) {
 		ep_tracker_after_reviewer(&l->tr, &l->pid1, &changed);
 		take(a, &jc, &changed);
+		a->runs = jc.runs;
 		a->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(FG_AUDIT_LOG) : NULL;
 		a->elapsed_seconds = fg_seconds_since(t0);
 	}

@@ -336,8 +336,10 @@ static void conclude(struct run_state *st)
 	free(reason);
 	/* The audit's word is the sealed summary's (its frame's on a run the
 	 * runner cannot see), like the state. */
-	if (s && s->audit)
+	if (s && s->audit) {
 		rn_event_audit(st->log, st->cfg->step, st->skill ? st->skill : "", s->cycles, s->audit);
+		rn_trace_audit(&st->trace, s->audit, s->cycles);
+	}
 	write_metrics(st, state, exhausted, &usage, s ? s->audit : NULL);
 	write_result(st, state, exhausted, have_sum ? &sum : st->sr.stream_summary, &usage);
 	close_run(st, state, s, &usage);

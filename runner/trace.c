@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "forge/alloc.h"
+#include "forge/audit.h"
 #include "forge/fsutil.h"
 #include "forge/json.h"
 #include "forge/timeutil.h"
@@ -384,6 +385,24 @@ void rn_trace_cycle(struct rn_trace *t, const struct fg_cycle *c)
 		return;
 	t->seen[t->nseen++] = c->cycle;
 	emit(t, cycle_spans(t, c));
+}
+
+void rn_trace_audit(struct rn_trace *t, const struct fg_audit *a, int cycle)
+{
+	cJSON *spans, *attrs;
+
+	if (!t->on || !a || !a->runs.n)
+		return;
+	spans = cJSON_CreateArray();
+	if (!spans)
+		abort();
+	for (size_t i = 0; i < a->runs.n; i++)
+		agent_span(t, spans, FG_AUDIT_ROLE, cycle, &a->runs.v[i], i);
+	attrs = cJSON_GetObjectItem(cJSON_GetArrayItem(spans, cJSON_GetArraySize(spans) - 1), "attributes");
+	attr_str(attrs, "forge.audit.outcome", fg_audit_outcome_name(a->outcome));
+	if (a->has_verdict)
+		attr_str(attrs, "forge.verdict", fg_verdict_kind_name(a->verdict));
+	emit(t, spans);
 }
 
 void rn_trace_forged(struct rn_trace *t, const char *file, const char *source, const char *reason)

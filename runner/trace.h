@@ -39,6 +39,7 @@
 
 #include "log.h"
 #include "otlp.h"
+#include "forge/audit.h"
 #include "forge/cycle.h"
 #include "forge/tracectx.h"
 #include "forge/usage.h"
@@ -88,6 +89,10 @@ void rn_trace_init(struct rn_trace *t, const struct rn_trace_params *p);
 const char *rn_trace_traceparent(const struct rn_trace *t);
 /* The spans of a sealed cycle c (borrowed), once per cycle number. */
 void rn_trace_cycle(struct rn_trace *t, const struct fg_cycle *c);
+/* The spans of the sealed summary's audit a (borrowed): one
+ * "invoke_agent audit" per reviewer call it recorded, in cycle `cycle`
+ * (the approving one). Call once, before rn_trace_finish(). */
+void rn_trace_audit(struct rn_trace *t, const struct fg_audit *a, int cycle);
 /* A record not believed: an event on the workflow span. */
 void rn_trace_forged(struct rn_trace *t, const char *file, const char *source, const char *reason);
 /* The workflow span, then the end of the export (at most RN_OTLP_FINISH_MS;

@@ -123,6 +123,7 @@ struct cJSON *fg_audit_to_cjson(const struct fg_audit *a)
 		cJSON_AddNumberToObject(o, "cost_usd", usd);
 	else
 		cJSON_AddNullToObject(o, "cost_usd");
+	fg_agent_runs_add_to(o, "runs", &a->runs);
 	cJSON_AddNumberToObject(o, "elapsed_seconds", fg__seconds_for_file(a->elapsed_seconds));
 	cJSON_AddNumberToObject(o, "sample", a->sample);
 	cJSON_AddNumberToObject(o, "draw", a->draw);
@@ -159,6 +160,7 @@ int fg_audit_from_cjson(struct fg_audit *a, const struct cJSON *o)
 	set_findings(a, f, n);
 	fg_findings_free(f, n);
 	fg_usage_from_cjson(&a->usage, fg_json_obj(o, "usage"));
+	fg_agent_runs_from(&a->runs, cJSON_GetObjectItemCaseSensitive(o, "runs"));
 	a->elapsed_seconds = num_in(o, "elapsed_seconds", 0, 1e9, 0);
 	a->sample = num_in(o, "sample", 0, 1, 1);
 	a->draw = num_in(o, "draw", 0, 1, 0);

@@ -48,6 +48,7 @@ static const char REVIEWER[] =
 	"cp \"$FORGE_SYSTEM_PROMPT_FILE\" \"$SAVE/system_${role}_$n\"\n"
 	"[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_FEEDBACK_FILE\" \"$SAVE/feedback_${role}_$n\"\n"
 	"env | grep '^FORGE_' | sort > \"$SAVE/env_${role}_$n\"\n"
+	"printf '%s' \"${TRACEPARENT:-}\" > \"$SAVE/traceparent_${role}_$n\"\n"
 	"echo \"$role\" >> \"$SAVE/calls\"\n"
 	"say() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"%s\","
 	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":1000,\"output_tokens\":100}}\\n' \"$1\" \"$2\"; }\n"
@@ -62,6 +63,7 @@ static const char REVIEWER[] =
 struct au {
 	struct fgw w;
 	char *save, *worker, *reviewer;
+	const char *trace;    /* --trace-file, or NULL */
 };
 
 static void au_init(struct au *a, const char *audit_yaml)
@@ -93,11 +95,22 @@ static void au_run(struct au *a, const char *id, const char *audit_env)
 {
 	char *save = fgt_fmt("SAVE=%s", a->save);
 	char *aenv = fgt_fmt("AUDIT=%s", audit_env ? audit_env : "");
-	const char *extra[] = { "--metrics-file", a->w.metrics, id ? "--run-id" : NULL, id, NULL };
+	const char *extra[7] = { "--metrics-file", a->w.metrics };
+	size_t n = 2;
+
+	if (a->trace) {
+		extra[n++] = "--trace-file";
+		extra[n++] = a->trace;
+	}
+	if (id) {
+		extra[n++] = "--run-id";
+		extra[n++] = id;
+	}
 	/* The agents' environment is an allow-list: the stand-ins' own
 	 * variables are named to it. */
 	const char *env[] = { save, aenv, "FORGE_AGENT_ENV=SAVE AUDIT", "FORGE_CHANGESET=1",
-			      "FORGE_REVIEWER_OUTPUT=claude", NULL };
+			      "FORGE_REVIEWER_OUTPUT=claude", "TRACEPARENT", "OTEL_TRACES_EXPORTER",
+			      "OTEL_EXPORTER_OTLP_ENDPOINT", NULL };
 
 	fgw_runner(&a->w, NULL, NULL, "json", extra, a->worker, a->reviewer, env);
 	free(save);
@@ -376,3 +389,36 @@ Test(review_audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_st
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&a.w)), 1, "no retry after the audit");
 	au_release(&a);
 }
+
+/* A traced run: the audit is a span of its own, "invoke_agent audit", its
+ * id the TRACEPARENT the audit's agent was given and the one the sealed
+ * summary records, in the same trace as the workflow's. */
+Test(review_audit, the_audit_is_a_span_of_its_own_in_the_trace)
+{
+	struct au a;
+	const cJSON *runs;
+	char *trace, *tp, *want, *text;
+	const char *span;
+
+	au_init(&a, "audit:\n  sample: 1\n");
+	trace = fgw_path(&a.w, "trace.jsonl");
+	a.trace = trace;
+	au_run(&a, "audit-trace-1", NULL);
+	cr_assert_eq(fgw_code(&a.w), 0, "stderr:\n%s", a.w.err);
+	runs = cJSON_GetObjectItem(cJSON_GetObjectItem(a.w.res, "audit"), "runs");
+	cr_assert_eq(cJSON_GetArraySize(runs), 1, "result:\n%s", cJSON_Print(a.w.res));
+	span = fge_jstr(cJSON_GetArrayItem(runs, 0), "span_id");
+	cr_assert_not_null(span);
+	cr_assert_eq(strlen(span), 16);
+	cr_assert_not_null(fge_jstr(cJSON_GetArrayItem(runs, 0), "started_at"));
+	tp = saved(&a, "traceparent_audit_3");
+	cr_assert_not_null(strstr(tp, span), "the audit's TRACEPARENT [%s] names another span than %s", tp, span);
+	text = fgt_read(trace, NULL);
+	cr_assert_not_null(text);
+	want = fgt_fmt("\"spanId\":\"%s\"", span);
+	cr_assert_not_null(strstr(text, "\"name\":\"invoke_agent audit\""), "%s", text);
+	cr_assert_not_null(strstr(text, want), "no span %s in the trace:\n%s", span, text);
+	FG_FREE_ALL(trace, tp, want, text);
+	au_release(&a);
+}
+

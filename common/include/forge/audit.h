@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "forge/phase.h"
 #include "forge/usage.h"
 #include "forge/verdict.h"
 
@@ -57,6 +58,7 @@ struct fg_audit {
 	struct fg_finding *findings;    /* owned, at most FG_AUDIT_FINDINGS_MAX */
 	size_t nfindings;
 	struct fg_usage usage;          /* what its runs reported */
+	struct fg_agent_runs runs;      /* its reviewer calls: times, span ids ("runs") */
 	double elapsed_seconds;
 	double sample;                  /* review.md's sample */
 	double draw;                    /* fg_audit_draw() of the run */
