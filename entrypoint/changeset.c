@@ -259,6 +259,10 @@ void ep_changeset_release(struct ep_changeset *cs)
 		fg_rm_tree(cs->gitdir);
 		unlink(cs->index);
 	}
+	/* Our copy of the repository's excludes: left behind, it kept the
+	 * entrypoint's private directory from being removed at the end. */
+	if (cs->repo_exclude)
+		unlink(cs->repo_exclude);
 	ep_manifest_free(cs->last);
 	for (size_t i = 0; cs->envp && i < cs->nenv; i++)
 		free(cs->envp[i]);

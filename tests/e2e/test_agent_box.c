@@ -324,6 +324,37 @@ Test(agent_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
 	fgw_release(&f);
 }
 
+/* A run on a git workspace with the change set on takes away all it made
+ * in its TMPDIR: the private directory (the change set's git and its
+ * copy of the repository's excludes, which once kept the directory from
+ * being removed), the prompt directories, the agents' HOME and TMPDIR. */
+Test(agent_box, a_git_run_leaves_nothing_in_its_tmpdir)
+{
+	struct fgw f;
+	struct fgt_proc p;
+	char *tmp, *tenv, *left;
+	const char *init[] = { "/bin/sh", "-c", "git init -q . && git add -A && git -c user.email=t@t "
+			       "-c user.name=t commit -q --allow-empty -m start", NULL };
+
+	fgw_init(&f);
+	fgw_runner_tree(&f);
+	cr_assert_eq(fgt_run(&p, init, NULL, f.ws, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "git: %s", p.err);
+	fgt_proc_release(&p);
+	tmp = fgt_fmt("%s/eptmp", f.root);
+	cr_assert_eq(mkdir(tmp, 0755), 0);
+	tenv = fgt_fmt("TMPDIR=%s", tmp);
+	fgw_runner(&f, NULL, NULL, "json", NULL, "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
+		   "sh -c 'cat >/dev/null; echo APPROVED'", (const char *const[]){ tenv, "FORGE_CHANGESET=1", NULL });
+	cr_assert_eq(fgw_code(&f), 0, "log:\n%s", f.logtext);
+	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
+	left = find_entry(tmp, "forge-");
+	cr_assert_null(left, "the run left '%s' in its TMPDIR", left);
+	free(tenv);
+	free(tmp);
+	fgw_release(&f);
+}
+
 /* The isolation event and the result's isolation: Landlock, the kernel's
  * ABI, the scopes of ABI 6+, the agents' uid. */
 Test(agent_box, the_run_says_which_box_its_agents_had)
