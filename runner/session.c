@@ -59,10 +59,7 @@ static void tail_add(struct fg_buf *t, const char *p, size_t n)
 		/* Keep the newest half: amortised O(1) per byte. */
 		size_t drop = t->len + n - t->max / 2;
 
-		drop = drop > t->len ? t->len : drop;
-		memmove(t->data, t->data + drop, t->len - drop);
-		t->len -= drop;
-		t->data[t->len] = '\0';
+		fg_buf_drop_front(t, drop);
 	}
 	fg_buf_add(t, p, n);
 }

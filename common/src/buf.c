@@ -144,6 +144,17 @@ void fg_buf_rewind(struct fg_buf *b, size_t len, int err)
 	b->err = err;
 }
 
+void fg_buf_drop_front(struct fg_buf *b, size_t n)
+{
+	if (!b->data)
+		return;
+	if (n > b->len)
+		n = b->len;
+	memmove(b->data, b->data + n, b->len - n);
+	b->len -= n;
+	b->data[b->len] = '\0';
+}
+
 const char *fg_buf_str(const struct fg_buf *b)
 {
 	return b->data ? b->data : "";

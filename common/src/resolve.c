@@ -197,6 +197,7 @@ static void suggest_in(const char *skills_dir, const char *project, const char *
 		size_t dist = fg_edit_distance(e->d_name, skill);
 		char *rel;
 		struct stat st;
+		size_t n;
 		int ok;
 
 		if (e->d_name[0] == '.' || dist == 0 || dist > FG_RESOLVE_SUGGEST_DISTANCE || dist >= len ||
@@ -206,8 +207,9 @@ static void suggest_in(const char *skills_dir, const char *project, const char *
 		ok = fstatat(dirfd(d), rel, &st, 0) == 0 && S_ISREG(st.st_mode);
 		free(rel);
 		/* Only a valid skill name is offered: it is echoed in a log line. */
-		if (ok && !fg_name_check(FG_NAME_SKILL, e->d_name, strlen(e->d_name), NULL, 0)) {
-			snprintf(best->name, sizeof(best->name), "%s", e->d_name);
+		n = strlen(e->d_name);
+		if (ok && n < sizeof(best->name) && !fg_name_check(FG_NAME_SKILL, e->d_name, n, NULL, 0)) {
+			memcpy(best->name, e->d_name, n + 1);
 			best->dist = dist;
 		}
 	}

@@ -181,3 +181,24 @@ Test(buf, rewind_restores_an_earlier_state)
 	cr_assert_eq(b.len, 1, "a rewind never lengthens the text");
 	fg_buf_release(&b);
 }
+
+Test(buf, drop_front_keeps_the_newest_part_and_the_nul)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 8);
+	fg_buf_drop_front(&b, 3);
+	cr_assert_eq(b.len, 0, "dropping from an empty buffer is nothing");
+	fg_buf_adds(&b, "abcdefgh");
+	fg_buf_drop_front(&b, 5);
+	cr_assert_eq(b.len, 3);
+	cr_assert_str_eq(fg_buf_str(&b), "fgh");
+	cr_assert_eq(fg_buf_adds(&b, "ijklm"), 0, "the room dropped is room again");
+	cr_assert_str_eq(fg_buf_str(&b), "fghijklm");
+	cr_assert_eq(fg_buf_addc(&b, 'n'), -E2BIG);
+	fg_buf_drop_front(&b, 100);
+	cr_assert_eq(b.len, 0);
+	cr_assert_str_eq(fg_buf_str(&b), "");
+	cr_assert_eq(fg_buf_error(&b), -E2BIG, "the sticky error stays");
+	fg_buf_release(&b);
+}

@@ -20,7 +20,13 @@
  * Every failure of an append is sticky, a formatting error of
  * fg_buf_addf() (-EINVAL) as much as a text that does not fit (-E2BIG).
  * Nobody sets len or err by hand: fg_buf_rewind() puts a buffer back to a
- * state it had, and that is the only way to shorten a text.
+ * state it had (it cuts the end), fg_buf_drop_front() cuts the beginning
+ * (a tail kept of a stream); they are the only ways to shorten a text.
+ *
+ * Running out of memory is not one of these errors: it is git's choice, not
+ * curl's. The buffer grows through alloc.h, which prints "fatal: out of
+ * memory" and aborts, so an error here always means "too long" or "cannot
+ * be formatted", never "no memory".
  *
  * A text that must land whole or not at all beside others (one role's part
  * of a merged feedback) is built in a buffer of its own whose max is the
@@ -78,6 +84,10 @@ int fg_buf_vaddf(struct fg_buf *b, const char *fmt, va_list ap) __attribute__((f
  * error set to err, the value fg_buf_error() returned then. When len is 0
  * and b held no allocation at that state, call fg_buf_release() instead. */
 void fg_buf_rewind(struct fg_buf *b, size_t len, int err);
+/* Removes the first n bytes (n > b->len is taken as b->len), keeping the
+ * rest and the sticky error: a bounded tail of a stream keeps its newest
+ * part this way. */
+void fg_buf_drop_front(struct fg_buf *b, size_t n);
 /* Returns a NUL-terminated string (never NULL, "" when empty): borrowed. */
 const char *fg_buf_str(const struct fg_buf *b);
 /* Transfers the string to the caller (owned, never NULL) and re-inits b. */
