@@ -30,8 +30,8 @@
  * FORGE_REQUIRE_ISOLATION=1 and no Landlock, exit 2. Prompt files live in
  * a prompt directory per agent run (call.h), removed with it.
  *
- * The loop is a one-way pipeline of stages (stage.h), each a file that
- * takes a read-only input and returns an output:
+ * The loop is loop.c, two helpers of it, and a one-way pipeline of stages
+ * (stage.h: each takes a read-only input and returns an output):
  *   loop.c   the phases (configure, start, worker, review cycles) and the
  *            endings (summary, synthetic cycles, blocked, budget); its
  *            state (struct ep_loop) is its own; it alone stamps a cycle,
@@ -39,6 +39,10 @@
  *            writes and frames the cycle record;
  *   setup.c  the run's place before the worker: the cycle directory,
  *            stale files, the agents' box and its isolation line (setup.h);
+ *   outcome.c  what the history says besides the verdict (stalled, a
+ *            reviewer that cannot start or judged nothing twice) and a
+ *            cycle's progress lines (outcome.h);
+ * and the stages:
  *   cycle_evidence.c  a cycle's evidence: change set, checks, no change,
  *            reviewer edits; it calls the reviewer or the panel
  *            (cycle_evidence.h);
