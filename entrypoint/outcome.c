@@ -31,7 +31,7 @@ const char *ep_outcome_unstartable(const struct fg_cycle *c)
 {
 	static const size_t n = sizeof(EP_JUDGE_UNSTARTABLE) - 1;
 
-	if (c->reviewer_failed && !c->nreviews && c->j.feedback &&
+	if (!c->has_reviews && ep_panel_any_failed(c) && c->j.feedback &&
 	    !strncmp(c->j.feedback, EP_JUDGE_UNSTARTABLE, n))
 		return c->j.feedback;
 	for (size_t i = 0; i < c->nreviews; i++) {

@@ -114,7 +114,8 @@ void ep_panel_merge(struct fg_cycle *c);
 bool ep_panel_blocked(const struct fg_cycle *c);
 
 /* True when c's reviewer failed: any review of a panel's cycle, the single
- * reviewer's reviewer_failed otherwise. The one reader of that fact. */
+ * reviewer's reviewer_failed otherwise. Whatever asks it of a whole cycle
+ * asks here. */
 bool ep_panel_any_failed(const struct fg_cycle *c);
 
 /* Each role's system prompt (protocol, review.md body, role file) into
