@@ -15,7 +15,6 @@
 #include "prompt.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
-#include "forge/rules.h"
 #include "forge/timeutil.h"
 
 #define AUDIT_PROMPT "reviewer-prompt." FG_AUDIT_ROLE ".md"
@@ -41,7 +40,7 @@ static bool over_budget(const struct ep_stage_in *in, char *why, size_t n)
 	if (in->cfg->max_cost_usd < 0)
 		return false;
 	/* Sets spent whenever a cost was reported. */
-	fg_rules_over_budget(in->cfg->max_cost_usd, in->total, &spent);
+	ep_stage_over_budget(in, NULL, &spent);
 	if (spent + guess <= in->cfg->max_cost_usd)
 		return false;
 	snprintf(why, n, "the audit would pass the budget: the step spent $%.4f, the last review cost $%.4f, "
