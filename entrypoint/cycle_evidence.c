@@ -1,7 +1,6 @@
 /*
  * cycle_evidence.c - a review cycle's evidence for the loop (see
- * cycle_evidence.h): change set, checks, no change, the reviewers'
- * evidence section, reviewer edits.
+ * cycle_evidence.h): change set, checks, no change, reviewer edits.
  */
 #include "cycle_evidence.h"
 
@@ -12,7 +11,6 @@
 #include "cli.h"
 #include "judge.h"
 #include "panel.h"
-#include "prompt.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
 
@@ -29,20 +27,6 @@ int ep_evidence_start(struct ep_tracker *tr, const struct ep_stage_in *in)
 void ep_evidence_release(struct ep_tracker *tr)
 {
 	ep_tracker_release(tr);
-}
-
-/* The reviewers' prompt section of ev (the files the worker changed, the
- * checks that passed), or NULL when there is none. Owned. */
-static char *evidence_prompt(const struct ep_stage_in *in, const struct fg_evidence *ev)
-{
-	struct fg_buf b;
-
-	if (!ev->nchecks && !ev->has_changes)
-		return NULL;
-	fg_buf_init(&b, EP_PROMPT_MAX);
-	ep_tracker_prompt(&b, ev, in->t->cycle_dir);
-	ep_checks_prompt(&b, in->checks, ev);
-	return fg_buf_detach(&b, NULL);
 }
 
 /* A cycle no reviewer ran because check r failed (format checks). */
@@ -140,19 +124,14 @@ static void take_evidence(struct fg_cycle *c, struct fg_evidence *ev)
 	c->ev.advice_only = advice;
 }
 
-/* The reviewer or the panel, with ev (and its prompt section) as their
- * input. 0 or EP_STOP_SIGNAL. */
+/* The reviewer or the panel, with ev as their input (their prompts'
+ * section, ep_stage_with_evidence). 0 or EP_STOP_SIGNAL. */
 static int review(const struct ep_stage_in *in, const struct fg_evidence *ev, struct ep_stage_out *out)
 {
 	struct ep_stage_in rin = *in;
-	char *section = evidence_prompt(in, ev);
-	int rc;
 
 	rin.ev = ev;
-	rin.evidence_prompt = section;
-	rc = in->cfg->nreviewers ? ep_panel_review(&rin, out) : ep_judge_review(&rin, out);
-	free(section);
-	return rc;
+	return in->cfg->nreviewers ? ep_panel_review(&rin, out) : ep_judge_review(&rin, out);
 }
 
 /* The checks, then the reviewer or the panel when they pass. *reviewed: a

@@ -2,10 +2,10 @@
  * cycle_evidence.h - a review cycle's evidence, the loop's first stage of
  * each cycle (stage.h): what a cycle rests on besides the reviewer's word.
  * It owns the worker turn's change set (through the tracker, tracker.h),
- * review.md's checks run (checks.h), "no change, no review", the
- * evidence section of the reviewers' prompts, and the reviewer that
- * changed the workspace; it calls the single reviewer (judge.h) or the
- * panel (panel.h) with the evidence as their input.
+ * review.md's checks run (checks.h), "no change, no review", and the
+ * reviewer that changed the workspace; it calls the single reviewer
+ * (judge.h) or the panel (panel.h) with the evidence as their input (the
+ * section of their prompts it becomes: ep_stage_with_evidence, stage.h).
  *
  * Protocol: ep_evidence_start() before the first worker run; then, for each
  * review cycle k, ep_evidence_cycle() instead of calling the reviewer (or

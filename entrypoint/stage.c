@@ -1,13 +1,14 @@
 /*
  * stage.c - the stages' shared output and the two rules every reviewing
- * stage applies to its input: the budget and the evidence section (see
- * stage.h).
+ * stage applies to its input: the budget and the evidence section of its
+ * prompts (see stage.h).
  */
 #include "stage.h"
 
 #include <stdlib.h>
 
 #include "prompt.h"
+#include "tracker.h"
 #include "forge/buf.h"
 #include "forge/rules.h"
 
@@ -39,11 +40,12 @@ char *ep_stage_with_evidence(const struct ep_stage_in *in, char *prompt)
 {
 	struct fg_buf b;
 
-	if (!in->evidence_prompt || !*in->evidence_prompt)
+	if (!in->ev || (!in->ev->nchecks && !in->ev->has_changes))
 		return prompt;
 	fg_buf_init(&b, EP_PROMPT_MAX);
 	fg_buf_adds(&b, prompt);
-	fg_buf_adds(&b, in->evidence_prompt);
+	ep_tracker_prompt(&b, in->ev, in->t->cycle_dir);
+	ep_checks_prompt(&b, in->checks, in->ev);
 	free(prompt);
 	return fg_buf_detach(&b, NULL);
 }

@@ -56,7 +56,6 @@ struct ep_stage_in {
 	size_t nhist;
 	const struct fg_usage_pair *total;     /* the step's totals before this stage */
 	const struct fg_evidence *ev;          /* this cycle's evidence (reviewers), or NULL */
-	const char *evidence_prompt;           /* ev as the reviewers' prompt section, or NULL */
 };
 
 /* What a reviewing stage (the evidence, the single reviewer, the panel)
@@ -83,8 +82,9 @@ void ep_stage_out_release(struct ep_stage_out *o);
  * is known: the cost). */
 bool ep_stage_over_budget(const struct ep_stage_in *in, const struct fg_usage *own, double *spent);
 
-/* prompt (taken) with in's evidence section appended; prompt itself when
- * there is none. Owned. */
+/* prompt (taken) with in->ev as the reviewers' section appended (the files
+ * the worker changed, the checks that passed); prompt itself when there is
+ * none. Owned. */
 char *ep_stage_with_evidence(const struct ep_stage_in *in, char *prompt);
 
 #endif
