@@ -1,99 +1,83 @@
 /*
- * audit.c - the held-out audit once the loop approved (see audit.h).
+ * audit.c - the held-out audit once the loop approved: its decision, its
+ * prompts, its run and its record (see audit.h).
  */
 #include "audit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "call.h"
 #include "checks.h"
 #include "cli.h"
 #include "judge.h"
 #include "prompt.h"
-#include "tracker.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
-#include "forge/rules.h"
 #include "forge/timeutil.h"
 
 #define AUDIT_PROMPT "reviewer-prompt." FG_AUDIT_ROLE ".md"
 
-void ep_audit_release(struct ep_loop *l)
-{
-	if (l->audit)
-		fg_audit_release(l->audit);
-	FG_FREE_AND_NULL(l->audit);
-	FG_FREE_AND_NULL(l->audit_system);
-}
-
 /* The reason a run is not audited, into why, or false when it is. */
-static bool not_sampled(const struct ep_loop *l, struct fg_audit *a, char *why, size_t n)
+static bool not_sampled(const struct ep_stage_in *in, struct fg_audit *a, char *why, size_t n)
 {
-	a->draw = fg_audit_draw(l->t->run_id, l->t->step, l->t->skill);
+	a->draw = fg_audit_draw(in->t->run_id, in->t->step, in->t->skill);
 	if (a->draw < a->sample)
 		return false;
 	snprintf(why, n, "not sampled: the run's draw %.4f is not below sample %g (run id '%s')", a->draw,
-		 a->sample, l->t->run_id);
+		 a->sample, in->t->run_id);
 	return true;
 }
 
 /* The audit would pass max_cost_usd: what the step spent plus what its
  * last review cost (the audit is one more review of the same work). */
-static bool over_budget(const struct ep_loop *l, char *why, size_t n)
+static bool over_budget(const struct ep_stage_in *in, char *why, size_t n)
 {
-	const struct fg_usage *last = &l->hist[l->nhist - 1].usage.reviewer;
+	const struct fg_usage *last = &in->hist[in->nhist - 1].usage.reviewer;
 	double spent = 0, guess = (last->have & FG_USAGE_COST) ? last->cost_usd : 0;
 
-	if (l->cfg.max_cost_usd < 0)
+	if (in->cfg->max_cost_usd < 0)
 		return false;
 	/* Sets spent whenever a cost was reported. */
-	fg_rules_over_budget(l->cfg.max_cost_usd, &l->total, &spent);
-	if (spent + guess <= l->cfg.max_cost_usd)
+	ep_stage_over_budget(in, NULL, &spent);
+	if (spent + guess <= in->cfg->max_cost_usd)
 		return false;
 	snprintf(why, n, "the audit would pass the budget: the step spent $%.4f, the last review cost $%.4f, "
-		 "max_cost_usd is $%.4f", spent, guess, l->cfg.max_cost_usd);
+		 "max_cost_usd is $%.4f", spent, guess, in->cfg->max_cost_usd);
 	return true;
 }
 
 /* The audit's prompt: the task and its job, the change set since the
- * step began (ev), the approving cycle's checks. Owned. */
-static char *audit_prompt(const struct ep_loop *l, const struct fg_evidence *ev)
+ * step began (ev), the approving cycle's checks, after its system prompt
+ * sys when the task puts it there. Owned. */
+static char *audit_prompt(const struct ep_stage_in *in, const struct fg_evidence *ev, const char *sys)
 {
-	char *p = ep_prompt_audit(l->t), *both;
+	char *p = ep_prompt_audit(in->t), *both;
 	struct fg_buf b;
 
 	fg_buf_init(&b, EP_PROMPT_MAX);
 	fg_buf_adds(&b, p);
 	free(p);
-	ep_tracker_prompt(&b, ev, l->t->cycle_dir);
-	ep_checks_prompt(&b, &l->checks, &l->hist[l->nhist - 1].ev);
+	ep_tracker_prompt(&b, ev, in->t->cycle_dir);
+	ep_checks_prompt(&b, in->checks, &in->hist[in->nhist - 1].ev);
 	p = fg_buf_detach(&b, NULL);
-	if (!l->t->reviewer_system_in_prompt)
+	if (!in->t->reviewer_system_in_prompt)
 		return p;
-	both = ep_prompt_with_system(l->audit_system, p);
+	both = ep_prompt_with_system(sys, p);
 	free(p);
 	return both;
 }
 
-/* The audit's system prompt, kept for its run: ep_call_run() writes it into
- * the audit's own prompt directory (call.h), as it does a panel role's. */
-static void make_system(struct ep_loop *l)
-{
-	free(l->audit_system);
-	l->audit_system = ep_prompt_audit_system(l->cfg.instructions, l->cfg.audit.instructions);
-}
-
-/* jc's answer into a: a verdict, or failed with the reason (its feedback,
+/* an's answer into a: a verdict, or failed with the reason (its feedback,
  * or the files the audit changed). */
-static void take(struct fg_audit *a, const struct ep_judge_call *jc, const struct fg_strvec *changed)
+static void take(struct fg_audit *a, const struct ep_answer *an, const struct fg_strvec *changed)
 {
 	struct fg_buf why;
 
-	fg_usage_add(&a->usage, &jc->usage);
-	if (!jc->failed && !changed->n && !(jc->j.has_format && jc->j.format == FG_FORMAT_NONE)) {
-		fg_audit_take_judgement(a, &jc->j);
+	fg_usage_add(&a->usage, &an->usage);
+	if (!an->failed && !changed->n && !(an->j.has_format && an->j.format == FG_FORMAT_NONE)) {
+		fg_audit_take_judgement(a, &an->j);
 		return;
 	}
 	a->outcome = FG_AUDIT_FAILED;
@@ -103,19 +87,19 @@ static void take(struct fg_audit *a, const struct ep_judge_call *jc, const struc
 		for (size_t i = 0; i < changed->n; i++)
 			fg_buf_addf(&why, "%s %s", i ? "," : "", changed->v[i]);
 	} else {
-		fg_buf_adds(&why, jc->j.feedback && *jc->j.feedback ? jc->j.feedback : "the audit gave no verdict");
+		fg_buf_adds(&why, an->j.feedback && *an->j.feedback ? an->j.feedback : "the audit gave no verdict");
 	}
 	fg_audit_set_reason(a, fg_buf_str(&why));
 	fg_buf_release(&why);
 }
 
 /* The progress lines of the audit's outcome. */
-static void say(const struct ep_loop *l, const struct fg_audit *a)
+static void say(const struct ep_stage_in *in, const struct fg_audit *a)
 {
 	char line[1024];
 
 	if (a->outcome == FG_AUDIT_AGREED) {
-		ep_log(FG_MSG_PLAIN, "Audit: AGREED - the approval of cycle %zu stands", l->nhist);
+		ep_log(FG_MSG_PLAIN, "Audit: AGREED - the approval of cycle %zu stands", in->nhist);
 		return;
 	}
 	if (a->outcome != FG_AUDIT_DISAGREED) {
@@ -135,63 +119,75 @@ static void say(const struct ep_loop *l, const struct fg_audit *a)
 	}
 }
 
-/* The reviewer's run as the audit, judged into a. 0 or EP_STOP_SIGNAL. */
-static int run(struct ep_loop *l, struct fg_audit *a)
+/* The reviewer's run as the audit, judged into out->audit. 0 or
+ * EP_STOP_SIGNAL. */
+static int run(const struct ep_stage_in *in, struct ep_tracker *tr, struct ep_audit_out *out)
 {
+	struct fg_audit *a = out->audit;
 	uint64_t t0 = fg_monotonic_ns();
+	char *sys = ep_prompt_audit_system(in->cfg->instructions, in->cfg->audit.instructions);
 	struct fg_evidence ev;
 	struct fg_strvec changed;
-	struct ep_judge_call jc;
+	struct ep_ask ask = { NULL, AUDIT_PROMPT, FG_AUDIT_ROLE, sys, -1 };
+	struct ep_answer an;
 	char *prompt;
 	int rc;
 
 	fg_evidence_init(&ev);
 	fg_strvec_init(&changed);
-	ep_tracker_since_start(&l->tr, &l->pid1, l->step_dir, FG_AUDIT_DIFF, &ev);
-	make_system(l);
-	prompt = audit_prompt(l, &ev);
-	ep_judge_call_init(&jc, (int)l->nhist, AUDIT_PROMPT, FG_AUDIT_ROLE, ep_judge_open_log(l, FG_AUDIT_LOG));
-	ep_log(FG_MSG_INFO, "running the audit (the loop approved in cycle %zu/%d; sample %g)", l->nhist,
-	       l->max, a->sample);
-	rc = ep_judge_answer(l, &jc, prompt);
+	ep_answer_init(&an);
+	ep_tracker_since_start(tr, in->pid1, in->step_dir, FG_AUDIT_DIFF, &ev);
+	prompt = audit_prompt(in, &ev, sys);
+	ask.prompt = prompt;
+	ask.log_fd = ep_step_log_open(in->step_dir, FG_AUDIT_LOG);
+	ep_log(FG_MSG_INFO, "running the audit (the loop approved in cycle %zu/%d; sample %g)", in->nhist,
+	       in->max, a->sample);
+	rc = ep_judge_answer(in, &ask, &an);
+	fg_usage_add(&out->spent, &an.usage);
 	if (rc != EP_STOP_SIGNAL) {
-		ep_tracker_after_reviewer(&l->tr, &l->pid1, &changed);
-		take(a, &jc, &changed);
-		a->runs = jc.runs;
-		a->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(FG_AUDIT_LOG) : NULL;
-		a->elapsed_seconds = fg_seconds_since(t0);
+		ep_tracker_after_reviewer(tr, in->pid1, &changed);
+		take(a, &an, &changed);
+		a->runs = an.runs;
+		a->reviewer_log = ask.log_fd >= 0 ? fg_xstrdup(FG_AUDIT_LOG) : NULL;
+		out->elapsed = fg_seconds_since(t0);
 	}
-	ep_judge_call_release(&jc);
+	if (ask.log_fd >= 0)
+		close(ask.log_fd);
+	ep_answer_release(&an);
 	fg_strvec_release(&changed);
 	fg_evidence_release(&ev);
 	free(prompt);
+	free(sys);
 	return rc;
 }
 
-int ep_audit_step(struct ep_loop *l)
+int ep_audit_step(const struct ep_stage_in *in, struct ep_tracker *tr, struct ep_audit_out *out)
 {
 	struct fg_audit *a;
 	char why[FG_AUDIT_REASON_MAX];
 	int rc;
 
-	if (!l->cfg.audit.on || !l->nhist)
+	out->audit = NULL;
+	fg_usage_init(&out->spent);
+	out->elapsed = -1;
+	if (!in->cfg->audit.on || !in->nhist)
 		return 0;
-	a = l->audit = fg_xmalloc(sizeof(*l->audit));
+	a = out->audit = fg_xmalloc(sizeof(*out->audit));
 	fg_audit_init(a);
-	a->sample = l->cfg.audit.sample;
-	a->blocks = l->cfg.audit.blocks;
-	if (not_sampled(l, a, why, sizeof(why)) || over_budget(l, why, sizeof(why))) {
+	a->sample = in->cfg->audit.sample;
+	a->blocks = in->cfg->audit.blocks;
+	if (not_sampled(in, a, why, sizeof(why)) || over_budget(in, why, sizeof(why))) {
 		fg_audit_set_reason(a, why);
 		ep_log(FG_MSG_INFO, "audit skipped: %s", why);
 		return 0;
 	}
-	rc = run(l, a);
+	rc = run(in, tr, out);
 	if (rc == EP_STOP_SIGNAL) {
 		/* A summary written after this (the lifeline ended) says so. */
 		a->outcome = FG_AUDIT_FAILED;
 		fg_audit_set_reason(a, "the run was stopped during the audit");
 		return rc;
 	}
-	say(l, a);
+	say(in, a);
 	return a->blocks && a->outcome == FG_AUDIT_DISAGREED ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /*
- * call.c - calling an agent: argv, environment, prompt files, usage (see
- * call.h).
+ * call.c - calling an agent: the private and prompt directories, argv,
+ * environment, prompt files, the usage and denied tools said, whether a
+ * run failed (see call.h).
  */
 #include "call.h"
 
@@ -17,7 +18,6 @@
 #include "cli.h"
 #include "preset.h"
 #include "forge/alloc.h"
-#include "forge/audit.h"
 #include "forge/cmdline.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
@@ -42,17 +42,17 @@ static char *make_dir(const char *tmpl_base, const char *prefix, mode_t mode)
 	return tmpl;
 }
 
-int ep_call_tmpdir_make(struct ep_loop *l)
+int ep_call_tmpdir_make(char **tmpdir, char **indir)
 {
 	const char *base = getenv("TMPDIR");
 
 	if (!base || !*base)
 		base = "/tmp";
-	l->tmpdir = make_dir(base, "forge-ep", 0700);
+	*tmpdir = make_dir(base, "forge-ep", 0700);
 	/* Searchable, not listable: an agent of another uid (the entrypoint
 	 * is root) reaches only the directory it is told. */
-	l->indir = l->tmpdir ? make_dir(base, "forge-in", 0711) : NULL;
-	return l->indir ? 0 : -1;
+	*indir = *tmpdir ? make_dir(base, "forge-in", 0711) : NULL;
+	return *indir ? 0 : -1;
 }
 
 int ep_call_tmp_write(int dfd, const char *name, const void *data, size_t len)
@@ -94,14 +94,14 @@ static void remove_inputs(const char *dir)
 	rmdir(dir);
 }
 
-void ep_call_tmpdir_remove(struct ep_loop *l)
+void ep_call_tmpdir_remove(char **tmpdir, char **indir)
 {
-	if (l->indir)
-		rmdir(l->indir);
-	FG_FREE_AND_NULL(l->indir);
-	if (l->tmpdir)
-		rmdir(l->tmpdir);
-	FG_FREE_AND_NULL(l->tmpdir);
+	if (*indir)
+		rmdir(*indir);
+	FG_FREE_AND_NULL(*indir);
+	if (*tmpdir)
+		rmdir(*tmpdir);
+	FG_FREE_AND_NULL(*tmpdir);
 }
 
 char *ep_call_system_name(const char *panel_role)
@@ -110,21 +110,11 @@ char *ep_call_system_name(const char *panel_role)
 			  : fg_xstrdup("system-prompt.md");
 }
 
-const char *ep_call_system_text(const struct ep_loop *l, const char *panel_role)
-{
-	if (panel_role && !strcmp(panel_role, FG_AUDIT_ROLE))
-		return l->audit_system;
-	for (size_t i = 0; panel_role && i < l->cfg.nreviewers; i++)
-		if (!strcmp(l->cfg.reviewers[i].role, panel_role))
-			return l->role_system[i];
-	return panel_role ? NULL : l->system_prompt;
-}
-
 /* {system_prompt}: the text itself, or, past what one argument may hold
  * (Linux: 128 KiB), a pointer to the file that holds it. Owned. */
-static char *system_arg(const struct ep_loop *l, const struct ep_call *c, const char *file)
+static char *system_arg(const struct ep_call *c, const char *file)
 {
-	const char *text = c->system ? ep_call_system_text(l, c->panel_role) : NULL;
+	const char *text = c->system ? c->system_text : NULL;
 
 	if (!text)
 		return fg_xstrdup("");
@@ -134,13 +124,12 @@ static char *system_arg(const struct ep_loop *l, const struct ep_call *c, const 
 			    "before anything else and follow it.", file);
 }
 
-static void build_argv(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
-		       const char *cycle, struct fg_strvec *argv)
+static void build_argv(const struct ep_task *t, const struct ep_call *c, const char *dir,
+		       const char *prompt_file, const char *cycle, struct fg_strvec *argv)
 {
-	const struct ep_task *t = l->t;
 	char *name = ep_call_system_name(c->panel_role);
 	char *sys = c->system ? fg_path_join(dir, name) : fg_xstrdup("");
-	char *text = system_arg(l, c, sys);
+	char *text = system_arg(c, sys);
 	const struct fg_placeholder ph[] = {
 		{ "prompt_file", prompt_file }, { "system_prompt_file", sys }, { "system_prompt", text },
 		{ "workspace", t->workspace }, { "cycle", cycle }, { "step", t->step },
@@ -177,10 +166,11 @@ static void trace_env(const struct ep_task *t, const char *span, struct fg_strve
 /* The agent's environment (agentenv.h), its TRACEPARENT (span), and its
  * fresh HOME and TMPDIR in d; its prompt files are in dir. 0 or a negative
  * errno (said). */
-static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *prompt_file,
-		     const char *span, struct ep_agentenv_dirs *d, struct fg_strvec *envp)
+static int build_env(const struct ep_stage_in *in, const struct ep_call *c, const char *dir,
+		     const char *prompt_file, const char *span, struct ep_agentenv_dirs *d,
+		     struct fg_strvec *envp)
 {
-	const struct ep_task *t = l->t;
+	const struct ep_task *t = in->t;
 	bool worker = !strcmp(c->role, "worker");
 	struct ep_agentenv_spec spec = {
 		worker ? EP_AGENTENV_WORKER : EP_AGENTENV_REVIEWER,
@@ -210,7 +200,7 @@ static int build_env(struct ep_loop *l, const struct ep_call *c, const char *dir
 	else
 		fg_strvec_push(&set, "FORGE_FEEDBACK_FILE");
 	spec.set = set.v;
-	rc = ep_agentenv_start(&l->ae, &l->pid1, &spec, d, envp);
+	rc = ep_agentenv_start(in->ae, in->pid1, &spec, d, envp);
 	fg_strvec_release(&set);
 	return rc;
 }
@@ -282,15 +272,13 @@ static void say_denied(const struct ep_call *c)
 	fg_buf_release(&names);
 }
 
-/* Adds a finished run's usage to the step's totals. */
-static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_agent_result *r)
+/* Says what a finished run reported: denied tools, a refused cost, the
+ * usage (the caller counts it: it is in c->out). */
+static void say_usage(const struct ep_call *c)
 {
 	const struct fg_usage *u = &c->out->usage;
-	bool worker = !strcmp(c->role, "worker");
-
 	char line[512];
 
-	(void)r;
 	say_denied(c);
 	if (u->refused & FG_USAGE_COST) {
 		char who[128];
@@ -298,12 +286,6 @@ static void account(struct ep_loop *l, const struct ep_call *c, const struct ep_
 		snprintf(who, sizeof(who), "%s%s%s", c->role, c->panel_role ? " " : "",
 			 c->panel_role ? c->panel_role : "");
 		ep_output_say_refused_cost(c->out, who);
-	}
-	fg_usage_add(worker ? &l->total.worker : &l->total.reviewer, u);
-	if (worker) {
-		l->worker_last = *u;
-		fg_strvec_release(&l->worker_denied);
-		fg_denied_merge(&l->worker_denied, &c->out->denied);
 	}
 	if (!fg_usage_empty(u)) {
 		usage_line(u, line, sizeof(line));
@@ -329,10 +311,9 @@ static void describe_run(const struct ep_call *c, const struct ep_agent_result *
 /* Writes the agent's prompt files into dir (made fresh): its prompt, the
  * system prompt of a reviewer, the feedback of a worker retry. 0, or -1
  * after r was filled (the agent did not start). */
-static int write_inputs(const struct ep_loop *l, const struct ep_call *c, const char *dir,
-			struct ep_agent_result *r)
+static int write_inputs(const struct ep_call *c, const char *dir, struct ep_agent_result *r)
 {
-	const char *sys = c->system ? ep_call_system_text(l, c->panel_role) : NULL;
+	const char *sys = c->system ? c->system_text : NULL;
 	char *sysname = ep_call_system_name(c->panel_role);
 	int dfd = fg_open_dir(AT_FDCWD, dir, FG_DIR_NOFOLLOW), rc = dfd < 0 ? dfd : 0;
 	const char *what = c->prompt_name;
@@ -367,12 +348,12 @@ static int write_inputs(const struct ep_loop *l, const struct ep_call *c, const 
 
 /* The agent's own prompt directory, fresh (the previous agent's is gone
  * with it); NULL after r was filled. */
-static char *make_inputs(const struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+static char *make_inputs(const struct ep_stage_in *in, const struct ep_call *c, struct ep_agent_result *r)
 {
-	char *tmpl = fg_xasprintf("%s/%s%s%s.XXXXXX", l->indir, c->role, c->panel_role ? "." : "",
+	char *tmpl = fg_xasprintf("%s/%s%s%s.XXXXXX", in->indir, c->role, c->panel_role ? "." : "",
 				  c->panel_role ? c->panel_role : "");
 
-	if (mkdtemp(tmpl) && !write_inputs(l, c, tmpl, r))
+	if (mkdtemp(tmpl) && !write_inputs(c, tmpl, r))
 		return tmpl;
 	if (r->end != EP_AGENT_NOT_STARTED) {
 		memset(r, 0, sizeof(*r));
@@ -387,9 +368,10 @@ static char *make_inputs(const struct ep_loop *l, const struct ep_call *c, struc
 	return NULL;
 }
 
-static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *dir, const char *span,
-		       struct ep_agent_result *r)
+static void run_in_box(const struct ep_stage_in *in, const struct ep_call *c, const char *dir,
+		       const char *span, struct ep_agent_result *r)
 {
+	const struct ep_task *t = in->t;
 	char *prompt_file = fg_path_join(dir, c->prompt_name);
 	struct fg_strvec argv, envp;
 	char cycle[16], prefix[64];
@@ -400,19 +382,19 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 	snprintf(cycle, sizeof(cycle), "%d", c->cycle);
 	fg_strvec_init(&argv);
 	fg_strvec_init(&envp);
-	build_argv(l, c, dir, prompt_file, cycle, &argv);
-	env_rc = build_env(l, c, dir, prompt_file, span, &dirs, &envp);
+	build_argv(t, c, dir, prompt_file, cycle, &argv);
+	env_rc = build_env(in, c, dir, prompt_file, span, &dirs, &envp);
 	if (c->panel_role)
 		snprintf(prefix, sizeof(prefix), "%s:%s", c->role, c->panel_role);
 	s = (struct ep_agent_spec){
-		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = l->t->workspace,
+		.role = c->panel_role ? prefix : c->role, .argv = argv.v, .envp = envp.v, .cwd = t->workspace,
 		.input = c->prompt, .input_len = strlen(c->prompt),
-		.timeout_s = l->t->timeout_s, .idle_timeout_s = l->t->idle_timeout_s,
-		.kill_grace_s = l->t->kill_grace_s, .heartbeat_s = l->t->heartbeat_s, .output = c->out,
+		.timeout_s = t->timeout_s, .idle_timeout_s = t->idle_timeout_s,
+		.kill_grace_s = t->kill_grace_s, .heartbeat_s = t->heartbeat_s, .output = c->out,
 		.log_fd = c->log_fd, .read_dir = dir,
 		.log_max = EP_REVIEWER_LOG_MAX, .echo_fd = 2, .atomic_echo = c->panel_role != NULL,
 	};
-	rc = env_rc < 0 ? env_rc : ep_agent_run(&l->pid1, &s, r);
+	rc = env_rc < 0 ? env_rc : ep_agent_run(in->pid1, &s, r);
 	ep_agentenv_stop(&dirs);
 	if (rc < 0) {
 		memset(r, 0, sizeof(*r));
@@ -425,33 +407,33 @@ static void run_in_box(struct ep_loop *l, const struct ep_call *c, const char *d
 	free(prompt_file);
 }
 
-int ep_call_run(struct ep_loop *l, const struct ep_call *c, struct ep_agent_result *r)
+int ep_call_run(const struct ep_stage_in *in, const struct ep_call *c, struct ep_agent_result *r)
 {
 	char span[FG_SPAN_ID_HEX + 1] = "";
 	char *dir;
 
 	memset(r, 0, sizeof(*r));
-	ep_output_init(c->out, !strcmp(c->role, "worker") ? l->t->worker_output : l->t->reviewer_output);
+	ep_output_init(c->out, !strcmp(c->role, "worker") ? in->t->worker_output : in->t->reviewer_output);
 	/* A signal that came between two agents: start no new one. */
-	ep_pid1_poll(&l->pid1, 0, NULL);
-	if (l->pid1.term_sig) {
+	ep_pid1_poll(in->pid1, 0, NULL);
+	if (in->pid1->term_sig) {
 		r->end = EP_AGENT_INTERRUPTED;
-		r->signal = l->pid1.term_sig;
+		r->signal = in->pid1->term_sig;
 		return EP_STOP_SIGNAL;
 	}
 	/* Written now, after every process of the previous agent is gone
 	 * (agent.h), in a directory of this agent's only. */
-	dir = make_inputs(l, c, r);
+	dir = make_inputs(in, c, r);
 	if (dir) {
-		if (l->t->traced)
+		if (in->t->traced)
 			fg_trace_random_hex(span, FG_SPAN_ID_HEX);
-		run_in_box(l, c, dir, span, r);
+		run_in_box(in, c, dir, span, r);
 		remove_inputs(dir);
 		free(dir);
 	}
 	ep_output_finish(c->out);
-	account(l, c, r);
+	say_usage(c);
 	if (c->run)
 		describe_run(c, r, span);
-	return r->end == EP_AGENT_INTERRUPTED || l->pid1.term_sig ? EP_STOP_SIGNAL : 0;
+	return r->end == EP_AGENT_INTERRUPTED || in->pid1->term_sig ? EP_STOP_SIGNAL : 0;
 }

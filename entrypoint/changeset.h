@@ -1,7 +1,7 @@
 /*
  * changeset.h - the workspace's state and what changed between two states
- * (issue 23: the change set, no change no review, the reviewer must not
- * change the workspace).
+ * (what the change set, "no change, no review" and "the reviewer must not
+ * change the workspace" rest on).
  *
  * Two ways, chosen once per step by ep_changeset_init():
  *   - git: the workspace holds .git (a directory, or a file naming one). A

@@ -1,7 +1,6 @@
 /*
  * checks.h - review.md's checks: commands run in the workspace after every
- * worker turn, before any reviewer (issue 23; docs/guide/auto-review.md,
- * "Checks").
+ * worker turn, before any reviewer (docs/guide/auto-review.md, "Checks").
  *
  * Protocol:
  *   1. before the first worker run, ep_checks_preflight(): every check's

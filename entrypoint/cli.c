@@ -1,5 +1,5 @@
 /*
- * cli.c - usage errors and help (see cli.h).
+ * cli.c - the one message writer (ep_log), usage errors and help (see cli.h).
  */
 #include "cli.h"
 #include "frames.h"

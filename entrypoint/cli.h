@@ -1,5 +1,6 @@
 /*
- * cli.h - shared command-line plumbing of forge-entrypoint's subcommands.
+ * cli.h - the entrypoint's one message writer (ep_log), used by every part,
+ * and the command-line plumbing its subcommands share (usage errors, help).
  */
 #ifndef EP_CLI_H
 #define EP_CLI_H

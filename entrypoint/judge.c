@@ -4,8 +4,6 @@
  */
 #include "judge.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,32 +13,24 @@
 
 #include "call.h"
 #include "checks.h"
-#include "cycle_evidence.h"
 #include "cli.h"
 #include "prompt.h"
 #include "forge/fsutil.h"
 #include "forge/alloc.h"
 #include "forge/timeutil.h"
 
-void ep_judge_call_init(struct ep_judge_call *jc, int k, const char *prompt_name,
-			const char *panel_role, int log_fd)
+void ep_answer_init(struct ep_answer *a)
 {
-	memset(jc, 0, sizeof(*jc));
-	jc->k = k;
-	jc->prompt_name = prompt_name;
-	jc->panel_role = panel_role;
-	jc->log_fd = log_fd;
-	fg_judgement_init(&jc->j);
-	fg_strvec_init(&jc->denied);
+	memset(a, 0, sizeof(*a));
+	fg_judgement_init(&a->j);
+	fg_usage_init(&a->usage);
+	fg_strvec_init(&a->denied);
 }
 
-void ep_judge_call_release(struct ep_judge_call *jc)
+void ep_answer_release(struct ep_answer *a)
 {
-	fg_judgement_reset(&jc->j);
-	fg_strvec_release(&jc->denied);
-	if (jc->log_fd >= 0)
-		close(jc->log_fd);
-	jc->log_fd = -1;
+	fg_judgement_reset(&a->j);
+	fg_strvec_release(&a->denied);
 }
 
 /* The feedback of a review whose every tool call the CLI refused. Owned. */
@@ -56,11 +46,6 @@ static char *all_denied_feedback(const struct ep_output *out)
 			    "tools (docs/guide/agents.md#presets).", names.len ? fg_buf_str(&names) : "?");
 	fg_buf_release(&names);
 	return text;
-}
-
-int ep_judge_open_log(const struct ep_loop *l, const char *name)
-{
-	return ep_step_log_open(l->step_dir, name);
 }
 
 static bool blank(const char *s)
@@ -135,47 +120,52 @@ static void log_final_text(int fd, const struct ep_output *o)
 	free(head);
 }
 
-/* An answer with no verdict at all (not a rejection) is asked for once more. */
-static bool want_reask(const struct ep_loop *l, const struct ep_judge_call *jc)
+/* An answer with no verdict at all (not a rejection) is asked for once
+ * more, while the budget (the step's totals and this answer's runs) lasts. */
+static bool want_reask(const struct ep_stage_in *in, const struct ep_answer *a)
 {
-	return l->t->reask && !jc->failed && jc->j.format == FG_FORMAT_NONE &&
-	       !ep_loop_over_budget(l, NULL);
+	return in->t->reask && !a->failed && a->j.format == FG_FORMAT_NONE &&
+	       !ep_stage_over_budget(in, &a->usage, NULL);
 }
 
-/* One reviewer run judged into jc (its usage added). 0 or EP_STOP_SIGNAL. */
-static int reviewer_run(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+/* One reviewer run on prompt judged into a (its usage added, also when it
+ * was stopped). 0 or EP_STOP_SIGNAL. */
+static int reviewer_run(const struct ep_stage_in *in, const struct ep_ask *ask, const char *prompt,
+			struct ep_answer *a)
 {
 	struct ep_output out;
-	struct ep_call call = { "reviewer", jc->k, prompt, jc->prompt_name, true, false, &out,
-				jc->log_fd, jc->panel_role, NULL, NULL };
+	struct ep_call call = { "reviewer", in->k, prompt, ask->prompt_name, true, ask->system_text, false,
+				&out, ask->log_fd, ask->panel_role, NULL, NULL };
 	struct ep_agent_result r;
 	struct fg_agent_run run;
 	int rc;
 
 	call.run = &run;
-	rc = ep_call_run(l, &call, &r);
+	rc = ep_call_run(in, &call, &r);
+	fg_usage_add(&a->usage, &out.usage);
 	if (rc != EP_STOP_SIGNAL) {
-		judge(&r, &out, &jc->j, &jc->failed, l->t->advice_approves);
-		run.failed = jc->failed;
-		fg_agent_runs_push(&jc->runs, &run);
-		log_final_text(jc->log_fd, &out);
-		fg_usage_add(&jc->usage, &out.usage);
-		fg_denied_merge(&jc->denied, &out.denied);
+		judge(&r, &out, &a->j, &a->failed, in->t->advice_approves);
+		run.failed = a->failed;
+		fg_agent_runs_push(&a->runs, &run);
+		log_final_text(ask->log_fd, &out);
+		fg_denied_merge(&a->denied, &out.denied);
 	}
 	ep_output_release(&out);
 	return rc;
 }
 
-/* An approval that rests on nothing executed: no passing check ran and
- * the review has no "**Verified:**" line naming something that ran
- * ("nothing executable" does not count). Only with require_evidence. */
-static bool lacks_evidence(const struct ep_loop *l, const struct ep_judge_call *jc)
+/* An approval that rests on nothing executed: no passing check ran (in's
+ * evidence) and the review has no "**Verified:**" line naming something
+ * that ran ("nothing executable" does not count). Only with
+ * require_evidence. */
+static bool lacks_evidence(const struct ep_stage_in *in, const struct ep_answer *a)
 {
-	if (!l->cfg.require_evidence || jc->failed || jc->j.verdict != FG_VERDICT_APPROVED ||
-	    l->checks_passed)
+	bool checks_passed = in->ev && in->ev->nchecks && !fg_evidence_failed_check(in->ev);
+
+	if (!in->cfg->require_evidence || a->failed || a->j.verdict != FG_VERDICT_APPROVED || checks_passed)
 		return false;
-	for (size_t i = 0; i < jc->j.verified.n; i++)
-		if (strncasecmp(jc->j.verified.v[i], "nothing executable", 18))
+	for (size_t i = 0; i < a->j.verified.n; i++)
+		if (strncasecmp(a->j.verified.v[i], "nothing executable", 18))
 			return false;
 	return true;
 }
@@ -184,89 +174,100 @@ static bool lacks_evidence(const struct ep_loop *l, const struct ep_judge_call *
 enum ask_why { ASK_NO_VERDICT, ASK_NO_EVIDENCE };
 
 /* Asks the reviewer once more (the prompt with a section saying why), the
- * new answer judged into jc. 0 or EP_STOP_SIGNAL. */
-static int ask_again(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt, enum ask_why why)
+ * new answer judged into a. 0 or EP_STOP_SIGNAL. */
+static int ask_again(const struct ep_stage_in *in, const struct ep_ask *ask, struct ep_answer *a,
+		     enum ask_why why)
 {
 	static const char *const notes[] = {
 		"\n----- forge-entrypoint: no verdict, asked once more -----\n",
 		"\n----- forge-entrypoint: approval without evidence, asked once more -----\n",
 	};
 	static const char *const says[] = { "'s answer holds no verdict", " approved without executed evidence" };
-	char *again = why == ASK_NO_VERDICT ? ep_prompt_reask(prompt) : ep_prompt_evidence_reask(prompt);
+	char *again = why == ASK_NO_VERDICT ? ep_prompt_reask(ask->prompt) : ep_prompt_evidence_reask(ask->prompt);
 	int rc;
 
 	ep_log(FG_MSG_INFO, "the reviewer%s%s%s: asking once more (cycle %d/%d)",
-	       jc->panel_role ? " " : "", jc->panel_role ? jc->panel_role : "", says[why], jc->k, l->max);
-	log_note(jc->log_fd, notes[why], strlen(notes[why]));
-	jc->reask = true;
-	rc = reviewer_run(l, jc, again);
+	       ask->panel_role ? " " : "", ask->panel_role ? ask->panel_role : "", says[why], in->k, in->max);
+	log_note(ask->log_fd, notes[why], strlen(notes[why]));
+	a->reask = true;
+	rc = reviewer_run(in, ask, again, a);
 	free(again);
 	return rc;
 }
 
 /* require_evidence: an approval without executed evidence is asked for
  * once more; still none, the answer is a rejection. 0 or EP_STOP_SIGNAL. */
-static int evidence_answer(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+static int evidence_answer(const struct ep_stage_in *in, const struct ep_ask *ask, struct ep_answer *a)
 {
-	int rc = ask_again(l, jc, prompt, ASK_NO_EVIDENCE);
+	int rc = ask_again(in, ask, a, ASK_NO_EVIDENCE);
 
-	if (rc == EP_STOP_SIGNAL || !lacks_evidence(l, jc))
+	if (rc == EP_STOP_SIGNAL || !lacks_evidence(in, a))
 		return rc;
-	jc->j.verdict = FG_VERDICT_REJECTED;
-	free(jc->j.feedback);
-	jc->j.feedback = fg_xstrdup(EP_NO_EVIDENCE_FEEDBACK);
+	a->j.verdict = FG_VERDICT_REJECTED;
+	free(a->j.feedback);
+	a->j.feedback = fg_xstrdup(EP_NO_EVIDENCE_FEEDBACK);
 	return rc;
 }
 
-int ep_judge_answer(struct ep_loop *l, struct ep_judge_call *jc, const char *prompt)
+int ep_judge_answer(const struct ep_stage_in *in, const struct ep_ask *ask, struct ep_answer *out)
 {
-	int rc = reviewer_run(l, jc, prompt);
+	int rc = reviewer_run(in, ask, ask->prompt, out);
 
-	if (rc != EP_STOP_SIGNAL && want_reask(l, jc))
-		rc = ask_again(l, jc, prompt, ASK_NO_VERDICT);
-	if (rc != EP_STOP_SIGNAL && lacks_evidence(l, jc))
-		return evidence_answer(l, jc, prompt);
+	if (rc != EP_STOP_SIGNAL && want_reask(in, out))
+		rc = ask_again(in, ask, out, ASK_NO_VERDICT);
+	if (rc != EP_STOP_SIGNAL && lacks_evidence(in, out))
+		return evidence_answer(in, ask, out);
 	return rc;
 }
 
-static char *reviewer_prompt(const struct ep_loop *l)
+static char *reviewer_prompt(const struct ep_stage_in *in)
 {
-	char *p = ep_evidence_prompt(l, ep_prompt_reviewer(l->t, l->hist, l->nhist)), *both;
+	char *p = ep_stage_with_evidence(in, ep_prompt_reviewer(in->t, in->hist, in->nhist)), *both;
 
-	if (!l->t->reviewer_system_in_prompt || !l->system_prompt)
+	if (!in->t->reviewer_system_in_prompt || !in->system_prompt)
 		return p;
-	both = ep_prompt_with_system(l->system_prompt, p);
+	both = ep_prompt_with_system(in->system_prompt, p);
 	free(p);
 	return both;
 }
 
-int ep_judge_review(struct ep_loop *l, int k, struct fg_cycle *c, bool *failed)
+/* The single reviewer's answer a into cycle c. */
+static void take_answer(struct fg_cycle *c, struct ep_answer *a)
+{
+	fg_judgement_move(&c->j, &a->j);
+	/* The cycle file keeps the "**Verified:**" lines with its evidence. */
+	fg_strvec_release(&c->ev.verified);
+	c->ev.verified = c->j.verified;
+	fg_strvec_init(&c->j.verified);
+	fg_usage_add(&c->usage.reviewer, &a->usage);
+	fg_denied_merge(&c->denied.reviewer, &a->denied);
+	c->reask = a->reask;
+	c->reviewer_runs = a->runs;
+	c->reviewer_failed = a->failed;
+}
+
+int ep_judge_review(const struct ep_stage_in *in, struct ep_stage_out *out)
 {
 	uint64_t t0 = fg_monotonic_ns();
-	char *prompt = reviewer_prompt(l);
-	char *logname = fg_reviewer_log_name(k, NULL);
-	struct ep_judge_call jc;
+	char *prompt = reviewer_prompt(in);
+	char *logname = fg_reviewer_log_name(in->k, NULL);
+	struct ep_ask ask = { prompt, "reviewer-prompt.md", NULL, in->system_prompt,
+			      ep_step_log_open(in->step_dir, logname) };
+	struct ep_answer a;
 	int rc;
 
-	ep_judge_call_init(&jc, k, "reviewer-prompt.md", NULL, ep_judge_open_log(l, logname));
-	fg_cycle_init(c);
-	ep_log(FG_MSG_INFO, "running the reviewer (cycle %d/%d)", k, l->max);
-	rc = ep_judge_answer(l, &jc, prompt);
+	ep_answer_init(&a);
+	ep_log(FG_MSG_INFO, "running the reviewer (cycle %d/%d)", in->k, in->max);
+	rc = ep_judge_answer(in, &ask, &a);
+	fg_usage_add(&out->spent, &a.usage);
 	if (rc != EP_STOP_SIGNAL) {
-		fg_judgement_move(&c->j, &jc.j);
-		/* The cycle file keeps the "**Verified:**" lines with its evidence. */
-		fg_strvec_release(&c->ev.verified);
-		c->ev.verified = c->j.verified;
-		fg_strvec_init(&c->j.verified);
-		fg_usage_add(&c->usage.reviewer, &jc.usage);
-		fg_denied_merge(&c->denied.reviewer, &jc.denied);
-		c->reask = jc.reask;
-		c->reviewer_runs = jc.runs;
-		*failed = jc.failed;
-		c->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
-		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
+		take_answer(&out->c, &a);
+		out->c.reviewer_log = ask.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		out->elapsed = fg_seconds_since(t0);
 	}
-	ep_judge_call_release(&jc);
+	if (ask.log_fd >= 0)
+		close(ask.log_fd);
+	ep_answer_release(&a);
 	free(logname);
 	free(prompt);
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * lifeline.h - what the runner hands the entrypoint on its standard input
- * (issue 22; docs/security.md, docs/reference/environment.md):
+ * (docs/security.md, docs/reference/environment.md):
  *
  *   - FORGE_SEAL_KEY_STDIN=1: the first line of stdin is the run's seal key,
  *     64 lowercase hex digits and "\n" (forge/seal.h). It is read one byte

@@ -1,18 +1,16 @@
 /*
- * loop.c - the worker and the review loop: its phases and its endings (see
- * loop.h; calling an agent is call.c, judging a review judge.c, a panel
- * panel.c).
+ * loop.c - the worker and the review loop: its state, its phases and its
+ * endings (see loop.h). The stages it calls (stage.h) return what they
+ * did; this file alone stamps a cycle, counts the usage, checks the
+ * budget between stages, and fits, writes and frames the cycle record.
  */
 #include "loop.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "agent.h"
 #include "audit.h"
@@ -22,28 +20,77 @@
 #include "frames.h"
 #include "lifeline.h"
 #include "judge.h"
+#include "outcome.h"
 #include "output.h"
 #include "panel.h"
 #include "pid1.h"
 #include "preflight.h"
 #include "prompt.h"
 #include "sandbox.h"
+#include "setup.h"
+#include "stage.h"
+#include "tracker.h"
 #include "forge/alloc.h"
 #include "forge/buf.h"
-#include "forge/cmdline.h"
 #include "forge/cycle.h"
 #include "forge/exit.h"
 #include "forge/fsutil.h"
 #include "forge/num.h"
 #include "forge/resolve.h"
 #include "forge/rules.h"
-#include "forge/stepdir.h"
 #include "forge/reviewmd.h"
 #include "forge/summary.h"
 #include "forge/text.h"
 #include "forge/timeutil.h"
 #include "forge/util.h"
 #include "forge/verdict.h"
+
+/* The state of one run; owned by ep_loop_run(). The stages get parts of
+ * it, read-only, through struct ep_stage_in (stage_in()). */
+struct ep_loop {
+	const struct ep_task *t;
+	struct ep_pid1 pid1;
+	char *tmpdir;                 /* owned: the private directory (call.h), hidden from agents */
+	char *indir;                  /* owned: the base of the agents' prompt directories (call.h) */
+	struct fg_isolation iso;      /* the agents' box (sandbox.h), in the summary */
+	char *step_dir;               /* owned: W/ + fg_cycle_dir() */
+	char *review_md;              /* owned or NULL */
+	struct fg_review_config cfg;
+	int max;                      /* resolved max_retries */
+	struct fg_cycle *hist;        /* owned: real cycles so far */
+	size_t nhist;
+	char *system_prompt;          /* owned: the reviewer's, once review starts */
+	char *role_system[FG_REVIEWERS_MAX];  /* owned: each panel role's system prompt */
+	struct fg_usage worker_last;  /* the last worker run's usage, for the next cycle */
+	struct fg_agent_run worker_run;  /* the last worker run's record, for the next cycle */
+	struct fg_phase step_t;       /* the step: from the start to the summary */
+	struct fg_strvec worker_denied;  /* the tools refused to the last worker run */
+	struct fg_usage_pair total;   /* the step's totals */
+	const struct fg_cycle *blocked_by;  /* the cycle whose questions a blocked summary lists */
+	struct ep_checks checks;      /* review.md's checks (checks.h) */
+	struct ep_tracker tr;         /* the workspace's states (tracker.h) */
+	struct fg_audit *audit;       /* owned or NULL: the audit's record, once it was decided */
+	struct ep_agentenv ae;        /* the agents' environments and HOMEs (agentenv.h) */
+	char *skill_dir;              /* owned or NULL: review.md's directory, absolute */
+	char *reason;                 /* owned or NULL: why the step failed (the summary's) */
+	enum fg_failure_cause cause;  /* why the step failed (FG_CAUSE_NONE: not) */
+};
+
+/* What a stage for cycle k reads of l (borrowed; valid until l changes). */
+static struct ep_stage_in stage_in(struct ep_loop *l, int k)
+{
+	return (struct ep_stage_in){
+		.t = l->t, .cfg = &l->cfg, .max = l->max, .k = k, .pid1 = &l->pid1, .ae = &l->ae,
+		.checks = &l->checks, .step_dir = l->step_dir, .tmpdir = l->tmpdir, .indir = l->indir,
+		.system_prompt = l->system_prompt, .role_system = l->role_system, .hist = l->hist,
+		.nhist = l->nhist, .total = &l->total,
+	};
+}
+
+static bool over_budget(const struct ep_loop *l, double *spent)
+{
+	return fg_rules_over_budget(l->cfg.max_cost_usd, &l->total, spent);
+}
 
 static void print_diags(const char *subject, const struct fg_diags *d)
 {
@@ -136,12 +183,24 @@ static bool turn_cleared(struct ep_loop *l, struct ep_agent_result *r)
 	return false;
 }
 
+/* A worker run's usage and denied tools: the step's totals, and the next
+ * cycle's record. */
+static void count_worker(struct ep_loop *l, const struct ep_output *out)
+{
+	fg_usage_add(&l->total.worker, &out->usage);
+	l->worker_last = out->usage;
+	fg_strvec_release(&l->worker_denied);
+	fg_denied_merge(&l->worker_denied, &out->denied);
+}
+
 /* A worker run; 0 success, FG_EXIT_FAILED (r->what says why) or EP_STOP_SIGNAL. */
 static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 {
 	char *prompt = cycle ? ep_prompt_worker_retry(l->t, l->hist, l->nhist) : ep_prompt_worker(l->t);
+	struct ep_stage_in in = stage_in(l, cycle);
 	struct ep_output out;
-	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, cycle > 0, &out, -1, NULL, NULL, NULL };
+	struct ep_call c = { "worker", cycle, prompt, "worker-prompt.md", false, NULL, cycle > 0, &out, -1, NULL,
+			     NULL, NULL };
 	struct fg_buf fb;
 	bool failed;
 	int rc = 0;
@@ -154,7 +213,8 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 	ep_log(FG_MSG_INFO, "running the worker (%s)",
 	       cycle ? "retry with the reviewer's feedback" : "first run");
 	c.run = &l->worker_run;
-	rc = ep_call_run(l, &c, r);
+	rc = ep_call_run(&in, &c, r);
+	count_worker(l, &out);
 	failed = ep_call_failed(r, &out);
 	l->worker_run.failed = failed;
 	ep_output_release(&out);
@@ -165,7 +225,13 @@ static int run_worker(struct ep_loop *l, int cycle, struct ep_agent_result *r)
 	return failed || !turn_cleared(l, r) ? FG_EXIT_FAILED : 0;
 }
 
-void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double elapsed)
+/*
+ * Stamps c as cycle n of this run: cycle, max_cycles, skill, run_id (none
+ * when the task has none), elapsed_seconds, the worker usage, run record
+ * and denied tools before it and the timestamp (now). The one place a
+ * cycle gets these.
+ */
+static void stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double elapsed)
 {
 	c->cycle = n;
 	c->max_cycles = l->max;
@@ -178,11 +244,6 @@ void ep_loop_stamp(const struct ep_loop *l, struct fg_cycle *c, int n, double el
 	c->worker_run = l->worker_run;
 	fg_denied_merge(&c->denied.worker, &l->worker_denied);
 	fg_time_iso_utc(c->timestamp, time(NULL));
-}
-
-bool ep_loop_over_budget(const struct ep_loop *l, double *spent)
-{
-	return fg_rules_over_budget(l->cfg.max_cost_usd, &l->total, spent);
 }
 
 /* Writes c's file, then (after the file: the stream never reports a cycle
@@ -199,49 +260,6 @@ static int record(const struct ep_loop *l, const struct fg_cycle *c)
 	}
 	ep_frame_cycle(c, l->t->step);
 	return 0;
-}
-
-/* The last two cycles rejected the work for the same reasons (issue 10). */
-static bool stalled(const struct ep_loop *l)
-{
-	if (!l->cfg.stop_when_stalled || l->nhist < 2)
-		return false;
-	/* Turns that changed nothing: two in a row are a stall. */
-	if (l->hist[l->nhist - 1].ev.no_change)
-		return l->hist[l->nhist - 2].ev.no_change;
-	return fg_rules_stalled(&l->hist[l->nhist - 2], l->reviewer_failed[l->nhist - 2],
-				&l->hist[l->nhist - 1], l->reviewer_failed[l->nhist - 1]);
-}
-
-/* The progress lines of cycle c: its verdict (the feedback's first line:
- * the reviewer's text, escaped by ep_log() like every message, so it
- * cannot rewrite the terminal line), then each panel role's review. */
-static void progress(const struct fg_cycle *c)
-{
-	char line[1024];
-
-	if (c->j.verdict == FG_VERDICT_APPROVED && c->ev.advice_only) {
-		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: APPROVED - %zu advice finding(s), not looped on",
-		       c->cycle, c->max_cycles, c->j.nfindings);
-	} else if (c->j.verdict == FG_VERDICT_APPROVED) {
-		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: APPROVED", c->cycle, c->max_cycles);
-	} else {
-		ep_one_line(line, sizeof(line), c->j.feedback, EP_FEEDBACK_LINE_CHARS);
-		ep_log(FG_MSG_PLAIN, "Review cycle %d/%d: REJECTED - %s%s%s", c->cycle, c->max_cycles, line,
-		       c->stalled ? " (stalled: same findings as the previous cycle)" : "",
-		       c->over_budget ? " (over budget: the step's cost passed max_cost_usd)" : "");
-	}
-	for (size_t i = 0; i < c->nreviews; i++) {
-		const struct fg_review *r = &c->reviews[i];
-
-		if (r->from_cycle)
-			ep_log(FG_MSG_PLAIN, "  %s: %s (cycle %d stands)", r->role,
-			       fg_role_verdict_name(fg_review_verdict(r)), r->from_cycle);
-		else
-			ep_log(FG_MSG_PLAIN, "  %s: %s%s, %zu finding(s), %.1f s", r->role,
-			       fg_role_verdict_name(fg_review_verdict(r)), r->failed ? " (failed)" : "",
-			       r->j.nfindings, r->elapsed_seconds);
-	}
 }
 
 /* Writes review_summary.json and returns code. */
@@ -314,7 +332,7 @@ static int exhausted_code(const struct ep_loop *l)
 	return l->t->fail_on_exhaustion ? FG_EXIT_EXHAUSTED : 0;
 }
 
-/* The exhaustion marker after a failed worker retry (issue 3 item 4). */
+/* The exhaustion marker after a failed worker retry: the last cycle. */
 static int synthetic(struct ep_loop *l, int after, const struct ep_agent_result *r)
 {
 	struct fg_cycle c;
@@ -323,7 +341,7 @@ static int synthetic(struct ep_loop *l, int after, const struct ep_agent_result 
 	c.synthetic = true;
 	c.j.feedback = fg_xasprintf("The worker failed while addressing the feedback of review cycle %d: "
 				    "%s. The review loop stopped; the work was not approved.", after, r->what);
-	ep_loop_stamp(l, &c, l->max, r->seconds);
+	stamp(l, &c, l->max, r->seconds);
 	record(l, &c);
 	ep_log(FG_MSG_FAILED, "%s", r->what);
 	fg_cycle_release(&c);
@@ -337,16 +355,16 @@ static int budget_cycle(struct ep_loop *l, int n, const char *after)
 	struct fg_cycle c;
 	double spent = 0;
 
-	ep_loop_over_budget(l, &spent);
+	over_budget(l, &spent);
 	fg_cycle_init(&c);
 	c.synthetic = true;
 	c.over_budget = true;
 	c.j.feedback = fg_xasprintf("The step's reported cost, $%.4f, passed its budget (max_cost_usd $%.4f) "
 				    "after %s: no further agent run was started; the work was not approved.",
 				    spent, l->cfg.max_cost_usd, after);
-	ep_loop_stamp(l, &c, n, 0);
+	stamp(l, &c, n, 0);
 	record(l, &c);
-	progress(&c);
+	ep_outcome_progress(&c);
 	fg_cycle_release(&c);
 	return finish(l, FG_STATE_OVER_BUDGET, exhausted_code(l));
 }
@@ -374,66 +392,12 @@ static int blocked(struct ep_loop *l, const struct fg_cycle *c)
 	return finish(l, FG_STATE_BLOCKED, exhausted_code(l));
 }
 
-/* The feedback of cycle c's review that could not be started (the single
- * reviewer's, or a panel role's run in this cycle), or NULL. */
-static const char *unstartable(const struct fg_cycle *c, bool failed)
-{
-	static const size_t n = sizeof(EP_JUDGE_UNSTARTABLE) - 1;
-
-	if (failed && !c->nreviews && c->j.feedback && !strncmp(c->j.feedback, EP_JUDGE_UNSTARTABLE, n))
-		return c->j.feedback;
-	for (size_t i = 0; i < c->nreviews; i++) {
-		const struct fg_review *r = &c->reviews[i];
-
-		if (r->failed && !r->from_cycle && r->j.feedback && !strncmp(r->j.feedback, EP_JUDGE_UNSTARTABLE, n))
-			return r->j.feedback;
-	}
-	return NULL;
-}
-
-/* A panel role's review that judged nothing: it failed, or its answer held
- * no verdict (after the re-ask). */
-static bool role_useless(const struct fg_review *r)
-{
-	return !r->from_cycle && (r->failed || (r->j.has_format && r->j.format == FG_FORMAT_NONE));
-}
-
-/*
- * The reviewer (or panel role) that failed or gave no verdict, after its
- * re-ask, in both of the last two cycles, or NULL: sending the worker back
- * again would only spend more (issue 25). Borrowed from l's history.
- */
-static const char *useless_twice(const struct ep_loop *l)
-{
-	const struct fg_cycle *a, *b;
-
-	if (l->nhist < 2)
-		return NULL;
-	a = &l->hist[l->nhist - 2];
-	b = &l->hist[l->nhist - 1];
-	/* A cycle no reviewer ran in (the worker's turn changed nothing) says
-	 * nothing about the reviewer. */
-	if (a->ev.no_change || b->ev.no_change)
-		return NULL;
-	if (!l->cfg.nreviewers)
-		return (l->reviewer_failed[l->nhist - 2] || a->j.format == FG_FORMAT_NONE) &&
-		       (l->reviewer_failed[l->nhist - 1] || b->j.format == FG_FORMAT_NONE) ? "reviewer" : NULL;
-	for (size_t i = 0; i < b->nreviews; i++) {
-		const struct fg_review *rb = &b->reviews[i];
-
-		for (size_t j = 0; role_useless(rb) && j < a->nreviews; j++)
-			if (!strcmp(a->reviews[j].role, rb->role) && role_useless(&a->reviews[j]))
-				return rb->role;
-	}
-	return NULL;
-}
-
 /* Why the loop must end now although the work was not judged: a reviewer
  * that cannot be started (exit 2: configuration), or one that judged
  * nothing in two cycles in a row (failed). 0 when it goes on. */
-static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool failed)
+static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c)
 {
-	const char *why = unstartable(c, failed), *who;
+	const char *why = ep_outcome_unstartable(c), *who;
 
 	if (why) {
 		why += strlen("The review could not be completed: ");
@@ -441,7 +405,7 @@ static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool faile
 		       "here instead of sending the worker back", why);
 		return fail(l, FG_CAUSE_CONFIG_ERROR, why, FG_EXIT_USAGE);
 	}
-	who = useless_twice(l);
+	who = ep_outcome_useless_twice(&l->cfg, l->hist, l->nhist);
 	if (!who)
 		return 0;
 	ep_log(FG_MSG_FAILED, "the review failed: the %s%s failed or gave no verdict in cycles %d and %d "
@@ -454,66 +418,125 @@ static int reviewer_stop(struct ep_loop *l, const struct fg_cycle *c, bool faile
  * then the summary. The exit code or EP_STOP_SIGNAL. */
 static int approved(struct ep_loop *l)
 {
-	int rc = ep_audit_step(l);
+	struct ep_stage_in in = stage_in(l, (int)l->nhist);
+	struct ep_audit_out out;
+	int rc;
 
+	/* The approving cycle's evidence: whether checks passed in it. */
+	in.ev = &l->hist[l->nhist - 1].ev;
+	rc = ep_audit_step(&in, &l->tr, &out);
+	fg_usage_add(&l->total.reviewer, &out.spent);
+	l->audit = out.audit;
+	if (l->audit && out.elapsed >= 0)
+		l->audit->elapsed_seconds = out.elapsed;
 	if (rc == EP_STOP_SIGNAL)
 		return rc;
 	return rc ? finish(l, FG_STATE_AUDIT_REJECTED, FG_EXIT_AUDIT_REJECTED) : finish(l, FG_STATE_APPROVED, 0);
+}
+
+/* The loop's rules on cycle c, the last of the history: stalled, advice
+ * only, over budget (approved, blocked, stalled and exhausted end the loop
+ * anyway; otherwise a spent budget is why no worker retry starts). */
+static void judge_cycle(struct ep_loop *l, int k, struct fg_cycle *c)
+{
+	c->stalled = ep_outcome_stalled(&l->cfg, l->hist, l->nhist);
+	c->ev.advice_only = c->j.verdict == FG_VERDICT_APPROVED && c->j.has_findings &&
+			    fg_findings_advice_only(c->j.findings, c->j.nfindings);
+	c->over_budget = c->j.verdict != FG_VERDICT_APPROVED && !ep_panel_blocked(c) && !c->stalled &&
+			 k < l->max && over_budget(l, NULL);
+}
+
+/*
+ * Review cycle k: the evidence stage (and the reviewer or panel it calls),
+ * its usage counted, the cycle stamped, judged by the loop's rules,
+ * fitted, written and framed, its progress said. The cycle (in the
+ * history), or NULL when the step ended (*rc: the exit code or
+ * EP_STOP_SIGNAL).
+ */
+static struct fg_cycle *review_cycle(struct ep_loop *l, int k, int *rc)
+{
+	struct ep_stage_in in = stage_in(l, k);
+	struct ep_stage_out out;
+	struct fg_cycle *c;
+
+	ep_stage_out_init(&out);
+	*rc = ep_evidence_cycle(&in, &l->tr, &out);
+	fg_usage_add(&l->total.reviewer, &out.spent);
+	if (*rc == EP_SETUP_ERROR) {
+		ep_log(FG_MSG_ERROR, "%s", out.reason);
+		*rc = fail(l, FG_CAUSE_CONFIG_ERROR, out.reason, FG_EXIT_USAGE);
+	}
+	if (*rc) {
+		ep_stage_out_release(&out);
+		return NULL;
+	}
+	c = &l->hist[l->nhist++];
+	*c = out.c;   /* moved: out is not released */
+	stamp(l, c, k, out.elapsed);
+	judge_cycle(l, k, c);
+	fg_rules_fit(c, FG_CYCLE_MAX_BYTES);
+	if (record(l, c) < 0) {
+		*rc = finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
+		return NULL;
+	}
+	ep_outcome_progress(c);
+	return c;
+}
+
+/* Whether the step ends after cycle k (c), and how (*rc: the exit code
+ * or EP_STOP_SIGNAL). */
+static bool ends_after(struct ep_loop *l, int k, const struct fg_cycle *c, int *rc)
+{
+	if (c->j.verdict == FG_VERDICT_APPROVED) {
+		*rc = approved(l);
+		return true;
+	}
+	*rc = reviewer_stop(l, c);
+	if (*rc)
+		return true;
+	if (ep_panel_blocked(c))
+		*rc = blocked(l, c);
+	else if (c->stalled)
+		*rc = finish(l, FG_STATE_STALLED, exhausted_code(l));
+	else if (k == l->max)
+		*rc = finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
+	else if (c->over_budget)
+		*rc = finish(l, FG_STATE_OVER_BUDGET, exhausted_code(l));
+	else
+		return false;
+	return true;
+}
+
+/* The worker's retry after cycle k; whether the step ended with it (*rc:
+ * the exit code or EP_STOP_SIGNAL): a failed retry, a spent budget. */
+static bool retry_ends(struct ep_loop *l, int k, int *rc)
+{
+	struct ep_agent_result r;
+	char after[64];
+
+	*rc = run_worker(l, k, &r);
+	if (*rc == EP_STOP_SIGNAL)
+		return true;
+	if (*rc) {
+		*rc = synthetic(l, k, &r);
+		return true;
+	}
+	if (!over_budget(l, NULL))
+		return false;
+	snprintf(after, sizeof(after), "the worker's retry for review cycle %d", k);
+	*rc = budget_cycle(l, k + 1, after);
+	return true;
 }
 
 /* Step 4: cycles 1..max. Returns the exit code or EP_STOP_SIGNAL. */
 static int review_phase(struct ep_loop *l)
 {
 	for (int k = 1; k <= l->max; k++) {
-		struct fg_cycle *c = &l->hist[l->nhist];
-		struct ep_agent_result r;
-		bool failed = false;
-		int rc = ep_evidence_cycle(l, k, c, &failed);
+		int rc;
+		const struct fg_cycle *c = review_cycle(l, k, &rc);
 
-		if (rc == EP_STOP_SIGNAL)
-			return EP_STOP_SIGNAL;
-		if (rc == EP_SETUP_ERROR) {
-			ep_log(FG_MSG_ERROR, "%s", l->reason);
-			return fail(l, FG_CAUSE_CONFIG_ERROR, l->reason, FG_EXIT_USAGE);
-		}
-		if (l->cfg.nreviewers)
-			failed = ep_panel_any_failed(c);
-		l->reviewer_failed[l->nhist++] = failed;
-		c->stalled = stalled(l);
-		c->ev.advice_only = c->j.verdict == FG_VERDICT_APPROVED && c->j.has_findings &&
-				    fg_findings_advice_only(c->j.findings, c->j.nfindings);
-		/* Approved, blocked, stalled and exhausted end the loop anyway;
-		 * otherwise a spent budget is why no worker retry starts. */
-		c->over_budget = c->j.verdict != FG_VERDICT_APPROVED && !ep_panel_blocked(c) && !c->stalled &&
-				 k < l->max && ep_loop_over_budget(l, NULL);
-		fg_rules_fit(c, FG_CYCLE_MAX_BYTES);
-		if (record(l, c) < 0)
-			return finish(l, FG_STATE_FAILED, FG_EXIT_FAILED);
-		progress(c);
-		if (c->j.verdict == FG_VERDICT_APPROVED)
-			return approved(l);
-		rc = reviewer_stop(l, c, failed);
-		if (rc)
+		if (!c || ends_after(l, k, c, &rc) || retry_ends(l, k, &rc))
 			return rc;
-		if (ep_panel_blocked(c))
-			return blocked(l, c);
-		if (c->stalled)
-			return finish(l, FG_STATE_STALLED, exhausted_code(l));
-		if (k == l->max)
-			return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
-		if (c->over_budget)
-			return finish(l, FG_STATE_OVER_BUDGET, exhausted_code(l));
-		rc = run_worker(l, k, &r);
-		if (rc == EP_STOP_SIGNAL)
-			return EP_STOP_SIGNAL;
-		if (rc)
-			return synthetic(l, k, &r);
-		if (ep_loop_over_budget(l, NULL)) {
-			char after[64];
-
-			snprintf(after, sizeof(after), "the worker's retry for review cycle %d", k);
-			return budget_cycle(l, k + 1, after);
-		}
 	}
 	return finish(l, FG_STATE_EXHAUSTED, exhausted_code(l));
 }
@@ -521,10 +544,11 @@ static int review_phase(struct ep_loop *l)
 /* Steps 2-4. Returns the exit code or EP_STOP_SIGNAL. */
 static int run_all(struct ep_loop *l)
 {
+	struct ep_stage_in in = stage_in(l, 0);
 	struct ep_agent_result r;
 	int rc;
 
-	ep_evidence_start(l);
+	ep_evidence_start(&l->tr, &in);
 	rc = run_worker(l, 0, &r);
 
 	if (rc == EP_STOP_SIGNAL)
@@ -540,172 +564,51 @@ static int run_all(struct ep_loop *l)
 	/* The texts only: each reviewer's files are written right before it
 	 * starts, in a directory of its own (call.h). */
 	l->system_prompt = ep_prompt_reviewer_system(l->cfg.instructions);
-	ep_panel_write_prompts(l);
+	ep_panel_system_prompts(&l->cfg, l->role_system);
 	l->hist = fg_xcalloc((size_t)l->max, sizeof(*l->hist));
-	l->reviewer_failed = fg_xcalloc((size_t)l->max, sizeof(*l->reviewer_failed));
-	if (ep_loop_over_budget(l, NULL))
+	if (over_budget(l, NULL))
 		return budget_cycle(l, 1, "the worker's first run");
 	return review_phase(l);
 }
 
-/* Creates the cycle directory rel below the workspace one component at a
- * time, never following a symlink: a FORGE_CYCLE_DIR (or a .forge) that
- * leads out of the workspace through a link is refused. 0 or -errno. */
-static int create_step_dir(const char *workspace, const char *rel, char *err, size_t errlen)
-{
-	int wsfd, fd;
-
-	wsfd = fg_open_dir(AT_FDCWD, workspace, 0);
-	if (wsfd < 0)
-		return wsfd;
-	fd = fg_open_beneath(wsfd, rel, FG_BENEATH_CREATE, err, errlen);
-	close(wsfd);
-	if (fd < 0)
-		return fd;
-	close(fd);
-	return 0;
-}
-
-/* Everything an agent run needs: signals, the temp dir, the step dir. */
-/* A directory, FIFO or device planted under a name a run writes. */
-static void say_special(const struct fg_stale_special *sp, void *data)
-{
-	(void)data;
-	if (sp->error)
-		ep_log(FG_MSG_WARN, "cannot clear the %s '%s': %s", sp->type, sp->name, strerror(-sp->error));
-	else
-		ep_log(FG_MSG_WARN, "%s '%s' under a name a run writes: %s%s%s", sp->type, sp->name,
-			 sp->action, sp->to ? " to " : "", sp->to ? sp->to : "");
-}
-
-/* --clear-stale: what the runner does on the host when it can see the
- * workspace. A failure is a warning: the run id still tells this run's
- * cycles from an earlier one's. */
-static void clear_stale(struct ep_loop *l)
-{
-	long removed = 0;
-	int dfd = fg_open_dir(AT_FDCWD, l->step_dir, FG_DIR_NOFOLLOW);
-	int rc = dfd < 0 ? dfd : fg_step_clear_stale(dfd, &removed, say_special, NULL);
-
-	if (dfd >= 0)
-		close(dfd);
-	if (rc < 0)
-		ep_log(FG_MSG_WARN, "cannot clear stale files in '%s': %s", l->step_dir, strerror(-rc));
-	else if (removed > 0)
-		ep_log(FG_MSG_INFO, "cleared %ld stale cycle file(s) in '%s'", removed, l->step_dir);
-}
-
-/* FORGE_REQUIRE_ISOLATION: 1 on, 0 off, -1 invalid (said). */
-static int isolation_required(void)
-{
-	const char *v = getenv("FORGE_REQUIRE_ISOLATION");
-	int on = 0;
-
-	if (v && *v && fg_parse_bool(v, &on)) {
-		ep_log(FG_MSG_ERROR, "invalid FORGE_REQUIRE_ISOLATION '%s' (1 or 0)", v);
-		return -1;
-	}
-	return on;
-}
-
-/* What the operator named may be read and run by the agents wherever it
- * is (sandbox.h, step 1b): the skills directory (checks run its scripts),
- * and the directory of every absolute path an agent command names (its
- * program, or the script an interpreter is given, with its siblings). */
-static void grant_named(const struct ep_loop *l)
-{
-	const char *cmds[] = { l->t->worker_cmd, l->t->reviewer_cmd };
-	char err[128];
-
-	ep_sandbox_grant_read(l->t->skills_dir);
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
-		struct fg_strvec argv;
-
-		fg_strvec_init(&argv);
-		if (cmds[i] && fg_cmdline_split(cmds[i], &argv, err, sizeof(err)) == 0) {
-			for (size_t k = 0; k < argv.n; k++) {
-				char *slash = argv.v[k][0] == '/' ? strrchr(argv.v[k], '/') : NULL;
-
-				if (slash && slash > argv.v[k]) {
-					*slash = '\0';
-					ep_sandbox_grant_read(argv.v[k]);
-				}
-			}
-		}
-		fg_strvec_release(&argv);
-	}
-}
-
-/* The agents' box (sandbox.h), said on one line the runner logs as its
- * `isolation` event. FG_EXIT_USAGE when it is required and there is none. */
-static int box(struct ep_loop *l)
-{
-	const char *hidden[] = { l->tmpdir, l->indir };
-	int req = isolation_required();
-	cJSON *o, *f;
-	char *json;
-
-	if (req < 0 || ep_sandbox_setup(hidden, ARRAY_SIZE(hidden), l->t->workspace, &l->iso) < 0)
-		return FG_EXIT_USAGE;
-	grant_named(l);
-	o = fg_isolation_to_cjson(&l->iso);
-	json = cJSON_PrintUnformatted(o);
-	ep_log(FG_MSG_INFO, "isolation: %s", json ? json : "{}");
-	/* The runner learns it from the sealed event frame, never a line. */
-	f = fg_isolation_to_fields(&l->iso);
-	ep_frame_event("isolation", f);
-	cJSON_Delete(f);
-	cJSON_free(json);
-	cJSON_Delete(o);
-	if (l->iso.landlock)
-		return 0;
-	if (req) {
-		ep_log(FG_MSG_ERROR, "FORGE_REQUIRE_ISOLATION=1, but the agents would run without a kernel "
-		       "sandbox: %s (docs/security.md#the-box)", l->iso.reason);
-		return FG_EXIT_USAGE;
-	}
-	ep_log(FG_MSG_WARN, "the agents run without a kernel sandbox: %s (docs/security.md#the-box)",
-	       l->iso.reason);
-	return 0;
-}
-
+/* Everything an agent run needs: signals, the step dir, the agents'
+ * environments, the temporary directories, the box. */
 static int start(struct ep_loop *l)
 {
+	const char *hidden[2];
 	int rc = ep_pid1_init(&l->pid1);
-	char err[512] = "";
 
 	if (rc < 0) {
 		ep_log(FG_MSG_ERROR, "cannot set up signal handling: %s", strerror(-rc));
 		return FG_EXIT_FAILED;
 	}
-	l->step_dir = fg_path_join(l->t->workspace, l->t->cycle_dir);
-	rc = create_step_dir(l->t->workspace, l->t->cycle_dir, err, sizeof(err));
-	if (rc < 0) {
-		ep_log(FG_MSG_ERROR, "cannot create '%s': %s", l->step_dir, err[0] ? err : strerror(-rc));
-		return FG_EXIT_USAGE;
-	}
-	if (l->t->clear_stale)
-		clear_stale(l);
+	rc = ep_setup_step_dir(l->t, &l->step_dir);
+	if (rc)
+		return rc;
+	l->checks.step_dir = l->step_dir;
 	rc = ep_agentenv_init(&l->ae, l->review_md ? &l->cfg : NULL);
 	if (rc < 0)
 		return rc == -EINVAL ? FG_EXIT_USAGE : FG_EXIT_FAILED;
-	if (ep_call_tmpdir_make(l) < 0)
+	if (ep_call_tmpdir_make(&l->tmpdir, &l->indir) < 0)
 		return FG_EXIT_FAILED;
-	return box(l);
+	hidden[0] = l->tmpdir;
+	hidden[1] = l->indir;
+	return ep_setup_box(l->t, hidden, ARRAY_SIZE(hidden), &l->iso);
 }
 
 static void loop_release(struct ep_loop *l)
 {
-	ep_evidence_release(l);
-	ep_call_tmpdir_remove(l);
+	ep_evidence_release(&l->tr);
+	ep_call_tmpdir_remove(&l->tmpdir, &l->indir);
 	ep_agentenv_release(&l->ae);
 	for (size_t i = 0; i < l->nhist; i++)
 		fg_cycle_release(&l->hist[i]);
 	free(l->hist);
-	free(l->reviewer_failed);
 	fg_strvec_release(&l->worker_denied);
 	free(l->system_prompt);
-	ep_audit_release(l);
+	if (l->audit)
+		fg_audit_release(l->audit);
+	free(l->audit);
 	for (size_t i = 0; i < FG_REVIEWERS_MAX; i++)
 		free(l->role_system[i]);
 	free(l->step_dir);

@@ -17,7 +17,7 @@
 
 #include "agent.h"
 #include "call.h"
-#include "cycle_evidence.h"
+#include "checks.h"
 #include "cli.h"
 #include "frames.h"
 #include "judge.h"
@@ -311,6 +311,8 @@ void ep_panel_merge(struct fg_cycle *c)
 
 bool ep_panel_any_failed(const struct fg_cycle *c)
 {
+	if (!c->has_reviews)
+		return c->reviewer_failed;
 	for (size_t i = 0; i < c->nreviews; i++)
 		if (c->reviews[i].failed)
 			return true;
@@ -356,65 +358,71 @@ bool ep_panel_blocked(const struct fg_cycle *c)
 /* ---- a panel's cycle ----------------------------------------------------- */
 
 struct panel_run {
-	struct ep_loop *l;
-	int k;
+	const struct ep_stage_in *in;
 	const struct fg_cycle *prev;     /* the last cycle; NULL in cycle 1 */
 	size_t idx[FG_REVIEWERS_MAX];    /* panel indices of the roles that run */
 };
 
 /* A role's prompt: from cycle 2 on with its own previous rejection. */
-static char *role_prompt(const struct ep_loop *l, const struct fg_cycle *prev,
+static char *role_prompt(const struct ep_stage_in *in, const struct fg_cycle *prev,
 			 const struct fg_review *last)
 {
 	if (!prev || !last || last->j.verdict != FG_VERDICT_REJECTED)
-		return ep_evidence_prompt(l, ep_prompt_reviewer(l->t, NULL, 0));
-	return ep_evidence_prompt(l, ep_prompt_reviewer_again(l->t, prev->cycle, prev->max_cycles, &last->j));
+		return ep_stage_with_evidence(in, ep_prompt_reviewer(in->t, NULL, 0));
+	return ep_stage_with_evidence(in, ep_prompt_reviewer_again(in->t, prev->cycle, prev->max_cycles,
+								   &last->j));
 }
 
-/* The outcome of a role's answer (jc) into rv: the judgement moves, each
+/* The outcome of a role's answer (a) into rv: the judgement moves, each
  * finding names the role. */
-static void take_answer(struct fg_review *rv, struct ep_judge_call *jc)
+static void take_answer(struct fg_review *rv, struct ep_answer *a)
 {
-	fg_judgement_move(&rv->j, &jc->j);
-	rv->failed = jc->failed;
+	fg_judgement_move(&rv->j, &a->j);
+	rv->failed = a->failed;
 	for (size_t i = 0; i < rv->j.nfindings; i++) {
 		free(rv->j.findings[i].role);
 		rv->j.findings[i].role = fg_xstrdup(rv->role);
 	}
-	if (!fg_usage_empty(&jc->usage))
-		rv->usage = fg_usage_to_cjson(&jc->usage);
-	rv->reask = jc->reask;
-	rv->runs = jc->runs;
-	fg_denied_merge(&rv->denied, &jc->denied);
+	if (!fg_usage_empty(&a->usage))
+		rv->usage = fg_usage_to_cjson(&a->usage);
+	rv->reask = a->reask;
+	rv->runs = a->runs;
+	fg_denied_merge(&rv->denied, &a->denied);
 }
 
-/* One role's reviewer run into rv (initialised), in the role's helper.
- * 0 or EP_STOP_SIGNAL. */
-static int review_role(struct ep_loop *l, int k, const struct fg_reviewer *role,
-		       const struct fg_cycle *prev, struct fg_review *rv)
+/* Role i of the panel's reviewer run into rv (initialised), in the role's
+ * helper. 0 or EP_STOP_SIGNAL. */
+static int review_role(const struct ep_stage_in *in, size_t i, const struct fg_cycle *prev,
+		       struct fg_review *rv)
 {
+	const struct fg_reviewer *role = &in->cfg->reviewers[i];
 	uint64_t t0 = fg_monotonic_ns();
-	char *prompt = role_prompt(l, prev, ep_panel_review_of(prev, role->role));
+	char *prompt = role_prompt(in, prev, ep_panel_review_of(prev, role->role));
 	char *pname = fg_xasprintf("reviewer-prompt.%s.md", role->role);
-	char *logname = fg_reviewer_log_name(k, role->role);
-	struct ep_judge_call jc;
+	char *logname = fg_reviewer_log_name(in->k, role->role);
+	struct ep_ask ask = { NULL, pname, role->role, in->role_system[i],
+			      ep_step_log_open(in->step_dir, logname) };
+	struct ep_answer a;
 	int rc;
 
-	ep_judge_call_init(&jc, k, pname, role->role, ep_judge_open_log(l, logname));
-	if (l->t->reviewer_system_in_prompt && ep_call_system_text(l, role->role)) {
-		char *both = ep_prompt_with_system(l->role_system[role - l->cfg.reviewers], prompt);
+	ep_answer_init(&a);
+	if (in->t->reviewer_system_in_prompt && ask.system_text) {
+		char *both = ep_prompt_with_system(ask.system_text, prompt);
 
 		free(prompt);
 		prompt = both;
 	}
-	rc = ep_judge_answer(l, &jc, prompt);
+	ask.prompt = prompt;
+	rc = ep_judge_answer(in, &ask, &a);
 	memcpy(rv->role, role->role, sizeof(rv->role));
 	if (rc != EP_STOP_SIGNAL) {
-		take_answer(rv, &jc);
-		rv->reviewer_log = jc.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
+		take_answer(rv, &a);
+		rv->reviewer_log = ask.log_fd >= 0 ? fg_xstrdup(logname) : NULL;
 		rv->elapsed_seconds = fg_seconds_since(t0);
 	}
-	ep_judge_call_release(&jc);
+	if (ask.log_fd >= 0)
+		close(ask.log_fd);
+	ep_answer_release(&a);
 	free(logname);
 	free(pname);
 	free(prompt);
@@ -425,14 +433,14 @@ static int review_role(struct ep_loop *l, int k, const struct fg_reviewer *role,
 static int role_job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)
 {
 	struct panel_run *pr = ctx;
-	struct ep_loop *l = pr->l;
+	struct ep_stage_in in = *pr->in;
 	struct fg_review rv;
 	cJSON *o;
 	char *text;
 
-	l->pid1 = *p;   /* this helper's own signals and children */
+	in.pid1 = p;   /* this helper's own signals and children */
 	fg_review_init(&rv);
-	if (review_role(l, pr->k, &l->cfg.reviewers[pr->idx[i]], pr->prev, &rv) == EP_STOP_SIGNAL) {
+	if (review_role(&in, pr->idx[i], pr->prev, &rv) == EP_STOP_SIGNAL) {
 		fg_review_release(&rv);
 		return 1;
 	}
@@ -485,32 +493,33 @@ static void take_review(const struct fg_buf *out, const struct ep_panel_end *end
 	cJSON_Delete(o);
 }
 
-static void announce(const struct ep_loop *l, int k, const struct panel_run *pr, size_t n)
+static void announce(const struct ep_stage_in *in, const struct panel_run *pr, size_t n)
 {
 	char names[FG_REVIEWERS_MAX * (FG_ROLE_MAX + 2) + 1] = "";
 	size_t len = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		int m = snprintf(names + len, sizeof(names) - len, "%s%s", i ? ", " : "",
-				 l->cfg.reviewers[pr->idx[i]].role);
+				 in->cfg->reviewers[pr->idx[i]].role);
 
 		len += m > 0 ? (size_t)m : 0;
 	}
 	ep_log(FG_MSG_INFO, "running %zu of %zu reviewer(s) in parallel (cycle %d/%d): %s", n,
-		 l->cfg.nreviewers, k, l->max, names);
+		 in->cfg->nreviewers, in->k, in->max, names);
 }
 
 /* Fills c's reviews: the roles that ran, and the others' standing reviews. */
-static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, struct fg_buf *out,
+static void assemble(const struct panel_run *pr, size_t n, struct fg_buf *out,
 		     const struct ep_panel_end *end, struct fg_cycle *c)
 {
+	const struct fg_review_config *cfg = pr->in->cfg;
 	size_t j = 0;
 
 	c->has_reviews = true;
-	c->nreviews = l->cfg.nreviewers;
+	c->nreviews = cfg->nreviewers;
 	c->reviews = fg_xcalloc(c->nreviews, sizeof(*c->reviews));
 	for (size_t i = 0; i < c->nreviews; i++) {
-		const char *role = l->cfg.reviewers[i].role;
+		const char *role = cfg->reviewers[i].role;
 		struct fg_review *rv = &c->reviews[i];
 
 		fg_review_init(rv);
@@ -528,10 +537,13 @@ static void assemble(struct ep_loop *l, const struct panel_run *pr, size_t n, st
 
 /* The roles that ran this cycle did so in helper processes: their usage,
  * denied tools and "**Verified:**" lines come back in their reviews and are
- * counted here, in the cycle and the step's totals (a standing review's
- * lines stay in its review: they were run against an earlier state). */
-static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
+ * counted here, in the cycle and in what the stage spent (a standing
+ * review's lines stay in its review: they were run against an earlier
+ * state). */
+static void panel_usage(struct ep_stage_out *out)
 {
+	struct fg_cycle *c = &out->c;
+
 	for (size_t i = 0; i < c->nreviews; i++) {
 		struct fg_usage u;
 
@@ -539,57 +551,54 @@ static void panel_usage(struct ep_loop *l, struct fg_cycle *c)
 			continue;
 		fg_usage_from_cjson(&u, c->reviews[i].usage);
 		fg_usage_add(&c->usage.reviewer, &u);
-		fg_usage_add(&l->total.reviewer, &u);
+		fg_usage_add(&out->spent, &u);
 		c->reask = c->reask || c->reviews[i].reask;
 		fg_denied_merge(&c->denied.reviewer, &c->reviews[i].denied);
 		fg_evidence_merge_verified(&c->ev.verified, &c->reviews[i].j.verified);
 	}
 }
 
-double ep_panel_deadline(const struct ep_loop *l)
+double ep_panel_deadline(const struct ep_stage_in *in)
 {
 	/* The first answer, a re-ask without a verdict, one without evidence. */
-	int runs = 1 + (l->t->reask ? 1 : 0) + (l->cfg.require_evidence ? 1 : 0);
+	int runs = 1 + (in->t->reask ? 1 : 0) + (in->cfg->require_evidence ? 1 : 0);
 
-	return runs * (l->t->timeout_s + 2 * l->t->kill_grace_s + EP_PANEL_RUN_SLACK_S);
+	return runs * (in->t->timeout_s + 2 * in->t->kill_grace_s + EP_PANEL_RUN_SLACK_S);
 }
 
-int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c)
+int ep_panel_review(const struct ep_stage_in *in, struct ep_stage_out *out)
 {
-	struct panel_run pr = { l, k, l->nhist ? &l->hist[l->nhist - 1] : NULL, { 0 } };
-	struct fg_buf out[FG_REVIEWERS_MAX];
+	struct panel_run pr = { in, in->nhist ? &in->hist[in->nhist - 1] : NULL, { 0 } };
+	struct fg_buf res[FG_REVIEWERS_MAX];
 	struct ep_panel_end end[FG_REVIEWERS_MAX];
 	uint64_t t0 = fg_monotonic_ns();
 	size_t n = 0;
 	int rc;
 
-	for (size_t i = 0; i < l->cfg.nreviewers; i++)
-		if (ep_panel_runs(pr.prev, l->cfg.reviewers[i].role, l->cfg.rereview))
+	for (size_t i = 0; i < in->cfg->nreviewers; i++)
+		if (ep_panel_runs(pr.prev, in->cfg->reviewers[i].role, in->cfg->rereview))
 			pr.idx[n++] = i;
 	for (size_t i = 0; i < n; i++)
-		fg_buf_init(&out[i], EP_PANEL_OUT_MAX);
-	announce(l, k, &pr, n);
+		fg_buf_init(&res[i], EP_PANEL_OUT_MAX);
+	announce(in, &pr, n);
 	/* A signal that came between two agents: start no new one. */
-	ep_pid1_poll(&l->pid1, 0, NULL);
-	rc = l->pid1.term_sig ? 1 : ep_panel_fork(&l->pid1, n, role_job, &pr, ep_panel_deadline(l), out, end);
-	fg_cycle_init(c);
+	ep_pid1_poll(in->pid1, 0, NULL);
+	rc = in->pid1->term_sig ? 1 : ep_panel_fork(in->pid1, n, role_job, &pr, ep_panel_deadline(in), res, end);
 	if (!rc) {
-		assemble(l, &pr, n, out, end, c);
-		panel_usage(l, c);
-		ep_loop_stamp(l, c, k, fg_seconds_since(t0));
+		assemble(&pr, n, res, end, &out->c);
+		panel_usage(out);
+		out->elapsed = fg_seconds_since(t0);
 	}
 	for (size_t i = 0; i < n; i++)
-		fg_buf_release(&out[i]);
+		fg_buf_release(&res[i]);
 	return rc ? EP_STOP_SIGNAL : 0;
 }
 
-void ep_panel_write_prompts(struct ep_loop *l)
+void ep_panel_system_prompts(const struct fg_review_config *cfg, char **role_system)
 {
-	for (size_t i = 0; i < l->cfg.nreviewers; i++) {
-		const struct fg_reviewer *r = &l->cfg.reviewers[i];
-		char *sys = ep_prompt_reviewer_role_system(l->cfg.instructions, r->role, r->instructions);
-
-		l->role_system[i] = sys;   /* {system_prompt}, its file, or in front of the prompt */
-	}
+	/* Each becomes {system_prompt}, its file, or the prompt's opening. */
+	for (size_t i = 0; i < cfg->nreviewers; i++)
+		role_system[i] = ep_prompt_reviewer_role_system(cfg->instructions, cfg->reviewers[i].role,
+								cfg->reviewers[i].instructions);
 }
 

@@ -1,7 +1,8 @@
 /*
- * panel.h - a reviewer panel: several roles review each cycle, in parallel.
+ * panel.h - a reviewer panel, a stage of the loop (stage.h): several roles
+ * review each cycle, in parallel.
  *
- * Two halves:
+ * Three parts:
  *
  * 1. Fan-out (ep_panel_fork). Each role's review runs in a helper process
  *    forked from the entrypoint. The helper sets up its own signal handling
@@ -15,7 +16,7 @@
  *    The entrypoint meanwhile reads the pipes, reaps, and forwards every
  *    stop signal it receives (SIGTERM, SIGINT, ...) to the helpers, which
  *    forward it to their agents' groups as the single reviewer does.
- *    It also supervises them (issue 22): a helper is the agent's parent
+ *    It also supervises them: a helper is the agent's parent
  *    and an agent of the same uid can signal it, so the entrypoint itself
  *    enforces each role's deadline (ep_panel_deadline), and a helper that
  *    dies (SIGKILL), stops (SIGSTOP) or passes its deadline is SIGKILLed
@@ -27,14 +28,14 @@
  *
  * 2. Decisions on cycles (pure functions on struct fg_cycle): which roles
  *    run again, the cycle's verdict, feedback and findings from its
- *    reviews, and whether the loop is blocked.
+ *    reviews, whether its reviewer failed, and whether the loop is blocked.
  *
- * 3. A panel's cycle of the loop (loop.h): ep_panel_write_prompts() once
- *    when review starts, then ep_panel_review() per cycle: the roles that
- *    run again (2.) each review in a helper (1.: the reviewer's answer is
- *    judged there, judge.h, and sent back as the role's review JSON); the
- *    roles that stand are copied from the previous cycle; the reviews are
- *    merged and the cycle stamped.
+ * 3. A panel's cycle (stage.h): ep_panel_system_prompts() once when review
+ *    starts, then ep_panel_review() per cycle: the roles that run again
+ *    (2.) each review in a helper (1.: the reviewer's answer is judged
+ *    there, judge.h, and sent back as the role's review JSON); the roles
+ *    that stand are copied from the previous cycle; the reviews are merged
+ *    into the stage's output, which the loop stamps.
  *
  * Protocol of ep_panel_fork: the caller's pid1 is initialised; job runs in
  * the helper (never returns there: the helper _exit()s with job's value
@@ -48,8 +49,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "loop.h"
 #include "pid1.h"
+#include "stage.h"
 #include "forge/buf.h"
 #include "forge/cycle.h"
 #include "forge/reviewmd.h"
@@ -88,7 +89,7 @@ int ep_panel_fork(struct ep_pid1 *p, size_t n, ep_panel_job job, void *ctx, doub
 /* A role's deadline in seconds: per agent run it may make (the answer, a
  * re-ask, an evidence re-ask) FORGE_AGENT_TIMEOUT + 2 x
  * FORGE_AGENT_KILL_GRACE + EP_PANEL_RUN_SLACK_S. */
-double ep_panel_deadline(const struct ep_loop *l);
+double ep_panel_deadline(const struct ep_stage_in *in);
 
 /* True when role (index in the panel) runs in a cycle after prev (NULL: the
  * first cycle, every role runs): rereview all, or its review in prev was
@@ -112,16 +113,20 @@ void ep_panel_merge(struct fg_cycle *c);
  * for one reviewer (c without reviews: its own findings). */
 bool ep_panel_blocked(const struct fg_cycle *c);
 
-/* True when any review of c failed. */
+/* True when c's reviewer failed: any review of a panel's cycle, the single
+ * reviewer's reviewer_failed otherwise. Whatever asks it of a whole cycle
+ * asks here. */
 bool ep_panel_any_failed(const struct fg_cycle *c);
 
-/* Keeps each role's system prompt (protocol, review.md body, role file) in
- * l->role_system; its file is written with each of the role's runs, in
- * the run's own prompt directory (call.h). */
-void ep_panel_write_prompts(struct ep_loop *l);
+/* Each role's system prompt (protocol, review.md body, role file) into
+ * role_system[0..cfg->nreviewers) (owned by the caller); its file is
+ * written with each of the role's runs, in the run's own prompt directory
+ * (call.h). */
+void ep_panel_system_prompts(const struct fg_review_config *cfg, char **role_system);
 
-/* Cycle k of a panel into c (initialised here, stamped). 0, or
- * EP_STOP_SIGNAL (c then empty; the helpers were stopped and waited for). */
-int ep_panel_review(struct ep_loop *l, int k, struct fg_cycle *c);
+/* Cycle in->k of a panel into out (initialised; not stamped: out->elapsed
+ * is the time it took). 0, or EP_STOP_SIGNAL (out->c then empty; the
+ * helpers were stopped and waited for). */
+int ep_panel_review(const struct ep_stage_in *in, struct ep_stage_out *out);
 
 #endif

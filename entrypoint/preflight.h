@@ -1,8 +1,8 @@
 /*
  * preflight.h - the checks `forge-entrypoint run` makes before the first
  * agent runs and before anything is created, cleared or written in the
- * workspace (issue 24 item 3, issue 25 item 1). Each failure is a
- * configuration error: one line per problem on stderr, exit 2.
+ * workspace. Each failure is a configuration error: one line per problem
+ * on stderr, exit 2.
  *
  *   1. Every role that will run (the worker; the reviewer when a review.md
  *      asks for review) has a command whose program resolves: a bare name

@@ -20,7 +20,7 @@
  * front of the prompt. Inside the container the container is the sandbox:
  * the CLIs' own sandboxes and approval prompts are off (Codex's bubblewrap
  * cannot start under Docker's seccomp profile), and the reviewer's
- * read-only promise is forge-review's check, not the CLI's (issue 23).
+ * read-only promise is forge-review's check, not the CLI's.
  * Claude's reviewer may run the shell and read, never Claude's editing
  * tools.
  *

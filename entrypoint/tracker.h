@@ -1,6 +1,6 @@
 /*
  * tracker.h - the workspace states of one step's review loop, and what the
- * loop learns from them (issue 23): the change set of each worker turn,
+ * loop learns from them: the change set of each worker turn,
  * whether a turn changed nothing, whether a reviewer changed anything.
  *
  * Protocol (every call after a successful start; each is a no-op returning

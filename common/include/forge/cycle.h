@@ -130,6 +130,11 @@ struct fg_cycle {
 	struct fg_denied denied;         /* tools refused to the same two runs */
 	struct fg_agent_run worker_run;  /* the worker turn before this review ("worker_run", phase.h) */
 	struct fg_agent_runs reviewer_runs;  /* the single reviewer's calls ("reviewer_runs") */
+	/* Not written: the single reviewer could not complete (crashed, printed
+	 * nothing, changed the workspace). A panel's cycle keeps it in its
+	 * reviews' failed instead; the entrypoint reads both through
+	 * ep_panel_any_failed(). */
+	bool reviewer_failed;
 };
 
 void fg_cycle_init(struct fg_cycle *c);
