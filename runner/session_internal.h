@@ -24,6 +24,7 @@ struct session {
 	struct rn_watch watch;
 	struct rn_stream stream;    /* frames on the engine's stderr */
 	struct rn_engine_params ep;
+	char deadline[32];          /* ep.deadline's text: FORGE_DEADLINE, "" without --timeout */
 	const struct rn_engine_ops *ops;
 	uv_process_t proc;
 	int proc_pid;
