@@ -71,6 +71,9 @@ static void au_init(struct au *a, const char *audit_yaml)
 	char *rmd = fgt_fmt("---\nmax_retries: 3\n%s---\nThe task must be done; run calc.sh.\n", audit_yaml);
 
 	fgw_init(&a->w);
+	/* Only the trace test sets it: garbage here put a wild pointer in the
+	 * runner's argv (execve: EFAULT, exit 127). */
+	a->trace = NULL;
 	a->save = fgw_path(&a->w, "save");
 	fge_write_in(a->save, ".keep", "");
 	fge_write_in(a->w.ws, "calc.sh", "echo $(($1 - $2))\n");
