@@ -752,3 +752,53 @@ Test(review_panel, a_role_without_a_verdict_twice_ends_the_loop_failed)
 	free(runs);
 	pn_free(&t);
 }
+
+/* The approving cycle's advice includes that of a role whose approval
+ * stands from an earlier cycle: security approved in cycle 1 with a
+ * NITPICK and ran nothing in cycle 2, where correctness approved. The
+ * report lists it, by role, beside every role's Verified lines. */
+Test(review_panel, the_report_shows_the_advice_of_a_standing_approval)
+{
+	/* The worker changes nothing: without the change set that is no
+	 * "no change" cycle, and correctness runs again. */
+	static const char *const no_changeset[] = { "FORGE_CHANGESET=0", NULL };
+	static const struct spec s = {
+		PANEL_MD(""), ROLE_FILES,
+		"case $r$n in\n"
+		"correctness1) shadow request_changes BLOCKING 'Off by one'\n"
+		"  printf '**Verified:** sh tests.sh -> 1 failed\\n';;\n"
+		"correctness2) shadow approve - -\n"
+		"  printf '**Verified:** sh tests.sh -> 5 passed\\n';;\n"
+		"security1) shadow approve NITPICK 'Name the constant'\n"
+		"  printf '**Verified:** sh audit.sh -> clean\\n';;\n"
+		"*) exit 9;;\n"
+		"esac\n", no_changeset, NULL,
+	};
+	struct pn t;
+
+	pn_run(&t, &s);
+	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved", "%s", t.p.err);
+	char *md = report(&t, "markdown");
+
+	cr_assert(strstr(md, "**Advice (listed, not looped on):**\n\n| role | severity | location | finding |\n"
+			     "|---|---|---|---|\n| security | NITPICK | src\\/security\\.c\\:7 | Name the constant |\n"),
+		  "%s", md);
+	cr_assert(strstr(md, "- security\\: sh audit\\.sh \\-\\> clean\n"), "%s", md);
+	cr_assert(strstr(md, "**Verified:**\n\n- correctness\\: sh tests\\.sh \\-\\> 1 failed\n"
+			     "- security\\: sh audit\\.sh \\-\\> clean\n"
+			     "- correctness\\: sh tests\\.sh \\-\\> 5 passed\n"), "%s", md);
+	free(md);
+	char *js = report(&t, "json");
+	cJSON *rj = cJSON_Parse(js);
+	const cJSON *entry = cJSON_GetObjectItem(cJSON_GetObjectItem(rj, "entries"), "PAN-1__impl");
+	const cJSON *v = cJSON_GetObjectItem(entry, "verified");
+
+	cr_assert_eq(cJSON_GetArraySize(v), 3, "%s", js);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetArrayItem(v, 1)), "security: sh audit.sh -> clean");
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(entry, "advice_findings"), 0), "role"),
+			 "security");
+	cJSON_Delete(rj);
+	free(js);
+	pn_free(&t);
+}
