@@ -244,6 +244,7 @@ void ep_pid1_set_deadline(double deadline_s, double kill_grace_s)
 {
 	double left = deadline_s - (double)fg_time_now_ms() / 1000.0;
 	double margin = kill_grace_s + 1.0;
+	double wait_s;
 
 	deadline_stop_ns = 0;
 	if (deadline_s <= 0)
@@ -253,8 +254,12 @@ void ep_pid1_set_deadline(double deadline_s, double kill_grace_s)
 	deadline_margin_s = margin;
 	deadline_ms = (int64_t)(deadline_s * 1000.0);
 	deadline_owner = getpid();
-	/* At least 1 ns: 0 means no deadline. */
-	deadline_stop_ns = fg_monotonic_ns() + (left > margin ? (uint64_t)((left - margin) * 1e9) : 0) + 1;
+	/* Bounded (a century) so the nanoseconds fit; at least 1 ns: 0 means
+	 * no deadline. */
+	wait_s = left > margin ? left - margin : 0;
+	if (wait_s > 3.2e9)
+		wait_s = 3.2e9;
+	deadline_stop_ns = fg_monotonic_ns() + (uint64_t)(wait_s * 1e9) + 1;
 }
 
 void ep_pid1_deadline_reason(char *why, size_t n)
