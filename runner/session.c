@@ -560,6 +560,7 @@ static void take_entrypoint_timeout(struct session *s)
 	    engine_code(s) != FG_EXIT_TIMEOUT)
 		return;
 	res->timed_out = 1;
+	s->deadline_kept = 1;
 	rn_log(s->p->log, RN_LOG_WARN, "timeout", RN_LN("timeout_seconds", s->p->cfg->timeout),
 	       RN_LS("stopped_by", "entrypoint"));
 }
@@ -568,6 +569,9 @@ static char *exit_message(struct session *s)
 {
 	const char *tail = fg_buf_str(&s->tail);
 
+	if (s->deadline_kept)
+		return fg_xasprintf("timed out: the entrypoint stopped itself shortly before --timeout %gs "
+				    "ran out (FORGE_DEADLINE)", s->p->cfg->timeout);
 	if (s->res->timed_out)
 		return fg_xasprintf("timed out after %gs", s->p->cfg->timeout);
 	if (s->res->signal)

@@ -1372,6 +1372,8 @@ Test(runner_run, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
 	cJSON *res = fge_json_file(w.result, p.err);
 	cr_assert_str_eq(fge_jstr(res, "review_state"), "failed");
 	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(res, "failure"), "cause"), "timeout");
+	cr_assert(strstr(fge_jstr(res, "error_message"), "timed out: the entrypoint stopped itself shortly before "
+			 "--timeout 3s ran out"), "%s", fge_jstr(res, "error_message"));
 	char *why = fgw_summary_failure(&w, "timeout");
 	cr_assert(strstr(why, "the run's time ran out") && strstr(why, "FORGE_DEADLINE"), "%s", why);
 	cJSON *sum = fgw_step_json(&w, "review_summary.json");
