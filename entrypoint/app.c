@@ -66,6 +66,9 @@ static const char RUN_ABOUT[] =
 	"  FORGE_AGENT_KILL_GRACE (5)        seconds between SIGTERM and SIGKILL\n"
 	"  FORGE_AGENT_HEARTBEAT (30)        seconds between 'agent_running' lines while an\n"
 	"                                    agent runs (0: never)\n"
+	"  FORGE_DEADLINE                    UTC epoch seconds the run's time runs out (the\n"
+	"                                    runner's --timeout): stopped shortly before, exit\n"
+	"                                    " FG_XSTR(FG_EXIT_TIMEOUT) "\n"
 	"  FORGE_RUN_ID                      copied into every cycle file\n"
 	"  FORGE_AGENT_ENV                   names (',' or spaces) the worker and reviewers get\n"
 	"                                    beside their allow-listed environment (never checks)\n"
@@ -91,6 +94,7 @@ static const char RUN_ABOUT[] =
 	" configuration or usage error (nothing run), " FG_XSTR(FG_EXIT_EXHAUSTED)
 	" exhausted, stalled, blocked or over_budget with\nAUTO_REVIEW_FAIL_ON_EXHAUSTION=1, "
 	FG_XSTR(FG_EXIT_AUDIT_REJECTED) " audit_rejected (review.md audit: with blocks: true disagreed),\n"
+	FG_XSTR(FG_EXIT_TIMEOUT) " the run's time ran out (FORGE_DEADLINE), "
 	FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N.";
 
 static const char RUN_USAGE[] =
@@ -142,6 +146,8 @@ int ep_cmd_run(int argc, char **argv)
 		return FG_EXIT_USAGE;
 	}
 	ep_frames_set_task(t.run_id, t.step);
+	/* FORGE_DEADLINE: the loop stops itself shortly before it (pid1.h). */
+	ep_pid1_set_deadline(t.deadline_s, t.kill_grace_s);
 	rc = ep_loop_run(&t);
 	ep_frames_set_task(NULL, NULL);
 	ep_task_release(&t);

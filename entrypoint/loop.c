@@ -623,13 +623,19 @@ static void loop_release(struct ep_loop *l)
 }
 
 /* Stopped by a signal, or by the end of the lifeline: a (sealed) summary
- * says the step ended without an approval (failed, cause interrupted), for
+ * says the step ended without an approval (failed, cause interrupted; at
+ * the deadline, pid1.h: cause timeout, exit 124), for
  * the runner and for whoever looks at the workspace after it. */
 static int stopped(struct ep_loop *l)
 {
 	int rc = ep_pid1_exit_code(&l->pid1);
-	char why[160];
+	char why[320];
 
+	if (l->pid1.deadline_passed) {
+		ep_pid1_deadline_reason(why, sizeof(why));
+		ep_log(FG_MSG_INFO, "%s: exit %d", why, rc);
+		return fail(l, FG_CAUSE_TIMEOUT, why, rc);
+	}
 	if (!l->pid1.lifeline_lost) {
 		snprintf(why, sizeof(why), "stopped by signal %d (%s)", l->pid1.term_sig,
 			 strsignal(l->pid1.term_sig));

@@ -25,7 +25,8 @@
  *   5. SIGTERM/SIGINT at any time: forwarded to the running agent's group,
  *      which gets the grace period, then SIGKILL; no further cycle file is
  *      written, the summary says "failed" (cause interrupted); exit
- *      128 + signal.
+ *      128 + signal. Shortly before FORGE_DEADLINE (pid1.h) the same
+ *      stop, but cause timeout and exit 124.
  * Before the worker, the box (sandbox.h): the `isolation` line, and with
  * FORGE_REQUIRE_ISOLATION=1 and no Landlock, exit 2. Prompt files live in
  * a prompt directory per agent run (call.h), removed with it.

@@ -232,6 +232,58 @@ static void drain_signals(struct ep_pid1 *p)
 	}
 }
 
+/* The deadline's stop on the monotonic clock (0: none), the margin it
+ * keeps, the deadline itself, and the process that armed it: the panel's
+ * helpers inherit these by fork and are stopped by the loop instead. */
+static uint64_t deadline_stop_ns;
+static double deadline_margin_s;
+static int64_t deadline_ms;
+static pid_t deadline_owner;
+
+void ep_pid1_set_deadline(double deadline_s, double kill_grace_s)
+{
+	double left = deadline_s - (double)fg_time_now_ms() / 1000.0;
+	double margin = kill_grace_s + 1.0;
+	double wait_s;
+
+	deadline_stop_ns = 0;
+	if (deadline_s <= 0)
+		return;
+	if (margin > left / 2)
+		margin = left > 0 ? left / 2 : 0;
+	deadline_margin_s = margin;
+	deadline_ms = (int64_t)(deadline_s * 1000.0);
+	deadline_owner = getpid();
+	/* Bounded (a century) so the nanoseconds fit; at least 1 ns: 0 means
+	 * no deadline. */
+	wait_s = left > margin ? left - margin : 0;
+	if (wait_s > 3.2e9)
+		wait_s = 3.2e9;
+	deadline_stop_ns = fg_monotonic_ns() + (uint64_t)(wait_s * 1e9) + 1;
+}
+
+void ep_pid1_deadline_reason(char *why, size_t n)
+{
+	char at[FG_TIMESTAMP_LEN];
+
+	fg_time_rfc3339_ms_at(at, deadline_ms);
+	snprintf(why, n, "the run's time ran out: its deadline is %s (FORGE_DEADLINE, from the runner's "
+		 "--timeout), and the entrypoint stopped %.1f s before it to leave this summary", at,
+		 deadline_margin_s);
+}
+
+/* The deadline's stop: like the runner's SIGTERM, unless a stop already
+ * came. */
+static void check_deadline(struct ep_pid1 *p)
+{
+	if (!deadline_stop_ns || p->term_sig || p->deadline_passed || getpid() != deadline_owner ||
+	    fg_monotonic_ns() < deadline_stop_ns)
+		return;
+	p->deadline_passed = true;
+	p->term_sig = SIGTERM;
+	p->nterm++;
+}
+
 /* The runner's lifeline ended (lifeline.h): a stop like its SIGTERM. */
 static void check_lifeline(struct ep_pid1 *p)
 {
@@ -248,6 +300,7 @@ void ep_pid1_signals(struct ep_pid1 *p)
 	if (p->fd >= 0)
 		drain_signals(p);
 	check_lifeline(p);
+	check_deadline(p);
 }
 
 int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
@@ -257,6 +310,7 @@ int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
 	if (p->fd >= 0)
 		drain_signals(p);
 	check_lifeline(p);
+	check_deadline(p);
 	for (;;) {
 		int st;
 		pid_t pid = waitpid(-1, &st, WNOHANG);
@@ -275,6 +329,8 @@ int ep_pid1_poll(struct ep_pid1 *p, pid_t watch, int *status)
 
 int ep_pid1_exit_code(const struct ep_pid1 *p)
 {
+	if (p->deadline_passed)
+		return FG_EXIT_TIMEOUT;
 	return FG_EXIT_SIGNAL_BASE + p->term_sig;
 }
 

@@ -14,6 +14,10 @@
  *   - we are not dumpable (PR_SET_DUMPABLE 0, also in each panel helper,
  *     which calls ep_pid1_init itself): an agent of the same uid can
  *     neither ptrace us nor open /proc/<pid>/fd, environ or mem;
+ *   - the run's deadline (FORGE_DEADLINE, ep_pid1_set_deadline()) is a
+ *     stop of our own, shortly before it: as a SIGTERM, but the run ends
+ *     as timed out (exit 124, cause timeout), so that the agent's grace
+ *     and the sealed summary fit before the runner stops us itself;
  *   - a stop signal sent by one of our own descendants (signalfd's
  *     ssi_pid, whose chain of parents in /proc reaches our pid) is logged
  *     (signal_ignored, with the sender's pid) and ignored: an agent cannot
@@ -54,6 +58,7 @@ struct ep_pid1 {
 	unsigned nignored;   /* stop signals from our own descendants, ignored */
 	bool subreaper;      /* PR_SET_CHILD_SUBREAPER is in effect (or we are PID 1) */
 	bool lifeline_lost;  /* the runner's stdin ended (lifeline.h): counted as a SIGTERM */
+	bool deadline_passed; /* the deadline's stop came (ep_pid1_set_deadline): counted as a SIGTERM */
 };
 
 /* Blocks the signals, opens the signalfd, sets the subreaper flag, ignores
@@ -104,7 +109,24 @@ size_t ep_pid1_children(pid_t *out, size_t max);
  */
 size_t ep_pid1_kill_orphans(struct ep_pid1 *p, const pid_t *keep, size_t nkeep, double timeout_s);
 
-/* Exit code for an end by signal: 128 + term_sig. */
+/* Exit code for a stop: FG_EXIT_TIMEOUT (124) after the deadline's stop,
+ * else 128 + term_sig. */
 int ep_pid1_exit_code(const struct ep_pid1 *p);
+
+/*
+ * Arms the run's deadline for this process (not for the panel's helpers,
+ * which the loop stops as on a signal): deadline_s is UTC seconds since
+ * the epoch, 0 disarms. The stop comes margin before it, margin being
+ * kill_grace_s + 1 s (the agent's SIGTERM-to-SIGKILL grace, then the
+ * summary) but at most half the time left now, so a short run is not
+ * stopped at once; a deadline already past stops at the next poll. From
+ * then ep_pid1_poll() and ep_pid1_signals() record it as a SIGTERM, with
+ * deadline_passed set, unless a stop signal came first.
+ */
+void ep_pid1_set_deadline(double deadline_s, double kill_grace_s);
+
+/* What the deadline's stop says (the summary's failure reason): the
+ * deadline as RFC 3339 UTC and the margin taken, into why[0..n). */
+void ep_pid1_deadline_reason(char *why, size_t n);
 
 #endif

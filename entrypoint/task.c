@@ -312,6 +312,21 @@ static int trace_env(struct ep_task *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* FORGE_DEADLINE: UTC seconds since the epoch (fractions allowed), after
+ * 2001 and before 5138 so that a remaining-seconds value given by mistake
+ * is refused, not taken for a deadline long past; unset or empty: none. */
+static int deadline_env(struct ep_task *t, char *err, size_t errlen)
+{
+	const char *v = env("FORGE_DEADLINE");
+
+	if (v && fg_parse_double(v, 1e9, 1e11, &t->deadline_s) < 0) {
+		snprintf(err, errlen, "invalid FORGE_DEADLINE '%.40s': expected the run's deadline "
+			 "in UTC seconds since the epoch (forge-runner sets it from --timeout)", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_env(struct ep_task *t, char *err, size_t errlen)
 {
 	const char *v = env("AUTO_REVIEW_FAIL_ON_EXHAUSTION");
@@ -339,7 +354,7 @@ static int check_env(struct ep_task *t, char *err, size_t errlen)
 	if (clear_stale_env(t, err, errlen) < 0)
 		return -EINVAL;
 	pick(&t->run_id, NULL, "FORGE_RUN_ID");
-	if (trace_env(t, err, errlen) < 0)
+	if (trace_env(t, err, errlen) < 0 || deadline_env(t, err, errlen) < 0)
 		return -EINVAL;
 	if (!t->worker_cmd) {
 		snprintf(err, errlen, "FORGE_WORKER_CMD is not set (nor FORGE_WORKER_AGENT): no worker agent to run");

@@ -68,6 +68,9 @@ struct ep_task {
 	double idle_timeout_s;      /* FORGE_AGENT_IDLE_TIMEOUT, 0 = off */
 	double kill_grace_s;        /* FORGE_AGENT_KILL_GRACE */
 	double heartbeat_s;         /* FORGE_AGENT_HEARTBEAT, 0 = never */
+	/* FORGE_DEADLINE: when the run's time runs out, UTC seconds since the
+	 * epoch (forge-runner's --timeout); 0 = none (pid1.h) */
+	double deadline_s;
 	bool fail_on_exhaustion;    /* AUTO_REVIEW_FAIL_ON_EXHAUSTION */
 	bool clear_stale;           /* --clear-stale, or FORGE_CLEAR_STALE=1 */
 	/* FORGE_TRACEPARENT (tracectx.h): the run's trace; each agent's

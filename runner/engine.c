@@ -32,7 +32,7 @@ static const char *const runner_only[] = {
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
 	"FORGE_MOUNT_LABEL", "FORGE_MEMORY", "FORGE_CPUS", "FORGE_PIDS_LIMIT", "FORGE_NETWORK",
 	"FORGE_READ_ONLY_ROOTFS", "FORGE_ENGINE_CLI", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT",
-	"FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT",
+	"FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT", "FORGE_DEADLINE",
 };
 
 const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k)
@@ -108,15 +108,15 @@ static int env_name_has(const char *entry, const char *name)
 }
 
 /* The runner's environment passed through, with FORGE_RUN_ID (and, when
- * given, FORGE_CYCLE_DIR and FORGE_TRACEPARENT) replaced, and the seal's two variables set only
- * for a sealed run. */
+ * given, FORGE_CYCLE_DIR, FORGE_TRACEPARENT and FORGE_DEADLINE) replaced,
+ * and the seal's two variables set only for a sealed run. */
 static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 {
 	for (char *const *e = p->environ; e && *e; e++)
 		if (!env_name_has(*e, "FORGE_RUN_ID") &&
 		    !(p->cycle_dir && env_name_has(*e, "FORGE_CYCLE_DIR")) &&
 		    !env_name_has(*e, "FORGE_SEAL_KEY_STDIN") && !env_name_has(*e, "FORGE_LIFELINE") &&
-		    !env_name_has(*e, "FORGE_TRACEPARENT"))
+		    !env_name_has(*e, "FORGE_TRACEPARENT") && !env_name_has(*e, "FORGE_DEADLINE"))
 			fg_strvec_push(env, *e);
 	fg_strvec_pushf(env, "FORGE_RUN_ID=%s", p->run_id);
 	if (p->sealed) {
@@ -127,6 +127,8 @@ static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 		fg_strvec_pushf(env, "FORGE_CYCLE_DIR=%s", p->cycle_dir);
 	if (p->traceparent)
 		fg_strvec_pushf(env, "FORGE_TRACEPARENT=%s", p->traceparent);
+	if (p->deadline)
+		fg_strvec_pushf(env, "FORGE_DEADLINE=%s", p->deadline);
 }
 
 int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,

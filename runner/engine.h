@@ -91,6 +91,11 @@ struct rn_engine_params {
 	 * FORGE_TRACEPARENT (replacing any in the environment); NULL: the run
 	 * is not traced and none is passed. */
 	const char *traceparent;
+	/* When the run's --timeout runs out, UTC seconds since the epoch with
+	 * milliseconds ("1767225600.250"), passed as FORGE_DEADLINE (replacing
+	 * any in the environment) so the entrypoint stops itself shortly
+	 * before and writes its summary; NULL: no --timeout, none passed. */
+	const char *deadline;
 	/* Kubernetes only (NULL / 0: not given). */
 	const char *kube_namespace;   /* --namespace NS */
 	const char *kube_context;     /* --kube-context NAME */

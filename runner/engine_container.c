@@ -177,6 +177,8 @@ static int collect_env_names(const struct rn_engine_params *p, struct fg_strvec 
 		fg_strvec_push(names, "FORGE_CYCLE_DIR");
 	if (p->traceparent)
 		fg_strvec_push(names, "FORGE_TRACEPARENT");
+	if (p->deadline)
+		fg_strvec_push(names, "FORGE_DEADLINE");
 	if (names->n > 1)
 		qsort(names->v, names->n, sizeof(char *), cmp_str);
 	return 0;

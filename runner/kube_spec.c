@@ -162,7 +162,8 @@ static void container_env(const struct rn_engine_params *p, cJSON *c)
 		const char *n = names.v[i];
 		const char *v = !strcmp(n, "FORGE_RUN_ID") ? p->run_id
 				: !strcmp(n, "FORGE_CYCLE_DIR") ? p->cycle_dir
-				: !strcmp(n, "FORGE_TRACEPARENT") ? p->traceparent : rn_kube_env_value(p, n);
+				: !strcmp(n, "FORGE_TRACEPARENT") ? p->traceparent
+				: !strcmp(n, "FORGE_DEADLINE") ? p->deadline : rn_kube_env_value(p, n);
 
 		if (!v)
 			continue;

@@ -60,21 +60,50 @@ static const struct fg_finding *last_findings(const struct entry *e, bool advice
 	return last->j.findings;
 }
 
+/* line into v, unless it is there already or v is full. */
+static void add_verified(struct fg_strvec *v, const char *line)
+{
+	if (v->n < FG_VERIFIED_MAX && !fg_strvec_has(v, line))
+		fg_strvec_push(v, line);
+}
+
+/* A panel cycle's lines, each named by the role that ran it ("security:
+ * sh audit.sh -> clean"), from the reviews that ran in that cycle: a role
+ * whose approval stands from an earlier cycle keeps the lines of the cycle
+ * it ran in. The number of lines the reviews held. */
+static size_t panel_verified(const struct fg_cycle *c, struct fg_strvec *v)
+{
+	size_t found = 0;
+
+	for (size_t r = 0; r < c->nreviews; r++) {
+		const struct fg_review *rv = &c->reviews[r];
+		size_t len = strlen(rv->role);
+
+		for (size_t i = 0; !rv->from_cycle && i < rv->j.verified.n; i++) {
+			const char *line = rv->j.verified.v[i];
+			bool named = !strncmp(line, rv->role, len) && line[len] == ':';
+			char *text = named ? fg_xstrdup(line) : fg_xasprintf("%s: %s", rv->role, line);
+
+			add_verified(v, text);
+			free(text);
+			found++;
+		}
+	}
+	return found;
+}
+
 /* The Verified lines of every cycle, in order, each once, at most
- * FG_VERIFIED_MAX (borrowed into v: v must not outlive e). */
+ * FG_VERIFIED_MAX (copies, owned by v); a panel's by role (a cycle file
+ * whose reviews hold none: the cycle's own list). */
 static void all_verified(const struct entry *e, struct fg_strvec *v)
 {
 	for (size_t c = 0; c < e->ncycles; c++) {
-		const struct fg_strvec *cv = &e->cycles[c].ev.verified;
+		const struct fg_cycle *cy = &e->cycles[c];
 
-		for (size_t i = 0; i < cv->n && v->n < FG_VERIFIED_MAX; i++) {
-			bool seen = false;
-
-			for (size_t j = 0; j < v->n && !seen; j++)
-				seen = !strcmp(v->v[j], cv->v[i]);
-			if (!seen)
-				fg_strvec_push(v, cv->v[i]);
-		}
+		if (cy->has_reviews && panel_verified(cy, v))
+			continue;
+		for (size_t i = 0; i < cy->ev.verified.n; i++)
+			add_verified(v, cy->ev.verified.v[i]);
 	}
 }
 
@@ -351,8 +380,9 @@ static void md_findings(struct fg_buf *m, const struct entry *e, bool advice)
 }
 
 /* "**Verified:**" and every line of executed evidence of every cycle, each
- * once: a role whose approval stands from an earlier cycle ran no review
- * in the last one, and its lines stay what it verified. */
+ * once (a panel's by role): a role whose approval stands from an earlier
+ * cycle ran no review in the last one, and its lines stay what it
+ * verified. */
 static void md_verified(struct fg_buf *m, const struct entry *e)
 {
 	struct fg_strvec v;

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #include "forge/frame.h"
 #include "forge/fsutil.h"
 #include "forge/seal.h"
+#include "forge/timeutil.h"
 #include "stream.h"
 
 extern char **environ;
@@ -220,7 +222,8 @@ static void on_timeout(uv_timer_t *t)
 	if (s->exited)
 		return;
 	s->res->timed_out = 1;
-	rn_log(s->p->log, RN_LOG_WARN, "timeout", RN_LN("timeout_seconds", s->p->cfg->timeout));
+	rn_log(s->p->log, RN_LOG_WARN, "timeout", RN_LN("timeout_seconds", s->p->cfg->timeout),
+	       RN_LS("stopped_by", "runner"));
 	begin_stop(s);
 }
 
@@ -430,6 +433,15 @@ static void fill_engine_params(struct session *s)
 	s->ops = rn_engine_ops_of(s->p->cfg->engine);
 	s->ep = *s->p->ep;
 	s->ep.sealed = s->p->key != NULL;
+	/* The moment the timeout timer (init_handles, next) will fire: the
+	 * entrypoint stops itself shortly before it (FORGE_DEADLINE). */
+	if (s->p->cfg->timeout > 0) {
+		int64_t at = fg_time_now_ms() + (int64_t)(s->p->cfg->timeout * 1000.0 + 0.5);
+
+		snprintf(s->deadline, sizeof(s->deadline), "%lld.%03lld", (long long)(at / 1000),
+			 (long long)(at % 1000));
+		s->ep.deadline = s->deadline;
+	}
 }
 
 static void on_event_frame(void *data, const struct fg_frame *fr)
@@ -533,10 +545,30 @@ static int engine_code(const struct session *s)
 	return s->exit_code;
 }
 
+/* The entrypoint's own stop at FORGE_DEADLINE ends it with 124 just
+ * before the timer would have (its summary says cause timeout): the same
+ * timeout for the result, the metrics and the log. No other program the
+ * engine runs exits 124 (the entrypoint's codes, exit-codes.md). */
+static void take_entrypoint_timeout(struct session *s)
+{
+	struct rn_session_result *res = s->res;
+
+	if (!s->ep.deadline || res->failed || res->timed_out || res->signal ||
+	    engine_code(s) != FG_EXIT_TIMEOUT)
+		return;
+	res->timed_out = 1;
+	s->deadline_kept = 1;
+	rn_log(s->p->log, RN_LOG_WARN, "timeout", RN_LN("timeout_seconds", s->p->cfg->timeout),
+	       RN_LS("stopped_by", "entrypoint"));
+}
+
 static char *exit_message(struct session *s)
 {
 	const char *tail = fg_buf_str(&s->tail);
 
+	if (s->deadline_kept)
+		return fg_xasprintf("timed out: the entrypoint stopped itself shortly before --timeout %gs "
+				    "ran out (FORGE_DEADLINE)", s->p->cfg->timeout);
 	if (s->res->timed_out)
 		return fg_xasprintf("timed out after %gs", s->p->cfg->timeout);
 	if (s->res->signal)
@@ -633,6 +665,7 @@ int rn_session_run(const struct rn_session_params *p, struct rn_session_result *
 	r = uv_loop_close(&s->loop);
 	if (r)
 		fail(s, fg_xasprintf("event loop still busy at exit: %s", uv_strerror(r)));
+	take_entrypoint_timeout(s);
 	if (res->failed)
 		res->exit_code = FG_EXIT_RUNTIME;
 	else if (res->timed_out)

@@ -24,6 +24,8 @@ struct session {
 	struct rn_watch watch;
 	struct rn_stream stream;    /* frames on the engine's stderr */
 	struct rn_engine_params ep;
+	char deadline[32];          /* ep.deadline's text: FORGE_DEADLINE, "" without --timeout */
+	int deadline_kept;          /* the entrypoint stopped itself at it (exit 124) */
 	const struct rn_engine_ops *ops;
 	uv_process_t proc;
 	int proc_pid;

@@ -439,27 +439,63 @@ Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 	}
 }
 
+/* Builds p; its argv and environment, each joined by spaces (owned). */
+static void build_joined(const struct rn_engine_params *p, char **a, char **e)
+{
+	struct fg_strvec argv, env;
+	char err[256] = "";
+
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	cr_assert_eq(rn_engine_build(p, &argv, &env, err, sizeof(err)), 0, "%s", err);
+	*a = joined(&argv);
+	*e = joined(&env);
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
+}
+
 Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 {
 	static char *const env_with_old[] = { "PATH=/usr/bin", "FORGE_CYCLE_DIR=old/{step}", NULL };
 	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
-	struct fg_strvec argv, env;
-	char err[256] = "", *a, *e;
+	char *a, *e;
 
 	p.environ = env_with_old;
 	p.nextra_env = 0;
 	p.cycle_dir = ".forge/reviews/DEMO-1__implement-task";
-	fg_strvec_init(&argv);
-	fg_strvec_init(&env);
-	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);
-	a = joined(&argv);
-	e = joined(&env);
+	build_joined(&p, &a, &e);
 	cr_assert_not_null(strstr(a, "-e FORGE_CYCLE_DIR -e FORGE_RUN_ID img:1"), "%s", a);
 	cr_assert_null(strstr(a, "reviews"), "the value is in argv: %s", a);
 	cr_assert_not_null(strstr(e, "FORGE_CYCLE_DIR=.forge/reviews/DEMO-1__implement-task"), "%s", e);
 	cr_assert_null(strstr(e, "old/{step}"), "the old value stayed: %s", e);
 	free(a);
 	free(e);
-	fg_strvec_release(&argv);
-	fg_strvec_release(&env);
+}
+
+/* The run's deadline reaches the entrypoint by name on every engine, and a
+ * FORGE_DEADLINE of the runner's own environment never does. */
+Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
+{
+	static char *const env_with_old[] = { "PATH=/usr/bin", "FORGE_DEADLINE=1000000000", NULL };
+	static const enum rn_engine_kind kinds[] = { RN_ENGINE_DOCKER, RN_ENGINE_PODMAN, RN_ENGINE_LOCAL };
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct rn_engine_params p = base(kinds[i]);
+		char *a, *e;
+
+		p.environ = env_with_old;
+		p.nextra_env = 0;
+		if (kinds[i] == RN_ENGINE_LOCAL)
+			p.program = "/usr/bin/forge-entrypoint";
+		p.deadline = "1767225600.250";
+		build_joined(&p, &a, &e);
+		if (kinds[i] != RN_ENGINE_LOCAL)
+			cr_assert_not_null(strstr(a, "-e FORGE_DEADLINE -e FORGE_RUN_ID img:1"), "%s", a);
+		cr_assert_null(strstr(a, "1767225600"), "the value is in argv: %s", a);
+		cr_assert_not_null(strstr(e, "FORGE_DEADLINE=1767225600.250"), "%s", e);
+		cr_assert_null(strstr(e, "FORGE_DEADLINE=1000000000"), "the host's value stayed: %s", e);
+		free(a);
+		free(e);
+	}
+	cr_assert(rn_engine_env_is_runner_only("FORGE_DEADLINE"));
 }

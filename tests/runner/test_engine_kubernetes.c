@@ -252,3 +252,27 @@ Test(engine_kubernetes, log_timestamps)
 	cr_assert_eq(rn_kube_ts_prefix("[worker] no time", 16, raw, sizeof(raw)), 0);
 	cr_assert_neq(rn__kube_ts_norm("2026-01-15T10:30:00.Z", ts), 0);
 }
+
+/* The run's deadline is a plain value of the pod's environment; without
+ * --timeout there is none. */
+Test(engine_kubernetes, the_deadline_is_in_the_pods_environment)
+{
+	struct rn_engine_params p = params();
+	char err[512] = "";
+
+	p.timeout = 30;
+	p.deadline = "1767225600.250";
+	cJSON *list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));
+	cr_assert_not_null(list, "%s", err);
+	char *job_text = cJSON_PrintUnformatted(item_of(list, "Job"));
+	cr_assert_not_null(strstr(job_text, "{\"name\":\"FORGE_DEADLINE\",\"value\":\"1767225600.250\"}"), "%s",
+			   job_text);
+	free(job_text);
+	cJSON_Delete(list);
+	p.deadline = NULL;
+	list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));
+	job_text = cJSON_PrintUnformatted(item_of(list, "Job"));
+	cr_assert_null(strstr(job_text, "FORGE_DEADLINE"), "%s", job_text);
+	free(job_text);
+	cJSON_Delete(list);
+}

@@ -14,7 +14,8 @@
  *        with AUTO_REVIEW_FAIL_ON_EXHAUSTION=1
  *   4    forge-entrypoint: the loop approved, and the audit (review.md
  *        audit: with blocks: true) disagreed: state audit_rejected
- *   124  forge-runner run: --timeout ran out
+ *   124  forge-runner run: --timeout ran out; forge-entrypoint run: it
+ *        stopped itself shortly before FORGE_DEADLINE (the same timeout)
  *   125  the program itself failed at run time (fds 0-2 could not be
  *        opened, the event loop or a result could not be set up or written)
  *   128+N ended by signal N
