@@ -413,51 +413,55 @@ static int image_missing(const char *line)
  * the CLI's 126 or 127 then says so, not that the image's entrypoint is
  * missing. Each cause is known by words of the engine's own message (all of
  * a row's words, in any order), checked against real podman and runc/crun
- * output: "error setting rlimit type 7: operation not permitted", "could
+ * output: runc's "error setting rlimit type 7: operation not permitted" and
+ * crun's "setrlimit `RLIMIT_NPROC`: Operation not permitted", "could
  * not find slirp4netns", "could not find pasta", crun's and runc's cgroup
  * errors, newuidmap's and the kernel's user-namespace refusals, and the
  * image store's ("error creating libpod runtime", overlay not supported).
+ * An rlimit error counts on any line of the CLI's output: the runtime's own
+ * message may come on a line of its own, between the CLI's error lines.
  */
 static const struct runtime_cause {
 	const char *words[2];
+	int any_line;   /* 1: not only on the CLI's error lines */
 	const char *fix;
 } RUNTIME_CAUSES[] = {
-	{ { "setting rlimit", NULL },
+	{ { "rlimit", NULL }, 1,
 	  "set 'default_ulimits = []' under [containers] in containers.conf (or a file named by "
 	  "CONTAINERS_CONF): the runtime may not apply podman's default ulimits here (no "
-	  "CAP_SYS_RESOURCE, or a hard limit below the default); type 7 is nofile, type 6 nproc, so "
-	  "--engine-arg --ulimit=... must then give both within your hard limits "
-	  "(--engine-arg --ulimit=nofile=N:N --engine-arg --ulimit=nproc=N:N)" },
-	{ { "slirp4netns", NULL },
+	  "CAP_SYS_RESOURCE, or a hard limit below the default); nofile (type 7, RLIMIT_NOFILE) and "
+	  "nproc (type 6, RLIMIT_NPROC) both, so --engine-arg --ulimit=... must then give both within "
+	  "your hard limits (--engine-arg --ulimit=nofile=N:N --engine-arg --ulimit=nproc=N:N)" },
+	{ { "slirp4netns", NULL }, 0,
 	  "rootless podman needs slirp4netns for its default network and cannot find it: install it "
 	  "(apt-get install slirp4netns), or run with --network none (agents that call a hosted "
 	  "model need a network)" },
-	{ { "could not find pasta", NULL },
+	{ { "could not find pasta", NULL }, 0,
 	  "rootless podman needs pasta (the passt package) for its default network: install it, "
 	  "or run with --network slirp4netns or --network none" },
-	{ { "cgroup", NULL },
+	{ { "cgroup", NULL }, 0,
 	  "the runtime cannot set up the container's cgroup: without a systemd user session set "
 	  "cgroup_manager = \"cgroupfs\" under [engine] in containers.conf; a limit the host's cgroups "
 	  "cannot apply (rootless on cgroup v1, a controller not delegated) needs "
 	  "--pids-limit/--memory/--cpus left out there" },
-	{ { "newuidmap", NULL },
+	{ { "newuidmap", NULL }, 0,
 	  "rootless podman cannot map the user's ids: install uidmap and give the user "
 	  "subordinate ids (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), "
 	  "then run 'podman system migrate'" },
-	{ { "enough IDs", NULL },
+	{ { "enough IDs", NULL }, 0,
 	  "rootless podman has too few subordinate ids for the image: give the user a range of "
 	  "65536 (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), then run "
 	  "'podman system migrate'" },
-	{ { "user namespace", NULL },
+	{ { "user namespace", NULL }, 0,
 	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
 	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
-	{ { "cannot clone", "operation not permitted" },
+	{ { "cannot clone", "operation not permitted" }, 0,
 	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
 	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
-	{ { "libpod runtime", NULL },
+	{ { "libpod runtime", NULL }, 0,
 	  "podman cannot open its image store: check storage.conf (driver, graphroot, runroot) and "
 	  "that the user owns them; 'podman system reset' clears a broken store (it removes every image)" },
-	{ { "overlay", "not supported" },
+	{ { "overlay", "not supported" }, 0,
 	  "the image store's overlay driver does not work on this filesystem: install fuse-overlayfs "
 	  "(rootless), or set driver = \"vfs\" in storage.conf" },
 };
@@ -477,11 +481,11 @@ static int cause_matches(const struct runtime_cause *c, const char *line)
 static char *runtime_hint(const struct rn_engine_params *p, const char *line)
 {
 	size_t k = strlen(p->program);
+	int error_line = !strncmp(line, "Error: ", 7) ||
+			 (!strncmp(line, p->program, k) && !strncmp(line + k, ": ", 2));
 
-	if (strncmp(line, "Error: ", 7) && (strncmp(line, p->program, k) || strncmp(line + k, ": ", 2)))
-		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(RUNTIME_CAUSES); i++)
-		if (cause_matches(&RUNTIME_CAUSES[i], line))
+		if ((error_line || RUNTIME_CAUSES[i].any_line) && cause_matches(&RUNTIME_CAUSES[i], line))
 			return fg_xasprintf("%s could not start the container (not the image's entrypoint): %s",
 					    p->program, RUNTIME_CAUSES[i].fix);
 	return NULL;

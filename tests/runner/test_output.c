@@ -197,6 +197,42 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 	}
 }
 
+/* crun (Podman's default runtime on Fedora and RHEL) says "setrlimit
+ * `RLIMIT_NPROC`", not runc's "setting rlimit type 6"; and the runtime's
+ * line may stand between the CLI's own lines, after a hint of another
+ * kind. Each is the engine's failure with the rlimit fix first. */
+Test(output, an_rlimit_error_on_any_line_is_the_engines_failure)
+{
+	static const char *const crun[] = {
+		"Error: OCI runtime error: crun: setrlimit `RLIMIT_NPROC`: Operation not permitted", NULL,
+	};
+	static const char *const between[] = {
+		"Resource limits are not supported and ignored on cgroups V1 rootless systems",
+		"Error: short-name \"forge:dev\" did not resolve to an alias",
+		"crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted",
+		"Error: OCI runtime error: unable to start container: OCI permission denied",
+		NULL,
+	};
+	const char *const *cases[] = { crun, between };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *reason, *hint;
+		int kind;
+		char *log = feed(&rn_engine_podman_ops, cases[i], &reason, &hint, &kind);
+
+		cr_assert_not_null(hint, "case %zu: no hint\n%s", i, log);
+		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+			  "case %zu: %s", i, hint);
+		cr_expect(strstr(hint, "RLIMIT_NOFILE") && strstr(hint, "RLIMIT_NPROC") &&
+			  strstr(hint, "--ulimit=nofile=N:N") && strstr(hint, "--ulimit=nproc=N:N"),
+			  "case %zu: %s", i, hint);
+		free(log);
+		free(reason);
+		free(hint);
+	}
+}
+
 Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
 {
 	static const char *const lines[] = {
