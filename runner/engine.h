@@ -33,8 +33,9 @@
  * Container environment is an explicit allowlist: every FORGE_* and
  * AUTO_REVIEW_* variable of the runner's environment except the runner's own
  * settings (rn_engine_env_is_runner_only()), plus each --env NAME. They are
- * passed as `-e NAME` with the value in the CLI's environment, so a value
- * never appears in argv (ps) or in a log line.
+ * passed as `-e NAME` with the value in the CLI's environment (kubernetes:
+ * the pod's env, the --env values from a Secret), so a value never appears
+ * in argv (ps) or in a log line.
  *
  * Protocol: ops = rn_engine_find(name) -> data = ops->data_new(), each
  * option of the engine's tables to its set's take(), ops->data_check()

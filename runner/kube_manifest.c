@@ -1,7 +1,10 @@
 /*
  * kube_manifest.c - the objects of one kubernetes run as one v1/List
- * (kube.h, docs/design/kubernetes.md "Objects created for one run").
- * Pure: reads the task file and the skills directory, builds cJSON.
+ * (kube.h, docs/design/kubernetes.md "Objects created for one run"): the
+ * refusals of what a run cannot express, the metadata and labels (the
+ * Job's name, the step's hash), the task ConfigMap, the --env Secret and
+ * the NetworkPolicy; the Job and the skills come from kube_spec.c. Pure:
+ * reads the task file and the skills directory, builds cJSON.
  */
 #include "kube.h"
 

@@ -1,6 +1,9 @@
 /*
  * kube_spec.c - the Job of a kubernetes run and the skills ConfigMap
- * (kube.h, docs/design/kubernetes.md "The Job", "Task file and skills").
+ * (kube.h, docs/design/kubernetes.md "The Job", "Task file and skills"),
+ * and the values they are made of: the quantities of --memory and --cpus,
+ * --run-as and --fs-group, the --env values, a process's start time (the
+ * runner's identity in the annotations).
  */
 #include "kube.h"
 
