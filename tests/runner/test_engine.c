@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "engine.h"
 #include "fgtest.h"
 
@@ -471,4 +472,47 @@ Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 	free(e);
 	fg_strvec_release(&argv);
 	fg_strvec_release(&env);
+}
+
+/* engine.c's list is the one place naming the engines: the names in prose
+ * (--engine's help, the errors) and the options of run come from it. */
+Test(engine, the_list_names_the_engines_and_run_takes_each_engines_options_once)
+{
+	char names[128];
+	const struct fg_opt *table = rn_run_options();
+
+	cr_assert_str_eq(rn_engine_names(names, sizeof(names), "or", NULL, NULL),
+			 "local, docker, podman or kubernetes");
+	cr_assert_str_eq(rn_engine_names(names, 12, "or", NULL, NULL), "local, dock", "cut to the buffer");
+	cr_assert_str_eq(fg_opts_find(table, "engine")->help, "local (default), docker, podman or kubernetes");
+	cr_assert(!rn_engine_takes(rn_engine_find("local"), &rn__container_opt_set));
+	for (size_t i = 0; rn_engine_at(i); i++)
+		for (const struct rn_engine_opts *const *s = rn_engine_at(i)->opts; s && *s; s++)
+			for (const struct fg_opt *o = (*s)->table; o->name; o++) {
+				size_t n = 0;
+
+				for (const struct fg_opt *t = table; t->name; t++)
+					n += !strcmp(t->name, o->name);
+				cr_expect_eq(n, 1, "--%s of %s: %zu times in run's table", o->name,
+					     rn_engine_at(i)->name, n);
+			}
+}
+
+/* The container options go into the engine's data, checked there. */
+Test(engine, container_options_are_taken_and_checked_by_the_engine)
+{
+	const struct rn_engine_ops *ops = rn_engine_find("podman");
+	struct rn_container_opts *c = ops->data_new();
+	char err[256] = "";
+
+	int memory = fg_opts_find(rn__container_opt_set.table, "memory")->id;
+
+	cr_assert_eq(rn__container_opt_set.take(c, memory, "4g", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rn__container_opt_set.take(c, 99, "x", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(ops->data_check(c, "podman", err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(c->memory, "4g");
+	c->pids_limit = "lots";
+	cr_assert_eq(ops->data_check(c, "podman", err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "invalid process limit 'lots'"), "%s", err);
+	ops->data_free(c);
 }
