@@ -71,6 +71,7 @@ static void au_init(struct au *a, const char *audit_yaml)
 	char *rmd = fgt_fmt("---\nmax_retries: 3\n%s---\nThe task must be done; run calc.sh.\n", audit_yaml);
 
 	fgw_init(&a->w);
+	a->trace = NULL;
 	a->save = fgw_path(&a->w, "save");
 	fge_write_in(a->save, ".keep", "");
 	fge_write_in(a->w.ws, "calc.sh", "echo $(($1 - $2))\n");
