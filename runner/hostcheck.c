@@ -45,7 +45,8 @@ static int check_skills(const struct rn_run_config *c, const char *dir, char *er
 	    (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
 		return 0;
 	snprintf(err, errlen, "the %s engine has no skills directory: '%s' is not a directory; "
-		 "pass --skills-dir DIR (the directory holding default/{skill}/review.md)", c->engine->name, dir);
+		 "pass --skills-dir DIR (the directory holding default/{skill}/review.md)",
+		 c->engine->name, dir);
 	return -EINVAL;
 }
 
