@@ -30,14 +30,13 @@ static const struct rn_engine_ops *const engines[] = { RN_ENGINE_LIST(RN_ENGINE_
 static const char *const engine_names[] = { RN_ENGINE_LIST(RN_ENGINE_NAME) };
 
 /* Settings that describe the host side; inside a container they would be
- * wrong (host paths) or meaningless. */
+ * wrong (host paths) or meaningless. The environment twins of the engines'
+ * own options are too (rn_engine_env_is_runner_only() reads their tables). */
 static const char *const runner_only[] = {
 	"FORGE_ENGINE", "FORGE_IMAGE", "FORGE_ENTRYPOINT_BIN", "FORGE_REVIEW_RECORDING_DIR",
 	"FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_TASK_FILE", "FORGE_RUN_ID",
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
-	"FORGE_MOUNT_LABEL", "FORGE_MEMORY", "FORGE_CPUS", "FORGE_PIDS_LIMIT", "FORGE_NETWORK",
-	"FORGE_READ_ONLY_ROOTFS", "FORGE_ENGINE_CLI", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT",
-	"FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT",
+	"FORGE_ENGINE_CLI", "FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT",
 };
 
 const struct rn_engine_ops *rn_engine_find(const char *name)
@@ -81,9 +80,13 @@ int rn_engine_takes(const struct rn_engine_ops *ops, const struct rn_engine_opts
 
 int rn_engine_env_is_runner_only(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(runner_only); i++)
-		if (!strcmp(name, runner_only[i]))
-			return 1;
+	if (FG_NAME_INDEX(runner_only, name, 0) >= 0)
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		for (const struct rn_engine_opts *const *s = engines[i]->opts; s && *s; s++)
+			for (const struct fg_opt *o = (*s)->table; o->name; o++)
+				if (o->env && !strcmp(name, o->env))
+					return 1;
 	return 0;
 }
 

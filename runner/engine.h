@@ -138,7 +138,8 @@ int rn_engine_env_name_check(const char *arg, char *err, size_t errlen);
 
 /* 1 if NAME (no '=') is one of the runner's own settings, never passed into a
  * container (FORGE_ENGINE, FORGE_IMAGE, FORGE_ENTRYPOINT_BIN, paths of the
- * host such as FORGE_WORKSPACE, ...). */
+ * host such as FORGE_WORKSPACE, ...; the environment twin of any engine's
+ * option, such as FORGE_MEMORY or FORGE_KUBE_NAMESPACE). */
 int rn_engine_env_is_runner_only(const char *name);
 
 /*

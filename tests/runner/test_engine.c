@@ -516,3 +516,16 @@ Test(engine, container_options_are_taken_and_checked_by_the_engine)
 	cr_assert(strstr(err, "invalid process limit 'lots'"), "%s", err);
 	ops->data_free(c);
 }
+
+/* The runner's own settings stay out of the sandbox, the twins of every
+ * engine's options among them (read from the engines' tables). */
+Test(engine, the_engines_option_twins_are_the_runners_own)
+{
+	static const char *const own[] = { "FORGE_ENGINE", "FORGE_IMAGE", "FORGE_MEMORY", "FORGE_MOUNT_LABEL",
+					    "FORGE_READ_ONLY_ROOTFS", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		cr_expect(rn_engine_env_is_runner_only(own[i]), "%s", own[i]);
+	cr_expect(!rn_engine_env_is_runner_only("FORGE_WORKER_CMD"));
+	cr_expect(!rn_engine_env_is_runner_only("AUTO_REVIEW_MAX_RETRIES"));
+}
