@@ -33,7 +33,7 @@ static void print_help(void)
 		"Kubernetes Job), reports every review cycle it writes to .forge/{step}/,\n"
 		"and writes a result.\n"
 		"\nrun options:\n");
-	fg_opts_help(rn_run_options, &b);
+	fg_opts_help(rn_run_options(), &b);
 	fg_buf_adds(&b, rn_run_needs);
 	fg_buf_adds(&b, "\nwatch options:\n");
 	fg_opts_help(rn_watch_options, &b);

@@ -23,7 +23,9 @@
 #define RN_OPT_LOG_LEVEL(id) \
 	{ (id), "log-level", 0, "LEVEL", "FORGE_LOG_LEVEL", "debug, info (default), warn, error" }
 
-extern const struct fg_opt rn_run_options[];
+/* run's option table: its own options and every engine's (run_config.c
+ * builds it once from engine.c's list). */
+const struct fg_opt *rn_run_options(void);
 extern const struct fg_opt rn_watch_options[];
 extern const struct fg_opt rn_sweep_options[];
 

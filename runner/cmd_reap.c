@@ -191,12 +191,13 @@ int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struc
 	return failed ? FG_EXIT_FAILED : 0;
 }
 
-static int take_arg(struct reap_args *a, const char **step, int id, const char *v)
+static int take_arg(struct reap_args *a, struct rn_kube_opts *k, const char **step, int id,
+		    const char *v)
 {
 	switch (id) {
 	case P_CLI: a->p.program = v; return 0;
-	case P_NS: a->p.kube_namespace = v; return 0;
-	case P_CTX: a->p.kube_context = v; return 0;
+	case P_NS: k->kube_namespace = v; return 0;
+	case P_CTX: k->kube_context = v; return 0;
 	case P_RUN_ID:
 		if (strlen(v) != 16 || strspn(v, "0123456789abcdef") != 16)
 			return rn_cmd_usage("reap", "invalid run id '%.64s' (16 lowercase hex digits)", v);
@@ -212,19 +213,22 @@ static int take_arg(struct reap_args *a, const char **step, int id, const char *
 int rn_cmd_reap(int argc, char **argv)
 {
 	struct reap_args a = { 0 };
+	struct rn_kube_opts k;
 	struct fg_opts_iter it;
 	const char *step = NULL;
 	int r = 0;
 
-	a.p.kind = RN_ENGINE_KUBERNETES;
+	rn_kube_opts_init(&k);
+	a.p.ops = &rn_engine_kubernetes_ops;
+	a.p.data = &k;
 	a.p.program = getenv("FORGE_ENGINE_CLI") && *getenv("FORGE_ENGINE_CLI") ? getenv("FORGE_ENGINE_CLI") : "kubectl";
-	a.p.kube_namespace = getenv("FORGE_KUBE_NAMESPACE");
-	a.p.kube_context = getenv("FORGE_KUBE_CONTEXT");
+	k.kube_namespace = getenv("FORGE_KUBE_NAMESPACE");
+	k.kube_context = getenv("FORGE_KUBE_CONTEXT");
 	fg_strvec_init(&a.run_ids);
 	fg_opts_init(&it, rn_reap_options, argc, argv, 1);
 	while (!r && fg_opts_each(&it))
 		r = it.id == FG_OPT_POSITIONAL ? rn_cmd_usage("reap", "unexpected argument '%s'", it.value)
-					    : take_arg(&a, &step, it.id, it.value);
+					    : take_arg(&a, &k, &step, it.id, it.value);
 	if (!r && fg_opts_failed(&it))
 		r = rn_cmd_usage("reap", "%s", it.err);
 	if (r < 0)
@@ -233,5 +237,6 @@ int rn_cmd_reap(int argc, char **argv)
 	else if (!r)
 		r = rn_kube_reap(&a.p, step, &a.run_ids, a.flags);
 	fg_strvec_release(&a.run_ids);
+	rn_kube_opts_release(&k);
 	return r;
 }

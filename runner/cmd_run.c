@@ -140,7 +140,7 @@ static void write_result(struct run_state *st, enum fg_review_state state, bool 
 	struct rn_result res = {
 		.exit_code = st->sr.exit_code, .error_message = st->sr.error_message,
 		.step = st->cfg->step, .skill = st->skill, .task_key = st->cfg->task_key,
-		.run_id = st->run_id, .engine = rn_engine_name(st->cfg->engine),
+		.run_id = st->run_id, .engine = st->cfg->engine->name,
 		.duration_seconds = fg_seconds_since(st->t0), .cycles = &st->cycles,
 		.review_exhausted = exhausted, .review_state = state,
 		.stale_files_cleared = st->stale, .sweep_caught = st->sr.sweep_caught,
@@ -171,7 +171,7 @@ static void write_metrics(struct run_state *st, enum fg_review_state state, bool
 {
 	const char *skill = st->skill ? st->skill : "";
 	struct rn_metrics_run run = { .skill = skill, .step = st->cfg->step,
-				      .engine = rn_engine_name(st->cfg->engine) };
+				      .engine = st->cfg->engine->name };
 	char err[256] = "";
 	int r;
 
@@ -282,13 +282,35 @@ static void name_failure(struct run_state *st, const struct fg_summary *s)
 		st->fail.reason = exit_reason(sr);
 }
 
+/* The sweep's count (a run the runner cannot see is never swept: no sweep
+ * event then) and run_exit. */
+static void log_exit(struct run_state *st, enum fg_review_state state, bool exhausted,
+		     const struct fg_usage_pair *usage)
+{
+	char *reason = exit_reason(&st->sr), cost[32];
+	double usd;
+
+	if (fg_usage_pair_cost(usage, &usd))
+		snprintf(cost, sizeof(cost), "%.6f", usd);
+	if (st->cfg->workspace_local)
+		rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
+	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
+	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
+	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
+	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
+	       RN_LI("sweep_caught", st->sr.sweep_caught),
+	       RN_LN("duration_seconds", fg_seconds_since(st->t0)),
+	       RN_LS_OPT("cause", st->fail.cause ? fg_failure_cause_name(st->fail.cause) : NULL),
+	       RN_LS_OPT("reason", reason),
+	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(usage, &usd) ? cost : NULL));
+	free(reason);
+}
+
 static void conclude(struct run_state *st)
 {
 	struct fg_summary sum;
 	const struct fg_summary *s;
 	struct fg_usage_pair usage;
-	char *reason, cost[32];
-	double usd;
 	int have_sum;
 	enum fg_review_state state;
 	bool exhausted;
@@ -317,23 +339,8 @@ static void conclude(struct run_state *st)
 		usage = s->usage;
 	else
 		rn_cycles_usage(&st->cycles, &usage);
-	if (fg_usage_pair_cost(&usage, &usd))
-		snprintf(cost, sizeof(cost), "%.6f", usd);
 	exhausted = rn_review_exhausted(state, &st->cycles);
-	/* A run the runner cannot see is never swept: no sweep event then. */
-	if (st->cfg->workspace_local)
-		rn_log(st->log, RN_LOG_INFO, "sweep", RN_LI("sweep_caught", st->sr.sweep_caught));
-	reason = exit_reason(&st->sr);
-	rn_log(st->log, st->sr.exit_code ? RN_LOG_WARN : RN_LOG_INFO, "run_exit",
-	       RN_LS("step", st->cfg->step), RN_LS("run_id", st->run_id),
-	       RN_LI("exit_code", st->sr.exit_code), RN_LS("review_state", fg_review_state_name(state)),
-	       RN_LB("review_exhausted", exhausted), RN_LI("cycles", (long long)st->cycles.n),
-	       RN_LI("sweep_caught", st->sr.sweep_caught),
-	       RN_LN("duration_seconds", fg_seconds_since(st->t0)),
-	       RN_LS_OPT("cause", st->fail.cause ? fg_failure_cause_name(st->fail.cause) : NULL),
-	       RN_LS_OPT("reason", reason),
-	       RN_LS_OPT("cost_usd", fg_usage_pair_cost(&usage, &usd) ? cost : NULL));
-	free(reason);
+	log_exit(st, state, exhausted, &usage);
 	/* The audit's word is the sealed summary's (its frame's on a run the
 	 * runner cannot see), like the state. */
 	if (s && s->audit) {
@@ -347,36 +354,48 @@ static void conclude(struct run_state *st)
 	fg_summary_release(&sum);
 }
 
-/* run_start: the run, then the settings of the engine in use (a
- * workspace the runner cannot see is neither polled nor watched). */
+/* run_start's fields: the run, then the settings of the engine in use (a
+ * workspace the runner cannot see is neither polled nor watched), the
+ * engine's own fields (ops->log_fields), the program. Returns their number. */
+static size_t start_fields(const struct run_state *st, struct rn_log_field *f)
+{
+	const struct rn_run_config *c = st->cfg;
+	const struct rn_engine_ops *ops = c->engine;
+	struct rn_engine_field ef[RN_ENGINE_FIELDS_MAX];
+	size_t n = 0, ne = ops->log_fields ? ops->log_fields(c->engine_data, ef) : 0;
+
+	f[n++] = RN_LS("engine", ops->name);
+	f[n++] = RN_LS("image", ops->cli ? c->image : NULL);
+	f[n++] = RN_LS("step", c->step);
+	f[n++] = RN_LS("skill", st->skill);
+	f[n++] = RN_LS("task_key", c->task_key);
+	f[n++] = RN_LS("run_id", st->run_id);
+	if (c->workspace_local) {
+		f[n++] = RN_LN("poll_interval", c->poll_interval);
+		f[n++] = RN_LB("inotify", !c->no_inotify);
+	}
+	f[n++] = RN_LS("record", rn_record_mode_name(c->record));
+	f[n++] = RN_LN("timeout", c->timeout);
+	if (c->workspace_local) {
+		f[n++] = RN_LS("workspace", c->workspace);
+	} else {
+		f[n++] = RN_LS_OPT("workspace_volume", c->workspace_volume);
+		f[n++] = RN_LS_OPT("engine_host", c->engine_host);
+	}
+	for (size_t i = 0; i < ne && i < RN_ENGINE_FIELDS_MAX; i++)
+		f[n++] = RN_LS_OPT(ef[i].key, ef[i].value);
+	f[n++] = RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint);
+	return n;
+}
+
 static void log_start(struct run_state *st)
 {
 	const struct rn_run_config *c = st->cfg;
-	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+	const struct rn_engine_ops *ops = c->engine;
 	const char *skill = st->skill;
-	int kube = c->engine == RN_ENGINE_KUBERNETES;
+	struct rn_log_field f[16 + RN_ENGINE_FIELDS_MAX];
 
-	if (c->workspace_local)
-		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
-		       RN_LS("image", ops->cli ? c->image : NULL),
-		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
-		       RN_LS("run_id", st->run_id), RN_LN("poll_interval", c->poll_interval),
-		       RN_LB("inotify", !c->no_inotify), RN_LS("record", rn_record_mode_name(c->record)),
-		       RN_LN("timeout", c->timeout), RN_LS("workspace", c->workspace),
-		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
-	else
-		rn_log(st->log, RN_LOG_INFO, "run_start", RN_LS("engine", ops->name),
-		       RN_LS("image", ops->cli ? c->image : NULL),
-		       RN_LS("step", c->step), RN_LS("skill", skill), RN_LS("task_key", c->task_key),
-		       RN_LS("run_id", st->run_id), RN_LS("record", rn_record_mode_name(c->record)),
-		       RN_LN("timeout", c->timeout), RN_LS_OPT("workspace_volume", c->workspace_volume),
-		       RN_LS_OPT("workspace_subpath", kube ? c->workspace_subpath : NULL),
-		       RN_LS_OPT("engine_host", c->engine_host),
-		       RN_LS_OPT("namespace", kube ? (c->kube_namespace ? c->kube_namespace : "(the context's)")
-					     : NULL),
-		       RN_LS_OPT("context", kube ? (c->kube_context ? c->kube_context : "(current)") : NULL),
-		       RN_LS_OPT("run_as", kube ? (c->run_as ? c->run_as : "(the image's user)") : NULL),
-		       RN_LS("entrypoint", ops->cli ? ops->cli : c->entrypoint));
+	rn_log_event(st->log, RN_LOG_INFO, "run_start", f, start_fields(st, f));
 	/* A container without --skills-dir reads the image's own /skills: a
 	 * review.md on the host is silently not used. */
 	if (ops->cli && !c->skills_dir)
@@ -460,7 +479,7 @@ static int run_prepared(struct run_state *st)
 		if (st->cfg->workspace_local)
 			rn_log(st->log, st->stale ? RN_LOG_INFO : RN_LOG_DEBUG, "stale_cleared",
 			       RN_LS("dir", st->step_dir), RN_LI("count", st->stale));
-		if (rn_engine_ops_of(st->cfg->engine)->env_by_name)
+		if (st->cfg->engine->env_by_name)
 			warn_unset_env(st);
 		run_session(st);
 	}
@@ -489,6 +508,24 @@ static int no_key(struct rn_log *log, struct rn_run_config *cfg)
 	return FG_EXIT_RUNTIME;
 }
 
+/* Everything a run held, its log and its configuration last. */
+static void release_run(struct run_state *st)
+{
+	rn_metrics_release(&st->metrics);
+	rn_cycles_release(&st->cycles);
+	free(st->sr.error_message);
+	free(st->fail.reason);
+	if (st->sr.stream_summary)
+		fg_summary_release(st->sr.stream_summary);
+	FG_FREE_ALL(st->sr.stream_summary, st->sr.reason, st->step_dir, st->step_rel, st->skill);
+	if (st->wsfd >= 0)
+		close(st->wsfd);
+	fg_seal_key_wipe(&st->key);
+	rn_trace_release(&st->trace);
+	rn_log_close(st->log);
+	rn_run_config_release(st->cfg);
+}
+
 int rn_cmd_run(int argc, char **argv)
 {
 	struct rn_run_config cfg = { 0 };
@@ -505,7 +542,7 @@ int rn_cmd_run(int argc, char **argv)
 		rn_run_config_release(&cfg);
 		if (r > 0)
 			return r;
-		rn_cmd_help("forge-runner run --workspace DIR --step NAME [options]", rn_run_options);
+		rn_cmd_help("forge-runner run --workspace DIR --step NAME [options]", rn_run_options());
 		fputs(rn_run_needs, stdout);
 		return 0;
 	}
@@ -535,18 +572,6 @@ int rn_cmd_run(int argc, char **argv)
 	rn_cycles_test_bound(&st.cycles);
 	rn_metrics_init(&st.metrics);
 	r = run_prepared(&st);
-	rn_metrics_release(&st.metrics);
-	rn_cycles_release(&st.cycles);
-	free(st.sr.error_message);
-	free(st.fail.reason);
-	if (st.sr.stream_summary)
-		fg_summary_release(st.sr.stream_summary);
-	FG_FREE_ALL(st.sr.stream_summary, st.sr.reason, st.step_dir, st.step_rel, st.skill);
-	if (st.wsfd >= 0)
-		close(st.wsfd);
-	fg_seal_key_wipe(&st.key);
-	rn_trace_release(&st.trace);
-	rn_log_close(&log);
-	rn_run_config_release(&cfg);
+	release_run(&st);
 	return r;
 }

@@ -1,10 +1,12 @@
 /*
- * engine.c - the list of engines, the environment allowlist and the calls
- * that go through an engine's ops table (see engine.h).
+ * engine.c - the list of engines (the one place that names them), the
+ * environment allowlist, and the calls that go through an engine's ops
+ * table (see engine.h).
  */
 #include "engine.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,51 +18,75 @@
 #define RN_ENV_PREFIX_FORGE "FORGE_"
 #define RN_ENV_PREFIX_REVIEW "AUTO_REVIEW_"
 
-/* Indexed by enum rn_engine_kind. */
-static const struct rn_engine_ops *const engines[] = {
-	[RN_ENGINE_LOCAL] = &rn_engine_local_ops,
-	[RN_ENGINE_DOCKER] = &rn_engine_docker_ops,
-	[RN_ENGINE_PODMAN] = &rn_engine_podman_ops,
-	[RN_ENGINE_KUBERNETES] = &rn_engine_kubernetes_ops,
-};
+/* The engines, in the order --help names them: a new engine is one entry
+ * here (its table is rn_engine_<name>_ops, in engine_<name>.c). */
+#define RN_ENGINE_LIST(X) X(local) X(docker) X(podman) X(kubernetes)
+
+#define RN_ENGINE_DECLARE(n) extern const struct rn_engine_ops rn_engine_##n##_ops;
+RN_ENGINE_LIST(RN_ENGINE_DECLARE)
+#define RN_ENGINE_ENTRY(n) &rn_engine_##n##_ops,
+static const struct rn_engine_ops *const engines[] = { RN_ENGINE_LIST(RN_ENGINE_ENTRY) };
+#define RN_ENGINE_NAME(n) #n,
+static const char *const engine_names[] = { RN_ENGINE_LIST(RN_ENGINE_NAME) };
 
 /* Settings that describe the host side; inside a container they would be
- * wrong (host paths) or meaningless. */
+ * wrong (host paths) or meaningless. The environment twins of the engines'
+ * own options are too (rn_engine_env_is_runner_only() reads their tables). */
 static const char *const runner_only[] = {
 	"FORGE_ENGINE", "FORGE_IMAGE", "FORGE_ENTRYPOINT_BIN", "FORGE_REVIEW_RECORDING_DIR",
 	"FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_TASK_FILE", "FORGE_RUN_ID",
 	"FORGE_LOG_LEVEL", "AUTO_REVIEW_POLL_INTERVAL", "AUTO_REVIEW_RECORD_POLLED_FILES",
-	"FORGE_MOUNT_LABEL", "FORGE_MEMORY", "FORGE_CPUS", "FORGE_PIDS_LIMIT", "FORGE_NETWORK",
-	"FORGE_READ_ONLY_ROOTFS", "FORGE_ENGINE_CLI", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT",
-	"FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT", "FORGE_DEADLINE",
+	"FORGE_ENGINE_CLI", "FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE", "FORGE_TRACEPARENT", "FORGE_DEADLINE",
 };
 
-const struct rn_engine_ops *rn_engine_ops_of(enum rn_engine_kind k)
+const struct rn_engine_ops *rn_engine_find(const char *name)
 {
-	return engines[k];
+	int i = FG_NAME_INDEX(engine_names, name, 0);
+
+	return i < 0 ? NULL : engines[i];
 }
 
-const char *rn_engine_name(enum rn_engine_kind k)
+const struct rn_engine_ops *rn_engine_at(size_t i)
 {
-	return engines[k]->name;
+	return i < ARRAY_SIZE(engines) ? engines[i] : NULL;
 }
 
-int rn_engine_parse(const char *s, enum rn_engine_kind *out)
+const char *rn_engine_names(char *out, size_t outlen, const char *last,
+			    int (*pick)(const struct rn_engine_ops *ops, const void *arg), const void *arg)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(engines); i++) {
-		if (!strcmp(s, engines[i]->name)) {
-			*out = (enum rn_engine_kind)i;
-			return 0;
-		}
+	size_t n = 0, k = 0, len = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		n += !pick || pick(engines[i], arg);
+	if (outlen)
+		out[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(engines) && len < outlen; i++) {
+		if (pick && !pick(engines[i], arg))
+			continue;
+		len += (size_t)snprintf(out + len, outlen - len, "%s%s%s%s", !k ? "" : k + 1 == n ? " " : ", ",
+					k && k + 1 == n ? last : "", k && k + 1 == n ? " " : "", engines[i]->name);
+		k++;
 	}
-	return -EINVAL;
+	return out;
+}
+
+int rn_engine_takes(const struct rn_engine_ops *ops, const struct rn_engine_opts *s)
+{
+	for (const struct rn_engine_opts *const *o = ops->opts; o && *o; o++)
+		if (*o == s)
+			return 1;
+	return 0;
 }
 
 int rn_engine_env_is_runner_only(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(runner_only); i++)
-		if (!strcmp(name, runner_only[i]))
-			return 1;
+	if (FG_NAME_INDEX(runner_only, name, 0) >= 0)
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(engines); i++)
+		for (const struct rn_engine_opts *const *s = engines[i]->opts; s && *s; s++)
+			for (const struct fg_opt *o = (*s)->table; o->name; o++)
+				if (o->env && !strcmp(name, o->env))
+					return 1;
 	return 0;
 }
 
@@ -90,9 +116,12 @@ int rn_engine_env_name_check(const char *arg, char *err, size_t errlen)
 
 char *rn_engine_exit_reason(const struct rn_engine_params *p, int exit_code)
 {
-	const struct rn_engine_ops *ops = rn_engine_ops_of(p->kind);
+	return p->ops->exit_reason ? p->ops->exit_reason(p, exit_code) : NULL;
+}
 
-	return ops->exit_reason ? ops->exit_reason(p, exit_code) : NULL;
+char *rn_engine_remote_host(const struct rn_engine_params *p)
+{
+	return p->ops->remote_host ? p->ops->remote_host(p) : NULL;
 }
 
 char *rn_engine_container_name(const char *run_id)
@@ -134,7 +163,7 @@ static void build_env(const struct rn_engine_params *p, struct fg_strvec *env)
 int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 		    struct fg_strvec *env, char *err, size_t errlen)
 {
-	int r = rn_engine_ops_of(p->kind)->build(p, argv, err, errlen);
+	int r = p->ops->build(p, argv, err, errlen);
 
 	if (r)
 		return r;
@@ -145,7 +174,7 @@ int rn_engine_build(const struct rn_engine_params *p, struct fg_strvec *argv,
 int rn_engine_stop_argv(const struct rn_engine_params *p, int force, struct fg_strvec *argv)
 {
 	size_t n = argv->n;
-	int r = rn_engine_ops_of(p->kind)->stop(p, force, argv);
+	int r = p->ops->stop(p, force, argv);
 
 	return r == 0 && argv->n > n ? 0 : -EINVAL;
 }

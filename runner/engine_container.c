@@ -1,7 +1,10 @@
 /*
- * engine_container.c - the base docker and podman share: the CLI's command
- * line, stop and kill, the commands that make sure the container is gone,
- * and the meaning of the CLI's own exit codes.
+ * engine_container.c - the base docker and podman share: the container
+ * options (the limits, --mount-label, --engine-arg, --as-root: their table,
+ * their checks and the data that keeps them, which the kubernetes engine
+ * takes too), the CLI's command line, stop and kill, the commands that make
+ * sure the container is gone, the meaning of the CLI's own exit codes and
+ * the hints for its error lines.
  *
  * The container sees the workspace at /workspace and the skills at /skills
  * (read-only). A task file inside the workspace is addressed through the
@@ -16,6 +19,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "forge/alloc.h"
@@ -105,6 +109,127 @@ int rn_engine_network_check(const char *v, char *err, size_t errlen)
 	if (*v && *v != '-' && !v[n])
 		return 0;
 	return refused("network", v, "a name such as none, bridge or slirp4netns", err, errlen);
+}
+
+/* ---- the options ---- */
+
+enum { C_MOUNT_LABEL = 1, C_MEMORY, C_CPUS, C_PIDS, C_NETWORK, C_ENGINE_ARG, C_READ_ONLY, C_AS_ROOT };
+
+static const struct fg_opt container_options[] = {
+	{ C_MOUNT_LABEL, "mount-label", 0, "MODE", "FORGE_MOUNT_LABEL", "SELinux label of the bind mounts: auto (default: Z when SELinux is on), z, Z, none" },
+	{ C_MEMORY, "memory", 0, "SIZE", "FORGE_MEMORY", "container memory limit (4g, 512m)" },
+	{ C_CPUS, "cpus", 0, "N", "FORGE_CPUS", "container CPU limit (2, 0.5)" },
+	{ C_PIDS, "pids-limit", 0, "N", "FORGE_PIDS_LIMIT", "container process limit (default 4096)" },
+	{ C_NETWORK, "network", 0, "NAME", "FORGE_NETWORK", "container network (default: the engine's; none allowed)" },
+	{ C_ENGINE_ARG, "engine-arg", 0, "ARG", NULL, "extra argument for the engine's run, before the image (repeatable)" },
+	{ C_READ_ONLY, "read-only-rootfs", 0, NULL, "FORGE_READ_ONLY_ROOTFS", "read-only root filesystem with a tmpfs /tmp (containers)" },
+	{ C_AS_ROOT, "as-root", 0, NULL, NULL, "docker/podman: run the sandbox as uid 0 (default: never; a runner started by root uses the workspace's owner, or " RN_SANDBOX_DEFAULT_IDS ")" },
+	{ 0, NULL, 0, NULL, NULL, NULL },
+};
+
+/* Values are kept as given; rn__container_opts_check() reads them. */
+static int container_take(void *data, int id, const char *v, char *err, size_t errlen)
+{
+	struct rn_container_opts *c = data;
+	const char **slot[] = {
+		[C_MOUNT_LABEL] = &c->mount_label_arg, [C_MEMORY] = &c->memory, [C_CPUS] = &c->cpus,
+		[C_PIDS] = &c->pids_limit, [C_NETWORK] = &c->network, [C_READ_ONLY] = &c->read_only_arg,
+	};
+
+	if (id == C_ENGINE_ARG)
+		fg_strvec_push(&c->engine_args, v);
+	else if (id == C_AS_ROOT)
+		c->as_root = 1;
+	else if (id > 0 && id < (int)ARRAY_SIZE(slot) && slot[id])
+		*slot[id] = v;
+	else
+		return rn__seterr(err, errlen, "not a container option"), -EINVAL;
+	return 0;
+}
+
+const struct rn_engine_opts rn__container_opt_set = { container_options, container_take };
+const struct rn_engine_opts *const rn__container_opt_sets[] = { &rn__container_opt_set, NULL };
+
+const struct rn_container_opts *rn__container_opts(const struct rn_engine_params *p)
+{
+	static const struct rn_container_opts defaults;
+
+	return p->data ? p->data : &defaults;
+}
+
+void rn__container_opts_init(struct rn_container_opts *c)
+{
+	memset(c, 0, sizeof(*c));
+	fg_strvec_init(&c->engine_args);
+}
+
+void rn__container_opts_release(struct rn_container_opts *c)
+{
+	fg_strvec_release(&c->engine_args);
+}
+
+/* Each value checked (an environment twin too: the engine takes it), the
+ * read-only flag and the mount label resolved. */
+int rn__container_opts_check(struct rn_container_opts *c, char *err, size_t errlen)
+{
+	enum rn_mount_label label = RN_MOUNT_LABEL_AUTO;
+	int ro = 0;
+
+	if (c->mount_label_arg && rn_mount_label_parse(c->mount_label_arg, &label)) {
+		rn__seterr(err, errlen, "invalid mount label '%s' (auto, z, Z or none)", c->mount_label_arg);
+		return -EINVAL;
+	}
+	if (c->read_only_arg && fg_parse_bool(c->read_only_arg, &ro)) {
+		rn__seterr(err, errlen, "invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", c->read_only_arg);
+		return -EINVAL;
+	}
+	if ((c->memory && rn_engine_memory_check(c->memory, err, errlen)) ||
+	    (c->cpus && rn_engine_cpus_check(c->cpus, err, errlen)) ||
+	    (c->pids_limit && rn_engine_pids_check(c->pids_limit, err, errlen)) ||
+	    (c->network && rn_engine_network_check(c->network, err, errlen)))
+		return -EINVAL;
+	c->read_only_rootfs = ro;
+	c->mount_label = rn_mount_label_option(label, label == RN_MOUNT_LABEL_AUTO && rn_selinux_enabled());
+	return 0;
+}
+
+void *rn__container_data_new(void)
+{
+	struct rn_container_opts *c = fg_xmalloc(sizeof(*c));
+
+	rn__container_opts_init(c);
+	return c;
+}
+
+int rn__container_data_check(void *data, const char *program, char *err, size_t errlen)
+{
+	(void)program;
+	return rn__container_opts_check(data, err, errlen);
+}
+
+void rn__container_data_free(void *data)
+{
+	if (!data)
+		return;
+	rn__container_opts_release(data);
+	free(data);
+}
+
+/* Never uid 0 unless --as-root: the workspace's owner, or
+ * RN_SANDBOX_DEFAULT_UID:GID when root owns it (or it is a volume). */
+void rn__container_sandbox_ids(const void *data, const char *workspace, uid_t *uid, gid_t *gid)
+{
+	const struct rn_container_opts *c = data;
+	struct stat st;
+
+	if (*uid != 0 || (c && c->as_root))
+		return;
+	*uid = RN_SANDBOX_DEFAULT_UID;
+	*gid = RN_SANDBOX_DEFAULT_UID;
+	if (workspace && stat(workspace, &st) == 0 && st.st_uid != 0) {
+		*uid = st.st_uid;
+		*gid = st.st_gid;
+	}
 }
 
 /* ---- the command line ---- */
@@ -199,7 +324,9 @@ static void push_env_flags(const struct fg_strvec *names, struct fg_strvec *argv
 static void push_mount(const struct rn_engine_params *p, struct fg_strvec *argv, const char *src,
 		       const char *dst, int ro)
 {
-	const char *label = p->mount_label ? p->mount_label : "";
+	const char *label = rn__container_opts(p)->mount_label;
+
+	label = label ? label : "";
 
 	fg_strvec_push(argv, "-v");
 	if (!ro && !*label)
@@ -210,14 +337,14 @@ static void push_mount(const struct rn_engine_params *p, struct fg_strvec *argv,
 }
 
 /* Hardening on by default, then the limits that were given. */
-static void push_limits(const struct rn_engine_params *p, struct fg_strvec *argv)
+static void push_limits(const struct rn_container_opts *c, struct fg_strvec *argv)
 {
 	fg_strvec_pushl(argv, "--cap-drop=ALL", "--security-opt=no-new-privileges", "--pids-limit",
-			p->pids_limit ? p->pids_limit : RN_ENGINE_PIDS_LIMIT, NULL);
-	fg_strvec_push_opt(argv, "--memory", p->memory);
-	fg_strvec_push_opt(argv, "--cpus", p->cpus);
-	fg_strvec_push_opt(argv, "--network", p->network);
-	if (p->read_only_rootfs)
+			c->pids_limit ? c->pids_limit : RN_ENGINE_PIDS_LIMIT, NULL);
+	fg_strvec_push_opt(argv, "--memory", c->memory);
+	fg_strvec_push_opt(argv, "--cpus", c->cpus);
+	fg_strvec_push_opt(argv, "--network", c->network);
+	if (c->read_only_rootfs)
 		fg_strvec_pushl(argv, "--read-only", "--tmpfs", "/tmp", NULL);
 }
 
@@ -249,16 +376,20 @@ static void push_entry_args(const struct rn_engine_params *p, struct fg_strvec *
 		fg_strvec_push(argv, "--clear-stale");
 }
 
-int rn__container_build(const struct rn_engine_params *p, const char *userns_arg,
-			struct fg_strvec *argv, char *err, size_t errlen)
+int rn__container_build(const struct rn_engine_params *p, struct fg_strvec *argv, char *err,
+			size_t errlen)
 {
+	const struct rn_container_opts *c = rn__container_opts(p);
+	const struct rn__container *impl = p->ops->impl;
+	/* As root there is no user namespace to keep (engine_podman.c). */
+	const char *userns_arg = impl && !p->runner_root ? impl->userns_arg : NULL;
 	struct fg_strvec names;
 	char *task = NULL;
 	int r;
 
 	if (!p->image || !*p->image) {
 		rn__seterr(err, errlen, "engine '%s' needs an image (--image or FORGE_IMAGE)",
-			   rn_engine_name(p->kind));
+			   p->ops->name);
 		return -EINVAL;
 	}
 	if ((p->workspace_volume ? rn_engine_volume_check(p->workspace_volume, err, errlen)
@@ -271,7 +402,7 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 		fg_strvec_push(argv, "-i");
 	fg_strvec_push(argv, "--name");
 	fg_strvec_push_take(argv, rn_engine_container_name(p->run_id));
-	push_limits(p, argv);
+	push_limits(c, argv);
 	push_mount(p, argv, p->workspace_volume ? p->workspace_volume : p->workspace,
 		   CONTAINER_WORKSPACE, 0);
 	if (p->skills_dir)
@@ -290,8 +421,8 @@ int rn__container_build(const struct rn_engine_params *p, const char *userns_arg
 	if (!r) {
 		push_env_flags(&names, argv);
 		/* Last before the image: anything the options above do not cover. */
-		for (size_t i = 0; i < p->nengine_args; i++)
-			fg_strvec_push(argv, p->engine_args[i]);
+		for (size_t i = 0; i < c->engine_args.n; i++)
+			fg_strvec_push(argv, c->engine_args.v[i]);
 		fg_strvec_push(argv, p->image);
 		push_entry_args(p, argv, task);
 	}
@@ -415,51 +546,55 @@ static int image_missing(const char *line)
  * the CLI's 126 or 127 then says so, not that the image's entrypoint is
  * missing. Each cause is known by words of the engine's own message (all of
  * a row's words, in any order), checked against real podman and runc/crun
- * output: "error setting rlimit type 7: operation not permitted", "could
+ * output: runc's "error setting rlimit type 7: operation not permitted" and
+ * crun's "setrlimit `RLIMIT_NPROC`: Operation not permitted", "could
  * not find slirp4netns", "could not find pasta", crun's and runc's cgroup
  * errors, newuidmap's and the kernel's user-namespace refusals, and the
  * image store's ("error creating libpod runtime", overlay not supported).
+ * An rlimit error counts on any line of the CLI's output: the runtime's own
+ * message may come on a line of its own, between the CLI's error lines.
  */
 static const struct runtime_cause {
 	const char *words[2];
+	int any_line;   /* 1: not only on the CLI's error lines */
 	const char *fix;
 } RUNTIME_CAUSES[] = {
-	{ { "setting rlimit", NULL },
+	{ { "rlimit", NULL }, 1,
 	  "set 'default_ulimits = []' under [containers] in containers.conf (or a file named by "
 	  "CONTAINERS_CONF): the runtime may not apply podman's default ulimits here (no "
-	  "CAP_SYS_RESOURCE, or a hard limit below the default); type 7 is nofile, type 6 nproc, so "
-	  "--engine-arg --ulimit=... must then give both within your hard limits "
-	  "(--engine-arg --ulimit=nofile=N:N --engine-arg --ulimit=nproc=N:N)" },
-	{ { "slirp4netns", NULL },
+	  "CAP_SYS_RESOURCE, or a hard limit below the default); nofile (type 7, RLIMIT_NOFILE) and "
+	  "nproc (type 6, RLIMIT_NPROC) both, so --engine-arg --ulimit=... must then give both within "
+	  "your hard limits (--engine-arg --ulimit=nofile=N:N --engine-arg --ulimit=nproc=N:N)" },
+	{ { "slirp4netns", NULL }, 0,
 	  "rootless podman needs slirp4netns for its default network and cannot find it: install it "
 	  "(apt-get install slirp4netns), or run with --network none (agents that call a hosted "
 	  "model need a network)" },
-	{ { "could not find pasta", NULL },
+	{ { "could not find pasta", NULL }, 0,
 	  "rootless podman needs pasta (the passt package) for its default network: install it, "
 	  "or run with --network slirp4netns or --network none" },
-	{ { "cgroup", NULL },
+	{ { "cgroup", NULL }, 0,
 	  "the runtime cannot set up the container's cgroup: without a systemd user session set "
 	  "cgroup_manager = \"cgroupfs\" under [engine] in containers.conf; a limit the host's cgroups "
 	  "cannot apply (rootless on cgroup v1, a controller not delegated) needs "
 	  "--pids-limit/--memory/--cpus left out there" },
-	{ { "newuidmap", NULL },
+	{ { "newuidmap", NULL }, 0,
 	  "rootless podman cannot map the user's ids: install uidmap and give the user "
 	  "subordinate ids (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), "
 	  "then run 'podman system migrate'" },
-	{ { "enough IDs", NULL },
+	{ { "enough IDs", NULL }, 0,
 	  "rootless podman has too few subordinate ids for the image: give the user a range of "
 	  "65536 (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), then run "
 	  "'podman system migrate'" },
-	{ { "user namespace", NULL },
+	{ { "user namespace", NULL }, 0,
 	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
 	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
-	{ { "cannot clone", "operation not permitted" },
+	{ { "cannot clone", "operation not permitted" }, 0,
 	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
 	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
-	{ { "libpod runtime", NULL },
+	{ { "libpod runtime", NULL }, 0,
 	  "podman cannot open its image store: check storage.conf (driver, graphroot, runroot) and "
 	  "that the user owns them; 'podman system reset' clears a broken store (it removes every image)" },
-	{ { "overlay", "not supported" },
+	{ { "overlay", "not supported" }, 0,
 	  "the image store's overlay driver does not work on this filesystem: install fuse-overlayfs "
 	  "(rootless), or set driver = \"vfs\" in storage.conf" },
 };
@@ -479,11 +614,11 @@ static int cause_matches(const struct runtime_cause *c, const char *line)
 static char *runtime_hint(const struct rn_engine_params *p, const char *line)
 {
 	size_t k = strlen(p->program);
+	int error_line = !strncmp(line, "Error: ", 7) ||
+			 (!strncmp(line, p->program, k) && !strncmp(line + k, ": ", 2));
 
-	if (strncmp(line, "Error: ", 7) && (strncmp(line, p->program, k) || strncmp(line + k, ": ", 2)))
-		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(RUNTIME_CAUSES); i++)
-		if (cause_matches(&RUNTIME_CAUSES[i], line))
+		if ((error_line || RUNTIME_CAUSES[i].any_line) && cause_matches(&RUNTIME_CAUSES[i], line))
 			return fg_xasprintf("%s could not start the container (not the image's entrypoint): %s",
 					    p->program, RUNTIME_CAUSES[i].fix);
 	return NULL;
@@ -491,29 +626,18 @@ static char *runtime_hint(const struct rn_engine_params *p, const char *line)
 
 char *rn__container_hint(const struct rn_engine_params *p, const char *line, int *kind)
 {
-	int podman = p->kind == RN_ENGINE_PODMAN;
+	const struct rn__container *impl = p->ops->impl;
 	char *hint;
 
 	if (daemon_down(line)) {
 		*kind = RN_HINT_DOWN;
 		return fg_xasprintf("%s cannot reach its %s: start it (%s), check %s, or run with "
-				    "--engine local", p->program, podman ? "service" : "daemon",
-				    podman ? "systemctl --user start podman.socket" : "sudo systemctl start docker",
-				    podman ? "CONTAINER_HOST" : "DOCKER_HOST and your membership of the docker group");
+				    "--engine local", p->program, impl->daemon, impl->start, impl->check);
 	}
 	hint = runtime_hint(p, line);
 	if (hint) {
 		*kind = RN_HINT_RUNTIME;
 		return hint;
 	}
-	if (!image_missing(line))
-		return NULL;
-	if (podman)
-		return fg_xasprintf("image '%s' is not in podman's storage (podman does not see Docker's "
-				    "images): load it with 'docker save %s | podman load', or build it with "
-				    "'podman build -f docker/Dockerfile -t %s .' in the forge-review checkout",
-				    p->image, p->image, p->image);
-	return fg_xasprintf("image '%s' is not on this host: build it with 'docker build -f "
-			    "docker/Dockerfile -t %s .' in the forge-review checkout "
-			    "(docs/guide/container-image.md)", p->image, p->image);
+	return image_missing(line) ? impl->image_missing(p->image) : NULL;
 }

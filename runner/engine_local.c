@@ -1,6 +1,7 @@
 /*
  * engine_local.c - the local engine: forge-entrypoint as a child process,
- * stopped by signalling its process group (see engine.h).
+ * stopped by signalling its process group (see engine.h), and where that
+ * binary is found. It has no options of its own.
  */
 #include "engine.h"
 
@@ -48,6 +49,7 @@ static int local_workspace(const struct rn_engine_params *p)
 const struct rn_engine_ops rn_engine_local_ops = {
 	.name = "local",
 	.cli = NULL,
+	.host_fs = 1,
 	.build = local_build,
 	.stop = local_stop,
 	.stop_grace_ms = RN_LOCAL_STOP_GRACE_MS,

@@ -1,7 +1,8 @@
 /*
  * engine_remote.c - which engine host a container engine's CLI talks to
- * (see rn_engine_remote_host() in engine.h): one rule for docker's
- * DOCKER_HOST and contexts, podman's CONTAINER_HOST and connections.
+ * (the remote_host members of docker's and podman's tables; see
+ * rn_engine_remote_host() in engine.h): one rule for docker's DOCKER_HOST
+ * and contexts, podman's CONTAINER_HOST and connections.
  *
  * What each CLI reads, and so what is read here (each file at most
  * CONFIG_MAX bytes, never following a link it was not named by; a file
@@ -39,6 +40,7 @@
 
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 
 #define CONFIG_MAX ((size_t)1 << 20)
 /* Docker contexts scanned at most (each is one small meta.json). */
@@ -89,14 +91,6 @@ static cJSON *read_json(const char *path)
 	return o;
 }
 
-/* A string member of o (borrowed), or NULL. */
-static const char *jstr(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* dir/a/b (owned). */
 static char *join3(const char *dir, const char *a, const char *b)
 {
@@ -135,9 +129,8 @@ static char *docker_context_host(const char *cfg, const char *name)
 			continue;
 		path = join3(metas, de->d_name, "meta.json");
 		o = read_json(path);
-		h = jstr(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "Endpoints"),
-							  "docker"), "Host");
-		if (h && jstr(o, "Name") && !strcmp(jstr(o, "Name"), name))
+		h = fg_json_str(fg_json_obj(fg_json_obj(o, "Endpoints"), "docker"), "Host");
+		if (h && fg_json_str(o, "Name") && !strcmp(fg_json_str(o, "Name"), name))
 			host = fg_xstrdup(h);
 		cJSON_Delete(o);
 		free(path);
@@ -164,7 +157,7 @@ static char *docker_remote(char *const *environ)
 
 		conf = read_json(path);
 		free(path);
-		name = jstr(conf, "currentContext");
+		name = fg_json_str(conf, "currentContext");
 	}
 	if (name && *name && strcmp(name, "default"))
 		ctx = fg_xstrdup(name);
@@ -218,11 +211,11 @@ static void conn_set(struct podman_conf *pc, const char *name, const char *uri, 
 static void podman_json(struct podman_conf *pc, const char *path)
 {
 	cJSON *o = read_json(path);
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, "Connection"), *e;
-	const char *def = jstr(c, "Default");
+	const cJSON *c = fg_json_obj(o, "Connection"), *e;
+	const char *def = fg_json_str(c, "Default");
 
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c, "Connections")) {
-		const char *uri = jstr(e, "URI");
+	cJSON_ArrayForEach(e, fg_json_obj(c, "Connections")) {
+		const char *uri = fg_json_str(e, "URI");
 
 		if (uri && e->string)
 			conn_set(pc, e->string, uri, 1);
@@ -404,11 +397,12 @@ static char *podman_remote(char *const *environ)
 	return r;
 }
 
-char *rn_engine_remote_host(const struct rn_engine_params *p)
+char *rn__docker_remote_host(const struct rn_engine_params *p)
 {
-	switch (p->kind) {
-	case RN_ENGINE_DOCKER: return docker_remote(p->environ);
-	case RN_ENGINE_PODMAN: return podman_remote(p->environ);
-	default: return NULL;
-	}
+	return docker_remote(p->environ);
+}
+
+char *rn__podman_remote_host(const struct rn_engine_params *p)
+{
+	return podman_remote(p->environ);
 }

@@ -22,7 +22,7 @@ static const char *host_skills(const struct rn_run_config *c)
 
 	if (c->skills_dir)
 		return c->skills_dir;
-	if (c->engine != RN_ENGINE_LOCAL)
+	if (!c->engine->host_fs)
 		return NULL;
 	return env && *env ? env : "/skills";
 }
@@ -41,11 +41,12 @@ static int check_skills(const struct rn_run_config *c, const char *dir, char *er
 {
 	struct stat st;
 
-	if (c->engine != RN_ENGINE_LOCAL || c->skills_dir || !is_forge_entrypoint(c->entrypoint) ||
+	if (!c->engine->host_fs || c->skills_dir || !is_forge_entrypoint(c->entrypoint) ||
 	    (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)))
 		return 0;
-	snprintf(err, errlen, "the local engine has no skills directory: '%s' is not a directory; "
-		 "pass --skills-dir DIR (the directory holding default/{skill}/review.md)", dir);
+	snprintf(err, errlen, "the %s engine has no skills directory: '%s' is not a directory; "
+		 "pass --skills-dir DIR (the directory holding default/{skill}/review.md)",
+		 c->engine->name, dir);
 	return -EINVAL;
 }
 
@@ -105,7 +106,7 @@ static int check_agent_paths(const struct rn_run_config *c, char *err, size_t er
 	static const char *const vars[] = { "FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD" };
 	int r = 0;
 
-	if (c->engine == RN_ENGINE_LOCAL)
+	if (c->engine->host_fs)
 		return 0;
 	for (size_t i = 0; !r && i < sizeof(vars) / sizeof(vars[0]); i++) {
 		struct fg_strvec argv;

@@ -16,4 +16,8 @@ void rn__seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((f
  * (output.h). */
 uint64_t rn__test_bound(const char *var, uint64_t bound);
 
+/* 1 when prog (a path with '/', else a name looked up in PATH as execvp
+ * does) names an executable file. */
+int rn__runnable(const char *prog);
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * kube.h - the kubernetes engine's parts (docs/design/kubernetes.md):
- *   engine_kubernetes.c  the ops table (engine.h) and the kubectl prefixes;
+ *   engine_kubernetes.c  the ops table (engine.h), the engine's options and
+ *                        data (struct rn_kube_opts), the kubectl prefixes;
  *   kube_manifest.c      the run's objects as one v1/List (pure, cJSON);
  *   kube_spec.c          the Job and the skills ConfigMap in it, the
  *                        quantities and --env values (kube_manifest.c
@@ -49,6 +50,32 @@
 /* Size limits of what goes into the ConfigMaps (a ConfigMap holds 1 MiB). */
 #define RN_KUBE_TASK_MAX (1024 * 1024 - 4096)
 #define RN_KUBE_SKILLS_MAX (1024 * 1024 - 65536)
+
+/* How long a pod may stay unscheduled or unstarted (seconds, --start-timeout). */
+#define RN_KUBE_START_TIMEOUT 300
+
+extern const struct rn_engine_ops rn_engine_kubernetes_ops;
+
+/* The engine's data (struct rn_engine_params data): the container options
+ * first (the container base reads the same pointer, and takes them), then
+ * the engine's own. Strings borrowed (argv, the environment); NULL: not
+ * given. */
+struct rn_kube_opts {
+	struct rn_container_opts c;
+	const char *kube_namespace;     /* --namespace NS */
+	const char *kube_context;       /* --kube-context NAME */
+	const char *workspace_subpath;  /* --workspace-subpath P */
+	const char *run_as;             /* --run-as UID[:GID] */
+	const char *fs_group;           /* --fs-group GID: the pod's fsGroup */
+	double start_timeout;           /* --start-timeout SEC (default RN_KUBE_START_TIMEOUT) */
+	const char *start_timeout_arg;  /* its raw value until the check */
+};
+
+/* k with every option at its default; release frees what it owns. */
+void rn_kube_opts_init(struct rn_kube_opts *k);
+void rn_kube_opts_release(struct rn_kube_opts *k);
+/* p's kubernetes data (p->data), or the defaults when it is NULL. */
+const struct rn_kube_opts *rn_kube_opts_of(const struct rn_engine_params *p);
 
 /* "forge-<run id>": the Job's name, and the prefix of the other objects'. */
 char *rn_kube_job_name(const char *run_id);

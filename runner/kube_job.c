@@ -268,9 +268,9 @@ static void waiting(struct kjob *j, const struct rn_kube_status *st)
 	default:
 		break;
 	}
-	if (elapsed_s(j) > j->p.start_timeout) {
+	if (elapsed_s(j) > j->k.start_timeout) {
 		snprintf(msg, sizeof(msg), "%s (still not running after %g s: --start-timeout)",
-			 st->reason, j->p.start_timeout);
+			 st->reason, j->k.start_timeout);
 		finish(j, FG_EXIT_RUNTIME, msg, 0);
 		return;
 	}
@@ -279,7 +279,7 @@ static void waiting(struct kjob *j, const struct rn_kube_status *st)
 
 static void oom_reason(struct kjob *j, char *msg, size_t n)
 {
-	snprintf(msg, n, "killed: out of memory (limit %s)", j->p.memory ? j->p.memory : "none set");
+	snprintf(msg, n, "killed: out of memory (limit %s)", j->k.c.memory ? j->k.c.memory : "none set");
 }
 
 /* The pod went (deleted, evicted) while it ran and the runner did not ask. */
@@ -475,7 +475,7 @@ static void reap_dead(struct kjob *j)
 
 enum { K_CLI = 1, K_NS, K_CTX, K_RUN_ID, K_IMAGE, K_VOLUME, K_SUBPATH, K_SKILLS, K_STEP, K_SKILL,
        K_TASK_KEY, K_TASK_FILE, K_CYCLE_DIR, K_MEMORY, K_CPUS, K_NETWORK, K_RUN_AS, K_FS_GROUP, K_RO,
-       K_TIMEOUT, K_START, K_ENV, K_SEALED };
+       K_TIMEOUT, K_START, K_ENV, K_SEALED, K_TRACEPARENT, K_DEADLINE };
 
 static const struct fg_opt kjob_options[] = {
 	{ K_CLI, "cli", 0, "PATH", NULL, "" }, { K_NS, "namespace", 0, "NS", NULL, "" },
@@ -489,19 +489,22 @@ static const struct fg_opt kjob_options[] = {
 	{ K_RUN_AS, "run-as", 0, "U", NULL, "" }, { K_FS_GROUP, "fs-group", 0, "G", NULL, "" }, { K_RO, "read-only-rootfs", 0, NULL, NULL, "" },
 	{ K_TIMEOUT, "timeout", 0, "S", NULL, "" }, { K_START, "start-timeout", 0, "S", NULL, "" },
 	{ K_ENV, "env", 0, "NAME", NULL, "" }, { K_SEALED, "sealed", 0, NULL, NULL, "" },
+	{ K_TRACEPARENT, "traceparent", 0, "TP", NULL, "" }, { K_DEADLINE, "deadline", 0, "T", NULL, "" },
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
 
 static int take(struct kjob *j, int id, const char *v)
 {
 	struct rn_engine_params *p = &j->p;
+	struct rn_kube_opts *k = &j->k;
 	const char **slot[] = {
-		[K_CLI] = &p->program, [K_NS] = &p->kube_namespace, [K_CTX] = &p->kube_context,
+		[K_CLI] = &p->program, [K_NS] = &k->kube_namespace, [K_CTX] = &k->kube_context,
 		[K_RUN_ID] = &p->run_id, [K_IMAGE] = &p->image, [K_VOLUME] = &p->workspace_volume,
-		[K_SUBPATH] = &p->workspace_subpath, [K_SKILLS] = &p->skills_dir, [K_STEP] = &p->step,
+		[K_SUBPATH] = &k->workspace_subpath, [K_SKILLS] = &p->skills_dir, [K_STEP] = &p->step,
 		[K_SKILL] = &p->skill, [K_TASK_KEY] = &p->task_key, [K_TASK_FILE] = &p->task_file,
-		[K_CYCLE_DIR] = &p->cycle_dir, [K_MEMORY] = &p->memory, [K_CPUS] = &p->cpus,
-		[K_NETWORK] = &p->network, [K_RUN_AS] = &p->run_as, [K_FS_GROUP] = &p->fs_group,
+		[K_CYCLE_DIR] = &p->cycle_dir, [K_MEMORY] = &k->c.memory, [K_CPUS] = &k->c.cpus,
+		[K_NETWORK] = &k->c.network, [K_RUN_AS] = &k->run_as, [K_FS_GROUP] = &k->fs_group,
+		[K_TRACEPARENT] = &p->traceparent, [K_DEADLINE] = &p->deadline,
 	};
 
 	if (id > 0 && id < (int)(ARRAY_SIZE(slot)) && slot[id]) {
@@ -509,10 +512,10 @@ static int take(struct kjob *j, int id, const char *v)
 		return 0;
 	}
 	switch (id) {
-	case K_RO: p->read_only_rootfs = 1; return 0;
+	case K_RO: k->c.read_only_rootfs = 1; return 0;
 	case K_SEALED: p->sealed = 1; return 0;
 	case K_TIMEOUT: return fg_parse_double(v, 0, 1e9, &p->timeout) ? -EINVAL : 0;
-	case K_START: return fg_parse_double(v, 0, 1e9, &p->start_timeout) ? -EINVAL : 0;
+	case K_START: return fg_parse_double(v, 0, 1e9, &k->start_timeout) ? -EINVAL : 0;
 	case K_ENV: fg_strvec_push(&j->env_names, v); return 0;
 	default: return -EINVAL;
 	}
@@ -522,9 +525,10 @@ static int parse(struct kjob *j, int argc, char **argv)
 {
 	struct fg_opts_iter it;
 
-	j->p.kind = RN_ENGINE_KUBERNETES;
+	rn_kube_opts_init(&j->k);
+	j->p.ops = &rn_engine_kubernetes_ops;
+	j->p.data = &j->k;
 	j->p.environ = environ;
-	j->p.start_timeout = RN_KUBE_START_TIMEOUT;
 	fg_strvec_init(&j->env_names);
 	fg_opts_init(&it, kjob_options, argc, argv, 1);
 	while (fg_opts_each(&it))
@@ -579,6 +583,7 @@ int rn_cmd_kube_job(int argc, char **argv)
 			r = j->code;
 	}
 	fg_strvec_release(&j->env_names);
+	rn_kube_opts_release(&j->k);
 	free(j);
 	return r;
 }

@@ -35,6 +35,7 @@ enum kjob_state { KJ_REAP, KJ_CREATE, KJ_WAIT, KJ_FOLLOW, KJ_CLEAN, KJ_DONE };
 
 struct kjob {
 	struct rn_engine_params p;
+	struct rn_kube_opts k;        /* p.data: the engine's own options */
 	struct fg_strvec env_names;   /* --env, for p.extra_env */
 	uv_loop_t loop;
 	enum kjob_state state;

@@ -1,7 +1,10 @@
 /*
  * kube_manifest.c - the objects of one kubernetes run as one v1/List
- * (kube.h, docs/design/kubernetes.md "Objects created for one run").
- * Pure: reads the task file and the skills directory, builds cJSON.
+ * (kube.h, docs/design/kubernetes.md "Objects created for one run"): the
+ * refusals of what a run cannot express, the metadata and labels (the
+ * Job's name, the step's hash), the task ConfigMap, the --env Secret and
+ * the NetworkPolicy; the Job and the skills come from kube_spec.c. Pure:
+ * reads the task file and the skills directory, builds cJSON.
  */
 #include "kube.h"
 
@@ -100,7 +103,7 @@ static cJSON *secret(const struct rn_engine_params *p, pid_t runner)
 	for (size_t i = 0; i < p->nextra_env; i++) {
 		const char *v = rn_kube_env_value(p, p->extra_env[i]);
 
-		if (v && !cJSON_GetObjectItemCaseSensitive(data, p->extra_env[i]))
+		if (v && !fg_json_str(data, p->extra_env[i]))
 			cJSON_AddStringToObject(data, p->extra_env[i], v);
 	}
 	if (!data->child) {
@@ -163,28 +166,30 @@ static cJSON *network_policy(const struct rn_engine_params *p, pid_t runner)
 
 static int check_params(const struct rn_engine_params *p, char *err, size_t errlen)
 {
+	const struct rn_kube_opts *k = rn_kube_opts_of(p);
+
 	if (!p->image || !*p->image)
 		return rn__seterr(err, errlen, "engine 'kubernetes' needs an image (--image or FORGE_IMAGE)"), -EINVAL;
 	if (!p->workspace_volume)
 		return rn__seterr(err, errlen, "engine 'kubernetes' needs --workspace-volume CLAIM "
 				  "(a PersistentVolumeClaim holding the workspace); --workspace "
 				  "names a directory of this host, which a pod does not see"), -EINVAL;
-	if (p->nengine_args)
+	if (k->c.engine_args.n)
 		return rn__seterr(err, errlen, "--engine-arg does not apply to engine 'kubernetes' "
 				  "(there is no command line to append to)"), -EINVAL;
-	if (p->network && strcmp(p->network, "none"))
+	if (k->c.network && strcmp(k->c.network, "none"))
 		return rn__seterr(err, errlen, "engine 'kubernetes' takes only --network none "
-				  "(a NetworkPolicy denying all egress), not '%s'", p->network), -EINVAL;
-	if (p->run_as && rn_kube_run_as_parse(p->run_as, NULL, NULL))
+				  "(a NetworkPolicy denying all egress), not '%s'", k->c.network), -EINVAL;
+	if (k->run_as && rn_kube_run_as_parse(k->run_as, NULL, NULL))
 		return rn__seterr(err, errlen, "invalid --run-as '%s' (UID or UID:GID, numbers; "
-				  "UID not 0)", p->run_as), -EINVAL;
-	if (p->fs_group && rn_kube_fs_group_parse(p->fs_group, NULL))
+				  "UID not 0)", k->run_as), -EINVAL;
+	if (k->fs_group && rn_kube_fs_group_parse(k->fs_group, NULL))
 		return rn__seterr(err, errlen, "invalid --fs-group '%s' (a group id, a number from 1 "
-				  "to 2147483647)", p->fs_group), -EINVAL;
-	if (p->workspace_subpath && (p->workspace_subpath[0] == '/' ||
-				     strstr(p->workspace_subpath, "..")))
+				  "to 2147483647)", k->fs_group), -EINVAL;
+	if (k->workspace_subpath && (k->workspace_subpath[0] == '/' ||
+				     strstr(k->workspace_subpath, "..")))
 		return rn__seterr(err, errlen, "invalid --workspace-subpath '%s' (a relative path "
-				  "inside the claim, without '..')", p->workspace_subpath), -EINVAL;
+				  "inside the claim, without '..')", k->workspace_subpath), -EINVAL;
 	return 0;
 }
 
@@ -208,7 +213,7 @@ static int add_maps(const struct rn_engine_params *p, pid_t runner, cJSON *items
 	o = secret(p, runner);
 	if (o)
 		cJSON_AddItemToArray(items, o);
-	if (p->network)
+	if (rn_kube_opts_of(p)->c.network)
 		cJSON_AddItemToArray(items, network_policy(p, runner));
 	return 0;
 }

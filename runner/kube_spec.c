@@ -1,6 +1,9 @@
 /*
  * kube_spec.c - the Job of a kubernetes run and the skills ConfigMap
- * (kube.h, docs/design/kubernetes.md "The Job", "Task file and skills").
+ * (kube.h, docs/design/kubernetes.md "The Job", "Task file and skills"),
+ * and the values they are made of: the quantities of --memory and --cpus,
+ * --run-as and --fs-group, the --env values, a process's start time (the
+ * runner's identity in the annotations).
  */
 #include "kube.h"
 
@@ -189,8 +192,9 @@ static void resources(const struct rn_engine_params *p, cJSON *c)
 {
 	cJSON *r = cJSON_AddObjectToObject(c, "resources");
 	cJSON *lim = cJSON_AddObjectToObject(r, "limits"), *req = cJSON_AddObjectToObject(r, "requests");
-	char *mem = p->memory ? rn_kube_quantity_memory(p->memory) : NULL;
-	char *cpu = p->cpus ? rn_kube_quantity_cpus(p->cpus) : NULL;
+	const struct rn_container_opts *o = &rn_kube_opts_of(p)->c;
+	char *mem = o->memory ? rn_kube_quantity_memory(o->memory) : NULL;
+	char *cpu = o->cpus ? rn_kube_quantity_cpus(o->cpus) : NULL;
 
 	if (mem) {
 		cJSON_AddStringToObject(lim, "memory", mem);
@@ -233,11 +237,11 @@ static cJSON *container(const struct rn_engine_params *p)
 	cJSON_AddFalseToObject(sc, "allowPrivilegeEscalation");
 	caps = cJSON_AddArrayToObject(cJSON_AddObjectToObject(sc, "capabilities"), "drop");
 	cJSON_AddItemToArray(caps, cJSON_CreateString("ALL"));
-	cJSON_AddBoolToObject(sc, "readOnlyRootFilesystem", p->read_only_rootfs);
+	cJSON_AddBoolToObject(sc, "readOnlyRootFilesystem", rn_kube_opts_of(p)->c.read_only_rootfs);
 	cJSON_AddStringToObject(c, "terminationMessagePath", "/dev/termination-log");
 	cJSON_AddStringToObject(c, "terminationMessagePolicy", "File");
 	mounts = cJSON_AddArrayToObject(c, "volumeMounts");
-	mount(mounts, "workspace", "/workspace", p->workspace_subpath, 0);
+	mount(mounts, "workspace", "/workspace", rn_kube_opts_of(p)->workspace_subpath, 0);
 	if (p->skills_dir)
 		mount(mounts, "skills", "/skills", NULL, 1);
 	if (p->task_file)
@@ -283,18 +287,19 @@ static void volumes(const struct rn_engine_params *p, cJSON *spec, cJSON *skill_
 
 static void pod_security(const struct rn_engine_params *p, cJSON *spec)
 {
+	const struct rn_kube_opts *k = rn_kube_opts_of(p);
 	cJSON *sc = cJSON_AddObjectToObject(spec, "securityContext");
 	long uid = -1, gid = -1;
 
 	cJSON_AddTrueToObject(sc, "runAsNonRoot");
-	if (p->run_as && !rn_kube_run_as_parse(p->run_as, &uid, &gid)) {
+	if (k->run_as && !rn_kube_run_as_parse(k->run_as, &uid, &gid)) {
 		cJSON_AddNumberToObject(sc, "runAsUser", (double)uid);
 		if (gid >= 0)
 			cJSON_AddNumberToObject(sc, "runAsGroup", (double)gid);
 	}
 	/* The kubelet makes the volume group-writable by fsGroup (where its
 	 * driver supports it): a root-owned claim the pod's user may write. */
-	if (p->fs_group && !rn_kube_fs_group_parse(p->fs_group, &gid))
+	if (k->fs_group && !rn_kube_fs_group_parse(k->fs_group, &gid))
 		cJSON_AddNumberToObject(sc, "fsGroup", (double)gid);
 	cJSON_AddStringToObject(cJSON_AddObjectToObject(sc, "seccompProfile"), "type", "RuntimeDefault");
 }
@@ -302,7 +307,7 @@ static void pod_security(const struct rn_engine_params *p, cJSON *spec)
 void rn_kube_job_spec(const struct rn_engine_params *p, cJSON *job, cJSON *skill_items)
 {
 	cJSON *spec = cJSON_AddObjectToObject(job, "spec"), *tmpl, *pod;
-	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(job, "metadata");
+	const cJSON *meta = fg_json_obj(job, "metadata");
 
 	cJSON_AddNumberToObject(spec, "backoffLimit", 0);
 	if (p->timeout > 0)
@@ -311,7 +316,7 @@ void rn_kube_job_spec(const struct rn_engine_params *p, cJSON *job, cJSON *skill
 	cJSON_AddNumberToObject(spec, "ttlSecondsAfterFinished", RN_KUBE_TTL_AFTER_FINISHED);
 	tmpl = cJSON_AddObjectToObject(spec, "template");
 	cJSON_AddItemToObject(cJSON_AddObjectToObject(tmpl, "metadata"), "labels",
-			      cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(meta, "labels"), 1));
+			      cJSON_Duplicate(fg_json_obj(meta, "labels"), 1));
 	pod = cJSON_AddObjectToObject(tmpl, "spec");
 	cJSON_AddStringToObject(pod, "restartPolicy", "Never");
 	cJSON_AddNumberToObject(pod, "terminationGracePeriodSeconds", RN_KUBE_TERM_GRACE);

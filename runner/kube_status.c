@@ -1,24 +1,24 @@
 /*
  * kube_status.c - what `kubectl get jobs,pods -l forge-review/run-id=ID -o
- * json` says about a run (kube.h). Pure functions of the document, so each
- * row of the design's exit-code table is a unit test.
+ * json` says about a run, which waiting reasons are fatal, and the
+ * timestamp prefix of a `kubectl logs --timestamps` line (kube.h). Pure
+ * functions of the text, so each row of the design's exit-code table is a
+ * unit test.
  */
 #include "kube.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "forge/json.h"
 #include "forge/util.h"
 
+/* o's string member a (or a's member b), or NULL. */
 static const char *str_at(const cJSON *o, const char *a, const char *b)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, a);
-
-	if (b)
-		v = cJSON_GetObjectItemCaseSensitive(v, b);
-	return cJSON_IsString(v) ? v->valuestring : NULL;
+	return b ? fg_json_str(fg_json_obj(o, a), b) : fg_json_str(o, a);
 }
 
 static void set_reason(struct rn_kube_status *st, const char *what, const char *reason,
@@ -35,17 +35,13 @@ int rn_kube_waiting_fatal(const char *reason)
 		"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
 	};
 
-	for (size_t i = 0; reason && i < ARRAY_SIZE(fatal); i++)
-		if (!strcmp(reason, fatal[i]))
-			return 1;
-	return 0;
+	return FG_NAME_INDEX(fatal, reason, 0) >= 0;
 }
 
 /* The Job's Failed condition: DeadlineExceeded, or (no pod left) why. */
 static void read_job(const cJSON *job, struct rn_kube_status *st, int *failed)
 {
-	const cJSON *c, *conds = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(job, "status"), "conditions");
+	const cJSON *c, *conds = fg_json_arr(fg_json_obj(job, "status"), "conditions");
 
 	cJSON_ArrayForEach(c, conds) {
 		const char *type = str_at(c, "type", NULL), *status = str_at(c, "status", NULL);
@@ -65,8 +61,7 @@ static void read_job(const cJSON *job, struct rn_kube_status *st, int *failed)
 
 static const cJSON *forge_container(const cJSON *pod)
 {
-	const cJSON *c, *list = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(pod, "status"), "containerStatuses");
+	const cJSON *c, *list = fg_json_arr(fg_json_obj(pod, "status"), "containerStatuses");
 
 	cJSON_ArrayForEach(c, list) {
 		const char *name = str_at(c, "name", NULL);
@@ -79,11 +74,11 @@ static const cJSON *forge_container(const cJSON *pod)
 
 static void read_terminated(const cJSON *t, struct rn_kube_status *st)
 {
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(t, "exitCode");
+	double code = fg_json_num(t, "exitCode");
 	const char *reason = str_at(t, "reason", NULL), *msg = str_at(t, "message", NULL);
 
 	st->phase = RN_KUBE_DONE;
-	st->exit_code = cJSON_IsNumber(code) ? code->valueint : 125;
+	st->exit_code = code >= INT_MIN && code <= INT_MAX ? (int)code : 125;
 	st->oom = reason && !strcmp(reason, "OOMKilled");
 	if (st->oom)
 		st->exit_code = 137;
@@ -101,16 +96,16 @@ static int read_container(const cJSON *pod, struct rn_kube_status *st)
 
 	if (!c)
 		return 0;
-	state = cJSON_GetObjectItemCaseSensitive(c, "state");
-	if (cJSON_GetObjectItemCaseSensitive(state, "terminated")) {
-		read_terminated(cJSON_GetObjectItemCaseSensitive(state, "terminated"), st);
+	state = fg_json_obj(c, "state");
+	if (fg_json_obj(state, "terminated")) {
+		read_terminated(fg_json_obj(state, "terminated"), st);
 		return 1;
 	}
-	if (cJSON_GetObjectItemCaseSensitive(state, "running")) {
+	if (fg_json_obj(state, "running")) {
 		st->phase = RN_KUBE_RUNNING;
 		return 1;
 	}
-	w = cJSON_GetObjectItemCaseSensitive(state, "waiting");
+	w = fg_json_obj(state, "waiting");
 	reason = str_at(w, "reason", NULL);
 	st->phase = rn_kube_waiting_fatal(reason) ? RN_KUBE_CANNOT_START : RN_KUBE_PENDING;
 	set_reason(st, "cannot start: ", reason ? reason : "waiting", str_at(w, "message", NULL));
@@ -120,7 +115,7 @@ static int read_container(const cJSON *pod, struct rn_kube_status *st)
 /* A pod without a container status: unscheduled, or refused by the node. */
 static void read_unstarted(const cJSON *pod, struct rn_kube_status *st)
 {
-	const cJSON *status = cJSON_GetObjectItemCaseSensitive(pod, "status"), *c;
+	const cJSON *status = fg_json_obj(pod, "status"), *c;
 	const char *phase = str_at(status, "phase", NULL);
 
 	st->phase = RN_KUBE_PENDING;
@@ -130,7 +125,7 @@ static void read_unstarted(const cJSON *pod, struct rn_kube_status *st)
 			   str_at(status, "message", NULL));
 		return;
 	}
-	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(status, "conditions")) {
+	cJSON_ArrayForEach(c, fg_json_arr(status, "conditions")) {
 		const char *type = str_at(c, "type", NULL), *s = str_at(c, "status", NULL);
 
 		if (type && s && !strcmp(type, "PodScheduled") && !strcmp(s, "False"))
@@ -161,11 +156,11 @@ static void read_pod(const cJSON *pod, struct rn_kube_status *st)
 int rn_kube_status_parse(const char *json, size_t len, struct rn_kube_status *st)
 {
 	cJSON *doc = fg_json_parse_exact(json, len);
-	const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items"), *it, *pod = NULL;
+	const cJSON *items = fg_json_arr(doc, "items"), *it, *pod = NULL;
 	int have_job = 0, failed = 0;
 
 	memset(st, 0, sizeof(*st));
-	if (!cJSON_IsArray(items)) {
+	if (!items) {
 		cJSON_Delete(doc);
 		return -EINVAL;
 	}

@@ -54,20 +54,27 @@ const char *rn_output_reason(const struct rn_output *o)
 	return o->reason ? o->reason : o->last_said;
 }
 
-/* The engine's hint for one of its own lines, logged once per run: 1 when
- * line got one (it is then at least a warning), else 0. */
+/* The engine's hint for one of its own lines: 1 when line got one (it is
+ * then at least a warning), else 0. Every line is classified (a runtime
+ * failure may follow an earlier hint's line); the first hint is kept and
+ * logged, except that the first runtime failure's replaces a hint of
+ * another kind: the run then exits as the engine's failure, and its hint
+ * says why. */
 static int engine_hint(struct rn_output *o, const char *line)
 {
 	char *hint;
 	int kind = RN_HINT_OTHER;
 
-	if (o->hint || !o->ops || !o->ops->hint || !o->ep)
+	if (!o->ops || !o->ops->hint || !o->ep)
 		return 0;
 	hint = o->ops->hint(o->ep, line, &kind);
+	if (hint && o->hint && (kind != RN_HINT_RUNTIME || o->engine_runtime))
+		FG_FREE_AND_NULL(hint);
 	o->engine_down |= kind == RN_HINT_DOWN;
 	o->engine_runtime |= kind == RN_HINT_RUNTIME;
 	if (!hint)
 		return 0;
+	free(o->hint);
 	o->hint = hint;
 	rn_log(o->log, RN_LOG_WARN, "engine_hint", RN_LS("engine", o->ops->name), RN_LS("hint", hint));
 	return 1;

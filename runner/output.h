@@ -69,7 +69,8 @@ struct rn_output {
 	uint64_t dropped_lines;
 	char *reason;            /* owned: the last ERROR line's text, or NULL */
 	char *last_said;         /* owned: the entrypoint's last other line (not a warning), or NULL */
-	char *hint;              /* owned: the first engine hint, or NULL */
+	char *hint;              /* owned: the first engine hint (the first runtime failure's
+				  * when a line shows one), or NULL */
 	int engine_down;         /* a line said the engine's daemon is unreachable */
 	int engine_runtime;      /* a line said the engine or its runtime could not start the container */
 	int started;             /* a sealed event frame came: no line is read any more */
@@ -86,7 +87,8 @@ enum rn_log_level rn_output_level(const char *line, const char **reason);
 
 /* Logs one line of stream ("stdout"/"stderr") within the cap, keeps its
  * failure reason, and logs an `engine_hint` warning the first time the
- * engine's ops->hint recognises a line. */
+ * engine's ops->hint recognises a line (and again when a later line is the
+ * first to show a runtime failure after a hint of another kind). */
 void rn_output_line(struct rn_output *o, const char *stream, const char *line);
 
 /* Logs a continuation piece of a long line as output, unread. */

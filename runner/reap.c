@@ -212,7 +212,7 @@ void rn_reap_start(struct rn_reap *r, uv_loop_t *loop, const struct rn_engine_pa
 	memset(r, 0, sizeof(*r));
 	r->loop = loop;
 	r->p = p;
-	r->ops = rn_engine_ops_of(p->kind);
+	r->ops = p->ops;
 	r->done = done;
 	r->data = data;
 	uv_timer_init(loop, &r->timer);

@@ -20,13 +20,9 @@
 #include "forge/buf.h"
 #include "record.h"
 
-/* The ids a container gets from a runner started by root when the workspace
- * is root's too (or a volume): the image's forge user (docker/Dockerfile). */
-#define RN_SANDBOX_DEFAULT_UID 10001
-#define RN_SANDBOX_DEFAULT_IDS "10001:10001"
-
 struct rn_run_config {
-	enum rn_engine_kind engine;
+	const struct rn_engine_ops *engine;  /* --engine / FORGE_ENGINE (rn_engine_find()) */
+	void *engine_data;      /* owned: the engine's own options (ops->data_new()), or NULL */
 	char *workspace;        /* owned, absolute (resolved unless the engine is remote); NULL
 				 * with workspace_volume */
 	const char *workspace_volume;  /* --workspace-volume NAME (containers) or NULL */
@@ -49,11 +45,6 @@ struct rn_run_config {
 	const char *metrics_file;
 	const char *trace_file;         /* --trace-file, or NULL */
 	struct fg_strvec extra_env;  /* --env NAMEs */
-	/* Containers (engine.h): NULL when not given; borrowed from argv/env. */
-	const char *memory, *cpus, *pids_limit, *network;
-	int read_only_rootfs;
-	const char *mount_label;     /* resolved: "", "z" or "Z" (static) */
-	struct fg_strvec engine_args;   /* --engine-arg values */
 	/* Owned: the cycle directory below the workspace (--cycle-dir or
 	 * FORGE_CYCLE_DIR expanded by fg_cycle_dir(), default .forge/{step}). */
 	char *cycle_dir;
@@ -61,11 +52,7 @@ struct rn_run_config {
 	int quiet;              /* --quiet: no closing line (closing.h) */
 	int require_review;     /* --require-review / AUTO_REVIEW_REQUIRED=1 (hostcheck.h) */
 	int require_isolation;  /* --require-isolation / FORGE_REQUIRE_ISOLATION=1: set for the entrypoint */
-	int as_root;            /* --as-root: a container may run as uid 0 */
 	const char *engine_cli;      /* --engine-cli / FORGE_ENGINE_CLI or NULL */
-	/* Kubernetes (engine.h); NULL when not given, borrowed. */
-	const char *kube_namespace, *kube_context, *run_as, *fs_group, *workspace_subpath;
-	double start_timeout;        /* seconds */
 };
 
 /* The settings every run needs (FORGE_WORKER_CMD, FORGE_REVIEWER_CMD), for
@@ -92,10 +79,11 @@ char *rn_run_derived_task_key(const struct rn_run_config *c);
 /* Frees what c owns (its borrowed strings stay). */
 void rn_run_config_release(struct rn_run_config *c);
 
-/* The ids a container runs as: the runner's own, but never uid 0 unless
+/* The ids the sandbox runs as: the runner's own, unless the engine says
+ * otherwise (ops->sandbox_ids: a container is never uid 0 unless
  * --as-root: a runner started by root gives the sandbox the workspace's
- * owner, or RN_SANDBOX_DEFAULT_UID:GID when root owns it (or there is no
- * host workspace: a volume). The local engine: the runner's own. */
+ * owner, or RN_SANDBOX_DEFAULT_UID:GID when root owns it or there is no
+ * host workspace, a volume). */
 void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid);
 
 /* Fills *ep for running c with run_id (borrowed; ep borrows from c): the

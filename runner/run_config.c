@@ -1,9 +1,11 @@
 /*
  * run_config.c - `forge-runner run`'s configuration (run.h): the option
- * table, options and their environment twins, every check that makes a bad
+ * table (its own options, and those of every engine, asked of engine.c's
+ * list), options and their environment twins, every check that makes a bad
  * configuration a usage error before anything is touched, the names the
  * entrypoint will derive (skill, task key, cycle directory) and the engine
- * parameters built from the result.
+ * parameters built from the result. An engine's own options go to the
+ * engine (engine.h: struct rn_engine_opts), which keeps and checks them.
  */
 #include "run.h"
 
@@ -32,6 +34,8 @@
 #include "forge/summary.h"
 #include "forge/text.h"
 
+#include "internal_util.h"
+
 extern char **environ;
 
 /* The entrypoint reads task files up to 1 MiB; so does the skill lookup. */
@@ -40,13 +44,14 @@ extern char **environ;
 enum {
 	R_WORKSPACE = 1, R_STEP, R_SKILL, R_TASK_KEY, R_TASK_FILE, R_ENGINE, R_IMAGE, R_SKILLS,
 	R_TIMEOUT, R_POLL, R_NO_INOTIFY, R_RECORD, R_RECDIR, R_RESULT, R_METRICS, R_LOG_FORMAT,
-	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_MOUNT_LABEL, R_MEMORY, R_CPUS, R_PIDS,
-	R_NETWORK, R_ENGINE_ARG, R_READ_ONLY, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW, R_HELP,
-	R_ENGINE_CLI, R_NAMESPACE, R_KUBE_CONTEXT, R_START_TIMEOUT, R_RUN_AS, R_FS_GROUP, R_SUBPATH, R_RUN_ID,
-	R_AGENT_ENV, R_REQUIRE_ISOLATION, R_AS_ROOT, R_TRACE_FILE,
+	R_LOG_FILE, R_LOG_LEVEL, R_ENTRYPOINT, R_ENV, R_VOLUME, R_CYCLE_DIR, R_QUIET, R_REQUIRE_REVIEW,
+	R_HELP, R_ENGINE_CLI, R_RUN_ID, R_AGENT_ENV, R_REQUIRE_ISOLATION, R_TRACE_FILE,
+	/* The engines' options: R_ENGINE_OPT + their index in engine_opts[]. */
+	R_ENGINE_OPT = 1000,
 };
 
-const struct fg_opt rn_run_options[] = {
+/* `run`'s own options; the engines' follow --engine-cli (rn_run_options()). */
+static const struct fg_opt run_options[] = {
 	{ R_WORKSPACE, "workspace", 0, "DIR", NULL, "the workspace (required unless --workspace-volume)" },
 	{ R_VOLUME, "workspace-volume", 0, "NAME", NULL,
 	  "docker/podman: the named volume NAME is /workspace; kubernetes: the PersistentVolumeClaim NAME (the runner reads the stream only)" },
@@ -56,28 +61,14 @@ const struct fg_opt rn_run_options[] = {
 	{ R_TASK_KEY, "task-key", 0, "KEY", NULL, "ticket key" },
 	{ R_TASK_FILE, "task-file", 0, "FILE", NULL, "task JSON file" },
 	{ R_RUN_ID, "run-id", 0, "ID", NULL, "the run's id (an orchestrator's own: [a-z0-9-], at most " FG_XSTR(RN_RUN_ID_MAX) "; default: 16 random hex digits); the audit's sample is decided from it" },
-	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", "local (default), docker, podman or kubernetes" },
+	{ R_ENGINE, "engine", 0, "ENGINE", "FORGE_ENGINE", NULL /* the engines' names */ },
 	{ R_ENGINE_CLI, "engine-cli", 0, "PATH", "FORGE_ENGINE_CLI", "the engine's CLI (default docker, podman, kubectl; oc for OpenShift)" },
-	{ R_NAMESPACE, "namespace", 0, "NS", "FORGE_KUBE_NAMESPACE", "kubernetes: the namespace of the run's objects (default: the context's)" },
-	{ R_KUBE_CONTEXT, "kube-context", 0, "NAME", "FORGE_KUBE_CONTEXT", "kubernetes: the kubeconfig context (default: the current one)" },
-	{ R_START_TIMEOUT, "start-timeout", 0, "SEC", NULL, "kubernetes: how long the pod may stay unscheduled or unstarted (default 300; exit " FG_XSTR(FG_EXIT_RUNTIME) ")" },
-	{ R_RUN_AS, "run-as", 0, "UID[:GID]", NULL, "kubernetes: the pod's runAsUser (and runAsGroup); default: the image's user" },
-	{ R_FS_GROUP, "fs-group", 0, "GID", NULL, "kubernetes: the pod's fsGroup, a group that may write the workspace claim" },
-	{ R_SUBPATH, "workspace-subpath", 0, "PATH", NULL, "kubernetes: mount only PATH of the --workspace-volume claim" },
 	{ R_IMAGE, "image", 0, "IMAGE", "FORGE_IMAGE", "container image (docker, podman)" },
 	{ R_SKILLS, "skills-dir", 0, "DIR", NULL, "skills directory (mounted read-only at /skills)" },
 	{ R_ENTRYPOINT, "entrypoint", 0, "PATH", "FORGE_ENTRYPOINT_BIN", "forge-entrypoint binary (local)" },
 	{ R_ENV, "env", 0, "NAME", NULL, "also pass NAME into the container (repeatable)" },
 	{ R_AGENT_ENV, "agent-env", 0, "NAME", NULL,
 	  "also pass NAME into the sandbox and on to the agents (worker, reviewers; never checks) beside their allow-listed environment (repeatable)" },
-	{ R_MOUNT_LABEL, "mount-label", 0, "MODE", "FORGE_MOUNT_LABEL", "SELinux label of the bind mounts: auto (default: Z when SELinux is on), z, Z, none" },
-	{ R_MEMORY, "memory", 0, "SIZE", "FORGE_MEMORY", "container memory limit (4g, 512m)" },
-	{ R_CPUS, "cpus", 0, "N", "FORGE_CPUS", "container CPU limit (2, 0.5)" },
-	{ R_PIDS, "pids-limit", 0, "N", "FORGE_PIDS_LIMIT", "container process limit (default 4096)" },
-	{ R_NETWORK, "network", 0, "NAME", "FORGE_NETWORK", "container network (default: the engine's; none allowed)" },
-	{ R_ENGINE_ARG, "engine-arg", 0, "ARG", NULL, "extra argument for the engine's run, before the image (repeatable)" },
-	{ R_READ_ONLY, "read-only-rootfs", 0, NULL, "FORGE_READ_ONLY_ROOTFS", "read-only root filesystem with a tmpfs /tmp (containers)" },
-	{ R_AS_ROOT, "as-root", 0, NULL, NULL, "docker/podman: run the sandbox as uid 0 (default: never; a runner started by root uses the workspace's owner, or " RN_SANDBOX_DEFAULT_IDS ")" },
 	{ R_TIMEOUT, "timeout", 0, "SEC", NULL, "stop the run after SEC seconds (exit " FG_XSTR(FG_EXIT_TIMEOUT) ")" },
 	{ R_POLL, "poll-interval", 0, "SEC", "AUTO_REVIEW_POLL_INTERVAL", "safety-net rescan period (default 5)" },
 	{ R_NO_INOTIFY, "no-inotify", 0, NULL, NULL, "poll only (network filesystems)" },
@@ -98,6 +89,83 @@ const struct fg_opt rn_run_options[] = {
 	{ 0, NULL, 0, NULL, NULL, NULL },
 };
 
+/* The whole table: run's options, with every engine's sets (each once, in
+ * the order of engine.c's list) after --engine-cli; engine_opts[k] says
+ * whose the option R_ENGINE_OPT + k is. Built once. */
+#define RUN_OPTIONS_MAX 96
+static struct fg_opt all_options[RUN_OPTIONS_MAX];
+static struct engine_opt {
+	const struct rn_engine_opts *set;
+	int id;                 /* the option's id in its set */
+	const char *name;
+} engine_opts[RUN_OPTIONS_MAX];
+static size_t nall, nengine_opts;
+static char engine_help[256];
+
+static int other_than_default(const struct rn_engine_ops *ops, const void *arg)
+{
+	(void)arg;
+	return ops != rn_engine_at(0);
+}
+
+static void add_option(const struct fg_opt *o)
+{
+	if (nall + 1 >= RUN_OPTIONS_MAX)
+		abort();   /* the table above is too small: a build-time mistake */
+	all_options[nall++] = *o;
+}
+
+static int set_added(const struct rn_engine_opts *set)
+{
+	for (size_t k = 0; k < nengine_opts; k++)
+		if (engine_opts[k].set == set)
+			return 1;
+	return 0;
+}
+
+static void add_engine_sets(void)
+{
+	for (size_t i = 0; rn_engine_at(i); i++)
+		for (const struct rn_engine_opts *const *s = rn_engine_at(i)->opts; s && *s; s++) {
+			if (set_added(*s))
+				continue;
+			for (const struct fg_opt *o = (*s)->table; o->name; o++) {
+				struct fg_opt row = *o;
+
+				row.id = R_ENGINE_OPT + (int)nengine_opts;
+				engine_opts[nengine_opts++] = (struct engine_opt){ *s, o->id, o->name };
+				add_option(&row);
+			}
+		}
+}
+
+/* "local (default), docker, podman or kubernetes": the first engine is the default. */
+static const char *engines_help(void)
+{
+	char rest[192];
+
+	snprintf(engine_help, sizeof(engine_help), "%s (default), %s", rn_engine_at(0)->name,
+		 rn_engine_names(rest, sizeof(rest), "or", other_than_default, NULL));
+	return engine_help;
+}
+
+const struct fg_opt *rn_run_options(void)
+{
+	if (nall)
+		return all_options;
+	for (const struct fg_opt *o = run_options; o->name; o++) {
+		struct fg_opt row = *o;
+
+		if (o->id == R_ENGINE)
+			row.help = engines_help();
+		add_option(&row);
+		if (o->id == R_ENGINE_CLI)
+			add_engine_sets();
+	}
+	all_options[nall] = (struct fg_opt){ 0, NULL, 0, NULL, NULL, NULL };
+	return all_options;
+}
+
 const char rn_run_needs[] =
 	"\nEvery run needs the agents' commands in the environment (the entrypoint reads\n"
 	"them; containers get them by name):\n"
@@ -111,9 +179,8 @@ const char rn_run_needs[] =
 struct run_args {
 	const char *workspace, *task_file, *skills_dir, *engine, *timeout, *poll, *record;
 	const char *entrypoint, *mount_label, *read_only, *cycle_dir, *require_review, *require_isolation;
-	const char *container_opt;   /* the first container-only option given, for the error */
-	const char *kube_opt;        /* the first kubernetes-only option given */
-	const char *start_timeout;
+	int argc;                    /* run's argv, read again for the engine's options */
+	char **argv;
 	struct rn_log_cfg log;
 };
 
@@ -122,32 +189,27 @@ void rn_run_config_release(struct rn_run_config *c)
 	FG_FREE_ALL(c->workspace, c->engine_host, c->task_file, c->skills_dir, c->entrypoint,
 		    c->cycle_dir, c->step_owned);
 	fg_strvec_release(&c->extra_env);
-	fg_strvec_release(&c->engine_args);
+	if (c->engine && c->engine->data_free)
+		c->engine->data_free(c->engine_data);
+	c->engine_data = NULL;
 }
 
 void rn_run_sandbox_ids(const struct rn_run_config *c, uid_t *uid, gid_t *gid)
 {
-	struct stat st;
-
 	*uid = getuid();
 	*gid = getgid();
-	if (*uid != 0 || c->as_root || !rn_engine_ops_of(c->engine)->cli)
-		return;
-	*uid = RN_SANDBOX_DEFAULT_UID;
-	*gid = RN_SANDBOX_DEFAULT_UID;
-	if (c->workspace && !c->workspace_volume && stat(c->workspace, &st) == 0 && st.st_uid != 0) {
-		*uid = st.st_uid;
-		*gid = st.st_gid;
-	}
+	if (c->engine->sandbox_ids)
+		c->engine->sandbox_ids(c->engine_data, c->workspace_volume ? NULL : c->workspace, uid, gid);
 }
 
 void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 			  struct rn_engine_params *ep)
 {
-	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+	const struct rn_engine_ops *ops = c->engine;
 
 	memset(ep, 0, sizeof(*ep));
-	ep->kind = c->engine;
+	ep->ops = ops;
+	ep->data = c->engine_data;
 	ep->program = !ops->cli ? c->entrypoint : c->engine_cli ? c->engine_cli : ops->cli;
 	ep->image = c->image;
 	ep->workspace = c->workspace;
@@ -164,22 +226,8 @@ void rn_run_engine_params(const struct rn_run_config *c, const char *run_id,
 	rn_run_sandbox_ids(c, &ep->uid, &ep->gid);
 	ep->runner_root = getuid() == 0;
 	ep->environ = environ;
-	ep->memory = c->memory;
-	ep->cpus = c->cpus;
-	ep->pids_limit = c->pids_limit;
-	ep->network = c->network;
-	ep->read_only_rootfs = c->read_only_rootfs;
-	ep->mount_label = c->mount_label;
-	ep->engine_args = (const char *const *)c->engine_args.v;
-	ep->nengine_args = c->engine_args.n;
 	ep->cycle_dir = c->cycle_dir_given ? c->cycle_dir : NULL;
-	ep->kube_namespace = c->kube_namespace;
-	ep->kube_context = c->kube_context;
-	ep->workspace_subpath = c->workspace_subpath;
-	ep->run_as = c->run_as;
-	ep->fs_group = c->fs_group;
 	ep->timeout = c->timeout;
-	ep->start_timeout = c->start_timeout;
 }
 
 static const char *env_or_null(const char *name)
@@ -218,48 +266,10 @@ static int take_agent_env(struct rn_run_config *c, const char *v)
 	return r ? rn_usage("cannot set FORGE_AGENT_ENV: %s", strerror(errno)) : 0;
 }
 
-/* The options that only the kubernetes engine honours. */
-static int take_kube_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
-{
-	switch (id) {
-	case R_NAMESPACE: c->kube_namespace = v; break;
-	case R_KUBE_CONTEXT: c->kube_context = v; break;
-	case R_START_TIMEOUT: a->start_timeout = v; break;
-	case R_RUN_AS: c->run_as = v; break;
-	case R_FS_GROUP: c->fs_group = v; break;
-	case R_SUBPATH: c->workspace_subpath = v; break;
-	default: return 1;
-	}
-	for (const struct fg_opt *o = rn_run_options; !a->kube_opt && o->name; o++)
-		if (o->id == id)
-			a->kube_opt = o->name;
-	return 0;
-}
-
-/* The options that only a container engine can honour. */
-static int take_container_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
-{
-	switch (id) {
-	case R_MOUNT_LABEL: a->mount_label = v; break;
-	case R_MEMORY: c->memory = v; break;
-	case R_CPUS: c->cpus = v; break;
-	case R_PIDS: c->pids_limit = v; break;
-	case R_NETWORK: c->network = v; break;
-	case R_ENGINE_ARG: fg_strvec_push(&c->engine_args, v); break;
-	case R_READ_ONLY: a->read_only = "1"; break;
-	case R_AS_ROOT: c->as_root = 1; break;
-	default: return take_kube_opt(c, a, id, v);
-	}
-	for (const struct fg_opt *o = rn_run_options; !a->container_opt && o->name; o++)
-		if (o->id == id)
-			a->container_opt = o->name;
-	return 0;
-}
-
 static int take_opt(struct rn_run_config *c, struct run_args *a, int id, const char *v)
 {
-	if (!take_container_opt(c, a, id, v))
-		return 0;
+	if (id >= R_ENGINE_OPT)
+		return 0;   /* the engine's: take_engine_opts() */
 	switch (id) {
 	case R_WORKSPACE: a->workspace = v; break;
 	case R_STEP: c->step = v; break;
@@ -305,22 +315,16 @@ static int parse_args(int argc, char **argv, struct rn_run_config *c, struct run
 	a->engine = env_or_null("FORGE_ENGINE");
 	c->image = env_or_null("FORGE_IMAGE");
 	c->engine_cli = env_or_null("FORGE_ENGINE_CLI");
-	c->kube_namespace = env_or_null("FORGE_KUBE_NAMESPACE");
-	c->kube_context = env_or_null("FORGE_KUBE_CONTEXT");
 	a->entrypoint = env_or_null("FORGE_ENTRYPOINT_BIN");
 	a->poll = env_or_null("AUTO_REVIEW_POLL_INTERVAL");
 	a->record = env_or_null("AUTO_REVIEW_RECORD_POLLED_FILES");
 	c->recording_dir = env_or_null("FORGE_REVIEW_RECORDING_DIR");
-	a->mount_label = env_or_null("FORGE_MOUNT_LABEL");
-	c->memory = env_or_null("FORGE_MEMORY");
-	c->cpus = env_or_null("FORGE_CPUS");
-	c->pids_limit = env_or_null("FORGE_PIDS_LIMIT");
-	c->network = env_or_null("FORGE_NETWORK");
-	a->read_only = env_or_null("FORGE_READ_ONLY_ROOTFS");
 	a->cycle_dir = env_or_null("FORGE_CYCLE_DIR");
 	a->require_review = env_or_null("AUTO_REVIEW_REQUIRED");
 	a->require_isolation = env_or_null("FORGE_REQUIRE_ISOLATION");
-	fg_opts_init(&it, rn_run_options, argc, argv, 1);
+	a->argc = argc;
+	a->argv = argv;
+	fg_opts_init(&it, rn_run_options(), argc, argv, 1);
 	while (fg_opts_each(&it)) {
 		if (it.id == FG_OPT_POSITIONAL)
 			return rn_cmd_usage("run", "unexpected argument '%s'", it.value);
@@ -354,8 +358,13 @@ static int resolve_path(const char *what, const char *v, char **out)
 
 static int validate_values(struct rn_run_config *c, const struct run_args *a)
 {
-	if (a->engine && rn_engine_parse(a->engine, &c->engine))
-		return rn_cmd_usage("run", "invalid engine '%s' (local, docker, podman or kubernetes)", a->engine);
+	char names[256];
+
+	if (a->engine && !rn_engine_find(a->engine))
+		return rn_cmd_usage("run", "invalid engine '%s' (%s)", a->engine,
+				    rn_engine_names(names, sizeof(names), "or", NULL, NULL));
+	if (a->engine)
+		c->engine = rn_engine_find(a->engine);
 	if (a->timeout && fg_parse_double(a->timeout, 0.001, 1e9, &c->timeout))
 		return rn_cmd_usage("run", "invalid --timeout '%s'", a->timeout);
 	if (a->poll && rn_parse_interval(a->poll, &c->poll_interval))
@@ -388,28 +397,6 @@ static int check_dirs(const struct rn_run_config *c)
 	return 0;
 }
 
-/* 1 when prog (a path with '/', else a name looked up in PATH as execvp
- * does) names an executable file. */
-static int runnable(const char *prog)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(prog, '/'))
-		return access(prog, X_OK) == 0;
-	for (const char *p = path && *path ? path : "/usr/local/bin:/usr/bin:/bin"; ; ) {
-		size_t n = strcspn(p, ":");
-		char *cand = fg_xasprintf("%.*s/%s", (int)n, n ? p : ".", prog);
-		int ok = access(cand, X_OK) == 0;
-
-		free(cand);
-		if (ok)
-			return 1;
-		if (!p[n])
-			return 0;
-		p += n + 1;
-	}
-}
-
 /* Everything the engine needs (an image for a container, paths a bind
  * mount can express, --env names, the program itself) is checked by building its command line
  * once, with a placeholder run id, before the step directory is touched:
@@ -425,8 +412,8 @@ static int check_engine(const struct rn_run_config *c)
 	fg_strvec_init(&env);
 	rn_run_engine_params(c, "0000000000000000", &ep);
 	r = rn_engine_build(&ep, &argv, &env, err, sizeof(err));
-	if (!r && !runnable(argv.v[0]))
-		snprintf(err, sizeof(err), "%s '%s' %s", ep.kind == RN_ENGINE_LOCAL ? "entrypoint" : "engine CLI",
+	if (!r && !rn__runnable(argv.v[0]))
+		snprintf(err, sizeof(err), "%s '%s' %s", ep.ops->cli ? "engine CLI" : "entrypoint",
 			 argv.v[0], strchr(argv.v[0], '/') ? "is not an executable file"
 							   : "is not found in PATH");
 	fg_strvec_release(&argv);
@@ -434,58 +421,42 @@ static int check_engine(const struct rn_run_config *c)
 	return r || err[0] ? rn_cmd_usage("run", "%s", err) : 0;
 }
 
-/* Container limits: each value checked; given as an option to the local
- * engine they are an error (a limit silently not applied is worse), while
- * their environment twins are then ignored (a shared environment may well
- * set them for the container runs). */
-static int validate_container(struct rn_run_config *c, const struct run_args *a)
+/* 1 when ops takes the option set s (rn_engine_names()'s pick). */
+static int takes_set(const struct rn_engine_ops *ops, const void *s)
 {
-	char err[256];
-	enum rn_mount_label label = RN_MOUNT_LABEL_AUTO;
-	int ro = 0;
-
-	if (!rn_engine_ops_of(c->engine)->cli && a->container_opt)
-		return rn_cmd_usage("run", "option '--%s' applies to the docker and podman engines only",
-				a->container_opt);
-	if (a->mount_label && rn_mount_label_parse(a->mount_label, &label))
-		return rn_cmd_usage("run", "invalid mount label '%s' (auto, z, Z or none)", a->mount_label);
-	if (a->read_only && fg_parse_bool(a->read_only, &ro))
-		return rn_cmd_usage("run", "invalid FORGE_READ_ONLY_ROOTFS '%s' (1 or 0)", a->read_only);
-	if ((c->memory && rn_engine_memory_check(c->memory, err, sizeof(err))) ||
-	    (c->cpus && rn_engine_cpus_check(c->cpus, err, sizeof(err))) ||
-	    (c->pids_limit && rn_engine_pids_check(c->pids_limit, err, sizeof(err))) ||
-	    (c->network && rn_engine_network_check(c->network, err, sizeof(err))))
-		return rn_cmd_usage("run", "%s", err);
-	c->read_only_rootfs = ro;
-	c->mount_label = rn_mount_label_option(label, label == RN_MOUNT_LABEL_AUTO && rn_selinux_enabled());
-	return 0;
+	return rn_engine_takes(ops, s);
 }
 
-/* The kubernetes-only options, and the kubernetes engine's CLI. */
-static int validate_kube(struct rn_run_config *c, const struct run_args *a)
+/* An engine's option given to an engine that does not take it: an error
+ * (a limit silently not applied is worse), naming the engines that do. */
+static int refuse_engine_opt(const struct rn_engine_opts *set, const char *name)
 {
-	c->start_timeout = RN_KUBE_START_TIMEOUT;
-	if (c->engine != RN_ENGINE_KUBERNETES) {
-		if (a->kube_opt)
-			return rn_cmd_usage("run", "option '--%s' applies to the kubernetes engine only", a->kube_opt);
-		return 0;
-	}
-	if (a->start_timeout && fg_parse_double(a->start_timeout, 1, 86400, &c->start_timeout))
-		return rn_cmd_usage("run", "invalid --start-timeout '%s' (seconds, 1 to 86400)", a->start_timeout);
-	if (!runnable(c->engine_cli ? c->engine_cli : "kubectl"))
-		return rn_cmd_usage("run", "engine CLI '%s' is not found in PATH (or not executable): install "
-				"kubectl, or name it with --engine-cli", c->engine_cli ? c->engine_cli : "kubectl");
-	return 0;
+	char names[256];
+	size_t n = 0;
+
+	for (size_t i = 0; rn_engine_at(i); i++)
+		n += rn_engine_takes(rn_engine_at(i), set);
+	return rn_cmd_usage("run", "option '--%s' applies to the %s engine%s only", name,
+			    rn_engine_names(names, sizeof(names), "and", takes_set, set), n > 1 ? "s" : "");
+}
+
+static int take_engine_opts(struct rn_run_config *c, const struct run_args *a);
+
+static int not_host_fs(const struct rn_engine_ops *ops, const void *arg)
+{
+	(void)arg;
+	return !ops->host_fs;
 }
 
 static int check_volume(struct rn_run_config *c)
 {
-	char err[256];
+	char err[256], names[256];
 
 	if (!c->workspace_volume)
 		return 0;
-	if (c->engine == RN_ENGINE_LOCAL)
-		return rn_cmd_usage("run", "--workspace-volume needs a container engine (docker, podman or kubernetes)");
+	if (c->engine->host_fs)
+		return rn_cmd_usage("run", "--workspace-volume needs a container engine (%s)",
+				    rn_engine_names(names, sizeof(names), "or", not_host_fs, NULL));
 	if (rn_engine_volume_check(c->workspace_volume, err, sizeof(err)))
 		return rn_cmd_usage("run", "%s", err);
 	return 0;
@@ -496,10 +467,10 @@ static int check_volume(struct rn_run_config *c)
  * when it names a path on a remote engine's host. */
 static int locate(struct rn_run_config *c, const struct run_args *a)
 {
-	const struct rn_engine_ops *ops = rn_engine_ops_of(c->engine);
+	const struct rn_engine_ops *ops = c->engine;
 	struct rn_engine_params p = {
-		.kind = c->engine, .workspace = a->workspace, .workspace_volume = c->workspace_volume,
-		.environ = environ,
+		.ops = c->engine, .data = c->engine_data, .workspace = a->workspace,
+		.workspace_volume = c->workspace_volume, .environ = environ,
 	};
 
 	free(c->engine_host);
@@ -537,15 +508,15 @@ static char *task_file_name(const char *path, const char *key, enum fg_name_kind
 {
 	struct fg_buf b;
 	cJSON *o = NULL;
-	const cJSON *v;
+	const char *v;
 	char *name = NULL;
 
 	fg_buf_init(&b, RN_TASK_FILE_MAX);
 	if (path && !fg_read_file_at(AT_FDCWD, path, RN_TASK_FILE_MAX, FG_READ_FOLLOW, &b, NULL))
 		o = fg_json_parse_exact(fg_buf_str(&b), b.len);
-	v = o ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-	if (cJSON_IsString(v) && !fg_name_check(kind, v->valuestring, strlen(v->valuestring), NULL, 0))
-		name = fg_xstrdup(v->valuestring);
+	v = fg_json_str(o, key);
+	if (v && !fg_name_check(kind, v, strlen(v), NULL, 0))
+		name = fg_xstrdup(v);
 	cJSON_Delete(o);
 	fg_buf_release(&b);
 	return name;
@@ -641,9 +612,7 @@ static int validate(struct rn_run_config *c, const struct run_args *a)
 	if (!r)
 		r = validate_values(c, a);
 	if (!r)
-		r = validate_container(c, a);
-	if (!r)
-		r = validate_kube(c, a);
+		r = take_engine_opts(c, a);
 	if (!r)
 		r = check_volume(c);
 	if (!r)
@@ -669,11 +638,46 @@ int rn_run_config_load(struct rn_run_config *c, int argc, char **argv, struct rn
 	int r;
 
 	c->poll_interval = RN_DEFAULT_POLL_INTERVAL;
+	c->engine = rn_engine_at(0);
 	fg_strvec_init(&c->extra_env);
-	fg_strvec_init(&c->engine_args);
 	r = parse_args(argc, argv, c, &a);
 	if (!r)
 		r = validate(c, &a);
 	*log = a.log;
 	return r;
+}
+
+/* The engine's own options, handed to it once the engine is known: its
+ * sets' environment twins first (the option wins; the twins of a set the
+ * engine does not take are ignored: a shared environment may well set
+ * them for other runs), then run's argv read again for the engines'
+ * options; then the engine checks what it got. */
+static int take_engine_opts(struct rn_run_config *c, const struct run_args *a)
+{
+	const struct rn_engine_ops *ops = c->engine;
+	struct fg_opts_iter it;
+	char err[512] = "";
+
+	c->engine_data = ops->data_new ? ops->data_new() : NULL;
+	for (const struct rn_engine_opts *const *s = ops->opts; s && *s; s++)
+		for (const struct fg_opt *o = (*s)->table; o->name; o++)
+			if (o->env && env_or_null(o->env) &&
+			    (*s)->take(c->engine_data, o->id, env_or_null(o->env), err, sizeof(err)))
+				return rn_cmd_usage("run", "%s", err);
+	fg_opts_init(&it, rn_run_options(), a->argc, a->argv, 1);
+	while (fg_opts_each(&it)) {
+		const struct engine_opt *e;
+
+		if (it.id < R_ENGINE_OPT)
+			continue;
+		e = &engine_opts[it.id - R_ENGINE_OPT];
+		if (!rn_engine_takes(ops, e->set))
+			return refuse_engine_opt(e->set, e->name);
+		if (e->set->take(c->engine_data, e->id, it.value ? it.value : "1", err, sizeof(err)))
+			return rn_cmd_usage("run", "%s", err);
+	}
+	if (ops->data_check && ops->data_check(c->engine_data, c->engine_cli ? c->engine_cli : ops->cli,
+					       err, sizeof(err)))
+		return rn_cmd_usage("run", "%s", err);
+	return 0;
 }

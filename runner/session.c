@@ -430,7 +430,7 @@ static void init_handles(struct session *s)
 
 static void fill_engine_params(struct session *s)
 {
-	s->ops = rn_engine_ops_of(s->p->cfg->engine);
+	s->ops = s->p->cfg->engine;
 	s->ep = *s->p->ep;
 	s->ep.sealed = s->p->key != NULL;
 	/* The moment the timeout timer (init_handles, next) will fire: the

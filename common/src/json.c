@@ -140,6 +140,13 @@ const cJSON *fg_json_obj(const cJSON *o, const char *key)
 	return cJSON_IsObject(v) ? v : NULL;
 }
 
+const cJSON *fg_json_arr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsArray(v) ? v : NULL;
+}
+
 double fg_json_num(const cJSON *o, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);

@@ -53,6 +53,25 @@ Test(text, parse_exact_accepts_one_value_and_whitespace)
 		cr_assert_null(fg_json_parse_exact(bad[i], strlen(bad[i])), "accepted '%s'", bad[i]);
 }
 
+/* Each getter checks the member's type: one of another type reads as
+ * absent, and so does any member of a NULL object. */
+Test(text, getters_read_a_member_of_another_type_as_absent)
+{
+	static const char doc[] = "{\"a\":[1],\"o\":{\"k\":\"v\"},\"s\":\"x\",\"n\":2}";
+	cJSON *o = fg_json_parse_exact(doc, strlen(doc));
+
+	cr_assert_not_null(o);
+	cr_expect_eq(cJSON_GetArraySize(fg_json_arr(o, "a")), 1);
+	cr_expect_null(fg_json_arr(o, "o"));
+	cr_expect_null(fg_json_arr(o, "missing"));
+	cr_expect_null(fg_json_arr(NULL, "a"));
+	cr_expect_str_eq(fg_json_str(fg_json_obj(o, "o"), "k"), "v");
+	cr_expect_null(fg_json_obj(o, "a"));
+	cr_expect_null(fg_json_str(o, "n"));
+	cr_expect_eq(fg_json_num(o, "n"), 2);
+	cJSON_Delete(o);
+}
+
 Test(text, parse_exact_refuses_nul_bytes)
 {
 	static const char doc[] = "{\"a\":\"x\"}\0garbage";

@@ -616,7 +616,7 @@ Test(runner_run, frames_of_another_run_are_ignored_and_logged_once)
 Test(runner_run, container_options_checked_and_refused_for_the_local_engine)
 {
 	static const struct { const char *opt, *val, *engine, *env, *want; } cases[] = {
-		{ "--memory", "4g", "local", NULL, "'--memory' applies to the docker and podman engines only" },
+		{ "--memory", "4g", "local", NULL, "'--memory' applies to the docker, podman and kubernetes engines only" },
 		{ "--read-only-rootfs", NULL, "local", NULL, "'--read-only-rootfs' applies to the docker" },
 		{ "--memory", "4gb", "docker", NULL, "invalid memory limit '4gb'" },
 		{ "--cpus", "0", "docker", NULL, "invalid CPU limit '0'" },

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "engine.h"
 #include "fgtest.h"
 
@@ -21,11 +22,11 @@ static char *const test_env[] = {
 /* On by default for docker and podman. */
 #define HARDENING "--cap-drop=ALL --security-opt=no-new-privileges --pids-limit 4096 "
 
-static struct rn_engine_params base(enum rn_engine_kind k)
+static struct rn_engine_params base(const char *k)
 {
 	static const char *const extra[] = { "SECRET_TOKEN" };
 	struct rn_engine_params p = {
-		.kind = k, .program = k == RN_ENGINE_PODMAN ? "podman" : "docker", .image = "img:1",
+		.ops = rn_engine_find(k), .program = !strcmp(k, "podman") ? "podman" : "docker", .image = "img:1",
 		.workspace = "/home/u/ws", .skills_dir = "/opt/skills", .step = "implement_task",
 		.skill = "implement-task", .task_key = "DEMO-1", .task_file = "/home/u/ws/task.json",
 		.run_id = "0123456789abcdef", .extra_env = extra, .nextra_env = 1, .uid = 1000,
@@ -70,7 +71,7 @@ static void check_build(const struct rn_engine_params *p, const char *want)
 
 Test(engine, docker_argv)
 {
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 
 	check_build(&p,
 		    "docker run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
@@ -82,7 +83,7 @@ Test(engine, docker_argv)
 
 Test(engine, podman_argv_keeps_user_namespace)
 {
-	struct rn_engine_params p = base(RN_ENGINE_PODMAN);
+	struct rn_engine_params p = base("podman");
 
 	p.task_file = "/tmp/task.json";
 	p.nextra_env = 0;
@@ -96,7 +97,7 @@ Test(engine, podman_argv_keeps_user_namespace)
 
 Test(engine, local_argv)
 {
-	struct rn_engine_params p = base(RN_ENGINE_LOCAL);
+	struct rn_engine_params p = base("local");
 
 	p.program = "/usr/bin/forge-entrypoint";
 	p.skill = NULL;
@@ -112,7 +113,7 @@ Test(engine, container_errors)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+		struct rn_engine_params p = base("docker");
 		const char *extra[] = { cases[i].value };
 		struct fg_strvec argv, env;
 		char err[256] = "";
@@ -134,7 +135,7 @@ Test(engine, container_errors)
 
 Test(engine, stop_and_kill_argv)
 {
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 	struct fg_strvec a;
 	char *s;
 
@@ -149,7 +150,7 @@ Test(engine, stop_and_kill_argv)
 	cr_assert_str_eq(s, "docker kill forge-0123456789abcdef");
 	free(s);
 	fg_strvec_release(&a);
-	p.kind = RN_ENGINE_LOCAL;
+	p.ops = rn_engine_find("local");
 	cr_assert_eq(rn_engine_stop_argv(&p, 0, &a), -EINVAL);
 }
 
@@ -175,7 +176,7 @@ Test(engine, env_name_check_refuses_values_without_quoting_them)
 
 Test(engine, env_value_never_reaches_the_command_line_error)
 {
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 	static const char *const extra[] = { "API_TOKEN=s3cr3t-value" };
 	struct fg_strvec argv, env;
 	char err[256] = "";
@@ -198,7 +199,7 @@ Test(engine, exit_reason_names_the_engines_own_codes)
 		{ 127, "the entrypoint of image 'img:1' was not found" },
 		{ 0, NULL }, { 1, NULL }, { 3, NULL }, { 143, NULL },
 	};
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *why = rn_engine_exit_reason(&p, cases[i].code);
@@ -211,14 +212,14 @@ Test(engine, exit_reason_names_the_engines_own_codes)
 		cr_assert_not_null(strstr(why, cases[i].want), "code %d: %s", cases[i].code, why);
 		free(why);
 	}
-	p.kind = RN_ENGINE_LOCAL;
+	p.ops = rn_engine_find("local");
 	cr_assert_null(rn_engine_exit_reason(&p, 137), "local codes are the entrypoint's own");
 }
 
 Test(engine, ops_tables_say_how_each_engine_is_stopped_and_reaped)
 {
-	const struct rn_engine_ops *local = rn_engine_ops_of(RN_ENGINE_LOCAL);
-	struct rn_engine_params p = base(RN_ENGINE_LOCAL);
+	const struct rn_engine_ops *local = rn_engine_find("local");
+	struct rn_engine_params p = base("local");
 	struct fg_strvec a;
 
 	fg_strvec_init(&a);
@@ -229,26 +230,29 @@ Test(engine, ops_tables_say_how_each_engine_is_stopped_and_reaped)
 	cr_assert_eq(a.n, 0, "a signal, not a command");
 	cr_assert(local->kill_group_after_exit);
 	cr_assert_null(local->reap_list, "nothing of a local run outlives its process");
-	for (enum rn_engine_kind k = RN_ENGINE_DOCKER; k <= RN_ENGINE_PODMAN; k++) {
-		const struct rn_engine_ops *ops = rn_engine_ops_of(k);
-		enum rn_engine_kind parsed;
+	cr_assert_null(rn_engine_find("lxc"), "an engine the list does not name");
+	cr_assert_eq(rn_engine_at(0), local, "the first engine is the default");
+	for (size_t i = 0; rn_engine_at(i); i++)
+		cr_assert_eq(rn_engine_find(rn_engine_at(i)->name), rn_engine_at(i));
+	for (const char *const *k = (const char *const[]){ "docker", "podman", NULL }; *k; k++) {
+		const struct rn_engine_ops *ops = rn_engine_find(*k);
 
-		cr_assert_eq(rn_engine_parse(ops->name, &parsed), 0);
-		cr_assert_eq(parsed, k);
+		cr_assert_not_null(ops, "%s", *k);
+		cr_assert_str_eq(ops->name, *k);
 		cr_assert_str_eq(ops->cli, ops->name);
 		cr_assert_not_null(ops->reap_list);
 		cr_assert_not_null(ops->reap_remove);
 		cr_assert_not_null(ops->exit_reason);
 		cr_assert(ops->env_by_name);
 		cr_assert(!ops->kill_group_after_exit, "the CLI is stopped through the engine");
-		p = base(k);
+		p = base(*k);
 		cr_assert(ops->workspace_local(&p));
 	}
 }
 
 Test(engine, podman_as_root_has_no_user_namespace_to_keep)
 {
-	struct rn_engine_params p = base(RN_ENGINE_PODMAN);
+	struct rn_engine_params p = base("podman");
 	struct fg_strvec argv, env;
 	char err[256] = "";
 	char *got;
@@ -278,12 +282,15 @@ Test(engine, mount_label_goes_on_every_bind_mount)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct rn_engine_params p = base(i % 2 ? RN_ENGINE_PODMAN : RN_ENGINE_DOCKER);
+		struct rn_engine_params p = base(i % 2 ? "podman" : "docker");
+		struct rn_container_opts o;
 		struct fg_strvec argv, env;
 		char err[256] = "", *want;
 		char *got;
 
-		p.mount_label = cases[i].label;
+		rn__container_opts_init(&o);
+		o.mount_label = cases[i].label;
+		p.data = &o;
 		p.task_file = "/tmp/t.json";
 		fg_strvec_init(&argv);
 		fg_strvec_init(&env);
@@ -317,16 +324,18 @@ Test(engine, mount_label_modes_resolve)
 
 Test(engine, limits_and_engine_args_in_order_before_the_image)
 {
-	static const char *const extra[] = { "--runtime=runsc", "--device=/dev/fuse" };
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
+	struct rn_container_opts o;
 
-	p.memory = "4g";
-	p.cpus = "1.5";
-	p.pids_limit = "64";
-	p.network = "none";
-	p.read_only_rootfs = 1;
-	p.engine_args = extra;
-	p.nengine_args = 2;
+	rn__container_opts_init(&o);
+	o.memory = "4g";
+	o.cpus = "1.5";
+	o.pids_limit = "64";
+	o.network = "none";
+	o.read_only_rootfs = 1;
+	fg_strvec_push(&o.engine_args, "--runtime=runsc");
+	fg_strvec_push(&o.engine_args, "--device=/dev/fuse");
+	p.data = &o;
 	p.nextra_env = 0;
 	check_build(&p,
 		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
@@ -336,6 +345,7 @@ Test(engine, limits_and_engine_args_in_order_before_the_image)
 		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD --runtime=runsc --device=/dev/fuse img:1 run "
 		    "--workspace /workspace --skills-dir /skills --step implement_task "
 		    "--skill implement-task --task-key DEMO-1 --task-file /workspace/task.json");
+	rn__container_opts_release(&o);
 }
 
 Test(engine, limit_values_are_checked)
@@ -374,7 +384,7 @@ Test(engine, limit_values_are_checked)
 
 Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 {
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 	struct fg_strvec argv, env;
 	char err[256] = "";
 
@@ -390,8 +400,8 @@ Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
 		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
 		    "--task-file /forge/task.json --clear-stale");
-	cr_assert(!rn_engine_ops_of(RN_ENGINE_DOCKER)->workspace_local(&p));
-	cr_assert(!rn_engine_ops_of(RN_ENGINE_PODMAN)->workspace_local(&p));
+	cr_assert(!rn_engine_find("docker")->workspace_local(&p));
+	cr_assert(!rn_engine_find("podman")->workspace_local(&p));
 	static const char *const bad[] = { "", "/abs", "a/b", "-x", "v:ro", "v,x", "vol ume", ".v" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		p.workspace_volume = bad[i];
@@ -407,20 +417,20 @@ Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 {
 	struct host_case {
-		enum rn_engine_kind kind;
+		const char *kind;
 		const char *var;
 		int remote;
 	};
 	static const struct host_case cases[] = {
-		{ RN_ENGINE_DOCKER, "DOCKER_HOST=tcp://build-1:2376", 1 },
-		{ RN_ENGINE_DOCKER, "DOCKER_HOST=ssh://ci@build-1", 1 },
-		{ RN_ENGINE_DOCKER, "DOCKER_HOST=unix:///var/run/docker.sock", 0 },
-		{ RN_ENGINE_DOCKER, "DOCKER_HOST=", 0 },
-		{ RN_ENGINE_DOCKER, "CONTAINER_HOST=tcp://x:1", 0 },
-		{ RN_ENGINE_PODMAN, "CONTAINER_HOST=ssh://core@vm:22/run/podman/podman.sock", 1 },
-		{ RN_ENGINE_PODMAN, "CONTAINER_HOST=unix:///run/user/1000/podman/podman.sock", 0 },
-		{ RN_ENGINE_PODMAN, "DOCKER_HOST=tcp://x:1", 0 },
-		{ RN_ENGINE_LOCAL, "DOCKER_HOST=tcp://x:1", 0 },
+		{ "docker", "DOCKER_HOST=tcp://build-1:2376", 1 },
+		{ "docker", "DOCKER_HOST=ssh://ci@build-1", 1 },
+		{ "docker", "DOCKER_HOST=unix:///var/run/docker.sock", 0 },
+		{ "docker", "DOCKER_HOST=", 0 },
+		{ "docker", "CONTAINER_HOST=tcp://x:1", 0 },
+		{ "podman", "CONTAINER_HOST=ssh://core@vm:22/run/podman/podman.sock", 1 },
+		{ "podman", "CONTAINER_HOST=unix:///run/user/1000/podman/podman.sock", 0 },
+		{ "podman", "DOCKER_HOST=tcp://x:1", 0 },
+		{ "local", "DOCKER_HOST=tcp://x:1", 0 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -433,7 +443,7 @@ Test(engine, a_remote_engine_host_makes_the_workspace_invisible)
 		cr_expect_eq(host != NULL, cases[i].remote, "%s", cases[i].var);
 		if (host)
 			cr_expect_str_eq(host, strchr(cases[i].var, '=') + 1);
-		cr_expect_eq(rn_engine_ops_of(cases[i].kind)->workspace_local(&p), !cases[i].remote,
+		cr_expect_eq(rn_engine_find(cases[i].kind)->workspace_local(&p), !cases[i].remote,
 			     "%s", cases[i].var);
 		free(host);
 	}
@@ -457,7 +467,7 @@ static void build_joined(const struct rn_engine_params *p, char **a, char **e)
 Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 {
 	static char *const env_with_old[] = { "PATH=/usr/bin", "FORGE_CYCLE_DIR=old/{step}", NULL };
-	struct rn_engine_params p = base(RN_ENGINE_DOCKER);
+	struct rn_engine_params p = base("docker");
 	char *a, *e;
 
 	p.environ = env_with_old;
@@ -477,7 +487,7 @@ Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
 {
 	static char *const env_with_old[] = { "PATH=/usr/bin", "FORGE_DEADLINE=1000000000", NULL };
-	static const enum rn_engine_kind kinds[] = { RN_ENGINE_DOCKER, RN_ENGINE_PODMAN, RN_ENGINE_LOCAL };
+	static const char *const kinds[] = { "docker", "podman", "local" };
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct rn_engine_params p = base(kinds[i]);
@@ -485,11 +495,11 @@ Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
 
 		p.environ = env_with_old;
 		p.nextra_env = 0;
-		if (kinds[i] == RN_ENGINE_LOCAL)
+		if (!strcmp(kinds[i], "local"))
 			p.program = "/usr/bin/forge-entrypoint";
 		p.deadline = "1767225600.250";
 		build_joined(&p, &a, &e);
-		if (kinds[i] != RN_ENGINE_LOCAL)
+		if (strcmp(kinds[i], "local"))
 			cr_assert_not_null(strstr(a, "-e FORGE_DEADLINE -e FORGE_RUN_ID img:1"), "%s", a);
 		cr_assert_null(strstr(a, "1767225600"), "the value is in argv: %s", a);
 		cr_assert_not_null(strstr(e, "FORGE_DEADLINE=1767225600.250"), "%s", e);
@@ -498,4 +508,60 @@ Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
 		free(e);
 	}
 	cr_assert(rn_engine_env_is_runner_only("FORGE_DEADLINE"));
+}
+
+/* engine.c's list is the one place naming the engines: the names in prose
+ * (--engine's help, the errors) and the options of run come from it. */
+Test(engine, the_list_names_the_engines_and_run_takes_each_engines_options_once)
+{
+	char names[128];
+	const struct fg_opt *table = rn_run_options();
+
+	cr_assert_str_eq(rn_engine_names(names, sizeof(names), "or", NULL, NULL),
+			 "local, docker, podman or kubernetes");
+	cr_assert_str_eq(rn_engine_names(names, 12, "or", NULL, NULL), "local, dock", "cut to the buffer");
+	cr_assert_str_eq(fg_opts_find(table, "engine")->help, "local (default), docker, podman or kubernetes");
+	cr_assert(!rn_engine_takes(rn_engine_find("local"), &rn__container_opt_set));
+	for (size_t i = 0; rn_engine_at(i); i++)
+		for (const struct rn_engine_opts *const *s = rn_engine_at(i)->opts; s && *s; s++)
+			for (const struct fg_opt *o = (*s)->table; o->name; o++) {
+				size_t n = 0;
+
+				for (const struct fg_opt *t = table; t->name; t++)
+					n += !strcmp(t->name, o->name);
+				cr_expect_eq(n, 1, "--%s of %s: %zu times in run's table", o->name,
+					     rn_engine_at(i)->name, n);
+			}
+}
+
+/* The container options go into the engine's data, checked there. */
+Test(engine, container_options_are_taken_and_checked_by_the_engine)
+{
+	const struct rn_engine_ops *ops = rn_engine_find("podman");
+	struct rn_container_opts *c = ops->data_new();
+	char err[256] = "";
+
+	int memory = fg_opts_find(rn__container_opt_set.table, "memory")->id;
+
+	cr_assert_eq(rn__container_opt_set.take(c, memory, "4g", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rn__container_opt_set.take(c, 99, "x", err, sizeof(err)), -EINVAL);
+	cr_assert_eq(ops->data_check(c, "podman", err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(c->memory, "4g");
+	c->pids_limit = "lots";
+	cr_assert_eq(ops->data_check(c, "podman", err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "invalid process limit 'lots'"), "%s", err);
+	ops->data_free(c);
+}
+
+/* The runner's own settings stay out of the sandbox, the twins of every
+ * engine's options among them (read from the engines' tables). */
+Test(engine, the_engines_option_twins_are_the_runners_own)
+{
+	static const char *const own[] = { "FORGE_ENGINE", "FORGE_IMAGE", "FORGE_MEMORY", "FORGE_MOUNT_LABEL",
+					    "FORGE_READ_ONLY_ROOTFS", "FORGE_KUBE_NAMESPACE", "FORGE_KUBE_CONTEXT" };
+
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		cr_expect(rn_engine_env_is_runner_only(own[i]), "%s", own[i]);
+	cr_expect(!rn_engine_env_is_runner_only("FORGE_WORKER_CMD"));
+	cr_expect(!rn_engine_env_is_runner_only("AUTO_REVIEW_MAX_RETRIES"));
 }

@@ -22,15 +22,21 @@
 
 static char *env_secret[] = { "FORGE_WORKER_CMD=/w.sh", "API_TOKEN=s3cr3t-value", "HOME=/x", NULL };
 
+/* The engine's own options of the run params() makes, reset by it. */
+static struct rn_kube_opts kopts;
+
 static struct rn_engine_params params(void)
 {
 	static const char *extra[] = { "API_TOKEN" };
 	struct rn_engine_params p = {
-		.kind = RN_ENGINE_KUBERNETES, .program = "kubectl", .image = "forge-review:test",
-		.workspace_volume = "claim-1", .step = "implement_task", .skill = "implement-task",
-		.run_id = RUN_ID, .extra_env = extra, .nextra_env = 1, .environ = env_secret,
-		.start_timeout = 300,
+		.ops = rn_engine_find("kubernetes"), .data = &kopts, .program = "kubectl",
+		.image = "forge-review:test", .workspace_volume = "claim-1", .step = "implement_task",
+		.skill = "implement-task", .run_id = RUN_ID, .extra_env = extra, .nextra_env = 1,
+		.environ = env_secret,
 	};
+
+	rn_kube_opts_release(&kopts);
+	rn_kube_opts_init(&kopts);
 	return p;
 }
 
@@ -65,12 +71,12 @@ Test(engine_kubernetes, manifest_fields_labels_and_the_secret_by_name)
 	struct rn_engine_params p = params();
 	char err[512] = "";
 
-	p.memory = "512m";
-	p.cpus = "1.5";
+	kopts.c.memory = "512m";
+	kopts.c.cpus = "1.5";
 	p.timeout = 30.2;
-	p.run_as = "1000650000:0";
-	p.fs_group = "10001";
-	p.workspace_subpath = "ws/a";
+	kopts.run_as = "1000650000:0";
+	kopts.fs_group = "10001";
+	kopts.workspace_subpath = "ws/a";
 	cJSON *list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));
 	cr_assert_not_null(list, "%s", err);
 	const cJSON *job = item_of(list, "Job"), *secret = item_of(list, "Secret");
@@ -154,21 +160,20 @@ Test(engine_kubernetes, refusals)
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
 	cr_assert_not_null(strstr(err, "--workspace-volume"), "%s", err);
 	p = params();
-	p.network = "host";
+	kopts.c.network = "host";
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
 	p = params();
-	p.engine_args = args;
-	p.nengine_args = 1;
+	fg_strvec_push(&kopts.c.engine_args, args[0]);
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
 	p = params();
-	p.run_as = "0";
+	kopts.run_as = "0";
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
 	p = params();
-	p.fs_group = "0";
+	kopts.fs_group = "0";
 	cr_assert_null(rn_kube_manifest_for(&p, getpid(), err, sizeof(err)));
 	cr_assert_not_null(strstr(err, "invalid --fs-group '0'"), "%s", err);
 	p = params();
-	p.network = "none";
+	kopts.c.network = "none";
 	cJSON *list = rn_kube_manifest_for(&p, getpid(), err, sizeof(err));
 	cr_assert_not_null(item_of(list, "NetworkPolicy"), "--network none makes a NetworkPolicy");
 	cJSON_Delete(list);
@@ -275,4 +280,29 @@ Test(engine_kubernetes, the_deadline_is_in_the_pods_environment)
 	cr_assert_null(strstr(job_text, "FORGE_DEADLINE"), "%s", job_text);
 	free(job_text);
 	cJSON_Delete(list);
+}
+
+/* The pod is made by the kubernetes-job child, which knows the run only by
+ * its command line: the traceparent and the deadline must be on it, or the
+ * agents in the pod join no trace and the entrypoint never stops itself. */
+Test(engine_kubernetes, the_child_is_given_the_traceparent_and_the_deadline)
+{
+	struct rn_engine_params p = params();
+	struct fg_strvec argv, env;
+	char err[512] = "";
+	int tp = 0, dl = 0;
+
+	p.traceparent = "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01";
+	p.deadline = "1767225600.250";
+	fg_strvec_init(&argv);
+	fg_strvec_init(&env);
+	cr_assert_eq(rn_engine_build(&p, &argv, &env, err, sizeof(err)), 0, "%s", err);
+	for (size_t i = 0; i + 1 < argv.n; i++) {
+		tp += !strcmp(argv.v[i], "--traceparent") && !strcmp(argv.v[i + 1], p.traceparent);
+		dl += !strcmp(argv.v[i], "--deadline") && !strcmp(argv.v[i + 1], p.deadline);
+	}
+	cr_assert_eq(tp, 1, "no --traceparent for the child");
+	cr_assert_eq(dl, 1, "no --deadline for the child");
+	fg_strvec_release(&argv);
+	fg_strvec_release(&env);
 }

@@ -56,14 +56,10 @@ static char *feed(const struct rn_engine_ops *ops, const char *const *lines, cha
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_engine_params ep = { .ops = ops, .program = ops->cli, .image = "forge:dev" };
 	struct rn_output o;
 	struct rn_log l;
 
-	if (ops == &rn_engine_podman_ops) {
-		ep.kind = RN_ENGINE_PODMAN;
-		ep.program = "podman";
-	}
 	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
 	rn_output_init(&o, &l, ops, &ep);
 	for (size_t i = 0; lines[i]; i++)
@@ -88,7 +84,7 @@ Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 	};
 	char *reason, *hint;
 	int down;
-	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+	char *log = feed(rn_engine_find("docker"), lines, &reason, &hint, &down);
 
 	cr_assert_not_null(hint);
 	cr_expect(strstr(hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", hint);
@@ -112,7 +108,7 @@ Test(output, podman_short_name_gets_a_load_hint)
 	};
 	char *reason, *hint;
 	int down;
-	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &down);
+	char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &down);
 
 	cr_assert_not_null(hint);
 	cr_expect(strstr(hint, "docker save forge:dev | podman load"), "%s", hint);
@@ -131,7 +127,7 @@ Test(output, docker_daemon_down_is_recognised)
 	};
 	char *reason, *hint;
 	int down;
-	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+	char *log = feed(rn_engine_find("docker"), lines, &reason, &hint, &down);
 
 	cr_expect(down);
 	cr_assert_not_null(hint);
@@ -179,7 +175,7 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 					"systems", cases[i].line, NULL };
 		char *reason, *hint;
 		int kind;
-		char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+		char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &kind);
 
 		cr_assert_not_null(hint, "case %zu: no hint for %s", i, cases[i].line);
 		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
@@ -191,6 +187,42 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 			cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
 				  "case %zu: %s", i, hint);
 		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
+		free(log);
+		free(reason);
+		free(hint);
+	}
+}
+
+/* crun (Podman's default runtime on Fedora and RHEL) says "setrlimit
+ * `RLIMIT_NPROC`", not runc's "setting rlimit type 6"; and the runtime's
+ * line may stand between the CLI's own lines, after a hint of another
+ * kind. Each is the engine's failure with the rlimit fix first. */
+Test(output, an_rlimit_error_on_any_line_is_the_engines_failure)
+{
+	static const char *const crun[] = {
+		"Error: OCI runtime error: crun: setrlimit `RLIMIT_NPROC`: Operation not permitted", NULL,
+	};
+	static const char *const between[] = {
+		"Resource limits are not supported and ignored on cgroups V1 rootless systems",
+		"Error: short-name \"forge:dev\" did not resolve to an alias",
+		"crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted",
+		"Error: OCI runtime error: unable to start container: OCI permission denied",
+		NULL,
+	};
+	const char *const *cases[] = { crun, between };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *reason, *hint;
+		int kind;
+		char *log = feed(rn_engine_find("podman"), cases[i], &reason, &hint, &kind);
+
+		cr_assert_not_null(hint, "case %zu: no hint\n%s", i, log);
+		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+			  "case %zu: %s", i, hint);
+		cr_expect(strstr(hint, "RLIMIT_NOFILE") && strstr(hint, "RLIMIT_NPROC") &&
+			  strstr(hint, "--ulimit=nofile=N:N") && strstr(hint, "--ulimit=nproc=N:N"),
+			  "case %zu: %s", i, hint);
 		free(log);
 		free(reason);
 		free(hint);
@@ -209,7 +241,7 @@ Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
 	};
 	char *reason, *hint;
 	int kind;
-	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+	char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &kind);
 
 	cr_expect_null(hint, "%s", hint);
 	cr_expect_eq(kind, RN_HINT_OTHER);
@@ -227,7 +259,7 @@ Test(output, local_engine_and_agent_lines_get_no_hint)
 	};
 	char *reason, *hint;
 	int down;
-	char *log = feed(&rn_engine_local_ops, lines, &reason, &hint, &down);
+	char *log = feed(rn_engine_find("local"), lines, &reason, &hint, &down);
 
 	cr_expect_null(hint);
 	cr_expect_null(reason);
@@ -262,7 +294,7 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	memset(line, 'a', LINE);
 	line[LINE] = '\0';
 	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	rn_output_init(&o, &l, rn_engine_find("local"), NULL);
 	cr_assert_eq(o.max, 64ull * 1024 * 1024, "the cap of a run is 64 MiB");
 	o.max = CAP;
 	for (size_t i = 0; i < TOTAL; i++)
@@ -315,7 +347,7 @@ Test(output, empty_agent_lines_count_their_json_bytes)
 	struct rn_log l;
 
 	rn_log_init(&l, RN_LOG_JSON, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	rn_output_init(&o, &l, rn_engine_find("local"), NULL);
 	o.max = CAP;
 	for (size_t i = 0; i < LINES; i++)
 		rn_output_line(&o, "stderr", "[worker] ");
@@ -352,7 +384,7 @@ Test(output, reason_falls_back_to_the_entrypoints_last_line)
 	struct rn_log l;
 
 	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
+	rn_output_init(&o, &l, rn_engine_find("local"), NULL);
 	cr_expect_null(rn_output_reason(&o));
 	rn_output_line(&o, "stderr", "forge-entrypoint: unknown option '--x'");
 	rn_output_line(&o, "stderr", "forge-entrypoint: warning: not this one");
@@ -415,13 +447,13 @@ Test(output, events_and_reasons_come_from_frames_not_lines)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_engine_params ep = { .ops = rn_engine_find("docker"), .program = "docker", .image = "forge:dev" };
 	struct rn_output o;
 	struct rn_log l;
 
 	cr_assert_eq(fg_seal_key_new(&k), 0);
 	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
+	rn_output_init(&o, &l, rn_engine_find("docker"), &ep);
 	feed_event(&o, &k, "started", "{}");
 	for (size_t i = 0; lines[i]; i++)
 		rn_output_line(&o, "stderr", lines[i]);
@@ -461,12 +493,12 @@ Test(output, a_later_piece_is_never_read)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
+	struct rn_engine_params ep = { .ops = rn_engine_find("docker"), .program = "docker", .image = "forge:dev" };
 	struct rn_output o;
 	struct rn_log l;
 
 	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
+	rn_output_init(&o, &l, rn_engine_find("docker"), &ep);
 	rn_output_piece(&o, "stderr", "forge-entrypoint: error: forged");
 	rn_output_piece(&o, "stderr", "docker: Error response from daemon: forged");
 	cr_expect_null(o.reason);
@@ -488,7 +520,7 @@ Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
 				NULL };
 	char *reason, *hint;
 	int kind;
-	char *log = feed(&rn_engine_kubernetes_ops, lines, &reason, &hint, &kind);
+	char *log = feed(rn_engine_find("kubernetes"), lines, &reason, &hint, &kind);
 
 	cr_assert_not_null(hint, "%s", log);
 	cr_expect(strstr(hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", hint);

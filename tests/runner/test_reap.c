@@ -49,14 +49,14 @@ struct fixture {
 	int done;
 };
 
-static void setup(struct fixture *f, enum rn_engine_kind kind)
+static void setup(struct fixture *f, const char *kind)
 {
 	memset(f, 0, sizeof(*f));
 	f->dir = fgt_tmpdir();
 	f->cli = fgt_fmt("%s/engine-cli", f->dir);
 	fgt_write(f->cli, FAKE_CLI);
 	fgt_chmod_x(f->cli);
-	f->p.kind = kind;
+	f->p.ops = rn_engine_find(kind);
 	f->p.program = f->cli;
 	f->p.run_id = RUN_ID;
 }
@@ -109,7 +109,7 @@ Test(reap, container_already_gone_is_one_anchored_listing)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	cr_assert_eq(reap(&f, 15000), 0);
 	char *c = calls(&f);
 	cr_assert_str_eq(c, "ps -a -q --filter name=^forge-" RUN_ID "$\n");
@@ -121,7 +121,7 @@ Test(reap, lagging_removal_is_waited_for_without_force)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_PODMAN);
+	setup(&f, "podman");
 	mark(&f, "exists", "");
 	mark(&f, "vanish_after", "2");
 	cr_assert_eq(reap(&f, 15000), 0, "%s", f.reap.err);
@@ -135,7 +135,7 @@ Test(reap, container_left_behind_is_removed_by_force)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	mark(&f, "exists", "");
 	mark(&f, "rm_works", "");
 	cr_assert_eq(reap(&f, 15000), 1, "%s", f.reap.err);
@@ -149,7 +149,7 @@ Test(reap, container_that_stays_is_reported_at_the_deadline)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	mark(&f, "exists", "");
 	/* Whether the deadline falls in a wait or in a listing, the last
 	 * listing showed the container: still there either way. */
@@ -165,7 +165,7 @@ Test(reap, failing_listing_is_an_error)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	mark(&f, "ps_code", "1");
 	cr_assert_eq(reap(&f, 15000), -EIO);
 	cr_assert_not_null(strstr(f.reap.err, "ps' exited with code 1"), "%s", f.reap.err);
@@ -176,7 +176,7 @@ Test(reap, listing_that_does_not_answer_is_killed_at_the_deadline)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	mark(&f, "ps_hangs", "");
 	cr_assert_eq(reap(&f, 500), -ETIMEDOUT);
 	cr_assert_not_null(strstr(f.reap.err, "cannot run"), "%s", f.reap.err);
@@ -187,7 +187,7 @@ Test(reap, missing_cli_is_an_error)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_DOCKER);
+	setup(&f, "docker");
 	f.p.program = "/nonexistent/engine-cli";
 	cr_assert_eq(reap(&f, 15000), -ENOENT);
 	cr_assert_not_null(strstr(f.reap.err, "cannot run '/nonexistent/engine-cli ps'"), "%s",
@@ -199,7 +199,7 @@ Test(reap, local_engine_has_nothing_to_reap)
 {
 	struct fixture f;
 
-	setup(&f, RN_ENGINE_LOCAL);
+	setup(&f, "local");
 	cr_assert_eq(reap(&f, 15000), 0);
 	char *c = calls(&f);
 	cr_assert_str_eq(c, "", "the local engine ran a command:\n%s", c);

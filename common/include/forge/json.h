@@ -63,6 +63,8 @@ char *fg_json_print(const struct cJSON *o);
 const char *fg_json_str(const struct cJSON *o, const char *key);
 /* o's object member key, or NULL (absent, not an object, or o NULL). */
 const struct cJSON *fg_json_obj(const struct cJSON *o, const char *key);
+/* o's array member key, or NULL (absent, not an array, or o NULL). */
+const struct cJSON *fg_json_arr(const struct cJSON *o, const char *key);
 /* o's number member key, or NAN (absent, or not a number). */
 double fg_json_num(const struct cJSON *o, const char *key);
 /*
