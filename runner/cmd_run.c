@@ -28,6 +28,7 @@
 #include "forge/exit.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/seal.h"
@@ -219,9 +220,9 @@ static char *exit_reason(const struct rn_session_result *sr)
  * (the record's copy holds only scalar fields); 0 otherwise. */
 static size_t advice_count(const cJSON *cycle)
 {
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cycle, "advice_only")))
+	if (!fg_json_true(cycle, "advice_only"))
 		return 0;
-	return (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cycle, "findings"));
+	return (size_t)cJSON_GetArraySize(fg_json_get(cycle, "findings"));
 }
 
 static void close_run(struct run_state *st, enum fg_review_state state, const struct fg_summary *s,

@@ -310,7 +310,7 @@ static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 
 static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
+	const cJSON *v = fg_json_get(o, "elapsed_seconds");
 
 	if (!v) {
 		fg__seterr(err, errlen, "missing field 'elapsed_seconds'");
@@ -382,7 +382,7 @@ int fg__safe_base_name(const char *s)
  * every optional field. */
 static int parse_run_id(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+	const cJSON *v = fg_json_get(o, "run_id");
 
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return 0;
@@ -398,20 +398,20 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 {
 	const cJSON *v;
 
-	c->synthetic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "synthetic"));
-	c->stalled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stalled"));
-	c->over_budget = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "over_budget"));
-	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
+	c->synthetic = fg_json_true(o, "synthetic");
+	c->stalled = fg_json_true(o, "stalled");
+	c->over_budget = fg_json_true(o, "over_budget");
+	c->reask = fg_json_true(o, "reask");
 	fg_usage_pair_from(&c->usage, o);
 	fg_denied_from(&c->denied, o);
 	fg__judgement_read(o, &c->j);
-	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
+	v = fg_json_get(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && fg__safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
-	fg__cycle_parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
+	fg__cycle_parse_reviews(fg_json_get(o, "reviews"), c);
 	fg_evidence_from(&c->ev, o);
-	fg_agent_run_from(&c->worker_run, cJSON_GetObjectItemCaseSensitive(o, "worker_run"));
-	fg_agent_runs_from(&c->reviewer_runs, cJSON_GetObjectItemCaseSensitive(o, "reviewer_runs"));
+	fg_agent_run_from(&c->worker_run, fg_json_get(o, "worker_run"));
+	fg_agent_runs_from(&c->reviewer_runs, fg_json_get(o, "reviewer_runs"));
 }
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)

@@ -225,7 +225,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 
 	cJSON_ArrayForEach(it, arr) {
 		const char *name = fg_json_str(it, "name"), *tail = fg_json_str(it, "output_tail");
-		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_seconds");
+		const cJSON *d = fg_json_get(it, "duration_seconds");
 		struct fg_check_result *r;
 
 		/* A slug, as review.md requires: it labels metrics. */
@@ -233,7 +233,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 		    !(r = fg_evidence_add_check(e, name)))
 			continue;
 		r->exit_code = (int)long_of(it, "exit_code", -1, 255, -1);
-		r->timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "timed_out"));
+		r->timed_out = fg_json_true(it, "timed_out");
 		r->duration_seconds = cJSON_IsNumber(d) && isfinite(d->valuedouble) && d->valuedouble >= 0
 					      ? d->valuedouble : 0;
 		if (tail) {
@@ -262,7 +262,7 @@ static void read_changes(struct fg_evidence *e, const cJSON *o, const cJSON *arr
 				       long_of(it, "deleted", 0, 1L << 30, -1));
 	}
 	e->has_changes = true;
-	e->changes_truncated |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "changes_truncated"));
+	e->changes_truncated |= fg_json_true(o, "changes_truncated");
 	e->since_review = since && !strcmp(since, "review");
 }
 
@@ -275,7 +275,7 @@ static void read_strings(const cJSON *arr, struct fg_strvec *out, size_t max)
 
 void fg_evidence_read_verified(struct fg_strvec *v, const struct cJSON *o)
 {
-	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), v, FG_VERIFIED_MAX);
+	read_strings(fg_json_get(o, "verified"), v, FG_VERIFIED_MAX);
 }
 
 void fg_evidence_merge_verified(struct fg_strvec *dst, const struct fg_strvec *src)
@@ -290,17 +290,17 @@ void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 	const cJSON *v;
 
 	fg_evidence_release(e);
-	v = cJSON_GetObjectItemCaseSensitive(o, "checks");
+	v = fg_json_get(o, "checks");
 	if (cJSON_IsArray(v))
 		read_checks(e, v);
-	v = cJSON_GetObjectItemCaseSensitive(o, "changes");
+	v = fg_json_get(o, "changes");
 	if (cJSON_IsArray(v))
 		read_changes(e, o, v);
 	if (base_name(fg_json_str(o, "diff")))
 		e->diff = fg_xstrdup(fg_json_str(o, "diff"));
-	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
-	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
+	e->no_change = fg_json_true(o, "no_change");
+	e->advice_only = fg_json_true(o, "advice_only");
 	fg_evidence_read_verified(&e->verified, o);
-	read_strings(cJSON_GetObjectItemCaseSensitive(o, "reviewer_changed"), &e->reviewer_changed,
+	read_strings(fg_json_get(o, "reviewer_changed"), &e->reviewer_changed,
 		     FG_CHANGES_MAX);
 }

@@ -206,8 +206,9 @@ static void suggest_in(const char *skills_dir, const char *project, const char *
 		ok = fstatat(dirfd(d), rel, &st, 0) == 0 && S_ISREG(st.st_mode);
 		free(rel);
 		/* Only a valid skill name is offered: it is echoed in a log line. */
+		/* A valid name fits: it is at most FG_NAME_MAX bytes. */
 		if (ok && !fg_name_check(FG_NAME_SKILL, e->d_name, strlen(e->d_name), NULL, 0)) {
-			snprintf(best->name, sizeof(best->name), "%s", e->d_name);
+			memcpy(best->name, e->d_name, strlen(e->d_name) + 1);
 			best->dist = dist;
 		}
 	}

@@ -25,6 +25,7 @@
 
 #include "forge/alloc.h"
 #include "forge/buf.h"
+#include "forge/json.h"
 #include "forge/util.h"
 
 /* A ```json block larger than this is not parsed: no honest shadow block
@@ -265,7 +266,7 @@ static bool ci_eq(const char *s, const char *w)
  * is no shadow object. */
 static int shadow_kind(const cJSON *j)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "verdict");
+	const cJSON *v = fg_json_get(j, "verdict");
 
 	if (!cJSON_IsObject(j) || !cJSON_IsString(v) || !v->valuestring)
 		return -1;
@@ -580,8 +581,8 @@ static int review_result(const char *t, size_t len, size_t *ls, size_t *count)
 
 static void decide_json(struct fg_judgement *v, const struct scan *sc, const struct jblock *jb)
 {
-	const cJSON *raw = cJSON_GetObjectItemCaseSensitive(jb->json, "rawMarkdown");
-	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(jb->json, "findings");
+	const cJSON *raw = fg_json_get(jb->json, "rawMarkdown");
+	const cJSON *fs = fg_json_get(jb->json, "findings");
 
 	v->format = FG_FORMAT_JSON_SHADOW;
 	v->out_of_scope = jb->kind == OUT_OF_SCOPE;
