@@ -19,24 +19,12 @@
  * forge/frame.h) or rewrite one on a terminal but us. */
 static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 {
-	const char *lp = fg_msg_level_prefix(level);
-	size_t plen = strlen(lp);
-	char msg[EP_MESSAGE_MAX];
-	int n;
-	size_t len;
 	struct fg_buf b;
+	int cut;
 
-	/* The level prefix counts in the message's bound, as it did when each
-	 * message spelled its own. */
-	memcpy(msg, lp, plen);
-	n = vsnprintf(msg + plen, sizeof(msg) - plen, fmt, ap);
-	n = n < 0 ? n : n + (int)plen;
-	len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
 	/* \xNN is the widest escape: four bytes per byte. */
-	fg_buf_init(&b, 4 * sizeof(msg) + 64);
-	if (level != FG_MSG_PLAIN)
-		fg_buf_adds(&b, FG_MSG_PREFIX);
-	fg_escape_controls(&b, msg, len, 0);
+	fg_buf_init(&b, 4 * EP_MESSAGE_MAX + 64);
+	cut = fg_msg_vformat(&b, FG_MSG_PREFIX, level, EP_MESSAGE_MAX - 1, fmt, ap);
 	if (level == FG_MSG_ERROR || level == FG_MSG_FAILED) {
 		/* The runner's failure reason comes from this sealed frame only. */
 		const char *text = fg_buf_str(&b) + FG_MSG_PREFIX_LEN;
@@ -47,7 +35,7 @@ static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 		ep_frame_event("error", f);
 		cJSON_Delete(f);
 	}
-	fg_buf_adds(&b, (size_t)n >= sizeof(msg) ? "...\n" : "\n");
+	fg_buf_adds(&b, cut ? "...\n" : "\n");
 	fputs(fg_buf_str(&b), stderr);
 	fflush(stderr);
 	fg_buf_release(&b);

@@ -13,17 +13,44 @@
 #include "forge/buf.h"
 #include "forge/num.h"
 
-int rn_cmd_usage(const char *cmd, const char *fmt, ...)
+static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 {
-	const char *sep = cmd ? " " : "";
+	struct fg_buf b;
+	int cut;
+
+	/* \xNN is the widest escape: four bytes per byte. */
+	fg_buf_init(&b, 4 * RN_MESSAGE_MAX + 64);
+	cut = fg_msg_vformat(&b, RN_MSG_PREFIX, level, RN_MESSAGE_MAX - 1, fmt, ap);
+	fg_buf_adds(&b, cut ? "...\n" : "\n");
+	fputs(fg_buf_str(&b), stderr);
+	fflush(stderr);
+	fg_buf_release(&b);
+}
+
+void rn_msg(enum fg_msg_level level, const char *fmt, ...)
+{
 	va_list ap;
 
-	cmd = cmd ? cmd : "";
-	fprintf(stderr, "forge-runner%s%s: ", sep, cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(level, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\ntry 'forge-runner%s%s --help'\n", sep, cmd);
+}
+
+int rn_cmd_usage(const char *cmd, const char *fmt, ...)
+{
+	struct fg_buf b;
+	va_list ap;
+
+	fg_buf_init(&b, RN_MESSAGE_MAX);
+	va_start(ap, fmt);
+	fg_buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	if (cmd)
+		rn_msg(FG_MSG_ERROR, "%s: %s", cmd, fg_buf_str(&b));
+	else
+		rn_msg(FG_MSG_ERROR, "%s", fg_buf_str(&b));
+	fg_buf_release(&b);
+	rn_msg(FG_MSG_PLAIN, "try 'forge-runner%s%s --help'", cmd ? " " : "", cmd ? cmd : "");
 	return FG_EXIT_USAGE;
 }
 
@@ -57,7 +84,7 @@ int rn_log_setup(struct rn_log *l, const struct rn_log_cfg *cfg, FILE *fp)
 		return 0;
 	r = rn_log_open_file(l, cfg->file);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot open log file '%s': %s\n", cfg->file, strerror(-r));
+		rn_msg(FG_MSG_ERROR, "cannot open log file '%s': %s", cfg->file, strerror(-r));
 		return FG_EXIT_RUNTIME;
 	}
 	return 0;

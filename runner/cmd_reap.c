@@ -145,7 +145,7 @@ static int delete_run(const struct reap_args *a, const char *id)
 	if (r) {
 		char *e = rn_kube_cmd_error(&c);
 
-		fprintf(stderr, "forge-runner reap: run %s: %s\n", id, e);
+		rn_msg(FG_MSG_ERROR, "cannot reap run %s: %s", id, e);
 		free(e);
 	} else {
 		printf("reaped: run %s (its runner is gone)\n", id);
@@ -171,7 +171,7 @@ int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struc
 		char *e = rn_kube_cmd_error(&c);
 
 		if (!(flags & RN_KUBE_REAP_QUIET))
-			fprintf(stderr, "forge-runner reap: cannot list the runs: %s\n", e);
+			rn_msg(FG_MSG_ERROR, "cannot list the runs: %s", e);
 		free(e);
 		rn_kube_cmd_release(&c);
 		return FG_EXIT_FAILED;

@@ -66,7 +66,7 @@ static void report_release(struct report *rp)
 /* Warnings go to stderr as they happen and into the JSON "warnings". */
 static void report_warn(struct report *rp, char *msg)
 {
-	fprintf(stderr, RN_REPORT_PREFIX "%s\n", msg);
+	rn_msg(FG_MSG_WARN, "%s", msg);
 	fg_strvec_push_take(&rp->warnings, msg);
 }
 
@@ -426,14 +426,14 @@ static int emit(const char *output, const struct fg_buf *text)
 	if (!output || !strcmp(output, "-")) {
 		fwrite(text->data, 1, text->len, stdout);
 		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, RN_REPORT_PREFIX "cannot write the report to standard output\n");
+			rn_msg(FG_MSG_ERROR, "cannot write the report to standard output");
 			return FG_EXIT_RUNTIME;
 		}
 		return 0;
 	}
 	r = fg_write_atomic_path(output, text->data, text->len);
 	if (r) {
-		fprintf(stderr, RN_REPORT_PREFIX "cannot write '%s': %s\n", output, strerror(-r));
+		rn_msg(FG_MSG_ERROR, "cannot write '%s': %s", output, strerror(-r));
 		return FG_EXIT_RUNTIME;
 	}
 	return 0;
@@ -481,7 +481,7 @@ int rn_cmd_report(int argc, char **argv)
 	    : o.html   ? rn__report_html(&rp, o.only_open, &out)
 		       : rn__report_json(&rp, o.only_open, &out);
 	if (r) {
-		fprintf(stderr, RN_REPORT_PREFIX "cannot build the report: %s\n",
+		rn_msg(FG_MSG_ERROR, "cannot build the report: %s",
 			r == -E2BIG ? "larger than 256 MiB" : strerror(-r));
 		code = FG_EXIT_RUNTIME;
 	} else {

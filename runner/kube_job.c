@@ -316,8 +316,8 @@ static void reconnect(struct kjob *j)
 		return;
 	}
 	wait_s = j->reconnects >= 6 ? 30 : 1 << (j->reconnects - 1);
-	fprintf(stderr, "forge-runner kubernetes: the log stream ended before the container; "
-		"reconnecting (attempt %d, since %s)\n", j->reconnects, j->last_ts[0] ? j->last_ts : "the start");
+	rn_msg(FG_MSG_WARN, "kubernetes: the log stream ended before the container; reconnecting (attempt %d, since %s)",
+	       j->reconnects, j->last_ts[0] ? j->last_ts : "the start");
 	uv_timer_start(&j->linger, on_reconnect, (uint64_t)wait_s * 1000u, 0);
 }
 

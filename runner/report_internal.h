@@ -14,8 +14,6 @@
 #include "forge/cycle.h"
 #include "forge/summary.h"
 
-#define RN_REPORT_PREFIX "forge-runner report: "
-
 /* One result file, reduced to what the report shows. */
 struct entry {
 	char *key;          /* "{task_key}__{step}" */

@@ -1,10 +1,15 @@
 /*
- * msg.c - the entrypoint's message levels (see msg.h).
+ * msg.c - the message lines of both programs and their levels (see msg.h).
  */
 #include "forge/msg.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "forge/alloc.h"
+#include "forge/buf.h"
+#include "forge/text.h"
 #include "forge/util.h"
 
 static const char *const PREFIXES[] = {
@@ -36,4 +41,25 @@ enum fg_msg_level fg_msg_level_of(const char *line, const char **text)
 		if (!strncmp(rest, PREFIXES[i], strlen(PREFIXES[i])))
 			return (enum fg_msg_level)i;
 	return FG_MSG_INFO;
+}
+
+int fg_msg_vformat(struct fg_buf *b, const char *prefix, enum fg_msg_level level, size_t max,
+		   const char *fmt, va_list ap)
+{
+	const char *lp = fg_msg_level_prefix(level);
+	size_t plen = strlen(lp) < max ? strlen(lp) : max;
+	char *msg = fg_xmalloc(max + 1);
+	size_t len;
+	int n;
+
+	/* The level prefix counts in the message's bound. */
+	memcpy(msg, lp, plen);
+	n = vsnprintf(msg + plen, max + 1 - plen, fmt, ap);
+	n = n < 0 ? n : n + (int)plen;
+	len = n < 0 ? plen : (size_t)n > max ? max : (size_t)n;
+	if (level != FG_MSG_PLAIN)
+		fg_buf_adds(b, prefix);
+	fg_escape_controls(b, msg, len, 0);
+	free(msg);
+	return n >= 0 && (size_t)n > max;
 }

@@ -1,10 +1,13 @@
 /*
- * test_msg.c - the entrypoint's message levels (msg.h): the prefixes, and a
- * line's level read back as the runner reads it.
+ * test_msg.c - the message lines of both programs (msg.h): the prefixes, a
+ * line as the writers format it, and an entrypoint line's level read back
+ * as the runner reads it.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <string.h>
 
+#include "forge/buf.h"
 #include "forge/msg.h"
 #include "forge/util.h"
 
@@ -48,4 +51,32 @@ Test(msg, a_line_reads_back_as_its_level)
 		cr_expect_eq(text, t[i].line + t[i].text_at, "%s", t[i].line);
 		cr_expect_eq(fg_msg_level_of(t[i].line, NULL), t[i].level, "%s", t[i].line);
 	}
+}
+
+static int format(struct fg_buf *b, enum fg_msg_level level, size_t max, const char *fmt, ...)
+{
+	va_list ap;
+	int cut;
+
+	va_start(ap, fmt);
+	cut = fg_msg_vformat(b, "prog: ", level, max, fmt, ap);
+	va_end(ap);
+	return cut;
+}
+
+Test(msg, a_line_has_its_prefixes_escaped_controls_and_its_bound)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 4096);
+	cr_expect_eq(format(&b, FG_MSG_WARN, 100, "cannot read '%s'", "a\nb"), 0);
+	cr_expect_str_eq(fg_buf_str(&b), "prog: warning: cannot read 'a\\nb'");
+	fg_buf_reset(&b);
+	cr_expect_eq(format(&b, FG_MSG_PLAIN, 100, "%s", "Review cycle 1/3"), 0);
+	cr_expect_str_eq(fg_buf_str(&b), "Review cycle 1/3");
+	fg_buf_reset(&b);
+	/* The level prefix counts in the bound. */
+	cr_expect_eq(format(&b, FG_MSG_ERROR, 10, "%s", "0123456789"), 1);
+	cr_expect_str_eq(fg_buf_str(&b), "prog: error: 012");
+	fg_buf_release(&b);
 }
