@@ -393,9 +393,8 @@ bool ep_changeset_is_agent_config(const char *path)
 	for (size_t i = 0; i < ARRAY_SIZE(TOP); i++)
 		if (!strncmp(path, TOP[i], strlen(TOP[i])) && (!path[strlen(TOP[i])] || path[strlen(TOP[i])] == '/'))
 			return true;
-	for (size_t i = 0; i < ARRAY_SIZE(FILES); i++)
-		if (!strcmp(base ? base + 1 : path, FILES[i]))
-			return true;
+	if (FG_NAME_INDEX(FILES, base ? base + 1 : path, 0) >= 0)
+		return true;
 	for (const char *c = path; *c; c += strcspn(c, "/") + (c[strcspn(c, "/")] == '/'))
 		for (size_t i = 0; i < ARRAY_SIZE(DIRS); i++)
 			if (strcspn(c, "/") == strlen(DIRS[i]) && !strncmp(c, DIRS[i], strlen(DIRS[i])))

@@ -409,12 +409,7 @@ static int misnamed_review(const char *name)
 {
 	static const char *const near[] = { "review.md", "reviews.md", "review.markdown", "review.txt" };
 
-	if (!strcmp(name, "review.md"))
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(near); i++)
-		if (!strcasecmp(name, near[i]))
-			return 1;
-	return 0;
+	return strcmp(name, "review.md") && FG_NAME_INDEX(near, name, FG_NAME_ANYCASE) >= 0;
 }
 
 /* Appends every file named review.md under dir (not following symlinks) to

@@ -46,21 +46,7 @@ void fg_evidence_release(struct fg_evidence *e)
 	fg_evidence_init(e);
 }
 
-const char *fg_change_status_name(enum fg_change_status s)
-{
-	return (unsigned)s < ARRAY_SIZE(STATUS) ? STATUS[s] : "modified";
-}
-
-int fg_change_status_parse(const char *s, enum fg_change_status *out)
-{
-	for (size_t i = 0; s && i < ARRAY_SIZE(STATUS); i++) {
-		if (!strcmp(s, STATUS[i])) {
-			*out = (enum fg_change_status)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+FG_NAME_FUNCS(enum fg_change_status, STATUS, "modified", fg_change_status_name, fg_change_status_parse)
 
 struct fg_check_result *fg_evidence_add_check(struct fg_evidence *e, const char *name)
 {

@@ -84,11 +84,7 @@ static cJSON *frame_head(const char *type, const char *run_id, const char *step,
 
 static int kept_in_min(const char *key)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(KEEP_MIN); i++) {
-		if (!strcmp(key, KEEP_MIN[i]))
-			return 1;
-	}
-	return 0;
+	return FG_NAME_INDEX(KEEP_MIN, key, 0) >= 0;
 }
 
 /* Shrinks the cycle object one stage: 1 empties the feedback, 2 drops every

@@ -50,10 +50,7 @@ bool fg_provider_valid(const char *s)
 {
 	static const char *const known[] = { "anthropic", "openai", "gcp.gemini" };
 
-	for (size_t i = 0; s && i < ARRAY_SIZE(known); i++)
-		if (!strcmp(s, known[i]))
-			return true;
-	return false;
+	return FG_NAME_INDEX(known, s, 0) >= 0;
 }
 
 void fg_agent_run_init(struct fg_agent_run *r)

@@ -38,6 +38,17 @@
  */
 int fg_name_index(const char *const *names, size_t n, const char *s, unsigned flags);
 #define FG_NAME_INDEX(names, s, flags) fg_name_index((names), ARRAY_SIZE(names), (s), (flags))
+/*
+ * The same lookup over a table of pointers to structs that carry their own
+ * name (an ops table indexed by an enum: each entry's const char * member
+ * at byte offset off; NULL entries and NULL names never match).
+ * FG_NAME_INDEX_OPS(table, member, s, flags) counts the table and finds
+ * the member itself.
+ */
+int fg_name_index_ops(const void *const *table, size_t n, size_t off, const char *s, unsigned flags);
+#define FG_NAME_INDEX_OPS(table, member, s, flags)                                  \
+	fg_name_index_ops((const void *const *)(table), ARRAY_SIZE(table),            \
+			  offsetof(__typeof__(**(table)), member), (s), (flags))
 /* The parser of an enum's spellings: *out (a pointer to the enum) set to
  * the index of s and 0, or -EINVAL with *out untouched when s is not in the
  * table (the lookup runs again to set *out: the tables are a few names). */
