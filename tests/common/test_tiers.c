@@ -13,7 +13,7 @@ TestSuite(tiers, .timeout = 30);
 
 static const char *const BASE[] = {
 	"util", "alloc", "buf", "num", "timeutil", "sys", "diag", "text", "json", "fsutil", "opts",
-	"cmdline",
+	"cmdline", "cmd",
 };
 
 /* The place of "forge/<name>.h" in BASE, or -1 for a domain header. */

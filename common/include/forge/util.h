@@ -4,7 +4,7 @@
  * The tiers of common/ (each base header states its place the same way,
  * as git's strbuf.h does):
  *   base    util, alloc, buf, num, timeutil, sys, diag, text, json, fsutil,
- *           opts, cmdline: know nothing of reviews or their files; each may
+ *           opts, cmdline, cmd: know nothing of reviews or their files; each may
  *           call only the base modules listed before it.
  *   domain  names, severity, usage, verdict, evidence, reviewmd, resolve,
  *           cycle, summary, frame, seal, stepdir: forge-review's names, formats
