@@ -29,6 +29,7 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 /* What `git config --list --name-only -z` may print that we read. */
 #define SCAN_OUT_MAX (1024u * 1024)
@@ -83,7 +84,7 @@ static const char *rule_for(const char *key)
 	const char *dot = strchr(key, '.'), *last = strrchr(key, '.');
 
 	/* An include names a file, which the listing has read already. */
-	if (!dot || !strncmp(key, "include.", 8) || !strncmp(key, "includeif.", 10))
+	if (!dot || fg_skip_prefix(key, "include.", NULL) || fg_skip_prefix(key, "includeif.", NULL))
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(RULES); i++) {
 		const struct rule *r = &RULES[i];

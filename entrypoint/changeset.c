@@ -31,6 +31,7 @@
 #include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 #include <sodium.h>
 
@@ -114,6 +115,7 @@ static int git(struct ep_changeset *cs, struct ep_pid1 *p, const char *const *ar
 static char *repo_dir(const char *workspace)
 {
 	char *dotgit = fg_path_join(workspace, ".git"), *dir = NULL;
+	const char *g;
 	struct fg_buf b;
 	struct stat st;
 
@@ -121,8 +123,7 @@ static char *repo_dir(const char *workspace)
 		return dotgit;
 	fg_buf_init(&b, 4096);
 	if (lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fg_read_file_at(AT_FDCWD, dotgit, 4096, 0, &b, NULL) == 0 && !strncmp(fg_buf_str(&b), "gitdir: ", 8)) {
-		const char *g = fg_buf_str(&b) + 8;
+	    fg_read_file_at(AT_FDCWD, dotgit, 4096, 0, &b, NULL) == 0 && fg_skip_prefix(fg_buf_str(&b), "gitdir: ", &g)) {
 		size_t n = strcspn(g, "\r\n");
 
 		dir = g[0] == '/' ? fg_xasprintf("%.*s", (int)n, g) : fg_xasprintf("%s/%.*s", workspace, (int)n, g);
@@ -388,10 +389,10 @@ bool ep_changeset_is_agent_config(const char *path)
 		".mcp.json", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md",
 		".gitattributes", ".gitmodules",
 	};
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *rest;
 
 	for (size_t i = 0; i < ARRAY_SIZE(TOP); i++)
-		if (!strncmp(path, TOP[i], strlen(TOP[i])) && (!path[strlen(TOP[i])] || path[strlen(TOP[i])] == '/'))
+		if (fg_skip_prefix(path, TOP[i], &rest) && (!*rest || *rest == '/'))
 			return true;
 	if (FG_NAME_INDEX(FILES, base ? base + 1 : path, 0) >= 0)
 		return true;

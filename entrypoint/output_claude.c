@@ -44,6 +44,7 @@
 
 #include "forge/json.h"
 #include "forge/alloc.h"
+#include "forge/text.h"
 
 static double num_or0(const cJSON *m, const char *key, bool *seen)
 {
@@ -137,7 +138,7 @@ static void on_result(struct ep_output *o, const cJSON *m)
 	const char *subtype = fg_json_str(m, "subtype");
 	const char *result = fg_json_str(m, "result");
 	bool failed = fg_json_true(m, "is_error") ||
-		      (subtype && !strncmp(subtype, "error", 5));
+		      (subtype && fg_skip_prefix(subtype, "error", NULL));
 
 	result_usage(o, m);
 	result_denials(o, m);

@@ -31,6 +31,7 @@
 
 #include "forge/json.h"
 #include "forge/alloc.h"
+#include "forge/text.h"
 
 static void on_turn_completed(struct ep_output *o, const cJSON *m)
 {
@@ -79,7 +80,7 @@ static void on_error(struct ep_output *o, const cJSON *m)
 {
 	const char *msg = fg_json_str(m, "message");
 
-	if (msg && !strncmp(msg, "Reconnecting", 12))
+	if (msg && fg_skip_prefix(msg, "Reconnecting", NULL))
 		o->retries++;
 	if (msg && *msg) {
 		free(o->retry_note);

@@ -14,6 +14,7 @@
 #include "forge/json.h"
 #include "forge/msg.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
 		    const struct rn_engine_params *ep)
@@ -159,7 +160,7 @@ void rn_output_piece(struct rn_output *o, const char *stream, const char *line)
 
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
-	const char *reason;
+	const char *reason, *said;
 	enum rn_log_level level;
 
 	/* Once the entrypoint has started (its first sealed frame), agents may
@@ -175,11 +176,11 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:
 	 * Error response from daemon: ...", podman's "Error: ...") are raised. */
-	if (line[0] != '[' && strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN) && o->ops && o->ops->cli) {
-		size_t k = strlen(o->ops->cli);
+	if (line[0] != '[' && !fg_skip_prefix(line, FG_MSG_PREFIX, NULL) && o->ops && o->ops->cli) {
+		const char *after;
 
-		if ((!strncmp(line, o->ops->cli, k) && !strncmp(line + k, ": ", 2)) ||
-		    !strncmp(line, "Error: ", 7)) {
+		if ((fg_skip_prefix(line, o->ops->cli, &after) && fg_skip_prefix(after, ": ", NULL)) ||
+		    fg_skip_prefix(line, "Error: ", NULL)) {
 			level = RN_LOG_ERROR;
 			reason = line;
 		}
@@ -188,8 +189,8 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	}
 	if (reason)
 		keep(&o->reason, reason);
-	else if (level == RN_LOG_INFO && !strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN))
-		keep(&o->last_said, line + FG_MSG_PREFIX_LEN);
+	else if (level == RN_LOG_INFO && fg_skip_prefix(line, FG_MSG_PREFIX, &said))
+		keep(&o->last_said, said);
 	log_line(o, stream, line, level);
 }
 

@@ -74,10 +74,10 @@ static int parse_number(const char **pp)
 
 int fg_cycle_name_parse(const char *name, int *n)
 {
-	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	const char *p;
 	int v;
 
-	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+	if (!fg_skip_prefix(name, CYCLE_PREFIX, &p))
 		return 0;
 	v = parse_number(&p);
 	if (!v || strcmp(p, CYCLE_SUFFIX))
@@ -101,11 +101,11 @@ char *fg_reviewer_log_name(int n, const char *role)
 int fg_reviewer_log_name_parse(const char *name, int *n)
 {
 	const size_t slen = sizeof(REVIEWER_LOG_SUFFIX) - 1;
-	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	const char *p;
 	size_t rest;
 	int v;
 
-	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+	if (!fg_skip_prefix(name, CYCLE_PREFIX, &p))
 		return 0;
 	v = parse_number(&p);
 	rest = v ? strlen(p) : 0;

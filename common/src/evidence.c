@@ -105,18 +105,18 @@ char *fg_diff_name(int n)
 
 int fg_evidence_file_name_parse(const char *name, int *n)
 {
-	static const char prefix[] = "review_cycle_";
-	const char *p = name + sizeof(prefix) - 1;
+	const char *p, *check;
 	long v = 0;
 
-	if (strncmp(name, prefix, sizeof(prefix) - 1) || *p < '1' || *p > '9')
+	if (!fg_skip_prefix(name, "review_cycle_", &p) || *p < '1' || *p > '9')
 		return 0;
 	for (; *p >= '0' && *p <= '9' && v <= FG_CYCLE_NUMBER_MAX; p++)
 		v = v * 10 + (*p - '0');
 	if (v > FG_CYCLE_NUMBER_MAX || strchr(p, '/'))
 		return 0;
-	if (strcmp(p, ".diff") && !(strncmp(p, ".check.", 7) == 0 && strlen(p) > 11 &&
-				    !strcmp(p + strlen(p) - 4, ".log")))
+	/* ".check.NAME.log" with a NAME of at least one byte. */
+	if (strcmp(p, ".diff") && !(fg_skip_prefix(p, ".check.", &check) && strlen(check) > 4 &&
+				    !strcmp(check + strlen(check) - 4, ".log")))
 		return 0;
 	*n = (int)v;
 	return 1;

@@ -15,6 +15,7 @@
 
 #include "forge/alloc.h"
 #include "forge/sys.h"
+#include "forge/text.h"
 #include "forge/timeutil.h"
 #include "internal.h"
 
@@ -199,9 +200,13 @@ static unsigned long long random_u64(void)
 	return v;
 }
 
+/* What stands between a temp file's name and its random digits. */
+#define TMP_MARK ".tmp."
+#define TMP_MARK_LEN (sizeof(TMP_MARK) - 1)
+
 char *fg_atomic_tmp_name(const char *name)
 {
-	return fg_xasprintf(".%s.tmp.%llu", name, random_u64());
+	return fg_xasprintf(".%s" TMP_MARK "%llu", name, random_u64());
 }
 
 int fg_is_atomic_tmp_name(const char *name)
@@ -214,9 +219,11 @@ int fg_is_atomic_tmp_name(const char *name)
 	p = name + len;
 	while (p > name && p[-1] >= '0' && p[-1] <= '9')
 		p--;
-	if (p == name + len || (size_t)(p - name) < 6)
+	/* Before the digits ".tmp.", and before that at least one byte after
+	 * the leading '.'. */
+	if (p == name + len || (size_t)(p - name) <= TMP_MARK_LEN + 1)
 		return 0;
-	return !strncmp(p - 5, ".tmp.", 5) && (p - 5) > name + 1;
+	return fg_skip_prefix(p - TMP_MARK_LEN, TMP_MARK, NULL);
 }
 
 int fg_write_all(int fd, const void *p, size_t n)

@@ -29,16 +29,15 @@ enum fg_msg_level fg_msg_level_of(const char *line, const char **text)
 {
 	const char *rest = line;
 
-	if (strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN) != 0) {
+	if (!fg_skip_prefix(line, FG_MSG_PREFIX, &rest)) {
 		if (text)
 			*text = line;
 		return FG_MSG_PLAIN;
 	}
-	rest += FG_MSG_PREFIX_LEN;
 	if (text)
 		*text = rest;
 	for (size_t i = FG_MSG_WARN; i < ARRAY_SIZE(PREFIXES); i++)
-		if (!strncmp(rest, PREFIXES[i], strlen(PREFIXES[i])))
+		if (fg_skip_prefix(rest, PREFIXES[i], NULL))
 			return (enum fg_msg_level)i;
 	return FG_MSG_INFO;
 }

@@ -18,7 +18,7 @@
  * an untrusted writer shares, FG_WRITE_CLEAR also clears whatever stands
  * under the final name, so no planted entry can block the write.
  *
- * Tier: base (util.h). Uses alloc, buf, sys (random names) and timeutil.
+ * Tier: base (util.h). Uses alloc, buf, sys (random names), timeutil and text.
  */
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H
