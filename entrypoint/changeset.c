@@ -14,7 +14,6 @@
  */
 #include "changeset.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -314,17 +313,16 @@ static void hash_dir(crypto_generichash_state *h, const char *path)
 {
 	char *names[GITMETA_ENTRIES_MAX];
 	size_t n = 0, total = 0;
-	DIR *d = opendir(path);
+	struct fg_dir it;
+	const char *name;
 
-	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
+	fg_dir_open(&it, AT_FDCWD, path, 0);
+	while ((name = fg_dir_next(&it)) != NULL) {
 		if (n < GITMETA_ENTRIES_MAX)
-			names[n++] = fg_xstrdup(e->d_name);
+			names[n++] = fg_xstrdup(name);
 		total++;
 	}
-	if (d)
-		closedir(d);
+	fg_dir_close(&it);
 	qsort(names, n, sizeof(names[0]), cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		char *sub = fg_path_join(path, names[i]);

@@ -8,7 +8,6 @@
 #include "forge/seal.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -542,27 +541,22 @@ int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count)
 {
 	struct fg_cycle_entry *v = NULL;
 	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int num, r = 0;
-	DIR *d = fg_dir_stream_at(dirfd, &r);
+	struct fg_dir it;
+	const char *e;
+	int num, r = fg_dir_open_fd(&it, dirfd);
 
-	if (!d)
+	if (r)
 		return r;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!fg_cycle_name_parse(de->d_name, &num))
+	while ((e = fg_dir_next(&it)) != NULL) {
+		if (!fg_cycle_name_parse(e, &num))
 			continue;
 		FG_ALLOC_GROW(v, n + 1, cap);
 		v[n].n = num;
-		v[n].name = fg_xstrdup(de->d_name);
+		v[n].name = fg_xstrdup(e);
 		n++;
 	}
-	if (errno)
-		r = -errno;
-	closedir(d);
+	r = it.err;
+	fg_dir_close(&it);
 	if (r) {
 		fg_cycle_entries_free(v, n);
 		return r;

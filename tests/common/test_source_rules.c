@@ -2,15 +2,17 @@
  * test_source_rules.c - rules the headers of common/ state for the whole
  * source tree, checked by reading the sources of common/, entrypoint/ and
  * runner/: members of a JSON object are read only through json.h's getters
- * (json.c alone calls cJSON_GetObjectItem*()).
+ * (json.c alone calls cJSON_GetObjectItem*()), and a directory is listed
+ * only through fsutil.h's fg_dir_*() (fsutil.c alone calls readdir()).
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fgtest.h"
+#include "forge/fsutil.h"
 
 TestSuite(source_rules, .timeout = 30);
 
@@ -19,11 +21,12 @@ TestSuite(source_rules, .timeout = 30);
 static const char *const DIRS[] = { "common/src", "common/include/forge", "entrypoint", "runner" };
 
 /*
- * Files other changes are rewriting, which still read JSON members by hand
- * until those changes land. The lead empties this list at the merge; a file
- * named here is still checked to exist, so a stale entry fails too.
+ * Files other changes are rewriting, which still read JSON members or list
+ * directories by hand until those changes land. The lead empties this list
+ * at the merge; a file named here is still checked to exist, so a stale
+ * entry fails too.
  */
-static const char *const RAW_GETTER_PENDING[] = {
+static const char *const PENDING[] = {
 	"entrypoint/loop.c",        "entrypoint/loop.h",       "entrypoint/cycle_evidence.c",
 	"entrypoint/judge.c",       "entrypoint/panel.c",      "entrypoint/call.c",
 	"entrypoint/audit.c",       "runner/engine.c",         "runner/engine.h",
@@ -36,8 +39,8 @@ static const char *const RAW_GETTER_PENDING[] = {
 
 static bool pending(const char *rel)
 {
-	for (size_t i = 0; i < sizeof(RAW_GETTER_PENDING) / sizeof(RAW_GETTER_PENDING[0]); i++)
-		if (!strcmp(RAW_GETTER_PENDING[i], rel))
+	for (size_t i = 0; i < sizeof(PENDING) / sizeof(PENDING[0]); i++)
+		if (!strcmp(PENDING[i], rel))
 			return true;
 	return false;
 }
@@ -49,56 +52,93 @@ static bool is_source(const char *name)
 	return n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h');
 }
 
-/* The line number of the first raw getter call in text, or 0. The header
- * that states the rule names the call in a comment: json.h is left out. */
-static int raw_getter_line(const char *text)
+/* The line number of the first of the words in text, or 0. */
+static int first_line_of(const char *text, const char *const *words, size_t nwords)
 {
-	const char *p = strstr(text, "cJSON_GetObjectItem");
+	const char *first = NULL;
 	int line = 1;
 
-	if (!p)
+	for (size_t i = 0; i < nwords; i++) {
+		const char *p = strstr(text, words[i]);
+
+		if (p && (!first || p < first))
+			first = p;
+	}
+	if (!first)
 		return 0;
-	for (const char *q = text; q < p; q++)
+	for (const char *q = text; q < first; q++)
 		line += *q == '\n';
 	return line;
 }
 
-Test(source_rules, json_members_are_read_only_through_json_h)
+/* Each source file of DIRS but those named in owners and PENDING: none
+ * holds any of the words. Returns how many files were read. */
+static size_t expect_none_of(const char *const *words, size_t nwords, const char *const *owners,
+			     size_t nowners, const char *rule)
 {
 	size_t checked = 0;
 
 	for (size_t i = 0; i < sizeof(DIRS) / sizeof(DIRS[0]); i++) {
 		char *dir = fgt_fmt("%s/%s", FG_SOURCE_DIR, DIRS[i]);
-		DIR *d = opendir(dir);
+		struct fg_dir it;
+		const char *name;
 
-		cr_assert_not_null(d, "cannot list %s", dir);
-		for (struct dirent *e = readdir(d); e; e = readdir(d)) {
-			char *rel = fgt_fmt("%s/%s", DIRS[i], e->d_name);
-			char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, rel);
+		cr_assert_eq(fg_dir_open(&it, AT_FDCWD, dir, 0), 0, "cannot list %s", dir);
+		while ((name = fg_dir_next(&it)) != NULL) {
+			char *rel = fgt_fmt("%s/%s", DIRS[i], name);
+			bool skip = !is_source(name) || pending(rel);
 			char *text;
+			int line;
 
-			if (is_source(e->d_name) && strcmp(rel, "common/src/json.c") &&
-			    strcmp(rel, "common/include/forge/json.h") && !pending(rel)) {
+			for (size_t k = 0; k < nowners; k++)
+				skip |= !strcmp(rel, owners[k]);
+			if (!skip) {
+				char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, rel);
+
 				text = fgt_read(path, NULL);
 				cr_assert_not_null(text, "cannot read %s", path);
-				cr_expect(!raw_getter_line(text),
-					  "%s:%d calls cJSON_GetObjectItem*(): use json.h's getters", rel,
-					  raw_getter_line(text));
+				line = first_line_of(text, words, nwords);
+				cr_expect(!line, "%s:%d: %s", rel, line, rule);
 				free(text);
+				free(path);
 				checked++;
 			}
-			free(path);
 			free(rel);
 		}
-		closedir(d);
+		cr_assert_eq(it.err, 0, "cannot list %s", dir);
+		fg_dir_close(&it);
 		free(dir);
 	}
-	cr_expect(checked > 50, "only %zu source files found under %s", checked, FG_SOURCE_DIR);
-	for (size_t i = 0; i < sizeof(RAW_GETTER_PENDING) / sizeof(RAW_GETTER_PENDING[0]); i++) {
-		char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, RAW_GETTER_PENDING[i]);
+	return checked;
+}
 
-		cr_expect(fgt_exists(path), "RAW_GETTER_PENDING names %s, which is gone",
-			  RAW_GETTER_PENDING[i]);
+Test(source_rules, json_members_are_read_only_through_json_h)
+{
+	static const char *const words[] = { "cJSON_GetObjectItem" };
+	/* json.h names the call in the comment that states the rule. */
+	static const char *const owners[] = { "common/src/json.c", "common/include/forge/json.h" };
+	size_t checked = expect_none_of(words, 1, owners, 2,
+					"calls cJSON_GetObjectItem*(): use json.h's getters");
+
+	cr_expect(checked > 50, "only %zu source files found under %s", checked, FG_SOURCE_DIR);
+}
+
+Test(source_rules, directories_are_listed_only_through_fg_dir)
+{
+	static const char *const words[] = { "readdir(", "scandir(", "opendir(" };
+	static const char *const owners[] = { "common/src/fsutil.c" };
+	size_t checked = expect_none_of(words, 3, owners, 1,
+					"lists a directory by hand: use fsutil.h's fg_dir_open()");
+
+	cr_expect(checked > 50, "only %zu source files found under %s", checked, FG_SOURCE_DIR);
+}
+
+Test(source_rules, pending_files_exist)
+{
+	for (size_t i = 0; i < sizeof(PENDING) / sizeof(PENDING[0]); i++) {
+		char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, PENDING[i]);
+
+		cr_expect(fgt_exists(path), "PENDING names %s, which is gone", PENDING[i]);
 		free(path);
 	}
 }
