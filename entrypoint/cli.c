@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/text.h"
 
@@ -19,26 +20,23 @@
  * forge/frame.h) or rewrite one on a terminal but us. */
 static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 {
-	struct fg_buf b;
-	int cut;
+	size_t n;
+	char *line = fg_msg_vline(FG_MSG_PREFIX, level, EP_MESSAGE_MAX - 1, fmt, ap, &n);
 
-	/* \xNN is the widest escape: four bytes per byte. */
-	fg_buf_init(&b, 4 * EP_MESSAGE_MAX + 64);
-	cut = fg_msg_vformat(&b, FG_MSG_PREFIX, level, EP_MESSAGE_MAX - 1, fmt, ap);
 	if (level == FG_MSG_ERROR || level == FG_MSG_FAILED) {
 		/* The runner's failure reason comes from this sealed frame only. */
-		const char *text = fg_buf_str(&b) + FG_MSG_PREFIX_LEN;
+		char *text = fg_xstrndup(line + FG_MSG_PREFIX_LEN, n - FG_MSG_PREFIX_LEN);
 		cJSON *f = cJSON_CreateObject();
 
 		if (!f || !cJSON_AddStringToObject(f, "reason", text))
 			abort();
 		ep_frame_event("error", f);
 		cJSON_Delete(f);
+		free(text);
 	}
-	fg_buf_adds(&b, cut ? "...\n" : "\n");
-	fputs(fg_buf_str(&b), stderr);
+	fputs(line, stderr);
 	fflush(stderr);
-	fg_buf_release(&b);
+	free(line);
 }
 
 void ep_log(enum fg_msg_level level, const char *fmt, ...)

@@ -13,27 +13,17 @@
 #include "forge/buf.h"
 #include "forge/num.h"
 
-static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
-{
-	struct fg_buf b;
-	int cut;
-
-	/* \xNN is the widest escape: four bytes per byte. */
-	fg_buf_init(&b, 4 * RN_MESSAGE_MAX + 64);
-	cut = fg_msg_vformat(&b, RN_MSG_PREFIX, level, RN_MESSAGE_MAX - 1, fmt, ap);
-	fg_buf_adds(&b, cut ? "...\n" : "\n");
-	fputs(fg_buf_str(&b), stderr);
-	fflush(stderr);
-	fg_buf_release(&b);
-}
-
 void rn_msg(enum fg_msg_level level, const char *fmt, ...)
 {
 	va_list ap;
+	char *line;
 
 	va_start(ap, fmt);
-	vsay(level, fmt, ap);
+	line = fg_msg_vline(RN_MSG_PREFIX, level, RN_MESSAGE_MAX - 1, fmt, ap, NULL);
 	va_end(ap);
+	fputs(line, stderr);
+	fflush(stderr);
+	free(line);
 }
 
 int rn_cmd_usage(const char *cmd, const char *fmt, ...)

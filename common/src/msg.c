@@ -42,12 +42,13 @@ enum fg_msg_level fg_msg_level_of(const char *line, const char **text)
 	return FG_MSG_INFO;
 }
 
-int fg_msg_vformat(struct fg_buf *b, const char *prefix, enum fg_msg_level level, size_t max,
-		   const char *fmt, va_list ap)
+char *fg_msg_vline(const char *prefix, enum fg_msg_level level, size_t max, const char *fmt,
+		   va_list ap, size_t *text_len)
 {
 	const char *lp = fg_msg_level_prefix(level);
 	size_t plen = strlen(lp) < max ? strlen(lp) : max;
 	char *msg = fg_xmalloc(max + 1);
+	struct fg_buf b;
 	size_t len;
 	int n;
 
@@ -56,9 +57,14 @@ int fg_msg_vformat(struct fg_buf *b, const char *prefix, enum fg_msg_level level
 	n = vsnprintf(msg + plen, max + 1 - plen, fmt, ap);
 	n = n < 0 ? n : n + (int)plen;
 	len = n < 0 ? plen : (size_t)n > max ? max : (size_t)n;
+	/* \xNN is the widest escape: four bytes per byte. */
+	fg_buf_init(&b, strlen(prefix) + 4 * max + 8);
 	if (level != FG_MSG_PLAIN)
-		fg_buf_adds(b, prefix);
-	fg_escape_controls(b, msg, len, 0);
+		fg_buf_adds(&b, prefix);
+	fg_escape_controls(&b, msg, len, 0);
 	free(msg);
-	return n >= 0 && (size_t)n > max;
+	if (text_len)
+		*text_len = b.len;
+	fg_buf_adds(&b, n >= 0 && (size_t)n > max ? "...\n" : "\n");
+	return fg_buf_detach(&b, NULL);
 }

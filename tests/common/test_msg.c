@@ -5,9 +5,9 @@
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "forge/buf.h"
 #include "forge/msg.h"
 #include "forge/util.h"
 
@@ -53,30 +53,32 @@ Test(msg, a_line_reads_back_as_its_level)
 	}
 }
 
-static int format(struct fg_buf *b, enum fg_msg_level level, size_t max, const char *fmt, ...)
+static char *line_of(enum fg_msg_level level, size_t max, size_t *text_len, const char *fmt, ...)
 {
 	va_list ap;
-	int cut;
+	char *line;
 
 	va_start(ap, fmt);
-	cut = fg_msg_vformat(b, "prog: ", level, max, fmt, ap);
+	line = fg_msg_vline("prog: ", level, max, fmt, ap, text_len);
 	va_end(ap);
-	return cut;
+	return line;
 }
 
 Test(msg, a_line_has_its_prefixes_escaped_controls_and_its_bound)
 {
-	struct fg_buf b;
+	size_t n = 0;
+	char *l;
 
-	fg_buf_init(&b, 4096);
-	cr_expect_eq(format(&b, FG_MSG_WARN, 100, "cannot read '%s'", "a\nb"), 0);
-	cr_expect_str_eq(fg_buf_str(&b), "prog: warning: cannot read 'a\\nb'");
-	fg_buf_reset(&b);
-	cr_expect_eq(format(&b, FG_MSG_PLAIN, 100, "%s", "Review cycle 1/3"), 0);
-	cr_expect_str_eq(fg_buf_str(&b), "Review cycle 1/3");
-	fg_buf_reset(&b);
-	/* The level prefix counts in the bound. */
-	cr_expect_eq(format(&b, FG_MSG_ERROR, 10, "%s", "0123456789"), 1);
-	cr_expect_str_eq(fg_buf_str(&b), "prog: error: 012");
-	fg_buf_release(&b);
+	l = line_of(FG_MSG_WARN, 100, &n, "cannot read '%s'", "a\nb");
+	cr_expect_str_eq(l, "prog: warning: cannot read 'a\\nb'\n");
+	cr_expect_eq(n, strlen(l) - 1);
+	free(l);
+	l = line_of(FG_MSG_PLAIN, 100, NULL, "%s", "Review cycle 1/3");
+	cr_expect_str_eq(l, "Review cycle 1/3\n");
+	free(l);
+	/* The level prefix counts in the bound; a cut line ends in "...". */
+	l = line_of(FG_MSG_ERROR, 10, &n, "%s", "0123456789");
+	cr_expect_str_eq(l, "prog: error: 012...\n");
+	cr_expect_eq(n, strlen("prog: error: 012"));
+	free(l);
 }

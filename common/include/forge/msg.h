@@ -48,15 +48,15 @@ const char *fg_msg_level_prefix(enum fg_msg_level level);
 enum fg_msg_level fg_msg_level_of(const char *line, const char **text);
 
 /*
- * Appends one message line, without its newline, to b: prefix (the
+ * One message line, as the program's writer prints it: prefix (the
  * program's "name: ", borrowed; left out for FG_MSG_PLAIN), level's prefix
- * and the message fmt and ap make. The level prefix and the message are cut
- * at max bytes; controls are escaped as fg_escape_controls() does, so no
- * value quoted in a message can start a line of its own or rewrite one on
- * a terminal. Returns 1 when the message was cut (the writer then ends the
- * line in "..."), else 0.
+ * and the message fmt and ap make, then "\n" ("...\n" when cut). The level
+ * prefix and the message are cut at max bytes; controls are escaped as
+ * fg_escape_controls() does, so no value quoted in a message can start a
+ * line of its own or rewrite one on a terminal. Returns the owned line;
+ * *text_len (text_len may be NULL) is its length before the ending.
  */
-int fg_msg_vformat(struct fg_buf *b, const char *prefix, enum fg_msg_level level, size_t max,
-		   const char *fmt, va_list ap);
+char *fg_msg_vline(const char *prefix, enum fg_msg_level level, size_t max, const char *fmt,
+		   va_list ap, size_t *text_len);
 
 #endif
