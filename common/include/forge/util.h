@@ -1,16 +1,22 @@
 /*
  * util.h - small macros every module may use.
  *
- * The tiers of common/ (each base header states its place the same way,
- * as git's strbuf.h does):
- *   base    util, alloc, buf, num, timeutil, sys, diag, text, json, fsutil,
- *           opts, cmdline, cmd: know nothing of reviews or their files; each may
- *           call only the base modules listed before it.
- *   domain  names, severity, usage, verdict, evidence, reviewmd, resolve,
- *           cycle, summary, frame, seal, stepdir: forge-review's names, formats
- *           and rules; they may call any base module and each other.
- * A base module never includes a domain header (tests/common/test_tiers.c
- * checks it). internal.h holds cross-file internals of both tiers.
+ * The tiers of common/ (each module's header states its place the same
+ * way, as git's strbuf.h does):
+ *   base    util, exit, alloc, buf, num, timeutil, sys, diag, text, quote,
+ *           msg, tracectx, json, fsutil, opts, cmdline, cmd: know nothing
+ *           of reviews or their files; each may call only the base modules
+ *           listed before it.
+ *   domain  names, severity, usage, phase, denied, isolation, verdict,
+ *           evidence, audit, rules, reviewmd, resolve, cycle, summary,
+ *           frame, seal, stepdir: forge-review's names, formats and rules;
+ *           they may call any base module and each other.
+ * Every module is in one tier. A source file without a header of its own
+ * belongs to the module its name starts with (reviewmd_yaml.c) or to the
+ * header it implements (review.c, cycle.h). A base module never includes a
+ * domain header nor a domain module's internal header; internal.h holds
+ * cross-file internals of both tiers and includes no forge/ header.
+ * tests/common/test_tiers.c checks all of it, reading the lists above.
  */
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H
