@@ -1,5 +1,6 @@
 /*
- * cli.c - usage errors and help (see cli.h).
+ * cli.c - the entrypoint's message writer (ep_log()), usage errors and
+ * help (see cli.h).
  */
 #include "cli.h"
 #include "frames.h"

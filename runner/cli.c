@@ -1,5 +1,7 @@
 /*
- * cli.c - helpers shared by the subcommand parsers (see cli.h).
+ * cli.c - the runner's message writer and the helpers its subcommand
+ * parsers share: usage errors, help, the seal key, intervals, the log
+ * (see cli.h).
  */
 #include "cli.h"
 #include "forge/seal.h"

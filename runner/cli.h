@@ -1,5 +1,6 @@
 /*
- * cli.h - the subcommands of forge-runner and what their parsers share.
+ * cli.h - the subcommands of forge-runner, what their parsers share, and
+ * the runner's one message writer (rn_msg()).
  *
  * Exit codes (forge/exit.h): run passes the entrypoint's code through,
  * FG_EXIT_TIMEOUT when --timeout ran out, FG_EXIT_RUNTIME when the runner
@@ -43,7 +44,7 @@ int rn_cmd_sweep(int argc, char **argv);
  * stderr, RN_MSG_PREFIX and level's prefix first (forge/msg.h: "" for
  * info, "warning: ", "error: "; FG_MSG_PLAIN, for the closing line, prints
  * neither), and flushes it. Controls are escaped and the message cut at
- * RN_MESSAGE_MAX bytes as fg_msg_vformat() does. The structured log
+ * RN_MESSAGE_MAX bytes as fg_msg_vline() does. The structured log
  * (log.h) is for a run's events; this is for what a command says to its
  * operator.
  */

@@ -139,7 +139,7 @@ static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen
 	}
 	if (cJSON_IsString(v) && !fg_review_state_parse(v->valuestring, &e->state))
 		return 0;
-	/* The word results written before issue 18 used for disabled and no_review. */
+	/* The word older results used for disabled and no_review. */
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "none")) {
 		e->state = FG_STATE_NO_REVIEW;
 		return 0;

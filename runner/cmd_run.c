@@ -247,7 +247,7 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 	free(reason);
 }
 
-/* The exit code follows the sealed records (issue 22): a sandbox that
+/* The exit code follows the sealed records: a sandbox that
  * exited 0 with no sealed summary while forged records stood where its own
  * should be, and whose sealed cycles do not end approved, ran no review the
  * runner can vouch for. (The entrypoint never exits 0 without its sealed

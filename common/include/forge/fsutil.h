@@ -2,7 +2,8 @@
  * fsutil.h - careful file I/O for a directory shared with an untrusted
  * writer: the one family of file primitives both programs use (git's
  * wrapper.c is the model). There is one bounded reader, one way to reach a
- * directory below a trusted one, one atomic writer and one path splitter;
+ * directory below a trusted one, one way to list a directory (fg_dir_*),
+ * one atomic writer and one path splitter;
  * code elsewhere calls these instead of open()/read()/rename() of its own.
  *
  * Reads never block on a FIFO or device and never read more than a

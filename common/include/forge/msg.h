@@ -1,7 +1,7 @@
 /*
  * msg.h - the message lines both programs write on their standard error,
  * and their levels: the one definition both use. Each program has one
- * writer over fg_msg_vformat() (the entrypoint's ep_log(), the runner's
+ * writer over fg_msg_vline() (the entrypoint's ep_log(), the runner's
  * rn_msg()), and the runner's output reader parses the entrypoint's lines
  * back (fg_msg_level_of()).
  *

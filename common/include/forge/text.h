@@ -1,7 +1,7 @@
 /*
  * text.h - small text helpers shared by both programs, so the rules they
- * encode live in one place: UTF-8, escaping, edit distance, hashing. JSON
- * is json.h.
+ * encode live in one place: prefixes, UTF-8, escaping, edit distance,
+ * hashing. JSON is json.h.
  *
  * Tier: base (see util.h). Uses alloc and buf only.
  */
