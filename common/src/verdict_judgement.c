@@ -18,17 +18,6 @@
 #include "forge/text.h"
 #include "forge/util.h"
 
-static const char *const kind_names[] = { "approved", "rejected" };
-static const char *const format_names[] = {
-	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks",
-	"conflict"
-};
-
-FG_NAME_FUNCS(enum fg_verdict_kind, kind_names, "rejected", fg_verdict_kind_name,
-	      fg_verdict_kind_parse)
-FG_NAME_FUNCS(enum fg_verdict_format, format_names, "none", fg_verdict_format_name,
-	      fg_verdict_format_parse)
-
 void fg_judgement_init(struct fg_judgement *j)
 {
 	memset(j, 0, sizeof(*j));
@@ -173,3 +162,16 @@ char *fg__verdict_clean_str(const char *str)
 	fg__verdict_put_utf8(&b, str, n);
 	return fg_buf_detach(&b, NULL);
 }
+
+/* ---- names ------------------------------------------------------------- */
+
+static const char *const kind_names[] = { "approved", "rejected" };
+static const char *const format_names[] = {
+	"json_shadow", "review_result_marker", "verdict_line", "marker", "none", "checks",
+	"conflict"
+};
+
+FG_NAME_FUNCS(enum fg_verdict_kind, kind_names, "rejected", fg_verdict_kind_name,
+	      fg_verdict_kind_parse)
+FG_NAME_FUNCS(enum fg_verdict_format, format_names, "none", fg_verdict_format_name,
+	      fg_verdict_format_parse)

@@ -3,6 +3,7 @@
  * help text made from it, internal rows left out.
  */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forge/buf.h"
@@ -40,28 +41,42 @@ Test(cmd, find_and_suggest_see_only_what_they_should)
 	cr_assert_eq(CMDS[0].run(0, NULL), 3);
 }
 
-Test(cmd, help_text_is_made_from_the_listed_rows)
+/* What fill appends to an empty buffer. */
+static char *text_of(void (*fill)(struct fg_buf *, const struct fg_cmd *, size_t))
 {
 	struct fg_buf b;
 
 	fg_buf_init(&b, 4096);
-	fg_cmd_names(&b, CMDS, ARRAY_SIZE(CMDS));
-	cr_expect_str_eq(fg_buf_str(&b), "watch, sweep or report");
-	fg_buf_reset(&b);
-	fg_cmd_usage(&b, "prog", CMDS, ARRAY_SIZE(CMDS));
-	cr_expect_str_eq(fg_buf_str(&b), "usage: prog watch DIR...\n"
-					 "       prog sweep DIR\n"
-					 "       prog report FILE...\n"
-					 "       prog --help | --version\n");
-	fg_buf_reset(&b);
-	fg_cmd_list(&b, CMDS, ARRAY_SIZE(CMDS));
-	cr_expect_str_eq(fg_buf_str(&b), "commands:\n"
-					 "  watch   follow directories\n"
-					 "  sweep   read once\n"
-					 "  report  merge\n");
-	fg_buf_reset(&b);
-	fg_cmd_options(&b, CMDS, ARRAY_SIZE(CMDS));
-	cr_expect(!strncmp(fg_buf_str(&b), "\nwatch options:\n", 16), "%s", fg_buf_str(&b));
-	cr_expect(strstr(fg_buf_str(&b), "--depth N"), "%s", fg_buf_str(&b));
-	fg_buf_release(&b);
+	fill(&b, CMDS, ARRAY_SIZE(CMDS));
+	return fg_buf_detach(&b, NULL);
+}
+
+static void usage_of(struct fg_buf *b, const struct fg_cmd *cmds, size_t n)
+{
+	fg_cmd_usage(b, "prog", cmds, n);
+}
+
+Test(cmd, help_text_is_made_from_the_listed_rows)
+{
+	static const struct {
+		void (*fill)(struct fg_buf *, const struct fg_cmd *, size_t);
+		const char *want;
+	} cases[] = {
+		{ fg_cmd_names, "watch, sweep or report" },
+		{ usage_of, "usage: prog watch DIR...\n       prog sweep DIR\n       prog report FILE...\n"
+			    "       prog --help | --version\n" },
+		{ fg_cmd_list, "commands:\n  watch   follow directories\n  sweep   read once\n  report  merge\n" },
+	};
+	char *opts;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = text_of(cases[i].fill);
+
+		cr_expect_str_eq(got, cases[i].want, "case %zu", i);
+		free(got);
+	}
+	opts = text_of(fg_cmd_options);
+	cr_expect(!strncmp(opts, "\nwatch options:\n", 16), "%s", opts);
+	cr_expect(strstr(opts, "--depth N"), "%s", opts);
+	free(opts);
 }
