@@ -16,7 +16,6 @@
  */
 #include "agentenv.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "forge/alloc.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 /* What `git config --list --name-only -z` may print that we read. */
 #define SCAN_OUT_MAX (1024u * 1024)
@@ -83,7 +83,7 @@ static const char *rule_for(const char *key)
 	const char *dot = strchr(key, '.'), *last = strrchr(key, '.');
 
 	/* An include names a file, which the listing has read already. */
-	if (!dot || !strncmp(key, "include.", 8) || !strncmp(key, "includeif.", 10))
+	if (!dot || fg_skip_prefix(key, "include.", NULL) || fg_skip_prefix(key, "includeif.", NULL))
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(RULES); i++) {
 		const struct rule *r = &RULES[i];
@@ -145,29 +145,27 @@ struct walk {
  * never following a symlink, never into a .git. */
 static void find_nested(struct walk *w, const char *dir, int depth)
 {
-	DIR *d;
+	struct fg_dir it;
+	const char *name;
 
 	if (depth > NESTED_DEPTH_MAX || w->dirs >= NESTED_DIRS_MAX || w->repos->n >= NESTED_MAX)
 		return;
 	w->dirs++;
-	d = opendir(dir);
-	for (struct dirent *e = d ? readdir(d) : NULL; e && w->repos->n < NESTED_MAX; e = readdir(d)) {
+	fg_dir_open(&it, AT_FDCWD, dir, 0);
+	while (w->repos->n < NESTED_MAX && (name = fg_dir_next(&it)) != NULL) {
 		struct stat st;
-		char *sub;
 
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		sub = fg_path_join(dir, e->d_name);
-		if (!strcmp(e->d_name, ".git")) {
+		if (!strcmp(name, ".git")) {
 			if (depth > 0 && !fg_strvec_has(w->repos, dir))
 				fg_strvec_push(w->repos, dir);
-		} else if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+		} else if (fstatat(fg_dir_fd(&it), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) {
+			char *sub = fg_path_join(dir, name);
+
 			find_nested(w, sub, depth + 1);
+			free(sub);
 		}
-		free(sub);
 	}
-	if (d)
-		closedir(d);
+	fg_dir_close(&it);
 }
 
 static void push_override(struct fg_strvec *set, size_t *n, const char *key, const char *value)

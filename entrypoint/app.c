@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "forge/buf.h"
+#include "forge/cmd.h"
 #include "forge/opts.h"
 #include "forge/util.h"
 
@@ -97,9 +98,11 @@ static const char RUN_ABOUT[] =
 	FG_XSTR(FG_EXIT_TIMEOUT) " the run's time ran out (FORGE_DEADLINE), "
 	FG_XSTR(FG_EXIT_SIGNAL_BASE) "+N ended by signal N.";
 
-static const char RUN_USAGE[] =
-	"forge-entrypoint [run] [--task-file F] [--workspace DIR] [--skills-dir DIR]\n"
-	"                 [--step NAME] [--skill NAME] [--task-key KEY] [--clear-stale]";
+/* run's synopsis, the first usage line of both --help texts. */
+#define RUN_SYNOPSIS                                                       \
+	"[run] [--task-file F] [--workspace DIR] [--skills-dir DIR]\n"     \
+	"                        [--step NAME] [--skill NAME] [--task-key KEY] [--clear-stale]"
+static const char RUN_USAGE[] = "forge-entrypoint " RUN_SYNOPSIS;
 
 int ep_cmd_run(int argc, char **argv)
 {
@@ -154,26 +157,33 @@ int ep_cmd_run(int argc, char **argv)
 	return rc;
 }
 
-/* The command list, the global options, then run's own help (run is the
- * default command). Each part once: no second "usage:" line for the global
- * options. */
+/* The command table (forge/cmd.h, as the runner's): each command gets argv
+ * from its name on. */
+static const struct fg_cmd CMDS[] = {
+	{ "run", ep_cmd_run, RUN_SYNOPSIS, "run the worker agent and the review loop (the default)", NULL },
+	{ "resolve", ep_cmd_resolve, "resolve --skills-dir DIR --skill NAME [--ticket KEY]",
+	  "print the review.md that applies to a skill and ticket", NULL },
+	{ "config", ep_cmd_config, "config [FILE]", "print the configuration a review.md resolves to", NULL },
+	{ "verdict", ep_cmd_verdict, "verdict [FILE|-]", "read a reviewer's output as the loop does", NULL },
+	{ "lint", ep_cmd_lint, "lint PATH...", "check review.md files and skills directories", NULL },
+	{ "agent-output", ep_cmd_agent_output, "agent-output --format FMT [FILE|-]",
+	  "read an agent's saved output as its format's adapter does", NULL },
+};
+
+/* The usage lines and command list, the global options, then run's own
+ * help (run is the default command). Each part once: no second "usage:"
+ * line for the global options. */
 static int top_help(void)
 {
 	struct fg_buf b;
 
 	fg_buf_init(&b, 16 * 1024);
-	fg_buf_addf(&b, "usage: %s\n"
-		    "       forge-entrypoint resolve --skills-dir DIR --skill NAME [--ticket KEY]\n"
-		    "       forge-entrypoint config [FILE]\n"
-		    "       forge-entrypoint verdict [FILE|-]\n"
-		    "       forge-entrypoint lint PATH...\n"
-		    "       forge-entrypoint agent-output --format FMT [FILE|-]\n"
-		    "       forge-entrypoint --help | --version\n\n"
-		    "The container side of forge-review: runs the worker agent and the automatic review\n"
+	fg_cmd_usage(&b, "forge-entrypoint", CMDS, ARRAY_SIZE(CMDS));
+	fg_buf_adds(&b, "\nThe container side of forge-review: runs the worker agent and the automatic review\n"
 		    "loop (run, the default), and inspects review.md files and reviewer outputs.\n"
-		    "'forge-entrypoint COMMAND --help' describes each command.\n\n"
-		    "global options:\n",
-		    RUN_USAGE);
+		    "'forge-entrypoint COMMAND --help' describes each command.\n\n");
+	fg_cmd_list(&b, CMDS, ARRAY_SIZE(CMDS));
+	fg_buf_adds(&b, "\nglobal options:\n");
 	fg_opts_help(TOP_OPTS, &b);
 	fputs(fg_buf_str(&b), stdout);
 	putchar('\n');
@@ -183,15 +193,10 @@ static int top_help(void)
 
 int ep_main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} cmds[] = {
-		{ "run", ep_cmd_run }, { "resolve", ep_cmd_resolve }, { "config", ep_cmd_config },
-		{ "verdict", ep_cmd_verdict }, { "lint", ep_cmd_lint },
-		{ "agent-output", ep_cmd_agent_output },
-	};
-	const char *first = argc > 1 ? argv[1] : NULL;
+	const char *first = argc > 1 ? argv[1] : NULL, *near;
+	const struct fg_cmd *c;
+	struct fg_buf names;
+	int rc;
 
 	if (first && (!strcmp(first, "--help") || !strcmp(first, "-h")))
 		return top_help();
@@ -201,15 +206,15 @@ int ep_main(int argc, char **argv)
 	}
 	if (!first || first[0] == '-')
 		return ep_cmd_run(argc, argv);   /* run is the default subcommand */
-	const char *names[ARRAY_SIZE(cmds)], *near;
-
-	for (size_t i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (!strcmp(first, cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
-		names[i] = cmds[i].name;
-	}
-	near = fg_suggest(first, names, ARRAY_SIZE(names));
+	c = fg_cmd_find(CMDS, ARRAY_SIZE(CMDS), first);
+	if (c)
+		return c->run(argc - 1, argv + 1);
+	near = fg_cmd_suggest(CMDS, ARRAY_SIZE(CMDS), first);
 	if (near)
 		return ep_usage("unknown command '%s'; did you mean '%s'?", first, near);
-	return ep_usage("unknown command '%s' (run, resolve, config, verdict, lint or agent-output)", first);
+	fg_buf_init(&names, 1024);
+	fg_cmd_names(&names, CMDS, ARRAY_SIZE(CMDS));
+	rc = ep_usage("unknown command '%s' (%s)", first, fg_buf_str(&names));
+	fg_buf_release(&names);
+	return rc;
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,22 +74,16 @@ int ep_call_tmp_write(int dfd, const char *name, const void *data, size_t len)
  * agent could not write there). */
 static void remove_inputs(const char *dir)
 {
-	int dfd = fg_open_dir(AT_FDCWD, dir, FG_DIR_NOFOLLOW);
-	DIR *d;
+	struct fg_dir it;
+	const char *name;
 
-	if (dfd < 0)
+	if (fg_dir_open(&it, AT_FDCWD, dir, FG_DIR_NOFOLLOW))
 		return;
 	/* Ours: an agent of our uid may have changed its mode. */
-	(void)fchmod(dfd, 0700);
-	d = fdopendir(dfd);
-	if (!d) {
-		close(dfd);
-		return;
-	}
-	for (struct dirent *e = readdir(d); e; e = readdir(d))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			(void)unlinkat(dfd, e->d_name, 0);
-	closedir(d);
+	(void)fchmod(fg_dir_fd(&it), 0700);
+	while ((name = fg_dir_next(&it)))
+		(void)unlinkat(fg_dir_fd(&it), name, 0);
+	fg_dir_close(&it);
 	rmdir(dir);
 }
 

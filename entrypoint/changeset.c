@@ -14,7 +14,6 @@
  */
 #include "changeset.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,6 +30,7 @@
 #include "forge/buf.h"
 #include "forge/fsutil.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 #include <sodium.h>
 
@@ -114,6 +114,7 @@ static int git(struct ep_changeset *cs, struct ep_pid1 *p, const char *const *ar
 static char *repo_dir(const char *workspace)
 {
 	char *dotgit = fg_path_join(workspace, ".git"), *dir = NULL;
+	const char *g;
 	struct fg_buf b;
 	struct stat st;
 
@@ -121,8 +122,7 @@ static char *repo_dir(const char *workspace)
 		return dotgit;
 	fg_buf_init(&b, 4096);
 	if (lstat(dotgit, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fg_read_file_at(AT_FDCWD, dotgit, 4096, 0, &b, NULL) == 0 && !strncmp(fg_buf_str(&b), "gitdir: ", 8)) {
-		const char *g = fg_buf_str(&b) + 8;
+	    fg_read_file_at(AT_FDCWD, dotgit, 4096, 0, &b, NULL) == 0 && fg_skip_prefix(fg_buf_str(&b), "gitdir: ", &g)) {
 		size_t n = strcspn(g, "\r\n");
 
 		dir = g[0] == '/' ? fg_xasprintf("%.*s", (int)n, g) : fg_xasprintf("%s/%.*s", workspace, (int)n, g);
@@ -313,17 +313,16 @@ static void hash_dir(crypto_generichash_state *h, const char *path)
 {
 	char *names[GITMETA_ENTRIES_MAX];
 	size_t n = 0, total = 0;
-	DIR *d = opendir(path);
+	struct fg_dir it;
+	const char *name;
 
-	for (struct dirent *e = d ? readdir(d) : NULL; e; e = readdir(d)) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
+	fg_dir_open(&it, AT_FDCWD, path, 0);
+	while ((name = fg_dir_next(&it)) != NULL) {
 		if (n < GITMETA_ENTRIES_MAX)
-			names[n++] = fg_xstrdup(e->d_name);
+			names[n++] = fg_xstrdup(name);
 		total++;
 	}
-	if (d)
-		closedir(d);
+	fg_dir_close(&it);
 	qsort(names, n, sizeof(names[0]), cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		char *sub = fg_path_join(path, names[i]);
@@ -388,14 +387,13 @@ bool ep_changeset_is_agent_config(const char *path)
 		".mcp.json", "CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md",
 		".gitattributes", ".gitmodules",
 	};
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *rest;
 
 	for (size_t i = 0; i < ARRAY_SIZE(TOP); i++)
-		if (!strncmp(path, TOP[i], strlen(TOP[i])) && (!path[strlen(TOP[i])] || path[strlen(TOP[i])] == '/'))
+		if (fg_skip_prefix(path, TOP[i], &rest) && (!*rest || *rest == '/'))
 			return true;
-	for (size_t i = 0; i < ARRAY_SIZE(FILES); i++)
-		if (!strcmp(base ? base + 1 : path, FILES[i]))
-			return true;
+	if (FG_NAME_INDEX(FILES, base ? base + 1 : path, 0) >= 0)
+		return true;
 	for (const char *c = path; *c; c += strcspn(c, "/") + (c[strcspn(c, "/")] == '/'))
 		for (size_t i = 0; i < ARRAY_SIZE(DIRS); i++)
 			if (strcspn(c, "/") == strlen(DIRS[i]) && !strncmp(c, DIRS[i], strlen(DIRS[i])))

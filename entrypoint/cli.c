@@ -1,5 +1,6 @@
 /*
- * cli.c - the one message writer (ep_log), usage errors and help (see cli.h).
+ * cli.c - the entrypoint's message writer (ep_log()), usage errors and
+ * help (see cli.h).
  */
 #include "cli.h"
 #include "frames.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "forge/alloc.h"
 #include "forge/buf.h"
 #include "forge/text.h"
 
@@ -19,38 +21,23 @@
  * forge/frame.h) or rewrite one on a terminal but us. */
 static void vsay(enum fg_msg_level level, const char *fmt, va_list ap)
 {
-	const char *lp = fg_msg_level_prefix(level);
-	size_t plen = strlen(lp);
-	char msg[EP_MESSAGE_MAX];
-	int n;
-	size_t len;
-	struct fg_buf b;
+	size_t n;
+	char *line = fg_msg_vline(FG_MSG_PREFIX, level, EP_MESSAGE_MAX - 1, fmt, ap, &n);
 
-	/* The level prefix counts in the message's bound, as it did when each
-	 * message spelled its own. */
-	memcpy(msg, lp, plen);
-	n = vsnprintf(msg + plen, sizeof(msg) - plen, fmt, ap);
-	n = n < 0 ? n : n + (int)plen;
-	len = n < 0 ? 0 : (size_t)n >= sizeof(msg) ? sizeof(msg) - 1 : (size_t)n;
-	/* \xNN is the widest escape: four bytes per byte. */
-	fg_buf_init(&b, 4 * sizeof(msg) + 64);
-	if (level != FG_MSG_PLAIN)
-		fg_buf_adds(&b, FG_MSG_PREFIX);
-	fg_escape_controls(&b, msg, len, 0);
 	if (level == FG_MSG_ERROR || level == FG_MSG_FAILED) {
 		/* The runner's failure reason comes from this sealed frame only. */
-		const char *text = fg_buf_str(&b) + FG_MSG_PREFIX_LEN;
+		char *text = fg_xstrndup(line + FG_MSG_PREFIX_LEN, n - FG_MSG_PREFIX_LEN);
 		cJSON *f = cJSON_CreateObject();
 
 		if (!f || !cJSON_AddStringToObject(f, "reason", text))
 			abort();
 		ep_frame_event("error", f);
 		cJSON_Delete(f);
+		free(text);
 	}
-	fg_buf_adds(&b, (size_t)n >= sizeof(msg) ? "...\n" : "\n");
-	fputs(fg_buf_str(&b), stderr);
+	fputs(line, stderr);
 	fflush(stderr);
-	fg_buf_release(&b);
+	free(line);
 }
 
 void ep_log(enum fg_msg_level level, const char *fmt, ...)

@@ -4,7 +4,6 @@
 #include "inspect.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -409,42 +408,31 @@ static int misnamed_review(const char *name)
 {
 	static const char *const near[] = { "review.md", "reviews.md", "review.markdown", "review.txt" };
 
-	if (!strcmp(name, "review.md"))
-		return 0;
-	for (size_t i = 0; i < ARRAY_SIZE(near); i++)
-		if (!strcasecmp(name, near[i]))
-			return 1;
-	return 0;
+	return strcmp(name, "review.md") && FG_NAME_INDEX(near, name, FG_NAME_ANYCASE) >= 0;
 }
 
 /* Appends every file named review.md under dir (not following symlinks) to
  * found, and every misnamed one to misnamed. */
 static void walk(const char *dir, int depth, struct fg_strvec *found, struct fg_strvec *misnamed)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
+	struct fg_dir it;
+	const char *name;
 
-	if (!d)
+	if (fg_dir_open(&it, AT_FDCWD, dir, 0))
 		return;
-	for (;;) {
+	while ((name = fg_dir_next(&it)) != NULL) {
 		struct stat st;
-		char *p;
+		char *p = fg_path_join(dir, name);
 
-		e = readdir(d);
-		if (!e)
-			break;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		p = fg_path_join(dir, e->d_name);
 		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < LINT_MAX_DEPTH)
 			walk(p, depth + 1, found, misnamed);
-		else if (!strcmp(e->d_name, "review.md"))
+		else if (!strcmp(name, "review.md"))
 			fg_strvec_push(found, p);
-		else if (misnamed_review(e->d_name))
+		else if (misnamed_review(name))
 			fg_strvec_push(misnamed, p);
 		free(p);
 	}
-	closedir(d);
+	fg_dir_close(&it);
 }
 
 static int cmp_str(const void *a, const void *b)

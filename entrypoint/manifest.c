@@ -2,7 +2,8 @@
  * manifest.c - the change set outside git: a bounded manifest of the
  * workspace (see changeset.h and manifest.h).
  *
- * The walk uses openat()/fdopendir() from the workspace's descriptor and
+ * The walk lists each directory with fg_dir_open() from its parent's
+ * descriptor (O_NOFOLLOW, so a directory swapped for a link is refused) and
  * never follows a symlink (a link is recorded as a link, by its target's
  * text). Contents are hashed with BLAKE2b-256 (libsodium's
  * crypto_generichash) over 64 KiB reads: a worker must not be able to make
@@ -15,7 +16,6 @@
  */
 #include "manifest.h"
 
-#include <dirent.h>
 #include <sodium.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +139,7 @@ static void add(struct walk *w, int dfd, const char *name, const char *path, con
 	m->bytes += e->size;
 }
 
-static void walk_dir(struct walk *w, int dfd, const char *prefix, int depth);
+static void walk_dir(struct walk *w, struct fg_dir *it, const char *prefix, int depth);
 
 static void entry(struct walk *w, int dfd, const char *name, const char *prefix, int depth)
 {
@@ -151,45 +151,33 @@ static void entry(struct walk *w, int dfd, const char *name, const char *prefix,
 		return;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct fg_dir sub = { 0 };
 
-		if (sub >= 0)
-			walk_dir(w, sub, path, depth + 1);
+		if (depth < DEPTH_MAX && !fg_dir_open(&sub, dfd, name, FG_DIR_NOFOLLOW))
+			walk_dir(w, &sub, path, depth + 1);
 		else
 			w->m->incomplete = true;
+		fg_dir_close(&sub);
 	} else if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {
 		add(w, dfd, name, path, &st);
 	}
 	free(path);
 }
 
-/* Walks the directory dfd (taken: closed here). */
-static void walk_dir(struct walk *w, int dfd, const char *prefix, int depth)
+/* Walks the directory it lists (the caller's: it closes it). */
+static void walk_dir(struct walk *w, struct fg_dir *it, const char *prefix, int depth)
 {
-	DIR *d = depth <= DEPTH_MAX ? fdopendir(dfd) : NULL;
-	struct dirent *de;
+	const char *name;
 
-	if (!d) {
-		close(dfd);
-		w->m->incomplete = true;
-		return;
-	}
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	while ((name = fg_dir_next(it)) != NULL) {
+		if (!*prefix && w->exclude && !strcmp(name, w->exclude))
 			continue;
-		if (!*prefix && w->exclude && !strcmp(de->d_name, w->exclude))
-			continue;
-		entry(w, dirfd(d), de->d_name, prefix, depth);
+		entry(w, fg_dir_fd(it), name, prefix, depth);
 		if (w->m->incomplete && w->m->n >= EP_MANIFEST_FILES_MAX)
 			break;
 	}
-	if (errno)
+	if (it->err)
 		w->m->incomplete = true;
-	closedir(d);
 }
 
 static int by_path(const void *a, const void *b)
@@ -201,19 +189,17 @@ int ep_manifest_take(const char *workspace, const char *exclude, const struct ep
 		     struct ep_manifest **out)
 {
 	struct walk w = { fg_xcalloc(1, sizeof(struct ep_manifest)), prev, exclude, NULL };
-	int dfd = fg_open_dir(AT_FDCWD, workspace, 0);
+	struct fg_dir root;
+	int r = fg_dir_open(&root, AT_FDCWD, workspace, 0);
 
-	if (dfd < 0) {
+	if (r || sodium_init() < 0) {
+		fg_dir_close(&root);
 		free(w.m);
-		return dfd;
-	}
-	if (sodium_init() < 0) {
-		free(w.m);
-		close(dfd);
-		return -EIO;
+		return r ? r : -EIO;
 	}
 	w.buf = fg_xmalloc(READ_CHUNK);
-	walk_dir(&w, dfd, "", 0);
+	walk_dir(&w, &root, "", 0);
+	fg_dir_close(&root);
 	free(w.buf);
 	/* An empty workspace has no array to sort (qsort of NULL is undefined). */
 	if (w.m->n > 1)

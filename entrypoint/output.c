@@ -27,13 +27,12 @@ static const struct ep_output_ops *const FORMATS[] = {
 
 int ep_output_format_parse(const char *s, enum ep_output_format *out)
 {
-	for (size_t i = 0; s && i < NFORMATS; i++) {
-		if (!strcmp(s, FORMATS[i]->name)) {
-			*out = (enum ep_output_format)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
+	int i = FG_NAME_INDEX_OPS(FORMATS, name, s, 0);
+
+	if (i < 0)
+		return -EINVAL;
+	*out = (enum ep_output_format)i;
+	return 0;
 }
 
 const char *ep_output_format_name(enum ep_output_format f)

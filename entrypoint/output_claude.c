@@ -44,6 +44,7 @@
 
 #include "forge/json.h"
 #include "forge/alloc.h"
+#include "forge/text.h"
 
 static double num_or0(const cJSON *m, const char *key, bool *seen)
 {
@@ -72,7 +73,7 @@ static void tokens_from(struct fg_usage *u, const cJSON *x, const char *in, cons
 
 static void result_usage(struct ep_output *o, const cJSON *m)
 {
-	const cJSON *mu = cJSON_GetObjectItemCaseSensitive(m, "modelUsage");
+	const cJSON *mu = fg_json_get(m, "modelUsage");
 	const cJSON *model;
 	struct fg_usage u;
 	double cost = fg_json_num(m, "total_cost_usd");
@@ -84,7 +85,7 @@ static void result_usage(struct ep_output *o, const cJSON *m)
 				    "cacheCreationInputTokens");
 		}
 	} else {
-		tokens_from(&u, cJSON_GetObjectItemCaseSensitive(m, "usage"), "input_tokens",
+		tokens_from(&u, fg_json_get(m, "usage"), "input_tokens",
 			    "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens");
 	}
 	fg_usage_set_cost(&u, cost);
@@ -99,7 +100,7 @@ static void result_usage(struct ep_output *o, const cJSON *m)
 /* "errors" joined with "; ", or NULL. Owned. */
 static char *errors_text(const cJSON *m)
 {
-	const cJSON *errs = cJSON_GetObjectItemCaseSensitive(m, "errors"), *e;
+	const cJSON *errs = fg_json_get(m, "errors"), *e;
 	struct fg_buf b;
 
 	fg_buf_init(&b, 64 * 1024);
@@ -124,7 +125,7 @@ static void result_denials(struct ep_output *o, const cJSON *m)
 	const cJSON *d;
 	uint64_t n = 0;
 
-	cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(m, "permission_denials")) {
+	cJSON_ArrayForEach(d, fg_json_get(m, "permission_denials")) {
 		fg_denied_add(&o->denied, fg_json_str(d, "tool_name"));
 		n++;
 	}
@@ -136,8 +137,8 @@ static void on_result(struct ep_output *o, const cJSON *m)
 {
 	const char *subtype = fg_json_str(m, "subtype");
 	const char *result = fg_json_str(m, "result");
-	bool failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "is_error")) ||
-		      (subtype && !strncmp(subtype, "error", 5));
+	bool failed = fg_json_true(m, "is_error") ||
+		      (subtype && fg_skip_prefix(subtype, "error", NULL));
 
 	result_usage(o, m);
 	result_denials(o, m);
@@ -160,7 +161,7 @@ static void on_result(struct ep_output *o, const cJSON *m)
 /* The text blocks of an assistant message, kept as the fallback answer. */
 static void on_assistant(struct ep_output *o, const cJSON *m)
 {
-	const cJSON *content = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(m, "message"), "content");
+	const cJSON *content = fg_json_get(fg_json_get(m, "message"), "content");
 	const cJSON *block;
 	bool first = true;
 
@@ -215,9 +216,9 @@ static void on_system(struct ep_output *o, const cJSON *m)
 
 static bool untyped_result(const cJSON *m)
 {
-	return cJSON_GetObjectItemCaseSensitive(m, "is_error") ||
-	       cJSON_GetObjectItemCaseSensitive(m, "result") ||
-	       cJSON_GetObjectItemCaseSensitive(m, "subtype");
+	return fg_json_get(m, "is_error") ||
+	       fg_json_get(m, "result") ||
+	       fg_json_get(m, "subtype");
 }
 
 static const struct ep_output_on claude_events[] = {

@@ -31,10 +31,11 @@
 
 #include "forge/json.h"
 #include "forge/alloc.h"
+#include "forge/text.h"
 
 static void on_turn_completed(struct ep_output *o, const cJSON *m)
 {
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "usage");
+	const cJSON *u = fg_json_get(m, "usage");
 	struct fg_usage *t = &o->usage;
 	int64_t turns = t->turns;
 	bool had_turns = t->have & FG_USAGE_TURNS;
@@ -52,14 +53,14 @@ static void on_turn_completed(struct ep_output *o, const cJSON *m)
 
 static void on_turn_failed(struct ep_output *o, const cJSON *m)
 {
-	const char *msg = fg_json_str(cJSON_GetObjectItemCaseSensitive(m, "error"), "message");
+	const char *msg = fg_json_str(fg_json_get(m, "error"), "message");
 
 	ep_output_fail(o, msg && *msg ? msg : "codex reported a failed turn");
 }
 
 static void on_item_completed(struct ep_output *o, const cJSON *m)
 {
-	const cJSON *item = cJSON_GetObjectItemCaseSensitive(m, "item");
+	const cJSON *item = fg_json_get(m, "item");
 	const char *type = fg_json_str(item, "type");
 	const char *text = fg_json_str(item, "text");
 
@@ -79,7 +80,7 @@ static void on_error(struct ep_output *o, const cJSON *m)
 {
 	const char *msg = fg_json_str(m, "message");
 
-	if (msg && !strncmp(msg, "Reconnecting", 12))
+	if (msg && fg_skip_prefix(msg, "Reconnecting", NULL))
 		o->retries++;
 	if (msg && *msg) {
 		free(o->retry_note);

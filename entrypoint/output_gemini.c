@@ -46,8 +46,8 @@ static void models_usage(struct ep_output *o, const cJSON *stats)
 	const cJSON *model;
 	struct fg_usage *u = &o->usage;
 
-	cJSON_ArrayForEach(model, cJSON_GetObjectItemCaseSensitive(stats, "models")) {
-		const cJSON *t = cJSON_GetObjectItemCaseSensitive(model, "tokens");
+	cJSON_ArrayForEach(model, fg_json_get(stats, "models")) {
+		const cJSON *t = fg_json_get(model, "tokens");
 		double c = fg_json_num(t, "candidates"), th = fg_json_num(t, "thoughts");
 
 		add_count(u, FG_USAGE_INPUT, &u->input_tokens, fg_json_num(t, "prompt"));
@@ -102,9 +102,9 @@ static void fail_with(struct ep_output *o, const cJSON *err)
 static void on_result(struct ep_output *o, const cJSON *m)
 {
 	const char *status = fg_json_str(m, "status");
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
+	const cJSON *err = fg_json_get(m, "error");
 
-	stream_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
+	stream_usage(o, fg_json_get(m, "stats"));
 	if (status && !strcmp(status, "success") && !err)
 		o->outcome = EP_OUTCOME_OK;
 	else if ((!err || cJSON_IsNull(err)) && o->retry_note)
@@ -120,7 +120,7 @@ static void on_message(struct ep_output *o, const cJSON *m)
 
 	if (!role || strcmp(role, "assistant") || !content)
 		return;
-	if (o->last_stale || !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "delta")))
+	if (o->last_stale || !fg_json_true(m, "delta"))
 		fg_buf_reset(&o->last);
 	o->last_stale = false;
 	fg_buf_adds(&o->last, content);
@@ -129,10 +129,10 @@ static void on_message(struct ep_output *o, const cJSON *m)
 /* The json format's single document. */
 static void on_document(struct ep_output *o, const cJSON *m)
 {
-	const cJSON *err = cJSON_GetObjectItemCaseSensitive(m, "error");
+	const cJSON *err = fg_json_get(m, "error");
 	const char *resp = fg_json_str(m, "response");
 
-	models_usage(o, cJSON_GetObjectItemCaseSensitive(m, "stats"));
+	models_usage(o, fg_json_get(m, "stats"));
 	if (err && !cJSON_IsNull(err)) {
 		fail_with(o, err);
 		ep_output_set_answer(o, resp);

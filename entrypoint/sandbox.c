@@ -4,7 +4,6 @@
  */
 #include "sandbox.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -247,14 +246,14 @@ static void grant_entry(const char *dir, const char *name, int depth)
 
 static void grant_dir(const char *dir, int depth)
 {
-	DIR *d = depth < 32 ? opendir(dir) : NULL;
+	struct fg_dir it;
+	const char *name;
 
-	if (!d)
+	if (depth >= 32 || fg_dir_open(&it, AT_FDCWD, dir, 0))
 		return;
-	for (struct dirent *e = readdir(d); e; e = readdir(d))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			grant_entry(dir, e->d_name, depth);
-	closedir(d);
+	while ((name = fg_dir_next(&it)) != NULL)
+		grant_entry(dir, name, depth);
+	fg_dir_close(&it);
 }
 
 /* The read grants, opened once: the system, /dev's listing, the devices. */

@@ -78,7 +78,7 @@ static int json_str(const cJSON *root, const char *field, char **dst, char *err,
 
 static int json_keys(const cJSON *root, struct fg_strvec *out, char *err, size_t errlen)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "previous_task_keys");
+	const cJSON *arr = fg_json_get(root, "previous_task_keys");
 	const cJSON *k;
 
 	if (!arr || cJSON_IsNull(arr))

@@ -1,5 +1,7 @@
 /*
- * cli.c - helpers shared by the subcommand parsers (see cli.h).
+ * cli.c - the runner's message writer and the helpers its subcommand
+ * parsers share: usage errors, help, the seal key, intervals, the log
+ * (see cli.h).
  */
 #include "cli.h"
 #include "forge/seal.h"
@@ -13,17 +15,34 @@
 #include "forge/buf.h"
 #include "forge/num.h"
 
+void rn_msg(enum fg_msg_level level, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	line = fg_msg_vline(RN_MSG_PREFIX, level, RN_MESSAGE_MAX - 1, fmt, ap, NULL);
+	va_end(ap);
+	fputs(line, stderr);
+	fflush(stderr);
+	free(line);
+}
+
 int rn_cmd_usage(const char *cmd, const char *fmt, ...)
 {
-	const char *sep = cmd ? " " : "";
+	struct fg_buf b;
 	va_list ap;
 
-	cmd = cmd ? cmd : "";
-	fprintf(stderr, "forge-runner%s%s: ", sep, cmd);
+	fg_buf_init(&b, RN_MESSAGE_MAX);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	fg_buf_vaddf(&b, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\ntry 'forge-runner%s%s --help'\n", sep, cmd);
+	if (cmd)
+		rn_msg(FG_MSG_ERROR, "%s: %s", cmd, fg_buf_str(&b));
+	else
+		rn_msg(FG_MSG_ERROR, "%s", fg_buf_str(&b));
+	fg_buf_release(&b);
+	rn_msg(FG_MSG_PLAIN, "try 'forge-runner%s%s --help'", cmd ? " " : "", cmd ? cmd : "");
 	return FG_EXIT_USAGE;
 }
 
@@ -57,7 +76,7 @@ int rn_log_setup(struct rn_log *l, const struct rn_log_cfg *cfg, FILE *fp)
 		return 0;
 	r = rn_log_open_file(l, cfg->file);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot open log file '%s': %s\n", cfg->file, strerror(-r));
+		rn_msg(FG_MSG_ERROR, "cannot open log file '%s': %s", cfg->file, strerror(-r));
 		return FG_EXIT_RUNTIME;
 	}
 	return 0;

@@ -1,5 +1,6 @@
 /*
- * cli.h - the subcommands of forge-runner and what their parsers share.
+ * cli.h - the subcommands of forge-runner, what their parsers share, and
+ * the runner's one message writer (rn_msg()).
  *
  * Exit codes (forge/exit.h): run passes the entrypoint's code through,
  * FG_EXIT_TIMEOUT when --timeout ran out, FG_EXIT_RUNTIME when the runner
@@ -12,6 +13,7 @@
 #define RN_CLI_H
 
 #include "forge/exit.h"
+#include "forge/msg.h"
 #include "forge/opts.h"
 #include "log.h"
 
@@ -34,9 +36,26 @@ int rn_cmd_run(int argc, char **argv);
 int rn_cmd_watch(int argc, char **argv);
 int rn_cmd_sweep(int argc, char **argv);
 
-/* Prints "forge-runner CMD: <msg>" and "try 'forge-runner CMD --help'" to
- * stderr (cmd NULL: "forge-runner: <msg>", "try 'forge-runner --help'");
- * returns FG_EXIT_USAGE. rn_usage() is the form without a subcommand. */
+/* The runner's own messages on stderr start with this (forge/msg.h). */
+#define RN_MSG_PREFIX "forge-runner: "
+/* Bytes of one message line (longer ones are cut and end in "..."). */
+#define RN_MESSAGE_MAX 4096
+
+/*
+ * The runner's one message writer: prints the message as one line on
+ * stderr, RN_MSG_PREFIX and level's prefix first (forge/msg.h: "" for
+ * info, "warning: ", "error: "; FG_MSG_PLAIN, for the closing line, prints
+ * neither), and flushes it. Controls are escaped and the message cut at
+ * RN_MESSAGE_MAX bytes as fg_msg_vline() does. The structured log
+ * (log.h) is for a run's events; this is for what a command says to its
+ * operator.
+ */
+void rn_msg(enum fg_msg_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "forge-runner: error: CMD: <msg>" (rn_msg()) and "try
+ * 'forge-runner CMD --help'" to stderr (cmd NULL: "forge-runner: error:
+ * <msg>", "try 'forge-runner --help'"); returns FG_EXIT_USAGE. rn_usage()
+ * is the form without a subcommand. */
 int rn_cmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define rn_usage(...) rn_cmd_usage(NULL, __VA_ARGS__)
 

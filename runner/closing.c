@@ -2,6 +2,7 @@
  * closing.c - the closing line of a run (see closing.h).
  */
 #include "closing.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,8 +68,7 @@ void rn_closing_print(struct rn_log *l, const struct rn_closing *c)
 		rn_log(l, RN_LOG_INFO, "run_summary", RN_LS("summary", line));
 		l->level = saved;
 	} else {
-		fprintf(stderr, "%s\n", line);
-		fflush(stderr);
+		rn_msg(FG_MSG_PLAIN, "%s", line);
 	}
 	free(line);
 }

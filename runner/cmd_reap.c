@@ -50,16 +50,14 @@ struct reap_args {
 
 static const char *ann(const cJSON *o, const char *key)
 {
-	const cJSON *a = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "annotations");
+	const cJSON *a = fg_json_obj(fg_json_obj(o, "metadata"), "annotations");
 
 	return fg_json_str(a, key);
 }
 
 static const char *label(const cJSON *o, const char *key)
 {
-	const cJSON *l = cJSON_GetObjectItemCaseSensitive(
-		cJSON_GetObjectItemCaseSensitive(o, "metadata"), "labels");
+	const cJSON *l = fg_json_obj(fg_json_obj(o, "metadata"), "labels");
 
 	return fg_json_str(l, key);
 }
@@ -147,7 +145,7 @@ static int delete_run(const struct reap_args *a, const char *id)
 	if (r) {
 		char *e = rn_kube_cmd_error(&c);
 
-		fprintf(stderr, "forge-runner reap: run %s: %s\n", id, e);
+		rn_msg(FG_MSG_ERROR, "cannot reap run %s: %s", id, e);
 		free(e);
 	} else {
 		printf("reaped: run %s (its runner is gone)\n", id);
@@ -173,14 +171,14 @@ int rn_kube_reap(const struct rn_engine_params *p, const char *step, const struc
 		char *e = rn_kube_cmd_error(&c);
 
 		if (!(flags & RN_KUBE_REAP_QUIET))
-			fprintf(stderr, "forge-runner reap: cannot list the runs: %s\n", e);
+			rn_msg(FG_MSG_ERROR, "cannot list the runs: %s", e);
 		free(e);
 		rn_kube_cmd_release(&c);
 		return FG_EXIT_FAILED;
 	}
 	rn_kube_cmd_release(&c);
 	fg_strvec_init(&dead);
-	pick(&a, cJSON_GetObjectItemCaseSensitive(doc, "items"), &dead);
+	pick(&a, fg_json_get(doc, "items"), &dead);
 	for (size_t i = 0; i < dead.n; i++)
 		if (flags & RN_KUBE_REAP_DRY)
 			printf("would reap: run %s\n", dead.v[i]);

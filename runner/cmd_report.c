@@ -66,7 +66,7 @@ static void report_release(struct report *rp)
 /* Warnings go to stderr as they happen and into the JSON "warnings". */
 static void report_warn(struct report *rp, char *msg)
 {
-	fprintf(stderr, RN_REPORT_PREFIX "%s\n", msg);
+	rn_msg(FG_MSG_WARN, "%s", msg);
 	fg_strvec_push_take(&rp->warnings, msg);
 }
 
@@ -130,7 +130,7 @@ static int opt_string(const cJSON *o, const char *field, int kind, char **out, c
 
 static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "review_state");
+	const cJSON *v = fg_json_get(o, "review_state");
 	size_t n;
 
 	if (!v) {
@@ -139,7 +139,7 @@ static int parse_state(const cJSON *o, struct entry *e, char *err, size_t errlen
 	}
 	if (cJSON_IsString(v) && !fg_review_state_parse(v->valuestring, &e->state))
 		return 0;
-	/* The word results written before issue 18 used for disabled and no_review. */
+	/* The word older results used for disabled and no_review. */
 	if (cJSON_IsString(v) && !strcmp(v->valuestring, "none")) {
 		e->state = FG_STATE_NO_REVIEW;
 		return 0;
@@ -163,7 +163,7 @@ static int cmp_cycle(const void *a, const void *b)
  * it is re-serialised and fed to fg_cycle_parse so both readers agree. */
 static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "review_cycles");
+	const cJSON *arr = fg_json_get(o, "review_cycles");
 	const cJSON *it;
 	char cerr[256];
 
@@ -198,7 +198,7 @@ static int parse_cycles(const cJSON *o, struct entry *e, char *err, size_t errle
  * runner's) is none, a reason of another type is refused. */
 static int parse_failure(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+	const cJSON *f = fg_json_get(o, "failure");
 
 	if (!cJSON_IsObject(f))
 		return 0;
@@ -212,8 +212,8 @@ static int parse_failure(const cJSON *o, struct entry *e, char *err, size_t errl
  * is refused like any other field. */
 static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	const cJSON *ok = cJSON_GetObjectItemCaseSensitive(o, "success");
-	const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "exit_code");
+	const cJSON *ok = fg_json_get(o, "success");
+	const cJSON *code = fg_json_get(o, "exit_code");
 
 	if (code && (!cJSON_IsNumber(code) || code->valuedouble != (double)code->valueint)) {
 		snprintf(err, errlen, "not a result file: field 'exit_code' must be an integer");
@@ -233,7 +233,7 @@ static int parse_outcome(const cJSON *o, struct entry *e, char *err, size_t errl
 /* The optional "audit" (forge/audit.h); one that does not read is left out. */
 static void parse_audit(const cJSON *o, struct entry *e)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "audit");
+	const cJSON *v = fg_json_get(o, "audit");
 
 	if (!cJSON_IsObject(v))
 		return;
@@ -249,8 +249,8 @@ static void parse_audit(const cJSON *o, struct entry *e)
  * partly filled and the caller releases it. */
 static int fill_entry(const cJSON *o, struct entry *e, char *err, size_t errlen)
 {
-	const cJSON *step = cJSON_GetObjectItemCaseSensitive(o, "step");
-	const cJSON *exh = cJSON_GetObjectItemCaseSensitive(o, "review_exhausted");
+	const cJSON *step = fg_json_get(o, "step");
+	const cJSON *exh = fg_json_get(o, "review_exhausted");
 
 	if (!cJSON_IsObject(o)) {
 		snprintf(err, errlen, "not a result file: not a JSON object");
@@ -426,14 +426,14 @@ static int emit(const char *output, const struct fg_buf *text)
 	if (!output || !strcmp(output, "-")) {
 		fwrite(text->data, 1, text->len, stdout);
 		if (fflush(stdout) || ferror(stdout)) {
-			fprintf(stderr, RN_REPORT_PREFIX "cannot write the report to standard output\n");
+			rn_msg(FG_MSG_ERROR, "cannot write the report to standard output");
 			return FG_EXIT_RUNTIME;
 		}
 		return 0;
 	}
 	r = fg_write_atomic_path(output, text->data, text->len);
 	if (r) {
-		fprintf(stderr, RN_REPORT_PREFIX "cannot write '%s': %s\n", output, strerror(-r));
+		rn_msg(FG_MSG_ERROR, "cannot write '%s': %s", output, strerror(-r));
 		return FG_EXIT_RUNTIME;
 	}
 	return 0;
@@ -481,7 +481,7 @@ int rn_cmd_report(int argc, char **argv)
 	    : o.html   ? rn__report_html(&rp, o.only_open, &out)
 		       : rn__report_json(&rp, o.only_open, &out);
 	if (r) {
-		fprintf(stderr, RN_REPORT_PREFIX "cannot build the report: %s\n",
+		rn_msg(FG_MSG_ERROR, "cannot build the report: %s",
 			r == -E2BIG ? "larger than 256 MiB" : strerror(-r));
 		code = FG_EXIT_RUNTIME;
 	} else {

@@ -28,6 +28,7 @@
 #include "forge/exit.h"
 #include "forge/cycle.h"
 #include "forge/fsutil.h"
+#include "forge/json.h"
 #include "forge/names.h"
 #include "forge/num.h"
 #include "forge/seal.h"
@@ -219,9 +220,9 @@ static char *exit_reason(const struct rn_session_result *sr)
  * (the record's copy holds only scalar fields); 0 otherwise. */
 static size_t advice_count(const cJSON *cycle)
 {
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cycle, "advice_only")))
+	if (!fg_json_true(cycle, "advice_only"))
 		return 0;
-	return (size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cycle, "findings"));
+	return (size_t)cJSON_GetArraySize(fg_json_get(cycle, "findings"));
 }
 
 static void close_run(struct run_state *st, enum fg_review_state state, const struct fg_summary *s,
@@ -246,7 +247,7 @@ static void close_run(struct run_state *st, enum fg_review_state state, const st
 	free(reason);
 }
 
-/* The exit code follows the sealed records (issue 22): a sandbox that
+/* The exit code follows the sealed records: a sandbox that
  * exited 0 with no sealed summary while forged records stood where its own
  * should be, and whose sealed cycles do not end approved, ran no review the
  * runner can vouch for. (The entrypoint never exits 0 without its sealed

@@ -62,13 +62,13 @@ static void sweep_one(int dfd, const char *dir, const char *name, int n, const c
 		seal = fg_cycle_seal_check(ss->key, ss->step, name, n, &c,
 								fg_buf_str(&raw), raw.len);
 	if (r) {
-		fprintf(stderr, "forge-runner: skipping '%s/%s': %s\n", dir, name,
+		rn_msg(FG_MSG_WARN, "skipping '%s/%s': %s", dir, name,
 			err[0] ? err : strerror(-r));
 	} else if (!fg_run_id_accepts(run_id, c.run_id)) {
-		fprintf(stderr, "forge-runner: skipping '%s/%s': run_id '%s' is not '%s'\n", dir, name,
+		rn_msg(FG_MSG_WARN, "skipping '%s/%s': run_id '%s' is not '%s'", dir, name,
 			c.run_id, run_id);
 	} else if (fg_seal_forged(seal)) {
-		fprintf(stderr, "forge-runner: record_forged '%s/%s': %s\n", dir, name,
+		rn_msg(FG_MSG_WARN, "record_forged '%s/%s': %s", dir, name,
 			fg_seal_status_name(seal));
 	} else {
 		cJSON *o = fg_cycle_to_cjson(&c);
@@ -124,7 +124,7 @@ static int sweep_dir(const char *dir, const char *run_id, struct sweep_seal *ss)
 	dfd = open_step_dir(dir, err, sizeof(err));
 	r = dfd < 0 ? dfd : fg_cycle_list_at(dfd, &e, &n);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot read '%s': %s\n", dir, err[0] ? err : strerror(-r));
+		rn_msg(FG_MSG_ERROR, "cannot read '%s': %s", dir, err[0] ? err : strerror(-r));
 		if (dfd >= 0)
 			close(dfd);
 		return FG_EXIT_FAILED;

@@ -190,7 +190,7 @@ static int add_dirs(struct watch_cmd *wc, const struct cycle_dir_args *cd, const
 				: rn_watch_add(&wc->w, dirs[i]);
 
 		if (r) {
-			fprintf(stderr, "forge-runner: cannot watch '%s': %s\n", dirs[i], uv_strerror(r));
+			rn_msg(FG_MSG_ERROR, "cannot watch '%s': %s", dirs[i], uv_strerror(r));
 			return r;
 		}
 	}
@@ -212,7 +212,7 @@ static int watch_run(struct watch_cmd *wc, const struct cycle_dir_args *cd, cons
 	if (!r)
 		r = rn_watch_start(&wc->w);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot start watching: %s\n", uv_strerror(r));
+		rn_msg(FG_MSG_ERROR, "cannot start watching: %s", uv_strerror(r));
 		on_stop_signal(&wc->sig[0], SIGTERM);
 	}
 	/* One line per directory, so a watch that sees nothing yet is not
@@ -227,7 +227,7 @@ static int watch_run(struct watch_cmd *wc, const struct cycle_dir_args *cd, cons
 	}
 	uv_run(&wc->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&wc->loop)) {
-		fputs("forge-runner: event loop still has open handles\n", stderr);
+		rn_msg(FG_MSG_ERROR, "the event loop still has open handles");
 		return FG_EXIT_RUNTIME;
 	}
 	return r ? FG_EXIT_FAILED : FG_EXIT_OK;
@@ -269,7 +269,7 @@ int rn_cmd_watch(int argc, char **argv)
 	o.data = &wc;
 	r = uv_loop_init(&wc.loop);
 	if (r) {
-		fprintf(stderr, "forge-runner: cannot start the event loop: %s\n", uv_strerror(r));
+		rn_msg(FG_MSG_ERROR, "cannot start the event loop: %s", uv_strerror(r));
 		rn_log_close(&wc.err);
 		free(dirs);
 		free(cd.rel);

@@ -24,8 +24,8 @@
 #define RN_WATCH_MAX_CYCLE_FILES 1000
 /* Distinct contents reported for one cycle number (its first and two
  * rewrites): the entrypoint writes each cycle once, so only a sandbox
- * rewrites one in a loop (issue 22: one real cycle became 2,994
- * review_cycle events and as many counted cycles). */
+ * rewrites one in a loop (a forged sandbox once turned one real cycle into
+ * 2,994 review_cycle events and as many counted cycles). */
 #define RN_CYCLE_MAX_REPORTS 3
 
 /* Where a detected cycle came from: inotify, the poll net, the final sweep

@@ -160,7 +160,7 @@ static int kube_workspace_local(const struct rn_engine_params *p)
 	return 0;
 }
 
-/* The child's own reason line ("forge-runner kubernetes: ...") is what the
+/* The child's own reason line ("forge-runner: error: kubernetes: ...") is what the
  * run failed of; kubectl's connection errors mean the cluster is down. */
 static char *kube_hint(const struct rn_engine_params *p, const char *line, int *kind)
 {

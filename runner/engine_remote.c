@@ -32,7 +32,6 @@
 #include "engine.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,18 +115,20 @@ static char *docker_config_dir(char *const *environ)
 static char *docker_context_host(const char *cfg, const char *name)
 {
 	char *metas = join3(cfg, "contexts", "meta"), *host = NULL;
-	DIR *dir = opendir(metas);
-	struct dirent *de;
+	struct fg_dir it;
+	const char *entry = NULL;
 	int seen = 0;
 
-	while (dir && !host && seen++ < CONTEXTS_MAX && (de = readdir(dir))) {
+	if (!fg_dir_open(&it, AT_FDCWD, metas, 0))
+		entry = fg_dir_next(&it);
+	for (; entry && !host && seen++ < CONTEXTS_MAX; entry = fg_dir_next(&it)) {
 		char *path;
 		cJSON *o;
 		const char *h;
 
-		if (de->d_name[0] == '.')
+		if (entry[0] == '.')
 			continue;
-		path = join3(metas, de->d_name, "meta.json");
+		path = join3(metas, entry, "meta.json");
 		o = read_json(path);
 		h = fg_json_str(fg_json_obj(fg_json_obj(o, "Endpoints"), "docker"), "Host");
 		if (h && fg_json_str(o, "Name") && !strcmp(fg_json_str(o, "Name"), name))
@@ -135,8 +136,7 @@ static char *docker_context_host(const char *cfg, const char *name)
 		cJSON_Delete(o);
 		free(path);
 	}
-	if (dir)
-		closedir(dir);
+	fg_dir_close(&it);
 	free(metas);
 	return host;
 }
@@ -320,21 +320,27 @@ static void podman_conf_file(struct podman_conf *pc, const char *path)
 /* dir's *.conf files, in name order. */
 static void podman_conf_dir(struct podman_conf *pc, const char *dir)
 {
-	struct dirent **names = NULL;
-	int n = scandir(dir, &names, NULL, alphasort);
+	struct fg_strvec names;
+	struct fg_dir it;
+	const char *name;
 
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(names[i]->d_name);
+	fg_strvec_init(&names);
+	if (!fg_dir_open(&it, AT_FDCWD, dir, 0))
+		while ((name = fg_dir_next(&it)))
+			fg_strvec_push(&names, name);
+	fg_dir_close(&it);
+	fg_strvec_sort(&names);
+	for (size_t i = 0; i < names.n; i++) {
+		size_t len = strlen(names.v[i]);
 
-		if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".conf")) {
-			char *path = fg_path_join(dir, names[i]->d_name);
+		if (len > 5 && !strcmp(names.v[i] + len - 5, ".conf")) {
+			char *path = fg_path_join(dir, names.v[i]);
 
 			podman_conf_file(pc, path);
 			free(path);
 		}
-		free(names[i]);
 	}
-	free(names);
+	fg_strvec_release(&names);
 }
 
 /* $XDG_CONFIG_HOME/containers, else ~/.config/containers (owned), or NULL. */

@@ -171,7 +171,7 @@ void rn_event_verdict_unparsed(struct rn_log *l, const struct rn_cycle_report *r
 
 	if (c->j.verdict != FG_VERDICT_REJECTED || !c->j.has_format || c->j.format != FG_FORMAT_NONE ||
 	    c->synthetic || !c->j.feedback ||
-	    strncmp(c->j.feedback, FG_VERDICT_UNPARSED_FEEDBACK, strlen(FG_VERDICT_UNPARSED_FEEDBACK)))
+	    !fg_skip_prefix(c->j.feedback, FG_VERDICT_UNPARSED_FEEDBACK, NULL))
 		return;
 	file = full_path ? fg_path_join(r->dir, r->name) : fg_xstrdup(r->name);
 	rlog = c->reviewer_log ? fg_xstrdup(c->reviewer_log)

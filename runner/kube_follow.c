@@ -6,6 +6,7 @@
  * (--since-time); the lines already written are skipped by their times.
  */
 #include "kube_job.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -99,8 +100,7 @@ void rn__kjob_say(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
-	fprintf(stderr, "forge-runner kubernetes: %s\n", line);
-	fflush(stderr);
+	rn_msg(FG_MSG_ERROR, "kubernetes: %s", line);
 }
 
 static void on_logs_done(struct rn_kube_cmd *c)

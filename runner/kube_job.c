@@ -2,7 +2,7 @@
  * kube_job.c - `forge-runner kubernetes-job`: the child the kubernetes
  * engine spawns for one run (kube_job.h has the flow). Its standard error
  * carries the pod's log lines (the frames) and, last, one line
- * "forge-runner kubernetes: <reason>" when the run failed for a reason of
+ * "forge-runner: error: kubernetes: <reason>" when the run failed for a reason of
  * the cluster's; its exit code is the run's: the container's code, 137
  * for OOMKilled, 124 for the Job's deadline, 125 when the pod could not
  * start, was deleted or evicted, or kubectl failed.
@@ -316,8 +316,8 @@ static void reconnect(struct kjob *j)
 		return;
 	}
 	wait_s = j->reconnects >= 6 ? 30 : 1 << (j->reconnects - 1);
-	fprintf(stderr, "forge-runner kubernetes: the log stream ended before the container; "
-		"reconnecting (attempt %d, since %s)\n", j->reconnects, j->last_ts[0] ? j->last_ts : "the start");
+	rn_msg(FG_MSG_WARN, "kubernetes: the log stream ended before the container; reconnecting (attempt %d, since %s)",
+	       j->reconnects, j->last_ts[0] ? j->last_ts : "the start");
 	uv_timer_start(&j->linger, on_reconnect, (uint64_t)wait_s * 1000u, 0);
 }
 

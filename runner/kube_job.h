@@ -76,7 +76,7 @@ struct kjob {
 /* Follows the pod's log onto stderr (again from the last line seen after a
  * reconnect); ended(j) when the stream ends or cannot start. */
 void rn__kjob_follow(struct kjob *j, void (*ended)(struct kjob *j));
-/* "forge-runner kubernetes: MSG" on stderr. */
+/* "forge-runner: error: kubernetes: MSG" on stderr (rn_msg()). */
 void rn__kjob_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normalises an RFC 3339 time ("...:05.12Z") to RN_KUBE_TS_LEN characters
  * ("...:05.120000000Z") so that times compare as strings; 0 or -EINVAL. */

@@ -8,7 +8,6 @@
 #include "kube.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -441,32 +440,24 @@ static int walk_entry(struct skills_walk *w, int dfd, const char *name, const ch
 	return r;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The entries in name order, so the manifest is deterministic. */
 static int walk_dir(struct skills_walk *w, int dfd, const char *rel, int depth)
 {
-	int fd = dup(dfd), r = 0;
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct fg_strvec names;
-	struct dirent *de;
+	struct fg_dir it;
+	const char *name;
+	int r = 0;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		rn__seterr(w->err, w->errlen, "skills dir '%s': %s", *rel ? rel : ".", strerror(errno));
+	if (fg_dir_open_fd(&it, dfd)) {
+		rn__seterr(w->err, w->errlen, "skills dir '%s': %s", *rel ? rel : ".", strerror(-it.err));
+		fg_dir_close(&it);
 		return -EINVAL;
 	}
 	fg_strvec_init(&names);
-	for (de = readdir(d); de; de = readdir(d))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			fg_strvec_push(&names, de->d_name);
-	closedir(d);
-	if (names.n > 1)
-		qsort(names.v, names.n, sizeof(char *), cmp_name);
+	while ((name = fg_dir_next(&it)))
+		fg_strvec_push(&names, name);
+	fg_dir_close(&it);
+	fg_strvec_sort(&names);
 	for (size_t i = 0; !r && i < names.n; i++)
 		r = walk_entry(w, dfd, names.v[i], rel, depth);
 	fg_strvec_release(&names);

@@ -124,30 +124,19 @@ void rn_log_close(struct rn_log *l)
 
 int rn_log_level_parse(const char *s, enum rn_log_level *out)
 {
-	int i = FG_NAME_INDEX(level_lower, s, FG_NAME_ANYCASE);
+	/* "warning" is the other spelling of warn: the level words of msg.h. */
+	static const char *const also[] = { [RN_LOG_WARN] = "warning" };
 
-	if (i >= 0) {
-		*out = (enum rn_log_level)i;
+	if (FG_NAME_PARSE(level_lower, s, FG_NAME_ANYCASE, out) == 0)
 		return 0;
-	}
-	if (!strcasecmp(s, "warning")) {
-		*out = RN_LOG_WARN;
-		return 0;
-	}
-	return -EINVAL;
+	return FG_NAME_PARSE(also, s, FG_NAME_ANYCASE, out);
 }
 
 int rn_log_format_parse(const char *s, enum rn_log_format *out)
 {
-	if (!strcmp(s, "text")) {
-		*out = RN_LOG_TEXT;
-		return 0;
-	}
-	if (!strcmp(s, "json")) {
-		*out = RN_LOG_JSON;
-		return 0;
-	}
-	return -EINVAL;
+	static const char *const formats[] = { [RN_LOG_TEXT] = "text", [RN_LOG_JSON] = "json" };
+
+	return FG_NAME_PARSE(formats, s, 0, out);
 }
 
 static int text_needs_quotes(const char *s, size_t n)

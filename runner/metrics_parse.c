@@ -425,7 +425,7 @@ out:
 /* Our own HELP and TYPE lines are dropped (render writes them); others are kept. */
 static int parse_comment_line(struct cursor *c, struct fg_buf *keep)
 {
-	const char *line = c->p, *kw, *want;
+	const char *line = c->p, *kw, *want, *after;
 	char *name = NULL;
 	size_t rest;
 	int r = 0;
@@ -433,8 +433,8 @@ static int parse_comment_line(struct cursor *c, struct fg_buf *keep)
 	c->p++; /* '#' */
 	skip_blank(c);
 	kw = c->p;
-	if ((size_t)(c->end - kw) > 5 && (!strncmp(kw, "HELP ", 5) || !strncmp(kw, "TYPE ", 5))) {
-		c->p += 5;
+	if ((size_t)(c->end - kw) > 5 && (fg_skip_prefix(kw, "HELP ", &after) || fg_skip_prefix(kw, "TYPE ", &after))) {
+		c->p = after;
 		skip_blank(c);
 		name = parse_name(c, 1);
 		c->why = NULL; /* a comment may hold anything */

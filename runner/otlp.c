@@ -22,6 +22,7 @@
 #include "forge/fsutil.h"
 #include "forge/num.h"
 #include "forge/timeutil.h"
+#include "forge/text.h"
 
 #define DEFAULT_URL "http://localhost:4318/v1/traces"
 #define DEFAULT_TIMEOUT_MS 10000
@@ -407,7 +408,10 @@ int rn_otlp_finish(struct rn_otlp *o, int deadline_ms, char *why, size_t whylen)
 		snprintf(why, whylen, "no answer within %d s at exit", deadline_ms / 1000);
 		rc = -1;
 	} else if (strcmp(word, "ok")) {
-		snprintf(why, whylen, "%s", word + (strncmp(word, "fail ", 5) ? 0 : 5));
+		const char *w = word;
+
+		fg_skip_prefix(word, "fail ", &w);
+		snprintf(why, whylen, "%s", w);
 		rc = -1;
 	}
 	if (!rc && o->dropped) {

@@ -11,8 +11,10 @@
 #include <cjson/cJSON.h>
 
 #include "forge/alloc.h"
+#include "forge/json.h"
 #include "forge/msg.h"
 #include "forge/util.h"
+#include "forge/text.h"
 
 void rn_output_init(struct rn_output *o, struct rn_log *log, const struct rn_engine_ops *ops,
 		    const struct rn_engine_params *ep)
@@ -80,21 +82,6 @@ static int engine_hint(struct rn_output *o, const char *line)
 	return 1;
 }
 
-/* A string field of an event frame, "" when absent. */
-static const char *fstr(const struct fg_frame *fr, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(fr->fields, key);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double fnum(const struct fg_frame *fr, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(fr->fields, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
 static void log_line(struct rn_output *o, const char *stream, const char *line,
 		     enum rn_log_level level);
 
@@ -125,24 +112,30 @@ static void isolation_frame(struct rn_output *o, const struct fg_frame *fr)
 	       RN_LS_OPT("reason", iso.landlock ? NULL : iso.reason));
 }
 
+/* The largest count or pid an event frame's field is read as (an integer a
+ * double holds exactly); a negative or larger one reads as 0. */
+#define COUNT_MAX 9007199254740992.0
+
 void rn_output_event(struct rn_output *o, const struct fg_frame *fr)
 {
 	const char *e = fr->event;
+	const cJSON *f = fr->fields;
 
 	o->started = 1;
 	if (!strcmp(e, "agent_running"))
-		rn_log(o->log, RN_LOG_INFO, "agent_running", RN_LS("role", fstr(fr, "role")),
-		       RN_LN("seconds", fnum(fr, "seconds")), RN_LI("lines", (long long)fnum(fr, "lines")),
-		       RN_LI("bytes", (long long)fnum(fr, "bytes")));
+		rn_log(o->log, RN_LOG_INFO, "agent_running", RN_LS("role", fg_json_str_or(f, "role", "")),
+		       RN_LN("seconds", fg_json_num_in(f, "seconds", 0, COUNT_MAX, 0)),
+		       RN_LI("lines", (long long)fg_json_num_in(f, "lines", 0, COUNT_MAX, 0)),
+		       RN_LI("bytes", (long long)fg_json_num_in(f, "bytes", 0, COUNT_MAX, 0)));
 	else if (!strcmp(e, "signal_ignored"))
-		rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", fstr(fr, "signal")),
-		       RN_LI("sender_pid", (long long)fnum(fr, "sender_pid")),
-		       RN_LS("reason", fstr(fr, "reason")));
+		rn_log(o->log, RN_LOG_WARN, "signal_ignored", RN_LS("signal", fg_json_str_or(f, "signal", "")),
+		       RN_LI("sender_pid", (long long)fg_json_num_in(f, "sender_pid", 0, COUNT_MAX, 0)),
+		       RN_LS("reason", fg_json_str_or(f, "reason", "")));
 	else if (!strcmp(e, "role_failed"))
-		rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", fstr(fr, "role")),
-		       RN_LS("reason", fstr(fr, "reason")));
-	else if (!strcmp(e, "error") && *fstr(fr, "reason"))
-		error_frame(o, fstr(fr, "reason"));
+		rn_log(o->log, RN_LOG_WARN, "role_failed", RN_LS("role", fg_json_str_or(f, "role", "")),
+		       RN_LS("reason", fg_json_str_or(f, "reason", "")));
+	else if (!strcmp(e, "error") && *fg_json_str_or(f, "reason", ""))
+		error_frame(o, fg_json_str_or(f, "reason", ""));
 	else if (!strcmp(e, "isolation"))
 		isolation_frame(o, fr);
 }
@@ -174,7 +167,7 @@ void rn_output_piece(struct rn_output *o, const char *stream, const char *line)
 
 void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 {
-	const char *reason;
+	const char *reason, *said;
 	enum rn_log_level level;
 
 	/* Once the entrypoint has started (its first sealed frame), agents may
@@ -190,11 +183,11 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	/* Agent lines start with "[role] " and the entrypoint's with its name:
 	 * anything else comes from the engine's CLI, whose errors ("docker:
 	 * Error response from daemon: ...", podman's "Error: ...") are raised. */
-	if (line[0] != '[' && strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN) && o->ops && o->ops->cli) {
-		size_t k = strlen(o->ops->cli);
+	if (line[0] != '[' && !fg_skip_prefix(line, FG_MSG_PREFIX, NULL) && o->ops && o->ops->cli) {
+		const char *after;
 
-		if ((!strncmp(line, o->ops->cli, k) && !strncmp(line + k, ": ", 2)) ||
-		    !strncmp(line, "Error: ", 7)) {
+		if ((fg_skip_prefix(line, o->ops->cli, &after) && fg_skip_prefix(after, ": ", NULL)) ||
+		    fg_skip_prefix(line, "Error: ", NULL)) {
 			level = RN_LOG_ERROR;
 			reason = line;
 		}
@@ -203,8 +196,8 @@ void rn_output_line(struct rn_output *o, const char *stream, const char *line)
 	}
 	if (reason)
 		keep(&o->reason, reason);
-	else if (level == RN_LOG_INFO && !strncmp(line, FG_MSG_PREFIX, FG_MSG_PREFIX_LEN))
-		keep(&o->last_said, line + FG_MSG_PREFIX_LEN);
+	else if (level == RN_LOG_INFO && fg_skip_prefix(line, FG_MSG_PREFIX, &said))
+		keep(&o->last_said, said);
 	log_line(o, stream, line, level);
 }
 

@@ -17,7 +17,7 @@
  * Cap: at most RN_OUTPUT_LOG_MAX bytes of `output` events are written to
  * the log per run (350 MB of agent output made a 386 MB log), counted as the
  * log gets them: the whole event line, timestamp, escapes and JSON included
- * (issue 22: counting the text let 1 MB of empty agent lines make a 103 MB
+ * (counting the text once let 1 MB of empty agent lines make a 103 MB
  * JSON log, the cap being reached near 750 MB). A line that does not fit in
  * what is left is counted, not logged, and rn_output_finish() logs one
  * `output_dropped` event saying how many lines and bytes of their text were

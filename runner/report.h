@@ -23,7 +23,7 @@
  * FG_EXIT_USAGE, FG_EXIT_RUNTIME):
  *   0   every input was read and the report written;
  *   1   at least one input could not be read or is not a result file: each
- *       such input is named on stderr ("forge-runner report: cannot read
+ *       such input is named on stderr ("forge-runner: warning: cannot read
  *       'x': ...") and in the JSON "warnings", skipped, and the report of
  *       the others is still written;
  *   2   usage error (no input, unknown option, bad --format): nothing

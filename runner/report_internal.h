@@ -1,8 +1,8 @@
 /*
- * report_internal.h - what the two halves of `forge-runner report` share:
+ * report_internal.h - what the files of `forge-runner report` share:
  * cmd_report.c (options, loading the result files, merging them by key,
  * writing) builds a struct report; report_render.c prints it as JSON or as
- * the Markdown section. report.h is the subcommand's contract.
+ * the Markdown section, report_html.c as one HTML page. report.h is the subcommand's contract.
  */
 #ifndef RN_REPORT_INTERNAL_H
 #define RN_REPORT_INTERNAL_H
@@ -13,8 +13,6 @@
 #include "forge/buf.h"
 #include "forge/cycle.h"
 #include "forge/summary.h"
-
-#define RN_REPORT_PREFIX "forge-runner report: "
 
 /* One result file, reduced to what the report shows. */
 struct entry {

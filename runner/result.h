@@ -24,7 +24,7 @@
  * cycles_by_source counts the cycles reported (new numbers and rewrites) by
  * the source that reported each first.
  * review_state is one of the summary's names (fg_review_state_name(): the
- * result said "none" for no_review and disabled before issue 18) and comes
+ * result said "none" for no_review and disabled in older versions) and comes
  * from review_summary.json when it belongs to this run,
  * else it is derived from the cycles: no_review without cycles when the
  * sandbox exited 0 (failed when it did not: a crash, a timeout or a

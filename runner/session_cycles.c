@@ -132,7 +132,7 @@ static void on_cycle(struct session *s, const struct rn_cycle_report *r)
 	enum rn_cycle_news news;
 	unsigned *reports;
 
-	/* Only what the entrypoint sealed is a cycle (issue 22). */
+	/* Only what the entrypoint sealed is a cycle. */
 	if (r->seal != FG_SEAL_OK) {
 		rn__session_forged(s, r->name, r->source, r->seal);
 		return;
@@ -185,7 +185,7 @@ void rn__session_stream_cycle(void *data, const struct rn_cycle_report *r)
  * runner cannot read (the file, when readable, says the same). All of it:
  * the usage (the result's usage, the metrics' agent series, the report's
  * cost), the budget, the questions and the audit too, so a run on a volume reports
- * what a bind-mount run does (issue 25: the usage was lost). */
+ * what a bind-mount run does (the usage was once lost there). */
 void rn__session_forged(struct session *s, const char *file, enum rn_source source,
 			enum fg_seal_status seal)
 {

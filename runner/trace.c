@@ -137,8 +137,9 @@ static void span_error(cJSON *s, cJSON *attrs, const char *type, const char *mes
 	attr_str(attrs, "error.type", type);
 }
 
-/* One agent run's span: name "invoke_agent AGENT". */
-static void agent_span(const struct rn_trace *t, cJSON *spans, const char *agent, int cycle,
+/* One agent run's span: name "invoke_agent AGENT". Returns its attributes
+ * (borrowed from spans), where a caller adds what it alone knows. */
+static cJSON *agent_span(const struct rn_trace *t, cJSON *spans, const char *agent, int cycle,
 		       const struct fg_agent_run *run, size_t call)
 {
 	char name[96];
@@ -157,13 +158,12 @@ static void agent_span(const struct rn_trace *t, cJSON *spans, const char *agent
 	if (run->failed)
 		span_error(s, attrs, "agent_failed", "the agent run failed");
 	cJSON_AddItemToArray(spans, s);
+	return attrs;
 }
 
 /* The attributes of a verdict: the last call of a reviewer carries it. */
-static void last_verdict(cJSON *spans, const char *verdict, const struct fg_judgement *j)
+static void last_verdict(cJSON *attrs, const char *verdict, const struct fg_judgement *j)
 {
-	cJSON *attrs = cJSON_GetObjectItem(cJSON_GetArrayItem(spans, cJSON_GetArraySize(spans) - 1), "attributes");
-
 	attr_str(attrs, "forge.verdict", verdict);
 	if (j->has_format)
 		attr_str(attrs, "forge.format", fg_verdict_format_name(j->format));
@@ -195,10 +195,12 @@ static void check_spans(const struct rn_trace *t, cJSON *spans, const struct fg_
 
 static void reviewer_spans(const struct rn_trace *t, cJSON *spans, const struct fg_cycle *c)
 {
+	cJSON *last = NULL;
+
 	for (size_t i = 0; i < c->reviewer_runs.n; i++)
-		agent_span(t, spans, "reviewer", c->cycle, &c->reviewer_runs.v[i], i);
-	if (c->reviewer_runs.n)
-		last_verdict(spans, fg_verdict_kind_name(c->j.verdict), &c->j);
+		last = agent_span(t, spans, "reviewer", c->cycle, &c->reviewer_runs.v[i], i);
+	if (last)
+		last_verdict(last, fg_verdict_kind_name(c->j.verdict), &c->j);
 	for (size_t r = 0; r < c->nreviews; r++) {
 		const struct fg_review *rv = &c->reviews[r];
 		char agent[FG_ROLE_MAX + 16];
@@ -206,10 +208,11 @@ static void reviewer_spans(const struct rn_trace *t, cJSON *spans, const struct 
 		if (rv->from_cycle)
 			continue;
 		snprintf(agent, sizeof(agent), "reviewer %s", rv->role);
+		last = NULL;
 		for (size_t i = 0; i < rv->runs.n; i++)
-			agent_span(t, spans, agent, c->cycle, &rv->runs.v[i], i);
-		if (rv->runs.n)
-			last_verdict(spans, fg_role_verdict_name(fg_review_verdict(rv)), &rv->j);
+			last = agent_span(t, spans, agent, c->cycle, &rv->runs.v[i], i);
+		if (last)
+			last_verdict(last, fg_role_verdict_name(fg_review_verdict(rv)), &rv->j);
 	}
 }
 
@@ -221,12 +224,10 @@ static cJSON *cycle_spans(const struct rn_trace *t, const struct fg_cycle *c)
 	if (!spans)
 		abort();
 	if (fg_phase_known(&c->worker_run.t)) {
-		agent_span(t, spans, "worker", c->cycle, &c->worker_run, 0);
-		if (c->ev.no_change) {
-			cJSON *s = cJSON_GetArrayItem(spans, 0);
+		cJSON *attrs = agent_span(t, spans, "worker", c->cycle, &c->worker_run, 0);
 
-			attr_bool(cJSON_GetObjectItem(s, "attributes"), "forge.no_change", true);
-		}
+		if (c->ev.no_change)
+			attr_bool(attrs, "forge.no_change", true);
 	}
 	check_spans(t, spans, c);
 	reviewer_spans(t, spans, c);
@@ -389,7 +390,7 @@ void rn_trace_cycle(struct rn_trace *t, const struct fg_cycle *c)
 
 void rn_trace_audit(struct rn_trace *t, const struct fg_audit *a, int cycle)
 {
-	cJSON *spans, *attrs;
+	cJSON *spans, *attrs = NULL;
 
 	if (!t->on || !a || !a->runs.n)
 		return;
@@ -397,8 +398,7 @@ void rn_trace_audit(struct rn_trace *t, const struct fg_audit *a, int cycle)
 	if (!spans)
 		abort();
 	for (size_t i = 0; i < a->runs.n; i++)
-		agent_span(t, spans, FG_AUDIT_ROLE, cycle, &a->runs.v[i], i);
-	attrs = cJSON_GetObjectItem(cJSON_GetArrayItem(spans, cJSON_GetArraySize(spans) - 1), "attributes");
+		attrs = agent_span(t, spans, FG_AUDIT_ROLE, cycle, &a->runs.v[i], i);
 	attr_str(attrs, "forge.audit.outcome", fg_audit_outcome_name(a->outcome));
 	if (a->has_verdict)
 		attr_str(attrs, "forge.verdict", fg_verdict_kind_name(a->verdict));

@@ -133,18 +133,10 @@ struct cJSON *fg_audit_to_cjson(const struct fg_audit *a)
 	return o;
 }
 
-/* A finite number of o in [lo, hi], else dflt. */
-static double num_in(const cJSON *o, const char *key, double lo, double hi, double dflt)
-{
-	double d = fg_json_num(o, key);
-
-	return isfinite(d) && d >= lo && d <= hi ? d : dflt;
-}
-
 int fg_audit_from_cjson(struct fg_audit *a, const struct cJSON *o)
 {
 	const char *s = fg_json_str(o, "outcome"), *v = fg_json_str(o, "verdict");
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "findings");
+	const cJSON *arr = fg_json_get(o, "findings");
 	struct fg_finding *f = NULL;
 	size_t n = 0;
 
@@ -160,11 +152,11 @@ int fg_audit_from_cjson(struct fg_audit *a, const struct cJSON *o)
 	set_findings(a, f, n);
 	fg_findings_free(f, n);
 	fg_usage_from_cjson(&a->usage, fg_json_obj(o, "usage"));
-	fg_agent_runs_from(&a->runs, cJSON_GetObjectItemCaseSensitive(o, "runs"));
-	a->elapsed_seconds = num_in(o, "elapsed_seconds", 0, 1e9, 0);
-	a->sample = num_in(o, "sample", 0, 1, 1);
-	a->draw = num_in(o, "draw", 0, 1, 0);
-	a->blocks = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "blocks"));
+	fg_agent_runs_from(&a->runs, fg_json_get(o, "runs"));
+	a->elapsed_seconds = fg_json_num_in(o, "elapsed_seconds", 0, 1e9, 0);
+	a->sample = fg_json_num_in(o, "sample", 0, 1, 1);
+	a->draw = fg_json_num_in(o, "draw", 0, 1, 0);
+	a->blocks = fg_json_true(o, "blocks");
 	a->reason = fg_utf8_cut(fg_json_str(o, "reason"), FG_AUDIT_REASON_MAX);
 	a->reviewer_log = fg_utf8_cut(fg_json_str(o, "reviewer_log"), FG_AUDIT_REASON_MAX);
 	return 0;

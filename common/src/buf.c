@@ -195,6 +195,17 @@ void fg_strvec_push(struct fg_strvec *s, const char *str)
 	fg_strvec_push_take(s, fg_xstrdup(str));
 }
 
+static int strvec_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void fg_strvec_sort(struct fg_strvec *s)
+{
+	if (s->n > 1)
+		qsort(s->v, s->n, sizeof(char *), strvec_cmp);
+}
+
 bool fg_strvec_has(const struct fg_strvec *s, const char *str)
 {
 	for (size_t i = 0; i < s->n; i++)

@@ -8,7 +8,6 @@
 #include "forge/seal.h"
 
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,10 +73,10 @@ static int parse_number(const char **pp)
 
 int fg_cycle_name_parse(const char *name, int *n)
 {
-	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	const char *p;
 	int v;
 
-	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+	if (!fg_skip_prefix(name, CYCLE_PREFIX, &p))
 		return 0;
 	v = parse_number(&p);
 	if (!v || strcmp(p, CYCLE_SUFFIX))
@@ -101,11 +100,11 @@ char *fg_reviewer_log_name(int n, const char *role)
 int fg_reviewer_log_name_parse(const char *name, int *n)
 {
 	const size_t slen = sizeof(REVIEWER_LOG_SUFFIX) - 1;
-	const char *p = name + sizeof(CYCLE_PREFIX) - 1;
+	const char *p;
 	size_t rest;
 	int v;
 
-	if (strncmp(name, CYCLE_PREFIX, sizeof(CYCLE_PREFIX) - 1))
+	if (!fg_skip_prefix(name, CYCLE_PREFIX, &p))
 		return 0;
 	v = parse_number(&p);
 	rest = v ? strlen(p) : 0;
@@ -310,7 +309,7 @@ static int get_verdict(const cJSON *o, struct fg_cycle *c, char *err, size_t err
 
 static int get_elapsed(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
+	const cJSON *v = fg_json_get(o, "elapsed_seconds");
 
 	if (!v) {
 		fg__seterr(err, errlen, "missing field 'elapsed_seconds'");
@@ -382,7 +381,7 @@ int fg__safe_base_name(const char *s)
  * every optional field. */
 static int parse_run_id(const cJSON *o, struct fg_cycle *c, char *err, size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "run_id");
+	const cJSON *v = fg_json_get(o, "run_id");
 
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return 0;
@@ -398,20 +397,20 @@ static void parse_optional(const cJSON *o, struct fg_cycle *c)
 {
 	const cJSON *v;
 
-	c->synthetic = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "synthetic"));
-	c->stalled = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "stalled"));
-	c->over_budget = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "over_budget"));
-	c->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
+	c->synthetic = fg_json_true(o, "synthetic");
+	c->stalled = fg_json_true(o, "stalled");
+	c->over_budget = fg_json_true(o, "over_budget");
+	c->reask = fg_json_true(o, "reask");
 	fg_usage_pair_from(&c->usage, o);
 	fg_denied_from(&c->denied, o);
 	fg__judgement_read(o, &c->j);
-	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
+	v = fg_json_get(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && fg__safe_base_name(v->valuestring))
 		c->reviewer_log = fg_xstrdup(v->valuestring);
-	fg__cycle_parse_reviews(cJSON_GetObjectItemCaseSensitive(o, "reviews"), c);
+	fg__cycle_parse_reviews(fg_json_get(o, "reviews"), c);
 	fg_evidence_from(&c->ev, o);
-	fg_agent_run_from(&c->worker_run, cJSON_GetObjectItemCaseSensitive(o, "worker_run"));
-	fg_agent_runs_from(&c->reviewer_runs, cJSON_GetObjectItemCaseSensitive(o, "reviewer_runs"));
+	fg_agent_run_from(&c->worker_run, fg_json_get(o, "worker_run"));
+	fg_agent_runs_from(&c->reviewer_runs, fg_json_get(o, "reviewer_runs"));
 }
 
 int fg_cycle_parse(struct fg_cycle *c, const char *data, size_t len, char *err, size_t errlen)
@@ -542,27 +541,22 @@ int fg_cycle_list_at(int dirfd, struct fg_cycle_entry **out, size_t *count)
 {
 	struct fg_cycle_entry *v = NULL;
 	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int num, r = 0;
-	DIR *d = fg_dir_stream_at(dirfd, &r);
+	struct fg_dir it;
+	const char *e;
+	int num, r = fg_dir_open_fd(&it, dirfd);
 
-	if (!d)
+	if (r)
 		return r;
-	for (;;) {
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		if (!fg_cycle_name_parse(de->d_name, &num))
+	while ((e = fg_dir_next(&it)) != NULL) {
+		if (!fg_cycle_name_parse(e, &num))
 			continue;
 		FG_ALLOC_GROW(v, n + 1, cap);
 		v[n].n = num;
-		v[n].name = fg_xstrdup(de->d_name);
+		v[n].name = fg_xstrdup(e);
 		n++;
 	}
-	if (errno)
-		r = -errno;
-	closedir(d);
+	r = it.err;
+	fg_dir_close(&it);
 	if (r) {
 		fg_cycle_entries_free(v, n);
 		return r;

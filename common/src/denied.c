@@ -101,6 +101,6 @@ void fg_denied_from(struct fg_denied *d, const cJSON *o)
 
 	/* Without the member, t is NULL and so is each array: both left empty. */
 	fg_denied_release(d);
-	fg_denied_read_array(&d->worker, cJSON_GetObjectItemCaseSensitive(t, "worker"));
-	fg_denied_read_array(&d->reviewer, cJSON_GetObjectItemCaseSensitive(t, "reviewer"));
+	fg_denied_read_array(&d->worker, fg_json_get(t, "worker"));
+	fg_denied_read_array(&d->reviewer, fg_json_get(t, "reviewer"));
 }

@@ -46,21 +46,7 @@ void fg_evidence_release(struct fg_evidence *e)
 	fg_evidence_init(e);
 }
 
-const char *fg_change_status_name(enum fg_change_status s)
-{
-	return (unsigned)s < ARRAY_SIZE(STATUS) ? STATUS[s] : "modified";
-}
-
-int fg_change_status_parse(const char *s, enum fg_change_status *out)
-{
-	for (size_t i = 0; s && i < ARRAY_SIZE(STATUS); i++) {
-		if (!strcmp(s, STATUS[i])) {
-			*out = (enum fg_change_status)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+FG_NAME_FUNCS(enum fg_change_status, STATUS, "modified", fg_change_status_name, fg_change_status_parse)
 
 struct fg_check_result *fg_evidence_add_check(struct fg_evidence *e, const char *name)
 {
@@ -119,18 +105,18 @@ char *fg_diff_name(int n)
 
 int fg_evidence_file_name_parse(const char *name, int *n)
 {
-	static const char prefix[] = "review_cycle_";
-	const char *p = name + sizeof(prefix) - 1;
+	const char *p, *check;
 	long v = 0;
 
-	if (strncmp(name, prefix, sizeof(prefix) - 1) || *p < '1' || *p > '9')
+	if (!fg_skip_prefix(name, "review_cycle_", &p) || *p < '1' || *p > '9')
 		return 0;
 	for (; *p >= '0' && *p <= '9' && v <= FG_CYCLE_NUMBER_MAX; p++)
 		v = v * 10 + (*p - '0');
 	if (v > FG_CYCLE_NUMBER_MAX || strchr(p, '/'))
 		return 0;
-	if (strcmp(p, ".diff") && !(strncmp(p, ".check.", 7) == 0 && strlen(p) > 11 &&
-				    !strcmp(p + strlen(p) - 4, ".log")))
+	/* ".check.NAME.log" with a NAME of at least one byte. */
+	if (strcmp(p, ".diff") && !(fg_skip_prefix(p, ".check.", &check) && strlen(check) > 4 &&
+				    !strcmp(check + strlen(check) - 4, ".log")))
 		return 0;
 	*n = (int)v;
 	return 1;
@@ -225,7 +211,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 
 	cJSON_ArrayForEach(it, arr) {
 		const char *name = fg_json_str(it, "name"), *tail = fg_json_str(it, "output_tail");
-		const cJSON *d = cJSON_GetObjectItemCaseSensitive(it, "duration_seconds");
+		const cJSON *d = fg_json_get(it, "duration_seconds");
 		struct fg_check_result *r;
 
 		/* A slug, as review.md requires: it labels metrics. */
@@ -233,7 +219,7 @@ static void read_checks(struct fg_evidence *e, const cJSON *arr)
 		    !(r = fg_evidence_add_check(e, name)))
 			continue;
 		r->exit_code = (int)long_of(it, "exit_code", -1, 255, -1);
-		r->timed_out = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(it, "timed_out"));
+		r->timed_out = fg_json_true(it, "timed_out");
 		r->duration_seconds = cJSON_IsNumber(d) && isfinite(d->valuedouble) && d->valuedouble >= 0
 					      ? d->valuedouble : 0;
 		if (tail) {
@@ -262,7 +248,7 @@ static void read_changes(struct fg_evidence *e, const cJSON *o, const cJSON *arr
 				       long_of(it, "deleted", 0, 1L << 30, -1));
 	}
 	e->has_changes = true;
-	e->changes_truncated |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "changes_truncated"));
+	e->changes_truncated |= fg_json_true(o, "changes_truncated");
 	e->since_review = since && !strcmp(since, "review");
 }
 
@@ -275,7 +261,7 @@ static void read_strings(const cJSON *arr, struct fg_strvec *out, size_t max)
 
 void fg_evidence_read_verified(struct fg_strvec *v, const struct cJSON *o)
 {
-	read_strings(cJSON_GetObjectItemCaseSensitive(o, "verified"), v, FG_VERIFIED_MAX);
+	read_strings(fg_json_get(o, "verified"), v, FG_VERIFIED_MAX);
 }
 
 void fg_evidence_merge_verified(struct fg_strvec *dst, const struct fg_strvec *src)
@@ -290,17 +276,17 @@ void fg_evidence_from(struct fg_evidence *e, const struct cJSON *o)
 	const cJSON *v;
 
 	fg_evidence_release(e);
-	v = cJSON_GetObjectItemCaseSensitive(o, "checks");
+	v = fg_json_get(o, "checks");
 	if (cJSON_IsArray(v))
 		read_checks(e, v);
-	v = cJSON_GetObjectItemCaseSensitive(o, "changes");
+	v = fg_json_get(o, "changes");
 	if (cJSON_IsArray(v))
 		read_changes(e, o, v);
 	if (base_name(fg_json_str(o, "diff")))
 		e->diff = fg_xstrdup(fg_json_str(o, "diff"));
-	e->no_change = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "no_change"));
-	e->advice_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "advice_only"));
+	e->no_change = fg_json_true(o, "no_change");
+	e->advice_only = fg_json_true(o, "advice_only");
 	fg_evidence_read_verified(&e->verified, o);
-	read_strings(cJSON_GetObjectItemCaseSensitive(o, "reviewer_changed"), &e->reviewer_changed,
+	read_strings(fg_json_get(o, "reviewer_changed"), &e->reviewer_changed,
 		     FG_CHANGES_MAX);
 }

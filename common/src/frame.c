@@ -84,11 +84,7 @@ static cJSON *frame_head(const char *type, const char *run_id, const char *step,
 
 static int kept_in_min(const char *key)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(KEEP_MIN); i++) {
-		if (!strcmp(key, KEEP_MIN[i]))
-			return 1;
-	}
-	return 0;
+	return FG_NAME_INDEX(KEEP_MIN, key, 0) >= 0;
 }
 
 /* Shrinks the cycle object one stage: 1 empties the feedback, 2 drops every
@@ -177,7 +173,7 @@ int fg_frame_is(const char *line, size_t len)
 static int parse_member(const cJSON *o, const char *key, struct fg_frame *f, char *err,
 			size_t errlen)
 {
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *m = fg_json_get(o, key);
 	char *text;
 	int r;
 
@@ -214,10 +210,10 @@ static bool event_name_ok(const char *s)
 /* The event member of an event frame (fg_frame_event_line()). */
 static int parse_event(const cJSON *o, const char *file, struct fg_frame *f, char *err, size_t errlen)
 {
-	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(o, "event");
-	const cJSON *name = cJSON_GetObjectItemCaseSensitive(ev, "name");
-	const cJSON *seq = cJSON_GetObjectItemCaseSensitive(ev, "seq");
-	const cJSON *fs = cJSON_GetObjectItemCaseSensitive(ev, "fields"), *it;
+	const cJSON *ev = fg_json_get(o, "event");
+	const cJSON *name = fg_json_get(ev, "name");
+	const cJSON *seq = fg_json_get(ev, "seq");
+	const cJSON *fs = fg_json_get(ev, "fields"), *it;
 
 	if (strcmp(file, FG_FRAME_EVENT_FILE) || !cJSON_IsObject(ev) || !cJSON_IsString(name) ||
 	    !event_name_ok(name->valuestring) || !cJSON_IsNumber(seq) || seq->valuedouble < 1 ||
@@ -244,7 +240,7 @@ static int parse_event(const cJSON *o, const char *file, struct fg_frame *f, cha
 static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, char *err,
 		      size_t errlen)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "v");
+	const cJSON *v = fg_json_get(o, "v");
 	const char *type, *run_id, *step;
 	int r;
 
@@ -268,7 +264,7 @@ static int parse_head(const cJSON *o, struct fg_frame *f, const char **file, cha
 	}
 	f->run_id = fg_xstrdup(run_id);
 	f->step = fg_xstrdup(step);
-	f->truncated = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "truncated"));
+	f->truncated = fg_json_true(o, "truncated");
 	return 0;
 }
 

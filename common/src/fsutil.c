@@ -15,6 +15,7 @@
 
 #include "forge/alloc.h"
 #include "forge/sys.h"
+#include "forge/text.h"
 #include "forge/timeutil.h"
 #include "internal.h"
 
@@ -199,9 +200,13 @@ static unsigned long long random_u64(void)
 	return v;
 }
 
+/* What stands between a temp file's name and its random digits. */
+#define TMP_MARK ".tmp."
+#define TMP_MARK_LEN (sizeof(TMP_MARK) - 1)
+
 char *fg_atomic_tmp_name(const char *name)
 {
-	return fg_xasprintf(".%s.tmp.%llu", name, random_u64());
+	return fg_xasprintf(".%s" TMP_MARK "%llu", name, random_u64());
 }
 
 int fg_is_atomic_tmp_name(const char *name)
@@ -214,9 +219,11 @@ int fg_is_atomic_tmp_name(const char *name)
 	p = name + len;
 	while (p > name && p[-1] >= '0' && p[-1] <= '9')
 		p--;
-	if (p == name + len || (size_t)(p - name) < 6)
+	/* Before the digits ".tmp.", and before that at least one byte after
+	 * the leading '.'. */
+	if (p == name + len || (size_t)(p - name) <= TMP_MARK_LEN + 1)
 		return 0;
-	return !strncmp(p - 5, ".tmp.", 5) && (p - 5) > name + 1;
+	return fg_skip_prefix(p - TMP_MARK_LEN, TMP_MARK, NULL);
 }
 
 int fg_write_all(int fd, const void *p, size_t n)
@@ -250,20 +257,60 @@ int fg_open_dir(int dirfd, const char *path, unsigned flags)
 	return fd < 0 ? -errno : fd;
 }
 
-DIR *fg_dir_stream_at(int dirfd, int *err)
+/* Lists fd (taken: closed on failure too). */
+static int dir_take(struct fg_dir *it, int fd)
 {
-	int fd = dup(dirfd);
-	DIR *d = fd < 0 ? NULL : fdopendir(fd);
-
-	if (!d) {
-		*err = -errno;
+	it->d = fd < 0 ? NULL : fdopendir(fd);
+	it->err = 0;
+	if (!it->d) {
+		it->err = fd < 0 ? fd : -errno;
 		if (fd >= 0)
 			close(fd);
-		return NULL;
 	}
+	return it->err;
+}
+
+int fg_dir_open(struct fg_dir *it, int dirfd, const char *path, unsigned flags)
+{
+	return dir_take(it, fg_open_dir(dirfd, path, flags));
+}
+
+int fg_dir_open_fd(struct fg_dir *it, int dirfd)
+{
+	int fd = dup(dirfd);
+
+	if (dir_take(it, fd < 0 ? -errno : fd))
+		return it->err;
 	/* The duplicate shares dirfd's offset: start from the beginning. */
-	rewinddir(d);
-	return d;
+	rewinddir(it->d);
+	return 0;
+}
+
+const char *fg_dir_next(struct fg_dir *it)
+{
+	struct dirent *de;
+
+	if (!it->d)
+		return NULL;
+	do {
+		errno = 0;
+		de = readdir(it->d);
+	} while (de && (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")));
+	if (!de && errno)
+		it->err = -errno;
+	return de ? de->d_name : NULL;
+}
+
+int fg_dir_fd(const struct fg_dir *it)
+{
+	return it->d ? dirfd(it->d) : -1;
+}
+
+void fg_dir_close(struct fg_dir *it)
+{
+	if (it->d)
+		closedir(it->d);
+	it->d = NULL;
 }
 
 static int fsync_fd(int fd)
@@ -431,8 +478,8 @@ int fg_write_atomic_path(const char *path, const void *data, size_t len)
 
 static int remove_tree(int dfd, const char *name, int depth)
 {
-	struct dirent *de;
-	DIR *d;
+	struct fg_dir it;
+	const char *e;
 	int fd, r = 0;
 
 	if (depth >= RM_DEPTH_MAX)
@@ -440,20 +487,17 @@ static int remove_tree(int dfd, const char *name, int depth)
 	fd = fg_open_beneath(dfd, name, 0, NULL, 0);
 	if (fd < 0)
 		return fd;
-	d = fdopendir(fd);
-	if (!d) {
-		r = -errno;
-		close(fd);
+	r = fg_dir_open_fd(&it, fd);
+	close(fd);
+	if (r)
 		return r;
-	}
-	while (!r && (de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+	fd = fg_dir_fd(&it);
+	while (!r && (e = fg_dir_next(&it)) != NULL) {
+		if (unlinkat(fd, e, 0) == 0 || errno == ENOENT)
 			continue;
-		if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
-			continue;
-		r = errno == EISDIR ? remove_tree(fd, de->d_name, depth + 1) : -errno;
+		r = errno == EISDIR ? remove_tree(fd, e, depth + 1) : -errno;
 	}
-	closedir(d);
+	fg_dir_close(&it);
 	if (!r && unlinkat(dfd, name, AT_REMOVEDIR) < 0)
 		r = -errno;
 	return r;

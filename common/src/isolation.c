@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "forge/json.h"
 #include "forge/util.h"
 
 static const struct {
@@ -53,10 +54,10 @@ static unsigned scope_bits(const cJSON *arr)
 
 int fg_isolation_from_cjson(struct fg_isolation *iso, const cJSON *o)
 {
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "mechanism");
-	const cJSON *abi = cJSON_GetObjectItemCaseSensitive(o, "abi");
-	const cJSON *uid = cJSON_GetObjectItemCaseSensitive(o, "agent_uid");
-	const cJSON *why = cJSON_GetObjectItemCaseSensitive(o, "reason");
+	const cJSON *m = fg_json_get(o, "mechanism");
+	const cJSON *abi = fg_json_get(o, "abi");
+	const cJSON *uid = fg_json_get(o, "agent_uid");
+	const cJSON *why = fg_json_get(o, "reason");
 	struct fg_isolation t;
 
 	if (!cJSON_IsObject(o) || !cJSON_IsString(m) || !cJSON_IsNumber(abi) || !isfinite(abi->valuedouble) ||
@@ -68,10 +69,10 @@ int fg_isolation_from_cjson(struct fg_isolation *iso, const cJSON *o)
 	t.known = true;
 	t.landlock = !strcmp(m->valuestring, "landlock");
 	t.abi = (int)abi->valuedouble;
-	t.scoped = scope_bits(cJSON_GetObjectItemCaseSensitive(o, "scoped"));
+	t.scoped = scope_bits(fg_json_get(o, "scoped"));
 	t.agent_uid = cJSON_IsNumber(uid) && isfinite(uid->valuedouble) && uid->valuedouble >= 0 &&
 		      uid->valuedouble < 4294967296.0 ? (long)uid->valuedouble : -1;
-	t.root_dropped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "root_dropped"));
+	t.root_dropped = fg_json_true(o, "root_dropped");
 	if (cJSON_IsString(why))
 		snprintf(t.reason, sizeof(t.reason), "%s", why->valuestring);
 	*iso = t;
@@ -91,8 +92,8 @@ struct cJSON *fg_isolation_to_fields(const struct fg_isolation *iso)
 
 int fg_isolation_from_fields(struct fg_isolation *iso, const cJSON *o)
 {
-	const cJSON *sc = cJSON_GetObjectItemCaseSensitive(o, "scoped");
-	const cJSON *rd = cJSON_GetObjectItemCaseSensitive(o, "root_dropped");
+	const cJSON *sc = fg_json_get(o, "scoped");
+	const cJSON *rd = fg_json_get(o, "root_dropped");
 	cJSON *c = cJSON_Duplicate(o, 1), *arr = cJSON_CreateArray();
 	int rc;
 

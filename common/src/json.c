@@ -126,18 +126,9 @@ int fg_json_req_str(const cJSON *o, const char *key, const char **out, char *err
 	return 0;
 }
 
-const char *fg_json_str(const cJSON *o, const char *key)
+const cJSON *fg_json_get(const cJSON *o, const char *key)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-const cJSON *fg_json_obj(const cJSON *o, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-
-	return cJSON_IsObject(v) ? v : NULL;
+	return cJSON_GetObjectItemCaseSensitive(o, key);
 }
 
 const cJSON *fg_json_arr(const cJSON *o, const char *key)
@@ -145,6 +136,39 @@ const cJSON *fg_json_arr(const cJSON *o, const char *key)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
 	return cJSON_IsArray(v) ? v : NULL;
+}
+
+bool fg_json_true(const cJSON *o, const char *key)
+{
+	return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+const char *fg_json_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+const char *fg_json_str_or(const cJSON *o, const char *key, const char *dflt)
+{
+	const char *v = fg_json_str(o, key);
+
+	return v ? v : dflt;
+}
+
+double fg_json_num_in(const cJSON *o, const char *key, double lo, double hi, double dflt)
+{
+	double d = fg_json_num(o, key);
+
+	return isfinite(d) && d >= lo && d <= hi ? d : dflt;
+}
+
+const cJSON *fg_json_obj(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsObject(v) ? v : NULL;
 }
 
 double fg_json_num(const cJSON *o, const char *key)

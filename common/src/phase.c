@@ -50,10 +50,7 @@ bool fg_provider_valid(const char *s)
 {
 	static const char *const known[] = { "anthropic", "openai", "gcp.gemini" };
 
-	for (size_t i = 0; s && i < ARRAY_SIZE(known); i++)
-		if (!strcmp(s, known[i]))
-			return true;
-	return false;
+	return FG_NAME_INDEX(known, s, 0) >= 0;
 }
 
 void fg_agent_run_init(struct fg_agent_run *r)
@@ -89,8 +86,8 @@ bool fg_agent_run_from(struct fg_agent_run *r, const cJSON *o)
 	fg_phase_from(&r->t, o);
 	if (!fg_phase_known(&r->t))
 		return false;
-	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
-	fg_usage_from_cjson(&r->usage, cJSON_GetObjectItemCaseSensitive(o, "usage"));
+	r->failed = fg_json_true(o, "failed");
+	fg_usage_from_cjson(&r->usage, fg_json_get(o, "usage"));
 	s = fg_json_str(o, "span_id");
 	if (fg_span_id_valid(s))
 		fg__strlcpy(r->span_id, s, sizeof(r->span_id));

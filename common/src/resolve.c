@@ -10,7 +10,6 @@
  */
 #include "forge/resolve.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -186,34 +185,34 @@ static void suggest_in(const char *skills_dir, const char *project, const char *
 		       struct suggestion *best)
 {
 	char *path = fg_path_join(skills_dir, project);
-	DIR *d = opendir(path);
 	size_t seen = 0, len = strlen(skill);
-	struct dirent *e;
+	struct fg_dir it;
+	const char *name;
+	int r = fg_dir_open(&it, AT_FDCWD, path, 0);
 
 	free(path);
-	if (!d)
+	if (r)
 		return;
-	for (e = readdir(d); e && seen++ < FG_RESOLVE_SUGGEST_SCAN; e = readdir(d)) {
-		size_t dist = fg_edit_distance(e->d_name, skill);
+	for (name = fg_dir_next(&it); name && seen++ < FG_RESOLVE_SUGGEST_SCAN; name = fg_dir_next(&it)) {
+		size_t dist = fg_edit_distance(name, skill);
 		char *rel;
 		struct stat st;
-		size_t n;
 		int ok;
 
-		if (e->d_name[0] == '.' || dist == 0 || dist > FG_RESOLVE_SUGGEST_DISTANCE || dist >= len ||
-		    dist > best->dist || (dist == best->dist && strcmp(e->d_name, best->name) >= 0))
+		if (name[0] == '.' || dist == 0 || dist > FG_RESOLVE_SUGGEST_DISTANCE || dist >= len ||
+		    dist > best->dist || (dist == best->dist && strcmp(name, best->name) >= 0))
 			continue;
-		rel = fg_xasprintf("%s/review.md", e->d_name);
-		ok = fstatat(dirfd(d), rel, &st, 0) == 0 && S_ISREG(st.st_mode);
+		rel = fg_xasprintf("%s/review.md", name);
+		ok = fstatat(fg_dir_fd(&it), rel, &st, 0) == 0 && S_ISREG(st.st_mode);
 		free(rel);
-		/* Only a valid skill name is offered: it is echoed in a log line. */
-		n = strlen(e->d_name);
-		if (ok && n < sizeof(best->name) && !fg_name_check(FG_NAME_SKILL, e->d_name, n, NULL, 0)) {
-			memcpy(best->name, e->d_name, n + 1);
+		/* Only a valid skill name is offered (it is echoed in a log
+		 * line), and it fits: it is at most FG_NAME_MAX bytes. */
+		if (ok && !fg_name_check(FG_NAME_SKILL, name, strlen(name), NULL, 0)) {
+			memcpy(best->name, name, strlen(name) + 1);
 			best->dist = dist;
 		}
 	}
-	closedir(d);
+	fg_dir_close(&it);
 }
 
 void fg_resolve_explain_missing(const char *skills_dir, const char *skill, const char *ticket,

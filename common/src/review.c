@@ -115,24 +115,24 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 {
 	const cJSON *v;
 
-	r->failed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "failed"));
-	r->reask = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "reask"));
-	fg_denied_read_array(&r->denied, cJSON_GetObjectItemCaseSensitive(o, "denied_tools"));
+	r->failed = fg_json_true(o, "failed");
+	r->reask = fg_json_true(o, "reask");
+	fg_denied_read_array(&r->denied, fg_json_get(o, "denied_tools"));
 	fg_evidence_read_verified(&r->j.verified, o);
-	fg_agent_runs_from(&r->runs, cJSON_GetObjectItemCaseSensitive(o, "runs"));
-	v = cJSON_GetObjectItemCaseSensitive(o, "from_cycle");
+	fg_agent_runs_from(&r->runs, fg_json_get(o, "runs"));
+	v = fg_json_get(o, "from_cycle");
 	if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= FG_CYCLE_NUMBER_MAX)
 		r->from_cycle = (int)v->valuedouble;
 	fg__judgement_read(o, &r->j);
-	v = cJSON_GetObjectItemCaseSensitive(o, "feedback");
+	v = fg_json_get(o, "feedback");
 	r->j.feedback = fg_xstrdup(cJSON_IsString(v) && v->valuestring ? v->valuestring : "");
-	v = cJSON_GetObjectItemCaseSensitive(o, "elapsed_seconds");
+	v = fg_json_get(o, "elapsed_seconds");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		r->elapsed_seconds = v->valuedouble;
-	v = cJSON_GetObjectItemCaseSensitive(o, "reviewer_log");
+	v = fg_json_get(o, "reviewer_log");
 	if (cJSON_IsString(v) && v->valuestring && fg__safe_base_name(v->valuestring))
 		r->reviewer_log = fg_xstrdup(v->valuestring);
-	v = cJSON_GetObjectItemCaseSensitive(o, "usage");
+	v = fg_json_get(o, "usage");
 	if (cJSON_IsObject(v)) {
 		r->usage = cJSON_Duplicate(v, 1);
 		if (!r->usage)
@@ -142,8 +142,8 @@ static void review_optional(struct fg_review *r, const cJSON *o)
 
 int fg_review_from_cjson(struct fg_review *r, const struct cJSON *o)
 {
-	const cJSON *role = cJSON_GetObjectItemCaseSensitive(o, "role");
-	const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(o, "verdict");
+	const cJSON *role = fg_json_get(o, "role");
+	const cJSON *verdict = fg_json_get(o, "verdict");
 	enum fg_role_verdict k;
 
 	fg_review_release(r);

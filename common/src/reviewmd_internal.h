@@ -1,5 +1,5 @@
 /*
- * reviewmd_internal.h - what the four files of the review.md parser share
+ * reviewmd_internal.h - what the files of the review.md parser share
  * (not installed):
  *   reviewmd.c         the whole file's checks, the split into frontmatter
  *                      and body, the settings with their environment, the API;

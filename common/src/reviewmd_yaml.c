@@ -255,6 +255,8 @@ long fg__rmd_str_value(const yaml_event_t *ev, char *out, size_t outlen)
 	return (long)ev->data.scalar.length;
 }
 
+static const char *const REREVIEW[] = { [FG_REREVIEW_REJECTED] = "rejected", [FG_REREVIEW_ALL] = "all" };
+
 /* rereview: "rejected" or "all" (a plain or quoted string). */
 static void take_rereview(struct walker *w)
 {
@@ -262,9 +264,8 @@ static void take_rereview(struct walker *w)
 	long n = fg__rmd_str_value(&w->ev, v, sizeof(v));
 
 	w->f.has_rereview = 0;
-	if (n >= 0 && (size_t)n < sizeof(v) && (!strcmp(v, "rejected") || !strcmp(v, "all"))) {
+	if (n >= 0 && (size_t)n < sizeof(v) && !FG_NAME_PARSE(REREVIEW, v, 0, &w->f.rereview)) {
 		w->f.has_rereview = 1;
-		w->f.rereview = !strcmp(v, "all") ? FG_REREVIEW_ALL : FG_REREVIEW_REJECTED;
 		return;
 	}
 	fg__rmd_bad_value(w, "rereview", n >= 0 ? "an unknown word" : fg__rmd_node_kind(&w->ev, YAML_STR_TAG),
@@ -273,7 +274,7 @@ static void take_rereview(struct walker *w)
 
 const char *fg_rereview_name(enum fg_rereview r)
 {
-	return r == FG_REREVIEW_ALL ? "all" : "rejected";
+	return FG_NAME_OF(REREVIEW, r, "rejected");
 }
 
 /* max_cost_usd: an untagged (or !!int/!!float) plain scalar that is a

@@ -4,7 +4,6 @@
  */
 #include "forge/stepdir.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -70,32 +69,32 @@ static int clear_special(int dfd, const char *name, const struct stat *st, fg_st
 
 int fg_step_clear_stale(int dfd, long *cycles_removed, fg_stale_special_cb cb, void *data)
 {
-	struct dirent *de;
-	int r = 0;
-	DIR *dir = fg_dir_stream_at(dfd, &r);
+	struct fg_dir it;
+	const char *name;
+	int r = fg_dir_open_fd(&it, dfd);
 
-	if (!dir)
+	if (r)
 		return r;
-	for (errno = 0; (de = readdir(dir)) != NULL; errno = 0) {
-		int kind = fg_step_stale_kind(de->d_name), e = 0;
+	while ((name = fg_dir_next(&it)) != NULL) {
+		int kind = fg_step_stale_kind(name), e = 0;
 		struct stat st;
 
-		if (!kind || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (!kind || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		/* unlinkat() never follows: a symlink goes as an entry. */
 		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
-			e = unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT ? -errno : 0;
+			e = unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 		else
-			e = clear_special(dfd, de->d_name, &st, cb, data);
+			e = clear_special(dfd, name, &st, cb, data);
 		if (e && !r)
 			r = e;
 		if (!e && kind == 1)
 			(*cycles_removed)++;
 	}
 	/* A listing cut short would leave stale files to be taken for new ones. */
-	if (errno && !r)
-		r = -errno;
-	closedir(dir);
+	if (it.err && !r)
+		r = it.err;
+	fg_dir_close(&it);
 	return r;
 }
 

@@ -249,7 +249,7 @@ static int opt_name(const cJSON *o, const char *key, int kind, char **out, char 
 static void read_findings(const cJSON *o, const char *key, struct fg_finding **v, size_t *nv,
 			  size_t *alloc)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, key);
+	const cJSON *arr = fg_json_get(o, key);
 	struct fg_finding *f = NULL;
 	size_t n = 0;
 
@@ -265,7 +265,7 @@ static void read_findings(const cJSON *o, const char *key, struct fg_finding **v
  * writer's name), the reason bounded as when written. */
 static void read_failure(const cJSON *o, struct fg_summary *s)
 {
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failure");
+	const cJSON *f = fg_json_get(o, "failure");
 	enum fg_failure_cause c = FG_CAUSE_NONE;
 
 	if (!cJSON_IsObject(f) || fg_failure_cause_parse(fg_json_str(f, "cause"), &c) || c == FG_CAUSE_NONE)
@@ -275,7 +275,7 @@ static void read_failure(const cJSON *o, struct fg_summary *s)
 
 static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t errlen)
 {
-	const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "state");
+	const cJSON *st = fg_json_get(o, "state");
 	const cJSON *v;
 	int r;
 
@@ -304,12 +304,12 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 	s->review_md = opt_string(o, "review_md", NULL);
 	fg_usage_pair_from(&s->usage, o);
 	fg_phase_from(&s->t, o);
-	v = cJSON_GetObjectItemCaseSensitive(o, "max_cost_usd");
+	v = fg_json_get(o, "max_cost_usd");
 	if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0)
 		s->max_cost_usd = v->valuedouble;
 	read_findings(o, "questions", &s->questions, &s->nquestions, &s->questions_alloc);
 	read_findings(o, "advice", &s->advice, &s->nadvice, &s->advice_alloc);
-	v = cJSON_GetObjectItemCaseSensitive(o, "audit");
+	v = fg_json_get(o, "audit");
 	if (cJSON_IsObject(v)) {
 		struct fg_audit a;
 
@@ -319,7 +319,7 @@ static int parse_summary(const cJSON *o, struct fg_summary *s, char *err, size_t
 		fg_audit_release(&a);
 	}
 	read_failure(o, s);
-	fg_isolation_from_cjson(&s->isolation, cJSON_GetObjectItemCaseSensitive(o, "isolation"));
+	fg_isolation_from_cjson(&s->isolation, fg_json_get(o, "isolation"));
 	return 0;
 }
 

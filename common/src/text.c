@@ -92,6 +92,17 @@ void fg_escape_controls(struct fg_buf *b, const void *s, size_t n, unsigned flag
 	}
 }
 
+bool fg_skip_prefix(const char *s, const char *prefix, const char **rest)
+{
+	size_t n = strlen(prefix);
+
+	if (strncmp(s, prefix, n))
+		return false;
+	if (rest)
+		*rest = s + n;
+	return true;
+}
+
 size_t fg_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);

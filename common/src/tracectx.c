@@ -2,6 +2,7 @@
  * tracectx.c - W3C trace context and trace ids (see tracectx.h).
  */
 #include "forge/tracectx.h"
+#include "forge/text.h"
 
 #include <errno.h>
 #include <sodium.h>
@@ -30,7 +31,7 @@ int fg_traceparent_parse(const char *s, struct fg_trace_ctx *out)
 	struct fg_trace_ctx c;
 	char flags[3];
 
-	if (!s || strlen(s) != FG_TRACEPARENT_LEN - 1 || strncmp(s, "00-", 3) || s[35] != '-' || s[52] != '-')
+	if (!s || strlen(s) != FG_TRACEPARENT_LEN - 1 || !fg_skip_prefix(s, "00-", NULL) || s[35] != '-' || s[52] != '-')
 		return -EINVAL;
 	memcpy(c.trace_id, s + 3, FG_TRACE_ID_HEX);
 	c.trace_id[FG_TRACE_ID_HEX] = '\0';

@@ -124,7 +124,7 @@ void fg_usage_from_cjson(struct fg_usage *u, const cJSON *o)
 		return;
 	for (size_t i = 0; i < NFIELDS; i++) {
 		enum fg_usage_field f = (enum fg_usage_field)(1u << i);
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, NAMES[i]);
+		const cJSON *v = fg_json_get(o, NAMES[i]);
 
 		if (!cJSON_IsNumber(v))
 			continue;
@@ -172,8 +172,8 @@ void fg_usage_pair_from(struct fg_usage_pair *p, const cJSON *o)
 
 	/* Without the member, u is NULL: both sides read as empty. */
 	fg_usage_pair_init(p);
-	fg_usage_from_cjson(&p->worker, cJSON_GetObjectItemCaseSensitive(u, "worker"));
-	fg_usage_from_cjson(&p->reviewer, cJSON_GetObjectItemCaseSensitive(u, "reviewer"));
+	fg_usage_from_cjson(&p->worker, fg_json_get(u, "worker"));
+	fg_usage_from_cjson(&p->reviewer, fg_json_get(u, "reviewer"));
 }
 
 bool fg_usage_pair_cost(const struct fg_usage_pair *p, double *usd)

@@ -88,7 +88,7 @@ int fg_findings_from_json(const struct cJSON *arr, struct fg_finding **out, size
 void fg__judgement_read(const cJSON *o, struct fg_judgement *j)
 {
 	const char *format = fg_json_str(o, "format");
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "findings");
+	const cJSON *v = fg_json_get(o, "findings");
 
 	if (format && !fg_verdict_format_parse(format, &j->format))
 		j->has_format = true;

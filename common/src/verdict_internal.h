@@ -1,11 +1,12 @@
 /*
- * verdict_internal.h - what the two halves of the verdict parser share:
- * verdict.c (names, the judgement, feedback text, the scan for shadow
- * blocks, markers and verdict lines, deciding) and verdict_findings.c
- * (findings to and from JSON, the marker's findings table, the review-output
- * template's headings, **Verified:** lines, the advice-only rule). The
- * small character, line and fence helpers are static inline here: both
- * halves walk the same text the same way. verdict.h is the contract.
+ * verdict_internal.h - what the files of the verdict parser share:
+ * verdict.c (the scan for shadow blocks, markers and verdict lines, and
+ * deciding), verdict_judgement.c (names, the judgement, feedback text),
+ * verdict_findings.c (findings to and from JSON, the marker's findings
+ * table, the review-output template's headings, **Verified:** lines, the
+ * advice-only rule) and verdict_md.c (the Markdown blocks, line by line).
+ * The small character, line and fence helpers are static inline here: the
+ * files walk the same text the same way. verdict.h is the contract.
  */
 #ifndef FG_VERDICT_INTERNAL_H
 #define FG_VERDICT_INTERNAL_H
@@ -173,12 +174,16 @@ bool fg__md_next(struct md *m, struct md_line *o);
  * end of the input); *json tells whether it is a json block. */
 bool fg__md_in_json_fence(const struct md *m, bool *json);
 
-/* verdict.c: appends n bytes as valid UTF-8 (NUL and invalid bytes become
- * U+FFFD; -E2BIG at the first character that does not fit). */
+/* verdict_judgement.c: appends n bytes as valid UTF-8 (NUL and invalid
+ * bytes become U+FFFD; -E2BIG at the first character that does not fit). */
 int fg__verdict_put_utf8(struct fg_buf *b, const char *p, size_t n);
-/* verdict.c: the n bytes at p as feedback text (trimmed, valid UTF-8), owned. */
+/* verdict_judgement.c: the n bytes at p as feedback text (trimmed, valid
+ * UTF-8), owned. */
 char *fg__verdict_render1(const char *p, size_t n);
-/* verdict.c: str cleaned like feedback text, owned. */
+/* verdict_judgement.c: the feedback text of t[0..a) followed by t[b..len)
+ * (the text around a cut-out part), owned. */
+char *fg__verdict_render2(const char *t, size_t a, size_t b, size_t len);
+/* verdict_judgement.c: str cleaned like feedback text, owned. */
 char *fg__verdict_clean_str(const char *str);
 
 /* verdict_findings.c: the findings of the marker's table, of the template's

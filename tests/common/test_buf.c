@@ -202,3 +202,19 @@ Test(buf, drop_front_keeps_the_newest_part_and_the_nul)
 	cr_assert_eq(fg_buf_error(&b), -E2BIG, "the sticky error stays");
 	fg_buf_release(&b);
 }
+
+Test(buf, strvec_sort_puts_names_in_strcmp_order)
+{
+	struct fg_strvec s;
+
+	fg_strvec_init(&s);
+	fg_strvec_sort(&s);
+	fg_strvec_pushl(&s, "b.conf", "a.conf", "B", "a", NULL);
+	fg_strvec_sort(&s);
+	cr_assert_str_eq(s.v[0], "B");
+	cr_assert_str_eq(s.v[1], "a");
+	cr_assert_str_eq(s.v[2], "a.conf");
+	cr_assert_str_eq(s.v[3], "b.conf");
+	cr_assert_null(s.v[4]);
+	fg_strvec_release(&s);
+}

@@ -740,3 +740,55 @@ Test(fsutil, write_all_writes_everything_or_says_why)
 	cr_assert_eq(fg_write_all(-1, "x", 1), -EBADF);
 	cr_assert_eq(fg_write_all(-1, "", 0), 0);
 }
+
+Test(fsutil, dir_lists_every_entry_but_dot_and_dotdot_from_the_start)
+{
+	char *dir = fgt_tmpdir();
+	char *a = fgt_fmt("%s/a", dir), *sub = fgt_fmt("%s/sub", dir), *link = fgt_fmt("%s/ln", dir);
+	struct fg_dir it;
+	const char *name;
+	int seen = 0, fd;
+	struct stat st;
+
+	fgt_write(a, "x");
+	cr_assert_eq(mkdir(sub, 0755), 0);
+	cr_assert_eq(symlink(sub, link), 0);
+	cr_assert_eq(fg_dir_open(&it, AT_FDCWD, dir, 0), 0);
+	while ((name = fg_dir_next(&it)) != NULL) {
+		cr_expect(strcmp(name, ".") && strcmp(name, ".."), "listed '%s'", name);
+		cr_expect_eq(fstatat(fg_dir_fd(&it), name, &st, AT_SYMLINK_NOFOLLOW), 0, "%s", name);
+		seen |= !strcmp(name, "a") ? 1 : !strcmp(name, "sub") ? 2 : !strcmp(name, "ln") ? 4 : 8;
+	}
+	cr_expect_eq(seen, 7);
+	cr_expect_eq(it.err, 0);
+	fg_dir_close(&it);
+	fg_dir_close(&it);
+
+	/* A descriptor already read to its end is listed from its start. */
+	fd = fg_open_dir(AT_FDCWD, dir, 0);
+	cr_assert_geq(fd, 0);
+	for (int pass = 0; pass < 2; pass++) {
+		seen = 0;
+		cr_assert_eq(fg_dir_open_fd(&it, fd), 0);
+		while (fg_dir_next(&it))
+			seen++;
+		fg_dir_close(&it);
+		cr_expect_eq(seen, 3, "pass %d", pass);
+	}
+	cr_expect_eq(fcntl(fd, F_GETFD), FD_CLOEXEC, "still open: borrowed");
+	close(fd);
+
+	/* NOFOLLOW refuses the link; a failed open lists nothing. */
+	cr_expect_lt(fg_dir_open(&it, AT_FDCWD, link, FG_DIR_NOFOLLOW), 0);
+	cr_expect_null(fg_dir_next(&it));
+	cr_expect_eq(fg_dir_fd(&it), -1);
+	fg_dir_close(&it);
+	cr_expect_eq(fg_dir_open(&it, AT_FDCWD, a, 0), -ENOTDIR);
+	cr_expect_eq(it.err, -ENOTDIR);
+	fg_dir_close(&it);
+	fgt_rm_rf(dir);
+	free(a);
+	free(sub);
+	free(link);
+	free(dir);
+}

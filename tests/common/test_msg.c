@@ -1,8 +1,11 @@
 /*
- * test_msg.c - the entrypoint's message levels (msg.h): the prefixes, and a
- * line's level read back as the runner reads it.
+ * test_msg.c - the message lines of both programs (msg.h): the prefixes, a
+ * line as the writers format it, and an entrypoint line's level read back
+ * as the runner reads it.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "forge/msg.h"
@@ -48,4 +51,34 @@ Test(msg, a_line_reads_back_as_its_level)
 		cr_expect_eq(text, t[i].line + t[i].text_at, "%s", t[i].line);
 		cr_expect_eq(fg_msg_level_of(t[i].line, NULL), t[i].level, "%s", t[i].line);
 	}
+}
+
+static char *line_of(enum fg_msg_level level, size_t max, size_t *text_len, const char *fmt, ...)
+{
+	va_list ap;
+	char *line;
+
+	va_start(ap, fmt);
+	line = fg_msg_vline("prog: ", level, max, fmt, ap, text_len);
+	va_end(ap);
+	return line;
+}
+
+Test(msg, a_line_has_its_prefixes_escaped_controls_and_its_bound)
+{
+	size_t n = 0;
+	char *l;
+
+	l = line_of(FG_MSG_WARN, 100, &n, "cannot read '%s'", "a\nb");
+	cr_expect_str_eq(l, "prog: warning: cannot read 'a\\nb'\n");
+	cr_expect_eq(n, strlen(l) - 1);
+	free(l);
+	l = line_of(FG_MSG_PLAIN, 100, NULL, "%s", "Review cycle 1/3");
+	cr_expect_str_eq(l, "Review cycle 1/3\n");
+	free(l);
+	/* The level prefix counts in the bound; a cut line ends in "...". */
+	l = line_of(FG_MSG_ERROR, 10, &n, "%s", "0123456789");
+	cr_expect_str_eq(l, "prog: error: 012...\n");
+	cr_expect_eq(n, strlen("prog: error: 012"));
+	free(l);
 }

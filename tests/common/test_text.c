@@ -205,3 +205,20 @@ Test(text, utf8_cut_never_splits_a_character)
 	cr_assert_str_eq(c, "");
 	free(c);
 }
+
+Test(text, skip_prefix_sets_rest_only_on_a_match)
+{
+	const char *rest = "untouched";
+
+	cr_assert(fg_skip_prefix("gitdir: /x", "gitdir: ", &rest));
+	cr_assert_str_eq(rest, "/x");
+	cr_assert(fg_skip_prefix("abc", "abc", &rest));
+	cr_assert_str_eq(rest, "");
+	cr_assert(fg_skip_prefix("abc", "", &rest));
+	cr_assert_str_eq(rest, "abc");
+	rest = "untouched";
+	cr_assert(!fg_skip_prefix("ab", "abc", &rest));
+	cr_assert(!fg_skip_prefix("xabc", "abc", &rest));
+	cr_assert_str_eq(rest, "untouched");
+	cr_assert(fg_skip_prefix("include.path", "include.", NULL));
+}

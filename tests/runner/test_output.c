@@ -515,7 +515,7 @@ Test(output, a_later_piece_is_never_read)
  * load-image and a real cluster's registry, not an info line. */
 Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
 {
-	const char *lines[] = { "forge-runner kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
+	const char *lines[] = { "forge-runner: error: kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
 				"desc = failed to pull and unpack image \"forge:dev\": not found",
 				NULL };
 	char *reason, *hint;

@@ -391,7 +391,7 @@ Test(report, same_key_twice_keeps_the_newer_and_says_so)
 	cr_assert_eq(cJSON_GetArraySize(w), 1);
 	cr_assert_str_eq(w->child->valuestring, want);
 	cr_assert_not_null(strstr(c.err, want), "stderr: %s", c.err);
-	cr_assert_eq(strncmp(c.err, "forge-runner report: ", 21), 0);
+	cr_assert_eq(strncmp(c.err, "forge-runner: warning: ", 23), 0);
 	cJSON_Delete(root);
 	cap_release(&c);
 	free(want);
@@ -474,7 +474,7 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *path = fgt_fmt("%s/%s", dir, cases[i].name);
-		char *want = fgt_fmt("forge-runner report: cannot read '%s': %s", path, cases[i].why);
+		char *want = fgt_fmt("forge-runner: warning: cannot read '%s': %s", path, cases[i].why);
 		struct cap c;
 		cJSON *root;
 
@@ -530,7 +530,7 @@ Test(report, usage_errors_exit_2_and_write_nothing)
 
 		cr_assert_eq(c.code, 2, "case %zu", i);
 		cr_assert_str_eq(c.out, "", "case %zu", i);
-		cr_assert_eq(strncmp(c.err, "forge-runner report: ", 21), 0, "case %zu: %s", i, c.err);
+		cr_assert_eq(strncmp(c.err, "forge-runner: error: report: ", 29), 0, "case %zu: %s", i, c.err);
 		cr_assert_not_null(strstr(c.err, "try 'forge-runner report --help'"), "case %zu", i);
 		cap_release(&c);
 	}
@@ -574,7 +574,7 @@ Test(report, output_file_is_written_instead_of_stdout)
 
 	c = run_report(dir, (char *[]){ "report", "--output", bad, p[0], NULL });
 	cr_assert_eq(c.code, 125);
-	cr_assert_not_null(strstr(c.err, "forge-runner report: cannot write '"), "%s", c.err);
+	cr_assert_not_null(strstr(c.err, "forge-runner: error: cannot write '"), "%s", c.err);
 	cr_assert_eq(fgt_exists(bad), 0);
 	cap_release(&c);
 	free_paths(p, 3);

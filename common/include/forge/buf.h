@@ -111,6 +111,9 @@ void fg_strvec_pushl(struct fg_strvec *s, ...) __attribute__((sentinel));
 /* An option and its value, as two strings ("--memory", "1g"); nothing when
  * value is NULL (an option that was not given). */
 void fg_strvec_push_opt(struct fg_strvec *s, const char *option, const char *value);
+/* Sorts the strings in strcmp() order (a directory's names, listed in the
+ * filesystem's order, made deterministic). */
+void fg_strvec_sort(struct fg_strvec *s);
 /* True when s holds a string equal to str (linear: for short lists). */
 bool fg_strvec_has(const struct fg_strvec *s, const char *str);
 

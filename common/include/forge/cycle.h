@@ -245,7 +245,7 @@ struct fg_cycle_entry {
  * read through a duplicate from its beginning, whatever read dirfd
  * before), any file type (callers filter when reading), sorted by N
  * ascending. *out is an owned array (free with fg_cycle_entries_free).
- * Returns 0, or a negative errno (a readdir() error included: a listing
+ * Returns 0, or a negative errno (a listing's read error included: a listing
  * cut short is never passed off as complete); *out and *count are then
  * untouched.
  */

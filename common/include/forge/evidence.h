@@ -1,7 +1,7 @@
 /*
  * evidence.h - what a cycle rests on besides the reviewer's word: the
  * checks that ran, the change set, the "**Verified:**" lines, and the
- * advice-only and no-change markers (issue 23). One struct embedded in
+ * advice-only and no-change markers. One struct embedded in
  * struct fg_cycle; its JSON members are optional fields of the cycle file
  * (docs/reference/cycle-files.md):
  *

@@ -2,7 +2,8 @@
  * fsutil.h - careful file I/O for a directory shared with an untrusted
  * writer: the one family of file primitives both programs use (git's
  * wrapper.c is the model). There is one bounded reader, one way to reach a
- * directory below a trusted one, one atomic writer and one path splitter;
+ * directory below a trusted one, one way to list a directory (fg_dir_*),
+ * one atomic writer and one path splitter;
  * code elsewhere calls these instead of open()/read()/rename() of its own.
  *
  * Reads never block on a FIFO or device and never read more than a
@@ -18,7 +19,7 @@
  * an untrusted writer shares, FG_WRITE_CLEAR also clears whatever stands
  * under the final name, so no planted entry can block the write.
  *
- * Tier: base (util.h). Uses alloc, buf, sys (random names) and timeutil.
+ * Tier: base (util.h). Uses alloc, buf, sys (random names), timeutil and text.
  */
 #ifndef FORGE_FSUTIL_H
 #define FORGE_FSUTIL_H
@@ -60,12 +61,34 @@ int fg_read_file_at(int dirfd, const char *name, size_t max, unsigned flags, str
 int fg_open_dir(int dirfd, const char *path, unsigned flags);
 
 /*
- * A stream over the entries of the directory dirfd (borrowed: it stays open
- * and the caller's), from its first entry whatever dirfd's offset: on a
- * duplicate of dirfd, rewound. Close it with closedir(). NULL with the
- * negative errno in *err when it cannot be made.
+ * The one way to list a directory: an iterator over its entries, "." and
+ * ".." left out, in the order the filesystem gives (sort what must be
+ * sorted). Protocol:
+ *   1. fg_dir_open() (a path) or fg_dir_open_fd() (a descriptor);
+ *   2. fg_dir_next() until it returns NULL; it->err then tells the end of
+ *      the listing (0) from a read error (a negative errno);
+ *   3. fg_dir_close(), also after a failed open (then a no-op).
+ * fg_dir_fd() is the listed directory's descriptor, for the *at() calls on
+ * an entry (fstatat, openat, unlinkat).
  */
-DIR *fg_dir_stream_at(int dirfd, int *err);
+struct fg_dir {
+	DIR *d;
+	int err;    /* why the open or the listing ended early (negative errno), else 0 */
+};
+
+/* Opens the directory path relative to dirfd for listing, as fg_open_dir()
+ * opens it (flags FG_DIR_NOFOLLOW). 0, or the negative errno (it->err too). */
+int fg_dir_open(struct fg_dir *it, int dirfd, const char *path, unsigned flags);
+/* Lists the directory dirfd (borrowed: it stays open and the caller's) from
+ * its first entry whatever dirfd's offset. 0 or a negative errno. */
+int fg_dir_open_fd(struct fg_dir *it, int dirfd);
+/* The next entry's name (borrowed until the next call or the close), or
+ * NULL at the end or on an error (it->err). */
+const char *fg_dir_next(struct fg_dir *it);
+/* The listed directory's descriptor (owned by it), or -1 when not open. */
+int fg_dir_fd(const struct fg_dir *it);
+/* Ends the listing and frees it; safe after a failed open and twice. */
+void fg_dir_close(struct fg_dir *it);
 
 /*
  * Writes all n bytes of p to fd, retrying EINTR and short writes. Returns 0,

@@ -59,12 +59,22 @@ int fg_json_opt_str(const struct cJSON *o, const char *key, const char **out, ch
  * always valid UTF-8 (a string byte that is not becomes U+FFFD). */
 char *fg_json_print(const struct cJSON *o);
 
-/* o's string member key, or NULL (absent, or not a string). */
-const char *fg_json_str(const struct cJSON *o, const char *key);
-/* o's object member key, or NULL (absent, not an object, or o NULL). */
-const struct cJSON *fg_json_obj(const struct cJSON *o, const char *key);
+/* o's member key of any type, or NULL (absent, or o NULL): for a member
+ * whose type the caller tells apart itself (a number or a string). */
+const struct cJSON *fg_json_get(const struct cJSON *o, const char *key);
 /* o's array member key, or NULL (absent, not an array, or o NULL). */
 const struct cJSON *fg_json_arr(const struct cJSON *o, const char *key);
+/* true when o's member key is the JSON value true (absent, false and any
+ * other type read as false). */
+bool fg_json_true(const struct cJSON *o, const char *key);
+/* o's string member key, or NULL (absent, or not a string). */
+const char *fg_json_str(const struct cJSON *o, const char *key);
+/* o's string member key, or dflt (absent, or not a string). */
+const char *fg_json_str_or(const struct cJSON *o, const char *key, const char *dflt);
+/* o's number member key when it is finite and in [lo, hi], else dflt. */
+double fg_json_num_in(const struct cJSON *o, const char *key, double lo, double hi, double dflt);
+/* o's object member key, or NULL (absent, not an object, or o NULL). */
+const struct cJSON *fg_json_obj(const struct cJSON *o, const char *key);
 /* o's number member key, or NAN (absent, or not a number). */
 double fg_json_num(const struct cJSON *o, const char *key);
 /*

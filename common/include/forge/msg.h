@@ -1,7 +1,9 @@
 /*
- * msg.h - the entrypoint's own message lines on its standard error, and
- * their levels: the one definition both programs use (the entrypoint's
- * ep_log() writes them, the runner's output reader parses them back).
+ * msg.h - the message lines both programs write on their standard error,
+ * and their levels: the one definition both use. Each program has one
+ * writer over fg_msg_vline() (the entrypoint's ep_log(), the runner's
+ * rn_msg()), and the runner's output reader parses the entrypoint's lines
+ * back (fg_msg_level_of()).
  *
  * Three kinds of line share the sandbox's stderr: frames (forge/frame.h,
  * FG_FRAME_PREFIX), the agents' lines ("[worker] ...", "[reviewer] ..."),
@@ -22,6 +24,11 @@
 #ifndef FORGE_MSG_H
 #define FORGE_MSG_H
 
+#include <stdarg.h>
+#include <stddef.h>
+
+struct fg_buf;
+
 #define FG_MSG_PREFIX "forge-entrypoint: "
 #define FG_MSG_PREFIX_LEN (sizeof(FG_MSG_PREFIX) - 1)
 
@@ -39,5 +46,17 @@ const char *fg_msg_level_prefix(enum fg_msg_level level);
  * or to line for FG_MSG_PLAIN.
  */
 enum fg_msg_level fg_msg_level_of(const char *line, const char **text);
+
+/*
+ * One message line, as the program's writer prints it: prefix (the
+ * program's "name: ", borrowed; left out for FG_MSG_PLAIN), level's prefix
+ * and the message fmt and ap make, then "\n" ("...\n" when cut). The level
+ * prefix and the message are cut at max bytes; controls are escaped as
+ * fg_escape_controls() does, so no value quoted in a message can start a
+ * line of its own or rewrite one on a terminal. Returns the owned line;
+ * *text_len (text_len may be NULL) is its length before the ending.
+ */
+char *fg_msg_vline(const char *prefix, enum fg_msg_level level, size_t max, const char *fmt,
+		   va_list ap, size_t *text_len);
 
 #endif

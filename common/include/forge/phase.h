@@ -15,7 +15,7 @@
  * all zeros) and an unknown provider count as absent; at most
  * FG_AGENT_RUNS_MAX runs of a list are kept.
  *
- * Tier: data (json.h, usage.h, timeutil.h).
+ * Tier: domain (util.h). Uses json, usage, timeutil and tracectx.
  */
 #ifndef FORGE_PHASE_H
 #define FORGE_PHASE_H

@@ -17,7 +17,7 @@
 
 /*
  * True when cycle b, right after cycle a, rejected the work for the same
- * reasons (issue 10): both rejected, neither reviewer failed (a_failed,
+ * reasons: both rejected, neither reviewer failed (a_failed,
  * b_failed: a crashed reviewer says nothing about the work), and either
  * both carry structured findings (at least one each) with the same set of
  * (file, title) pairs (NULL and "" are equal; order and repeats do not

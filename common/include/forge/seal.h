@@ -1,5 +1,5 @@
 /*
- * seal.h - sealed records (issue 22): a MAC that only the holder of the
+ * seal.h - sealed records: a MAC that only the holder of the
  * run's key can make, over a cycle file, the summary or a frame, bound to
  * where the record belongs (docs/reference/cycle-files.md, "Seals";
  * docs/security.md).

@@ -80,7 +80,7 @@ struct fg_summary {
 	struct fg_finding *questions;
 	size_t nquestions;
 	size_t questions_alloc;       /* its capacity (FG_ALLOC_GROW) */
-	/* State approved with findings that were all advice (issue 23): those
+	/* State approved with findings that were all advice: those
 	 * findings, listed, not looped on (same bounds and trimming); written
 	 * as "advice" when nadvice > 0. */
 	struct fg_finding *advice;

@@ -1,17 +1,26 @@
 /*
  * text.h - small text helpers shared by both programs, so the rules they
- * encode live in one place: UTF-8, escaping, edit distance, hashing. JSON
- * is json.h.
+ * encode live in one place: prefixes, UTF-8, escaping, edit distance,
+ * hashing. JSON is json.h.
  *
  * Tier: base (see util.h). Uses alloc and buf only.
  */
 #ifndef FORGE_TEXT_H
 #define FORGE_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct fg_buf;
+
+/*
+ * git's skip_prefix(): true when the string s starts with prefix (both
+ * NUL-terminated, borrowed), with *rest (rest may be NULL) set to what
+ * follows the prefix in s; false with *rest untouched otherwise. The one
+ * prefix test: no strncmp() with a length counted by hand.
+ */
+bool fg_skip_prefix(const char *s, const char *prefix, const char **rest);
 
 /*
  * Length (1-4) of the valid UTF-8 sequence at s, with n > 0 bytes available,

@@ -20,8 +20,8 @@
  * other value as absent; it never fails.
  *
  * A cost is a sandbox's word: one agent run, or the sum a cycle or the
- * summary holds, above FG_USAGE_COST_MAX US dollars is a lie (issue 22: two
- * runs reporting total_cost_usd 1e308 left the cost counter at +Inf for
+ * summary holds, above FG_USAGE_COST_MAX US dollars is a lie (two runs
+ * reporting total_cost_usd 1e308 left the cost counter at +Inf for
  * good). Such a cost, and a negative or non-finite one, is refused: absent
  * (written as null, counted nowhere), its bit set in `refused` and its value
  * kept in refused_cost_usd, so whoever read it can say so (the entrypoint's

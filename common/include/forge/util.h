@@ -1,16 +1,22 @@
 /*
  * util.h - small macros every module may use.
  *
- * The tiers of common/ (each base header states its place the same way,
- * as git's strbuf.h does):
- *   base    util, alloc, buf, num, timeutil, sys, diag, text, json, fsutil,
- *           opts, cmdline: know nothing of reviews or their files; each may
- *           call only the base modules listed before it.
- *   domain  names, severity, usage, verdict, evidence, reviewmd, resolve,
- *           cycle, summary, frame, seal, stepdir: forge-review's names, formats
- *           and rules; they may call any base module and each other.
- * A base module never includes a domain header (tests/common/test_tiers.c
- * checks it). internal.h holds cross-file internals of both tiers.
+ * The tiers of common/ (each module's header states its place the same
+ * way, as git's strbuf.h does):
+ *   base    util, exit, alloc, buf, num, timeutil, sys, diag, text, quote,
+ *           msg, tracectx, json, fsutil, opts, cmdline, cmd: know nothing
+ *           of reviews or their files; each may call only the base modules
+ *           listed before it.
+ *   domain  names, severity, usage, phase, denied, isolation, verdict,
+ *           evidence, audit, rules, reviewmd, resolve, cycle, summary,
+ *           frame, seal, stepdir: forge-review's names, formats and rules;
+ *           they may call any base module and each other.
+ * Every module is in one tier. A source file without a header of its own
+ * belongs to the module its name starts with (reviewmd_yaml.c) or to the
+ * header it implements (review.c, cycle.h). A base module never includes a
+ * domain header nor a domain module's internal header; internal.h holds
+ * cross-file internals of both tiers and includes no forge/ header.
+ * tests/common/test_tiers.c checks all of it, reading the lists above.
  */
 #ifndef FORGE_UTIL_H
 #define FORGE_UTIL_H
@@ -38,6 +44,17 @@
  */
 int fg_name_index(const char *const *names, size_t n, const char *s, unsigned flags);
 #define FG_NAME_INDEX(names, s, flags) fg_name_index((names), ARRAY_SIZE(names), (s), (flags))
+/*
+ * The same lookup over a table of pointers to structs that carry their own
+ * name (an ops table indexed by an enum: each entry's const char * member
+ * at byte offset off; NULL entries and NULL names never match).
+ * FG_NAME_INDEX_OPS(table, member, s, flags) counts the table and finds
+ * the member itself.
+ */
+int fg_name_index_ops(const void *const *table, size_t n, size_t off, const char *s, unsigned flags);
+#define FG_NAME_INDEX_OPS(table, member, s, flags)                                  \
+	fg_name_index_ops((const void *const *)(table), ARRAY_SIZE(table),            \
+			  offsetof(__typeof__(**(table)), member), (s), (flags))
 /* The parser of an enum's spellings: *out (a pointer to the enum) set to
  * the index of s and 0, or -EINVAL with *out untouched when s is not in the
  * table (the lookup runs again to set *out: the tables are a few names). */
