@@ -541,6 +541,11 @@ static int image_missing(const char *line)
 	       (has(line, "short-name") && has(line, "did not resolve"));
 }
 
+/* One hint for the kernel's two ways of refusing a user namespace. */
+#define USERNS_HINT                                                                   \
+	"the kernel refuses the user namespace: enable unprivileged user namespaces " \
+	"(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root"
+
 /*
  * The engine or its OCI runtime could not start any container on this host:
  * the CLI's 126 or 127 then says so, not that the image's entrypoint is
@@ -554,6 +559,7 @@ static int image_missing(const char *line)
  * An rlimit error counts on any line of the CLI's output: the runtime's own
  * message may come on a line of its own, between the CLI's error lines.
  */
+
 static const struct runtime_cause {
 	const char *words[2];
 	int any_line;   /* 1: not only on the CLI's error lines */
@@ -585,12 +591,8 @@ static const struct runtime_cause {
 	  "rootless podman has too few subordinate ids for the image: give the user a range of "
 	  "65536 (usermod --add-subuids 100000-165535 --add-subgids 100000-165535 USER), then run "
 	  "'podman system migrate'" },
-	{ { "user namespace", NULL }, 0,
-	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
-	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
-	{ { "cannot clone", "operation not permitted" }, 0,
-	  "the kernel refuses the user namespace: enable unprivileged user namespaces "
-	  "(sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0), or run the engine as root" },
+	{ { "user namespace", NULL }, 0, USERNS_HINT },
+	{ { "cannot clone", "operation not permitted" }, 0, USERNS_HINT },
 	{ { "libpod runtime", NULL }, 0,
 	  "podman cannot open its image store: check storage.conf (driver, graphroot, runroot) and "
 	  "that the user owns them; 'podman system reset' clears a broken store (it removes every image)" },

@@ -30,12 +30,7 @@ static const char *const level_lower[] = { "debug", "info", "warn", "error" };
 
 int rn_log_init(struct rn_log *l, enum rn_log_format format, enum rn_log_level level, FILE *fp)
 {
-	l->format = format;
-	l->level = level;
-	l->fp = fp;
-	l->path = NULL;
-	l->owns_fp = 0;
-	l->nctx = 0;
+	*l = (struct rn_log){ .format = format, .level = level, .fp = fp };
 	return 0;
 }
 
