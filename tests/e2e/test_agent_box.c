@@ -345,7 +345,7 @@ Test(agent_box, a_git_run_leaves_nothing_in_its_tmpdir)
 	cr_assert_eq(mkdir(tmp, 0755), 0);
 	tenv = fgt_fmt("TMPDIR=%s", tmp);
 	fgw_runner(&f, NULL, NULL, "json", NULL, "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
-		   "sh -c 'cat >/dev/null; echo APPROVED'", (const char *const[]){ tenv, "FORGE_CHANGESET=1", NULL });
+		   "sh -c 'cat >/dev/null; echo APPROVED'", (const char *const[]){ tenv, NULL });
 	cr_assert_eq(fgw_code(&f), 0, "log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
 	left = find_entry(tmp, "forge-");

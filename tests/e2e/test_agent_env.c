@@ -87,7 +87,7 @@ Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothin
 	{
 		char *ev = fgt_fmt("EVIL=%s", evil);
 		char *agents = fgt_fmt("FORGE_AGENT_ENV=EVIL");
-		const char *env[] = { ev, agents, "FORGE_CHANGESET=1", NULL };
+		const char *env[] = { ev, agents, NULL };
 
 		fgw_entrypoint(&w, &p, wk, rv, env);
 		free(ev);
@@ -123,7 +123,7 @@ Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 	rv = fgw_script(&w, "reviewer.sh", NULL,
 			"cat > /dev/null\ngit status --short; echo \"status=$?\"\n"
 			"git diff --stat; echo APPROVED\n");
-	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
+	log = reviewed(&w, wk, rv, NULL);
 	cr_assert_not_null(strstr(log, "status=0"), "the reviewer's git status failed:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "fsmonitor-ran"), "the reviewer's git ran the worker's fsmonitor:\n%s",
 		  log);
@@ -372,7 +372,7 @@ Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
 			"printf '#!/bin/sh\\n' > .git/hooks/pre-commit\n"
 			"mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
+	log = reviewed(&w, wk, rv, NULL);
 	cr_assert_not_null(strstr(log, ".git/config [agent or git configuration"), "%s", log);
 	cr_assert_not_null(strstr(log, ".git/hooks/ [agent or git configuration"), "%s", log);
 	cr_assert_not_null(strstr(log, ".claude/settings.json +1 -0 [agent or git configuration"), "%s", log);
@@ -390,7 +390,7 @@ Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
 	git_tree(&w, NULL);
 	wk = fgw_script(&w, "worker.sh", NULL, "git config core.fsmonitor \"$PWD/x.sh\"\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	log = reviewed(&w, wk, rv, (const char *const[]){ "FORGE_CHANGESET=1", NULL });
+	log = reviewed(&w, wk, rv, NULL);
 	cr_assert_not_null(strstr(log, "modified .git/config"), "%s", log);
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);

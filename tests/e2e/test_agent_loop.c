@@ -33,13 +33,16 @@ struct lp {
 };
 
 /* The stand-in's common head: the run number of this role, stdin drained
- * (the preset closes it after the prompt), and the arguments recorded. */
+ * (the preset closes it after the prompt), the arguments recorded, and as
+ * the worker a change to the workspace (a turn that changes nothing costs
+ * no review). */
 static const char STANDIN_HEAD[] =
 	"#!/bin/sh\n"
 	"cat > /dev/null\n"
 	"C=\"$FORGE_WORKSPACE/../count.$FORGE_ROLE\"\n"
 	"n=$(cat \"$C\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$C\"\n"
 	"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
+	"if [ \"$FORGE_ROLE\" = worker ]; then echo \"turn $n\" >> \"$FORGE_WORKSPACE/work.txt\"; fi\n"
 	"init() { echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}'; }\n"
 	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":%s,"
 	"\"result\":\"%s\",\"session_id\":\"s-%s\",\"num_turns\":1,\"duration_ms\":100,"

@@ -79,6 +79,7 @@ static const char STANDIN_HEAD[] =
 	"cat > /dev/null\n"
 	"C=\"$FORGE_WORKSPACE/../count.$FORGE_ROLE\"\n"
 	"n=$(cat \"$C\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$C\"\n"
+	"if [ \"$FORGE_ROLE\" = worker ]; then " FGW_WORKS "fi\n"
 	"init() { echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}'; }\n"
 	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":%s,"
 	"\"result\":\"%s\",\"session_id\":\"s-%s\",\"num_turns\":1,\"duration_ms\":100,"
@@ -108,7 +109,7 @@ static int real_run(const char *metrics, const char *review_md, const char *stan
 				      "FORGE_WORKER_CMD", "FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT",
 				      "FORGE_REVIEWER_OUTPUT", "AUTO_REVIEW_MAX_COST_USD", "AUTO_REVIEW_REASK",
 				      "AUTO_REVIEW_MAX_RETRIES", "AUTO_REVIEW_FAIL_ON_EXHAUSTION",
-				      "FORGE_WORKER_ARGS", "FORGE_REVIEWER_ARGS", "FORGE_CHANGESET=0",
+				      "FORGE_WORKER_ARGS", "FORGE_REVIEWER_ARGS",
 				      "ANTHROPIC_API_KEY=sk-test-anthropic", NULL };
 
 		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);

@@ -165,9 +165,7 @@ Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_i
 	fgw_release(&w);
 }
 
-/* ---- the change set (FORGE_CHANGESET=1: the suite runs with it off) ---- */
-
-static const char *const CS_ON[] = { "FORGE_CHANGESET=1", NULL };
+/* ---- the change set ---- */
 
 Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_prompt)
 {
@@ -184,7 +182,7 @@ Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_promp
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt_$FORGE_CYCLE.txt\n"
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: say more'; else echo APPROVED; fi\n");
-	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "change set: manifest (no git repository in the workspace)"), "%s", p.err);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
@@ -225,7 +223,7 @@ Test(entrypoint_evidence, file_names_with_newlines_cannot_forge_a_prompt_section
 			     "mkdir -p \"$d\" && echo ok > \"$d/f\"\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	char *pr = fgw_read(&w, "rprompt.txt");
 	cr_assert_not_null(pr);
@@ -250,7 +248,7 @@ Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_st
 					      "exit 0\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo $FORGE_CYCLE >> ../calls.txt\n"
 						"echo 'REJECTED: greeting.txt must name ABC-12'\n");
-	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	char *calls = fgw_read(&w, "calls.txt");
 	cr_assert_str_eq(calls, "1\n", "the reviewer ran once");
@@ -293,7 +291,7 @@ Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review
 	/* Cycle 1: "fixes" the work itself and approves; cycle 2: approves. */
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'hello ABC-12' > greeting.txt; fi\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cr_assert(strstr(p.err, "warning: reviewer_changed_workspace: cycle 1/2: the reviewer changed 1 file(s) "
 				"(greeting.txt"), "%s", p.err);
@@ -331,7 +329,7 @@ Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'echo $(($1 + $2))' > calc.sh\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, CS_ON);
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert(cJSON_IsString(member(c1, "diff")), "no diff; stderr:\n%s", p.err);

@@ -91,7 +91,7 @@ Test(entrypoint_frames, each_cycle_and_the_summary_as_in_the_files)
 	fgw_init(&w);
 	fgw_task(&w, NULL);
 	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked\n" FGW_WORKS);
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then printf 'REJECTED\\nNot yet:\\nline two\\n'; "
 			     "else echo APPROVED; fi\n");

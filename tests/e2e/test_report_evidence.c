@@ -73,7 +73,7 @@ static void run_step(struct run *r)
 			       "--step", "calc", "--skill", "calc", "--task-key", "CALC-1",
 			       "--task-file", r->w.task, "--skills-dir", r->w.skills, "--entrypoint", FG_ENTRYPOINT_BIN,
 			       "--result", r->w.result, NULL };
-	const char *env[] = { wcmd, rcmd, "FORGE_CHANGESET=1", "AUTO_REVIEW_MAX_RETRIES",
+	const char *env[] = { wcmd, rcmd, "AUTO_REVIEW_MAX_RETRIES",
 			      "AUTO_REVIEW_STOP_WHEN_STALLED", NULL };
 	cr_assert_eq(fgt_run(&r->p, argv, env, NULL, NULL, 120), 0);
 	cr_assert_eq(r->p.exit_code, 0, "stderr:\n%s", r->p.err);

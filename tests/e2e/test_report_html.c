@@ -121,7 +121,7 @@ Test(report_html, hostile_feedback_is_text_in_chromium_and_the_timeline_has_a_ba
 	reviewer = fgw_script(&w, "reviewer.sh", NULL, REVIEWER);
 	portenv = fgt_fmt("PORT=%d", port);
 	fgw_runner(&w, NULL, NULL, "json", NULL, worker, reviewer,
-		   (const char *const[]){ portenv, "FORGE_CHANGESET=1", NULL });
+		   (const char *const[]){ portenv, NULL });
 	cr_assert_str_eq(fge_jstr(w.res, "review_state"), "exhausted", "log:\n%s", w.logtext);
 	page = fgw_path(&w, "report.html");
 	{

@@ -108,7 +108,7 @@ static void au_run(struct au *a, const char *id, const char *audit_env)
 	}
 	/* The agents' environment is an allow-list: the stand-ins' own
 	 * variables are named to it. */
-	const char *env[] = { save, aenv, "FORGE_AGENT_ENV=SAVE AUDIT", "FORGE_CHANGESET=1",
+	const char *env[] = { save, aenv, "FORGE_AGENT_ENV=SAVE AUDIT",
 			      "FORGE_REVIEWER_OUTPUT=claude", "TRACEPARENT", "OTEL_TRACES_EXPORTER",
 			      "OTEL_EXPORTER_OTLP_ENDPOINT", NULL };
 
@@ -307,6 +307,7 @@ Test(review_audit, sampled_runs_are_reproducible_from_the_run_id)
 		const cJSON *au;
 
 		au_run(&a, in, NULL);
+		cr_assert(a.w.res && cJSON_IsString(cJSON_GetObjectItem(a.w.res, "run_id")), "code %d: %s", fgw_code(&a.w), a.w.err);
 		cr_assert_str_eq(fge_jstr(a.w.res, "run_id"), in);
 		au = audit_of(a.w.res);
 		cr_assert_str_eq(fge_jstr(au, "outcome"), "disagreed", "%s (run %d)", in, rerun);
@@ -374,7 +375,7 @@ Test(review_audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_st
 	au_init(&a, "audit:\n  blocks: true\n");
 	free(fgw_script(&a.w, "rev.sh", NULL, EDITS));
 	au_run(&a, NULL, "edit");
-	cr_assert_eq(fgw_code(&a.w), 0, "stderr:\n%s", a.w.err);
+	cr_assert_eq(fgw_code(&a.w), 0, "code %d stderr:\n%s\nlog:\n%s", fgw_code(&a.w), a.w.err, a.w.logtext);
 	cr_assert_str_eq(fge_jstr(a.w.res, "review_state"), "approved");
 	au = audit_of(a.w.res);
 	cr_assert_str_eq(fge_jstr(au, "outcome"), "failed");

@@ -22,11 +22,13 @@ TestSuite(review_loop, .timeout = 180);
 #define TASK_SUMMARY "Add a parser"
 #define TASK_DESCRIPTION "Write src/parse.c with tests."
 
-/* Saves the worker's prompt and, on a retry, its feedback file. */
+/* Saves the worker's prompt and, on a retry, its feedback file; changes
+ * the workspace every turn (a turn that changes nothing costs no review). */
 static const char *worker_script =
 	"#!/bin/sh\n"
 	"cat > \"$SAVE/work_prompt_$FORGE_CYCLE.txt\"\n"
 	"if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" \"$SAVE/work_fb_$FORGE_CYCLE.txt\"; fi\n"
+	"echo \"pass $FORGE_CYCLE\" >> notes.txt\n"
 	"echo worked\n";
 
 /* Saves the reviewer's prompt and system prompt; the test's body follows.
@@ -355,13 +357,16 @@ Test(review_loop, reviewer_gets_the_previous_findings_from_cycle_two)
 	p2 = saved(&l, "rev_prompt_2.txt");
 	head = fgt_fmt("Review the work done in the workspace %s for step 'implement_task' (skill 'impl'), "
 		       "task ABC-1.\n\n## Task\n\n" TASK_TEXT, l.w.ws);
-	cr_assert_str_eq(p1, head, "cycle 1 has no memory");
+	want = fgt_fmt("%s\n## Files changed since the step began\n\n- added notes.txt\n", head);
+	cr_assert_str_eq(p1, want, "cycle 1 has no memory");
+	free(want);
 	want = fgt_fmt("%s\n## Previous review (cycle 1 of 2)\n\n"
 		       "The previous review rejected the work with this feedback:\n\n"
 		       "## Review 1\nTwo problems remain.\n\nIts findings:\n\n" FINDINGS_LIST("1")
 		       "\nThe worker has tried to address it since. For each item above, confirm whether "
 		       "it is fixed now; then report any regression the fixes introduced and anything "
-		       "still missing.\n", head);
+		       "still missing.\n\n## Files changed since the last review cycle\n\n- modified notes.txt\n",
+		       head);
 	cr_assert_str_eq(p2, want);
 	/* The system prompt is the protocol and the review.md body, every cycle. */
 	sys1 = saved(&l, "rev_sys_1.txt");
@@ -541,6 +546,12 @@ Test(review_loop, report_markdown_line_by_line)
 		"| 1 | rejected | implement\\: problem 1 remains … |",
 		"| 2 | rejected | implement\\: problem 2 remains … |",
 		"",
+		"**Changes** (cycle 2, since the last review): 1 file(s)",
+		"",
+		"| file | change | lines |",
+		"|---|---|---|",
+		"| notes\\.txt | modified | — |",
+		"",
 		"**Open feedback** (cycle 2):",
 		"",
 		"> implement\\: problem 2 remains",
@@ -555,6 +566,12 @@ Test(review_loop, report_markdown_line_by_line)
 		"| 1 | rejected | local\\: a\\|b unquoted\\, pass 1 |",
 		"| 2 | rejected | local\\: a\\|b unquoted\\, pass 2 |",
 		"",
+		"**Changes** (cycle 2, since the last review): 1 file(s)",
+		"",
+		"| file | change | lines |",
+		"|---|---|---|",
+		"| notes\\.txt | modified | — |",
+		"",
 		"**Open feedback** (cycle 2):",
 		"",
 		"> local\\: a\\|b unquoted\\, pass 2",
@@ -567,6 +584,12 @@ Test(review_loop, report_markdown_line_by_line)
 		"|---|---|---|",
 		"| 1 | rejected | xyz\\: add a test |",
 		"| 2 | approved | — |",
+		"",
+		"**Changes** (cycle 2, since the last review): 1 file(s)",
+		"",
+		"| file | change | lines |",
+		"|---|---|---|",
+		"| notes\\.txt | modified | — |",
 	};
 
 	three_run(&t);

@@ -28,17 +28,20 @@ struct sr {
 	struct fgt_proc p;
 };
 
-/* The tree: a review.md allowing max_retries cycles, a worker and a
- * reviewer that always rejects. */
+/* The tree: a review.md allowing max_retries cycles, a worker that does
+ * work (FGW_WORKS) and then runs worker, and a reviewer that always
+ * rejects. */
 static void sr_setup(struct sr *t, const char *worker, int max_retries)
 {
 	char *md = fgt_fmt("---\nmax_retries: %d\n---\nReview the greeting.\n", max_retries);
+	char *body = fgt_fmt(FGW_WORKS "%s", worker);
 
 	fgw_init(&t->w);
 	fgw_write(&t->w, "ws/README", "workspace\n");
 	fgw_review_md(&t->w, "default", md);
-	free(fgw_script(&t->w, "worker.sh", NULL, worker));
+	free(fgw_script(&t->w, "worker.sh", NULL, body));
 	free(fgw_script(&t->w, "reviewer.sh", NULL, "echo 'VERDICT: REJECTED'\necho '- the greeting is missing'"));
+	free(body);
 	free(md);
 }
 
@@ -59,7 +62,7 @@ static void sr_exec(struct sr *t, int metrics)
 			       "--log-format", "json", "--log-file", t->w.log,
 			       metrics ? "--metrics-file" : NULL, t->w.metrics, NULL };
 	const char *env[] = { NULL, NULL, "FORGE_LOG_LEVEL", "FORGE_AGENT_KILL_GRACE=1",
-			      "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", "FORGE_CHANGESET=0", NULL };
+			      "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
 
 	sr_agent_env(t, &wcmd, &rcmd);
 	env[0] = wcmd;
@@ -287,8 +290,8 @@ static void ep_alone(struct sr *t, const char *const *env, const char *in)
 	char *wcmd, *rcmd;
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", t->w.ws, "--skills-dir",
 			       t->w.skills, "--step", "impl", "--skill", "impl", NULL };
-	const char *envv[8] = { NULL, NULL, "FORGE_CHANGESET=0", "FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE" };
-	size_t ne = 5;
+	const char *envv[8] = { NULL, NULL, "FORGE_SEAL_KEY_STDIN", "FORGE_LIFELINE" };
+	size_t ne = 4;
 
 	sr_agent_env(t, &wcmd, &rcmd);
 	envv[0] = wcmd;

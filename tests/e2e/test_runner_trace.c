@@ -96,7 +96,7 @@ static pid_t tr_run(struct tr *t, const char *const *extra, const char *const *m
 {
 	char *worker = fgw_path(&t->w, "worker.sh"), *reviewer = fgw_path(&t->w, "reviewer.sh");
 	const char *env[32] = {
-		"FORGE_WORKER_OUTPUT=claude", "FORGE_REVIEWER_OUTPUT=claude", "FORGE_CHANGESET=1",
+		"FORGE_WORKER_OUTPUT=claude", "FORGE_REVIEWER_OUTPUT=claude",
 		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
 		"TRACEPARENT",
 	};

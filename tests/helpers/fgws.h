@@ -54,6 +54,14 @@ struct fgw {
 	cJSON *res;          /* the result file, or NULL */
 };
 
+/* The shell line of a stand-in worker whose turn does work: it appends a
+ * line to work.txt in the workspace. The change set is on (the shipped
+ * default): a turn after a rejection that changes nothing costs no review
+ * (docs/guide/auto-review.md#no-change-no-review), so a worker that is to
+ * be reviewed again changes the workspace, and a test whose worker changes
+ * nothing on purpose says so. */
+#define FGW_WORKS "echo \"turn ${FORGE_CYCLE:-0}\" >> \"$FORGE_WORKSPACE/work.txt\"\n"
+
 /* The standard task (task key ABC-12, skill and step "impl", previous key
  * ABC-11), what fgw_task(w, NULL) writes. */
 extern const char FGW_TASK[];
