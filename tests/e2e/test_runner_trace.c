@@ -100,14 +100,15 @@ static pid_t tr_run(struct tr *t, const char *const *extra, const char *const *m
 		"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
 		"TRACEPARENT",
 	};
-	size_t n = 7;
+	size_t n = 6;
 	pid_t pid;
 
 	/* fgw_runner_start() takes 11 entries after its own. */
 	for (size_t i = 0; more && more[i] && n < 11; i++)
 		env[n++] = more[i];
 	env[n] = NULL;
-	pid = fgw_runner_start(&t->w, NULL, NULL, "json", extra, worker, reviewer, env);
+	pid = fgw_runner_start(&t->w, FGW_RUN(.args = extra, .worker = worker, .reviewer = reviewer,
+		.env = env));
 	fgw_wait(&t->w, pid, 120);
 	fgw_load(&t->w, 1);
 	free(worker);
