@@ -85,7 +85,7 @@ Test(agent_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
 		       "else echo \"$n refused\"; fi\n"
 		       "done >> \"$OUT/tried\" 2>&1\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL, REVIEWER_FRIENDLY);
-	fgw_runner(&f, wrap, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.wrap = wrap, .worker = wk, .reviewer = rv));
 	seen = out_text(&f, "system_seen");
 	tried = out_text(&f, "tried");
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
@@ -121,7 +121,7 @@ Test(agent_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
 		       "cat \"$FORGE_SYSTEM_PROMPT_FILE\" >> \"$OUT/system_seen\" 2>&1\n"
 		       "grep -q 'Check the work.' \"$FORGE_SYSTEM_PROMPT_FILE\" && echo APPROVED || "
 		       "echo 'REJECTED: I was given no instructions'\n");
-	fgw_runner(&f, wrap, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.wrap = wrap, .worker = wk, .reviewer = rv));
 	seen = out_text(&f, "system_seen");
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved", "seen:\n%s\nlog:\n%s", seen, f.logtext);
@@ -155,7 +155,7 @@ Test(agent_box, root_cannot_replace_the_reviewers_program)
 	wk = fge_script(f.out, "worker.sh", "#!/bin/sh\n", body);
 	/* Only OUT is the stand-ins' scratch here. */
 	wdir = fgt_fmt("FORGE_TEST_AGENT_WRITE_DIR=%s", f.out);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, (const char *const[]){ wdir, NULL });
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv, .env = (const char *const[]){ wdir, NULL }));
 	tried = out_text(&f, "tried");
 	after = fgt_read(rv, NULL);
 	unlink(rv);
@@ -196,8 +196,8 @@ Test(agent_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 		       "{ t usr '%s'; t etc '%s'; t ws greeting.txt; t home \"$HOME/.probe\"; } >> \"$OUT/notes\"\n",
 		       probe, probe2);
 	wk = fgw_script(&f, "worker.sh", NULL, body);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, "sh -c 'cat >/dev/null; echo APPROVED'",
-		   (const char *const[]){ henv, NULL });
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+		.env = (const char *const[]){ henv, NULL }));
 	notes = out_text(&f, "notes");
 	bool usr = fgt_exists(probe), etc = fgt_exists(probe2);
 	unlink(probe);
@@ -242,7 +242,7 @@ Test(agent_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 	rbody = fgt_fmt("cat > /dev/null\n%s{ p 0; p STOP; } >> \"$OUT/$FORGE_REVIEWER_ROLE\"\necho APPROVED\n", probe);
 	wk = fgw_script(&f, "worker.sh", NULL, wbody);
 	rv = fgw_script(&f, "reviewer.sh", NULL, rbody);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	w = out_text(&f, "worker");
 	r = out_text(&f, "security");
 	cr_assert_str_eq(w, "0=refused\nTERM=refused\n", "%s", w);
@@ -308,8 +308,8 @@ Test(agent_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
 		}
 		_exit(1);
 	}
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, "sh -c 'cat >/dev/null; echo APPROVED'",
-		   (const char *const[]){ tenv, wdir, NULL });
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+		.env = (const char *const[]){ tenv, wdir, NULL }));
 	waitpid(helper, NULL, 0);
 	notes = out_text(&f, "notes");
 	seen = out_text(&f, "seen");
@@ -344,8 +344,9 @@ Test(agent_box, a_git_run_leaves_nothing_in_its_tmpdir)
 	tmp = fgt_fmt("%s/eptmp", f.root);
 	cr_assert_eq(mkdir(tmp, 0755), 0);
 	tenv = fgt_fmt("TMPDIR=%s", tmp);
-	fgw_runner(&f, NULL, NULL, "json", NULL, "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
-		   "sh -c 'cat >/dev/null; echo APPROVED'", (const char *const[]){ tenv, NULL });
+	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
+		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+		.env = (const char *const[]){ tenv, NULL }));
 	cr_assert_eq(fgw_code(&f), 0, "log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
 	left = find_entry(tmp, "forge-");
@@ -365,8 +366,8 @@ Test(agent_box, the_run_says_which_box_its_agents_had)
 	need_landlock(1);
 	fgw_init(&f);
 	fgw_runner_tree(&f);
-	fgw_runner(&f, NULL, NULL, "json", NULL, "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
-		   "sh -c 'cat >/dev/null; echo APPROVED'", NULL);
+	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
+		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'"));
 	e = fge_find_event(f.events, "isolation", NULL, NULL);
 	cr_assert_not_null(e, "no isolation event; log:\n%s", f.logtext);
 	cr_assert_str_eq(fge_jstr(e, "mechanism"), "landlock");
@@ -394,8 +395,8 @@ Test(agent_box, require_isolation_exits_2_before_any_agent_without_landlock)
 
 	fgw_init(&f);
 	fgw_runner_tree(&f);
-	fgw_runner(&f, NULL, NULL, "json", (const char *const[]){ "--require-isolation", NULL }, wk,
-		   "sh -c 'cat >/dev/null; echo APPROVED'", off);
+	fgw_runner(&f, FGW_RUN(.args = (const char *const[]){ "--require-isolation", NULL }, .worker = wk,
+		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'", .env = off));
 	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not(fge_exists_in(f.out, "worker_ran"), "an agent ran");
 	e = fge_find_event(f.events, "isolation", NULL, NULL);
@@ -405,7 +406,8 @@ Test(agent_box, require_isolation_exits_2_before_any_agent_without_landlock)
 	iso = cJSON_GetObjectItemCaseSensitive(f.res, "isolation");
 	cr_assert_str_eq(fge_jstr(iso, "mechanism"), "none");
 	fgw_reset_run(&f);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, "sh -c 'cat >/dev/null; echo APPROVED'", off);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+		.env = off));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert(fge_exists_in(f.out, "worker_ran"));
 	iso = cJSON_GetObjectItemCaseSensitive(f.res, "isolation");
@@ -433,8 +435,8 @@ Test(agent_box, every_landlock_abi_from_1_boxes_the_agents)
 
 		fgw_init(&f);
 		fgw_runner_tree(&f);
-		fgw_runner(&f, NULL, NULL, "json", NULL, wk, "sh -c 'cat >/dev/null; echo APPROVED'",
-			   (const char *const[]){ cap, NULL });
+		fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+			.env = (const char *const[]){ cap, NULL }));
 		notes = out_text(&f, "notes");
 		unlink(probe);
 		cr_assert_eq(fgw_code(&f), 0, "ABI %d: exit %d; log:\n%s", abi, fgw_code(&f), f.logtext);
@@ -464,9 +466,8 @@ Test(agent_box, a_root_entrypoint_runs_its_agents_as_the_workspaces_owner)
 	fgw_init(&f);
 	fgw_runner_tree(&f);
 	fgw_share(&f, 65534, 65534);
-	fgw_runner(&f, NULL, NULL, "json", NULL,
-		   "sh -c 'cat >/dev/null; id -u > \"$OUT/uid\"; echo hi >> greeting.txt'",
-		   "sh -c 'cat >/dev/null; id -u >> \"$OUT/uid\"; echo APPROVED'", NULL);
+	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; id -u > \"$OUT/uid\"; echo hi >> greeting.txt'",
+		.reviewer = "sh -c 'cat >/dev/null; id -u >> \"$OUT/uid\"; echo APPROVED'"));
 	uid = out_text(&f, "uid");
 	cr_assert_str_eq(uid, "65534\n65534\n", "log:\n%s", f.logtext);
 	iso = cJSON_GetObjectItemCaseSensitive(f.res, "isolation");

@@ -55,7 +55,7 @@ static char *reviewed(struct fgw *w, const char *wk, const char *rv, const char 
 	char *log;
 
 	fgw_entrypoint(w, &p, wk, rv, env);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	log = step_text(w, "review_cycle_1.reviewer.log");
 	fgt_proc_release(&p);
 	return log;
@@ -93,7 +93,7 @@ Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothin
 		free(ev);
 		free(agents);
 	}
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	log = step_text(&w, "review_cycle_1.reviewer.log");
 	cr_assert_not_null(strstr(log, "added backdoor.sh +1 -0"), "the change set hid backdoor.sh:\n%s", log);
 	{
@@ -192,7 +192,7 @@ Test(agent_env, a_checks_environment_holds_no_credential)
 	wk = fgw_script(&w, "worker.sh", NULL, "echo hello >> README\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, env);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	log = step_text(&w, "review_cycle_1.check.env.log");
 	cr_assert_not_null(strstr(log, "FORGE_ROLE=check"), "no environment in the check's log:\n%s", log);
 	cr_assert_null(strstr(log, SECRET_ANTHROPIC), "a check got ANTHROPIC_API_KEY:\n%s", log);
@@ -227,7 +227,7 @@ Test(agent_env, a_codex_worker_never_sees_a_claude_reviewers_bedrock_keys)
 
 		fgw_entrypoint(&w, &p, NULL, NULL, env);
 	}
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	wenv = fgt_fmt("%s/worker.env", w.ws);
 	{
 		char *t = fgt_read(wenv, NULL);
@@ -258,7 +258,7 @@ static char *worker_env_after(struct fgw *w, const char *review_md, const char *
 	wk = fgw_script(w, "worker.sh", NULL, "env > worker.env\necho hello >> README\n");
 	rv = fgw_script(w, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	fgw_entrypoint(w, &p, wk, rv, env);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	path = fgt_fmt("%s/worker.env", w->ws);
 	t = fgt_read(path, NULL);
 	cr_assert_not_null(t, "the worker wrote no environment; stderr:\n%s", p.err);
@@ -303,7 +303,7 @@ Test(agent_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
 	fgw_runner_tree(&w);
 	wk = fgw_script(&w, "worker.sh", NULL, "env > worker.env\necho hello >> README\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
-	fgw_runner(&w, NULL, NULL, "json", extra, wk, rv, env);
+	fgw_runner(&w, FGW_RUN(.args = extra, .worker = wk, .reviewer = rv, .env = env));
 	cr_assert_eq(fgw_code(&w), 0, "exit %d; log:\n%s", fgw_code(&w), w.logtext);
 	path = fgt_fmt("%s/worker.env", w.ws);
 	t = fgt_read(path, NULL);
@@ -329,7 +329,7 @@ Test(agent_env, config_prints_each_roles_environment_names_never_values)
 	md = fgw_path(&w, "review.md");
 	argv[2] = md;
 	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_null(strstr(p.out, SECRET_OPENAI), "config printed a value:\n%s", p.out);
 	cr_assert_null(strstr(p.out, SECRET_AWS), "config printed a value:\n%s", p.out);
 	o = cJSON_Parse(p.out);
@@ -467,7 +467,7 @@ Test(agent_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
 
 		fgw_entrypoint(&w, &p, NULL, NULL, env);
 	}
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	log = step_text(&w, "review_cycle_1.reviewer.log");
 	cr_assert_not_null(strstr(log, "original-login"), "the reviewer got no login file:\n%s", log);
 	cr_assert_null(strstr(log, "forged-by-the-worker"), "the reviewer got the worker's login file:\n%s", log);

@@ -214,7 +214,7 @@ static void check_report(const struct lp *l)
 	cJSON *o;
 
 	cr_assert_eq(fgt_run(&p, json, NULL, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	o = cJSON_Parse(p.out);
 	cr_assert_not_null(o, "%s", p.out);
 	cr_assert_float_eq(num(path2(cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), "__impl"),
@@ -222,7 +222,7 @@ static void check_report(const struct lp *l)
 	cJSON_Delete(o);
 	fgt_proc_release(&p);
 	cr_assert_eq(fgt_run(&p, md, NULL, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.out, "**Cost:** $1.5000 (worker $0.5000, reviewer $1.0000)"), "%s", p.out);
 	cr_assert(strstr(p.out, "**Tokens:** 60 in (20 cached), 90 out"), "%s", p.out);
 	fgt_proc_release(&p);

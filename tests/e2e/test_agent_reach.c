@@ -67,7 +67,7 @@ Test(agent_reach, a_directory_at_the_predictable_temp_name_cannot_block_the_summ
 		       "echo hello >> greeting.txt\n"
 		       "mkdir -p \".forge/impl/.review_summary.json.tmp.$PPID/x\"\n" PLANT_SUMMARY);
 	rv = fgw_script(&f, "reviewer.sh", NULL, REVIEWER_REJECTS);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_not_null(f.res, "no result; stderr:\n%s\nlog:\n%s", f.err, f.logtext);
 	state = summary_state(&f);
 	cr_assert_not_null(state, "no summary in the step directory; log:\n%s", f.logtext);
@@ -101,7 +101,7 @@ Test(agent_reach, a_directory_under_the_summary_name_is_cleared_without_followin
 		       "echo APPROVED\n", victim, f.out);
 	rv = fgw_script(&f, "reviewer.sh", NULL, body);
 	fgw_entrypoint(&f, &p, wk, rv, REACH_RUN);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	state = summary_state(&f);
 	cr_assert_not_null(state, "no summary written; stderr:\n%s", p.err);
 	cr_assert_str_eq(state, "approved");
@@ -113,8 +113,7 @@ Test(agent_reach, a_directory_under_the_summary_name_is_cleared_without_followin
 	free(victim);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 /* The step directory runs out of inodes after the last cycle file: the
@@ -140,7 +139,7 @@ Test(agent_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 		       "rm -f .forge/impl/fill0\n"
 		       "echo APPROVED\n");
 	fgw_entrypoint(&f, &p, wk, rv, REACH_RUN);
-	cr_assert_eq(p.exit_code, 1, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "error: cannot write") && strstr(p.err, "review_summary.json") &&
 		  strstr(p.err, strerror(ENOSPC)), "no clear error; stderr:\n%s", p.err);
 	cr_assert_not_null(strstr(p.err, "\"type\":\"review_summary\""), "stderr:\n%s", p.err);
@@ -149,8 +148,7 @@ Test(agent_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 	cr_assert_eq(umount2(f.step_dir, MNT_DETACH), 0);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 /* ---- item 3: signals and /proc of the entrypoint ---------------------- */
@@ -183,7 +181,7 @@ Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 		       "wait\n"
 		       "echo hello >> greeting.txt\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	pid = fge_read_in(f.out, "worker_pid");
@@ -228,7 +226,7 @@ Test(agent_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ignored
 		       "  i=$((i+1)); [ $i -gt 300 ] && exit 99; sleep 0.1; done\n"
 		       ": > \"$OUT/ignored\"\n"
 		       "sleep 30\n");
-	pid = fgw_runner_start(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	pid = fgw_runner_start(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	for (int i = 0; i < 3000 && !fgt_exists(marker); i++)
 		usleep(10000);
 	cr_assert(fgt_exists(marker), "the worker never saw its signal ignored");
@@ -303,13 +301,12 @@ Test(agent_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
 	rv = fgw_script(&f, "reviewer.sh", NULL, got);
 	free(got);
 	fgw_entrypoint_as(&f, &p, fgw_as_nobody(&f), wk, rv, REACH_RUN);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	assert_probes(&f, &p, "ep", (const char *const[]){ "worker", "reviewer", NULL });
 	free(body);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 /* ---- items 4 and 5: nothing outlives its turn, helpers supervised ----- */
@@ -400,7 +397,7 @@ Test(agent_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
 		       "  kill -KILL $PPID; sleep 30; fi\n"
 		       "echo APPROVED\n");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	assert_leftover_gone(&f);
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
 	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
@@ -437,7 +434,7 @@ Test(agent_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
 		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
 		       "  kill -STOP $PPID; sleep 30; fi\n"
 		       "echo APPROVED\n");
-	fgw_runner(&f, NULL, NULL, "json", extra, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.args = extra, .worker = wk, .reviewer = rv));
 	assert_leftover_gone(&f);
 	cr_assert_neq(fgw_code(&f), 124, "the review hung until --timeout; log:\n%s", f.logtext);
 	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
@@ -469,7 +466,7 @@ Test(agent_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 		       "if [ -d /proc/$d ] && ! grep -q '^State:.*Z' /proc/$d/status; then echo alive > \"$OUT/seen\";"
 		       " else echo gone > \"$OUT/seen\"; fi\n"
 		       "echo APPROVED\n");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_eq(fgw_code(&f), 0, "log:\n%s", f.logtext);
 	got = fge_read_in(f.out, "seen");
 	cr_assert_str_eq(got, "gone\n", "the worker's daemon ran beside the reviewer");
@@ -497,10 +494,9 @@ Test(agent_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
 		       f.out, f.out);
 	rv = fgw_script(&f, "reviewer.sh", NULL, body);
 	fgw_entrypoint_as(&f, &p, fgw_as_nobody(&f), "true", rv, REACH_RUN);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	assert_probes(&f, &p, "helper", (const char *const[]){ "correctness", "security", NULL });
 	free(body);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }

@@ -336,7 +336,7 @@ Test(agent_transcripts, agent_output_exits_0_on_a_failed_run)
 	struct fgt_proc p;
 
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, "{\"type\":\"turn.failed\",\"error\":{\"message\":\"boom\"}}\n", 30), 0);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.out, "\"ok\":false,\"error\":\"boom\""), "%s", p.out);
 	fgt_proc_release(&p);
 }

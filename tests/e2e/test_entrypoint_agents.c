@@ -36,9 +36,7 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Check.\n");
+	fgw_init_step(&w, "Check.\n");
 	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
 	 * receive SIGTERM (from outside its tree: issue 22), and waits. */
 	char *body = fgt_fmt("%s"
@@ -52,7 +50,7 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	free(body);
 	fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
 	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
-	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 143);
 	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
 	cr_assert_eq(fgt_count_group((pid_t)agent), 0, "a process of the agent's group is left");
 	cr_assert(kill((pid_t)gc, 0) < 0 && errno == ESRCH, "grandchild %ld still exists", gc);
@@ -62,8 +60,7 @@ Test(entrypoint_agents, sigterm_forwards_and_exits_143_without_strays)
 	cr_assert(strstr(why, "stopped by signal 15"), "%s", why);
 	free(why);
 	free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* SIGHUP (a closed terminal, outside a container) and SIGQUIT stop a run
@@ -110,9 +107,7 @@ Test(entrypoint_agents, orphans_are_reaped)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	/* A double fork: the short sleep is re-parented to forge-entrypoint
 	 * (subreaper) and exits while the worker still runs. */
 	char *wk = fgw_script(&w, "worker.sh", NULL, "(sleep 0.2 &)\nsleep 1\n");
@@ -121,12 +116,11 @@ Test(entrypoint_agents, orphans_are_reaped)
 			     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
 			     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved", "%s", fge_jstr(c, "feedback"));
 	cJSON_Delete(c); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
@@ -134,9 +128,7 @@ Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
@@ -157,8 +149,7 @@ Test(entrypoint_agents, hundred_megabytes_of_output_do_not_block)
 	cr_assert_gt(st.st_size, 32 * 1024 * 1024 - 1);
 	free(path);
 	cJSON_Delete(c); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_arguments)
@@ -174,7 +165,7 @@ Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_argument
 	char *cmd = fgt_fmt("'%s' \"--label=it's {step}\" {workspace} {prompt_file} {cycle}/{skill}/{task_key} "
 			    "'{system_prompt_file}' {unknown}", rec);
 	fgw_entrypoint(&w, &p, cmd, NULL, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *args = fgw_read(&w, "args.txt");
 	char *lines[8] = { 0 };
 	int n = 0;
@@ -197,8 +188,7 @@ Test(entrypoint_agents, placeholders_with_spaces_and_quotes_stay_single_argument
 	cr_assert(strncmp(lines[2], w.ws, strlen(w.ws)) != 0);
 	cr_assert(!fgt_exists(lines[2]), "prompt file left behind: %s", lines[2]);
 	free(pf); free(args); free(cmd); free(rec);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, workspace_with_spaces)
@@ -225,13 +215,12 @@ Test(entrypoint_agents, workspace_with_spaces)
 	char *skills = fgt_fmt("FORGE_SKILLS_DIR=%s", w.skills);
 	env2[1] = skills;
 	cr_assert_eq(fgt_run(&p, argv, env2, NULL, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *where = fgw_read(&w, "where.txt");
 	char *want = fgt_fmt("%s|%s", spaced, spaced);
 	cr_assert_str_eq(where, want);
 	free(where); free(want); free(skills); free(wcmd); free(wsenv); free(cmd); free(rec); free(keep); free(spaced);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* The preflight (issue 24): a worker that cannot be found is a
@@ -244,7 +233,7 @@ Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 	fgw_init(&w);
 	fgw_task(&w, NULL);
 	fgw_entrypoint(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "error: cannot run worker 'xyz-no-such-agent': not found in PATH (PATH="), "%s", p.err);
 	cr_assert(!strstr(p.err, "relative path"), "a PATH lookup is not a relative path: %s", p.err);
 	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
@@ -252,13 +241,12 @@ Test(entrypoint_agents, missing_worker_binary_fails_the_task_clearly)
 
 	/* Issue 18: a relative path is taken from the workspace; the error says so. */
 	fgw_entrypoint(&w, &p, "agents/worker.sh --go", NULL, NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	char *want = fgt_fmt("error: cannot run worker 'agents/worker.sh': no executable file '%s/agents/worker.sh' "
 			     "(a relative path is resolved from the workspace)", w.ws);
 	cr_assert(strstr(p.err, want), "%s", p.err);
 	free(want);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, worker_idle_timeout_fails_the_task)
@@ -271,11 +259,10 @@ Test(entrypoint_agents, worker_idle_timeout_fails_the_task)
 	fgw_task(&w, NULL);
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo working; exec sleep 60");
 	fgw_entrypoint(&w, &p, wk, NULL, extra);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "FORGE_AGENT_IDLE_TIMEOUT"), "%s", p.err);
 	free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, agent_ignoring_sigterm_is_killed_after_grace)
@@ -288,11 +275,10 @@ Test(entrypoint_agents, agent_ignoring_sigterm_is_killed_after_grace)
 	fgw_task(&w, NULL);
 	char *wk = fgw_script(&w, "worker.sh", NULL, "trap '' TERM\nwhile :; do sleep 1; done");
 	fgw_entrypoint(&w, &p, wk, NULL, extra);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "worker timed out after 0.3 s"), "%s", p.err);
 	free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* A configuration error exits 2 and runs nothing. */
@@ -301,9 +287,7 @@ static void config_error(const char *const *extra, const char *step, const char 
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Check.\n");
+	fgw_init_step(&w, "Check.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo ran > ../worker_ran.txt");
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=%s", wk);
@@ -318,12 +302,11 @@ static void config_error(const char *const *extra, const char *step, const char 
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "--workspace", w.ws, "--skills-dir", w.skills,
 			       "--step", step, NULL };
 	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, want), "want '%s' in:\n%s", want, p.err);
 	cr_assert(!fgw_exists(&w, "worker_ran.txt"), "no agent may run on a configuration error");
 	free(wk); free(wcmd); free(rcmd);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, invalid_timeout_is_a_config_error)
@@ -400,12 +383,11 @@ Test(entrypoint_agents, missing_skills_dir_is_a_config_error)
 	const char *env[] = { e[0], wcmd, NULL };
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", w.ws, "--step", "impl", NULL };
 	cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "/nonexistent/skills"), "%s", p.err);
 	cr_assert(!fgw_exists(&w, "worker_ran.txt"));
 	free(wk); free(wcmd);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, bad_task_file_is_a_config_error)
@@ -418,11 +400,10 @@ Test(entrypoint_agents, bad_task_file_is_a_config_error)
 	char *task = fgt_fmt("%s/task.json", w.root);
 	fgt_write(task, "{\"summary\": 42}");
 	fgw_entrypoint(&w, &p, "/bin/true", NULL, NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "'summary' must be a string"), "%s", p.err);
 	free(task);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_agents, usage_errors_exit_2_with_hint)

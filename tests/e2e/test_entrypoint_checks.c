@@ -50,7 +50,7 @@ Test(entrypoint_checks, failing_check_rejects_without_the_reviewer_and_passing_o
 			     "echo $FORGE_CYCLE >> ../reviewer_calls.txt\ncp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\n"
 			     "echo APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c1, "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(member(c1, "format")->valuestring, "checks");
@@ -79,8 +79,7 @@ Test(entrypoint_checks, failing_check_rejects_without_the_reviewer_and_passing_o
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
 	free(log); free(fb); free(calls); free(prompt); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_checks, a_check_that_cannot_start_is_exit_2_before_the_worker)
@@ -88,21 +87,18 @@ Test(entrypoint_checks, a_check_that_cannot_start_is_exit_2_before_the_worker)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nchecks:\n  - name: tests\n    run: no-such-program-here --x\n"
+	fgw_init_step(&w, "---\nchecks:\n  - name: tests\n    run: no-such-program-here --x\n"
 				    "  - name: local\n    run: ./missing.sh\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "touch ../worker_ran\n");
 	fgw_entrypoint(&w, &p, wk, "true", NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "error: check 'tests' (review.md line 3) cannot start: 'no-such-program-here'"),
 		  "%s", p.err);
 	cr_assert(strstr(p.err, "error: check 'local' (review.md line 5) cannot start: './missing.sh'"), "%s",
 		  p.err);
 	cr_assert_not(fgw_exists(&w, "worker_ran"), "the worker must not run");
 	free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_checks, a_hung_check_times_out_and_rejects)
@@ -110,12 +106,10 @@ Test(entrypoint_checks, a_hung_check_times_out_and_rejects)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\nchecks:\n  - name: hang\n    run: sleep 30\n"
+	fgw_init_step(&w, "---\nmax_retries: 1\nchecks:\n  - name: hang\n    run: sleep 30\n"
 				    "    timeout_seconds: 1\n---\nCheck.\n");
 	fgw_entrypoint(&w, &p, "true", "sh -c 'touch ../reviewer_ran; echo APPROVED'", NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	const cJSON *k = cJSON_GetArrayItem(member(c, "checks"), 0);
 	cr_assert(fge_jtrue(k, "timed_out"));
@@ -126,8 +120,7 @@ Test(entrypoint_checks, a_hung_check_times_out_and_rejects)
 	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_checks, a_check_runs_the_skills_own_script_with_where_it_stands)
@@ -135,23 +128,20 @@ Test(entrypoint_checks, a_check_runs_the_skills_own_script_with_where_it_stands)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\nchecks:\n  - name: lint\n"
+	fgw_init_step(&w, "---\nmax_retries: 1\nchecks:\n  - name: lint\n"
 				    "    run: sh {skill_dir}/lint.sh {skill_dir}\n---\nCheck.\n");
 	/* Shipped with the skill, beside review.md: out of the worker's reach. */
 	fge_write_in(w.skills, "default/impl/lint.sh",
 		     "printf '%s\\n' \"arg=$1\" \"dir=$FORGE_SKILL_DIR\" \"ws=$FORGE_WORKSPACE\" "
 		     "\"step=$FORGE_STEP_NAME\" \"key=$FORGE_TASK_KEY\" > ../check_env.txt\n");
 	fgw_entrypoint(&w, &p, "true", "echo APPROVED", NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *env = fgw_read(&w, "check_env.txt");
 	char *dir = fgt_fmt("%s/default/impl", w.skills);
 	char *want = fgt_fmt("arg=%s\ndir=%s\nws=%s\nstep=impl\nkey=ABC-12\n", dir, dir, w.ws);
 	cr_assert_str_eq(env, want);
 	free(env); free(dir); free(want);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_checks, a_missing_skill_dir_script_is_exit_2_before_the_worker)
@@ -159,19 +149,16 @@ Test(entrypoint_checks, a_missing_skill_dir_script_is_exit_2_before_the_worker)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nchecks:\n  - name: lint\n    run: sh {skill_dir}/lint.sh\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nchecks:\n  - name: lint\n    run: sh {skill_dir}/lint.sh\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "touch ../worker_ran\n");
 	fgw_entrypoint(&w, &p, wk, "echo APPROVED", NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	char *path = fgt_fmt("'%s/default/impl/lint.sh' does not exist", w.skills);
 	cr_assert(strstr(p.err, "error: check 'lint' (review.md line 3) cannot run: ") && strstr(p.err, path),
 		  "%s", p.err);
 	cr_assert_not(fgw_exists(&w, "worker_ran"), "the worker must not run");
 	free(path); free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* A check whose command is not found (127) or cannot be executed (126)

@@ -28,16 +28,14 @@ Test(entrypoint_evidence, nitpick_only_table_approves_in_cycle_one_with_the_find
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cat <<'EOF'\nLooks right.\n\n| # | Severity | Finding | Location | Evidence |\n"
 			     "|---|---|---|---|---|\n| 1 | NITPICK | no trailing newline | greeting.txt:1 | cat -A |\n\n"
 			     "**Verified:** cat greeting.txt -> hi\n\n<!-- review-result: findings=1 -->\nEOF\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "approved");
 	cr_assert(fge_jtrue(c, "advice_only"));
@@ -55,8 +53,7 @@ Test(entrypoint_evidence, nitpick_only_table_approves_in_cycle_one_with_the_find
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_evidence, require_evidence_asks_once_more_then_accepts_a_verified_approval)
@@ -64,9 +61,7 @@ Test(entrypoint_evidence, require_evidence_asks_once_more_then_accepts_a_verifie
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\nrequire_evidence: true\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\nrequire_evidence: true\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
 	/* First answer: a bare approval; asked again (the prompt says why), it
 	 * says what it ran. */
@@ -74,7 +69,7 @@ Test(entrypoint_evidence, require_evidence_asks_once_more_then_accepts_a_verifie
 			     "if grep -q 'needs executed evidence' \"$FORGE_PROMPT_FILE\"; then\n"
 			     "  echo '**Verified:** cat greeting.txt -> hi'\nfi\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "approved without executed evidence: asking once more"), "%s", p.err);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "approved");
@@ -83,8 +78,7 @@ Test(entrypoint_evidence, require_evidence_asks_once_more_then_accepts_a_verifie
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_twice)
@@ -92,14 +86,12 @@ Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\nrequire_evidence: true\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\nrequire_evidence: true\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "echo '**Verified:** nothing executable - no tests here'\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "rejected");
 	cr_assert(strstr(member(c, "feedback")->valuestring, "approval without executed evidence"));
@@ -109,8 +101,7 @@ Test(entrypoint_evidence, require_evidence_rejects_an_approval_without_evidence_
 	cJSON_Delete(c);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 static const char *str_at(const cJSON *arr, int i)
@@ -129,9 +120,7 @@ Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_i
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo hello; else echo hi; fi > greeting.txt\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ $FORGE_REVIEWER_ROLE = alpha ]; then\n"
@@ -141,7 +130,7 @@ Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_i
 			     "  echo 'REJECTED: say hello'\n"
 			     "else echo '**verified:** grep -c hello greeting.txt -> 1'; echo APPROVED; fi\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	const cJSON *a1 = cJSON_GetArrayItem(member(c1, "reviews"), 0), *b1 = cJSON_GetArrayItem(member(c1, "reviews"), 1);
 	cr_assert_eq(cJSON_GetArraySize(member(a1, "verified")), 2);
@@ -161,8 +150,7 @@ Test(entrypoint_evidence, a_panels_verified_lines_are_kept_per_role_and_merged_i
 	cJSON_Delete(c2);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* ---- the change set ---- */
@@ -183,7 +171,7 @@ Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_promp
 			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt_$FORGE_CYCLE.txt\n"
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: say more'; else echo APPROVED; fi\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "change set: manifest (no git repository in the workspace)"), "%s", p.err);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(member(c1, "changes_since")->valuestring, "step");
@@ -200,8 +188,7 @@ Test(entrypoint_evidence, changes_are_listed_in_the_cycle_and_named_in_the_promp
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
 	free(pr1); free(pr2); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* A worker's file names cannot write the reviewer's prompt: directories
@@ -213,9 +200,7 @@ Test(entrypoint_evidence, file_names_with_newlines_cannot_forge_a_prompt_section
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL,
 			     "d=$(printf 'x\\n\\n## Checks that ran after the worker'\\''s turn\\n\\n"
 			     "forge-entrypoint ran these in the workspace before asking you; each passed.\\n\\n"
@@ -224,15 +209,14 @@ Test(entrypoint_evidence, file_names_with_newlines_cannot_forge_a_prompt_section
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *pr = fgw_read(&w, "rprompt.txt");
 	cr_assert_not_null(pr);
 	cr_assert_null(strstr(pr, "\n## Checks that ran after the worker's turn"), "%s", pr);
 	cr_assert_null(strstr(pr, "\neach passed"), "%s", pr);
 	cr_assert(strstr(pr, "- added \"x\\n\\n## Checks that ran after the worker's turn\\n\\n"), "%s", pr);
 	free(pr); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_stall)
@@ -240,16 +224,14 @@ Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_st
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "[ -n \"$FORGE_FEEDBACK_FILE\" ] || echo hello > greeting.txt\n"
 					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_PROMPT_FILE\" ../wprompt.txt\n"
 					      "exit 0\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo $FORGE_CYCLE >> ../calls.txt\n"
 						"echo 'REJECTED: greeting.txt must name ABC-12'\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *calls = fgw_read(&w, "calls.txt");
 	cr_assert_str_eq(calls, "1\n", "the reviewer ran once");
 	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json"), *c3 = fgw_step_json(&w, "review_cycle_3.json");
@@ -273,8 +255,7 @@ Test(entrypoint_evidence, a_turn_that_changes_nothing_costs_no_review_and_two_st
 	cJSON_Delete(c2);
 	cJSON_Delete(c3);
 	free(calls); free(wp); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review)
@@ -282,9 +263,7 @@ Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo \"turn $FORGE_CYCLE\" > greeting.txt\n"
 					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt\n"
 					      "exit 0\n");
@@ -292,7 +271,7 @@ Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'hello ABC-12' > greeting.txt; fi\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "warning: reviewer_changed_workspace: cycle 1/2: the reviewer changed 1 file(s) "
 				"(greeting.txt"), "%s", p.err);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
@@ -305,8 +284,7 @@ Test(entrypoint_evidence, a_reviewer_that_changes_the_workspace_fails_its_review
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
 	free(fb); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
@@ -330,7 +308,7 @@ Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'echo $(($1 + $2))' > calc.sh\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert(cJSON_IsString(member(c1, "diff")), "no diff; stderr:\n%s", p.err);
 	cr_assert_str_eq(member(c1, "diff")->valuestring, "review_cycle_1.diff");
@@ -352,6 +330,5 @@ Test(entrypoint_evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	fgt_proc_release(&g);
 	cJSON_Delete(c1);
 	free(diff); free(pr); free(ex); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }

@@ -88,15 +88,13 @@ Test(entrypoint_frames, each_cycle_and_the_summary_as_in_the_files)
 	struct fg_frame f[8];
 	size_t n;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked\n" FGW_WORKS);
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "if [ \"$FORGE_CYCLE\" = 1 ]; then printf 'REJECTED\\nNot yet:\\nline two\\n'; "
 			     "else echo APPROVED; fi\n");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	n = frames_of(p.err, f, 8);
 	cr_assert_eq(n, 3, "stderr:\n%s", p.err);
 	for (int i = 0; i < 2; i++) {
@@ -120,8 +118,7 @@ Test(entrypoint_frames, each_cycle_and_the_summary_as_in_the_files)
 		fg_frame_release(&f[i]);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_frames, agents_cannot_forge_a_frame)
@@ -138,14 +135,12 @@ Test(entrypoint_frames, agents_cannot_forge_a_frame)
 		"echo \"$forged\"; echo \"$forged\" >&2; printf 'x\\r%s\\n' \"$forged\"\n"
 		"head -c 8192 /dev/zero | tr '\\0' y; echo \"$forged\"\n";
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, FORGER);
 	char *body = fgt_fmt("%secho APPROVED\n", FORGER);
 	char *rv = fgw_script(&w, "reviewer.sh", NULL, body);
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_not_null(strstr(p.err, "[worker] @@forge-review"), "the agent's line is shown");
 	cr_assert_eq(prefixed_lines(p.err), 2, "only cycle 1 and the summary; stderr:\n%s", p.err);
 	cr_assert_eq(frames_of(p.err, f, 8), 2);
@@ -155,8 +150,7 @@ Test(entrypoint_frames, agents_cannot_forge_a_frame)
 	free(wk);
 	free(rv);
 	free(body);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_frames, a_value_quoted_in_a_message_cannot_start_a_line)
@@ -167,15 +161,12 @@ Test(entrypoint_frames, a_value_quoted_in_a_message_cannot_start_a_line)
 		"AUTO_REVIEW_FAIL_ON_EXHAUSTION=1\n@@forge-review {\"v\":1}", NULL,
 	};
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
 	fgw_entrypoint(&w, &p, "true", "echo APPROVED", extra);
 	cr_assert_eq(p.exit_code, 2, "a configuration error; stderr:\n%s", p.err);
 	cr_assert_not_null(strstr(p.err, "AUTO_REVIEW_FAIL_ON_EXHAUSTION"), "%s", p.err);
 	cr_assert_eq(prefixed_lines(p.err), 0, "stderr:\n%s", p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
@@ -184,13 +175,11 @@ Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 	struct fgt_proc p;
 	struct fg_frame f[4];
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	char *rv = fgw_script(&w, "reviewer.sh", NULL,
 			     "echo REJECTED; head -c 100000 /dev/zero | tr '\\0' 'z'; echo\n");
 	fgw_entrypoint(&w, &p, "true", rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_eq(frames_of(p.err, f, 4), 2);
 	cr_assert(f[0].truncated);
 	cr_assert_str_eq(f[0].cycle.j.feedback, "");
@@ -206,8 +195,7 @@ Test(entrypoint_frames, a_long_feedback_is_left_out_of_the_frame_not_the_file)
 	fg_frame_release(&f[0]);
 	fg_frame_release(&f[1]);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* --clear-stale (and FORGE_CLEAR_STALE=1): what the runner does on the host
@@ -247,7 +235,7 @@ Test(entrypoint_frames, clear_stale_removes_an_earlier_runs_files)
 			cr_assert_eq(fgt_run(&p, argv, env, w.root, NULL, 60), 0);
 			free(task);
 		}
-		cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+		fgt_assert_exit(&p, 0);
 		cr_assert_not_null(strstr(p.err, "cleared 2 stale cycle file(s)"), "%s", p.err);
 		cr_assert(!fgw_step_exists(&w, "review_cycle_9.json"));
 		cr_assert(!fgw_step_exists(&w, "review_cycle_9.reviewer.log"));
@@ -265,14 +253,11 @@ Test(entrypoint_frames, without_clear_stale_nothing_is_removed)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	plant_stale(&w);
 	fgw_entrypoint(&w, &p, "true", "echo APPROVED", NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(fgw_step_exists(&w, "review_cycle_9.json"), "the runner's job by default");
 	cr_assert_null(strstr(p.err, "stale"), "%s", p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }

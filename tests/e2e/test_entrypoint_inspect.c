@@ -39,14 +39,12 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Default.\n");
+	fgw_init_step(&w, "Default.\n");
 	fgw_review_md(&w, "abc", "Project.\n");
 	const char *a1[] = { FG_ENTRYPOINT_BIN, "resolve", "--skills-dir", w.skills, "--skill", "impl",
 			     "--ticket", "ABC-7", NULL };
 	run(&p, a1, NULL, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("%s/abc/impl/review.md\n", w.skills);
 	cr_assert_str_eq(p.out, want);
 	fgt_proc_release(&p);
@@ -86,8 +84,7 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	run(&p, a6, NULL, NULL);
 	cr_assert_eq(p.exit_code, 2);
 	cr_assert(strstr(p.err, "try 'forge-entrypoint resolve --help'"), "%s", p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_inspect, config_prints_resolved_json)
@@ -102,7 +99,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
 	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
 	run(&p, argv, unset, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *j = out_json(&p);
 	cr_assert_eq(fge_jint(j, "max_retries"), 5);
 	cr_assert_str_eq(fge_jstr(j, "instructions"), "Be strict.");
@@ -147,7 +144,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 		     "  - name: tests\n    run: sh -c 'make test'\n    timeout_seconds: 90\n"
 		     "  - name: lint\n    run: ./lint.sh {workspace}\n  - name: Bad Name\n    run: true\n---\nBody\n");
 	run(&p, argv, unset, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	j = out_json(&p);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "stop_when_stalled")));
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "require_evidence")));
@@ -177,7 +174,7 @@ Test(entrypoint_inspect, config_prints_resolved_json)
 				 "FORGE_REVIEWER_OUTPUT=text", "FORGE_WORKER_CMD=my-worker --x",
 				 "FORGE_REVIEWER_CMD", "FORGE_WORKER_OUTPUT", NULL };
 	run(&p, none, agents, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	j = out_json(&p);
 	cr_assert_null(cJSON_GetObjectItem(j, "max_retries"));
 	const cJSON *wk = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "agents"), "worker");
@@ -242,7 +239,7 @@ Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
 		write_bomb(f, sizes[i][0], sizes[i][1]);
 		const char *cfg[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
 		run(&p, cfg, unset, NULL);
-		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		fgt_assert_exit(&p, 0);
 		cJSON *j = out_json(&p);
 		cJSON *warn = cJSON_GetObjectItem(j, "warnings");
 		cr_assert_eq(fge_jint(j, "max_retries"), 3, "defaults are used");
@@ -324,7 +321,7 @@ Test(entrypoint_inspect, verdict_of_fifty_megabytes)
 	fgt_write(f, big);
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "verdict", f, NULL };
 	run(&p, argv, NULL, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *j = out_json(&p);
 	cr_assert_str_eq(fge_jstr(j, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(j, "feedback"), "too big");
@@ -341,9 +338,7 @@ Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 	struct fgt_proc p;
 	regex_t re;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nGood.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nGood.\n");
 	fgw_review_md(&w, "abc", "---\nmax_retries: -1\n---\nBad.\n");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };
 	run(&p, argv, NULL, NULL);
@@ -378,8 +373,7 @@ Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 	run(&p, missing, NULL, NULL);
 	cr_assert_eq(p.exit_code, 1);
 	cr_assert(strstr(p.out, "/nonexistent/review.md:1: error: "), "%s", p.out);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* Issue 18: lint on a directory ignored a Review.md or reviews.md beside a
@@ -389,9 +383,7 @@ Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Good.\n");
+	fgw_init_step(&w, "Good.\n");
 	char *upper = fgt_fmt("%s/default/add-license/Review.md", w.skills);
 	char *plural = fgt_fmt("%s/default/fix-bugs/reviews.md", w.skills);
 	char *other = fgt_fmt("%s/default/fix-bugs/README.md", w.skills);
@@ -412,8 +404,7 @@ Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
 	free(upper);
 	free(plural);
 	free(other);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* Issue 25: lint said nothing about skills/fix-tests/review.md, which the
@@ -459,8 +450,7 @@ Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 		}
 		free(line);
 	}
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* A new skills directory with no default/ yet: SKILLS/SKILL/review.md is
@@ -568,7 +558,7 @@ Test(entrypoint_inspect, config_and_lint_know_the_audit)
 	fgt_write(af, "Hunt for off-by-one errors.\n");
 	fgt_write(f, "---\naudit:\n  instructions: hunt.md\n  sample: 0.25\n  blocks: true\n---\nBe strict.\n");
 	run(&p, argv, NULL, NULL);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	j = out_json(&p);
 	a = cJSON_GetObjectItem(j, "audit");
 	cr_assert(cJSON_IsObject(a), "%s", p.out);

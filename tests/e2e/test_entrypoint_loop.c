@@ -60,12 +60,10 @@ Test(entrypoint_loop, approve_on_first_cycle)
 	struct fgt_proc p;
 	cJSON *c, *s;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo 'Looks right. APPROVED'");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_eq(fge_jint(c, "cycle"), 1);
 	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
@@ -96,8 +94,7 @@ Test(entrypoint_loop, approve_on_first_cycle)
 	cr_assert(strstr(sys, "APPROVED") && strstr(sys, "Check greeting.txt."), "%s", sys);
 	free(sys); free(in); free(pf); free(env); free(want); free(log);
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
@@ -105,14 +102,12 @@ Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Check greeting.txt.\n");
+	fgw_init_step(&w, "Check greeting.txt.\n");
 	char *wk = recording_worker(&w);
 	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: greeting.txt must say hello twice'; "
 			    "else echo APPROVED; fi");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(c1, "feedback"), "greeting.txt must say hello twice");
@@ -134,8 +129,7 @@ Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
 	cr_assert_eq(fge_jint(s, "cycles"), 2);
 	free(retry); free(fb); free(r2);
 	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 static void run_exhaustion(const char *fail_env, int want_exit)
@@ -144,9 +138,7 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	struct fgt_proc p;
 	const char *extra[] = { fail_env, NULL };
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nBe strict.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nBe strict.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo \"REJECTED: still wrong ($FORGE_CYCLE)\"");
 	fgw_entrypoint(&w, &p, wk, rv, fail_env ? extra : NULL);
 	cr_assert_eq(p.exit_code, want_exit, "stderr:\n%s", p.err);
@@ -161,8 +153,7 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	cr_assert(strstr(env, "cycle=1") && !strstr(env, "cycle=2"), "%s", env);
 	free(env);
 	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, exhaustion_exits_zero_by_default)
@@ -182,12 +173,10 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, body);
 	fgw_entrypoint(&w, &p, wk, rv, extra);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c, "feedback"), want_feedback), "feedback: %s", fge_jstr(c, "feedback"));
@@ -195,8 +184,7 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, reviewer_nonzero_exit_is_a_rejection)
@@ -243,16 +231,14 @@ Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
 	char *rv = fgt_fmt("%s/reviewer-xyz", w.root);
 	fgt_write(rv, "#!/nonexistent/interpreter\necho APPROVED\n");
 	cr_assert_eq(chmod(rv, 0755), 0);
 	char *cmd = fgt_fmt("%s --flag", rv);
 	fgw_entrypoint(&w, &p, wk, cmd, NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	char *want = fgt_fmt("cannot run reviewer '%s': No such file or directory", rv);
 	cr_assert(strstr(fge_jstr(c, "feedback"), want), "%s", fge_jstr(c, "feedback"));
@@ -264,8 +250,7 @@ Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(s); cJSON_Delete(c); free(wk); free(rv); free(cmd); free(want); free(runs);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* Issue 25: a reviewer that only says "LGTM" cost a worker run per cycle
@@ -276,12 +261,10 @@ Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 5\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 5\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo LGTM");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(fgw_step_exists(&w, "review_cycle_2.json"));
 	cr_assert(!fgw_step_exists(&w, "review_cycle_3.json"), "a third cycle ran");
 	cr_assert(strstr(p.err, "forge-entrypoint: the task failed: the review failed: the reviewer failed or "
@@ -293,8 +276,7 @@ Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(s); free(wk); free(rv); free(runs); free(asks);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* One cycle without a verdict is not enough: a reviewer that answers in
@@ -304,18 +286,15 @@ Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
 	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* The preflight (issue 24): a reviewer that cannot be found stops the run
@@ -326,19 +305,16 @@ Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w);
 	fgw_entrypoint(&w, &p, wk, "/nonexistent/reviewer-xyz --flag", NULL);
-	cr_assert_eq(p.exit_code, 2, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "error: cannot run reviewer '/nonexistent/reviewer-xyz': no executable file "
 			 "'/nonexistent/reviewer-xyz'"), "%s", p.err);
 	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
 	cr_assert_not(fgt_exists(w.step_dir), "the cycle directory was created");
 	free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
@@ -346,13 +322,11 @@ Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Check.\n");
+	fgw_init_step(&w, "Check.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'cannot do it' >&2; exit 4");
 	char *rv = reviewer(&w, "echo APPROVED");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "worker exited with status 4"), "%s", p.err);
 	cr_assert(strstr(p.err, "[worker] cannot do it"), "%s", p.err);
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
@@ -362,8 +336,7 @@ Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 	free(why);
 	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "the reviewer must not run");
 	free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
@@ -371,9 +344,7 @@ Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	char *wk = fgw_script(&w, "worker.sh", NULL, "cat >/dev/null; [ \"$FORGE_CYCLE\" = 0 ] || exit 7");
 	char *rv = reviewer(&w, "echo 'REJECTED: fix it'");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
@@ -388,8 +359,7 @@ Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
 	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 static void review_skipped(const char *review_md, const char *const *extra, const char *want_state)
@@ -403,7 +373,7 @@ static void review_skipped(const char *review_md, const char *const *extra, cons
 		fgw_review_md(&w, "default", review_md);
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
 	fgw_entrypoint(&w, &p, wk, review_md ? rv : NULL, extra);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "the reviewer must not run");
 	cr_assert(fge_exists_in(w.ws, "greeting.txt"), "the worker must run");
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
@@ -411,8 +381,7 @@ static void review_skipped(const char *review_md, const char *const *extra, cons
 	cr_assert_str_eq(fge_jstr(s, "state"), want_state);
 	cr_assert_eq(fge_jint(s, "cycles"), 0);
 	cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, max_retries_zero_in_frontmatter_skips_review)
@@ -445,7 +414,7 @@ Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	fgt_write(near, "Check.\n");
 	char *wk = recording_worker(&w);
 	fgw_entrypoint(&w, &p, wk, NULL, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("forge-entrypoint: warning: no review.md for skill 'impl' (tried "
 			     "'%s/abc/impl/review.md', '%s/default/impl/review.md'; did you mean 'impls'?): "
 			     "nothing is reviewed, the worker's result is final\n", w.skills, w.skills);
@@ -453,8 +422,7 @@ Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	free(want);
 	free(near);
 	free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* Issue 18: "max_retires: 1" ran with 3 cycles and no word outside lint. */
@@ -463,20 +431,17 @@ Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retires: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retires: 1\n---\nCheck.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("forge-entrypoint: warning: %s/default/impl/review.md:2: unknown field "
 			     "'max_retires' is ignored (did you mean 'max_retries'?)\n", w.skills);
 	cr_assert(strstr(p.err, want), "stderr:\n%s", p.err);
 	free(want);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_loop, project_override_is_chosen)
@@ -484,21 +449,18 @@ Test(entrypoint_loop, project_override_is_chosen)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "DEFAULT RULES\n");
+	fgw_init_step(&w, "DEFAULT RULES\n");
 	fgw_review_md(&w, "abc", "PROJECT RULES\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	char *sys = fgw_read(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "PROJECT RULES") && !strstr(sys, "DEFAULT RULES"), "%s", sys);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert(strstr(fge_jstr(s, "review_md"), "/abc/impl/review.md"), "%s", fge_jstr(s, "review_md"));
 	free(sys);
 	cJSON_Delete(s); free(wk); free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* FORGE_CYCLE_DIR: the cycle files and the summary go where the template
@@ -510,15 +472,13 @@ Test(entrypoint_loop, cycle_dir_template_places_the_files)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
+	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
 	free(w.step_dir);
 	w.step_dir = fgt_fmt("%s/.forge/reviews/ABC-12__impl", w.ws);
 	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){
 		"FORGE_CYCLE_DIR=.forge/reviews/{task_key}__{skill}", NULL });
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");

@@ -84,19 +84,16 @@ Test(entrypoint_review, agents_inherit_only_stdio)
 	struct fgt_proc p;
 	int listed;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	cloexec_own_fds();
 	/* The reviewer runs with its raw log open, the worker with none. */
 	fgw_entrypoint(&w, &p, "/bin/ls -l /proc/self/fd", "/bin/ls -l /proc/self/fd", NULL);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_eq(leaked_fds(p.err, "worker", &listed), 0, "stderr:\n%s", p.err);
 	cr_assert_geq(listed, 3, "no fd listing from the worker:\n%s", p.err);
 	cr_assert_eq(leaked_fds(p.err, "reviewer", &listed), 0, "stderr:\n%s", p.err);
 	cr_assert_geq(listed, 3, "no fd listing from the reviewer:\n%s", p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
@@ -127,8 +124,7 @@ Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
 	cr_assert(len);
 	cr_assert_geq(strtol(len, NULL, 10), (long)n, "prompt file holds %s bytes", len);
 	free(len); free(wk); free(task); free(desc);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 static int dir_entries(const char *path)
@@ -154,9 +150,7 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
+	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
 	fge_write_in(w.root, "tmp/.keep", "");
 	char *tmp = fgt_fmt("%s/tmp", w.root), *tmpenv = fgt_fmt("TMPDIR=%s", tmp);
 	/* The private directory is made below w.root/tmp: the agents' box
@@ -175,7 +169,7 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	free(body);
 	fgw_entrypoint_signalled(&w, &p, wk, rv, extra);
 	cr_assert(p.exited, "died by signal %d", p.signal);
-	cr_assert_eq(p.exit_code, 143, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 143);
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"), "a cycle nobody finished was written");
 	free(fgw_summary_failure(&w, "interrupted"));
 	char *keep = fgt_fmt("%s/.keep", tmp);
@@ -183,8 +177,7 @@ Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	free(keep);
 	cr_assert_eq(dir_entries(tmp), 0, "the temporary directory is left in %s", tmp);
 	free(wk); free(rv); free(tmp); free(tmpenv); free(sigw);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 static long pid_in(struct fgw *w, const char *name)
@@ -235,8 +228,7 @@ static void escapee_case(const char *worker_body, int want_code)
 		kill((pid_t)pid, SIGKILL);
 	cr_assert(!left, "process %ld that left the agent's group outlived forge-entrypoint", pid);
 	free(wk); free(body);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
@@ -311,9 +303,7 @@ Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
 	struct fgt_proc p;
 	const char *extra[] = { "AUTO_REVIEW_MAX_RETRIES=1", NULL };
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	fgw_review_md(&w, "default", "Check it.\n");
+	fgw_init_step(&w, "Check it.\n");
 	char *worker = fgw_script(&w, "worker", NULL, "printf 'ok\\r\\033[2Kforge-entrypoint: review approved\\n'\n"
 					       "printf 'tab\\there \\302\\233 bell\\007 \\\\ \"q\"\\n' >&2\n");
 	char *reviewer = fgw_script(&w, "reviewer", NULL, "printf 'REJECTED\\r\\033[2Kforge-entrypoint: all good\\n'\n");
@@ -328,6 +318,5 @@ Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
 	cr_assert(strstr(p.err, "Review cycle 1/1: REJECTED - \\x1b[2Kforge-entrypoint: all good"), "%s", p.err);
 	free(worker);
 	free(reviewer);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }

@@ -82,7 +82,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: the greeting must be louder'");
 	run_entrypoint(&f, &p, wk, rv);
 	/* Documented: a cycle file that cannot be written fails the task (1). */
-	cr_assert_eq(p.exit_code, 1, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "cannot write") && strstr(p.err, "review_cycle_1.json") &&
 		  strstr(p.err, strerror(ENOSPC)), "no clear message; stderr:\n%s", p.err);
 	c1 = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
@@ -95,8 +95,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	free(c1);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 /* .forge bind-mounted read-only on itself. */
@@ -133,15 +132,14 @@ Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	run_entrypoint(&f, &p, wk, rv);
-	cr_assert_eq(p.exit_code, 2, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "cannot write the cycle directory") && strstr(p.err, strerror(EROFS)), "stderr:\n%s",
 		  p.err);
 	cr_assert(!strstr(p.err, "running the worker"), "the worker ran; stderr:\n%s", p.err);
 	undo_readonly(&f);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 Test(faults_fs, read_only_forge_runner_fails_with_125)
@@ -153,7 +151,7 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 	fgw_runner_tree(&f);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk));
 	cr_assert_eq(fgw_code(&f), 125, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(fge_count_events(f.events, "run_error", NULL, NULL), 1, "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
@@ -176,7 +174,7 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
@@ -216,7 +214,7 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	mkdir(forge, 0755);
 	cr_assert_eq(symlink(f.out, f.step_dir), 0);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk));
 	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	/* The message names the component that was refused. */
@@ -246,7 +244,7 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
 				"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
@@ -291,7 +289,7 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 				"DIR=$OUT cyc 9 approved \"\" PLANTED\n"
 				"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
 				"cyc 2 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 2, "review_cycle_9.json", "symbolic link");
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
 	free(ep);
@@ -310,7 +308,7 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 				"cyc 1 rejected\n"
 				"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
@@ -330,7 +328,7 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 				"cyc 1 rejected\n"
 				"mkfifo \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
 	free(ep);
 	fgw_release(&f);
@@ -363,7 +361,7 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	argv[2] = f.step_dir;
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
 	cr_assert(!p.timed_out, "sweep hung");
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	arr = cJSON_Parse(p.out);
 	cr_assert(cJSON_IsArray(arr), "stdout:\n%s", p.out);
 	cr_assert_eq(cJSON_GetArraySize(arr), 1, "stdout:\n%s", p.out);
@@ -377,6 +375,5 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	free(link);
 	free(fifo);
 	free(big);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }

@@ -339,8 +339,7 @@ static void env_case_run(const struct env_case *c)
 	args[n] = NULL;
 	run_prog(&f, &p, bin, args, env);
 	expect_usage(&f, &p, c->env ? c->env : c->opt, c->want);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 Test(hostile, numbers_that_are_not_numbers_and_unbalanced_quotes)
@@ -359,7 +358,7 @@ Test(hostile, runner_passes_the_entrypoint_configuration_error_through)
 	fgw_init(&f);
 	fgw_runner_tree(&f);
 	agent = fgw_script(&f, "agent.sh", NULL, MARKER_AGENT);
-	fgw_runner(&f, NULL, NULL, "json", NULL, agent, "sh -c 'unbalanced", env);
+	fgw_runner(&f, FGW_RUN(.worker = agent, .reviewer = "sh -c 'unbalanced", .env = env));
 	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 2);
 	cr_assert_not_null(strstr(f.logtext, "FORGE_AGENT_TIMEOUT"), "log:\n%s", f.logtext);
@@ -421,13 +420,12 @@ Test(hostile, invalid_max_retries_is_ignored_with_a_warning)
 	fgt_write(md, "Check the work.\n");
 	args[1] = md;
 	run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, env);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	j = cJSON_Parse(p.out);
 	cr_assert_not_null(j, "stdout:\n%s", p.out);
 	cr_assert_eq(fge_jint(j, "max_retries"), 3);
 	cr_assert_not_null(strstr(p.out, "AUTO_REVIEW_MAX_RETRIES"), "no warning: %s", p.out);
 	cJSON_Delete(j);
 	free(md);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }

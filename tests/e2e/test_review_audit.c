@@ -112,7 +112,7 @@ static void au_run(struct au *a, const char *id, const char *audit_env)
 			      "FORGE_REVIEWER_OUTPUT=claude", "TRACEPARENT", "OTEL_TRACES_EXPORTER",
 			      "OTEL_EXPORTER_OTLP_ENDPOINT", NULL };
 
-	fgw_runner(&a->w, NULL, NULL, "json", extra, a->worker, a->reviewer, env);
+	fgw_runner(&a->w, FGW_RUN(.args = extra, .worker = a->worker, .reviewer = a->reviewer, .env = env));
 	free(save);
 	free(aenv);
 }

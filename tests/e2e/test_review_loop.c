@@ -594,7 +594,7 @@ Test(review_loop, report_markdown_line_by_line)
 
 	three_run(&t);
 	report(&p, t.dir, args);
-	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_str_eq(p.err, "");
 	assert_lines(p.out, want, sizeof(want) / sizeof(want[0]));
 	fgt_proc_release(&p);
@@ -644,7 +644,7 @@ Test(review_loop, report_json_keys_every_step_of_every_task)
 
 	three_run(&t);
 	report(&p, t.dir, args);
-	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_str_eq(p.err, "");
 	o = cJSON_Parse(p.out);
 	cr_assert_not_null(o, "%s", p.out);
@@ -788,7 +788,7 @@ Test(review_loop, report_only_open_shows_a_stalled_step)
 	fge_write_in(t.dir, "stalled.json", text);
 	free(text);
 	report(&p, t.dir, args);
-	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_not_null(strstr(p.out, "### ABC-1 — plan_task\n\n**State:** stalled · **Skill:** impl · "
 				  "**Cycles:** 2/5\n"), "%s", p.out);
 	cr_assert_not_null(strstr(p.out, "**Open feedback** (cycle 2):\n\n> Missing tests\n> for parse\\.c\n"),

@@ -69,7 +69,7 @@ Test(runner_hostile, thousands_of_cycle_files_are_capped_and_counted)
 	ep = fgw_fake_entrypoint(&f,
 				"cycs 1 2000 rejected\n"
 				"exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cs = fgw_cycles(&f);
 	/* RN_WATCH_MAX_CYCLE_FILES (1000) are tracked, the other 1000 never read. */
@@ -117,7 +117,7 @@ static void run_big_rewrites(struct fgw *f, const char *bound)
 	body = fgt_fmt("BIG_BYTES=%ld\n%sfor c in a b c; do i=1; while [ $i -le 40 ]; do big $i $c; i=$((i+1)); done; done\n"
 		       "exit 0\n", TEST_FEEDBACK_BYTES, BIG_CYCLE);
 	ep = fgw_fake_entrypoint(f, body);
-	fgw_runner(f, NULL, ep, "json", NULL, NULL, NULL, env);
+	fgw_runner(f, FGW_RUN(.ep = ep, .env = env));
 	cr_assert_eq(fgw_code(f), 0, "exit %d; stderr:\n%s", fgw_code(f), f->err);
 	free(body);
 	free(ep);
@@ -187,7 +187,7 @@ Test(runner_hostile, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 				"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
 				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
 				"exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
@@ -231,7 +231,7 @@ Test(runner_hostile, sweep_dir_given_as_a_symlink_is_refused)
 	/* "DIR/." names the directory itself: it is read as before. */
 	argv[2] = dotp;
 	cr_assert_eq(fgt_run(&p, argv, NULL, f.root, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert_not_null(strstr(p.out, "OUTSIDE"));
 	fgt_proc_release(&p);
 	free(link);
@@ -263,7 +263,7 @@ Test(runner_hostile, entries_planted_under_cycle_names_are_cleared_and_logged)
 	cr_assert_eq(mkdir(logdir, 0755), 0);
 	wk = fgw_script(&f, "worker.sh", NULL, "echo done > \"$PWD/out.txt\"");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: louder'; exit 0");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	/* Before the fix the directory survived and every cycle write failed
 	 * with "Is a directory" (exit 1, no cycle). */
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
@@ -343,7 +343,7 @@ Test(runner_hostile, forge_swapped_in_a_loop_never_makes_prepare_leave_the_works
 	ep = fgw_fake_entrypoint(&f, "exit 0\n");
 	sw = start_swapper(f.ws, 20000000L);
 	for (int i = 0; i < rounds; i++) {
-		fgw_runner(&f, NULL, ep, "json", i % 2 ? fresh : NULL, NULL, NULL, NULL);
+		fgw_runner(&f, FGW_RUN(.ep = ep, .args = i % 2 ? fresh : NULL));
 		/* Exit 0 when the walk got through, 125 when it met the link. */
 		cr_assert(fgw_code(&f) == 0 || fgw_code(&f) == 125, "exit %d; log:\n%s", fgw_code(&f),
 			  f.logtext);

@@ -43,7 +43,7 @@ Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
 	fgw_runner_tree(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "yes '' | head -n 200000\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, env);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv, .env = env));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(stat(f.log, &st), 0);
 	cr_log_info("log: %lld bytes", (long long)st.st_size);
@@ -87,7 +87,7 @@ Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 		"\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"reviewer\":{\"cost_usd\":2e6}}}\\n' "
 		"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_summary.json > \"$D/review_summary.json\"\n"
 		"exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep, .args = extra));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "cost_invalid", "file", "review_cycle_1.json");
 	cr_assert_not_null(ev, "no cost_invalid for the cycle; log:\n%s", f.logtext);
@@ -146,7 +146,7 @@ Test(runner_limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 		"i=5; while [ $i -le 205 ]; do cyc 1 approved '' v$i; i=$((i+1)); done\n"
 		"cyc 2 rejected; wait_log review_cycle_2.json\n"
 		"exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "file", "review_cycle_1.json"), 3,
 		     "log:\n%s", f.logtext);
@@ -240,7 +240,7 @@ Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 		"i=0; while [ $(count) -gt 3 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done\n"
 		"count > \"$OUT/watches\"\n"
 		"exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep, .args = extra));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	ev = fge_find_event(f.events, "review_cycle", "file", "review_cycle_2.json");
 	cr_assert_not_null(ev, "cycle 2 was not reported");
@@ -271,7 +271,7 @@ Test(runner_limits, agent_output_refuses_a_cost_of_1e308)
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL,
 			     "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"x\","
 			     "\"total_cost_usd\":1e308,\"usage\":{\"output_tokens\":3}}\n", 20), 0);
-	cr_assert_eq(p.exit_code, 0, "%s", p.err);
+	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.out, "\"cost_usd\":null"), "%s", p.out);
 	cr_assert(strstr(p.out, "\"output_tokens\":3"), "%s", p.out);
 	cr_assert(strstr(p.err, "warning: agent-output: reported cost 1e+308 USD refused (above 1e+06 USD "

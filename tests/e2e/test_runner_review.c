@@ -67,7 +67,7 @@ Test(runner_review, sigterm_while_concluding_still_writes_the_result)
 	extra[1] = metrics;
 	extra[2] = NULL;
 	ep = fgw_fake_entrypoint(&f, "cyc 1 approved\nexit 0\n");
-	pid = fgw_runner_start(&f, NULL, ep, "json", extra, NULL, NULL, NULL);
+	pid = fgw_runner_start(&f, FGW_RUN(.ep = ep, .args = extra));
 	/* run_exit is logged just before the metrics merge takes the lock. */
 	wait_for_log(&f, pid, "\"event\":\"run_exit\"");
 	cr_assert_eq(kill(pid, SIGTERM), 0);
@@ -122,7 +122,7 @@ Test(runner_review, second_signal_after_a_failed_stop_spawn)
 	path_env = fgt_fmt("PATH=%s", bin);
 	env[0] = path_env;
 	env[1] = NULL;
-	pid = fgw_runner_start(&f, NULL, NULL, "json", extra, NULL, NULL, env);
+	pid = fgw_runner_start(&f, FGW_RUN(.args = extra, .env = env));
 	wait_for_file(&f, pid, started);
 	/* Both signals are delivered when it resumes: one loop turn reads both. */
 	cr_assert_eq(kill(pid, SIGSTOP), 0);
@@ -164,7 +164,7 @@ Test(runner_review, forge_dir_symlink_before_the_run_is_refused)
 		  "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
 	cr_assert_eq(symlink(f.out, forge), 0);
 	ep = fgw_fake_entrypoint(&f, "exit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	cr_assert(fgt_exists(outside), "the runner removed a file outside the workspace");
 	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
 	cr_assert_not_null(f.res);

@@ -410,7 +410,7 @@ Test(runner_run, run_start_logs_the_derived_skill)
 		struct fgt_proc p;
 
 		cr_assert_eq(fgt_run(&p, argvs[i], env, NULL, NULL, 20), 0);
-		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		fgt_assert_exit(&p, 0);
 		char *text = fgt_read(log, NULL);
 		cJSON *evs = fge_json_lines(text);
 		const cJSON *e = fge_find_event(evs, "run_start", NULL, NULL);
@@ -476,7 +476,7 @@ Test(runner_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 	fge_write_in(ws, "README", "workspace\n");
 	fge_write_in(skills, "default/impl/review.md", "Check.\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 2, "%s", p.err);
+	fgt_assert_exit(&p, 2);
 	char *text = fgt_read(log, NULL);
 	cJSON *evs = fge_json_lines(text);
 	e = fge_find_event(evs, "output", NULL, NULL);
@@ -490,8 +490,7 @@ Test(runner_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 		  "%s", text);
 	cJSON_Delete(evs);
 	free(text);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(log);
 }
 
@@ -918,7 +917,7 @@ Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
 
 	fge_write_in(ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
-	cr_assert_eq(p.exit_code, 3, "%s", p.err);
+	fgt_assert_exit(&p, 3);
 	evs = fge_json_lines(p.err);
 	e = fge_find_event(evs, "run_summary", NULL, NULL);
 	cr_assert_not_null(e, "%s", p.err);
@@ -926,8 +925,7 @@ Test(runner_run, closing_line_of_a_json_log_on_stderr_is_an_event)
 		  fge_jstr(e, "summary"));
 	cr_expect_not_null(strstr(fge_jstr(e, "summary"), "; exit 3"), "%s", fge_jstr(e, "summary"));
 	cJSON_Delete(evs);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(script);
 }
 
@@ -1003,8 +1001,7 @@ Test(runner_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
 	cr_expect_not_null(strstr(p.err, "the local engine has no skills directory"), "%s", p.err);
 	cr_expect_not_null(strstr(p.err, "pass --skills-dir DIR"), "%s", p.err);
 	cr_expect(!fge_exists_in(ws, ".forge"), "the step directory was touched");
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(missing);
 }
 
@@ -1118,7 +1115,7 @@ Test(runner_run, a_padded_worker_line_forges_no_event_and_no_reason)
 	fge_write_in(ws, "README", "workspace\n");
 	fge_write_in(skills, "default/other/review.md", "Check.\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 1, "%s", p.err);
+	fgt_assert_exit(&p, 1);
 	char *text = fgt_read(log, NULL);
 	cJSON *evs = fge_json_lines(text);
 
@@ -1140,8 +1137,7 @@ Test(runner_run, a_padded_worker_line_forges_no_event_and_no_reason)
 		  "%s", text);
 	cJSON_Delete(evs);
 	free(text);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(log); free(worker); free(wenv);
 }
 
@@ -1172,7 +1168,7 @@ Test(runner_run, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 
 		unlink(log);
 		cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
-		cr_assert_eq(p.exit_code, 0, "%s", p.err);
+		fgt_assert_exit(&p, 0);
 		text = fgt_read(log, NULL);
 		evs = fge_json_lines(text);
 		e = fge_find_event(evs, "agent_running", "role", "worker");
@@ -1297,8 +1293,7 @@ Test(runner_run, run_start_names_the_kubernetes_settings_in_use)
 	cr_assert_null(cJSON_GetObjectItem(e, "workspace"), "%s", text);
 	cJSON_Delete(evs);
 	free(text); free(kubectl);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* run takes the step from the task file's step_name, as the entrypoint
@@ -1339,13 +1334,12 @@ Test(runner_run, a_host_path_in_a_container_agent_command_is_refused_at_prefligh
 	const char *env[] = { wenv, "FORGE_REVIEWER_CMD", NULL };
 
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 2, "%s", p.err);
+	fgt_assert_exit(&p, 2);
 	char *want = fgt_fmt("FORGE_WORKER_CMD names '%s', a path of this host that the container does not see", agent);
 	cr_assert(strstr(p.err, want) && strstr(p.err, "use {workspace}/RELATIVE"), "%s", p.err);
 	cr_assert_not(fgw_exists(&w, "docker_ran"), "the engine was called");
 	free(want); free(wenv); free(agent); free(docker);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* --timeout with the real entrypoint: it gets SIGTERM, writes its sealed
@@ -1366,7 +1360,7 @@ Test(runner_run, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
 	const char *env[] = { wenv, "FORGE_REVIEWER_CMD=true", "FORGE_AGENT_KILL_GRACE=1", "FORGE_LOG_LEVEL", NULL };
 
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 124, "%s", p.err);
+	fgt_assert_exit(&p, 124);
 	cJSON *res = fge_json_file(w.result, p.err);
 	cr_assert_str_eq(fge_jstr(res, "review_state"), "failed");
 	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(res, "failure"), "cause"), "timeout");
@@ -1377,6 +1371,5 @@ Test(runner_run, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
 	cJSON_Delete(sum);
 	cJSON_Delete(res);
 	free(why); free(wenv); free(wk);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }

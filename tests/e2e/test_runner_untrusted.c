@@ -95,7 +95,7 @@ Test(runner_untrusted, sweep_skips_every_file_that_is_not_utf8_and_prints_utf8)
 
 	write_corpus(step);
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	/* Before the fix FF FE went raw into this array (a consumer's
 	 * json.loads failed on the whole output). */
 	assert_utf8("sweep stdout", p.out, p.out_len);
@@ -184,7 +184,7 @@ Test(runner_untrusted, run_result_log_and_report_are_utf8)
 	fge_write_in(ws, "README", "workspace\n");
 	write_corpus(corp);
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 1, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 1);
 	fgt_proc_release(&p);
 	text = fgt_read(result, &len);
 	assert_utf8("result", text, len);
@@ -198,11 +198,10 @@ Test(runner_untrusted, run_result_log_and_report_are_utf8)
 	cr_assert_eq(json_lines_with("run log", text, "not valid UTF-8"), (int)NCORPUS - 1, "%s", text);
 	free(text);
 	cr_assert_eq(fgt_run(&p, rargv, NULL, NULL, NULL, 30), 0);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	assert_utf8("report", p.out, p.out_len);
 	cr_assert_not_null(strstr(p.out, "\"__impl\""), "%s", p.out);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(corp);
 	free(result);
 	free(log);
@@ -246,7 +245,7 @@ Test(runner_untrusted, a_cycle_skill_never_reaches_metrics_or_the_result)
 		cr_skip("promtool is not installed (%s)", pargv[0]);
 	fge_write_in(ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	fgt_proc_release(&p);
 	/* The metrics textfile node_exporter reads stays valid and small. */
 	text = fgt_read(prom, NULL);
@@ -274,8 +273,7 @@ Test(runner_untrusted, a_cycle_skill_never_reaches_metrics_or_the_result)
 	free(text);
 	cr_assert_eq(fgt_run(&p, rargv, NULL, NULL, NULL, 30), 0);
 	cr_assert_eq(p.exit_code, 0, "report refused the result:\n%s", p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 	free(result);
 	free(log);
 	free(prom);

@@ -82,8 +82,7 @@ Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
 		line = nl + 1;
 	}
 	free(out);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* Issue 18: watch printed nothing when it started and reported a corrupt
@@ -132,8 +131,7 @@ Test(runner_tools, watch_says_it_started_and_reports_corrupt_files_while_watchin
 	cJSON_Delete(evs);
 	free(err);
 	free(a);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* logrotate's postrotate sends SIGHUP to every forge-runner process: a
@@ -160,8 +158,7 @@ Test(runner_tools, watch_survives_sighup)
 	run_watch_script(&w, &p, hup_script, 1);
 	cr_assert_null(strstr(p.out, "died-on-hup"), "watch was killed by SIGHUP");
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", p.out, p.err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
@@ -189,8 +186,7 @@ Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
 	cr_assert_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 8), "cycle")->valueint, 10);
 	cr_assert_not_null(strstr(p.err, "review_cycle_5.json"));
 	cJSON_Delete(arr);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
@@ -206,7 +202,7 @@ Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "s",
 			       "--entrypoint", ep, "--result", w.result, NULL };
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 40), 0);
-	cr_assert_eq(p.exit_code, 130, "stderr: %s", p.err);
+	fgt_assert_exit(&p, 130);
 	text = fgt_read(w.result, NULL);
 	cr_assert_not_null(text);
 	o = cJSON_Parse(text);
@@ -219,8 +215,7 @@ Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
 	cJSON_Delete(o);
 	free(text);
 	free(ep);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(runner_tools, run_with_the_real_entrypoint)
@@ -258,8 +253,7 @@ Test(runner_tools, run_with_the_real_entrypoint)
 			 cJSON_GetObjectItem(o, "run_id")->valuestring);
 	cJSON_Delete(o);
 	free(text);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 /* watch --cycle-dir: each DIR is a workspace, and the template's expansion
@@ -296,8 +290,7 @@ Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
 	cr_assert_not_null(strstr(out, "/ws/.forge/reviews/DEMO-1__implement-task\""), "%s", out);
 	free(out);
 	free(err);
-	fgt_proc_release(&p);
-	fgw_release(&w);
+	fgw_release_run(&w, &p);
 }
 
 Test(runner_tools, watch_cycle_dir_needs_a_step_and_a_safe_template)

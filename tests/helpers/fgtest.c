@@ -315,6 +315,16 @@ void fgt_proc_release(struct fgt_proc *p)
 	p->out = p->err = NULL;
 }
 
+void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, int line)
+{
+	if (p->exited && p->exit_code == code)
+		return;
+	if (p->exited)
+		cr_assert_fail("%s:%d: exit %d, not %d; stderr:\n%s", file, line, p->exit_code, code, p->err);
+	cr_assert_fail("%s:%d: killed by signal %d (%s), not exit %d; stderr:\n%s", file, line, p->signal,
+		       p->timed_out ? "timed out" : "not by the test", code, p->err);
+}
+
 int fgt_as_nobody(int (*fn)(void *arg), void *arg)
 {
 	pid_t pid = fork();

@@ -62,6 +62,11 @@ int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[
 	    const char *cwd, const char *stdin_data, double timeout_s);
 void fgt_proc_release(struct fgt_proc *p);
 
+/* Fails the test (naming the caller's file and line, with p's stderr)
+ * unless p exited normally with code. */
+#define fgt_assert_exit(p, code) fgt_assert_exit_at((p), (code), __FILE__, __LINE__)
+void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, int line);
+
 /*
  * Runs fn(arg) in a forked child that, when we are root, first drops to
  * uid/gid 65534 (nobody), so permission checks that root bypasses really

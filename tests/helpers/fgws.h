@@ -26,7 +26,7 @@
  *   fgw_task(&w, NULL);                        the standard task ABC-12
  *   fgw_review_md(&w, "default", "Check.\n");  skills/default/impl/review.md
  *   fgw_entrypoint(&w, &p, "sh work.sh", "sh rev.sh", NULL);   or
- *   fgw_runner(&w, NULL, NULL, "json", NULL, worker, reviewer, NULL);
+ *   fgw_runner(&w, FGW_RUN(.worker = worker, .reviewer = reviewer));
  *   ... cr_assert on w.res, w.events, fgw_step_file(&w, ...) ...
  *   fgw_release(&w);
  *
@@ -69,6 +69,12 @@ extern const char FGW_TASK[];
 /* Makes the tree (see above). fgw_release() removes it and frees w. */
 void fgw_init(struct fgw *w);
 void fgw_release(struct fgw *w);
+
+/* The opening of a test of one step: fgw_init(), the standard task
+ * (fgw_task(w, NULL)) and skills/default/impl/review.md = review_md. */
+void fgw_init_step(struct fgw *w, const char *review_md);
+/* The closing that goes with it: releases p (the last run) and w. */
+void fgw_release_run(struct fgw *w, struct fgt_proc *p);
 
 /* Opens the tree to another user (a container's, a stand-in runner's):
  * mkdtemp made root 0700, it becomes 0755; root (so a runner started as
@@ -174,23 +180,33 @@ void fgw_assert_secret_absent(const struct fgw *w, const char *secret);
 /* Forgets the last run's outputs and removes its log and result files. */
 void fgw_reset_run(struct fgw *w);
 
+/* What a run of forge-runner on the tree takes beyond the tree; every
+ * field may be left out (zero: the default). Given with designated
+ * initializers, most simply through FGW_RUN(...):
+ *   fgw_runner(&w, FGW_RUN(.worker = wk, .reviewer = rv, .env = env)); */
+struct fgw_run_opts {
+	const char *const *wrap;  /* an argv prefix (NULL-terminated), e.g. setpriv's */
+	const char *ep;           /* --entrypoint; NULL: the real forge-entrypoint */
+	const char *fmt;          /* --log-format; NULL: "json" */
+	const char *const *args;  /* arguments after the fixed ones (NULL-terminated) */
+	const char *worker;       /* FORGE_WORKER_CMD; NULL: unset */
+	const char *reviewer;     /* FORGE_REVIEWER_CMD; NULL: unset */
+	const char *const *env;   /* environment changes after the agents' (NULL-terminated) */
+};
+#define FGW_RUN(...) (&(const struct fgw_run_opts){ __VA_ARGS__ })
+
 /*
- * Starts `forge-runner run` on the tree with fgw_spawn: --workspace, --step
- * impl, --skill impl, --task-key ABC-12, --task-file, --skills-dir, the
- * entrypoint ep (NULL: the real one), --result, --log-format fmt,
- * --log-file, --poll-interval 0.05, then extra (NULL-terminated, may be
- * NULL), all after an optional wrapper prefix wrap (NULL-terminated, may be
- * NULL). The environment: the agents' commands (NULL: unset), LOG (the log
- * file) and OUT for scripts, then env. Returns its pid.
+ * Starts `forge-runner run` on the tree with fgw_spawn: after o->wrap,
+ * --workspace, --step impl, --skill impl, --task-key ABC-12, --task-file,
+ * --skills-dir, --entrypoint, --result, --log-format, --log-file,
+ * --poll-interval 0.05, then o->args. The environment: the agents'
+ * commands, LOG (the log file) and OUT for scripts, then o->env. o may be
+ * NULL (every default). Returns its pid.
  */
-pid_t fgw_runner_start(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		       const char *const *extra, const char *worker, const char *reviewer,
-		       const char *const *env);
+pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o);
 /* fgw_runner_start(), then waits for the end (60 s) and loads the log and
- * the result (fgw_load). */
-void fgw_runner(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		const char *const *extra, const char *worker, const char *reviewer,
-		const char *const *env);
+ * the result (fgw_load; the log's JSON lines when the format is json). */
+void fgw_runner(struct fgw *w, const struct fgw_run_opts *o);
 /* The result's review_cycles (fails the test when there is no result). */
 const cJSON *fgw_cycles(const struct fgw *w);
 
