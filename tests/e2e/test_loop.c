@@ -1,9 +1,9 @@
 /*
- * test_entrypoint_loop.c - the review loop end to end: the real
- * forge-entrypoint with scripted sh agents in a temporary workspace.
+ * test_loop.c - the review loop end to end: the real forge-entrypoint with
+ * scripted sh agents in a temporary workspace (approval, rejection and
+ * feedback, exhaustion, a failing reviewer or worker, review.md lookup,
+ * the cycle directory), and the shipped demo.
  */
-#include <sys/stat.h>
-
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -11,13 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(entrypoint_loop, .timeout = 120);
+TestSuite(loop, .timeout = 120);
 
 /* A worker that records its prompt, feedback and cycle per run. */
 static const char RECORDING_WORKER[] =
@@ -54,7 +55,7 @@ static char *reviewer(struct fgw *w, const char *body)
 	return p;
 }
 
-Test(entrypoint_loop, approve_on_first_cycle)
+Test(loop, approve_on_first_cycle)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -97,7 +98,7 @@ Test(entrypoint_loop, approve_on_first_cycle)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, reject_then_approve_feeds_back_to_worker)
+Test(loop, reject_then_approve_feeds_back_to_worker)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -156,12 +157,12 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, exhaustion_exits_zero_by_default)
+Test(loop, exhaustion_exits_zero_by_default)
 {
 	run_exhaustion(NULL, 0);
 }
 
-Test(entrypoint_loop, exhaustion_exits_three_when_told_to_fail)
+Test(loop, exhaustion_exits_three_when_told_to_fail)
 {
 	run_exhaustion("AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", 3);
 }
@@ -187,36 +188,36 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, reviewer_nonzero_exit_is_a_rejection)
+Test(loop, reviewer_nonzero_exit_is_a_rejection)
 {
 	reviewer_failure("echo APPROVED; exit 3", NULL, "reviewer exited with status 3", "none");
 }
 
-Test(entrypoint_loop, reviewer_crash_is_a_rejection)
+Test(loop, reviewer_crash_is_a_rejection)
 {
 	reviewer_failure("echo APPROVED; kill -SEGV $$", NULL, "reviewer was killed by signal 11", "none");
 }
 
-Test(entrypoint_loop, reviewer_timeout_is_a_rejection)
+Test(loop, reviewer_timeout_is_a_rejection)
 {
 	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", NULL };
 
 	reviewer_failure("echo APPROVED; sleep 60", extra, "timed out after 0.3 s", "none");
 }
 
-Test(entrypoint_loop, silent_hung_reviewer_is_stopped_by_idle_watchdog)
+Test(loop, silent_hung_reviewer_is_stopped_by_idle_watchdog)
 {
 	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
 
 	reviewer_failure("echo APPROVED; sleep 60", extra, "FORGE_AGENT_IDLE_TIMEOUT", "none");
 }
 
-Test(entrypoint_loop, reviewer_empty_output_is_a_rejection)
+Test(loop, reviewer_empty_output_is_a_rejection)
 {
 	reviewer_failure("printf '  \\n\\n'", NULL, "the reviewer printed nothing", "none");
 }
 
-Test(entrypoint_loop, reviewer_without_verdict_is_a_rejection)
+Test(loop, reviewer_without_verdict_is_a_rejection)
 {
 	reviewer_failure("echo 'I looked at it and have thoughts.'", NULL, "Verdict could not be parsed", "none");
 }
@@ -226,7 +227,7 @@ Test(entrypoint_loop, reviewer_without_verdict_is_a_rejection)
  * cycle that says why, and the loop ends at once: state failed, exit 2
  * (configuration). The reviewer exists but its interpreter does not, so
  * exec fails when the loop runs it. */
-Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
+Test(loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -256,7 +257,7 @@ Test(entrypoint_loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 /* Issue 25: a reviewer that only says "LGTM" cost a worker run per cycle
  * until exhausted. Two cycles in a row without a verdict (each re-asked)
  * end the loop failed (exit 1): the worker is not sent back a second time. */
-Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
+Test(loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -281,7 +282,7 @@ Test(entrypoint_loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 
 /* One cycle without a verdict is not enough: a reviewer that answers in
  * the next cycle goes on as before. */
-Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
+Test(loop, one_cycle_without_a_verdict_goes_on)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -300,7 +301,7 @@ Test(entrypoint_loop, one_cycle_without_a_verdict_goes_on)
 /* The preflight (issue 24): a reviewer that cannot be found stops the run
  * before the worker ran (exit 2, no cycle file), instead of a rejected
  * cycle after a paid worker run. */
-Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
+Test(loop, missing_reviewer_binary_stops_before_any_agent_runs)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -317,7 +318,7 @@ Test(entrypoint_loop, missing_reviewer_binary_stops_before_any_agent_runs)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
+Test(loop, worker_failure_on_first_run_fails_the_task)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -339,7 +340,7 @@ Test(entrypoint_loop, worker_failure_on_first_run_fails_the_task)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, worker_failure_on_retry_writes_synthetic_exhaustion)
+Test(loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -384,26 +385,26 @@ static void review_skipped(const char *review_md, const char *const *extra, cons
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, max_retries_zero_in_frontmatter_skips_review)
+Test(loop, max_retries_zero_in_frontmatter_skips_review)
 {
 	review_skipped("---\nmax_retries: 0\n---\nCheck.\n", NULL, "disabled");
 }
 
-Test(entrypoint_loop, max_retries_zero_in_env_skips_review_despite_frontmatter)
+Test(loop, max_retries_zero_in_env_skips_review_despite_frontmatter)
 {
 	const char *extra[] = { "AUTO_REVIEW_MAX_RETRIES=0", NULL };
 
 	review_skipped("---\nmax_retries: 3\n---\nCheck.\n", extra, "disabled");
 }
 
-Test(entrypoint_loop, no_review_md_means_no_reviewer)
+Test(loop, no_review_md_means_no_reviewer)
 {
 	review_skipped(NULL, NULL, "no_review");
 }
 
 /* Issue 18: a misspelled skill silently skipped the review; now a warning
  * names the paths tried and the nearest skill that has a review.md. */
-Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
+Test(loop, missing_review_md_warns_with_paths_and_nearest_skill)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -426,7 +427,7 @@ Test(entrypoint_loop, missing_review_md_warns_with_paths_and_nearest_skill)
 }
 
 /* Issue 18: "max_retires: 1" ran with 3 cycles and no word outside lint. */
-Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
+Test(loop, frontmatter_typo_warns_at_run_time)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -444,7 +445,7 @@ Test(entrypoint_loop, frontmatter_typo_warns_at_run_time)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_loop, project_override_is_chosen)
+Test(loop, project_override_is_chosen)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -467,7 +468,7 @@ Test(entrypoint_loop, project_override_is_chosen)
  * says (the Forge orchestrator's poller looks in
  * .forge/reviews/{task_key}__{skill}); a template that leaves the
  * workspace, directly or through a symlink, is a configuration error. */
-Test(entrypoint_loop, cycle_dir_template_places_the_files)
+Test(loop, cycle_dir_template_places_the_files)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -507,4 +508,60 @@ Test(entrypoint_loop, cycle_dir_template_places_the_files)
 	free(wk);
 	free(rv);
 	fgw_release(&w);
+}
+
+/* Removes the demo's kept copy: its path is on the first line of out. */
+static void rm_kept_copy(char *out)
+{
+	const char *tag = "== demo workspace: ";
+	char *line = strstr(out, tag), *end;
+
+	cr_assert(line);
+	line += strlen(tag);
+	end = strstr(line, "/workspace\n");
+	cr_assert(end);
+	*end = '\0';
+	cr_assert(strstr(line, "forge-demo."));
+	fgt_rm_rf(line);
+}
+
+Test(loop, demo_loop_rejects_then_approves)
+{
+	struct fgt_proc p;
+	const char *argv[] = { "/bin/sh", FG_SOURCE_DIR "/examples/run-demo.sh", FG_BUILD_DIR, NULL };
+
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 100), 0);
+	cr_assert_eq(p.exit_code, 0, "stdout:\n%s\nstderr:\n%s", p.out, p.err);
+	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - The tests fail"), "%s", p.err);
+	cr_assert(strstr(p.err, "Review cycle 2/3: APPROVED"), "%s", p.err);
+	cr_assert(strstr(p.out, "\"state\":\t\"approved\"") || strstr(p.out, "\"state\": \"approved\""), "%s", p.out);
+	cr_assert(strstr(p.out, "== tests after:\nall tests pass"), "%s", p.out);
+	rm_kept_copy(p.out);
+	fgt_proc_release(&p);
+}
+
+/* The demo from a checkout under $TMPDIR (a clone in /tmp): the box grants
+ * nothing of the directory the entrypoint's private directories are made
+ * in, but the agent commands' own directories and the skills directory it
+ * does (sandbox.h, step 1b); before, the worker could not even start
+ * ("cannot run worker '/tmp/.../demo-worker.sh': Permission denied"). */
+Test(loop, the_demo_runs_from_a_checkout_under_tmpdir)
+{
+	struct fgt_proc p;
+	char *dir = fgt_tmpdir(), *script = fgt_fmt("%s/examples/run-demo.sh", dir);
+	const char *cp[] = { "/bin/cp", "-r", FG_SOURCE_DIR "/examples", FG_SOURCE_DIR "/skills", dir, NULL };
+	const char *argv[] = { "/bin/sh", script, FG_BUILD_DIR, NULL };
+
+	cr_assert_eq(fgt_run(&p, cp, NULL, NULL, NULL, 30), 0);
+	cr_assert_eq(p.exit_code, 0, "cp: %s", p.err);
+	fgt_proc_release(&p);
+	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 100), 0);
+	cr_assert_eq(p.exit_code, 0, "stdout:\n%s\nstderr:\n%s", p.out, p.err);
+	cr_assert(strstr(p.err, "Review cycle 2/3: APPROVED"), "%s", p.err);
+	cr_assert(strstr(p.out, "== tests after:\nall tests pass"), "%s", p.out);
+	rm_kept_copy(p.out);
+	fgt_proc_release(&p);
+	fgt_rm_rf(dir);
+	free(script);
+	free(dir);
 }

@@ -1,0 +1,66 @@
+/*
+ * fgloop.h - the fixture of the tests of the loop's memory and of
+ * forge-runner report (tests/e2e/test_loop_memory.c, test_report.c): one
+ * forge-runner run --engine local with the real entrypoint on a tree of
+ * its own, a worker that saves its prompts and changes the workspace every
+ * turn, and a reviewer whose body the test gives (after a head that saves
+ * its prompts and defines `shadow TITLE`, a report with a JSON block of
+ * two findings).
+ */
+#ifndef FGLOOP_H
+#define FGLOOP_H
+
+#include <cjson/cJSON.h>
+
+#include "fgtest.h"
+#include "fgws.h"
+
+#define FGL_TASK_SUMMARY "Add a parser"
+
+#define FGL_TASK_DESCRIPTION "Write src/parse.c with tests."
+
+/* Saves the worker's prompt and, on a retry, its feedback file; changes
+ * the workspace every turn (a turn that changes nothing costs no review). */
+extern const char *FGL_WORKER;
+
+/* Saves the reviewer's prompt and system prompt; the test's body follows.
+ * shadow T2 prints a report with a JSON shadow block of two findings: a NOTE
+ * listed first (to see blocking ones put first) and a BLOCKING one titled
+ * T2; both descriptions are reworded every cycle. */
+extern const char *FGL_REVIEWER_HEAD;
+
+struct fgl_spec {
+	const char *step;
+	const char *task_key;
+	const char *review_md;    /* content of skills/default/impl/review.md */
+	const char *reviewer;     /* shell after FGL_REVIEWER_HEAD */
+	const char *const *env;   /* extra changes, NULL-terminated; may be NULL */
+};
+
+struct fgl {
+	struct fgw w;     /* the tree: ws (README.md), skills, task.json, work.sh, rev.sh, result */
+	char *save;       /* R/save: what the agents saved */
+	const struct fgl_spec *s;
+	struct fgt_proc p;
+	cJSON *res;
+};
+
+char *fgl_in_dir(const char *dir, const char *name);
+
+/* Lays out the tree: workspace, skill, task file, the two agents. */
+void fgl_setup(struct fgl *l, const struct fgl_spec *s);
+
+/* Runs forge-runner run --engine local with the real entrypoint; loads the
+ * result file (which must exist). */
+void fgl_exec(struct fgl *l);
+
+void fgl_run(struct fgl *l, const struct fgl_spec *s);
+
+void fgl_release(struct fgl *l);
+
+const cJSON *fgl_cycles(const struct fgl *l);
+
+/* The same plain feedback every cycle, its whitespace varied. */
+extern const char *FGL_REPEATING_REVIEWER;
+
+#endif
