@@ -1,0 +1,43 @@
+/*
+ * fgagent.h - the fixture of the agent-preset and usage tests
+ * (tests/e2e/test_agent_presets.c, test_agent_usage.c): stand-in claude
+ * and codex CLIs in R/bin, first on PATH, and one forge-runner run --engine
+ * local with the real entrypoint, its result and log loaded.
+ */
+#ifndef FGAGENT_H
+#define FGAGENT_H
+
+#include <cjson/cJSON.h>
+
+#include "fgtest.h"
+#include "fgws.h"
+
+struct lp {
+	struct fgw w;       /* the tree: ws, skills, bin (the stand-in CLIs), result, metrics, log */
+	struct fgt_proc p;
+	cJSON *result;
+	char *logtext;      /* the runner's log: the entrypoint's stderr is in it */
+};
+
+/* The stand-in's common head: the run number of this role, stdin drained
+ * (the preset closes it after the prompt), the arguments recorded, and as
+ * the worker a change to the workspace (a turn that changes nothing costs
+ * no review). */
+extern const char FGA_STANDIN_HEAD[];
+
+void fga_init(struct lp *l, const char *review_md, const char *standin_body);
+
+void fga_run(struct lp *l, const char *const *extra_env);
+
+void fga_release(struct lp *l);
+
+/* dir/name (the test's root), read; owned, "" when absent. */
+char *fga_read(const struct lp *l, const char *name);
+
+cJSON *fga_json(const struct lp *l, const char *name);
+
+double fga_num(const cJSON *o, const char *k);
+
+const cJSON *fga_path2(const cJSON *o, const char *a, const char *b);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * fgpanel.h - the fixture of the panel tests (tests/e2e/test_panel.c,
+ * test_panel_findings.c): one forge-runner run --engine local with the
+ * real entrypoint, a worker that changes the workspace every turn, and one
+ * reviewer script for every role (FORGE_REVIEWER_ROLE) that saves what it
+ * got and when it ran, the test's case statement between its head and tail.
+ */
+#ifndef FGPANEL_H
+#define FGPANEL_H
+
+#include <cjson/cJSON.h>
+
+#include "fgtest.h"
+#include "fgws.h"
+
+/* Saves its feedback file on a retry; changes the workspace every turn (a
+ * turn that changes nothing costs no review). */
+extern const char *FGP_WORKER;
+
+/* The head of the reviewer; the test's case statement follows, then the
+ * tail. shadow VERDICT SEVERITY TITLE prints a JSON shadow block with one
+ * finding (none when SEVERITY is "-"). */
+extern const char *FGP_REVIEWER_HEAD;
+
+extern const char *FGP_REVIEWER_TAIL;
+
+struct spec {
+	const char *review_md;     /* skills/default/impl/review.md */
+	const char *role_files[4]; /* name, content pairs beside review.md */
+	const char *reviewer;      /* the case statement */
+	const char *const *env;    /* extra environment, NULL-terminated; may be NULL */
+	const char *log_format;    /* the runner's --log-format; NULL: json */
+};
+
+struct pn {
+	struct fgw w;     /* the tree: ws, skills, task.json, work.sh, rev.sh, result, metrics */
+	char *save;       /* R/save: what the agents saved */
+	struct fgt_proc p;
+	cJSON *res;
+};
+
+void fgp_run(struct pn *t, const struct spec *s);
+
+void fgp_release(struct pn *t);
+
+#define FGP_PANEL_MD(extra) \
+	"---\nmax_retries: 3\n" extra "reviewers:\n  - role: correctness\n    instructions: correctness.md\n" \
+	"  - role: security\n    instructions: roles/security.md\n---\nShared instructions.\n"
+
+#define FGP_ROLE_FILES { "correctness.md", "Check the logic.\n", "roles/security.md", "Check the input handling.\n" }
+
+#endif
