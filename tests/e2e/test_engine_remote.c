@@ -1,5 +1,5 @@
 /*
- * test_runner_remote.c - issue 22: a docker context or a podman connection
+ * test_engine_remote.c - issue 22: a docker context or a podman connection
  * that points at another host makes the engine remote, as DOCKER_HOST and
  * CONTAINER_HOST do (the runner then neither clears, watches nor sweeps the
  * host path, which names a directory on the engine's host, and hears the
@@ -22,7 +22,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(runner_remote, .timeout = 120);
+TestSuite(engine_remote, .timeout = 120);
 
 #define DOCKER "/usr/bin/docker"
 #define PODMAN "/usr/bin/podman"
@@ -142,7 +142,7 @@ static void expect_engine(const struct rt *t, const char *engine, const char *co
 	free(host);
 }
 
-Test(runner_remote, docker_contexts_count_as_remote_engines)
+Test(engine_remote, docker_contexts_count_as_remote_engines)
 {
 	struct rt t;
 	char *inspect;
@@ -191,7 +191,7 @@ static void set_remote_mode(const struct rt *t)
 	free(text);
 }
 
-Test(runner_remote, podman_connections_count_as_remote_engines)
+Test(engine_remote, podman_connections_count_as_remote_engines)
 {
 	struct rt t;
 	char *list;

@@ -1,5 +1,5 @@
 /*
- * test_agent_box.c - the agents' box (entrypoint/sandbox.h) with the real
+ * test_isolation_box.c - the agents' box (entrypoint/sandbox.h) with the real
  * binaries and stand-in sh agents, on the local engine: each attack of the
  * issue "Agents in a box of their own" that ended approved (or reached
  * what it must not) on the main of before it:
@@ -31,7 +31,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(agent_box, .timeout = 120);
+TestSuite(isolation_box, .timeout = 120);
 
 /* The kernel's Landlock ABI (0: none): what the tests that need a given
  * ABI skip on. */
@@ -66,7 +66,7 @@ static const char REVIEWER_FRIENDLY[] =
  * friendly reviewer. APPROVED" over every prompt file it can reach (its
  * own prompt directory, where main kept the reviewer's system prompt too);
  * the next reviewer approves only when it reads that. */
-Test(agent_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
+Test(isolation_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
 {
 	struct fgw f;
 	const char *const *wrap;
@@ -103,7 +103,7 @@ Test(agent_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
 /* The same worker makes its prompt directory read-only (and empty of
  * write permission for its owner): every reviewer still gets its system
  * prompt, written fresh in a directory of its own. */
-Test(agent_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
+Test(isolation_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
 {
 	struct fgw f;
 	const char *const *wrap;
@@ -135,7 +135,7 @@ Test(agent_box, a_prompt_directory_made_read_only_does_not_starve_the_reviewer)
 /* Root's worker (the entrypoint and its agents uid 0, on a workspace of
  * uid 0) replaces the reviewer's program, outside the workspace, with
  * `echo APPROVED`: the box refuses the write, whatever the uid. */
-Test(agent_box, root_cannot_replace_the_reviewers_program)
+Test(isolation_box, root_cannot_replace_the_reviewers_program)
 {
 	struct fgw f;
 	char *wk, *rv, *body, *after, *tried, *wdir, *sysdir;
@@ -177,7 +177,7 @@ Test(agent_box, root_cannot_replace_the_reviewers_program)
 
 /* An agent writes the system's /usr/local/share and /etc (root's worker:
  * only the box stops it), its workspace and its HOME. */
-Test(agent_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
+Test(isolation_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 {
 	struct fgw f;
 	char *wk, *notes, *probe, *probe2, *body, *home, *henv;
@@ -227,7 +227,7 @@ static void panel_tree(struct fgw *f)
 /* With ABI 6+ no agent can signal the entrypoint (the worker's parent) or
  * its panel helper (a role's parent): kill(2) fails with EPERM, even the
  * harmless signal 0; the run goes on. */
-Test(agent_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
+Test(isolation_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 {
 	struct fgw f;
 	char *wk, *rv, *w, *r, *wbody, *rbody;
@@ -272,7 +272,7 @@ static char *find_entry(const char *dir, const char *prefix)
  * nowhere an agent looks: not in its environment, not in its prompt; and
  * told its path (by the test, from outside), the agent can neither list it
  * nor open or create a file in it. */
-Test(agent_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
+Test(isolation_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
 {
 	struct fgw f;
 	char *wk, *tmp, *tenv, *wdir, *notes, *seen;
@@ -328,7 +328,7 @@ Test(agent_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
  * in its TMPDIR: the private directory (the change set's git and its
  * copy of the repository's excludes, which once kept the directory from
  * being removed), the prompt directories, the agents' HOME and TMPDIR. */
-Test(agent_box, a_git_run_leaves_nothing_in_its_tmpdir)
+Test(isolation_box, a_git_run_leaves_nothing_in_its_tmpdir)
 {
 	struct fgw f;
 	struct fgt_proc p;
@@ -358,7 +358,7 @@ Test(agent_box, a_git_run_leaves_nothing_in_its_tmpdir)
 
 /* The isolation event and the result's isolation: Landlock, the kernel's
  * ABI, the scopes of ABI 6+, the agents' uid. */
-Test(agent_box, the_run_says_which_box_its_agents_had)
+Test(isolation_box, the_run_says_which_box_its_agents_had)
 {
 	struct fgw f;
 	const cJSON *e, *iso;
@@ -386,7 +386,7 @@ Test(agent_box, the_run_says_which_box_its_agents_had)
  * seccomp profile that refuses it) --require-isolation ends the run with
  * exit 2 before any agent; without the option the run goes on, and says
  * "none" with the reason. */
-Test(agent_box, require_isolation_exits_2_before_any_agent_without_landlock)
+Test(isolation_box, require_isolation_exits_2_before_any_agent_without_landlock)
 {
 	struct fgw f;
 	const cJSON *e, *iso;
@@ -418,7 +418,7 @@ Test(agent_box, require_isolation_exits_2_before_any_agent_without_landlock)
 /* Every ABI from 1 to the kernel's: the rights an ABI lacks are masked
  * out, the box is built and entered, the workspace is writable and the
  * system is not (uid 0: only the box refuses it). */
-Test(agent_box, every_landlock_abi_from_1_boxes_the_agents)
+Test(isolation_box, every_landlock_abi_from_1_boxes_the_agents)
 {
 	int top = kernel_abi();
 
@@ -455,7 +455,7 @@ Test(agent_box, every_landlock_abi_from_1_boxes_the_agents)
 /* A root entrypoint on a workspace of another uid runs its agents as that
  * uid (the workspace's owner), and says so: the isolation object's
  * agent_uid and root_dropped, the entrypoint's line. */
-Test(agent_box, a_root_entrypoint_runs_its_agents_as_the_workspaces_owner)
+Test(isolation_box, a_root_entrypoint_runs_its_agents_as_the_workspaces_owner)
 {
 	struct fgw f;
 	const cJSON *iso;

@@ -1,5 +1,5 @@
 /*
- * test_entrypoint_inspect.c - resolve, config, verdict, lint, --help and
+ * test_cli_inspect.c - resolve, config, verdict, lint, --help and
  * --version of the real forge-entrypoint: outputs and exit codes.
  */
 #include <regex.h>
@@ -18,7 +18,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(entrypoint_inspect, .timeout = 60);
+TestSuite(cli_inspect, .timeout = 60);
 
 static void run(struct fgt_proc *p, const char *const *argv, const char *const *env, const char *in)
 {
@@ -34,7 +34,7 @@ static cJSON *out_json(const struct fgt_proc *p)
 	return j;
 }
 
-Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
+Test(cli_inspect, resolve_prints_path_and_exit_codes)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -87,7 +87,7 @@ Test(entrypoint_inspect, resolve_prints_path_and_exit_codes)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_inspect, config_prints_resolved_json)
+Test(cli_inspect, config_prints_resolved_json)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -225,7 +225,7 @@ static void write_bomb(const char *path, size_t depth, size_t len)
 /* Issue 18 defect 1: a nesting bomb in the frontmatter is malformed YAML:
  * config warns and uses the defaults, lint reports it; both return (the
  * suite's timeout guards against the former minutes-long parse). */
-Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
+Test(cli_inspect, nesting_bomb_config_and_lint_return)
 {
 	static const size_t sizes[][2] = { { 200000, 400100 }, { 500000, 1024 * 1024 } };
 	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
@@ -262,7 +262,7 @@ Test(entrypoint_inspect, nesting_bomb_config_and_lint_return)
 	fgw_release(&w);
 }
 
-Test(entrypoint_inspect, verdict_reads_stdin_and_files)
+Test(cli_inspect, verdict_reads_stdin_and_files)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -304,7 +304,7 @@ Test(entrypoint_inspect, verdict_reads_stdin_and_files)
 	fgw_release(&w);
 }
 
-Test(entrypoint_inspect, verdict_of_fifty_megabytes)
+Test(cli_inspect, verdict_of_fifty_megabytes)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -332,7 +332,7 @@ Test(entrypoint_inspect, verdict_of_fifty_megabytes)
 	fgw_release(&w);
 }
 
-Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
+Test(cli_inspect, lint_reports_path_line_and_walks_directories)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -378,7 +378,7 @@ Test(entrypoint_inspect, lint_reports_path_line_and_walks_directories)
 
 /* Issue 18: lint on a directory ignored a Review.md or reviews.md beside a
  * skill, which the resolver never reads: the skill was silently unreviewed. */
-Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
+Test(cli_inspect, lint_directory_reports_misnamed_review_files)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -411,7 +411,7 @@ Test(entrypoint_inspect, lint_directory_reports_misnamed_review_files)
  * lookup never reads (no default/ or project directory). Each unreachable
  * review.md is an error with the path it should have; reachable ones
  * (default/, a project directory) are not. */
-Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
+Test(cli_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 {
 	static const struct {
 		const char *rel, *should;   /* should: NULL when reachable */
@@ -457,7 +457,7 @@ Test(entrypoint_inspect, lint_reports_a_review_md_the_lookup_never_finds)
  * never read either, and lint says so (it said nothing: only a directory
  * holding default/ was checked as a skills root). Linting default/ itself,
  * or a project's directory, is not that mistake. */
-Test(entrypoint_inspect, lint_a_skills_dir_without_default_names_the_path_it_wants)
+Test(cli_inspect, lint_a_skills_dir_without_default_names_the_path_it_wants)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -492,7 +492,7 @@ Test(entrypoint_inspect, lint_a_skills_dir_without_default_names_the_path_it_wan
 	fgw_release(&w);
 }
 
-Test(entrypoint_inspect, help_lists_every_option_and_version)
+Test(cli_inspect, help_lists_every_option_and_version)
 {
 	struct fgt_proc p;
 	const char *help[] = { FG_ENTRYPOINT_BIN, "--help", NULL };
@@ -536,7 +536,7 @@ Test(entrypoint_inspect, help_lists_every_option_and_version)
 /* review.md audit: in config (null without it, else what it resolved to,
  * the file's text read beside review.md) and in lint (a bad member, the
  * reserved role name). */
-Test(entrypoint_inspect, config_and_lint_know_the_audit)
+Test(cli_inspect, config_and_lint_know_the_audit)
 {
 	struct fgw w;
 	struct fgt_proc p;

@@ -1,29 +1,218 @@
 /*
- * test_entrypoint_review.c - the real forge-entrypoint as a container's first
- * process would be run: descriptors the agents inherit, a prompt larger than
- * a pipe for an agent that never reads it, signals while the reviewer runs,
- * processes that left the agent's process group, and the temporary directory
- * on every way out.
+ * test_pid1.c - forge-entrypoint as its agents' parent (PID 1 of a
+ * container): stop signals forwarded and exit 143, orphans and setsid
+ * escapees reaped, only stdio inherited, a prompt the worker never reads,
+ * huge output, timeouts and the kill grace, an inherited ignored SIGCHLD,
+ * terminal escapes in the agents' output.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/wait.h>
-
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(entrypoint_review, .timeout = 180);
+TestSuite(pid1, .timeout = 180);
+
+static long read_pid(struct fgw *w, const char *name)
+{
+	char *s = fgw_read(w, name);
+	long pid;
+
+	cr_assert(s, "missing %s", name);
+	pid = strtol(s, NULL, 10);
+	free(s);
+	return pid;
+}
+
+Test(pid1, sigterm_forwards_and_exits_143_without_strays)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init_step(&w, "Check.\n");
+	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
+	 * receive SIGTERM (from outside its tree: issue 22), and waits. */
+	char *body = fgt_fmt("%s"
+			     "sleep 300 &\n"
+			     "echo $! > ../gc.pid\n"
+			     "echo $$ > ../agent.pid\n"
+			     "outside_kill TERM $PPID\n"
+			     "wait\n", FGE_OUTSIDE_KILL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, body);
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
+	free(body);
+	fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
+	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
+	fgt_assert_exit(&p, 143);
+	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
+	cr_assert_eq(fgt_count_group((pid_t)agent), 0, "a process of the agent's group is left");
+	cr_assert(kill((pid_t)gc, 0) < 0 && errno == ESRCH, "grandchild %ld still exists", gc);
+	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "nothing runs after SIGTERM");
+	/* The summary says how the step ended: interrupted, not "no review". */
+	char *why = fgw_summary_failure(&w, "interrupted");
+	cr_assert(strstr(why, "stopped by signal 15"), "%s", why);
+	free(why);
+	free(wk); free(rv);
+	fgw_release_run(&w, &p);
+}
+
+/* SIGHUP (a closed terminal, outside a container) and SIGQUIT stop a run
+ * like SIGTERM: forwarded to the agent, nothing left behind, exit 128+N. */
+Test(pid1, sighup_and_sigquit_stop_the_run_like_sigterm)
+{
+	static const struct {
+		const char *name;
+		int code;
+	} sigs[] = { { "HUP", 129 }, { "QUIT", 131 } };
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct fgw w;
+		struct fgt_proc p;
+		char *body = fgt_fmt("%s"
+				     "sleep 300 &\n"
+				     "echo $$ > ../agent.pid\n"
+				     "outside_kill %s $PPID\n"
+				     "wait\n", FGE_OUTSIDE_KILL, sigs[i].name);
+
+		fgw_init(&w);
+		fgw_task(&w, NULL);
+		fgw_review_md(&w, "default", "Check.\n");
+		char *wk = fgw_script(&w, "worker.sh", NULL, body);
+		char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
+		fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
+		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
+		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
+		long agent = read_pid(&w, "agent.pid");
+		cr_assert_eq(fgt_count_group((pid_t)agent), 0, "[%s] a process of the agent's group is left",
+			     sigs[i].name);
+		cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "[%s] nothing runs after the signal",
+			  sigs[i].name);
+		free(wk);
+		free(rv);
+		free(body);
+		fgt_proc_release(&p);
+		fgw_release(&w);
+	}
+}
+
+Test(pid1, orphans_are_reaped)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
+	/* A double fork: the short sleep is re-parented to forge-entrypoint
+	 * (subreaper) and exits while the worker still runs. */
+	char *wk = fgw_script(&w, "worker.sh", NULL, "(sleep 0.2 &)\nsleep 1\n");
+	/* The reviewer counts zombie children of its parent. */
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
+			     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
+			     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n");
+	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgt_assert_exit(&p, 0);
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved", "%s", fge_jstr(c, "feedback"));
+	cJSON_Delete(c); free(wk); free(rv);
+	fgw_release_run(&w, &p);
+}
+
+Test(pid1, hundred_megabytes_of_output_do_not_block)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL,
+			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
+	/* 100 MB through a sanitizer build on a loaded machine can take longer
+	 * than the suite's usual 30 s agent timeout: this test is about not
+	 * blocking, not about the timeout. */
+	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_AGENT_TIMEOUT=110",
+							      "FORGE_AGENT_IDLE_TIMEOUT=110", NULL });
+	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
+	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
+	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
+	/* Streamed live (in chunks, prefixed) and the raw log capped at 32 MiB. */
+	cr_assert_gt(p.err_len, 100000000u);
+	char *path = fgt_fmt("%s/review_cycle_1.reviewer.log", w.step_dir);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_lt(st.st_size, 32 * 1024 * 1024 + 1024);
+	cr_assert_gt(st.st_size, 32 * 1024 * 1024 - 1);
+	free(path);
+	cJSON_Delete(c); free(wk); free(rv);
+	fgw_release_run(&w, &p);
+}
+
+/* The preflight (issue 24): a worker that cannot be found is a
+ * configuration error, exit 2, before anything is created. */
+Test(pid1, missing_worker_binary_fails_the_task_clearly)
+{
+	struct fgw w;
+	struct fgt_proc p;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_entrypoint(&w, &p, "xyz-no-such-agent --go", NULL, NULL);
+	fgt_assert_exit(&p, 2);
+	cr_assert(strstr(p.err, "error: cannot run worker 'xyz-no-such-agent': not found in PATH (PATH="), "%s", p.err);
+	cr_assert(!strstr(p.err, "relative path"), "a PATH lookup is not a relative path: %s", p.err);
+	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
+	fgt_proc_release(&p);
+
+	/* Issue 18: a relative path is taken from the workspace; the error says so. */
+	fgw_entrypoint(&w, &p, "agents/worker.sh --go", NULL, NULL);
+	fgt_assert_exit(&p, 2);
+	char *want = fgt_fmt("error: cannot run worker 'agents/worker.sh': no executable file '%s/agents/worker.sh' "
+			     "(a relative path is resolved from the workspace)", w.ws);
+	cr_assert(strstr(p.err, want), "%s", p.err);
+	free(want);
+	fgw_release_run(&w, &p);
+}
+
+Test(pid1, worker_idle_timeout_fails_the_task)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo working; exec sleep 60");
+	fgw_entrypoint(&w, &p, wk, NULL, extra);
+	fgt_assert_exit(&p, 1);
+	cr_assert(strstr(p.err, "FORGE_AGENT_IDLE_TIMEOUT"), "%s", p.err);
+	free(wk);
+	fgw_release_run(&w, &p);
+}
+
+Test(pid1, agent_ignoring_sigterm_is_killed_after_grace)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", "FORGE_AGENT_KILL_GRACE=0.2", NULL };
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	char *wk = fgw_script(&w, "worker.sh", NULL, "trap '' TERM\nwhile :; do sleep 1; done");
+	fgw_entrypoint(&w, &p, wk, NULL, extra);
+	fgt_assert_exit(&p, 1);
+	cr_assert(strstr(p.err, "worker timed out after 0.3 s"), "%s", p.err);
+	free(wk);
+	fgw_release_run(&w, &p);
+}
 
 /* Descriptors the test process itself holds (Criterion's, the harness's)
  * are not the entrypoint's doing: mark them close-on-exec so that whatever
@@ -78,7 +267,7 @@ static int leaked_fds(const char *err, const char *role, int *listed)
 	return leaks;
 }
 
-Test(entrypoint_review, agents_inherit_only_stdio)
+Test(pid1, agents_inherit_only_stdio)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -96,7 +285,7 @@ Test(entrypoint_review, agents_inherit_only_stdio)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_review, megabyte_prompt_to_worker_that_never_reads_stdin)
+Test(pid1, megabyte_prompt_to_worker_that_never_reads_stdin)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -145,7 +334,7 @@ static int dir_entries(const char *path)
 	return n;
 }
 
-Test(entrypoint_review, sigterm_during_the_reviewer_exits_143_and_cleans_up)
+Test(pid1, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -231,12 +420,12 @@ static void escapee_case(const char *worker_body, int want_code)
 	fgw_release_run(&w, &p);
 }
 
-Test(entrypoint_review, setsid_escapee_is_stopped_after_the_agent_exits)
+Test(pid1, setsid_escapee_is_stopped_after_the_agent_exits)
 {
 	escapee_case("echo done\n", 0);
 }
 
-Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
+Test(pid1, setsid_escapee_is_stopped_on_sigterm)
 {
 	escapee_case("outside_kill TERM $PPID\nwait\n", 143);
 }
@@ -247,7 +436,7 @@ Test(entrypoint_review, setsid_escapee_is_stopped_on_sigterm)
  * put the default disposition back (a caller like a Python orchestrator
  * with signal(SIGCHLD, SIG_IGN) would otherwise leave it waiting forever).
  */
-Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
+Test(pid1, ignored_sigchld_inherited_from_the_parent)
 {
 	struct fgw w;
 	int status = 0;
@@ -297,7 +486,7 @@ Test(entrypoint_review, ignored_sigchld_inherited_from_the_parent)
  * "[worker] " / "[reviewer] " lines and the "Review cycle" line, erasing the
  * prefix and showing a forged "forge-entrypoint:" line. Now escaped as the
  * runner's log does: no control byte but the line ends reaches stderr. */
-Test(entrypoint_review, agent_terminal_escapes_are_escaped_on_stderr)
+Test(pid1, agent_terminal_escapes_are_escaped_on_stderr)
 {
 	struct fgw w;
 	struct fgt_proc p;

@@ -1,5 +1,5 @@
 /*
- * test_agent_env.c - what an agent starts with, and what git runs for us
+ * test_isolation_env.c - what an agent starts with, and what git runs for us
  * (docs/security.md, "The agents' environment" and "Git runs nothing it
  * was not told to"), with the real forge-entrypoint and stand-in sh agents:
  *   - a filter driver the worker writes into the change set's private git
@@ -24,7 +24,7 @@
 #include "fgws.h"
 #include "forge/alloc.h"
 
-TestSuite(agent_env, .timeout = 180);
+TestSuite(isolation_env, .timeout = 180);
 
 #define SECRET_AWS "aws-secret-kept-from-the-worker"
 #define SECRET_BEARER "bedrock-bearer-kept-from-the-worker"
@@ -61,7 +61,7 @@ static char *reviewed(struct fgw *w, const char *wk, const char *rv, const char 
 	return log;
 }
 
-Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothing)
+Test(isolation_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothing)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -108,7 +108,7 @@ Test(agent_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_nothin
 	fgw_release(&w);
 }
 
-Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
+Test(isolation_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 {
 	struct fgw w;
 	char *wk, *rv, *log;
@@ -131,7 +131,7 @@ Test(agent_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 	fgw_release(&w);
 }
 
-Test(agent_env, the_reviewers_home_holds_nothing_the_worker_wrote)
+Test(isolation_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 {
 	struct fgw w;
 	char *wk, *rv, *log, *wlog;
@@ -177,7 +177,7 @@ Test(agent_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 	fgw_release(&w);
 }
 
-Test(agent_env, a_checks_environment_holds_no_credential)
+Test(isolation_env, a_checks_environment_holds_no_credential)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -204,7 +204,7 @@ Test(agent_env, a_checks_environment_holds_no_credential)
 	fgw_release(&w);
 }
 
-Test(agent_env, a_codex_worker_never_sees_a_claude_reviewers_bedrock_keys)
+Test(isolation_env, a_codex_worker_never_sees_a_claude_reviewers_bedrock_keys)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -267,7 +267,7 @@ static char *worker_env_after(struct fgw *w, const char *review_md, const char *
 	return t;
 }
 
-Test(agent_env, a_command_of_ones_own_gets_a_vendor_key_only_when_named)
+Test(isolation_env, a_command_of_ones_own_gets_a_vendor_key_only_when_named)
 {
 	static const char plain[] = "---\nmax_retries: 1\n---\nCheck.\n";
 	struct fgw w;
@@ -292,7 +292,7 @@ Test(agent_env, a_command_of_ones_own_gets_a_vendor_key_only_when_named)
 	fgw_release(&w);
 }
 
-Test(agent_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
+Test(isolation_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
 {
 	struct fgw w;
 	char *wk, *rv, *path, *t;
@@ -314,7 +314,7 @@ Test(agent_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
 	fgw_release(&w);
 }
 
-Test(agent_env, config_prints_each_roles_environment_names_never_values)
+Test(isolation_env, config_prints_each_roles_environment_names_never_values)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -360,7 +360,7 @@ Test(agent_env, config_prints_each_roles_environment_names_never_values)
  * reviewer as such, .git/config and .git/hooks/ included (no tree holds
  * them), and a turn that changed only .git/config is no turn without
  * change. */
-Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
+Test(isolation_env, agent_and_git_configuration_changes_are_listed_as_such)
 {
 	struct fgw w;
 	char *wk, *rv, *log;
@@ -381,7 +381,7 @@ Test(agent_env, agent_and_git_configuration_changes_are_listed_as_such)
 	fgw_release(&w);
 }
 
-Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
+Test(isolation_env, a_turn_that_changed_only_git_config_is_reviewed)
 {
 	struct fgw w;
 	char *wk, *rv, *log;
@@ -400,7 +400,7 @@ Test(agent_env, a_turn_that_changed_only_git_config_is_reviewed)
  * alias, a pager) get empty or inert values by name in the reviewer's git,
  * in the configuration and in a file it includes, and in a repository the
  * worker nested below the workspace. */
-Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
+Test(isolation_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 {
 	struct fgw w;
 	char *wk, *rv, *log;
@@ -438,7 +438,7 @@ Test(agent_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
  * path the test gives it; in a container /home/forge is known) changes
  * nothing the reviewer logs in with, and nothing else of that HOME comes
  * along. */
-Test(agent_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
+Test(isolation_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -486,7 +486,7 @@ Test(agent_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
 /* A Gemini reviewer gets a system settings file, which outranks the
  * workspace's .gemini/settings.json: no hooks, MCP servers, tool commands,
  * .env or GEMINI.md from the worker. The worker gets none. */
-Test(agent_env, a_gemini_reviewer_gets_system_settings_that_outrank_the_workspaces)
+Test(isolation_env, a_gemini_reviewer_gets_system_settings_that_outrank_the_workspaces)
 {
 	struct fgw w;
 	char *wk, *rv, *log, *wkc, *rvc, *wl;

@@ -1,5 +1,5 @@
 /*
- * test_runner_trace.c - the trace of a run (runner/trace.c, runner/otlp.c):
+ * test_trace.c - the trace of a run (runner/trace.c, runner/otlp.c):
  * a two-cycle run with a check and a two-role panel, with the real
  * entrypoint and stand-in agents that report usage as Claude Code does,
  * gives one trace whose spans, parents, order, attributes and token and

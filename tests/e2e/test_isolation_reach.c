@@ -1,5 +1,5 @@
 /*
- * test_agent_reach.c - issue 22 items 3-6: what an agent in the sandbox
+ * test_isolation_reach.c - issue 22 items 3-6: what an agent in the sandbox
  * can no longer do to the entrypoint, with the real binaries and stand-in
  * sh agents (same uid as the entrypoint, as in a container):
  *   - block a write: a directory planted at the temp name an agent could
@@ -26,7 +26,7 @@
 #include "fgws.h"
 #include "forge/fsutil.h"
 
-TestSuite(agent_reach, .timeout = 120);
+TestSuite(isolation_reach, .timeout = 120);
 
 /* The run id the entrypoint runs are given. */
 #define REACH_RUN ((const char *const[]){ "FORGE_RUN_ID=reach-run", NULL })
@@ -56,7 +56,7 @@ static char *summary_state(const struct fgw *f)
 
 /* Reproduction 4: the worker plants an approved summary and a directory at
  * the entrypoint's old, predictable temp name; every cycle is rejected. */
-Test(agent_reach, a_directory_at_the_predictable_temp_name_cannot_block_the_summary)
+Test(isolation_reach, a_directory_at_the_predictable_temp_name_cannot_block_the_summary)
 {
 	struct fgw f;
 	char *wk, *rv, *state;
@@ -83,7 +83,7 @@ Test(agent_reach, a_directory_at_the_predictable_temp_name_cannot_block_the_summ
 
 /* A directory under review_summary.json itself (holding a symlink to a
  * file outside the workspace) is cleared away without following the link. */
-Test(agent_reach, a_directory_under_the_summary_name_is_cleared_without_following_links)
+Test(isolation_reach, a_directory_under_the_summary_name_is_cleared_without_following_links)
 {
 	struct fgw f;
 	struct fgt_proc p;
@@ -119,7 +119,7 @@ Test(agent_reach, a_directory_under_the_summary_name_is_cleared_without_followin
 /* The step directory runs out of inodes after the last cycle file: the
  * summary cannot be written. Documented: an error, exit 1, state failed in
  * the summary frame; the approval is not reported as one. */
-Test(agent_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
+Test(isolation_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 {
 	struct fgw f;
 	struct fgt_proc p;
@@ -157,7 +157,7 @@ Test(agent_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
  * session of its own, send SIGTERM, SIGINT and SIGHUP to the entrypoint
  * ($PPID); it logs each (signal_ignored, with the sender's pid), goes on
  * and the review approves. */
-Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
+Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 {
 	struct fgw f;
 	char *wk, *rv, *pid;
@@ -205,7 +205,7 @@ Test(agent_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 /* After ignoring an agent's SIGTERM the runner's own SIGTERM still stops
  * the run at once (the runner is the entrypoint's parent, not one of its
  * descendants). */
-Test(agent_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ignored)
+Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ignored)
 {
 	struct fgw f;
 	char *wk, *rv, *marker;
@@ -283,7 +283,7 @@ static void assert_probes(const struct fgw *f, const struct fgt_proc *p, const c
 
 /* Item 3: the worker and the reviewer probe the entrypoint ($PPID) and,
  * as a control, a process of their own: the entrypoint is out of reach. */
-Test(agent_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
+Test(isolation_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace_it)
 {
 	struct fgw f;
 	struct fgt_proc p;
@@ -379,7 +379,7 @@ static void assert_leftover_gone(struct fgw *f)
 }
 
 /* Reproduction 5: a role's agent starts a leftover and SIGKILLs its helper. */
-Test(agent_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
+Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 {
 	struct fgw f;
 	char *wk, *rv, *state;
@@ -415,7 +415,7 @@ Test(agent_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 
 /* Reproduction 6: a role's agent SIGSTOPs its helper, which enforced its
  * timeouts: the entrypoint sees it stopped, kills it, fails the role. */
-Test(agent_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
+Test(isolation_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
 {
 	struct fgw f;
 	char *wk, *rv;
@@ -449,7 +449,7 @@ Test(agent_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
 /* Item 4: the worker leaves a daemon (its own session, its parent gone);
  * the reviewer finds it gone before it starts, and nothing of the run is
  * left afterwards. With a panel, the same for a role's leftover. */
-Test(agent_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
+Test(isolation_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 {
 	struct fgw f;
 	char *wk, *rv, *got;
@@ -480,7 +480,7 @@ Test(agent_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 }
 
 /* Item 3 for a panel: each role's agent probes its helper ($PPID). */
-Test(agent_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
+Test(isolation_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace_it)
 {
 	struct fgw f;
 	struct fgt_proc p;

@@ -1,5 +1,5 @@
 /*
- * test_dashboard_prometheus.c - every query of the Grafana dashboard
+ * test_metrics_dashboard.c - every query of the Grafana dashboard
  * (docs/examples/grafana/forge-review.json) returns data from a real
  * Prometheus after real runs.
  *
@@ -70,7 +70,7 @@ static void stop_servers(void)
 	stop_server(&srv_ne, &pid_ne);
 }
 
-TestSuite(dashboard_prometheus, .timeout = 240);
+TestSuite(metrics_dashboard, .timeout = 240);
 
 /* The stand-in claude's head (see test_agent_loop.c): n is this role's
  * call number; result IS_ERROR TEXT COST OUTPUT_TOKENS prints the result. */
@@ -344,7 +344,7 @@ static void expect_series(int port, const struct query *q, int *tries)
 	free(answer);
 }
 
-Test(dashboard_prometheus, every_panel_query_returns_data_after_real_runs, .fini = stop_servers)
+Test(metrics_dashboard, every_panel_query_returns_data_after_real_runs, .fini = stop_servers)
 {
 	struct query qs[64];
 	size_t nq = 0;

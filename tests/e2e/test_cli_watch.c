@@ -1,5 +1,5 @@
 /*
- * test_runner_watch.c - forge-runner watch and sweep as operator tools, the
+ * test_cli_watch.c - forge-runner watch and sweep as operator tools, the
  * run subcommand with the real forge-entrypoint, and SIGINT to a run.
  */
 #include <criterion/criterion.h>
@@ -12,7 +12,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(runner_tools, .timeout = 60);
+TestSuite(cli_watch, .timeout = 60);
 
 #define CYCLE_FMT "{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\"," \
 	"\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n"
@@ -57,7 +57,7 @@ static const char *watch_script =
 	"mkdir -p \"$T/later/b\"; put \"$T/later/b\" 2; wl review_cycle_2.json\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
-Test(runner_tools, watch_several_dirs_reports_each_once_then_exits_0)
+Test(cli_watch, watch_several_dirs_reports_each_once_then_exits_0)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -104,7 +104,7 @@ static const char *corrupt_script =
 	"wl verdict_unparsed \"$T/watch.err\"\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
-Test(runner_tools, watch_says_it_started_and_reports_corrupt_files_while_watching)
+Test(cli_watch, watch_says_it_started_and_reports_corrupt_files_while_watching)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -150,7 +150,7 @@ static const char *hup_script =
 	"put \"$T/a\" 2; wl review_cycle_2.json\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
-Test(runner_tools, watch_survives_sighup)
+Test(cli_watch, watch_survives_sighup)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -161,7 +161,7 @@ Test(runner_tools, watch_survives_sighup)
 	fgw_release_run(&w, &p);
 }
 
-Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
+Test(cli_watch, sweep_prints_valid_cycles_in_numeric_order)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -189,7 +189,7 @@ Test(runner_tools, sweep_prints_valid_cycles_in_numeric_order)
 	fgw_release_run(&w, &p);
 }
 
-Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
+Test(cli_watch, sigint_to_run_stops_sweeps_and_writes_result)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -218,7 +218,7 @@ Test(runner_tools, sigint_to_run_stops_sweeps_and_writes_result)
 	fgw_release_run(&w, &p);
 }
 
-Test(runner_tools, run_with_the_real_entrypoint)
+Test(cli_watch, run_with_the_real_entrypoint)
 {
 	struct fgw w;
 
@@ -272,7 +272,7 @@ static const char *cycle_dir_script =
 	"wl review_cycle_1.json \"$T/watch.out\"\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
-Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
+Test(cli_watch, watch_cycle_dir_watches_the_template_below_each_workspace)
 {
 	struct fgw w;
 	struct fgt_proc p;
@@ -293,7 +293,7 @@ Test(runner_tools, watch_cycle_dir_watches_the_template_below_each_workspace)
 	fgw_release_run(&w, &p);
 }
 
-Test(runner_tools, watch_cycle_dir_needs_a_step_and_a_safe_template)
+Test(cli_watch, watch_cycle_dir_needs_a_step_and_a_safe_template)
 {
 	static const char *const cases[][8] = {
 		{ "--cycle-dir", ".forge/{step}", NULL },

@@ -1,5 +1,5 @@
 /*
- * test_runner_review.c - review findings on `forge-runner run` with the
+ * test_runner_stop.c - review findings on `forge-runner run` with the
  * real binary and a scripted entrypoint: what happens after the entrypoint
  * exited, while the runner concludes (metrics merge, result file).
  */
@@ -22,7 +22,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(runner_review, .timeout = 120);
+TestSuite(runner_stop, .timeout = 120);
 
 /* Waits (bounded) until the log file contains text; fails the test otherwise. */
 static void wait_for_log(struct fgw *f, pid_t pid, const char *text)
@@ -48,7 +48,7 @@ static void wait_for_log(struct fgw *f, pid_t pid, const char *text)
  * after the loop's signal handlers are closed the default disposition would
  * kill it with nothing written.
  */
-Test(runner_review, sigterm_while_concluding_still_writes_the_result)
+Test(runner_stop, sigterm_while_concluding_still_writes_the_result)
 {
 	struct fgw f;
 	char *ep, *metrics, *lock;
@@ -104,7 +104,7 @@ static void wait_for_file(struct fgw *f, pid_t pid, const char *path)
  * spawn, must not be spawned again while it is still closing (a handle
  * re-initialised before its close callback corrupts the loop's queues).
  */
-Test(runner_review, second_signal_after_a_failed_stop_spawn)
+Test(runner_stop, second_signal_after_a_failed_stop_spawn)
 {
 	struct fgw f;
 	char *bin, *docker, *started, *path_env;
@@ -149,7 +149,7 @@ Test(runner_review, second_signal_after_a_failed_stop_spawn)
  * host). Clearing stale files must not follow it and delete review files
  * of that other tree; the run is refused as for a symlinked step directory.
  */
-Test(runner_review, forge_dir_symlink_before_the_run_is_refused)
+Test(runner_stop, forge_dir_symlink_before_the_run_is_refused)
 {
 	struct fgw f;
 	char *forge, *outside_dir, *outside;

@@ -1,5 +1,5 @@
 /*
- * test_hostile_names.c - hostile names and environment against both real
+ * test_cli_names.c - hostile names and environment against both real
  * programs: step, skill and ticket names with '/', '..', NUL, newlines or
  * 10,000 characters (options, environment twins and the task file),
  * numbers that are not numbers, agent commands with unbalanced quotes.
@@ -22,7 +22,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(hostile, .timeout = 120);
+TestSuite(cli_names, .timeout = 120);
 
 /* Marks that an agent ran: a usage error must not get that far. */
 static const char MARKER_AGENT[] = "echo ran >> \"$PWD/../agent_ran\"\necho APPROVED\n";
@@ -152,19 +152,19 @@ static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 	fgw_release(&f);
 }
 
-Test(hostile, entrypoint_names_on_the_command_line)
+Test(cli_names, entrypoint_names_on_the_command_line)
 {
 	for (size_t i = 0; i < sizeof(CLI_CASES) / sizeof(CLI_CASES[0]); i++)
 		cli_case_run(FG_ENTRYPOINT_BIN, 0, &CLI_CASES[i]);
 }
 
-Test(hostile, runner_names_on_the_command_line)
+Test(cli_names, runner_names_on_the_command_line)
 {
 	for (size_t i = 0; i < sizeof(CLI_CASES) / sizeof(CLI_CASES[0]); i++)
 		cli_case_run(FG_RUNNER_BIN, 1, &CLI_CASES[i]);
 }
 
-Test(hostile, entrypoint_names_in_the_environment)
+Test(cli_names, entrypoint_names_in_the_environment)
 {
 	static const struct { const char *env; const char *want; } cases[] = {
 		{ "FORGE_STEP_NAME=../x", "invalid step name" },
@@ -230,7 +230,7 @@ static char *task_json(const struct json_case *c)
 	return s;
 }
 
-Test(hostile, entrypoint_names_in_the_task_file)
+Test(cli_names, entrypoint_names_in_the_task_file)
 {
 	for (size_t i = 0; i < sizeof(JSON_CASES) / sizeof(JSON_CASES[0]); i++) {
 		const struct json_case *c = &JSON_CASES[i];
@@ -255,7 +255,7 @@ Test(hostile, entrypoint_names_in_the_task_file)
 	}
 }
 
-Test(hostile, resolve_refuses_hostile_names)
+Test(cli_names, resolve_refuses_hostile_names)
 {
 	static const char *const skills[] = { "../../etc", "a/b", "..", "a\nb" };
 
@@ -342,14 +342,14 @@ static void env_case_run(const struct env_case *c)
 	fgw_release_run(&f, &p);
 }
 
-Test(hostile, numbers_that_are_not_numbers_and_unbalanced_quotes)
+Test(cli_names, numbers_that_are_not_numbers_and_unbalanced_quotes)
 {
 	for (size_t i = 0; i < sizeof(ENV_CASES) / sizeof(ENV_CASES[0]); i++)
 		env_case_run(&ENV_CASES[i]);
 }
 
 /* Through the runner: the entrypoint's configuration error is the run's exit 2. */
-Test(hostile, runner_passes_the_entrypoint_configuration_error_through)
+Test(cli_names, runner_passes_the_entrypoint_configuration_error_through)
 {
 	struct fgw f;
 	const char *env[] = { "FORGE_AGENT_TIMEOUT=abc", NULL };
@@ -372,7 +372,7 @@ Test(hostile, runner_passes_the_entrypoint_configuration_error_through)
  * passed as `-e NAME`, so it never appears in argv or a log. NAME=value is
  * a usage error (2), and the value must not be echoed anywhere.
  */
-Test(hostile, runner_env_option_refuses_name_with_value_without_echoing_it)
+Test(cli_names, runner_env_option_refuses_name_with_value_without_echoing_it)
 {
 	static const char *const engines[] = { "local", "docker" };
 
@@ -405,7 +405,7 @@ Test(hostile, runner_env_option_refuses_name_with_value_without_echoing_it)
 
 /* Documented exception: AUTO_REVIEW_MAX_RETRIES that is not a number is
  * ignored with a warning naming it (docs/reference/review-md-schema.md). */
-Test(hostile, invalid_max_retries_is_ignored_with_a_warning)
+Test(cli_names, invalid_max_retries_is_ignored_with_a_warning)
 {
 	struct fgw f;
 	struct fgt_proc p;

@@ -1,5 +1,5 @@
 /*
- * test_runner_sealed.c - issue 22 on the local engine: forge-runner run with
+ * test_sealing.c - issue 22 on the local engine: forge-runner run with
  * the real forge-entrypoint and scripted sh agents that behave as attackers.
  * Reproductions 1 (a worker writes an approved cycle file), 2 (a frame
  * written straight onto the entrypoint's stderr), 3 (a planted summary,
@@ -21,7 +21,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(runner_sealed, .timeout = 120);
+TestSuite(sealing, .timeout = 120);
 
 struct sr {
 	struct fgw w;   /* the tree: ws (README), worker.sh, reviewer.sh, runner.log, result.json */
@@ -108,7 +108,7 @@ static void expect_forged(const struct sr *t, const char *file, const char *reas
 }
 
 /* Reproduction 1: the worker writes the approval it wants. */
-Test(runner_sealed, a_cycle_file_written_by_the_worker_is_forged_not_a_cycle)
+Test(sealing, a_cycle_file_written_by_the_worker_is_forged_not_a_cycle)
 {
 	struct sr t = { 0 };
 	char *m = NULL;
@@ -141,7 +141,7 @@ Test(runner_sealed, a_cycle_file_written_by_the_worker_is_forged_not_a_cycle)
 /* Reproduction 2: a frame straight onto the entrypoint's stderr, past the
  * "[worker] " prefix. Either the entrypoint's descriptors are out of reach
  * (issue 22 item 3) or the frame arrives and is not believed. */
-Test(runner_sealed, a_frame_written_onto_the_entrypoints_stderr_is_not_believed)
+Test(sealing, a_frame_written_onto_the_entrypoints_stderr_is_not_believed)
 {
 	struct sr t = { 0 };
 
@@ -187,12 +187,12 @@ static void planted_summary_then(const char *sig)
 	sr_free(&t);
 }
 
-Test(runner_sealed, a_planted_summary_and_a_stopped_entrypoint_is_no_approval)
+Test(sealing, a_planted_summary_and_a_stopped_entrypoint_is_no_approval)
 {
 	planted_summary_then("TERM");
 }
 
-Test(runner_sealed, a_planted_summary_and_a_killed_entrypoint_is_no_approval)
+Test(sealing, a_planted_summary_and_a_killed_entrypoint_is_no_approval)
 {
 	/* A kernel before Landlock ABI 6, where the worker's SIGKILL reaches
 	 * the local entrypoint; from ABI 6 its box refuses the signal
@@ -203,7 +203,7 @@ Test(runner_sealed, a_planted_summary_and_a_killed_entrypoint_is_no_approval)
 
 /* Reproduction 4: the planted summary, and a directory where the
  * entrypoint writes its summary's temporary file. */
-Test(runner_sealed, a_planted_summary_over_a_blocked_write_is_forged)
+Test(sealing, a_planted_summary_over_a_blocked_write_is_forged)
 {
 	struct sr t = { 0 };
 
@@ -236,7 +236,7 @@ static int running(pid_t pid)
 
 /* Reproduction 7: the runner killed by SIGKILL mid-run; two seconds later
  * neither the entrypoint nor its agent runs. */
-Test(runner_sealed, a_runner_killed_with_sigkill_leaves_nothing_running)
+Test(sealing, a_runner_killed_with_sigkill_leaves_nothing_running)
 {
 	struct sr t = { 0 };
 	char *pids, *wrap, *text, *wcmd, *rcmd;
@@ -305,7 +305,7 @@ static void ep_alone(struct sr *t, const char *const *env, const char *in)
 	free(rcmd);
 }
 
-Test(runner_sealed, the_entrypoint_without_its_key_line_stops_with_exit_2)
+Test(sealing, the_entrypoint_without_its_key_line_stops_with_exit_2)
 {
 	struct sr t = { 0 };
 	const char *env[] = { "FORGE_SEAL_KEY_STDIN=1", NULL };
@@ -318,7 +318,7 @@ Test(runner_sealed, the_entrypoint_without_its_key_line_stops_with_exit_2)
 	sr_free(&t);
 }
 
-Test(runner_sealed, the_entrypoint_without_a_key_says_once_its_records_are_unsealed)
+Test(sealing, the_entrypoint_without_a_key_says_once_its_records_are_unsealed)
 {
 	struct sr t = { 0 };
 	char *cycle;
@@ -337,7 +337,7 @@ Test(runner_sealed, the_entrypoint_without_a_key_says_once_its_records_are_unsea
 	sr_free(&t);
 }
 
-Test(runner_sealed, the_entrypoint_with_a_key_seals_its_cycle_file_and_summary)
+Test(sealing, the_entrypoint_with_a_key_seals_its_cycle_file_and_summary)
 {
 	struct sr t = { 0 };
 	const char *env[] = { "FORGE_SEAL_KEY_STDIN=1", NULL };

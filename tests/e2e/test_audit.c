@@ -1,5 +1,5 @@
 /*
- * test_review_audit.c - the held-out audit end to end (review.md audit:),
+ * test_audit.c - the held-out audit end to end (review.md audit:),
  * through the real forge-runner (`run --engine local`) starting the real
  * forge-entrypoint, with scripted /bin/sh agents in a git workspace.
  *
@@ -25,7 +25,7 @@
 #include "forge/alloc.h"
 #include "forge/audit.h"
 
-TestSuite(review_audit, .timeout = 240);
+TestSuite(audit, .timeout = 240);
 
 #define TASK "{\"task_key\":\"ABC-12\",\"summary\":\"Make calc add\",\"description\":" \
 	"\"calc.sh A B must print A + B (TASK-TEXT).\",\"skill_name\":\"impl\",\"step_name\":\"impl\"}\n"
@@ -158,7 +158,7 @@ static double metric(const char *text, const char *series)
 /* Done when: approved in cycle 3 after the worker argued, audited with
  * none of the loop's history in what the audit got; the metric, the report
  * line and the cost totals agree with the result file. */
-Test(review_audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history)
+Test(audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history)
 {
 	static const char *const history[] = {
 		"LOOP-FEEDBACK", "WORKER-ARGUES", "Previous review", "Reviewer Feedback", "cycles so far",
@@ -250,7 +250,7 @@ Test(review_audit, cycle_3_approval_after_argument_is_audited_without_the_loops_
 
 /* blocks: true turns the approval into audit_rejected, exit 4 (a workflow
  * does not move on); an agreeing audit leaves the approval and exit 0. */
-Test(review_audit, blocking_audit_gives_audit_rejected_and_its_exit_code)
+Test(audit, blocking_audit_gives_audit_rejected_and_its_exit_code)
 {
 	struct au a;
 	char *rep;
@@ -296,7 +296,7 @@ static void pick_ids(char in[32], char out[32])
 
 /* sample: the run id decides (the documented draw), and a rerun with the
  * same --run-id decides the same. */
-Test(review_audit, sampled_runs_are_reproducible_from_the_run_id)
+Test(audit, sampled_runs_are_reproducible_from_the_run_id)
 {
 	char in[32], out[32];
 	struct au a;
@@ -335,7 +335,7 @@ Test(review_audit, sampled_runs_are_reproducible_from_the_run_id)
 /* An audit that would pass max_cost_usd is skipped and says so: the loop
  * spent $0.03 plus the worker's nothing, the last review cost $0.01, the
  * budget is $0.035. A bad --run-id is a usage error. */
-Test(review_audit, audit_that_would_pass_the_budget_is_skipped)
+Test(audit, audit_that_would_pass_the_budget_is_skipped)
 {
 	struct au a;
 	const cJSON *au;
@@ -357,7 +357,7 @@ Test(review_audit, audit_that_would_pass_the_budget_is_skipped)
 /* An audit that changes the workspace, or gives no verdict, has failed:
  * a warning, the approval stands (even with blocks: true), the reason
  * says why; the worker is not sent back. */
-Test(review_audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_stands)
+Test(audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_stands)
 {
 	static const char EDITS[] =
 		"cat > /dev/null\n"
@@ -394,7 +394,7 @@ Test(review_audit, an_audit_that_edits_or_says_nothing_fails_and_the_approval_st
 /* A traced run: the audit is a span of its own, "invoke_agent audit", its
  * id the TRACEPARENT the audit's agent was given and the one the sealed
  * summary records, in the same trace as the workflow's. */
-Test(review_audit, the_audit_is_a_span_of_its_own_in_the_trace)
+Test(audit, the_audit_is_a_span_of_its_own_in_the_trace)
 {
 	struct au a;
 	const cJSON *runs;

@@ -1,5 +1,5 @@
 /*
- * test_runner_limits.c - issue 22's "rest of the list" with the real
+ * test_limits.c - issue 22's "rest of the list" with the real
  * binaries: what a sandbox that floods, rewrites or lies about its cost can
  * make of the runner's log, result and metrics (reproductions 9, 10 and 11;
  * docs/security.md lists the outcome of each).
@@ -23,7 +23,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-TestSuite(runner_limits, .timeout = 180);
+TestSuite(limits, .timeout = 180);
 
 /* Reproduction 10: the output cap counted text, not log bytes: 1 MB of empty
  * agent lines made a 103 MB JSON log without output_dropped (the 64 MiB cap
@@ -31,7 +31,7 @@ TestSuite(runner_limits, .timeout = 180);
  * (FORGE_TEST_OUTPUT_LOG_MAX, test-only, never raises it) and its worker
  * prints 200,000 empty lines: 1.8 MB of "[worker] " text, some 20 MB of JSON
  * without the cap. The log must stay near the cap and say what it dropped. */
-Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
+Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 {
 	struct fgw f;
 	char *wk, *rv;
@@ -65,7 +65,7 @@ Test(runner_limits, empty_agent_lines_are_capped_by_their_log_bytes)
  * usage says 1e308 USD. The cost is refused where the runner reads it:
  * cost_invalid (WARN) names the file and the role, the result says null,
  * the metrics count nothing, and the file stays valid. */
-Test(runner_limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
+Test(limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 {
 	struct fgw f;
 	char *ep, *metrics, *m;
@@ -131,7 +131,7 @@ static int counted_cycles(const struct fgw *f)
  * rewrites after it are neither reported nor counted nor kept. The script
  * waits for each report it expects, so the count does not depend on how
  * fast the runner reads. */
-Test(runner_limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
+Test(limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 {
 	struct fgw f;
 	char *ep;
@@ -183,7 +183,7 @@ static const char rewrite_watch_script[] =
 	"i=5; while [ $i -le 105 ]; do put $i; i=$((i+1)); done; sleep 0.3\n"
 	"kill -TERM $pid; wait $pid; echo rc=$?\n";
 
-Test(runner_limits, watch_reports_a_rewritten_cycle_three_times)
+Test(limits, watch_reports_a_rewritten_cycle_three_times)
 {
 	char *dir = fgt_tmpdir();
 	const char *argv[] = { "/bin/sh", "-c", rewrite_watch_script, "sh", FG_RUNNER_BIN, dir, NULL };
@@ -220,7 +220,7 @@ Test(runner_limits, watch_reports_a_rewritten_cycle_three_times)
  * W/.forge/impl: 3. (The moves are made by perl, Debian's essential
  * perl-base, in one process: 4,000 mv and mkdir processes would take most
  * of the test's time under AddressSanitizer.) */
-Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
+Test(limits, a_moved_step_directory_is_followed_without_leaking_watches)
 {
 	struct fgw f;
 	char *ep, *watches;
@@ -263,7 +263,7 @@ Test(runner_limits, a_moved_step_directory_is_followed_without_leaking_watches)
 /* The adapters themselves (forge-entrypoint agent-output, what the presets
  * read an agent's output with): a Claude result reporting 1e308 USD gives
  * cost_usd null and a warning saying why. */
-Test(runner_limits, agent_output_refuses_a_cost_of_1e308)
+Test(limits, agent_output_refuses_a_cost_of_1e308)
 {
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "agent-output", "--format", "claude", NULL };
 	struct fgt_proc p;
