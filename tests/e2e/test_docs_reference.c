@@ -1,16 +1,8 @@
 /*
- * test_docs.c - the documentation cannot drift from the programs.
- *
- * For each program and subcommand, --help is run for real; every long option
- * (--name) and every environment variable (FORGE_*, AUTO_REVIEW_*) it prints
- * must appear in docs/reference/config.md and in the program's man page (git's
- * doc-vs-help test), and the other way round: every option the man pages'
- * OPTIONS items and config.md's option rows define is printed by some
- * --help, and each subcommand's SYNOPSIS lists its options. Every exit code
- * the docs and man pages name is one exit.h defines (or 128+N, or an engine
- * CLI's own 126, 127, 137), and each of exit.h's is in exit-codes.md. The
- * shipped skills/ tree must pass lint, and lint must be able to fail. Every log event the runner's sources can emit is named in
- * docs/guide/operations.md (found by scanning the runner/ sources, not from a list).
+ * test_docs_reference.c - the documentation against the code: the
+ * shipped skills lint clean, every runner log event is in the operations
+ * guide, every exit code named is one exit.h defines, the kubernetes
+ * guide's examples hold.
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
@@ -20,242 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fgdocs.h"
 #include "fgtest.h"
 
-TestSuite(docs, .timeout = 60);
-
-struct help_case {
-	const char *bin;
-	const char *man;        /* relative to FG_SOURCE_DIR */
-	const char *args[3];    /* subcommand words before --help */
-};
-
-static const struct help_case HELP_CASES[] = {
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "run", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "resolve", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "config", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "verdict", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "lint", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "agent-output", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "run", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "watch", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "sweep", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "report", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "reap", NULL } },
-};
-
-static char *read_source(const char *rel)
-{
-	char *path = fgt_fmt("%s/%s", FG_SOURCE_DIR, rel);
-	char *s = fgt_read(path, NULL);
-
-	cr_assert_not_null(s, "cannot read '%s'", path);
-	free(path);
-	return s;
-}
-
-/* Man page source as a reader sees it: font escapes (\fB, \fR, \f(CW),
- * zero-width \& and the roff minus \- reduced to plain text. */
-static char *man_plain(const char *rel)
-{
-	char *src = read_source(rel);
-	char *out = malloc(strlen(src) + 1);
-	size_t o = 0;
-
-	cr_assert_not_null(out);
-	for (const char *p = src; *p;) {
-		if (p[0] == '\\' && p[1] == 'f' && p[2] == '(' && p[3] && p[4]) {
-			p += 5;
-		} else if (p[0] == '\\' && p[1] == 'f' && p[2]) {
-			p += 3;
-		} else if (p[0] == '\\' && (p[1] == '&' || p[1] == '%')) {
-			p += 2;
-		} else if (p[0] == '\\' && p[1] == '-') {
-			out[o++] = '-';
-			p += 2;
-		} else {
-			out[o++] = *p++;
-		}
-	}
-	out[o] = '\0';
-	free(src);
-	return out;
-}
-
-static bool word_char(char c)
-{
-	return isalnum((unsigned char)c) || c == '_' || c == '-';
-}
-
-/* needle occurs in hay as a whole token: "--log" is not in "--log-format",
- * "--step" is not in "a--step", FORGE_X is not in FORGE_X_Y. */
-static bool has_token(const char *hay, const char *needle)
-{
-	size_t n = strlen(needle);
-
-	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
-		if ((p == hay || !word_char(p[-1])) && !word_char(p[n]))
-			return true;
-	return false;
-}
-
-static bool opt_char(char c)
-{
-	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-';
-}
-
-static bool env_char(char c)
-{
-	return isupper((unsigned char)c) || isdigit((unsigned char)c) || c == '_';
-}
-
-/* Length of the option or variable name starting at p (0: none). "FORGE_*"
- * is a wildcard, not a name. */
-static size_t token_len(const char *text, const char *p)
-{
-	size_t prefix, len;
-	bool opt;
-
-	if (p > text && word_char(p[-1]))
-		return 0;
-	opt = p[0] == '-' && p[1] == '-' && islower((unsigned char)p[2]);
-	if (opt)
-		prefix = 2;
-	else if (!strncmp(p, "FORGE_", 6))
-		prefix = 6;
-	else if (!strncmp(p, "AUTO_REVIEW_", 12))
-		prefix = 12;
-	else
-		return 0;
-	len = prefix;
-	while (p[len] && (opt ? opt_char(p[len]) : env_char(p[len])))
-		len++;
-	while (len > prefix && (p[len - 1] == '-' || p[len - 1] == '_'))
-		len--;
-	return len > prefix ? len : 0;
-}
-
-/* Appends to names every distinct long option (--name) and environment
- * variable (FORGE_*, AUTO_REVIEW_*) of text. Returns the new count. */
-static size_t collect_tokens(const char *text, char names[][64], size_t n, size_t max)
-{
-	for (const char *p = text; *p; p++) {
-		size_t len = token_len(text, p);
-		bool seen = false;
-
-		if (!len)
-			continue;
-		cr_assert_lt(len, 64, "name too long in --help output");
-		for (size_t i = 0; i < n && !seen; i++)
-			seen = strlen(names[i]) == len && !strncmp(names[i], p, len);
-		if (!seen) {
-			cr_assert_lt(n, max, "too many names in --help output");
-			memcpy(names[n], p, len);
-			names[n++][len] = '\0';
-		}
-		p += len - 1;
-	}
-	return n;
-}
-
-static char *help_of(const struct help_case *c)
-{
-	const char *argv[6] = { c->bin };
-	struct fgt_proc p;
-	size_t k = 1;
-	char *out;
-
-	for (size_t i = 0; i < 3 && c->args[i]; i++)
-		argv[k++] = c->args[i];
-	argv[k++] = "--help";
-	argv[k] = NULL;
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
-	cr_assert(p.exited && p.exit_code == 0, "%s %s --help: exit %d, stderr: %s", c->bin,
-		  c->args[0] ? c->args[0] : "", p.exit_code, p.err);
-	out = p.out;
-	p.out = NULL;
-	fgt_proc_release(&p);
-	return out;
-}
-
-Test(docs, every_help_option_and_variable_is_in_config_md_and_the_man_page)
-{
-	char *config = read_source("docs/reference/config.md");
-	size_t checked = 0, missing = 0;
-
-	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
-		const struct help_case *c = &HELP_CASES[i];
-		char *help = help_of(c);
-		char *man = man_plain(c->man);
-		static char names[256][64];
-		size_t n = collect_tokens(help, names, 0, 256);
-
-		cr_expect_gt(n, 0, "no option found in '%s %s --help'", c->bin, c->args[0] ? c->args[0] : "");
-		if (c->args[0])
-			cr_expect(has_token(man, c->args[0]), "%s: subcommand '%s' not described", c->man,
-				  c->args[0]);
-		for (size_t j = 0; j < n; j++) {
-			bool in_config = has_token(config, names[j]);
-			bool in_man = has_token(man, names[j]);
-
-			cr_expect(in_config, "'%s' (from %s %s --help) is missing from docs/reference/config.md",
-				  names[j], c->bin, c->args[0] ? c->args[0] : "");
-			cr_expect(in_man, "'%s' (from %s %s --help) is missing from %s", names[j], c->bin,
-				  c->args[0] ? c->args[0] : "", c->man);
-			missing += !in_config + !in_man;
-			checked++;
-		}
-		free(help);
-		free(man);
-	}
-	/* Both programs print at least their ~25 run/watch options and variables. */
-	cr_expect_gt(checked, 40, "only %zu names checked: is --help output parsed?", checked);
-	cr_expect_eq(missing, 0);
-	free(config);
-}
-
-Test(docs, token_matching_needs_a_whole_name)
-{
-	static const struct {
-		const char *hay, *needle;
-		bool want;
-	} cases[] = {
-		{ "use --log-format json", "--log-format", true },
-		{ "use --log-format json", "--log", false },
-		{ "`--env NAME`", "--env", true },
-		{ "FORGE_AGENT_TIMEOUT_X", "FORGE_AGENT_TIMEOUT", false },
-		{ "| `FORGE_AGENT_TIMEOUT` |", "FORGE_AGENT_TIMEOUT", true },
-		{ "a--step", "--step", false },
-		{ "report", "report", true },
-		{ "reports", "report", false },
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		cr_expect_eq(has_token(cases[i].hay, cases[i].needle), cases[i].want, "'%s' in '%s'",
-			     cases[i].needle, cases[i].hay);
-}
-
-Test(docs, help_tokens_are_collected_once_and_trimmed)
-{
-	static char names[16][64];
-	size_t n = collect_tokens("  --skills-dir DIR  [env: FORGE_SKILLS_DIR]\n"
-				  "'COMMAND --help'; --skills-dir again, FORGE_*, x--no, --trail-", names, 0, 16);
-
-	cr_assert_eq(n, 4);
-	cr_expect_str_eq(names[0], "--skills-dir");
-	cr_expect_str_eq(names[1], "FORGE_SKILLS_DIR");
-	cr_expect_str_eq(names[2], "--help");
-	cr_expect_str_eq(names[3], "--trail");
-}
+TestSuite(docs_reference, .timeout = 60);
 
 static void expect_no_error_lines(const char *what, const char *text)
 {
 	cr_expect_null(strstr(text, ": error:"), "%s printed an error: %s", what, text);
 }
 
-Test(docs, shipped_skills_pass_lint)
+Test(docs_reference, shipped_skills_pass_lint)
 {
 	char *skills = fgt_fmt("%s/skills", FG_SOURCE_DIR);
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", skills, NULL };
@@ -269,7 +36,7 @@ Test(docs, shipped_skills_pass_lint)
 	free(skills);
 }
 
-Test(docs, lint_fails_on_a_broken_review_md)
+Test(docs_reference, lint_fails_on_a_broken_review_md)
 {
 	char *dir = fgt_tmpdir();
 	char *file = fgt_fmt("%s/broken/review.md", dir);
@@ -445,7 +212,7 @@ static bool has_event(const struct event_set *s, const char *name)
 	return false;
 }
 
-Test(docs, event_scanner_follows_wrappers_and_ternaries)
+Test(docs_reference, event_scanner_follows_wrappers_and_ternaries)
 {
 	const char *src[] = {
 		"/* rn_log_event(l, RN_LOG_INFO, \"in_a_comment\", f, 1); */\n"
@@ -494,11 +261,11 @@ static size_t read_runner_sources(char **srcs, size_t max)
 	return n;
 }
 
-Test(docs, every_runner_log_event_is_in_the_operations_guide)
+Test(docs_reference, every_runner_log_event_is_in_the_operations_guide)
 {
 	char *srcs[64];
 	size_t nsrc = read_runner_sources(srcs, 64);
-	char *guide = read_source("docs/guide/operations.md");
+	char *guide = fgdoc_read_source("docs/guide/operations.md");
 	struct event_set s = { .n = 0 };
 
 	scan_events(&s, (const char *const *)srcs, nsrc);
@@ -518,147 +285,6 @@ Test(docs, every_runner_log_event_is_in_the_operations_guide)
 	free(guide);
 }
 
-/* ---- the other direction: what the docs define exists in --help ---- */
-
-/* Every long option of every --help of bin, collected once (names, n). */
-static size_t help_tokens_of(const char *bin, char names[][64], size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
-		char *help;
-
-		if (strcmp(HELP_CASES[i].bin, bin))
-			continue;
-		help = help_of(&HELP_CASES[i]);
-		n = collect_tokens(help, names, n, max);
-		free(help);
-	}
-	return n;
-}
-
-static bool in_names(char names[][64], size_t n, const char *p, size_t len)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strlen(names[i]) == len && !strncmp(names[i], p, len))
-			return true;
-	return false;
-}
-
-/* The long option an item head ("--name ARG", "-o, --output FILE") or a
- * table cell defines: the first --name of the line [p, end); 0 if none. */
-static size_t first_option(const char *text, const char *p, const char *end, const char **at)
-{
-	for (; p < end; p++) {
-		size_t len = token_len(text, p);
-
-		if (len && p[0] == '-') {
-			*at = p;
-			return len;
-		}
-	}
-	return 0;
-}
-
-/*
- * Every option the man page's OPTIONS section defines (the head line of
- * each .TP item) is an option of the program's --help: a removed or renamed
- * option cannot stay documented.
- */
-Test(docs, every_option_the_man_pages_define_is_in_help)
-{
-	static const char *const pages[][2] = {
-		{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1" },
-		{ FG_RUNNER_BIN, "man/forge-runner.1" },
-	};
-	size_t checked = 0;
-
-	for (size_t k = 0; k < 2; k++) {
-		static char names[512][64];
-		size_t n = help_tokens_of(pages[k][0], names, 512);
-		char *man = man_plain(pages[k][1]);
-		char *sec = strstr(man, "\n.SH OPTIONS");
-		char *stop = sec ? strstr(sec + 1, "\n.SH ") : NULL;
-
-		cr_assert_not_null(sec, "%s has no OPTIONS section", pages[k][1]);
-		for (char *tp = strstr(sec, "\n.TP\n"); tp && (!stop || tp < stop); tp = strstr(tp + 1, "\n.TP\n")) {
-			const char *head = tp + 5, *end = strchr(head, '\n'), *at;
-			size_t len = first_option(man, head, end ? end : head + strlen(head), &at);
-
-			if (!len)
-				continue;
-			checked++;
-			cr_expect(in_names(names, n, at, len), "%s defines '%.*s', which no --help of %s prints",
-				  pages[k][1], (int)len, at, pages[k][0]);
-		}
-		free(man);
-	}
-	cr_expect_gt(checked, 40, "only %zu man page options found", checked);
-}
-
-/* Every option row of docs/reference/config.md (a row whose first cell
- * starts with `--name`) is an option of one of the programs. */
-Test(docs, every_option_config_md_defines_is_in_help)
-{
-	static char names[1024][64];
-	size_t n = help_tokens_of(FG_ENTRYPOINT_BIN, names, 1024);
-	char *config = read_source("docs/reference/config.md");
-	size_t checked = 0;
-
-	n = help_tokens_of(FG_RUNNER_BIN, names + n, 1024 - n) + n;
-	for (const char *row = strstr(config, "\n| `-"); row; row = strstr(row + 1, "\n| `-")) {
-		const char *cell = row + 3, *end = strchr(cell, '|'), *at;
-		size_t len = end ? first_option(config, cell, end, &at) : 0;
-
-		if (!len)
-			continue;
-		checked++;
-		cr_expect(in_names(names, n, at, len), "config.md defines '%.*s', which no --help prints",
-			  (int)len, at);
-	}
-	cr_expect_gt(checked, 40, "only %zu config.md option rows found", checked);
-	free(config);
-}
-
-/* The SYNOPSIS of each subcommand whose synopsis lists options (not
- * "[options]") lists every option its --help prints. */
-Test(docs, each_synopsis_lists_the_subcommands_options)
-{
-	for (size_t i = 0; i < sizeof(HELP_CASES) / sizeof(HELP_CASES[0]); i++) {
-		const struct help_case *c = &HELP_CASES[i];
-		char *man, *syn, *key, *start, *end, *help;
-		static char names[256][64];
-		size_t n;
-
-		if (!c->args[0])
-			continue;
-		man = man_plain(c->man);
-		syn = strstr(man, "\n.SH SYNOPSIS");
-		cr_assert_not_null(syn, "%s has no SYNOPSIS", c->man);
-		key = fgt_fmt("\n.B %s\n", c->args[0]);
-		start = strstr(syn, key);
-		free(key);
-		end = start ? strstr(start, "\n.YS") : NULL;
-		if (!start || !end || end > strstr(syn + 1, "\n.SH ")) {
-			free(man);
-			continue;   /* no synopsis of its own: the default command */
-		}
-		*end = '\0';
-		if (strstr(start, "options")) {
-			free(man);
-			continue;
-		}
-		help = help_of(c);
-		n = collect_tokens(help, names, 0, 256);
-		for (size_t j = 0; j < n; j++)
-			if (names[j][0] == '-' && strcmp(names[j], "--help"))
-				cr_expect(has_token(start, names[j]), "%s: the synopsis of '%s' lacks %s", c->man,
-					  c->args[0], names[j]);
-		free(help);
-		free(man);
-	}
-}
-
 /* ---- exit codes: the docs name only codes exit.h defines ---- */
 
 #define MAX_CODES 16
@@ -666,7 +292,7 @@ Test(docs, each_synopsis_lists_the_subcommands_options)
 /* The values of exit.h's FG_EXIT_* (FG_EXIT_SIGNAL_BASE included). */
 static size_t exit_h_codes(int *codes)
 {
-	char *h = read_source("common/include/forge/exit.h");
+	char *h = fgdoc_read_source("common/include/forge/exit.h");
 	size_t n = 0;
 
 	for (const char *p = strstr(h, "#define FG_EXIT_"); p; p = strstr(p + 1, "#define FG_EXIT_")) {
@@ -730,7 +356,7 @@ static size_t check_codes_in(const char *what, const char *text, const int *code
 	return checked;
 }
 
-Test(docs, exit_codes_in_the_docs_are_the_ones_exit_h_defines)
+Test(docs_reference, exit_codes_in_the_docs_are_the_ones_exit_h_defines)
 {
 	static const char *const files[] = {
 		"README.md", "examples/README.md", "docs/architecture.md", "docs/security.md",
@@ -742,10 +368,10 @@ Test(docs, exit_codes_in_the_docs_are_the_ones_exit_h_defines)
 	};
 	int codes[MAX_CODES];
 	size_t n = exit_h_codes(codes), checked = 0;
-	char *table = read_source("docs/reference/exit-codes.md");
+	char *table = fgdoc_read_source("docs/reference/exit-codes.md");
 
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *text = strstr(files[i], "man/") ? man_plain(files[i]) : read_source(files[i]);
+		char *text = strstr(files[i], "man/") ? fgdoc_man_plain(files[i]) : fgdoc_read_source(files[i]);
 
 		checked += check_codes_in(files[i], text, codes, n);
 		free(text);
@@ -761,7 +387,7 @@ Test(docs, exit_codes_in_the_docs_are_the_ones_exit_h_defines)
 	free(table);
 }
 
-Test(docs, exit_code_scanner_reads_prose_and_tables)
+Test(docs_reference, exit_code_scanner_reads_prose_and_tables)
 {
 	static const int codes[] = { 0, 1, 2, 3, 124, 125, 128 };
 
@@ -807,11 +433,11 @@ static size_t manifest_claim_ok(const cJSON *obj)
  * whose claims have what a claim needs (access modes, a size), and every
  * option its forge-runner command lines use is one `run --help` prints.
  */
-Test(docs, the_kubernetes_workspace_guides_examples_hold)
+Test(docs_reference, the_kubernetes_workspace_guides_examples_hold)
 {
-	char *guide = read_source("docs/guide/kubernetes-workspace.md");
+	char *guide = fgdoc_read_source("docs/guide/kubernetes-workspace.md");
 	static char names[512][64];
-	size_t n = help_tokens_of(FG_RUNNER_BIN, names, 512), len, claims = 0, options = 0;
+	size_t n = fgdoc_help_tokens_of(FG_RUNNER_BIN, names, 512), len, claims = 0, options = 0;
 	const char *at = guide;
 
 	for (len = next_block(&at, "json"); len; at += len, len = next_block(&at, "json")) {
@@ -839,7 +465,7 @@ Test(docs, the_kubernetes_workspace_guides_examples_hold)
 			if (tl <= 2)
 				continue;
 			options++;
-			cr_expect(in_names(names, n, p, tl), "the guide uses '%.*s', which run --help does not print",
+			cr_expect(fgdoc_in_names(names, n, p, tl), "the guide uses '%.*s', which run --help does not print",
 				  (int)tl, p);
 			p += tl;
 		}
