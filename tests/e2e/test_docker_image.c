@@ -1,5 +1,5 @@
 /*
- * test_docker.c - the sandbox image in a real Docker Engine.
+ * test_docker_image.c - the sandbox image in a real Docker Engine.
  *
  * Builds the offline base images (docker/build-base.sh) and the image from
  * docker/Dockerfile (tag forge-review:test), then runs forge-entrypoint in
@@ -33,7 +33,7 @@
 #define STAND_IN_UID 4242
 #define MAX_ARGS 64
 
-TestSuite(docker, .timeout = 1700);
+TestSuite(docker_image, .timeout = 1700);
 
 /* A per-test sandbox: the workspace fixture (fgws.h) and the container's
  * own. Mounted into the container: ws at /workspace (owned by uid), agents
@@ -154,7 +154,7 @@ static const char *jstr(const cJSON *j, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-Test(docker, image_is_built_with_labels_user_and_no_compiler)
+Test(docker_image, image_is_built_with_labels_user_and_no_compiler)
 {
 	struct fgt_proc p;
 
@@ -200,7 +200,7 @@ static void assert_owned(const struct stat *st, const struct box *b, const char 
 		     (long)st->st_gid, (long)b->gid);
 }
 
-Test(docker, reject_then_approve_writes_cycles_owned_by_the_caller)
+Test(docker_image, reject_then_approve_writes_cycles_owned_by_the_caller)
 {
 	struct box b;
 	struct cmd c;
@@ -275,7 +275,7 @@ static const char REVIEWER_ZOMBIES[] =
 	"  echo \"REJECTED: orphan $pid still in /proc, zombies:$z\"\n"
 	"else echo APPROVED; fi\n";
 
-Test(docker, entrypoint_as_pid1_reaps_orphaned_grandchildren)
+Test(docker_image, entrypoint_as_pid1_reaps_orphaned_grandchildren)
 {
 	struct box b;
 	struct cmd c;
@@ -319,7 +319,7 @@ static const char WORKER_HANGS[] =
 	"echo started > started\n"
 	"exec sleep 600\n";
 
-Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
+Test(docker_image, docker_stop_ends_the_run_with_143_within_the_grace_period)
 {
 	struct box b;
 	struct cmd c;
@@ -356,7 +356,7 @@ Test(docker, docker_stop_ends_the_run_with_143_within_the_grace_period)
  * and before the cycle directory exists. Only meaningful as root (the
  * workspace must belong to someone else than the container's user).
  */
-Test(docker, preflight_names_missing_clis_keys_and_an_unwritable_workspace_before_anything)
+Test(docker_image, preflight_names_missing_clis_keys_and_an_unwritable_workspace_before_anything)
 {
 	static const char *const env[] = { "FORGE_WORKER_CMD=", "FORGE_REVIEWER_CMD=", "FORGE_WORKER_AGENT=claude",
 					   "FORGE_REVIEWER_AGENT=codex", NULL };
@@ -401,7 +401,7 @@ static const char STANDIN_ENV[] =
 
 /* Credential filtering in the real image: both keys reach the container,
  * the Codex worker gets only its own, the Claude reviewer only its own. */
-Test(docker, each_agent_gets_only_its_vendors_key_in_the_image)
+Test(docker_image, each_agent_gets_only_its_vendors_key_in_the_image)
 {
 	static const char *const env[] = { "FORGE_WORKER_CMD=", "FORGE_REVIEWER_CMD=", "FORGE_WORKER_AGENT=codex",
 					   "FORGE_REVIEWER_AGENT=claude", "ANTHROPIC_API_KEY=key-a", "CODEX_API_KEY=key-c",

@@ -1,0 +1,101 @@
+/*
+ * fgkbox.h - the fixture of the tests of forge-runner run --engine
+ * kubernetes (tests/e2e/test_kubernetes_*.c): kubectl, the cluster's
+ * presence (a skip with the reason without one), the tree and its claim,
+ * the runner spawned with the test's arguments and sampled while it runs,
+ * and the assertions they share (nothing left, the secret absent, the
+ * approved run).
+ */
+#ifndef FGKBOX_H
+#define FGKBOX_H
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#include "fgtest.h"
+#include "fgws.h"
+
+#define STEP FGD_STEP
+
+#define SKILL FGD_SKILL
+
+#define FGKB_MAX_ARGS 48
+
+#define RUN_LIMIT_S 400
+
+/* The demo's scripted agents, shipped in the image (docker/Dockerfile). */
+#define FGKB_DEMO_AGENTS "/usr/local/share/forge-review/examples/agents"
+
+/* A per-test sandbox: the workspace fixture (fgws.h: ws, the claim's
+ * directory, skills, task.json, out, the runner's result.json, runner.log,
+ * stdout and stderr) and what the cluster and the figures need beside it. */
+struct fgkb {
+	struct fgw w;
+	char *token, *claim;
+	const char *image;
+	const char *step;
+	const char *engine;   /* NULL: kubernetes; "docker" for the figures beside it */
+	int demo;             /* the shipped demo: its workspace, the image's agents and skills */
+	pid_t pid;
+	pid_t child;          /* the kubernetes-job child, once seen */
+	long child_rss_max_kb;
+	double t_spawn;
+	long rss_max_kb;
+	int samples;          /* of the runner's RSS, while wait_runner waits */
+};
+
+double fgkb_now_s(void);
+
+/* The program name found in PATH (owned), or the test fails. */
+char *fgkb_which(const char *name);
+
+/* kubectl ARGS... (NULL-terminated), its output captured; fails on a start error. */
+void fgkb_kubectl(struct fgt_proc *p, const char *const args[], const char *input);
+
+void fgkb_skip_without_cluster(void);
+
+/* A PersistentVolume on the workspace directory, bound to claim b->claim. */
+void fgkb_make_claim(struct fgkb *b);
+
+void fgkb_init(struct fgkb *b, const char *review_md);
+
+void fgkb_release(struct fgkb *b);
+
+void fgkb_agent(struct fgkb *b, const char *file, const char *script);
+
+/* forge-runner run --engine kubernetes for the box, in its own process
+ * group (fgw_spawn), with a clean environment and extra options
+ * (NULL-terminated). */
+void fgkb_spawn(struct fgkb *b, const char *const *extra);
+
+long fgkb_rss_kb(pid_t pid);
+
+/* The first child of pid (the engine's process), or -1. */
+pid_t fgkb_child_of(pid_t pid);
+
+/* fgw_wait_each's sampler: the peak RSS of the runner and of its child. */
+void fgkb_sample_rss(void *ctx);
+
+/* The runner's exit code (128+N for signal N); its RSS sampled meanwhile.
+ * Past RUN_LIMIT_S its group is killed and the test fails. */
+int fgkb_wait(struct fgkb *b);
+
+cJSON *fgkb_result(const struct fgkb *b);
+
+/* The objects of the run still on the cluster (`kind/name` lines, owned). */
+char *fgkb_leftovers(const char *run_id);
+
+/* Checked at once: the runner promises the objects are gone when it exits. */
+void fgkb_assert_nothing_left(const char *run_id);
+
+extern const char FGKB_WORKER_APPEND[];
+
+extern const char FGKB_REVIEWER_APPROVE[];
+
+extern const char FGKB_REVIEW_MD[];
+
+/* The pid of the first process whose command line holds every one of the
+ * words (NULL-terminated), or -1. */
+pid_t fgkb_find_process(const char *const *words);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * fgrbox.h - the fixture of the tests of forge-runner run in a container
+ * (tests/e2e/test_docker_*.c, test_podman.c): the tree opened to the
+ * runner's user, the agents written beside it, forge-runner run --engine
+ * CLI spawned with the test's arguments, and the assertions every such test
+ * shares (owned files, no container left, the approved result).
+ */
+#ifndef FGRBOX_H
+#define FGRBOX_H
+
+#include <cjson/cJSON.h>
+#include <sys/types.h>
+
+#include "fgdocker.h"
+#include "fgtest.h"
+#include "fgws.h"
+
+#define FGRB_STEP FGD_STEP
+
+#define FGRB_SKILL FGD_SKILL
+
+#define FGRB_STAND_IN_ID 4242
+
+#define FGRB_ENGINE_SOCKET "/var/run/docker.sock"
+
+#define FGRB_MAX_ARGS 48
+
+#define FGRB_RUN_LIMIT_S 600
+
+/* A per-test sandbox: the workspace fixture (fgws.h: ws, skills, out, the
+ * runner's result.json, runner.log, stdout and stderr in the tree), opened
+ * to the runner's user, and what the engine needs beside it. */
+struct fgrb {
+	struct fgw w;
+	const char *cli;   /* "docker" or "podman" */
+	char *token;       /* the credential passed with --env API_TOKEN */
+	uid_t uid;         /* the runner's (and so the container's) user */
+	gid_t gid;
+	gid_t sock_gid;
+	int drop;          /* start the runner as uid:gid */
+	const struct fgd_user *as;  /* rootless podman: the runner runs as this user */
+	char *conf;        /* podman: CONTAINERS_CONF (test setup for this machine) */
+	char *volume;      /* owned: the named volume used instead of ws, or NULL */
+	const char *worker_output;  /* FORGE_WORKER_OUTPUT for the run, or NULL */
+	const char *reviewer_output;  /* FORGE_REVIEWER_OUTPUT for the run, or NULL */
+	const char *const *env;     /* more NAME=value for the runner, or NULL */
+};
+
+/* As root with a group-accessible engine socket: the stand-in user. */
+void fgrb_choose_user(struct fgrb *b);
+
+/* as: rootless podman's user, or NULL. */
+void fgrb_init_as(struct fgrb *b, const char *cli, const struct fgd_user *as,
+			const char *review_md);
+
+void fgrb_init(struct fgrb *b, const char *cli, const char *review_md);
+
+/* Runs the box's engine CLI (podman with the box's user and configuration). */
+void fgrb_cli(const struct fgrb *b, struct fgt_proc *p, const char *const args[], double t);
+
+void fgrb_release(struct fgrb *b);
+
+void fgrb_agent(struct fgrb *b, const char *file, const char *script);
+
+/* box_agent() with an owned script, freed here. */
+void fgrb_agent_take(struct fgrb *b, const char *file, char *script);
+
+/*
+ * Starts forge-runner run for the box in its own process group (fgw_spawn),
+ * as the box's user (setpriv), with a clean environment: PATH, HOME, the
+ * agent commands, API_TOKEN, and extra options (NULL-terminated).
+ */
+pid_t fgrb_spawn(struct fgrb *b, const char *const *extra);
+
+/* Waits for the runner; its exit code, or 128+N when killed by signal N.
+ * Past RUN_LIMIT_S its group is killed and the test fails. */
+int fgrb_wait(struct fgrb *b, pid_t pid);
+
+const char *fgrb_jstr(const cJSON *j, const char *key);
+
+double fgrb_jnum(const cJSON *j, const char *key);
+
+cJSON *fgrb_result(const struct fgrb *b);
+
+void fgrb_assert_no_container(const struct fgrb *b, const char *run_id);
+
+void fgrb_assert_owned(const struct fgrb *b, const char *path);
+
+/* Every entry of .forge/STEP and the workspace files the agents wrote. */
+void fgrb_assert_files_owned(const struct fgrb *b);
+
+extern const char FGRB_WORKER_APPEND[];
+
+extern const char FGRB_REVIEWER_REJECT_THEN_APPROVE[];
+
+void fgrb_check_cycle_events(const cJSON *ev, const struct fgrb *b);
+
+void fgrb_check_result_approved(const cJSON *res);
+
+/* ---- limits, hardening, arbitrary uids ---- */
+
+/* What the container's processes are held to, as the kernel says it (cgroup
+ * v2 first, then v1), written to limits.txt in the workspace. */
+extern const char FGRB_PROBE[];
+
+extern const char FGRB_REVIEWER_APPROVES[];
+
+void fgrb_assert_probe(const struct fgrb *b, const char *const want[]);
+
+cJSON *fgrb_run_approved(struct fgrb *b, const char *const *extra, int cycles);
+
+/* ---- the stream: frames on the container's stderr ---- */
+
+/* Number of events named name whose string key equals val. */
+int fgrb_count_events(const cJSON *events, const char *name, const char *key, const char *val);
+
+int fgrb_by_source(const cJSON *res, const char *source);
+
+/* Copies the box's workspace into the volume (owned by the box's user)
+ * and plants a stale cycle file of an earlier run there. */
+void fgrb_fill_volume(struct fgrb *b);
+
+/* ls of the step directory inside the volume. */
+char *fgrb_volume_listing(const struct fgrb *b);
+
+void fgrb_volume_run(const char *cli);
+
+#endif
