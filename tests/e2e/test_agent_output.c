@@ -112,7 +112,7 @@ static const struct expect EXPECT[] = {
 	{ "gemini_stream-json_DOC-EXAMPLE_headless-md.jsonl", "gemini", RAW,
 	  true, NULL, "Here are the files...", NULL, 50, 200, NUL_I, NUL_C, NUL_I, 3000, "abc123" },
 	/* output_tokens include the thoughts (18 of total_tokens 7386, as the
-	 * json format counts them; reasoning_tokens: test_agent_transcripts_current.c). */
+	 * json format counts them; reasoning_tokens: test_agent_output.c). */
 	{ "gemini_stream-json_v0.11.0_hello_agentcmd-doc.jsonl", "gemini", RAW,
 	  true, NULL, "Hello! I'm ready to help. What can I do for you?", NULL, 7352, 34, NUL_I, NUL_C, NUL_I, 2239,
 	  "2aa2472d-f175-41f6-a5a9-fd4f42cc345a" },

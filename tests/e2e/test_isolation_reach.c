@@ -165,7 +165,7 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_agent_box.c). */
+	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	fgw_init(&f);
 	fgw_runner_tree(&f);
@@ -213,7 +213,7 @@ Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ign
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_agent_box.c). */
+	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	fgw_init(&f);
 	fgw_runner_tree(&f);
@@ -386,7 +386,7 @@ Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_agent_box.c). */
+	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	fgw_init(&f);
 	fgw_runner_tree(&f);
@@ -423,7 +423,7 @@ Test(isolation_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hang
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_agent_box.c). */
+	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	fgw_init(&f);
 	fgw_runner_tree(&f);

@@ -5,7 +5,7 @@
  *
  * Three runs of `forge-runner run --engine local` with the real
  * forge-entrypoint and a stand-in `claude` (stream-json, as in
- * test_agent_loop.c) share one --metrics-file in a directory:
+ * test_agent_usage.c) share one --metrics-file in a directory:
  *   1. approved in cycle 2, after a check that fails in cycle 1 (runs,
  *      cycles, verdicts, durations, check results failed and passed, the
  *      agents' tokens and cost by role);
@@ -72,7 +72,7 @@ static void stop_servers(void)
 
 TestSuite(metrics_dashboard, .timeout = 240);
 
-/* The stand-in claude's head (see test_agent_loop.c): n is this role's
+/* The stand-in claude's head (see tests/helpers/fgagent.h): n is this role's
  * call number; result IS_ERROR TEXT COST OUTPUT_TOKENS prints the result. */
 static const char STANDIN_HEAD[] =
 	"#!/bin/sh\n"

@@ -196,7 +196,7 @@ Test(sealing, a_planted_summary_and_a_killed_entrypoint_is_no_approval)
 {
 	/* A kernel before Landlock ABI 6, where the worker's SIGKILL reaches
 	 * the local entrypoint; from ABI 6 its box refuses the signal
-	 * (test_agent_box.c). */
+	 * (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	planted_summary_then("KILL");
 }
