@@ -157,7 +157,7 @@ Test(agent_presets, claude_preset_reviewer_runs_tools_and_appended_args_keep_wor
 	fga_release(&l);
 }
 
-/* The preflight (issue 24): a preset's CLI missing from PATH, or its
+/* The preflight: a preset's CLI missing from PATH, or its
  * credentials missing, is exit 2 before any agent runs, saying what to do. */
 Test(agent_presets, a_preset_without_its_cli_or_credentials_stops_before_any_agent)
 {
@@ -191,7 +191,7 @@ Test(agent_presets, a_preset_without_its_cli_or_credentials_stops_before_any_age
 	fga_release(&l);
 }
 
-/* Least privilege (issue 24): the Codex worker does not see the Claude
+/* Least privilege: the Codex worker does not see the Claude
  * reviewer's key nor the reviewer Codex's; neither sees the variables of a
  * Claude Code session the run was started from. */
 Test(agent_presets, each_agent_gets_only_its_own_vendors_credentials)

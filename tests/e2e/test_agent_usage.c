@@ -227,7 +227,7 @@ Test(agent_usage, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 		 "echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
 		 "\"errors\":[\"Reached maximum number of turns (1)\"]}'\n");
 	fga_run(&l, NULL);
-	/* Issue 25: a reviewer that failed in two cycles in a row ends the loop
+	/* A reviewer that failed in two cycles in a row ends the loop
 	 * failed (exit 1) instead of exhausted (exit 0); never stalled either. */
 	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
 	c2 = fga_json(&l, "review_cycle_2.json");
@@ -288,7 +288,7 @@ Test(agent_usage, a_second_answer_without_verdict_is_a_rejected_cycle)
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "result false 'I looked at the code.' 0.1 1\n");
 	fga_run(&l, NULL);
-	/* Issue 25: no verdict in two cycles in a row ends the loop failed. */
+	/* No verdict in two cycles in a row ends the loop failed. */
 	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
@@ -362,7 +362,7 @@ Test(agent_usage, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
 	fga_release(&l);
 }
 
-/* Reproduction 11 of issue 22: two runs whose agents report total_cost_usd
+/* Two runs whose agents report total_cost_usd
  * 1e308 left forge_review_agent_cost_usd_total at +Inf for good (the next
  * merge refuses a file holding +Inf: every later run's metrics were lost).
  * A cost above 1e6 USD for one agent run is refused: null in the cycle, the

@@ -125,7 +125,7 @@ Test(cli_inspect, config_prints_resolved_json)
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 
-	/* Issue 18: a typo of a known field warns in config, with "did you mean". */
+	/* A typo of a known field warns in config, with "did you mean". */
 	fgt_write(f, "---\nmax_retires: 1\n---\nBody\n");
 	run(&p, argv, unset, NULL);
 	cr_assert_eq(p.exit_code, 0);
@@ -138,7 +138,7 @@ Test(cli_inspect, config_prints_resolved_json)
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 
-	/* Issue 23: the checks as run would run them (the invalid one skipped
+	/* The checks as run would run them (the invalid one skipped
 	 * with a warning), stop_when_stalled and require_evidence resolved. */
 	fgt_write(f, "---\nstop_when_stalled: true\nrequire_evidence: true\nchecks:\n"
 		     "  - name: tests\n    run: sh -c 'make test'\n    timeout_seconds: 90\n"
@@ -168,7 +168,7 @@ Test(cli_inspect, config_prints_resolved_json)
 	run(&p, missing, NULL, NULL);
 	cr_assert_eq(p.exit_code, 2);
 	fgt_proc_release(&p);
-	/* Without FILE: only the agents, as run would resolve them (issue 13). */
+	/* Without FILE: only the agents, as run would resolve them. */
 	const char *none[] = { FG_ENTRYPOINT_BIN, "config", NULL };
 	const char *agents[] = { "FORGE_WORKER_AGENT=codex", "FORGE_REVIEWER_AGENT=claude",
 				 "FORGE_REVIEWER_OUTPUT=text", "FORGE_WORKER_CMD=my-worker --x",
@@ -222,7 +222,7 @@ static void write_bomb(const char *path, size_t depth, size_t len)
 	free(s);
 }
 
-/* Issue 18 defect 1: a nesting bomb in the frontmatter is malformed YAML:
+/* A nesting bomb in the frontmatter is malformed YAML:
  * config warns and uses the defaults, lint reports it; both return (the
  * suite's timeout guards against the former minutes-long parse). */
 Test(cli_inspect, nesting_bomb_config_and_lint_return)
@@ -376,7 +376,7 @@ Test(cli_inspect, lint_reports_path_line_and_walks_directories)
 	fgw_release_run(&w, &p);
 }
 
-/* Issue 18: lint on a directory ignored a Review.md or reviews.md beside a
+/* Lint on a directory ignored a Review.md or reviews.md beside a
  * skill, which the resolver never reads: the skill was silently unreviewed. */
 Test(cli_inspect, lint_directory_reports_misnamed_review_files)
 {
@@ -407,7 +407,7 @@ Test(cli_inspect, lint_directory_reports_misnamed_review_files)
 	fgw_release_run(&w, &p);
 }
 
-/* Issue 25: lint said nothing about skills/fix-tests/review.md, which the
+/* Lint said nothing about skills/fix-tests/review.md, which the
  * lookup never reads (no default/ or project directory). Each unreachable
  * review.md is an error with the path it should have; reachable ones
  * (default/, a project directory) are not. */
@@ -506,7 +506,7 @@ Test(cli_inspect, help_lists_every_option_and_version)
 	cr_assert_eq(p.exit_code, 0);
 	for (size_t i = 0; opts[i]; i++)
 		cr_assert(strstr(p.out, opts[i]), "--help lacks %s", opts[i]);
-	/* Issue 18: the global options came as a stray second "usage:" block. */
+	/* The global options came as a stray second "usage:" block. */
 	cr_assert(!strstr(p.out, "usage: forge-entrypoint --help"), "%s", p.out);
 	cr_assert(!strstr(p.out, "Global options."), "%s", p.out);
 	cr_assert(strstr(p.out, "\n\nglobal options:\n  -h, --help "), "%s", p.out);

@@ -33,7 +33,7 @@ Test(cli_run, copy_without_recording_dir_is_a_usage_error)
 	fgt_proc_release(&p);
 }
 
-/* Issue 18: a docker run without --image cleared the previous run's cycle
+/* A docker run without --image cleared the previous run's cycle
  * files, then exited 125. Every configuration error is found before the
  * step directory is touched: exit 2, nothing changed, no result written. */
 Test(cli_run, configuration_errors_exit_2_and_change_nothing)
@@ -85,7 +85,7 @@ Test(cli_run, configuration_errors_exit_2_and_change_nothing)
 	free(step); free(res); free(file); free(colon);
 }
 
-/* Issue 18: the entrypoint's configuration error ("FORGE_REVIEWER_CMD is not
+/* The entrypoint's configuration error ("FORGE_REVIEWER_CMD is not
  * set") was an INFO output line and run_exit only said exit_code=2. With the
  * real entrypoint: the line is an ERROR and run_exit's reason repeats it. */
 Test(cli_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
@@ -214,7 +214,7 @@ Test(cli_run, cycle_dir_that_leaves_the_workspace_is_a_usage_error)
 	}
 }
 
-/* Issue 25: unknown options and commands get a "did you mean", in both
+/* Unknown options and commands get a "did you mean", in both
  * programs, and stay usage errors (exit 2). */
 Test(cli_run, typos_get_a_did_you_mean_in_both_programs)
 {
@@ -242,7 +242,7 @@ Test(cli_run, typos_get_a_did_you_mean_in_both_programs)
 	}
 }
 
-/* Issue 25: a missing review.md meant no review, at WARN, exit 0. With
+/* A missing review.md meant no review, at WARN, exit 0. With
  * --require-review (or AUTO_REVIEW_REQUIRED=1) it is exit 2 before any
  * agent runs, naming the path tried; with the review.md the run goes on. */
 Test(cli_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
@@ -294,7 +294,7 @@ Test(cli_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
 	free(worker); free(wenv);
 }
 
-/* Issue 25: the local engine without --skills-dir only said "cannot use
+/* The local engine without --skills-dir only said "cannot use
  * skills directory '/skills'". The runner finds it first and names the fix. */
 Test(cli_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
 {

@@ -85,7 +85,7 @@ Test(cli_watch, watch_several_dirs_reports_each_once_then_exits_0)
 	fgw_release_run(&w, &p);
 }
 
-/* Issue 18: watch printed nothing when it started and reported a corrupt
+/* Watch printed nothing when it started and reported a corrupt
  * file only at exit; an unparsed verdict was a plain rejection. Now a
  * watch_start line comes first, a corrupt file still unchanged at the next
  * poll scan is reported while watching (before the SIGTERM), and a cycle
@@ -285,7 +285,7 @@ Test(cli_watch, watch_cycle_dir_watches_the_template_below_each_workspace)
 	cr_assert_not_null(strstr(p.out, "rc=0"), "out: %s err: %s", out, err);
 	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 1, "%s", out);
 	cr_assert_not_null(strstr(err, "ws/.forge/reviews/DEMO-1__implement-task"), "%s", err);
-	/* Issue 25: the step is --step, the directory is cycle_dir. */
+	/* The step is --step, the directory is cycle_dir. */
 	cr_assert_not_null(strstr(out, "\"step\":\"implement_task\""), "%s", out);
 	cr_assert_not_null(strstr(out, "/ws/.forge/reviews/DEMO-1__implement-task\""), "%s", out);
 	free(out);

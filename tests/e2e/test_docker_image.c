@@ -350,7 +350,7 @@ Test(docker_image, docker_stop_ends_the_run_with_143_within_the_grace_period)
 }
 
 /*
- * The preflight in the real image (issue 24): presets whose CLIs the image
+ * The preflight in the real image: presets whose CLIs the image
  * does not have, no credentials, and a root-owned workspace for a container
  * running as another uid: exit 2 with every message, before any agent ran
  * and before the cycle directory exists. Only meaningful as root (the

@@ -102,7 +102,7 @@ Test(docker_isolation, each_limit_reaches_the_container)
 	fgrb_release(&b);
 }
 
-/* ---- issue 22: the entrypoint out of its agents' reach, as PID 1 ---- */
+/* ---- the entrypoint out of its agents' reach, as PID 1 ---- */
 
 /* The worker signals PID 1 (SIGTERM, SIGINT, SIGHUP), probes its /proc
  * files and leaves a daemon in a session of its own; the reviewer counts

@@ -95,7 +95,7 @@ static const cJSON *change_of(const cJSON *cycle, const char *path)
 	return NULL;
 }
 
-/* Issue 23: the image holds git, so a container run in a git workspace
+/* The image holds git, so a container run in a git workspace
  * works out the change set with git (not the manifest): each cycle's
  * changes with their line counts and its review_cycle_N.diff, cycle 1
  * since the step began, cycle 2 since the state cycle 1 judged; the
@@ -205,7 +205,7 @@ static const char REVIEWER_REJECTS[] =
 	"cat >/dev/null\n"
 	"echo 'REJECTED: work.log needs a second line'\n";
 
-/* Issue 22, reproduction 1 in a container: the worker's approved cycle file
+/* The worker's approved cycle file
  * is a forgery the runner names, never a cycle. */
 Test(docker_loop, a_cycle_file_written_by_the_worker_is_forged_in_a_container)
 {
@@ -314,7 +314,7 @@ Test(docker_loop, image_runs_as_an_arbitrary_uid_in_group_0)
 	fgrb_release(&b);
 }
 
-/* Issue 18, container onboarding: an image that is not on the host showed
+/* An image that is not on the host showed
  * Docker's raw pull error only; without --skills-dir the image's own /skills
  * was used silently. Now: skills_in_image and engine_hint warnings (the
  * hint says how to build the image), the hint in the result, exit 125, and
@@ -363,7 +363,7 @@ Test(docker_loop, missing_image_gets_a_build_hint)
 	fgw_release(&w);
 }
 
-/* Issue 18: with Docker down the runner also logged container_left, as if a
+/* With Docker down the runner also logged container_left, as if a
  * container had leaked. The daemon is made unreachable with DOCKER_HOST. */
 Test(docker_loop, daemon_down_is_a_hint_not_a_leaked_container)
 {

@@ -105,7 +105,7 @@ Test(docker_stop, sigterm_stops_the_container_within_the_grace_period)
 	fgrb_release(&b);
 }
 
-/* Issue 22, reproduction 7: the runner killed by SIGKILL. The lifeline (the
+/* The runner killed by SIGKILL. The lifeline (the
  * container's stdin is the runner's pipe) stops the entrypoint: two seconds
  * later the container no longer runs, and --rm removes it. */
 Test(docker_stop, a_runner_killed_with_sigkill_leaves_no_container_running)

@@ -71,7 +71,7 @@ Test(docker_stream, bind_mount_run_reports_each_cycle_once_though_two_sources_sa
 }
 
 /*
- * Issue 25: on a named volume the result had "usage": null, the metrics no
+ * On a named volume the result had "usage": null, the metrics no
  * forge_review_agent_* series, the report no cost, while the same run on a
  * bind mount had them all. Both runs here, real Docker, a worker that
  * reports its usage as Claude Code does ($0.25 per run, two runs): the same

@@ -1,5 +1,5 @@
 /*
- * test_engine_remote.c - issue 22: a docker context or a podman connection
+ * test_engine_remote.c - a docker context or a podman connection
  * that points at another host makes the engine remote, as DOCKER_HOST and
  * CONTAINER_HOST do (the runner then neither clears, watches nor sweeps the
  * host path, which names a directory on the engine's host, and hears the

@@ -224,7 +224,7 @@ Test(hostile_records, sweep_dir_given_as_a_symlink_is_refused)
 	fgw_release(&f);
 }
 
-/* Issue 18 defect 5: a directory (with contents, and a link to a file
+/* A directory (with contents, and a link to a file
  * outside) planted under a cycle name by an earlier step, a FIFO under the
  * next one and a directory under a reviewer log name: clearing removes them
  * without following the link, says so, and the run then writes its cycles. */
@@ -298,7 +298,7 @@ static pid_t start_swapper(const char *ws, long max)
 	return pid;
 }
 
-/* Issue 18 defect 3: a process in the workspace swaps W/.forge for a
+/* A process in the workspace swaps W/.forge for a
  * symlink with renameat2(RENAME_EXCHANGE) in a loop while runs prepare
  * their step directory. No run may delete a file outside the workspace
  * (OUT/impl/review_cycle_1.json behind the link) or create a directory
@@ -530,7 +530,7 @@ Test(hostile_records, run_result_log_and_report_are_utf8)
 	free(corpenv);
 }
 
-/* Issue 18 defect 2: skills a sandbox can put in a cycle file. */
+/* Skills a sandbox can put in a cycle file. */
 Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 {
 	struct fgw w;

@@ -1,12 +1,12 @@
 /*
- * test_isolation_reach.c - issue 22 items 3-6: what an agent in the sandbox
+ * test_isolation_reach.c - what an agent in the sandbox
  * can no longer do to the entrypoint, with the real binaries and stand-in
  * sh agents (same uid as the entrypoint, as in a container):
  *   - block a write: a directory planted at the temp name an agent could
  *     predict (".review_summary.json.tmp.<its $PPID>") or under the
  *     summary's own name (reproduction 4); a summary that cannot be written
  *     at all is an error with exit 1, never a warning with exit 0.
- * Each test failed on the main of before issue 22.
+ * (docs/security.md, items 3 to 6, lists the outcome of each.)
  */
 #include <limits.h>
 #include <cjson/cJSON.h>

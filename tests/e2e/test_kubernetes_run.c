@@ -358,7 +358,7 @@ static void measure(const char *engine, struct figures *f)
 	fgkb_release(&b);
 }
 
-/* Issue 26's figures, kubernetes beside docker on this machine, the same
+/* The figures of kubernetes beside docker on this machine, the same
  * demo (two cycles): printed, for docs/performance.md. */
 Test(kubernetes_run, figures_beside_docker)
 {

@@ -1,6 +1,5 @@
 /*
- * test_limits.c - issue 22's "rest of the list" with the real
- * binaries: what a sandbox that floods, rewrites or lies about its cost can
+ * test_limits.c - the limits, with the real binaries: what a sandbox that floods, rewrites or lies about its cost can
  * make of the runner's log, result and metrics (reproductions 9, 10 and 11;
  * docs/security.md lists the outcome of each).
  */

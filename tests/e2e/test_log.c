@@ -253,7 +253,7 @@ Test(log, forge_log_level_warn_hides_info_lines)
 	fgo_release(&o);
 }
 
-/* Issue 18: the entrypoint's "the task failed:" and "error:" lines were
+/* The entrypoint's "the task failed:" and "error:" lines were
  * INFO output events, so at --log-level warn only run_exit exit_code=1
  * showed. They are ERROR (warnings WARN), and run_exit carries the reason. */
 Test(log, failure_causes_are_raised_and_run_exit_says_why)

@@ -19,7 +19,7 @@
 
 TestSuite(log_events, .timeout = 60);
 
-/* Issue 18: run_start said skill="" when the skill was derived; it logs the
+/* Run_start said skill="" when the skill was derived; it logs the
  * skill the entrypoint will use (task file's skill_name, else the step with
  * '_' -> '-'). */
 Test(log_events, run_start_logs_the_derived_skill)
@@ -60,7 +60,7 @@ Test(log_events, run_start_logs_the_derived_skill)
 	free(log); free(task); free(script);
 }
 
-/* Issue 18: a reviewer printing "LGTM" gave rejected cycles that looked like
+/* A reviewer printing "LGTM" gave rejected cycles that looked like
  * real rejections, all INFO. Each cycle without a parsable verdict gets a
  * verdict_unparsed warning naming its reviewer log and the words expected;
  * a reviewer that failed (format none too) and a normal rejection do not. */
@@ -90,7 +90,7 @@ Test(log_events, unparsed_verdict_is_a_warning_naming_the_reviewer_log)
 	fgr_release(&r);
 }
 
-/* Issue 25: run_exit's reason stopped at the first line break ("...; last
+/* Run_exit's reason stopped at the first line break ("...; last
  * output:" and nothing) while the result had the output. The whole text is
  * there now, its line break escaped by the log. */
 Test(log_events, run_exit_reason_carries_the_whole_message)
@@ -110,7 +110,7 @@ Test(log_events, run_exit_reason_carries_the_whole_message)
 	fgr_release(&r);
 }
 
-/* Issue 25: at --log-level warn a successful run printed nothing at all.
+/* At --log-level warn a successful run printed nothing at all.
  * Every run ends with one closing line on stderr, at every level, unless
  * --quiet; a JSON log on stderr gets it as a run_summary event. */
 Test(log_events, every_run_ends_with_one_closing_line_unless_quiet)
@@ -166,7 +166,7 @@ Test(log_events, closing_line_of_a_json_log_on_stderr_is_an_event)
 	free(script);
 }
 
-/* Issue 25: a 30 s agent run printed nothing until it ended. The entrypoint
+/* A 30 s agent run printed nothing until it ended. The entrypoint
  * says every FORGE_AGENT_HEARTBEAT seconds which agent has run how long and
  * how much it printed; the runner logs it as agent_running; 0 is never. */
 Test(log_events, a_running_agent_has_a_heartbeat_logged_as_agent_running)

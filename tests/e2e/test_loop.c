@@ -222,7 +222,7 @@ Test(loop, reviewer_without_verdict_is_a_rejection)
 	reviewer_failure("echo 'I looked at it and have thoughts.'", NULL, "Verdict could not be parsed", "none");
 }
 
-/* Issue 25: a reviewer that cannot be started burned every cycle (the
+/* A reviewer that cannot be started burned every cycle (the
  * worker sent back each time, exhausted, exit 0). Its run is a rejected
  * cycle that says why, and the loop ends at once: state failed, exit 2
  * (configuration). The reviewer exists but its interpreter does not, so
@@ -254,7 +254,7 @@ Test(loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 	fgw_release_run(&w, &p);
 }
 
-/* Issue 25: a reviewer that only says "LGTM" cost a worker run per cycle
+/* A reviewer that only says "LGTM" cost a worker run per cycle
  * until exhausted. Two cycles in a row without a verdict (each re-asked)
  * end the loop failed (exit 1): the worker is not sent back a second time. */
 Test(loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
@@ -298,7 +298,7 @@ Test(loop, one_cycle_without_a_verdict_goes_on)
 	fgw_release_run(&w, &p);
 }
 
-/* The preflight (issue 24): a reviewer that cannot be found stops the run
+/* The preflight: a reviewer that cannot be found stops the run
  * before the worker ran (exit 2, no cycle file), instead of a rejected
  * cycle after a paid worker run. */
 Test(loop, missing_reviewer_binary_stops_before_any_agent_runs)
@@ -402,7 +402,7 @@ Test(loop, no_review_md_means_no_reviewer)
 	review_skipped(NULL, NULL, "no_review");
 }
 
-/* Issue 18: a misspelled skill silently skipped the review; now a warning
+/* A misspelled skill silently skipped the review; now a warning
  * names the paths tried and the nearest skill that has a review.md. */
 Test(loop, missing_review_md_warns_with_paths_and_nearest_skill)
 {
@@ -426,7 +426,7 @@ Test(loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	fgw_release_run(&w, &p);
 }
 
-/* Issue 18: "max_retires: 1" ran with 3 cycles and no word outside lint. */
+/* "max_retires: 1" ran with 3 cycles and no word outside lint. */
 Test(loop, frontmatter_typo_warns_at_run_time)
 {
 	struct fgw w;

@@ -359,7 +359,7 @@ Test(panel, sigterm_during_a_panel_stops_every_role)
 		"if [ \"$r\" = b ]; then\n"
 		"  until [ -s \"$SAVE/sleep_a\" ]; do sleep 0.05; done\n"
 		/* our parent is the role's helper, its parent the entrypoint;
-		 * an agent's own SIGTERM is ignored (issue 22): the test's
+		 * an agent's own SIGTERM is ignored: the test's
 		 * killer, from outside the entrypoint's tree, sends it */
 		"  ep=$(cut -d' ' -f4 /proc/$PPID/stat)\n"
 		"  echo \"$ep\" > \"$SAVE/ep_pid.tmp\"; mv \"$SAVE/ep_pid.tmp\" \"$SAVE/ep_pid\"\n"
@@ -409,7 +409,7 @@ Test(panel, sigterm_during_a_panel_stops_every_role)
 	fgp_release(&t);
 }
 
-/* Issue 25: a panel role that gives no verdict (after its re-ask) in two
+/* A panel role that gives no verdict (after its re-ask) in two
  * cycles in a row ends the loop failed, naming the role, instead of
  * sending the worker back until the cycles run out. */
 Test(panel, a_role_without_a_verdict_twice_ends_the_loop_failed)

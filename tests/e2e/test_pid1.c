@@ -42,7 +42,7 @@ Test(pid1, sigterm_forwards_and_exits_143_without_strays)
 
 	fgw_init_step(&w, "Check.\n");
 	/* The agent starts a grandchild, then has its parent (forge-entrypoint)
-	 * receive SIGTERM (from outside its tree: issue 22), and waits. */
+	 * receive SIGTERM (from outside its tree), and waits. */
 	char *body = fgt_fmt("%s"
 			     "sleep 300 &\n"
 			     "echo $! > ../gc.pid\n"
@@ -156,7 +156,7 @@ Test(pid1, hundred_megabytes_of_output_do_not_block)
 	fgw_release_run(&w, &p);
 }
 
-/* The preflight (issue 24): a worker that cannot be found is a
+/* The preflight: a worker that cannot be found is a
  * configuration error, exit 2, before anything is created. */
 Test(pid1, missing_worker_binary_fails_the_task_clearly)
 {
@@ -172,7 +172,7 @@ Test(pid1, missing_worker_binary_fails_the_task_clearly)
 	cr_assert(!strstr(p.err, "running the worker"), "%s", p.err);
 	fgt_proc_release(&p);
 
-	/* Issue 18: a relative path is taken from the workspace; the error says so. */
+	/* A relative path is taken from the workspace; the error says so. */
 	fgw_entrypoint(&w, &p, "agents/worker.sh --go", NULL, NULL);
 	fgt_assert_exit(&p, 2);
 	char *want = fgt_fmt("error: cannot run worker 'agents/worker.sh': no executable file '%s/agents/worker.sh' "
@@ -482,7 +482,7 @@ Test(pid1, ignored_sigchld_inherited_from_the_parent)
 	fgw_release(&w);
 }
 
-/* Issue 18 defect 6: an agent's "\r\033[2K" reached the terminal raw on the
+/* An agent's "\r\033[2K" reached the terminal raw on the
  * "[worker] " / "[reviewer] " lines and the "Review cycle" line, erasing the
  * prefix and showing a forged "forge-entrypoint:" line. Now escaped as the
  * runner's log does: no control byte but the line ends reaches stderr. */

@@ -97,7 +97,7 @@ Test(podman, podman_rootless_runs_the_loop_files_owned_by_the_user)
 }
 
 /*
- * Issue 25: podman's own failures came back as the image's fault (126 "the
+ * Podman's own failures came back as the image's fault (126 "the
  * entrypoint cannot be invoked", 127 "was not found"). Real podman with the
  * setting this machine needs left out of containers.conf: the run is an
  * engine failure (125) with the engine's message and the fix, no agent ran,

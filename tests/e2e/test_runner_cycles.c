@@ -271,7 +271,7 @@ Test(runner_cycles, cycle_dir_template_is_watched_cleared_and_passed_on)
 	cr_assert(fge_exists_in(dir, "review_cycle_2.json"));
 	cr_assert(!fge_exists_in(dir, "review_cycle_9.json"), "the stale file stayed");
 	cr_assert(!fge_exists_in(r.w.ws, ".forge/impl"), ".forge/{step} was made anyway");
-	/* Issue 25: the step is the step, whatever the directory is called;
+	/* The step is the step, whatever the directory is called;
 	 * the directory has a field of its own. */
 	{
 		int n = fge_count_events(r.events, "review_cycle", NULL, NULL);

@@ -1,7 +1,7 @@
 /*
- * test_sealing.c - issue 22 on the local engine: forge-runner run with
- * the real forge-entrypoint and scripted sh agents that behave as attackers.
- * Reproductions 1 (a worker writes an approved cycle file), 2 (a frame
+ * test_sealing.c - the sealed records on the local engine: forge-runner
+ * run with the real forge-entrypoint and scripted sh agents that behave as
+ * attackers. The attacks of docs/security.md 1 (a worker writes an approved cycle file), 2 (a frame
  * written straight onto the entrypoint's stderr), 3 (a planted summary,
  * then the entrypoint stopped or killed), 4 (a planted summary and a
  * directory at the entrypoint's temporary name) and 7 (the runner killed
@@ -140,7 +140,7 @@ Test(sealing, a_cycle_file_written_by_the_worker_is_forged_not_a_cycle)
 
 /* Reproduction 2: a frame straight onto the entrypoint's stderr, past the
  * "[worker] " prefix. Either the entrypoint's descriptors are out of reach
- * (issue 22 item 3) or the frame arrives and is not believed. */
+ * or the frame arrives and is not believed. */
 Test(sealing, a_frame_written_onto_the_entrypoints_stderr_is_not_believed)
 {
 	struct sr t = { 0 };

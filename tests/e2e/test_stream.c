@@ -463,7 +463,7 @@ Test(stream, remote_run_with_a_lost_frame_says_so)
 	fgr_release(&r);
 }
 
-/* Issue 25: a run the runner cannot see lost the money: the entrypoint said
+/* A run the runner cannot see lost the money: the entrypoint said
  * "(the agents reported $0.5500)", the result had "usage": null, the metrics
  * no forge_review_agent_* series, the report no cost. The summary frame's
  * usage is the step's totals, as the summary file's is on a bind mount. */

@@ -97,8 +97,7 @@ int fge_jtrue(const cJSON *o, const char *k);
 
 /*
  * A signaller: a process of the test's own, outside forge-entrypoint's
- * tree, that sends the signals a stand-in agent asks for. Since issue 22
- * the entrypoint ignores stop signals from its own descendants, so an
+ * tree, that sends the signals a stand-in agent asks for. The entrypoint ignores stop signals from its own descendants, so an
  * agent that must have the entrypoint "receive SIGTERM" at a given moment
  * asks this process: FGE_OUTSIDE_KILL defines the shell function
  * `outside_kill SIG PID` (e.g. `outside_kill TERM $PPID`), which appends
