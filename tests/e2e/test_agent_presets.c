@@ -22,7 +22,7 @@
 TestSuite(agent_presets, .timeout = 120);
 
 /* A stand-in codex beside the claude one (codex exec --json lines). */
-static void lp_codex(struct lp *l, const char *body)
+static void lp_codex(struct fga *l, const char *body)
 {
 	free(fge_script(l->w.bin, "codex", "#!/bin/sh\n"
 			"cat > \"$FORGE_WORKSPACE/../stdin.$FORGE_ROLE\"\n"
@@ -32,7 +32,7 @@ static void lp_codex(struct lp *l, const char *body)
 
 Test(agent_presets, a_claude_worker_reporting_is_error_with_exit_0_fails_the_task)
 {
-	struct lp l;
+	struct fga l;
 
 	fga_init(&l, "---\nmax_retries: 3\n---\nCheck.\n",
 		 "init\nresult true 'API Error: 529 Overloaded' 0.002 0\nexit 0\n");
@@ -56,7 +56,7 @@ Test(agent_presets, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_
 {
 	static const char *codex[] = { "FORGE_WORKER_AGENT=codex", "FORGE_REVIEWER_AGENT=codex",
 				       "AUTO_REVIEW_MAX_COST_USD=0", NULL };
-	struct lp l;
+	struct fga l;
 	cJSON *c1, *c2;
 	char *in, *args;
 
@@ -98,7 +98,7 @@ Test(agent_presets, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_
 Test(agent_presets, gemini_preset_command_lines_and_an_error_result_fails_the_worker)
 {
 	static const char *gem[] = { "FORGE_WORKER_AGENT=gemini", "FORGE_REVIEWER_AGENT=gemini", NULL };
-	struct lp l;
+	struct fga l;
 	char *args;
 
 	fga_init(&l, "---\nmax_retries: 2\n---\nCheck.\n", "exit 1\n");
@@ -130,7 +130,7 @@ Test(agent_presets, claude_preset_reviewer_runs_tools_and_appended_args_keep_wor
 {
 	static const char *env[] = { "FORGE_REVIEWER_ARGS=--model haiku", "FORGE_WORKER_ARGS=--max-turns 5",
 				     NULL };
-	struct lp l;
+	struct fga l;
 	char *args, *sandbox;
 	static const char tail[] = " --allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit "
 				   "--model haiku\n";
@@ -164,7 +164,7 @@ Test(agent_presets, a_preset_without_its_cli_or_credentials_stops_before_any_age
 	static const char *no_gemini[] = { "FORGE_WORKER_AGENT=gemini", NULL };
 	static const char *no_key[] = { "FORGE_REVIEWER_AGENT=codex", "CODEX_API_KEY", "OPENAI_API_KEY=sk-x",
 					"CODEX_HOME=/nonexistent", NULL };
-	struct lp l;
+	struct fga l;
 	char *ran;
 
 	fga_init(&l, "---\nmax_retries: 1\n---\nCheck.\n", "result false 'done' 0.1 1\n");
@@ -199,7 +199,7 @@ Test(agent_presets, each_agent_gets_only_its_own_vendors_credentials)
 	static const char *env[] = { "FORGE_WORKER_AGENT=codex", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", NULL };
 	static const char rec[] = "echo \"${ANTHROPIC_API_KEY-unset} ${CODEX_API_KEY-unset} ${GEMINI_API_KEY-unset} "
 				  "${CLAUDECODE-unset} ${CLAUDE_CODE_ENTRYPOINT-unset}\" > \"$FORGE_WORKSPACE/../env.$FORGE_ROLE\"\n";
-	struct lp l;
+	struct fga l;
 	char *body = fgt_fmt("%sif [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 			     "result false 'Fine. APPROVED' 0.1 1\n", rec);
 	char *cbody = fgt_fmt("%secho '{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"done\"}}'\n"

@@ -39,7 +39,7 @@ static void promtool_check(const char *m)
 /* The metrics file: tokens by role and kind, cost by role, and valid for
  * promtool (when installed) and for the runner's own merge (a second run
  * adds to it). */
-static void check_metrics(const struct lp *l)
+static void check_metrics(const struct fga *l)
 {
 	char *m = fgt_read(l->w.metrics, NULL);
 
@@ -58,7 +58,7 @@ static void check_metrics(const struct lp *l)
 }
 
 /* forge-runner report, JSON and Markdown, shows the step's usage. */
-static void check_report(const struct lp *l)
+static void check_report(const struct fga *l)
 {
 	const char *json[] = { FG_RUNNER_BIN, "report", l->w.result, NULL };
 	const char *md[] = { FG_RUNNER_BIN, "report", "--format", "markdown", l->w.result, NULL };
@@ -84,7 +84,7 @@ static void check_report(const struct lp *l)
  * rejects with that feedback, cycle 2 approves. Usage everywhere. */
 Test(agent_usage, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_with_usage)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1, *sum, *u;
 
 	fga_init(&l, "---\nmax_retries: 3\n---\nCheck.\n",
@@ -146,7 +146,7 @@ Test(agent_usage, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_wi
 Test(agent_usage, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
 {
 	static const char *fail[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
-	struct lp l;
+	struct fga l;
 	cJSON *c2, *sum;
 
 	fga_init(&l, "---\nmax_retries: 5\nmax_cost_usd: 0.9\n---\nCheck.\n",
@@ -175,7 +175,7 @@ Test(agent_usage, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
 
 Test(agent_usage, a_reviewer_without_a_verdict_is_asked_once_more)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 
 	fga_init(&l, "---\nmax_retries: 2\n---\nCheck.\n",
@@ -197,7 +197,7 @@ Test(agent_usage, a_reviewer_without_a_verdict_is_asked_once_more)
 Test(agent_usage, reask_off_makes_an_answer_without_verdict_a_rejection)
 {
 	static const char *off[] = { "AUTO_REVIEW_REASK=0", NULL };
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 
 	fga_init(&l, "---\nmax_retries: 1\n---\nCheck.\n",
@@ -219,7 +219,7 @@ Test(agent_usage, reask_off_makes_an_answer_without_verdict_a_rejection)
  * saying why, and two such cycles never count as a stall. */
 Test(agent_usage, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c2;
 
 	fga_init(&l, "---\nmax_retries: 2\nstop_when_stalled: true\n---\nCheck.\n",
@@ -245,7 +245,7 @@ Test(agent_usage, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
  * asked once more for a verdict marks its review and the cycle. */
 Test(agent_usage, a_panel_counts_every_roles_usage_and_reask)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1, *sum;
 	const cJSON *reviews, *b;
 
@@ -280,7 +280,7 @@ Test(agent_usage, a_panel_counts_every_roles_usage_and_reask)
  * re-ask existed, with reask recorded; the next cycle asks again. */
 Test(agent_usage, a_second_answer_without_verdict_is_a_rejected_cycle)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 	char *count;
 
@@ -308,7 +308,7 @@ Test(agent_usage, a_second_answer_without_verdict_is_a_rejected_cycle)
  * it, and the log says so at WARN. */
 Test(agent_usage, a_reviewer_whose_every_tool_call_was_denied_is_no_clean_review)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 	const cJSON *rv;
 
@@ -337,7 +337,7 @@ Test(agent_usage, a_reviewer_whose_every_tool_call_was_denied_is_no_clean_review
  * denials are in its review and in the cycle's denied_tools. */
 Test(agent_usage, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 	const cJSON *b, *rv;
 
@@ -370,7 +370,7 @@ Test(agent_usage, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
  * the metrics; the tokens still count, and the file stays valid. */
 Test(agent_usage, a_cost_of_1e308_is_refused_and_never_makes_a_metric_infinite)
 {
-	struct lp l;
+	struct fga l;
 	cJSON *c1;
 	char *m;
 

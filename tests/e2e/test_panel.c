@@ -19,7 +19,7 @@
 
 TestSuite(panel, .timeout = 180);
 
-static cJSON *cycle_json(const struct pn *t, int n)
+static cJSON *cycle_json(const struct fgp *t, int n)
 {
 	char *path = fgt_fmt("%s/review_cycle_%d.json", t->w.step_dir, n);
 	cJSON *o = fge_json_file(path, t->p.err);
@@ -48,7 +48,7 @@ static int nreviews(const cJSON *c)
 	return cJSON_GetArraySize(r);
 }
 
-static char *runs(const struct pn *t)
+static char *runs(const struct fgp *t)
 {
 	char *s = fge_read_in(t->save, "runs");
 
@@ -56,7 +56,7 @@ static char *runs(const struct pn *t)
 	return s;
 }
 
-static long long saved_ns(const struct pn *t, const char *what, const char *role, int n)
+static long long saved_ns(const struct fgp *t, const char *what, const char *role, int n)
 {
 	char *name = fgt_fmt("%s_%s_%d", what, role, n);
 	char *s = fge_read_in(t->save, name);
@@ -71,11 +71,11 @@ static long long saved_ns(const struct pn *t, const char *what, const char *role
 
 Test(panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"sleep 1\nshadow approve - -\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -119,14 +119,14 @@ Test(panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
 
 Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does_not)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"case $r$n in\n"
 		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -169,14 +169,14 @@ Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does
 
 Test(panel, rereview_all_runs_every_role_again)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD("rereview: all\n"), FGP_ROLE_FILES,
 		"case $r$n in\n"
 		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -189,14 +189,14 @@ Test(panel, rereview_all_runs_every_role_again)
 
 Test(panel, an_out_of_scope_role_never_blocks)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"case $r in\n"
 		"security) printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n';;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -212,14 +212,14 @@ Test(panel, an_out_of_scope_role_never_blocks)
 
 Test(panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"case $r$n in\n"
 		"security1) echo 'segfault' >&2; exit 139;;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -244,14 +244,14 @@ Test(panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 
 Test(panel, the_same_findings_twice_end_stalled)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD("stop_when_stalled: true\n"), FGP_ROLE_FILES,
 		"case $r in\n"
 		"correctness) shadow request_changes BLOCKING 'Off by one';;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -266,12 +266,12 @@ Test(panel, the_same_findings_twice_end_stalled)
 
 Test(panel, a_role_file_escaping_its_directory_is_refused_with_a_warning)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		"---\nreviewers:\n  - role: correctness\n  - role: evil\n    instructions: ../../secret.md\n"
 		"---\nShared.\n",
 		{ NULL }, "shadow approve - -\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -290,11 +290,11 @@ Test(panel, a_role_file_escaping_its_directory_is_refused_with_a_warning)
 
 Test(panel, a_panel_without_a_valid_entry_is_one_reviewer)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		"---\nreviewers:\n  - role: Not_A_Slug\n---\nShared.\n", { NULL },
 		"echo \"role=$r\"; echo APPROVED\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -350,7 +350,7 @@ static pid_t sigterm_when_named(const char *save)
 
 Test(panel, sigterm_during_a_panel_stops_every_role)
 {
-	struct pn t;
+	struct fgp t;
 	static const char rev[] =
 		"#!/bin/sh\n"
 		"r=$FORGE_REVIEWER_ROLE\n"
@@ -414,7 +414,7 @@ Test(panel, sigterm_during_a_panel_stops_every_role)
  * sending the worker back until the cycles run out. */
 Test(panel, a_role_without_a_verdict_twice_ends_the_loop_failed)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		"---\nmax_retries: 4\nreviewers:\n  - role: correctness\n  - role: security\n---\nShared.\n",
 		{ NULL },
 		"case $r in\n"
@@ -423,7 +423,7 @@ Test(panel, a_role_without_a_verdict_twice_ends_the_loop_failed)
 		"esac\n",
 		NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 	char *runs;
 
 	fgp_run(&t, &s);

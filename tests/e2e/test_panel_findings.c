@@ -18,7 +18,7 @@
 
 TestSuite(panel_findings, .timeout = 180);
 
-static char *summary_state(const struct pn *t)
+static char *summary_state(const struct fgp *t)
 {
 	char *path = fgt_fmt("%s/review_summary.json", t->w.step_dir);
 	cJSON *o = fge_json_file(path, t->p.err);
@@ -31,14 +31,14 @@ static char *summary_state(const struct pn *t)
 
 Test(panel_findings, only_questions_left_ends_blocked_after_one_cycle)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"case $r in\n"
 		"security) shadow request_changes QUESTION 'Should tokens expire?';;\n"
 		"*) shadow approve NOTE 'Nice names';;\n"
 		"esac\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "blocked exits as exhausted: %s", t.p.err);
@@ -74,14 +74,14 @@ Test(panel_findings, only_questions_left_ends_blocked_after_one_cycle)
 Test(panel_findings, blocked_fails_like_exhausted_when_told_to)
 {
 	static const char *const env[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=1", NULL };
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
 		"case $r in\n"
 		"security) shadow request_changes QUESTION 'Which licence?';;\n"
 		"*) shadow approve - -;;\n"
 		"esac\n", env, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 3, "%s", t.p.err);
@@ -90,7 +90,7 @@ Test(panel_findings, blocked_fails_like_exhausted_when_told_to)
 }
 
 /* forge-runner report on the run's result file; owned stdout. */
-static char *report(const struct pn *t, const char *format)
+static char *report(const struct fgp *t, const char *format)
 {
 	const char *argv[] = { FG_RUNNER_BIN, "report", "--format", format, t->w.result, NULL };
 	struct fgt_proc p;
@@ -113,8 +113,8 @@ static char *report(const struct pn *t, const char *format)
 
 Test(panel_findings, findings_are_logged_reported_by_role_and_counted)
 {
-	static const struct spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, NULL };
-	struct pn t;
+	static const struct fgp_spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, NULL };
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -182,8 +182,8 @@ Test(panel_findings, findings_are_logged_reported_by_role_and_counted)
 
 Test(panel_findings, findings_in_the_text_log)
 {
-	static const struct spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, "text" };
-	struct pn t;
+	static const struct fgp_spec s = { EXHAUSTING_MD, { NULL }, EXHAUSTING_REVIEWER, NULL, "text" };
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
@@ -200,13 +200,13 @@ Test(panel_findings, findings_in_the_text_log)
  * table: only a QUESTION row left ends the loop blocked, at once. */
 Test(panel_findings, a_findings_table_of_questions_blocks_a_single_reviewer)
 {
-	static const struct spec s = {
+	static const struct fgp_spec s = {
 		"---\nmax_retries: 3\n---\nReview it.\n", { NULL },
 		"printf '## Review\\n\\n| # | Severity | Finding | Location | Evidence |\\n"
 		"|---|---|---|---|---|\\n| 1 | QUESTION | Which licence? | LICENSE:1 | none chosen |\\n"
 		"\\n<!-- review-result: findings=1 -->\\n'\n", NULL, NULL,
 	};
-	struct pn t;
+	struct fgp t;
 
 	fgp_run(&t, &s);
 	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);

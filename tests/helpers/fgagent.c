@@ -33,7 +33,7 @@ const char FGA_STANDIN_HEAD[] =
 	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":0,"
 	"\"cache_read_input_tokens\":5,\"output_tokens\":%s}}\\n' \"$1\" \"$2\" \"$FORGE_ROLE\" \"$3\" \"$4\"; }\n";
 
-void fga_init(struct lp *l, const char *review_md, const char *standin_body)
+void fga_init(struct fga *l, const char *review_md, const char *standin_body)
 {
 	fgw_init(&l->w);
 	fgw_review_md(&l->w, "default", review_md);
@@ -41,7 +41,7 @@ void fga_init(struct lp *l, const char *review_md, const char *standin_body)
 	l->result = NULL;
 }
 
-void fga_run(struct lp *l, const char *const *extra_env)
+void fga_run(struct fga *l, const char *const *extra_env)
 {
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->w.ws,
 			       "--step", "impl", "--skill", "impl", "--skills-dir", l->w.skills,
@@ -86,7 +86,7 @@ void fga_run(struct lp *l, const char *const *extra_env)
 	free(path);
 }
 
-void fga_release(struct lp *l)
+void fga_release(struct fga *l)
 {
 	cJSON_Delete(l->result);
 	free(l->logtext);
@@ -95,14 +95,14 @@ void fga_release(struct lp *l)
 }
 
 /* dir/name (the test's root), read; owned, "" when absent. */
-char *fga_read(const struct lp *l, const char *name)
+char *fga_read(const struct fga *l, const char *name)
 {
 	char *t = fge_read_in(l->w.root, name);
 
 	return t ? t : strdup("");
 }
 
-cJSON *fga_json(const struct lp *l, const char *name)
+cJSON *fga_json(const struct fga *l, const char *name)
 {
 	char *path = fgt_fmt("%s/%s", l->w.step_dir, name);
 	cJSON *o = fge_json_file(path, l->logtext);

@@ -12,7 +12,7 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-struct lp {
+struct fga {
 	struct fgw w;       /* the tree: ws, skills, bin (the stand-in CLIs), result, metrics, log */
 	struct fgt_proc p;
 	cJSON *result;
@@ -25,16 +25,16 @@ struct lp {
  * no review). */
 extern const char FGA_STANDIN_HEAD[];
 
-void fga_init(struct lp *l, const char *review_md, const char *standin_body);
+void fga_init(struct fga *l, const char *review_md, const char *standin_body);
 
-void fga_run(struct lp *l, const char *const *extra_env);
+void fga_run(struct fga *l, const char *const *extra_env);
 
-void fga_release(struct lp *l);
+void fga_release(struct fga *l);
 
 /* dir/name (the test's root), read; owned, "" when absent. */
-char *fga_read(const struct lp *l, const char *name);
+char *fga_read(const struct fga *l, const char *name);
 
-cJSON *fga_json(const struct lp *l, const char *name);
+cJSON *fga_json(const struct fga *l, const char *name);
 
 double fga_num(const cJSON *o, const char *k);
 

@@ -44,7 +44,7 @@ const char *FGP_REVIEWER_HEAD =
 
 const char *FGP_REVIEWER_TAIL = "\ndate +%s%N > \"$SAVE/end_${r}_$n\"\n";
 
-void fgp_run(struct pn *t, const struct spec *s)
+void fgp_run(struct fgp *t, const struct fgp_spec *s)
 {
 	char *rev = fgt_fmt("%s%s%s", FGP_REVIEWER_HEAD, s->reviewer, FGP_REVIEWER_TAIL);
 	char *task, *wcmd, *rcmd, *save;
@@ -97,7 +97,7 @@ void fgp_run(struct pn *t, const struct spec *s)
 	free(rev);
 }
 
-void fgp_release(struct pn *t)
+void fgp_release(struct fgp *t)
 {
 	cJSON_Delete(t->res);
 	fgt_proc_release(&t->p);

@@ -24,7 +24,7 @@ extern const char *FGP_REVIEWER_HEAD;
 
 extern const char *FGP_REVIEWER_TAIL;
 
-struct spec {
+struct fgp_spec {
 	const char *review_md;     /* skills/default/impl/review.md */
 	const char *role_files[4]; /* name, content pairs beside review.md */
 	const char *reviewer;      /* the case statement */
@@ -32,16 +32,16 @@ struct spec {
 	const char *log_format;    /* the runner's --log-format; NULL: json */
 };
 
-struct pn {
+struct fgp {
 	struct fgw w;     /* the tree: ws, skills, task.json, work.sh, rev.sh, result, metrics */
 	char *save;       /* R/save: what the agents saved */
 	struct fgt_proc p;
 	cJSON *res;
 };
 
-void fgp_run(struct pn *t, const struct spec *s);
+void fgp_run(struct fgp *t, const struct fgp_spec *s);
 
-void fgp_release(struct pn *t);
+void fgp_release(struct fgp *t);
 
 #define FGP_PANEL_MD(extra) \
 	"---\nmax_retries: 3\n" extra "reviewers:\n  - role: correctness\n    instructions: correctness.md\n" \
