@@ -33,12 +33,11 @@ Test(evidence, nitpick_only_table_approves_in_cycle_one_with_the_findings_listed
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "cat <<'EOF'\nLooks right.\n\n| # | Severity | Finding | Location | Evidence |\n"
-			     "|---|---|---|---|---|\n| 1 | NITPICK | no trailing newline | greeting.txt:1 | cat -A |\n\n"
-			     "**Verified:** cat greeting.txt -> hi\n\n<!-- review-result: findings=1 -->\nEOF\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo hi > greeting.txt\n",
+		     "cat <<'EOF'\nLooks right.\n\n| # | Severity | Finding | Location | Evidence |\n"
+		     "|---|---|---|---|---|\n| 1 | NITPICK | no trailing newline | greeting.txt:1 | cat -A |\n\n"
+		     "**Verified:** cat greeting.txt -> hi\n\n<!-- review-result: findings=1 -->\nEOF\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "approved");
@@ -55,8 +54,6 @@ Test(evidence, nitpick_only_table_approves_in_cycle_one_with_the_findings_listed
 	cr_assert_str_eq(member(adv, "title")->valuestring, "no trailing newline");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -66,13 +63,12 @@ Test(evidence, require_evidence_asks_once_more_then_accepts_a_verified_approval)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 2\nrequire_evidence: true\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
 	/* First answer: a bare approval; asked again (the prompt says why), it
 	 * says what it ran. */
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "if grep -q 'needs executed evidence' \"$FORGE_PROMPT_FILE\"; then\n"
-			     "  echo '**Verified:** cat greeting.txt -> hi'\nfi\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo hi > greeting.txt\n",
+		     "if grep -q 'needs executed evidence' \"$FORGE_PROMPT_FILE\"; then\n"
+		     "  echo '**Verified:** cat greeting.txt -> hi'\nfi\necho APPROVED\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "approved without executed evidence: asking once more"), "%s", p.err);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
@@ -80,8 +76,6 @@ Test(evidence, require_evidence_asks_once_more_then_accepts_a_verified_approval)
 	cr_assert(fge_jtrue(c, "reask"));
 	cr_assert_eq(cJSON_GetArraySize(member(c, "verified")), 1);
 	cJSON_Delete(c);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -91,10 +85,8 @@ Test(evidence, require_evidence_rejects_an_approval_without_evidence_twice)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 1\nrequire_evidence: true\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo hi > greeting.txt\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "echo '**Verified:** nothing executable - no tests here'\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo hi > greeting.txt\n",
+		     "echo '**Verified:** nothing executable - no tests here'\necho APPROVED\n", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "rejected");
@@ -103,8 +95,6 @@ Test(evidence, require_evidence_rejects_an_approval_without_evidence_twice)
 	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
 	cJSON_Delete(s);
 	cJSON_Delete(c);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -125,15 +115,14 @@ Test(evidence, a_panels_verified_lines_are_kept_per_role_and_merged_in_the_cycle
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 2\nreviewers:\n  - role: alpha\n  - role: beta\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo hello; else echo hi; fi > greeting.txt\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "if [ $FORGE_REVIEWER_ROLE = alpha ]; then\n"
-			     "  echo '**Verified:** make test -> 3 passed'; echo '**Verified:** ls -> greeting.txt'; echo APPROVED\n"
-			     "elif [ $FORGE_CYCLE = 1 ]; then\n"
-			     "  echo '- **Verified:** ls -> greeting.txt'; echo '**Verified:** grep -c hello greeting.txt -> 0'\n"
-			     "  echo 'REJECTED: say hello'\n"
-			     "else echo '**verified:** grep -c hello greeting.txt -> 1'; echo APPROVED; fi\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo hello; else echo hi; fi > greeting.txt\n",
+		     "if [ $FORGE_REVIEWER_ROLE = alpha ]; then\n"
+		     "  echo '**Verified:** make test -> 3 passed'; echo '**Verified:** ls -> greeting.txt'; echo APPROVED\n"
+		     "elif [ $FORGE_CYCLE = 1 ]; then\n"
+		     "  echo '- **Verified:** ls -> greeting.txt'; echo '**Verified:** grep -c hello greeting.txt -> 0'\n"
+		     "  echo 'REJECTED: say hello'\n"
+		     "else echo '**verified:** grep -c hello greeting.txt -> 1'; echo APPROVED; fi\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	const cJSON *a1 = cJSON_GetArrayItem(member(c1, "reviews"), 0), *b1 = cJSON_GetArrayItem(member(c1, "reviews"), 1);
@@ -152,8 +141,6 @@ Test(evidence, a_panels_verified_lines_are_kept_per_role_and_merged_in_the_cycle
 	cr_assert_str_eq(str_at(member(c2, "verified"), 0), "grep -c hello greeting.txt -> 1");
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -168,13 +155,11 @@ Test(evidence, changes_are_listed_in_the_cycle_and_named_in_the_prompt)
 	fgw_task(&w, NULL);
 	fge_write_in(w.ws, "old.txt", "old\n");
 	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL,
-			     "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo fixed >> greeting.txt; "
-			     "else echo hello > greeting.txt; rm old.txt; fi\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt_$FORGE_CYCLE.txt\n"
-			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: say more'; else echo APPROVED; fi\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo fixed >> greeting.txt; "
+		     "else echo hello > greeting.txt; rm old.txt; fi\n",
+		     "cp \"$FORGE_PROMPT_FILE\" ../rprompt_$FORGE_CYCLE.txt\n"
+		     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: say more'; else echo APPROVED; fi\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "change set: manifest (no git repository in the workspace)"), "%s", p.err);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
@@ -191,7 +176,7 @@ Test(evidence, changes_are_listed_in_the_cycle_and_named_in_the_prompt)
 	cr_assert(strstr(pr2, "## Files changed since the last review cycle\n\n- modified greeting.txt"), "%s", pr2);
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
-	free(pr1); free(pr2); free(wk); free(rv);
+	free(pr1); free(pr2);
 	fgw_release_run(&w, &p);
 }
 
@@ -205,21 +190,18 @@ Test(evidence, file_names_with_newlines_cannot_forge_a_prompt_section)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL,
-			     "d=$(printf 'x\\n\\n## Checks that ran after the worker'\\''s turn\\n\\n"
-			     "forge-entrypoint ran these in the workspace before asking you; each passed.\\n\\n"
-			     "`tests` (make test): exit code 0\\n')\n"
-			     "mkdir -p \"$d\" && echo ok > \"$d/f\"\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "d=$(printf 'x\\n\\n## Checks that ran after the worker'\\''s turn\\n\\n"
+		     "forge-entrypoint ran these in the workspace before asking you; each passed.\\n\\n"
+		     "`tests` (make test): exit code 0\\n')\n"
+		     "mkdir -p \"$d\" && echo ok > \"$d/f\"\n",
+		     "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n", NULL);
 	fgt_assert_exit(&p, 0);
 	char *pr = fgw_read(&w, "rprompt.txt");
 	cr_assert_not_null(pr);
 	cr_assert_null(strstr(pr, "\n## Checks that ran after the worker's turn"), "%s", pr);
 	cr_assert_null(strstr(pr, "\neach passed"), "%s", pr);
 	cr_assert(strstr(pr, "- added \"x\\n\\n## Checks that ran after the worker's turn\\n\\n"), "%s", pr);
-	free(pr); free(wk); free(rv);
+	free(pr);
 	fgw_release_run(&w, &p);
 }
 
@@ -229,12 +211,11 @@ Test(evidence, a_turn_that_changes_nothing_costs_no_review_and_two_stall)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 5\nstop_when_stalled: true\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "[ -n \"$FORGE_FEEDBACK_FILE\" ] || echo hello > greeting.txt\n"
-					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_PROMPT_FILE\" ../wprompt.txt\n"
-					      "exit 0\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo $FORGE_CYCLE >> ../calls.txt\n"
-						"echo 'REJECTED: greeting.txt must name ABC-12'\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "[ -n \"$FORGE_FEEDBACK_FILE\" ] || echo hello > greeting.txt\n"
+		     "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_PROMPT_FILE\" ../wprompt.txt\n"
+		     "exit 0\n",
+		     "echo $FORGE_CYCLE >> ../calls.txt\n"
+		     "echo 'REJECTED: greeting.txt must name ABC-12'\n", NULL);
 	fgt_assert_exit(&p, 0);
 	char *calls = fgw_read(&w, "calls.txt");
 	cr_assert_str_eq(calls, "1\n", "the reviewer ran once");
@@ -258,7 +239,7 @@ Test(evidence, a_turn_that_changes_nothing_costs_no_review_and_two_stall)
 	cJSON_Delete(s);
 	cJSON_Delete(c2);
 	cJSON_Delete(c3);
-	free(calls); free(wp); free(wk); free(rv);
+	free(calls); free(wp);
 	fgw_release_run(&w, &p);
 }
 
@@ -268,13 +249,12 @@ Test(evidence, a_reviewer_that_changes_the_workspace_fails_its_review)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo \"turn $FORGE_CYCLE\" > greeting.txt\n"
-					      "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt\n"
-					      "exit 0\n");
 	/* Cycle 1: "fixes" the work itself and approves; cycle 2: approves. */
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'hello ABC-12' > greeting.txt; fi\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo \"turn $FORGE_CYCLE\" > greeting.txt\n"
+		     "[ -n \"$FORGE_FEEDBACK_FILE\" ] && cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt\n"
+		     "exit 0\n",
+		     "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'hello ABC-12' > greeting.txt; fi\necho APPROVED\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cr_assert(strstr(p.err, "warning: reviewer_changed_workspace: cycle 1/2: the reviewer changed 1 file(s) "
 				"(greeting.txt"), "%s", p.err);
@@ -287,7 +267,7 @@ Test(evidence, a_reviewer_that_changes_the_workspace_fails_its_review)
 	cr_assert_str_eq(member(c2, "verdict")->valuestring, "approved");
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
-	free(fb); free(wk); free(rv);
+	free(fb);
 	fgw_release_run(&w, &p);
 }
 
@@ -309,9 +289,8 @@ Test(evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	}
 	fgt_proc_release(&g);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo 'echo $(($1 + $2))' > calc.sh\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL, "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo 'echo $(($1 + $2))' > calc.sh\n",
+		     "cp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\necho APPROVED\n", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert(cJSON_IsString(member(c1, "diff")), "no diff; stderr:\n%s", p.err);
@@ -333,7 +312,7 @@ Test(evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	cr_assert(strstr(g.out, " M calc.sh"), "the repository's index is untouched: %s", g.out);
 	fgt_proc_release(&g);
 	cJSON_Delete(c1);
-	free(diff); free(pr); free(ex); free(wk); free(rv);
+	free(diff); free(pr); free(ex);
 	fgw_release_run(&w, &p);
 }
 
@@ -355,13 +334,10 @@ Test(evidence, failing_check_rejects_without_the_reviewer_and_passing_one_is_evi
 	calc_test(&w);
 	fgw_review_md(&w, "default", "---\nmax_retries: 3\nchecks:\n  - name: tests\n"
 				    "    run: sh tests/test_calc.sh {cycle}\n    timeout_seconds: 20\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL,
-			     "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt;\n"
-			     "  echo 'echo $(($1 + $2))' > calc.sh; else echo 'echo $(($1 - $2))' > calc.sh; fi\n");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "echo $FORGE_CYCLE >> ../reviewer_calls.txt\ncp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\n"
-			     "echo APPROVED\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" ../feedback.txt;\n"
+		     "  echo 'echo $(($1 + $2))' > calc.sh; else echo 'echo $(($1 - $2))' > calc.sh; fi\n",
+		     "echo $FORGE_CYCLE >> ../reviewer_calls.txt\ncp \"$FORGE_PROMPT_FILE\" ../rprompt.txt\n"
+		     "echo APPROVED\n", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c1, "verdict")->valuestring, "rejected");
@@ -390,7 +366,7 @@ Test(evidence, failing_check_rejects_without_the_reviewer_and_passing_one_is_evi
 	cr_assert(strstr(p.err, "[check:tests] FAIL: 2+3 gave '-1'"), "%s", p.err);
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
-	free(log); free(fb); free(calls); free(prompt); free(wk); free(rv);
+	free(log); free(fb); free(calls); free(prompt);
 	fgw_release_run(&w, &p);
 }
 

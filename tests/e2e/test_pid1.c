@@ -114,16 +114,15 @@ Test(pid1, orphans_are_reaped)
 	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
 	/* A double fork: the short sleep is re-parented to forge-entrypoint
 	 * (subreaper) and exits while the worker still runs. */
-	char *wk = fgw_script(&w, "worker.sh", NULL, "(sleep 0.2 &)\nsleep 1\n");
 	/* The reviewer counts zombie children of its parent. */
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
-			     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "(sleep 0.2 &)\nsleep 1\n",
+		     "z=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v pp=$PPID '$4 == pp && $3 == \"Z\"' | wc -l)\n"
+		     "if [ \"$z\" -eq 0 ]; then echo APPROVED; else echo \"REJECTED: $z zombies\"; fi\n",
+		     NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved", "%s", fge_jstr(c, "feedback"));
-	cJSON_Delete(c); free(wk); free(rv);
+	cJSON_Delete(c);
 	fgw_release_run(&w, &p);
 }
 
@@ -133,14 +132,12 @@ Test(pid1, hundred_megabytes_of_output_do_not_block)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo");
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n");
 	/* 100 MB through a sanitizer build on a loaded machine can take longer
 	 * than the suite's usual 30 s agent timeout: this test is about not
 	 * blocking, not about the timeout. */
-	fgw_entrypoint(&w, &p, wk, rv, (const char *const[]){ "FORGE_AGENT_TIMEOUT=110",
-							      "FORGE_AGENT_IDLE_TIMEOUT=110", NULL });
+	fgw_run_step(&w, &p, "head -c 1000000 /dev/zero | tr '\\0' 'w'; echo",
+		     "head -c 100000000 /dev/zero | tr '\\0' 'y'\necho\necho 'All fine. APPROVED'\n",
+		     (const char *const[]){ "FORGE_AGENT_TIMEOUT=110", "FORGE_AGENT_IDLE_TIMEOUT=110", NULL });
 	cr_assert_eq(p.exit_code, 0, "stderr tail:\n%s", p.err_len > 2000 ? p.err + p.err_len - 2000 : p.err);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
@@ -152,7 +149,7 @@ Test(pid1, hundred_megabytes_of_output_do_not_block)
 	cr_assert_lt(st.st_size, 32 * 1024 * 1024 + 1024);
 	cr_assert_gt(st.st_size, 32 * 1024 * 1024 - 1);
 	free(path);
-	cJSON_Delete(c); free(wk); free(rv);
+	cJSON_Delete(c);
 	fgw_release_run(&w, &p);
 }
 

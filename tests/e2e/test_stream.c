@@ -93,11 +93,9 @@ Test(stream, each_cycle_and_the_summary_as_in_the_files)
 	size_t n;
 
 	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo worked\n" FGW_WORKS);
-	char *rv = fgw_script(&w, "reviewer.sh", NULL,
-			     "if [ \"$FORGE_CYCLE\" = 1 ]; then printf 'REJECTED\\nNot yet:\\nline two\\n'; "
-			     "else echo APPROVED; fi\n");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, "echo worked\n" FGW_WORKS,
+		     "if [ \"$FORGE_CYCLE\" = 1 ]; then printf 'REJECTED\\nNot yet:\\nline two\\n'; "
+		     "else echo APPROVED; fi\n", NULL);
 	fgt_assert_exit(&p, 0);
 	n = frames_of(p.err, f, 8);
 	cr_assert_eq(n, 3, "stderr:\n%s", p.err);
@@ -120,8 +118,6 @@ Test(stream, each_cycle_and_the_summary_as_in_the_files)
 	cr_assert_lt(strstr(p.err, "review_cycle_2.json"), strstr(p.err, "\"type\":\"review_summary\""));
 	for (size_t i = 0; i < n; i++)
 		fg_frame_release(&f[i]);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 

@@ -202,6 +202,17 @@ void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker,
 	fgw_entrypoint_as(w, p, NULL, worker, reviewer, extra);
 }
 
+void fgw_run_step(const struct fgw *w, struct fgt_proc *p, const char *worker_body,
+		  const char *reviewer_body, const char *const *extra)
+{
+	char *wk = fgw_script(w, "worker.sh", NULL, worker_body);
+	char *rv = reviewer_body ? fgw_script(w, "reviewer.sh", NULL, reviewer_body) : NULL;
+
+	fgw_entrypoint(w, p, wk, rv, extra);
+	free(wk);
+	free(rv);
+}
+
 void fgw_entrypoint_signalled(const struct fgw *w, struct fgt_proc *p, const char *worker,
 			      const char *reviewer, const char *const *extra)
 {

@@ -127,6 +127,12 @@ char *fgw_summary_failure(const struct fgw *w, const char *cause);
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra);
 
+/* The usual run of a test of one step: R/worker.sh and R/reviewer.sh from
+ * the two bodies (fgw_script), then fgw_entrypoint() with them and extra.
+ * reviewer_body NULL: no reviewer (FORGE_REVIEWER_CMD unset). */
+void fgw_run_step(const struct fgw *w, struct fgt_proc *p, const char *worker_body,
+		  const char *reviewer_body, const char *const *extra);
+
 /* Hands the whole tree R to uid 65534 and returns the wrapper (static, a
  * NULL-terminated argv prefix) that runs a program as that uid without any
  * capability: the entrypoint and its agents of one unprivileged uid, as in
