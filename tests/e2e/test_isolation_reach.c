@@ -321,17 +321,10 @@ static void panel_setup(struct fgw *f)
 	fge_write_in(f->skills, "default/impl/security.md", "Check the input handling.\n");
 }
 
-/* 1 when pid is gone (no /proc entry, or a zombie nobody reaped yet). */
+/* 1 when the pid in pidtext is gone (no /proc entry, or a zombie). */
 static int pid_gone(const char *pidtext)
 {
-	char *path = fgt_fmt("/proc/%ld/stat", strtol(pidtext, NULL, 10));
-	char *stat = fgt_read(path, NULL);
-	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
-	int gone = !close_paren || close_paren[2] == 'Z';
-
-	free(stat);
-	free(path);
-	return gone;
+	return !fgt_alive((pid_t)strtol(pidtext, NULL, 10));
 }
 
 /* The review of role in the result's last cycle (borrowed). */

@@ -308,17 +308,6 @@ Test(panel, a_panel_without_a_valid_entry_is_one_reviewer)
 	fgp_release(&t);
 }
 
-static int alive(long pid)
-{
-	char *path = fgt_fmt("/proc/%ld/stat", pid);
-	char *s = fgt_read(path, NULL);
-	char *rp = s ? strrchr(s, ')') : NULL;
-	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-
-	free(s);
-	free(path);
-	return live;
-}
 
 /* A stop signal reaches the entrypoint while two roles review: it is
  * forwarded to each role's helper and on to its agent's group, the run
@@ -398,7 +387,7 @@ Test(panel, sigterm_during_a_panel_stops_every_role)
 		char *pid = fge_read_in(t.save, name);
 
 		cr_assert_not_null(pid, "role %s never started", i ? "b" : "a");
-		cr_assert_not(alive(strtol(pid, NULL, 10)), "role %s's agent outlived the run",
+		cr_assert_not(fgt_alive(strtol(pid, NULL, 10)), "role %s's agent outlived the run",
 			      i ? "b" : "a");
 		free(pid);
 		free(name);

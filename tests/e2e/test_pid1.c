@@ -24,16 +24,6 @@
 
 TestSuite(pid1, .timeout = 180);
 
-static long read_pid(struct fgw *w, const char *name)
-{
-	char *s = fgw_read(w, name);
-	long pid;
-
-	cr_assert(s, "missing %s", name);
-	pid = strtol(s, NULL, 10);
-	free(s);
-	return pid;
-}
 
 Test(pid1, sigterm_forwards_and_exits_143_without_strays)
 {
@@ -55,7 +45,7 @@ Test(pid1, sigterm_forwards_and_exits_143_without_strays)
 	fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
 	cr_assert(p.exited, "forge-entrypoint died by signal %d", p.signal);
 	fgt_assert_exit(&p, 143);
-	long agent = read_pid(&w, "agent.pid"), gc = read_pid(&w, "gc.pid");
+	long agent = fgw_read_pid(&w, "agent.pid"), gc = fgw_read_pid(&w, "gc.pid");
 	cr_assert_eq(fgt_count_group((pid_t)agent), 0, "a process of the agent's group is left");
 	cr_assert(kill((pid_t)gc, 0) < 0 && errno == ESRCH, "grandchild %ld still exists", gc);
 	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "nothing runs after SIGTERM");
@@ -93,7 +83,7 @@ Test(pid1, sighup_and_sigquit_stop_the_run_like_sigterm)
 		fgw_entrypoint_signalled(&w, &p, wk, rv, NULL);
 		cr_assert(p.exited, "[%s] forge-entrypoint died by signal %d", sigs[i].name, p.signal);
 		cr_assert_eq(p.exit_code, sigs[i].code, "[%s] stderr:\n%s", sigs[i].name, p.err);
-		long agent = read_pid(&w, "agent.pid");
+		long agent = fgw_read_pid(&w, "agent.pid");
 		cr_assert_eq(fgt_count_group((pid_t)agent), 0, "[%s] a process of the agent's group is left",
 			     sigs[i].name);
 		cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "[%s] nothing runs after the signal",
@@ -366,29 +356,7 @@ Test(pid1, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	fgw_release_run(&w, &p);
 }
 
-static long pid_in(struct fgw *w, const char *name)
-{
-	char *s = fgw_read(w, name);
-	long pid;
 
-	cr_assert(s, "missing %s", name);
-	pid = strtol(s, NULL, 10);
-	free(s);
-	return pid;
-}
-
-/* 1 while pid runs (a zombie waiting for its parent counts as gone). */
-static int alive(long pid)
-{
-	char *path = fgt_fmt("/proc/%ld/stat", pid);
-	char *s = fgt_read(path, NULL);
-	char *rp = s ? strrchr(s, ')') : NULL;
-	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-
-	free(s);
-	free(path);
-	return live;
-}
 
 /* A process that called setsid() is outside the agent's process group, so
  * killpg() misses it; as a subreaper the entrypoint is its parent once the
@@ -408,8 +376,8 @@ static void escapee_case(const char *worker_body, int want_code)
 	char *wk = fgw_script(&w, "worker.sh", NULL, body);
 	fgw_entrypoint_signalled(&w, &p, wk, NULL, NULL);
 	cr_assert_eq(p.exit_code, want_code, "stderr:\n%s", p.err);
-	long pid = pid_in(&w, "escapee.pid");
-	int left = alive(pid);
+	long pid = fgw_read_pid(&w, "escapee.pid");
+	int left = fgt_alive(pid);
 	if (left)
 		kill((pid_t)pid, SIGKILL);
 	cr_assert(!left, "process %ld that left the agent's group outlived forge-entrypoint", pid);

@@ -24,14 +24,7 @@ TestSuite(runner_cycles, .timeout = 60);
 static int process_alive(int pid)
 {
 	for (int i = 0; i < 200; i++) {
-		char *path = fgt_fmt("/proc/%d/stat", pid);
-		char *st = fgt_read(path, NULL);
-		char *rp = st ? strrchr(st, ')') : NULL;
-		int zombie_or_gone = !rp || rp[2] == 'Z' || rp[2] == 'X';
-
-		free(path);
-		free(st);
-		if (zombie_or_gone)
+		if (!fgt_alive(pid))
 			return 0;
 		usleep(10000);
 	}

@@ -221,18 +221,6 @@ Test(sealing, a_planted_summary_over_a_blocked_write_is_forged)
 	sr_free(&t);
 }
 
-/* 1 when pid runs (exists and is no zombie). */
-static int running(pid_t pid)
-{
-	char *path = fgt_fmt("/proc/%d/stat", (int)pid);
-	char *st = fgt_read(path, NULL);
-	const char *rp = st ? strrchr(st, ')') : NULL;
-	int alive = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-
-	free(st);
-	free(path);
-	return alive;
-}
 
 /* Reproduction 7: the runner killed by SIGKILL mid-run; two seconds later
  * neither the entrypoint nor its agent runs. */
@@ -266,12 +254,12 @@ Test(sealing, a_runner_killed_with_sigkill_leaves_nothing_running)
 	text = fgt_read(pids, NULL);
 	cr_assert_not_null(text);
 	cr_assert_eq(sscanf(text, "%d %d", &ep, &agent), 2, "%s", text);
-	cr_expect(!running(ep), "the entrypoint %d still runs 2 s after its runner was killed", ep);
-	cr_expect(!running(agent), "the worker %d still runs 2 s after its runner was killed", agent);
+	cr_expect(!fgt_alive(ep), "the entrypoint %d still runs 2 s after its runner was killed", ep);
+	cr_expect(!fgt_alive(agent), "the worker %d still runs 2 s after its runner was killed", agent);
 	/* Whatever the assertions said: nothing of this test outlives it. */
-	if (running(agent))
+	if (fgt_alive(agent))
 		kill(agent, SIGKILL);
-	if (running(ep))
+	if (fgt_alive(ep))
 		kill(ep, SIGKILL);
 	free(text);
 	free(pids);

@@ -325,6 +325,18 @@ void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, in
 		       p->timed_out ? "timed out" : "not by the test", code, p->err);
 }
 
+int fgt_alive(pid_t pid)
+{
+	char *path = fgt_fmt("/proc/%ld/stat", (long)pid);
+	char *s = fgt_read(path, NULL);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+
+	free(s);
+	free(path);
+	return live;
+}
+
 int fgt_as_nobody(int (*fn)(void *arg), void *arg)
 {
 	pid_t pid = fork();

@@ -76,6 +76,10 @@ void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, in
  */
 int fgt_as_nobody(int (*fn)(void *arg), void *arg);
 
+/* 1 while pid runs: it exists and is not a zombie (one waiting for its
+ * parent counts as gone). */
+int fgt_alive(pid_t pid);
+
 /* Number of zombie or live processes whose parent is ppid (reads /proc);
  * -1 when /proc cannot be read. */
 int fgt_count_children(pid_t ppid);

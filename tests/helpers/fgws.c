@@ -123,6 +123,17 @@ char *fgw_read(const struct fgw *w, const char *name)
 	return fge_read_in(w->root, name);
 }
 
+long fgw_read_pid(const struct fgw *w, const char *name)
+{
+	char *s = fgw_read(w, name);
+	long pid;
+
+	cr_assert(s, "missing %s", name);
+	pid = strtol(s, NULL, 10);
+	free(s);
+	return pid;
+}
+
 int fgw_exists(const struct fgw *w, const char *name)
 {
 	return fge_exists_in(w->root, name);

@@ -94,6 +94,9 @@ char *fgw_path(const struct fgw *w, const char *name);
 void fgw_write(const struct fgw *w, const char *name, const char *content);
 /* R/name's content (owned), or NULL when it cannot be read. */
 char *fgw_read(const struct fgw *w, const char *name);
+/* The pid a stand-in agent wrote into R/name (fails the test when there
+ * is no such file). */
+long fgw_read_pid(const struct fgw *w, const char *name);
 /* 1 if R/name exists (lstat). */
 int fgw_exists(const struct fgw *w, const char *name);
 /* R/task.json = json (NULL: FGW_TASK). */
