@@ -24,7 +24,6 @@
 
 TestSuite(pid1, .timeout = 180);
 
-
 Test(pid1, sigterm_forwards_and_exits_143_without_strays)
 {
 	struct fgw w;
@@ -303,24 +302,6 @@ Test(pid1, megabyte_prompt_to_worker_that_never_reads_stdin)
 	fgw_release_run(&w, &p);
 }
 
-static int dir_entries(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *e;
-	int n = 0;
-
-	cr_assert(d, "cannot open %s", path);
-	for (;;) {
-		e = readdir(d);
-		if (!e)
-			break;
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 Test(pid1, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 {
 	struct fgw w;
@@ -351,12 +332,10 @@ Test(pid1, sigterm_during_the_reviewer_exits_143_and_cleans_up)
 	char *keep = fgt_fmt("%s/.keep", tmp);
 	unlink(keep);
 	free(keep);
-	cr_assert_eq(dir_entries(tmp), 0, "the temporary directory is left in %s", tmp);
+	cr_assert_eq(fgt_count_entries(tmp), 0, "the temporary directory is left in %s", tmp);
 	free(wk); free(rv); free(tmp); free(tmpenv); free(sigw);
 	fgw_release_run(&w, &p);
 }
-
-
 
 /* A process that called setsid() is outside the agent's process group, so
  * killpg() misses it; as a subreaper the entrypoint is its parent once the
