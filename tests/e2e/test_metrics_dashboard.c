@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fgagent.h"
 #include "fge2e.h"
 #include "fgtest.h"
 #include "fgws.h"
@@ -72,32 +73,19 @@ static void stop_servers(void)
 
 TestSuite(metrics_dashboard, .timeout = 240);
 
-/* The stand-in claude's head (see tests/helpers/fgagent.h): n is this role's
- * call number; result IS_ERROR TEXT COST OUTPUT_TOKENS prints the result. */
-static const char STANDIN_HEAD[] =
-	"#!/bin/sh\n"
-	"cat > /dev/null\n"
-	"C=\"$FORGE_WORKSPACE/../count.$FORGE_ROLE\"\n"
-	"n=$(cat \"$C\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$C\"\n"
-	"if [ \"$FORGE_ROLE\" = worker ]; then " FGW_WORKS "fi\n"
-	"init() { echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}'; }\n"
-	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":%s,"
-	"\"result\":\"%s\",\"session_id\":\"s-%s\",\"num_turns\":1,\"duration_ms\":100,"
-	"\"total_cost_usd\":%s,\"usage\":{\"input_tokens\":10,\"cache_creation_input_tokens\":0,"
-	"\"cache_read_input_tokens\":5,\"output_tokens\":%s}}\\n' \"$1\" \"$2\" \"$FORGE_ROLE\" \"$3\" \"$4\"; }\n"
-	"init\n";
-
 /* One real run in a fresh tree, its metrics into metrics; returns its exit code. */
 static int real_run(const char *metrics, const char *review_md, const char *standin)
 {
 	struct fgw w;
 	struct fgt_proc p;
-	char *path;
+	char *path, *body;
 	int code;
 
 	fgw_init(&w);
 	fgw_review_md(&w, "default", review_md);
-	free(fge_script(w.bin, "claude", STANDIN_HEAD, standin));
+	body = fgt_fmt("init\n%s", standin);
+	free(fge_script(w.bin, "claude", FGA_STANDIN_HEAD, body));
+	free(body);
 	path = fgt_fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", w.bin);
 	{
 		const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", w.ws,

@@ -26,7 +26,7 @@ const char FGA_STANDIN_HEAD[] =
 	"C=\"$FORGE_WORKSPACE/../count.$FORGE_ROLE\"\n"
 	"n=$(cat \"$C\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > \"$C\"\n"
 	"echo \"$*\" > \"$FORGE_WORKSPACE/../args.$FORGE_ROLE\"\n"
-	"if [ \"$FORGE_ROLE\" = worker ]; then echo \"turn $n\" >> \"$FORGE_WORKSPACE/work.txt\"; fi\n"
+	"if [ \"$FORGE_ROLE\" = worker ]; then " FGW_WORKS "fi\n"
 	"init() { echo '{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s-1\"}'; }\n"
 	"result() { printf '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":%s,"
 	"\"result\":\"%s\",\"session_id\":\"s-%s\",\"num_turns\":1,\"duration_ms\":100,"

@@ -12,18 +12,19 @@
 #include "fgtest.h"
 #include "fgws.h"
 
+/* The head of a stand-in claude (the body follows): n is this role's call
+ * number, stdin is drained (the preset closes it after the prompt), the
+ * arguments are saved to R/args.ROLE, the worker does work (FGW_WORKS);
+ * init prints the stream's init line and result IS_ERROR TEXT COST
+ * OUTPUT_TOKENS its result. */
+extern const char FGA_STANDIN_HEAD[];
+
 struct fga {
 	struct fgw w;       /* the tree: ws, skills, bin (the stand-in CLIs), result, metrics, log */
 	struct fgt_proc p;
 	cJSON *result;
 	char *logtext;      /* the runner's log: the entrypoint's stderr is in it */
 };
-
-/* The stand-in's common head: the run number of this role, stdin drained
- * (the preset closes it after the prompt), the arguments recorded, and as
- * the worker a change to the workspace (a turn that changes nothing costs
- * no review). */
-extern const char FGA_STANDIN_HEAD[];
 
 void fga_init(struct fga *l, const char *review_md, const char *standin_body);
 

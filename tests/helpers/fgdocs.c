@@ -73,12 +73,12 @@ bool fgdoc_word_char(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '-';
 }
 
-bool fgdoc_opt_char(char c)
+static bool fgdoc_opt_char(char c)
 {
 	return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-';
 }
 
-bool fgdoc_env_char(char c)
+static bool fgdoc_env_char(char c)
 {
 	return isupper((unsigned char)c) || isdigit((unsigned char)c) || c == '_';
 }

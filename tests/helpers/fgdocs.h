@@ -27,10 +27,6 @@ char *fgdoc_man_plain(const char *rel);
 
 bool fgdoc_word_char(char c);
 
-bool fgdoc_opt_char(char c);
-
-bool fgdoc_env_char(char c);
-
 /* Length of the option or variable name starting at p (0: none). "FORGE_*"
  * is a wildcard, not a name. */
 size_t fgdoc_token_len(const char *text, const char *p);

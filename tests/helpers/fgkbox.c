@@ -77,7 +77,7 @@ void fgkb_skip_without_cluster(void)
 }
 
 /* A PersistentVolume on the workspace directory, bound to claim b->claim. */
-void fgkb_make_claim(struct fgkb *b)
+static void fgkb_make_claim(struct fgkb *b)
 {
 	struct fgt_proc p;
 	char *manifest = fgt_fmt(
@@ -202,7 +202,7 @@ long fgkb_rss_kb(pid_t pid)
 }
 
 /* The first child of pid (the engine's process), or -1. */
-pid_t fgkb_child_of(pid_t pid)
+static pid_t fgkb_child_of(pid_t pid)
 {
 	char *path = fgt_fmt("/proc/%ld/task/%ld/children", (long)pid, (long)pid), *s = fgt_read(path, NULL);
 	pid_t c = s && *s ? (pid_t)strtol(s, NULL, 10) : -1;
@@ -213,7 +213,7 @@ pid_t fgkb_child_of(pid_t pid)
 }
 
 /* fgw_wait_each's sampler: the peak RSS of the runner and of its child. */
-void fgkb_sample_rss(void *ctx)
+static void fgkb_sample_rss(void *ctx)
 {
 	struct fgkb *b = ctx;
 	long kb = fgkb_rss_kb(b->pid);

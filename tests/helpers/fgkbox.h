@@ -54,9 +54,6 @@ void fgkb_kubectl(struct fgt_proc *p, const char *const args[], const char *inpu
 
 void fgkb_skip_without_cluster(void);
 
-/* A PersistentVolume on the workspace directory, bound to claim b->claim. */
-void fgkb_make_claim(struct fgkb *b);
-
 void fgkb_init(struct fgkb *b, const char *review_md);
 
 void fgkb_release(struct fgkb *b);
@@ -69,12 +66,6 @@ void fgkb_agent(struct fgkb *b, const char *file, const char *script);
 void fgkb_spawn(struct fgkb *b, const char *const *extra);
 
 long fgkb_rss_kb(pid_t pid);
-
-/* The first child of pid (the engine's process), or -1. */
-pid_t fgkb_child_of(pid_t pid);
-
-/* fgw_wait_each's sampler: the peak RSS of the runner and of its child. */
-void fgkb_sample_rss(void *ctx);
 
 /* The runner's exit code (128+N for signal N); its RSS sampled meanwhile.
  * Past RUN_LIMIT_S its group is killed and the test fails. */

@@ -14,7 +14,7 @@
 
 /* Saves the worker's prompt and, on a retry, its feedback file; changes
  * the workspace every turn (a turn that changes nothing costs no review). */
-const char *FGL_WORKER =
+static const char *FGL_WORKER =
 	"#!/bin/sh\n"
 	"cat > \"$SAVE/work_prompt_$FORGE_CYCLE.txt\"\n"
 	"if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" \"$SAVE/work_fb_$FORGE_CYCLE.txt\"; fi\n"
@@ -25,7 +25,7 @@ const char *FGL_WORKER =
  * shadow T2 prints a report with a JSON shadow block of two findings: a NOTE
  * listed first (to see blocking ones put first) and a BLOCKING one titled
  * T2; both descriptions are reworded every cycle. */
-const char *FGL_REVIEWER_HEAD =
+static const char *FGL_REVIEWER_HEAD =
 	"#!/bin/sh\n"
 	"n=$FORGE_CYCLE\n"
 	"cat > \"$SAVE/rev_prompt_$n.txt\"\n"
@@ -54,7 +54,7 @@ char *fgl_in_dir(const char *dir, const char *name)
 }
 
 /* Lays out the tree: workspace, skill, task file, the two agents. */
-void fgl_setup(struct fgl *l, const struct fgl_spec *s)
+static void fgl_setup(struct fgl *l, const struct fgl_spec *s)
 {
 	char *task, *rev;
 
@@ -77,7 +77,7 @@ void fgl_setup(struct fgl *l, const struct fgl_spec *s)
 
 /* Runs forge-runner run --engine local with the real entrypoint; loads the
  * result file (which must exist). */
-void fgl_exec(struct fgl *l)
+static void fgl_exec(struct fgl *l)
 {
 	char *task = fgl_in_dir(l->w.root, "task.json");
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", l->w.root);

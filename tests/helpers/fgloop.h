@@ -19,16 +19,6 @@
 
 #define FGL_TASK_DESCRIPTION "Write src/parse.c with tests."
 
-/* Saves the worker's prompt and, on a retry, its feedback file; changes
- * the workspace every turn (a turn that changes nothing costs no review). */
-extern const char *FGL_WORKER;
-
-/* Saves the reviewer's prompt and system prompt; the test's body follows.
- * shadow T2 prints a report with a JSON shadow block of two findings: a NOTE
- * listed first (to see blocking ones put first) and a BLOCKING one titled
- * T2; both descriptions are reworded every cycle. */
-extern const char *FGL_REVIEWER_HEAD;
-
 struct fgl_spec {
 	const char *step;
 	const char *task_key;
@@ -46,13 +36,6 @@ struct fgl {
 };
 
 char *fgl_in_dir(const char *dir, const char *name);
-
-/* Lays out the tree: workspace, skill, task file, the two agents. */
-void fgl_setup(struct fgl *l, const struct fgl_spec *s);
-
-/* Runs forge-runner run --engine local with the real entrypoint; loads the
- * result file (which must exist). */
-void fgl_exec(struct fgl *l);
 
 void fgl_run(struct fgl *l, const struct fgl_spec *s);
 

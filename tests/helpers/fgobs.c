@@ -18,7 +18,7 @@
 
 /* cyc N VERDICT [FEEDBACK] [ELAPSED] [RUN_ID]; FEEDBACK is inserted into the
  * JSON string as is, so it may carry JSON escapes. */
-const char *FGO_SCRIPT_HEAD =
+static const char *FGO_SCRIPT_HEAD =
 	"#!/bin/sh\n"
 	FGE_SEAL_LINES
 	"while [ $# -gt 0 ]; do case $1 in --step) S=$2; shift;; --workspace) W=$2; shift;; esac; shift; done\n"
@@ -35,7 +35,7 @@ const char *FGO_SCRIPT_HEAD =
 
 /* ---- parsing the log ---- */
 
-bool fgo_ts_ok(const char *s, size_t n)
+static bool fgo_ts_ok(const char *s, size_t n)
 {
 	static const char pat[] = "dddd-dd-ddTdd:dd:dd.dddZ";
 
@@ -48,7 +48,7 @@ bool fgo_ts_ok(const char *s, size_t n)
 	return true;
 }
 
-int fgo_hexval(char c)
+static int fgo_hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -59,7 +59,7 @@ int fgo_hexval(char c)
 
 /* Reads one text value at *pp (bare or quoted with C escapes) into an owned
  * string; fails the test on a malformed value. */
-char *fgo_text_value(const char **pp, const char *line)
+static char *fgo_text_value(const char **pp, const char *line)
 {
 	const char *p = *pp;
 	char *out = malloc(strlen(p) + 1);
@@ -104,7 +104,7 @@ char *fgo_text_value(const char **pp, const char *line)
 }
 
 /* `TS LEVEL event key=value...`, exactly one space between parts. */
-void fgo_parse_text_line(const char *line, struct fgo_ev *e)
+static void fgo_parse_text_line(const char *line, struct fgo_ev *e)
 {
 	static const char *const levels[] = { "DEBUG", "INFO", "WARN", "ERROR" };
 	static const char *const lower[] = { "debug", "info", "warn", "error" };
@@ -132,7 +132,7 @@ void fgo_parse_text_line(const char *line, struct fgo_ev *e)
 	}
 }
 
-void fgo_parse_json_line(const char *line, struct fgo_ev *e)
+static void fgo_parse_json_line(const char *line, struct fgo_ev *e)
 {
 	const cJSON *ts, *lv, *evn;
 
@@ -245,7 +245,7 @@ void fgo_setup(struct fgo *o, const char *body)
 	fgw_write(&o->w, "ws/README", "workspace\n");
 }
 
-void fgo_clear_events(struct fgo *o)
+static void fgo_clear_events(struct fgo *o)
 {
 	for (size_t i = 0; i < o->nev; i++)
 		fgo_ev_release(&o->evs[i]);

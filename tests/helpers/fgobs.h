@@ -13,10 +13,6 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-/* cyc N VERDICT [FEEDBACK] [ELAPSED] [RUN_ID]; FEEDBACK is inserted into the
- * JSON string as is, so it may carry JSON escapes. */
-extern const char *FGO_SCRIPT_HEAD;
-
 #define MAX_FIELDS 32
 
 /* One parsed log line: text lines are split into key/value pairs (values
@@ -39,20 +35,6 @@ struct fgo {
 	size_t nev;
 };
 
-/* ---- parsing the log ---- */
-bool fgo_ts_ok(const char *s, size_t n);
-
-int fgo_hexval(char c);
-
-/* Reads one text value at *pp (bare or quoted with C escapes) into an owned
- * string; fails the test on a malformed value. */
-char *fgo_text_value(const char **pp, const char *line);
-
-/* `TS LEVEL event key=value...`, exactly one space between parts. */
-void fgo_parse_text_line(const char *line, struct fgo_ev *e);
-
-void fgo_parse_json_line(const char *line, struct fgo_ev *e);
-
 void fgo_ev_release(struct fgo_ev *e);
 
 /* Parses every line of path (each must be well formed) into evs. */
@@ -71,8 +53,6 @@ const struct fgo_ev *fgo_find_ev(const struct fgo *o, const char *event, const c
 
 /* ---- running ---- */
 void fgo_setup(struct fgo *o, const char *body);
-
-void fgo_clear_events(struct fgo *o);
 
 /* Runs `forge-runner run` on the tree with --log-file and the given format,
  * extra args and environment changes (both NULL-terminated or NULL), then

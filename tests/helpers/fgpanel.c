@@ -17,7 +17,7 @@
 
 /* Saves its feedback file on a retry; changes the workspace every turn (a
  * turn that changes nothing costs no review). */
-const char *FGP_WORKER =
+static const char *FGP_WORKER =
 	"#!/bin/sh\n"
 	"cat > /dev/null\n"
 	"if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then cp \"$FORGE_FEEDBACK_FILE\" \"$SAVE/work_fb_$FORGE_CYCLE.txt\"; fi\n"
@@ -27,7 +27,7 @@ const char *FGP_WORKER =
 /* The head of the reviewer; the test's case statement follows, then the
  * tail. shadow VERDICT SEVERITY TITLE prints a JSON shadow block with one
  * finding (none when SEVERITY is "-"). */
-const char *FGP_REVIEWER_HEAD =
+static const char *FGP_REVIEWER_HEAD =
 	"#!/bin/sh\n"
 	"r=$FORGE_REVIEWER_ROLE n=$FORGE_CYCLE\n"
 	"date +%s%N > \"$SAVE/start_${r}_$n\"\n"
@@ -42,7 +42,7 @@ const char *FGP_REVIEWER_HEAD =
 	"printf '%s review\\n\\n%sjson\\n{\"verdict\": \"%s\", \"findings\": [%s]}\\n%s\\n' \"$r\" \"$F\" \"$1\" \"$fs\" \"$F\"\n"
 	"}\n";
 
-const char *FGP_REVIEWER_TAIL = "\ndate +%s%N > \"$SAVE/end_${r}_$n\"\n";
+static const char *FGP_REVIEWER_TAIL = "\ndate +%s%N > \"$SAVE/end_${r}_$n\"\n";
 
 void fgp_run(struct fgp *t, const struct fgp_spec *s)
 {

@@ -13,17 +13,6 @@
 #include "fgtest.h"
 #include "fgws.h"
 
-/* Saves its feedback file on a retry; changes the workspace every turn (a
- * turn that changes nothing costs no review). */
-extern const char *FGP_WORKER;
-
-/* The head of the reviewer; the test's case statement follows, then the
- * tail. shadow VERDICT SEVERITY TITLE prints a JSON shadow block with one
- * finding (none when SEVERITY is "-"). */
-extern const char *FGP_REVIEWER_HEAD;
-
-extern const char *FGP_REVIEWER_TAIL;
-
 struct fgp_spec {
 	const char *review_md;     /* skills/default/impl/review.md */
 	const char *role_files[4]; /* name, content pairs beside review.md */

@@ -23,7 +23,7 @@
 #include "forge/audit.h"
 
 /* As root with a group-accessible engine socket: the stand-in user. */
-void fgrb_choose_user(struct fgrb *b)
+static void fgrb_choose_user(struct fgrb *b)
 {
 	struct stat st;
 
@@ -66,7 +66,7 @@ void fgrb_init(struct fgrb *b, const char *cli, const char *review_md)
 }
 
 /* Runs the box's engine CLI (podman with the box's user and configuration). */
-void fgrb_cli(const struct fgrb *b, struct fgt_proc *p, const char *const args[], double t)
+static void fgrb_cli(const struct fgrb *b, struct fgt_proc *p, const char *const args[], double t)
 {
 	if (!strcmp(b->cli, "podman"))
 		fgd_podman(p, b->as, b->conf, args, t);
@@ -210,7 +210,7 @@ void fgrb_assert_no_container(const struct fgrb *b, const char *run_id)
 	free(name);
 }
 
-void fgrb_assert_owned(const struct fgrb *b, const char *path)
+static void fgrb_assert_owned(const struct fgrb *b, const char *path)
 {
 	struct stat st;
 
@@ -389,7 +389,7 @@ void fgrb_fill_volume(struct fgrb *b)
 }
 
 /* ls of the step directory inside the volume. */
-char *fgrb_volume_listing(const struct fgrb *b)
+static char *fgrb_volume_listing(const struct fgrb *b)
 {
 	struct fgt_proc p;
 	char *vol = fgt_fmt("%s:/workspace:ro", b->volume);

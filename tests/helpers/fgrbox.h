@@ -46,17 +46,11 @@ struct fgrb {
 	const char *const *env;     /* more NAME=value for the runner, or NULL */
 };
 
-/* As root with a group-accessible engine socket: the stand-in user. */
-void fgrb_choose_user(struct fgrb *b);
-
 /* as: rootless podman's user, or NULL. */
 void fgrb_init_as(struct fgrb *b, const char *cli, const struct fgd_user *as,
 			const char *review_md);
 
 void fgrb_init(struct fgrb *b, const char *cli, const char *review_md);
-
-/* Runs the box's engine CLI (podman with the box's user and configuration). */
-void fgrb_cli(const struct fgrb *b, struct fgt_proc *p, const char *const args[], double t);
 
 void fgrb_release(struct fgrb *b);
 
@@ -83,8 +77,6 @@ double fgrb_jnum(const cJSON *j, const char *key);
 cJSON *fgrb_result(const struct fgrb *b);
 
 void fgrb_assert_no_container(const struct fgrb *b, const char *run_id);
-
-void fgrb_assert_owned(const struct fgrb *b, const char *path);
 
 /* Every entry of .forge/STEP and the workspace files the agents wrote. */
 void fgrb_assert_files_owned(const struct fgrb *b);
@@ -119,9 +111,6 @@ int fgrb_by_source(const cJSON *res, const char *source);
 /* Copies the box's workspace into the volume (owned by the box's user)
  * and plants a stale cycle file of an earlier run there. */
 void fgrb_fill_volume(struct fgrb *b);
-
-/* ls of the step directory inside the volume. */
-char *fgrb_volume_listing(const struct fgrb *b);
 
 void fgrb_volume_run(const char *cli);
 
