@@ -26,19 +26,29 @@ struct fga {
 	char *logtext;      /* the runner's log: the entrypoint's stderr is in it */
 };
 
+/* The tree, skills/default/impl/review.md = review_md, and R/bin/claude =
+ * FGA_STANDIN_HEAD + standin_body. */
 void fga_init(struct fga *l, const char *review_md, const char *standin_body);
 
+/* forge-runner run --engine local with the presets (claude for both roles)
+ * and test keys, then extra_env (its names first win); loads the result and
+ * the log (both must exist). */
 void fga_run(struct fga *l, const char *const *extra_env);
 
+/* Removes the tree and frees what l holds. */
 void fga_release(struct fga *l);
 
 /* dir/name (the test's root), read; owned, "" when absent. */
 char *fga_read(const struct fga *l, const char *name);
 
+/* The step directory's file name parsed (owned; fails the test, with the
+ * log, when it is missing or not JSON). */
 cJSON *fga_json(const struct fga *l, const char *name);
 
+/* o's number member k (fails the test when it is not a number). */
 double fga_num(const cJSON *o, const char *k);
 
+/* o.a.b (borrowed), or NULL. */
 const cJSON *fga_path2(const cJSON *o, const char *a, const char *b);
 
 #endif

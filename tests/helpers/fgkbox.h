@@ -44,6 +44,7 @@ struct fgkb {
 	int samples;          /* of the runner's RSS, while wait_runner waits */
 };
 
+/* Seconds since the epoch (CLOCK_REALTIME). */
 double fgkb_now_s(void);
 
 /* The program name found in PATH (owned), or the test fails. */
@@ -52,12 +53,18 @@ char *fgkb_which(const char *name);
 /* kubectl ARGS... (NULL-terminated), its output captured; fails on a start error. */
 void fgkb_kubectl(struct fgt_proc *p, const char *const args[], const char *input);
 
+/* Skips the test, saying why, when there is no cluster: FORGE_K8S_NO_CLUSTER
+ * set (scripts/test.sh's reason), KUBECONFIG unset, or /readyz failing. */
 void fgkb_skip_without_cluster(void);
 
+/* Skips without a cluster; else the tree (fgd_workspace) with review_md,
+ * its workspace writable by group 0, and a claim of its own. */
 void fgkb_init(struct fgkb *b, const char *review_md);
 
+/* Deletes the claim and its volume, removes the tree, frees what b holds. */
 void fgkb_release(struct fgkb *b);
 
+/* ws/agents/file = script, executable. */
 void fgkb_agent(struct fgkb *b, const char *file, const char *script);
 
 /* forge-runner run --engine kubernetes for the box, in its own process
@@ -65,12 +72,15 @@ void fgkb_agent(struct fgkb *b, const char *file, const char *script);
  * (NULL-terminated). */
 void fgkb_spawn(struct fgkb *b, const char *const *extra);
 
+/* pid's resident set (VmRSS, KiB), or 0 when it cannot be read. */
 long fgkb_rss_kb(pid_t pid);
 
 /* The runner's exit code (128+N for signal N); its RSS sampled meanwhile.
  * Past RUN_LIMIT_S its group is killed and the test fails. */
 int fgkb_wait(struct fgkb *b);
 
+/* The result file parsed (owned; fails the test, with the log, when it is
+ * missing or not JSON). */
 cJSON *fgkb_result(const struct fgkb *b);
 
 /* The objects of the run still on the cluster (`kind/name` lines, owned). */
@@ -79,10 +89,13 @@ char *fgkb_leftovers(const char *run_id);
 /* Checked at once: the runner promises the objects are gone when it exits. */
 void fgkb_assert_nothing_left(const char *run_id);
 
+/* A worker that appends a line to work.log each turn. */
 extern const char FGKB_WORKER_APPEND[];
 
+/* A reviewer that approves at once. */
 extern const char FGKB_REVIEWER_APPROVE[];
 
+/* The review.md of the two-cycle demo. */
 extern const char FGKB_REVIEW_MD[];
 
 /* The pid of the first process whose command line holds every one of the

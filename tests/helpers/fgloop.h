@@ -35,12 +35,18 @@ struct fgl {
 	cJSON *res;
 };
 
+/* dir/name (owned). */
 char *fgl_in_dir(const char *dir, const char *name);
 
+/* Lays out the tree for s (s borrowed, kept in l) and runs it; the result is
+ * loaded. */
 void fgl_run(struct fgl *l, const struct fgl_spec *s);
 
+/* Removes the tree and frees what l holds. */
 void fgl_release(struct fgl *l);
 
+/* The result's review_cycles (borrowed; fails the test when it is not an
+ * array). */
 const cJSON *fgl_cycles(const struct fgl *l);
 
 /* The same plain feedback every cycle, its whitespace varied. */

@@ -35,6 +35,7 @@ struct fgo {
 	size_t nev;
 };
 
+/* Frees what e holds. */
 void fgo_ev_release(struct fgo_ev *e);
 
 /* Parses every line of path (each must be well formed) into evs. */
@@ -44,10 +45,14 @@ void fgo_load_log(const char *path, int json, struct fgo_ev **evs, size_t *nev);
  * printed), owned; NULL if the event lacks it. */
 char *fgo_ev_val(const struct fgo_ev *e, const char *key);
 
+/* true when e is event and, with key, its field key equals val. */
 bool fgo_ev_is(const struct fgo_ev *e, const char *event, const char *key, const char *val);
 
+/* The number of events of the last run that fgo_ev_is() matches. */
 int fgo_count_ev(const struct fgo *o, const char *event, const char *key, const char *val);
 
+/* The first event of the last run that fgo_ev_is() matches (borrowed), or
+ * NULL. */
 const struct fgo_ev *fgo_find_ev(const struct fgo *o, const char *event, const char *key,
 				const char *val);
 
@@ -60,6 +65,7 @@ void fgo_setup(struct fgo *o, const char *body);
  * unset, so the host's settings cannot leak in. */
 void fgo_exec(struct fgo *o, int json, const char *const *extra, const char *const *env);
 
+/* Removes the tree and frees what o holds. */
 void fgo_release(struct fgo *o);
 
 /* Owned path of the step's cycle file N in the workspace. */

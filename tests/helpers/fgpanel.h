@@ -28,8 +28,11 @@ struct fgp {
 	cJSON *res;
 };
 
+/* Lays out the tree for s (review.md, the role files, the agents) and runs
+ * forge-runner on it; the result is loaded (it must exist). */
 void fgp_run(struct fgp *t, const struct fgp_spec *s);
 
+/* Removes the tree and frees what t holds. */
 void fgp_release(struct fgp *t);
 
 #define FGP_PANEL_MD(extra) \

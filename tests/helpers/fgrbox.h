@@ -50,10 +50,15 @@ struct fgrb {
 void fgrb_init_as(struct fgrb *b, const char *cli, const struct fgd_user *as,
 			const char *review_md);
 
+/* fgrb_init_as() as the test (no podman user). */
 void fgrb_init(struct fgrb *b, const char *cli, const char *review_md);
 
+/* Removes the run's named volume (if any) and the tree, and frees what b
+ * holds. */
 void fgrb_release(struct fgrb *b);
 
+/* ws/agents/file = script, executable (the container runs it from the
+ * workspace). */
 void fgrb_agent(struct fgrb *b, const char *file, const char *script);
 
 /* box_agent() with an owned script, freed here. */
@@ -70,23 +75,34 @@ pid_t fgrb_spawn(struct fgrb *b, const char *const *extra);
  * Past RUN_LIMIT_S its group is killed and the test fails. */
 int fgrb_wait(struct fgrb *b, pid_t pid);
 
+/* j's string member key (borrowed), or "" when it is not a string. */
 const char *fgrb_jstr(const cJSON *j, const char *key);
 
+/* j's number member key (fails the test when it is not a number). */
 double fgrb_jnum(const cJSON *j, const char *key);
 
+/* The result file parsed (owned; fails the test, with the log, when it is
+ * missing or not JSON). */
 cJSON *fgrb_result(const struct fgrb *b);
 
+/* Fails the test when the engine still lists the container of run_id. */
 void fgrb_assert_no_container(const struct fgrb *b, const char *run_id);
 
 /* Every entry of .forge/STEP and the workspace files the agents wrote. */
 void fgrb_assert_files_owned(const struct fgrb *b);
 
+/* A worker that appends a line to work.log each turn. */
 extern const char FGRB_WORKER_APPEND[];
 
+/* A reviewer that rejects cycle 1 and approves cycle 2. */
 extern const char FGRB_REVIEWER_REJECT_THEN_APPROVE[];
 
+/* Fails the test unless the log reports cycles 1 and 2, each once, from the
+ * watch. */
 void fgrb_check_cycle_events(const cJSON *ev, const struct fgrb *b);
 
+/* Fails the test unless res is the approved result of a two-cycle docker
+ * run. */
 void fgrb_check_result_approved(const cJSON *res);
 
 /* ---- limits, hardening, arbitrary uids ---- */
@@ -95,10 +111,15 @@ void fgrb_check_result_approved(const cJSON *res);
  * v2 first, then v1), written to limits.txt in the workspace. */
 extern const char FGRB_PROBE[];
 
+/* A reviewer that approves at once. */
 extern const char FGRB_REVIEWER_APPROVES[];
 
+/* Fails the test unless the worker's ws/limits.txt holds every line of want
+ * (NULL-terminated). */
 void fgrb_assert_probe(const struct fgrb *b, const char *const want[]);
 
+/* Runs the box with extra and returns its result (owned), failing the test
+ * unless it exited 0, approved in cycles cycles. */
 cJSON *fgrb_run_approved(struct fgrb *b, const char *const *extra, int cycles);
 
 /* ---- the stream: frames on the container's stderr ---- */
@@ -106,12 +127,15 @@ cJSON *fgrb_run_approved(struct fgrb *b, const char *const *extra, int cycles);
 /* Number of events named name whose string key equals val. */
 int fgrb_count_events(const cJSON *events, const char *name, const char *key, const char *val);
 
+/* The result's cycles_by_source count of source. */
 int fgrb_by_source(const cJSON *res, const char *source);
 
 /* Copies the box's workspace into the volume (owned by the box's user)
  * and plants a stale cycle file of an earlier run there. */
 void fgrb_fill_volume(struct fgrb *b);
 
+/* The two-cycle loop on a named volume with engine cli: reported by the
+ * stream alone. */
 void fgrb_volume_run(const char *cli);
 
 #endif

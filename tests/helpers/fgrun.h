@@ -26,10 +26,14 @@ void fgr_setup(struct fgr *r, const char *body);
 /* Runs forge-runner on the prepared tree with extra args (NULL-terminated). */
 void fgr_exec(struct fgr *r, const char *const *extra, const char *const *env);
 
+/* fgr_setup(r, body), then fgr_exec(r, extra, env). */
 void fgr_run_script(struct fgr *r, const char *body, const char *const *extra, const char *const *env);
 
+/* The result's review_cycles (borrowed; fails the test when it is not an
+ * array). */
 const cJSON *fgr_cycles(const struct fgr *r);
 
+/* Removes the tree and frees what r holds. */
 void fgr_release(struct fgr *r);
 
 #endif
