@@ -129,8 +129,7 @@ static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 	const char *args[24];
 	size_t n = 0;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	args[n++] = "run";
 	args[n++] = "--workspace"; args[n++] = f.ws;
 	args[n++] = "--skills-dir"; args[n++] = f.skills;
@@ -178,8 +177,7 @@ Test(cli_names, entrypoint_names_in_the_environment)
 		const char *args[] = { "run", "--workspace", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		const char *env[] = { cases[i].env, NULL };
 
-		fgw_init(&f);
-		fgw_runner_tree(&f);
+		fgw_init_runner(&f);
 		args[2] = f.ws;
 		args[4] = f.skills;
 		args[6] = f.task;
@@ -240,8 +238,7 @@ Test(cli_names, entrypoint_names_in_the_task_file)
 		char *json = task_json(c);
 		char *label = fgt_fmt("%s=%.40s", c->field, c->json ? c->json : "(10000 chars)");
 
-		fgw_init(&f);
-		fgw_runner_tree(&f);
+		fgw_init_runner(&f);
 		fgt_write(f.task, json);
 		args[2] = f.ws;
 		args[4] = f.skills;
@@ -264,8 +261,7 @@ Test(cli_names, resolve_refuses_hostile_names)
 		struct fgt_proc p;
 		const char *args[] = { "resolve", "--skills-dir", NULL, "--skill", skills[i], "--ticket", "ABC-12", NULL };
 
-		fgw_init(&f);
-		fgw_runner_tree(&f);
+		fgw_init_runner(&f);
 		args[2] = f.skills;
 		run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, NULL);
 		expect_usage(&f, &p, skills[i], "invalid skill name");
@@ -320,8 +316,7 @@ static void env_case_run(const struct env_case *c)
 	const char *bin = c->runner ? FG_RUNNER_BIN : FG_ENTRYPOINT_BIN;
 	size_t n = 0;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	if (c->runner == 2) {
 		args[n++] = "watch";
 		args[n++] = f.step_dir;
@@ -355,8 +350,7 @@ Test(cli_names, runner_passes_the_entrypoint_configuration_error_through)
 	const char *env[] = { "FORGE_AGENT_TIMEOUT=abc", NULL };
 	char *agent;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	agent = fgw_script(&f, "agent.sh", NULL, MARKER_AGENT);
 	fgw_runner(&f, FGW_RUN(.worker = agent, .reviewer = "sh -c 'unbalanced", .env = env));
 	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
@@ -384,8 +378,7 @@ Test(cli_names, runner_env_option_refuses_name_with_value_without_echoing_it)
 				       "--result", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		char *res;
 
-		fgw_init(&f);
-		fgw_runner_tree(&f);
+		fgw_init_runner(&f);
 		args[2] = f.ws;
 		args[12] = f.result;
 		args[14] = f.skills;
@@ -414,8 +407,7 @@ Test(cli_names, invalid_max_retries_is_ignored_with_a_warning)
 	char *md;
 	cJSON *j;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	md = fgt_fmt("%s/plain.md", f.root);
 	fgt_write(md, "Check the work.\n");
 	args[1] = md;

@@ -72,8 +72,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	struct fgt_proc p;
 	char *wk, *rv, *c1, *filler;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgt_private_mounts();
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	if (mount("tmpfs", f.step_dir, "tmpfs", 0, "size=64k") < 0)
@@ -126,8 +125,7 @@ Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 	struct fgt_proc p;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
@@ -147,8 +145,7 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 	struct fgw f;
 	char *wk;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	fgw_runner(&f, FGW_RUN(.worker = wk));
@@ -168,8 +165,7 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	struct fgw f;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
@@ -206,8 +202,7 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	char *outside, *forge;
 	char *wk;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	outside = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(outside, 1, "any", "OUTSIDE");
@@ -236,8 +231,7 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 	char *ep, *outside;
 	const cJSON *cs;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* Cycle 1 in the step dir; then the dir becomes a link to OUT and
 	 * cycle 2 appears behind it. */
 	ep = fgw_fake_entrypoint(&f,
@@ -281,8 +275,7 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* The target is a valid cycle of this very run: reading it would report it. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
@@ -301,8 +294,7 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
@@ -321,8 +313,7 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
@@ -344,8 +335,7 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	cJSON *arr;
 	int fd;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	target = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(target, 1, "x", "PLANTED");
 	good = fgt_fmt("%s/review_cycle_4.json", f.step_dir);

@@ -92,8 +92,7 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	char *wk, *rv;
 	const cJSON *cs, *c1;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL,
 		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
@@ -116,8 +115,7 @@ Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 	struct fgw f;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
@@ -136,8 +134,7 @@ Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 	char *wk, *rv;
 	const cJSON *cs, *last;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
@@ -189,8 +186,7 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 	int rpid = 0, eppid = 0;
 	char *old_run_id = NULL;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	pids_path = fgt_fmt("%s/reviewer.pids", f.root);
 	/* First run: cycle 1 rejected ("OLD"), then the second reviewer hangs
@@ -262,8 +258,7 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cJSON *cycle;
 	const cJSON *ev;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, ANSI_REVIEWER);
 	/* Text log: one line per event, no raw control byte anywhere. */

@@ -49,8 +49,7 @@ Test(hostile_records, thousands_of_cycle_files_are_capped_and_counted)
 	const cJSON *cs, *ev;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	ep = fgw_fake_entrypoint(&f,
 				"cycs 1 2000 rejected\n"
 				"exit 0\n");
@@ -116,8 +115,7 @@ Test(hostile_records, big_cycle_files_rewritten_keep_memory_bounded)
 	char *bound = fgt_fmt("%ld", TEST_CYCLES_MAX);
 	int kept;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	run_big_rewrites(&f, bound);
 	cs = fgw_cycles(&f);
 	kept = cJSON_GetArraySize(cs);
@@ -159,8 +157,7 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	const cJSON *cs, *ev;
 	char *ep, *outside;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* Cycle 1 where it belongs; then a valid cycle 2 of this very run
 	 * outside, and W/.forge replaced by a link that puts it at
 	 * W/.forge/impl/review_cycle_2.json. */
@@ -198,8 +195,7 @@ Test(hostile_records, sweep_dir_given_as_a_symlink_is_refused)
 	char *link, *dotp;
 	const char *argv[] = { FG_RUNNER_BIN, "sweep", NULL, NULL };
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* A valid cycle outside; the operator names a link to it. */
 	fge_write_in(f.out, "impl/review_cycle_1.json",
 		     "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
@@ -234,8 +230,7 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
 	const cJSON *cs, *ev;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	planted = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
 	inner = fgt_fmt("%s/deep/er/file", planted);
 	link = fgt_fmt("%s/outside", planted);
@@ -313,8 +308,7 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 	int status, rounds = 40;
 	pid_t sw;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	x = fgt_fmt("%s/.forge-x", f.ws);
 	victim = fgt_fmt("%s/impl/review_cycle_1.json", f.out);

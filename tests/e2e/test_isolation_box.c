@@ -72,8 +72,7 @@ Test(isolation_box, the_worker_cannot_rewrite_the_next_reviewers_system_prompt)
 	const char *const *wrap;
 	char *wk, *rv, *seen, *tried;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wrap = fgw_as_nobody(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "cat > /dev/null\n"
@@ -109,8 +108,7 @@ Test(isolation_box, a_prompt_directory_made_read_only_does_not_starve_the_review
 	const char *const *wrap;
 	char *wk, *rv, *seen;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wrap = fgw_as_nobody(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "cat > /dev/null\n"
@@ -142,8 +140,7 @@ Test(isolation_box, root_cannot_replace_the_reviewers_program)
 
 	if (geteuid() != 0)
 		cr_skip("needs root: the attack is root's");
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* The reviewer's program where an image keeps it: in the system. */
 	sysdir = fgt_fmt("/usr/local/lib/forge-box-test.%ld", (long)getpid());
 	cr_assert_eq(mkdir(sysdir, 0755), 0, "mkdir '%s': %s", sysdir, strerror(errno));
@@ -184,8 +181,7 @@ Test(isolation_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 
 	if (geteuid() != 0)
 		cr_skip("needs root: uid 0 may write the system, only the box stops it");
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	probe = fgt_fmt("/usr/local/share/forge-box-probe.%ld", (long)getpid());
 	probe2 = fgt_fmt("/etc/forge-box-probe.%ld", (long)getpid());
 	home = fgt_fmt("%s/home", f.root);
@@ -235,8 +231,7 @@ Test(isolation_box, an_agent_cannot_signal_the_entrypoint_nor_a_panel_helper)
 		"p() { if kill -$1 $PPID 2>/dev/null; then echo \"$1=sent\"; else echo \"$1=refused\"; fi; }\n";
 
 	need_landlock(6);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	panel_tree(&f);
 	wbody = fgt_fmt("cat > /dev/null\n%s{ p 0; p TERM; } >> \"$OUT/worker\"\necho hello >> greeting.txt\n", probe);
 	rbody = fgt_fmt("cat > /dev/null\n%s{ p 0; p STOP; } >> \"$OUT/$FORGE_REVIEWER_ROLE\"\necho APPROVED\n", probe);
@@ -278,8 +273,7 @@ Test(isolation_box, the_private_directory_is_named_nowhere_and_cannot_be_opened)
 	char *wk, *tmp, *tenv, *wdir, *notes, *seen;
 	pid_t helper;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	tmp = fgt_fmt("%s/eptmp", f.root);
 	cr_assert_eq(mkdir(tmp, 0755), 0);
 	tenv = fgt_fmt("TMPDIR=%s", tmp);
@@ -336,8 +330,7 @@ Test(isolation_box, a_git_run_leaves_nothing_in_its_tmpdir)
 	const char *init[] = { "/bin/sh", "-c", "git init -q . && git add -A && git -c user.email=t@t "
 			       "-c user.name=t commit -q --allow-empty -m start", NULL };
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	cr_assert_eq(fgt_run(&p, init, NULL, f.ws, NULL, 30), 0);
 	cr_assert_eq(p.exit_code, 0, "git: %s", p.err);
 	fgt_proc_release(&p);
@@ -364,8 +357,7 @@ Test(isolation_box, the_run_says_which_box_its_agents_had)
 	const cJSON *e, *iso;
 
 	need_landlock(1);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; echo hi >> greeting.txt'",
 		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'"));
 	e = fge_find_event(f.events, "isolation", NULL, NULL);
@@ -393,8 +385,7 @@ Test(isolation_box, require_isolation_exits_2_before_any_agent_without_landlock)
 	const char *off[] = { "FORGE_TEST_LANDLOCK_ABI=0", NULL };
 	const char *wk = "sh -c 'cat >/dev/null; : > \"$OUT/worker_ran\"; echo hi >> greeting.txt'";
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgw_runner(&f, FGW_RUN(.args = (const char *const[]){ "--require-isolation", NULL }, .worker = wk,
 		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'", .env = off));
 	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
@@ -433,8 +424,7 @@ Test(isolation_box, every_landlock_abi_from_1_boxes_the_agents)
 				   "if (: > %s) 2>/dev/null; then echo usr=written; else echo usr=refused; fi "
 				   ">> \"$OUT/notes\"'", probe);
 
-		fgw_init(&f);
-		fgw_runner_tree(&f);
+		fgw_init_runner(&f);
 		fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
 			.env = (const char *const[]){ cap, NULL }));
 		notes = out_text(&f, "notes");
@@ -463,8 +453,7 @@ Test(isolation_box, a_root_entrypoint_runs_its_agents_as_the_workspaces_owner)
 
 	if (geteuid() != 0)
 		cr_skip("needs root: the entrypoint must be uid 0");
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgw_share(&f, 65534, 65534);
 	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; id -u > \"$OUT/uid\"; echo hi >> greeting.txt'",
 		.reviewer = "sh -c 'cat >/dev/null; id -u >> \"$OUT/uid\"; echo APPROVED'"));

@@ -136,8 +136,7 @@ Test(isolation_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 	struct fgw w;
 	char *wk, *rv, *log, *wlog;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	wk = fgw_script(&w, "worker.sh", NULL,
 			"mkdir -p \"$HOME/.claude\"\n"
 			"echo '{\"hooks\":{}}' > \"$HOME/.claude/settings.json\"\n"
@@ -185,8 +184,7 @@ Test(isolation_env, a_checks_environment_holds_no_credential)
 	const char *env[] = { "ANTHROPIC_API_KEY=" SECRET_ANTHROPIC, "AWS_SECRET_ACCESS_KEY=" SECRET_AWS,
 			      "OPENAI_API_KEY=" SECRET_OPENAI, "FORGE_AGENT_ENV=OPENAI_API_KEY", NULL };
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\nagent_env: [AWS_SECRET_ACCESS_KEY]\n"
 		      "checks:\n  - name: env\n    run: env\n---\nCheck the work.\n");
 	wk = fgw_script(&w, "worker.sh", NULL, "echo hello >> README\n");
@@ -210,8 +208,7 @@ Test(isolation_env, a_codex_worker_never_sees_a_claude_reviewers_bedrock_keys)
 	struct fgt_proc p;
 	char *wk, *rv, *log, *wenv, *wk_env, *rv_env;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	wk = fgw_script(&w, "worker.sh", NULL, "env > worker.env\necho hello >> README\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\nenv | grep '^AWS_' | sed 's/=.*/=set/'\n"
 			"echo APPROVED\n");
@@ -273,8 +270,7 @@ Test(isolation_env, a_command_of_ones_own_gets_a_vendor_key_only_when_named)
 	struct fgw w;
 	char *t;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	t = worker_env_after(&w, plain, (const char *const[]){ "OPENAI_API_KEY=" SECRET_OPENAI,
 							       "ANTHROPIC_API_KEY=" SECRET_ANTHROPIC, NULL });
 	cr_assert_null(strstr(t, SECRET_OPENAI), "an unnamed OPENAI_API_KEY reached the worker:\n%s", t);
@@ -299,8 +295,7 @@ Test(isolation_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
 	const char *extra[] = { "--agent-env", "OPENAI_API_KEY", NULL };
 	const char *env[] = { "OPENAI_API_KEY=" SECRET_OPENAI, "ANTHROPIC_API_KEY=" SECRET_ANTHROPIC, NULL };
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	wk = fgw_script(&w, "worker.sh", NULL, "env > worker.env\necho hello >> README\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	fgw_runner(&w, FGW_RUN(.args = extra, .worker = wk, .reviewer = rv, .env = env));
@@ -405,8 +400,7 @@ Test(isolation_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 	struct fgw w;
 	char *wk, *rv, *log;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck the work.\n");
 	fge_write_in(w.ws, "notes.txt", "one\n");
 	fge_git_commit_all(w.ws);
@@ -444,8 +438,7 @@ Test(isolation_env, the_login_file_is_copied_as_it_was_before_the_worker_ran)
 	struct fgt_proc p;
 	char *wk, *rv, *log, *home, *homev, *orig, *wkc, *rvc;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	fgw_write(&w, "home/.codex/auth.json", "{\"token\":\"original-login\"}\n");
 	fgw_write(&w, "home/.codex/config.toml", "model = \"from-the-user\"\n");
 	home = fgw_path(&w, "home");
@@ -491,8 +484,7 @@ Test(isolation_env, a_gemini_reviewer_gets_system_settings_that_outrank_the_work
 	struct fgw w;
 	char *wk, *rv, *log, *wkc, *rvc, *wl;
 
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	wk = fgw_script(&w, "worker.sh", NULL,
 			"echo \"worker-settings=${GEMINI_CLI_SYSTEM_SETTINGS_PATH:-none}\" > worker-gemini.txt\n"
 			"mkdir -p .gemini && echo '{\"hooks\":{}}' > .gemini/settings.json\n");

@@ -61,8 +61,7 @@ Test(isolation_reach, a_directory_at_the_predictable_temp_name_cannot_block_the_
 	struct fgw f;
 	char *wk, *rv, *state;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "echo hello >> greeting.txt\n"
 		       "mkdir -p \".forge/impl/.review_summary.json.tmp.$PPID/x\"\n" PLANT_SUMMARY);
@@ -89,8 +88,7 @@ Test(isolation_reach, a_directory_under_the_summary_name_is_cleared_without_foll
 	struct fgt_proc p;
 	char *wk, *rv, *state, *victim, *body, *got;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	victim = fgt_fmt("%s/precious", f.out);
 	fgt_write(victim, "keep me");
 	wk = fgw_script(&f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
@@ -125,8 +123,7 @@ Test(isolation_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 	struct fgt_proc p;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgt_private_mounts();
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	if (mount("tmpfs", f.step_dir, "tmpfs", 0, "size=1m,nr_inodes=64") < 0)
@@ -167,8 +164,7 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
 	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "ep=$PPID\n"
 		       "echo $$ > \"$OUT/worker_pid\"\n"
@@ -215,8 +211,7 @@ Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ign
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
 	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	marker = fgt_fmt("%s/ignored", f.out);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	/* It waits until the runner logged the ignored signal, then sleeps. */
@@ -289,8 +284,7 @@ Test(isolation_reach, an_agent_cannot_open_the_entrypoints_proc_files_nor_ptrace
 	struct fgt_proc p;
 	char *wk, *rv, *body, *got;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* The agents are the scripts themselves: their $PPID is the entrypoint. */
 	body = fgt_fmt(PROBE_FN "probe $PPID > \"%s/ep_$WHO\"\n"
 		       "sleep 5 & probe $! > \"%s/own_$WHO\"; kill $!\n", f.out, f.out);
@@ -381,8 +375,7 @@ Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
 	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	panel_setup(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL,
@@ -418,8 +411,7 @@ Test(isolation_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hang
 	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
 	 * refuses it outright (test_isolation_box.c). */
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	panel_setup(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL,
@@ -447,8 +439,7 @@ Test(isolation_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 	struct fgw f;
 	char *wk, *rv, *got;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL,
 		       "echo hello >> greeting.txt\n"
 		       "sh -c 'setsid sh -c \"echo \\$\\$ > $OUT/daemon; exec sleep 60\" &' < /dev/null > /dev/null 2>&1\n"
@@ -479,8 +470,7 @@ Test(isolation_reach, a_panel_role_cannot_open_its_helpers_proc_files_nor_ptrace
 	struct fgt_proc p;
 	char *rv, *body;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	panel_setup(&f);
 	body = fgt_fmt("cat > /dev/null\n" PROBE_FN "probe $PPID > \"%s/helper_$FORGE_REVIEWER_ROLE\"\n"
 		       "sleep 5 & probe $! > \"%s/own_$FORGE_REVIEWER_ROLE\"; kill $!\necho APPROVED\n",

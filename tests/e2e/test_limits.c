@@ -38,8 +38,7 @@ Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 	struct stat st;
 	static const char *const env[] = { "FORGE_TEST_OUTPUT_LOG_MAX=1048576", NULL };
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "yes '' | head -n 200000\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv, .env = env));
@@ -71,8 +70,7 @@ Test(limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 	const cJSON *ev, *c1;
 	const char *extra[3] = { "--metrics-file", NULL, NULL };
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	metrics = fgt_fmt("%s/forge.prom", f.root);
 	extra[1] = metrics;
 	ep = fgw_fake_entrypoint(&f,
@@ -136,8 +134,7 @@ Test(limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 	char *ep;
 	const cJSON *ev, *cs;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	ep = fgw_fake_entrypoint(&f,
 		"mkdir -p \"$D\"\n"
 		"for v in 1 2 3; do cyc 1 rejected '' v$v; wait_log \"\\\"feedback\\\":\\\"v$v\\\"\"; done\n"
@@ -226,8 +223,7 @@ Test(limits, a_moved_step_directory_is_followed_without_leaking_watches)
 	const cJSON *ev;
 	static const char *const extra[] = { "--poll-interval", "600", NULL };
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	ep = fgw_fake_entrypoint(&f,
 		"count() { n=0; for fd in /proc/$PPID/fdinfo/*; do\n"
 		"  c=$(grep -c '^inotify wd:' \"$fd\" 2>/dev/null); n=$((n+${c:-0})); done; echo $n; }\n"

@@ -113,8 +113,7 @@ Test(report_html, hostile_feedback_is_text_in_chromium_and_the_timeline_has_a_ba
 	if (access(CHROMIUM, X_OK))
 		cr_skip_test("no %s here (Debian's chromium package: scripts/setup.sh --test)", CHROMIUM);
 	lfd = listener(&port);
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	fgw_review_md(&w, "default", REVIEW_MD);
 	fge_write_in(w.ws, "check.sh", "test -f work.txt\n");
 	worker = fgw_script(&w, "worker.sh", NULL, "cat > /dev/null\necho \"turn $FORGE_CYCLE\" >> work.txt\n");

@@ -56,8 +56,7 @@ Test(runner_stop, sigterm_while_concluding_still_writes_the_result)
 	int lfd;
 	pid_t pid;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	metrics = fgt_fmt("%s/metrics.prom", f.root);
 	lock = fgt_fmt("%s.lock", metrics);
 	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -112,8 +111,7 @@ Test(runner_stop, second_signal_after_a_failed_stop_spawn)
 	const char *env[2];
 	pid_t pid;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	bin = fgt_fmt("%s/bin", f.root);
 	docker = fgt_fmt("%s/docker", bin);
 	started = fgt_fmt("%s/started", f.out);
@@ -155,8 +153,7 @@ Test(runner_stop, forge_dir_symlink_before_the_run_is_refused)
 	char *forge, *outside_dir, *outside;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	outside_dir = fgt_fmt("%s/impl", f.out);
 	outside = fgt_fmt("%s/review_cycle_1.json", outside_dir);

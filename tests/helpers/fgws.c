@@ -44,6 +44,12 @@ void fgw_init(struct fgw *w)
 	setenv("FORGE_TEST_AGENT_WRITE_DIR", w->root, 1);
 }
 
+void fgw_init_runner(struct fgw *w)
+{
+	fgw_init(w);
+	fgw_runner_tree(w);
+}
+
 void fgw_init_step(struct fgw *w, const char *review_md)
 {
 	fgw_init(w);

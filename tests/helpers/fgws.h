@@ -70,6 +70,10 @@ extern const char FGW_TASK[];
 void fgw_init(struct fgw *w);
 void fgw_release(struct fgw *w);
 
+/* The opening of a test of forge-runner run: fgw_init() and
+ * fgw_runner_tree(). */
+void fgw_init_runner(struct fgw *w);
+
 /* The opening of a test of one step: fgw_init(), the standard task
  * (fgw_task(w, NULL)) and skills/default/impl/review.md = review_md. */
 void fgw_init_step(struct fgw *w, const char *review_md);
