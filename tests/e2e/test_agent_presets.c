@@ -36,8 +36,7 @@ Test(agent_presets, a_claude_worker_reporting_is_error_with_exit_0_fails_the_tas
 
 	fga_init(&l, "---\nmax_retries: 3\n---\nCheck.\n",
 		 "init\nresult true 'API Error: 529 Overloaded' 0.002 0\nexit 0\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 1);
 	cr_assert(strstr(l.logtext, "the task failed: API Error: 529 Overloaded (its claude output names a "
 			  "failure, exit status 0)"), "the reason is not said:\n%s", l.logtext);
 	/* The review phase was never reached: no cycle, no reviewer run. */
@@ -68,8 +67,7 @@ Test(agent_presets, codex_preset_reviewer_gets_the_system_prompt_in_front_and_a_
 		     "fi\n"
 		     "echo '{\"type\":\"item.completed\",\"item\":{\"type\":\"agent_message\",\"text\":\"APPROVED\"}}'\n"
 		     "echo '{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9,\"cached_input_tokens\":4,\"output_tokens\":2}}'\n");
-	fga_run(&l, codex);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, codex, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c1, "feedback"), "stream disconnected"), "%s", fge_jstr(c1, "feedback"));
@@ -110,8 +108,7 @@ Test(agent_presets, gemini_preset_command_lines_and_an_error_result_fails_the_wo
 			"echo '{\"type\":\"init\",\"session_id\":\"g-1\",\"model\":\"m\"}'\n"
 			"echo '{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":\"quota\","
 			"\"message\":\"Quota exceeded\"},\"stats\":{\"input_tokens\":3,\"output_tokens\":0}}'\n"));
-	fga_run(&l, gem);
-	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	fga_run_exit(&l, gem, 1);
 	cr_assert(strstr(l.logtext, "the task failed: Quota exceeded (quota) (its gemini output names a failure"),
 		  "%s", l.logtext);
 	args = fga_read(&l, "args.worker");
@@ -139,8 +136,7 @@ Test(agent_presets, claude_preset_reviewer_runs_tools_and_appended_args_keep_wor
 		 "echo \"${IS_SANDBOX-unset}\" > \"$FORGE_WORKSPACE/../sandbox.$FORGE_ROLE\"\n"
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "result false 'Fine. APPROVED' 0.1 1\n");
-	fga_run(&l, env);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, env, 0);
 	args = fga_read(&l, "args.worker");
 	cr_assert_str_eq(args, "-p --output-format stream-json --verbose --dangerously-skip-permissions "
 			 "--max-turns 5\n");
@@ -168,8 +164,7 @@ Test(agent_presets, a_preset_without_its_cli_or_credentials_stops_before_any_age
 	char *ran;
 
 	fga_init(&l, "---\nmax_retries: 1\n---\nCheck.\n", "result false 'done' 0.1 1\n");
-	fga_run(&l, no_gemini);
-	cr_assert_eq(l.p.exit_code, 2, "log:\n%s", l.logtext);
+	fga_run_exit(&l, no_gemini, 2);
 	cr_assert(strstr(l.logtext, "cannot run worker 'gemini': not found in PATH (the image needs Gemini CLI: "
 			 "see docs/guide/container-image.md)"), "%s", l.logtext);
 	ran = fga_read(&l, "count.worker");
@@ -179,8 +174,7 @@ Test(agent_presets, a_preset_without_its_cli_or_credentials_stops_before_any_age
 	free(l.logtext);
 	fgt_proc_release(&l.p);
 	lp_codex(&l, "exit 0\n");
-	fga_run(&l, no_key);
-	cr_assert_eq(l.p.exit_code, 2, "log:\n%s", l.logtext);
+	fga_run_exit(&l, no_key, 2);
 	cr_assert(strstr(l.logtext, "the reviewer's Codex CLI (FORGE_REVIEWER_AGENT=codex) has no credentials: set "
 			 "CODEX_API_KEY, or log in so that '/nonexistent/auth.json' exists; in a container pass a "
 			 "variable in by name: forge-runner run --env CODEX_API_KEY (codex exec reads CODEX_API_KEY, "
@@ -208,8 +202,7 @@ Test(agent_presets, each_agent_gets_only_its_own_vendors_credentials)
 
 	fga_init(&l, "---\nmax_retries: 1\n---\nCheck.\n", body);
 	lp_codex(&l, cbody);
-	fga_run(&l, env);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, env, 0);
 	w = fga_read(&l, "env.worker");
 	r = fga_read(&l, "env.reviewer");
 	cr_assert_str_eq(w, "unset test-codex unset unset unset\n");

@@ -93,8 +93,7 @@ Test(agent_usage, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_wi
 		 "echo '{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"thinking\"}]}}'\n"
 		 "if [ $n = 1 ]; then result false 'REJECTED: tests/calc.sh fails for add' 0.5 7;\n"
 		 "else result false 'All good. APPROVED' 0.5 3; fi\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(c1, "feedback"), "tests/calc.sh fails for add");
@@ -152,8 +151,7 @@ Test(agent_usage, a_budget_crossed_in_cycle_2_of_5_ends_over_budget)
 	fga_init(&l, "---\nmax_retries: 5\nmax_cost_usd: 0.9\n---\nCheck.\n",
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.3 1; exit 0; fi\n"
 		 "result false 'REJECTED: not yet' 0.2 1\n");
-	fga_run(&l, fail);
-	cr_assert_eq(l.p.exit_code, 3, "log:\n%s", l.logtext);
+	fga_run_exit(&l, fail, 3);
 	cr_assert_not(fge_exists_in(l.w.step_dir, "review_cycle_3.json"));
 	c2 = fga_json(&l, "review_cycle_2.json");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "over_budget")));
@@ -183,8 +181,7 @@ Test(agent_usage, a_reviewer_without_a_verdict_is_asked_once_more)
 		 "if [ $n = 1 ]; then result false 'I looked at the code.' 0.1 1; else\n"
 		 "  grep -q 'had no verdict' \"$FORGE_PROMPT_FILE\" && result false 'Fine. APPROVED' 0.1 1 ||\n"
 		 "  result false 'still nothing' 0.1 1; fi\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 0);
 	cr_assert_not(fge_exists_in(l.w.step_dir, "review_cycle_2.json"));
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
@@ -203,8 +200,7 @@ Test(agent_usage, reask_off_makes_an_answer_without_verdict_a_rejection)
 	fga_init(&l, "---\nmax_retries: 1\n---\nCheck.\n",
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "result false 'I looked at the code.' 0.1 1\n");
-	fga_run(&l, off);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, off, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_null(cJSON_GetObjectItem(c1, "reask"));
@@ -226,10 +222,9 @@ Test(agent_usage, a_failed_reviewer_output_is_a_rejection_that_never_stalls)
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "echo '{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":true,"
 		 "\"errors\":[\"Reached maximum number of turns (1)\"]}'\n");
-	fga_run(&l, NULL);
 	/* A reviewer that failed in two cycles in a row ends the loop
 	 * failed (exit 1) instead of exhausted (exit 0); never stalled either. */
-	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 1);
 	c2 = fga_json(&l, "review_cycle_2.json");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c2, "feedback"), "Reached maximum number of turns (1)"), "%s",
@@ -255,8 +250,7 @@ Test(agent_usage, a_panel_counts_every_roles_usage_and_reask)
 		 "m=$(cat \"$R\" 2>/dev/null || echo 0); m=$((m+1)); echo $m > \"$R\"\n"
 		 "if [ $FORGE_REVIEWER_ROLE = beta ] && [ $m = 1 ]; then result false 'Looked at it.' 0.1 1; exit 0; fi\n"
 		 "result false 'Fine. APPROVED' 0.1 1\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
@@ -287,9 +281,8 @@ Test(agent_usage, a_second_answer_without_verdict_is_a_rejected_cycle)
 	fga_init(&l, "---\nmax_retries: 2\n---\nCheck.\n",
 		 "if [ $FORGE_ROLE = worker ]; then result false 'done' 0.1 1; exit 0; fi\n"
 		 "result false 'I looked at the code.' 0.1 1\n");
-	fga_run(&l, NULL);
 	/* No verdict in two cycles in a row ends the loop failed. */
-	cr_assert_eq(l.p.exit_code, 1, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 1);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert_str_eq(fge_jstr(c1, "format"), "none");
@@ -317,8 +310,7 @@ Test(agent_usage, a_reviewer_whose_every_tool_call_was_denied_is_no_clean_review
 		 "echo '{\"subtype\":\"success\",\"is_error\":false,\"permission_denials\":"
 		 "[{\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"make test\"}}],"
 		 "\"result\":\"The command needs your approval. APPROVED\"}'\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c1, "feedback"), "refused every tool call it made (Bash)"), "%s",
@@ -346,8 +338,7 @@ Test(agent_usage, a_panel_roles_denied_tools_reach_its_review_and_the_cycle)
 		 "if [ $FORGE_REVIEWER_ROLE = beta ]; then echo '{\"type\":\"result\",\"subtype\":\"success\","
 		 "\"is_error\":false,\"result\":\"APPROVED\",\"permission_denials\":[{\"tool_name\":\"Bash\"}]}'; exit 0; fi\n"
 		 "result false 'Fine. APPROVED' 0.1 1\n");
-	fga_run(&l, NULL);
-	cr_assert_eq(l.p.exit_code, 0, "log:\n%s", l.logtext);
+	fga_run_exit(&l, NULL, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
 	b = cJSON_GetArrayItem(cJSON_GetObjectItem(c1, "reviews"), 1);
 	cr_assert_str_eq(fge_jstr(b, "role"), "beta");

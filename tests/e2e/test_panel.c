@@ -78,9 +78,7 @@ Test(panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	fgp_expect(&t, 0, "approved", 1);
 	cJSON *c1 = cycle_json(&t, 1);
 
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
@@ -129,8 +127,7 @@ Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	fgp_expect(&t, 0, "approved", -1);
 	char *r = runs(&t);
 
 	/* Cycle 1 ran both (in either order), cycle 2 only correctness. */
@@ -179,7 +176,7 @@ Test(panel, rereview_all_runs_every_role_again)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	fgp_expect(&t, 0, NULL, -1);
 	char *r = runs(&t);
 
 	cr_assert(strstr(r, "security 2\n"), "%s", r);
@@ -199,8 +196,7 @@ Test(panel, an_out_of_scope_role_never_blocks)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	fgp_expect(&t, 0, "approved", -1);
 	cJSON *c1 = cycle_json(&t, 1);
 
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
@@ -222,8 +218,7 @@ Test(panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "approved");
+	fgp_expect(&t, 0, "approved", -1);
 	cJSON *c1 = cycle_json(&t, 1);
 	const cJSON *sec = review_of(c1, "security");
 
@@ -254,9 +249,7 @@ Test(panel, the_same_findings_twice_end_stalled)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "stalled");
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 2);
+	fgp_expect(&t, 0, "stalled", 2);
 	cJSON *c2 = cycle_json(&t, 2);
 
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c2, "stalled")));
@@ -274,7 +267,7 @@ Test(panel, a_role_file_escaping_its_directory_is_refused_with_a_warning)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	fgp_expect(&t, 0, NULL, -1);
 	cr_assert(strstr(t.p.err, "role file '../../secret.md' of role 'evil' refused"), "%s", t.p.err);
 	cJSON *c1 = cycle_json(&t, 1);
 
@@ -297,7 +290,7 @@ Test(panel, a_panel_without_a_valid_entry_is_one_reviewer)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	fgp_expect(&t, 0, NULL, -1);
 	cr_assert(strstr(t.p.err, "'reviewers' has no valid entry"), "%s", t.p.err);
 	cr_assert(strstr(t.p.err, "[reviewer] role=default"), "%s", t.p.err);
 	cJSON *c1 = cycle_json(&t, 1);
@@ -378,7 +371,7 @@ Test(panel, sigterm_during_a_panel_stops_every_role)
 	cr_assert_eq(fgt_run(&t.p, argv, env, NULL, NULL, 25), 0);
 	waitpid(killer, NULL, 0);
 	cr_assert_eq(t.p.timed_out, 0, "the entrypoint did not stop: %s", t.p.err);
-	cr_assert_eq(t.p.exit_code, 143, "%s", t.p.err);
+	fgp_expect(&t, 143, NULL, -1);
 	cr_assert(strstr(t.p.err, "stopped by signal 15"), "%s", t.p.err);
 	cr_assert_not(fge_exists_in(t.w.step_dir, "review_cycle_1.json"));
 	free(fgw_summary_failure(&t.w, "interrupted"));
@@ -416,9 +409,7 @@ Test(panel, a_role_without_a_verdict_twice_ends_the_loop_failed)
 	char *runs;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 1, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "failed");
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 2, "%s", t.p.err);
+	fgp_expect(&t, 1, "failed", 2);
 	cr_assert_not_null(strstr(t.p.err, "the review failed: the reviewer correctness failed or gave no "
 				  "verdict in cycles 1 and 2"), "%s", t.p.err);
 	runs = fge_read_in(t.save, "runs");

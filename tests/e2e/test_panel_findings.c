@@ -41,9 +41,8 @@ Test(panel_findings, only_questions_left_ends_blocked_after_one_cycle)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "blocked exits as exhausted: %s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	/* Blocked exits as exhausted. */
+	fgp_expect(&t, 0, "blocked", 1);
 	char *state = summary_state(&t);
 
 	cr_assert_str_eq(state, "blocked");
@@ -84,8 +83,7 @@ Test(panel_findings, blocked_fails_like_exhausted_when_told_to)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 3, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
+	fgp_expect(&t, 3, "blocked", -1);
 	fgp_release(&t);
 }
 
@@ -117,8 +115,7 @@ Test(panel_findings, findings_are_logged_reported_by_role_and_counted)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "exhausted");
+	fgp_expect(&t, 0, "exhausted", -1);
 	/* One review_findings event for the cycle, blocking first. */
 	cJSON *events = fge_json_lines(t.p.err);
 	const cJSON *ev = fge_find_event(events, "review_findings", "step", "impl");
@@ -186,7 +183,7 @@ Test(panel_findings, findings_in_the_text_log)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
+	fgp_expect(&t, 0, NULL, -1);
 	cr_assert(strstr(t.p.err, " INFO review_findings step=impl skill=impl cycle=1 count=2 shown=2 "
 				  "findings=\"[correctness] BLOCKING src/correctness.c:7 Off by one | "
 				  "[security] NOTE src/security.c:7 Consider a limit\" run_id="), "%s", t.p.err);
@@ -209,9 +206,7 @@ Test(panel_findings, a_findings_table_of_questions_blocks_a_single_reviewer)
 	struct fgp t;
 
 	fgp_run(&t, &s);
-	cr_assert_eq(t.p.exit_code, 0, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(t.res, "review_state"), "blocked");
-	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t.res, "review_cycles")), 1);
+	fgp_expect(&t, 0, "blocked", 1);
 	const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(t.res, "questions"), 0);
 
 	cr_assert_not_null(q, "%s", t.p.err);

@@ -86,6 +86,12 @@ void fga_run(struct fga *l, const char *const *extra_env)
 	free(path);
 }
 
+void fga_run_exit(struct fga *l, const char *const *extra_env, int code)
+{
+	fga_run(l, extra_env);
+	cr_assert_eq(l->p.exit_code, code, "exit %d, not %d; log:\n%s", l->p.exit_code, code, l->logtext);
+}
+
 void fga_release(struct fga *l)
 {
 	cJSON_Delete(l->result);

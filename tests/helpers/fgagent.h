@@ -38,6 +38,10 @@ void fga_run(struct fga *l, const char *const *extra_env);
 /* Removes the tree and frees what l holds. */
 void fga_release(struct fga *l);
 
+/* fga_run(), then fails the test (with the log) unless the runner exited
+ * with code. */
+void fga_run_exit(struct fga *l, const char *const *extra_env, int code);
+
 /* dir/name (the test's root), read; owned, "" when absent. */
 char *fga_read(const struct fga *l, const char *name);
 

@@ -97,6 +97,16 @@ void fgp_run(struct fgp *t, const struct fgp_spec *s)
 	free(rev);
 }
 
+void fgp_expect(const struct fgp *t, int code, const char *state, int cycles)
+{
+	cr_assert_eq(t->p.exit_code, code, "exit %d, not %d; stderr:\n%s", t->p.exit_code, code, t->p.err);
+	if (state)
+		cr_assert_str_eq(fge_jstr(t->res, "review_state"), state, "stderr:\n%s", t->p.err);
+	if (cycles >= 0)
+		cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t->res, "review_cycles")), cycles,
+			     "stderr:\n%s", t->p.err);
+}
+
 void fgp_release(struct fgp *t)
 {
 	cJSON_Delete(t->res);

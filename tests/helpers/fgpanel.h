@@ -35,6 +35,11 @@ void fgp_run(struct fgp *t, const struct fgp_spec *s);
 /* Removes the tree and frees what t holds. */
 void fgp_release(struct fgp *t);
 
+/* Fails the test (with the runner's stderr) unless the run exited with
+ * code, its result's review_state is state (NULL: not checked) and it
+ * holds cycles cycles (-1: not checked). */
+void fgp_expect(const struct fgp *t, int code, const char *state, int cycles);
+
 #define FGP_PANEL_MD(extra) \
 	"---\nmax_retries: 3\n" extra "reviewers:\n  - role: correctness\n    instructions: correctness.md\n" \
 	"  - role: security\n    instructions: roles/security.md\n---\nShared instructions.\n"
