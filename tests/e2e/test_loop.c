@@ -55,6 +55,16 @@ static char *reviewer(struct fgw *w, const char *body)
 	return p;
 }
 
+/* The recording worker and reviewer(body), run by the entrypoint with extra. */
+static void run_loop(struct fgw *w, struct fgt_proc *p, const char *body, const char *const *extra)
+{
+	char *wk = recording_worker(w), *rv = reviewer(w, body);
+
+	fgw_entrypoint(w, p, wk, rv, extra);
+	free(wk);
+	free(rv);
+}
+
 Test(loop, approve_on_first_cycle)
 {
 	struct fgw w;
@@ -62,8 +72,7 @@ Test(loop, approve_on_first_cycle)
 	cJSON *c, *s;
 
 	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck greeting.txt.\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo 'Looks right. APPROVED'");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "echo 'Looks right. APPROVED'", NULL);
 	fgt_assert_exit(&p, 0);
 	c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_eq(fge_jint(c, "cycle"), 1);
@@ -94,7 +103,7 @@ Test(loop, approve_on_first_cycle)
 	char *sys = fgw_read(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "APPROVED") && strstr(sys, "Check greeting.txt."), "%s", sys);
 	free(sys); free(in); free(pf); free(env); free(want); free(log);
-	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(c); cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
@@ -104,10 +113,8 @@ Test(loop, reject_then_approve_feeds_back_to_worker)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "Check greeting.txt.\n");
-	char *wk = recording_worker(&w);
-	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: greeting.txt must say hello twice'; "
-			    "else echo APPROVED; fi");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: greeting.txt must say hello twice'; "
+		 "else echo APPROVED; fi", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
@@ -129,7 +136,7 @@ Test(loop, reject_then_approve_feeds_back_to_worker)
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
 	cr_assert_eq(fge_jint(s, "cycles"), 2);
 	free(retry); free(fb); free(r2);
-	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(c1); cJSON_Delete(c2); cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
@@ -140,8 +147,7 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	const char *extra[] = { fail_env, NULL };
 
 	fgw_init_step(&w, "---\nmax_retries: 2\n---\nBe strict.\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo \"REJECTED: still wrong ($FORGE_CYCLE)\"");
-	fgw_entrypoint(&w, &p, wk, rv, fail_env ? extra : NULL);
+	run_loop(&w, &p, "echo \"REJECTED: still wrong ($FORGE_CYCLE)\"", fail_env ? extra : NULL);
 	cr_assert_eq(p.exit_code, want_exit, "stderr:\n%s", p.err);
 	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json"), *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "rejected");
@@ -153,7 +159,7 @@ static void run_exhaustion(const char *fail_env, int want_exit)
 	char *env = fgw_read(&w, "worker_env.txt");
 	cr_assert(strstr(env, "cycle=1") && !strstr(env, "cycle=2"), "%s", env);
 	free(env);
-	cJSON_Delete(c2); cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(c2); cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
@@ -175,8 +181,7 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 1\n---\nCheck.\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, body);
-	fgw_entrypoint(&w, &p, wk, rv, extra);
+	run_loop(&w, &p, body, extra);
 	fgt_assert_exit(&p, 0);
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
@@ -184,7 +189,7 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	cr_assert_str_eq(fge_jstr(c, "format"), want_format);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
-	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(c); cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
@@ -263,8 +268,7 @@ Test(loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 5\n---\nCheck.\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo LGTM");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "echo LGTM", NULL);
 	fgt_assert_exit(&p, 1);
 	cr_assert(fgw_step_exists(&w, "review_cycle_2.json"));
 	cr_assert(!fgw_step_exists(&w, "review_cycle_3.json"), "a third cycle ran");
@@ -276,7 +280,7 @@ Test(loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 	cr_assert_eq(count_lines(asks), 4, "two asks in each cycle:\n%s", asks);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
-	cJSON_Delete(s); free(wk); free(rv); free(runs); free(asks);
+	cJSON_Delete(s); free(runs); free(asks);
 	fgw_release_run(&w, &p);
 }
 
@@ -288,13 +292,11 @@ Test(loop, one_cycle_without_a_verdict_goes_on)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
-	char *wk = recording_worker(&w);
-	char *rv = reviewer(&w, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
-	cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
@@ -433,15 +435,12 @@ Test(loop, frontmatter_typo_warns_at_run_time)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, "---\nmax_retires: 1\n---\nCheck.\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "echo APPROVED", NULL);
 	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("forge-entrypoint: warning: %s/default/impl/review.md:2: unknown field "
 			     "'max_retires' is ignored (did you mean 'max_retries'?)\n", w.skills);
 	cr_assert(strstr(p.err, want), "stderr:\n%s", p.err);
 	free(want);
-	free(wk);
-	free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -452,15 +451,14 @@ Test(loop, project_override_is_chosen)
 
 	fgw_init_step(&w, "DEFAULT RULES\n");
 	fgw_review_md(&w, "abc", "PROJECT RULES\n");
-	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	run_loop(&w, &p, "echo APPROVED", NULL);
 	fgt_assert_exit(&p, 0);
 	char *sys = fgw_read(&w, "reviewer_system.txt");
 	cr_assert(strstr(sys, "PROJECT RULES") && !strstr(sys, "DEFAULT RULES"), "%s", sys);
 	cJSON *s = fgw_step_json(&w, "review_summary.json");
 	cr_assert(strstr(fge_jstr(s, "review_md"), "/abc/impl/review.md"), "%s", fge_jstr(s, "review_md"));
 	free(sys);
-	cJSON_Delete(s); free(wk); free(rv);
+	cJSON_Delete(s);
 	fgw_release_run(&w, &p);
 }
 
