@@ -81,6 +81,12 @@ static void report_in(struct fgt_proc *p, const char *dir, const char *const *ar
 	cr_assert_eq(p->timed_out, 0);
 }
 
+/* A step's changes as the report shows them: the worker of every run
+ * (tests/helpers/fgloop.c) changes notes.txt each turn. */
+#define NOTES_CHANGED \
+	"", "**Changes** (cycle 2, since the last review): 1 file(s)", "", "| file | change | lines |", \
+	"|---|---|---|", "| notes\\.txt | modified | — |"
+
 /* out, split at '\n', equals want[] line by line (out ends with one '\n'). */
 static void assert_lines(const char *out, const char *const *want, size_t nwant)
 {
@@ -101,7 +107,7 @@ static void assert_lines(const char *out, const char *const *want, size_t nwant)
 	cr_assert_str_eq(s, "", "more lines than expected: '%s'", s);
 }
 
-Test(report_in, report_markdown_line_by_line)
+Test(report, report_markdown_line_by_line)
 {
 	struct three t;
 	struct fgt_proc p;
@@ -119,12 +125,7 @@ Test(report_in, report_markdown_line_by_line)
 		"|---|---|---|",
 		"| 1 | rejected | implement\\: problem 1 remains … |",
 		"| 2 | rejected | implement\\: problem 2 remains … |",
-		"",
-		"**Changes** (cycle 2, since the last review): 1 file(s)",
-		"",
-		"| file | change | lines |",
-		"|---|---|---|",
-		"| notes\\.txt | modified | — |",
+		NOTES_CHANGED,
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
@@ -139,12 +140,7 @@ Test(report_in, report_markdown_line_by_line)
 		"|---|---|---|",
 		"| 1 | rejected | local\\: a\\|b unquoted\\, pass 1 |",
 		"| 2 | rejected | local\\: a\\|b unquoted\\, pass 2 |",
-		"",
-		"**Changes** (cycle 2, since the last review): 1 file(s)",
-		"",
-		"| file | change | lines |",
-		"|---|---|---|",
-		"| notes\\.txt | modified | — |",
+		NOTES_CHANGED,
 		"",
 		"**Open feedback** (cycle 2):",
 		"",
@@ -158,12 +154,7 @@ Test(report_in, report_markdown_line_by_line)
 		"|---|---|---|",
 		"| 1 | rejected | xyz\\: add a test |",
 		"| 2 | approved | — |",
-		"",
-		"**Changes** (cycle 2, since the last review): 1 file(s)",
-		"",
-		"| file | change | lines |",
-		"|---|---|---|",
-		"| notes\\.txt | modified | — |",
+		NOTES_CHANGED,
 	};
 
 	three_run(&t);
@@ -206,7 +197,7 @@ static void assert_entry(const cJSON *e, const struct fgl *l, const char *source
 		cr_assert(cJSON_IsNull(open));
 }
 
-Test(report_in, report_json_keys_every_step_of_every_task)
+Test(report, report_json_keys_every_step_of_every_task)
 {
 	struct three t;
 	struct fgt_proc p;
@@ -283,7 +274,7 @@ static void assert_kept_r1(const struct three *t, const char *const *args, const
 	fgt_proc_release(&p);
 }
 
-Test(report_in, report_same_key_twice_keeps_the_newer_and_says_so)
+Test(report, report_same_key_twice_keeps_the_newer_and_says_so)
 {
 	struct three t;
 	const char *older_last[] = { "r1.json", "r2.json", "r3.json", "old.json", NULL };
@@ -308,7 +299,7 @@ Test(report_in, report_same_key_twice_keeps_the_newer_and_says_so)
 	three_free(&t);
 }
 
-Test(report_in, report_exit_codes)
+Test(report, report_exit_codes)
 {
 	struct three t;
 	struct fgt_proc p;
@@ -345,7 +336,7 @@ Test(report_in, report_exit_codes)
 	three_free(&t);
 }
 
-Test(report_in, report_only_open_shows_a_stalled_step)
+Test(report, report_only_open_shows_a_stalled_step)
 {
 	struct fgl l;
 	struct three t;
