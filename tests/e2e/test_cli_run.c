@@ -242,6 +242,16 @@ Test(cli_run, typos_get_a_did_you_mean_in_both_programs)
 	}
 }
 
+/* FORGE_WORKER_CMD=R/worker.sh (owned), a worker that leaves ws/ran. */
+static char *ran_worker_env(const struct fgw *w)
+{
+	char *worker = fgw_script(w, "worker.sh", NULL, "echo ran > \"$FORGE_WORKSPACE/ran\"");
+	char *env = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+
+	free(worker);
+	return env;
+}
+
 /* A missing review.md meant no review, at WARN, exit 0. With
  * --require-review (or AUTO_REVIEW_REQUIRED=1) it is exit 2 before any
  * agent runs, naming the path tried; with the review.md the run goes on. */
@@ -250,10 +260,7 @@ Test(cli_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *skills = w.skills;
-	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
-	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	char *ws = w.ws, *skills = w.skills, *wenv = ran_worker_env(&w);
 	const char *flag[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_tsk", "--skills-dir",
 			       skills, "--entrypoint", FG_ENTRYPOINT_BIN, "--require-review", NULL };
 	const char *byenv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_tsk", "--skills-dir",
@@ -291,7 +298,7 @@ Test(cli_run, require_review_without_a_review_md_is_exit_2_before_any_agent)
 		fgt_proc_release(&p);
 	}
 	fgw_release(&w);
-	free(worker); free(wenv);
+	free(wenv);
 }
 
 /* The local engine without --skills-dir only said "cannot use
@@ -335,10 +342,7 @@ Test(cli_run, entrypoint_honours_auto_review_required)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *skills = w.skills;
-	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo ran > \"$FORGE_WORKSPACE/ran\"");
-	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
+	char *ws = w.ws, *skills = w.skills, *wenv = ran_worker_env(&w);
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir",
 			       skills, NULL };
 
@@ -355,7 +359,7 @@ Test(cli_run, entrypoint_honours_auto_review_required)
 		fgt_proc_release(&p);
 	}
 	fgw_release(&w);
-	free(worker); free(wenv);
+	free(wenv);
 }
 
 /* run takes the step from the task file's step_name, as the entrypoint
