@@ -189,19 +189,14 @@ Test(audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history
 	free(m);
 	/* What the audit got instead: the task, the change set since the start. */
 	m = saved(&a, "stdin_audit_3");
-	cr_assert_not_null(strstr(m, "TASK-TEXT"), "%s", m);
-	cr_assert_not_null(strstr(m, "Files changed since the step began"), "%s", m);
-	cr_assert_not_null(strstr(m, "turns.txt"), "%s", m);
-	cr_assert_not_null(strstr(m, "review_audit.diff"), "%s", m);
-	cr_assert_not_null(strstr(m, "Find the defect that approval missed"), "%s", m);
+	fgt_assert_has(m, "TASK-TEXT", "Files changed since the step began", "turns.txt",
+		       "review_audit.diff", "Find the defect that approval missed");
 	free(m);
 	m = saved(&a, "system_audit_3");
-	cr_assert_not_null(strstr(m, "find the defect the approval missed"), "%s", m);
-	cr_assert_not_null(strstr(m, "The task must be done; run calc.sh."), "%s", m);
+	fgt_assert_has(m, "find the defect the approval missed", "The task must be done; run calc.sh.");
 	free(m);
 	env = saved(&a, "env_audit_3");
-	cr_assert_not_null(strstr(env, "FORGE_ROLE=reviewer\n"), "%s", env);
-	cr_assert_not_null(strstr(env, "FORGE_REVIEWER_ROLE=audit\n"), "%s", env);
+	fgt_assert_has(env, "FORGE_ROLE=reviewer\n", "FORGE_REVIEWER_ROLE=audit\n");
 	cr_assert_null(strstr(env, "FORGE_FEEDBACK_FILE="), "%s", env);
 	cr_assert_not(fge_exists_in(a.save, "feedback_audit_3"));
 	free(env);
@@ -242,8 +237,7 @@ Test(audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history
 	rep = report_md(&a);
 	cr_assert_not_null(strstr(rep, "**Audit:** approved by the loop in 3 cycles; the audit disagreed"), "%s", rep);
 	/* Agent text in the report is inert Markdown: its punctuation escaped. */
-	cr_assert_not_null(strstr(rep, "AUDIT\\-FOUND"), "%s", rep);
-	cr_assert_not_null(strstr(rep, "**Cost:** $0.2800"), "%s", rep);
+	fgt_assert_has(rep, "AUDIT\\-FOUND", "**Cost:** $0.2800");
 	free(rep);
 	au_release(&a);
 }
@@ -264,8 +258,7 @@ Test(audit, blocking_audit_gives_audit_rejected_and_its_exit_code)
 	cr_assert_not(fge_jtrue(a.w.res, "review_exhausted"));
 	cr_assert(fge_jtrue(audit_of(a.w.res), "blocks"));
 	rep = report_md(&a);
-	cr_assert_not_null(strstr(rep, "**State:** audit_rejected"), "%s", rep);
-	cr_assert_not_null(strstr(rep, "the audit disagreed (blocking: audit_rejected)"), "%s", rep);
+	fgt_assert_has(rep, "**State:** audit_rejected", "the audit disagreed (blocking: audit_rejected)");
 	free(rep);
 
 	/* The same work, an audit that agrees: approved, 0. */

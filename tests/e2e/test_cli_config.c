@@ -225,8 +225,8 @@ Test(cli_config, usage_errors_exit_2_with_hint)
 
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
 	cr_assert_eq(p.exit_code, 2);
-	cr_assert(strstr(p.err, "forge-entrypoint: unknown option '--no-such-option'"), "%s", p.err);
-	cr_assert(strstr(p.err, "try 'forge-entrypoint --help'"), "%s", p.err);
+	fgt_assert_has(p.err, "forge-entrypoint: unknown option '--no-such-option'",
+		       "try 'forge-entrypoint --help'");
 	fgt_proc_release(&p);
 }
 

@@ -509,8 +509,7 @@ Test(cli_inspect, help_lists_every_option_and_version)
 	/* The global options came as a stray second "usage:" block. */
 	cr_assert(!strstr(p.out, "usage: forge-entrypoint --help"), "%s", p.out);
 	cr_assert(!strstr(p.out, "Global options."), "%s", p.out);
-	cr_assert(strstr(p.out, "\n\nglobal options:\n  -h, --help "), "%s", p.out);
-	cr_assert(strstr(p.out, "\n  -V, --version "), "%s", p.out);
+	fgt_assert_has(p.out, "\n\nglobal options:\n  -h, --help ", "\n  -V, --version ");
 	fgt_proc_release(&p);
 
 	const char *ver[] = { FG_ENTRYPOINT_BIN, "--version", NULL };
@@ -574,8 +573,8 @@ Test(cli_inspect, config_and_lint_know_the_audit)
 	fgt_write(f, "---\naudit:\n  sample: 2\nreviewers:\n  - role: audit\n---\nBe strict.\n");
 	run(&p, lint, NULL, NULL);
 	cr_assert_eq(p.exit_code, 1, "%s%s", p.out, p.err);
-	cr_assert_not_null(strstr(p.out, ":3: error: invalid 'audit.sample' value '2'"), "%s", p.out);
-	cr_assert_not_null(strstr(p.out, ":5: error: invalid 'reviewers' entry: role 'audit' is reserved"), "%s", p.out);
+	fgt_assert_has(p.out, ":3: error: invalid 'audit.sample' value '2'",
+		       ":5: error: invalid 'reviewers' entry: role 'audit' is reserved");
 	fgt_proc_release(&p);
 	FG_FREE_ALL(dir, f, af);
 	fgw_release(&w);

@@ -286,8 +286,7 @@ Test(cli_watch, watch_cycle_dir_watches_the_template_below_each_workspace)
 	cr_assert_eq(count_lines_with(out, "\"event\":\"review_cycle\""), 1, "%s", out);
 	cr_assert_not_null(strstr(err, "ws/.forge/reviews/DEMO-1__implement-task"), "%s", err);
 	/* The step is --step, the directory is cycle_dir. */
-	cr_assert_not_null(strstr(out, "\"step\":\"implement_task\""), "%s", out);
-	cr_assert_not_null(strstr(out, "/ws/.forge/reviews/DEMO-1__implement-task\""), "%s", out);
+	fgt_assert_has(out, "\"step\":\"implement_task\"", "/ws/.forge/reviews/DEMO-1__implement-task\"");
 	free(out);
 	free(err);
 	fgw_release_run(&w, &p);

@@ -302,8 +302,7 @@ Test(evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	char *diff = fgw_step_file(&w, "review_cycle_1.diff");
 	cr_assert(diff && strstr(diff, "+echo $(($1 + $2))"), "%s", diff ? diff : "(none)");
 	char *pr = fgw_read(&w, "rprompt.txt");
-	cr_assert(strstr(pr, "- modified calc.sh +1 -1"), "%s", pr);
-	cr_assert(strstr(pr, "is in .forge/impl/review_cycle_1.diff"), "%s", pr);
+	fgt_assert_has(pr, "- modified calc.sh +1 -1", "is in .forge/impl/review_cycle_1.diff");
 	char *ex = fge_read_in(w.ws, ".git/info/exclude");
 	cr_assert(ex && strstr(ex, "/.forge/"), "%s", ex ? ex : "(none)");
 	const char *st[] = { "/bin/sh", "-c", "git status --porcelain", NULL };
@@ -357,9 +356,8 @@ Test(evidence, failing_check_rejects_without_the_reviewer_and_passing_one_is_evi
 	char *calls = fgw_read(&w, "reviewer_calls.txt");
 	cr_assert_str_eq(calls, "2\n");
 	char *prompt = fgw_read(&w, "rprompt.txt");
-	cr_assert(strstr(prompt, "## Checks that ran after the worker's turn"), "%s", prompt);
-	cr_assert(strstr(prompt, "`tests` (sh tests/test_calc.sh {cycle}): exit code 0"), "%s", prompt);
-	cr_assert(strstr(prompt, "ok: 2+3=5"), "%s", prompt);
+	fgt_assert_has(prompt, "## Checks that ran after the worker's turn",
+		       "`tests` (sh tests/test_calc.sh {cycle}): exit code 0", "ok: 2+3=5");
 	cJSON *c2 = fgw_step_json(&w, "review_cycle_2.json");
 	cr_assert_str_eq(member(c2, "verdict")->valuestring, "approved");
 	cr_assert_eq(member(cJSON_GetArrayItem(member(c2, "checks"), 0), "exit_code")->valueint, 0);

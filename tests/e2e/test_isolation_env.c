@@ -335,12 +335,9 @@ Test(isolation_env, config_prints_each_roles_environment_names_never_values)
 		char *rv = cJSON_PrintUnformatted(cJSON_GetObjectItem(e, "reviewer"));
 		char *ck = cJSON_PrintUnformatted(cJSON_GetObjectItem(e, "check"));
 
-		cr_assert_not_null(strstr(wk, "\"CODEX_*\""), "%s", wk);
-		cr_assert_not_null(strstr(wk, "\"MY_TOKEN\""), "%s", wk);
-		cr_assert_not_null(strstr(wk, "\"EXTRA_ONE\""), "%s", wk);
+		fgt_assert_has(wk, "\"CODEX_*\"", "\"MY_TOKEN\"", "\"EXTRA_ONE\"");
 		cr_assert_null(strstr(wk, "AWS_"), "%s", wk);
-		cr_assert_not_null(strstr(rv, "\"AWS_*\""), "%s", rv);
-		cr_assert_not_null(strstr(rv, "\"GIT_CONFIG_COUNT\""), "%s", rv);
+		fgt_assert_has(rv, "\"AWS_*\"", "\"GIT_CONFIG_COUNT\"");
 		cr_assert_null(strstr(ck, "MY_TOKEN"), "%s", ck);
 		cr_assert_null(strstr(ck, "AWS_"), "%s", ck);
 		FG_FREE_ALL(wk, rv, ck);
@@ -368,10 +365,10 @@ Test(isolation_env, agent_and_git_configuration_changes_are_listed_as_such)
 			"mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
 	log = reviewed(&w, wk, rv, NULL);
-	cr_assert_not_null(strstr(log, ".git/config [agent or git configuration"), "%s", log);
-	cr_assert_not_null(strstr(log, ".git/hooks/ [agent or git configuration"), "%s", log);
-	cr_assert_not_null(strstr(log, ".claude/settings.json +1 -0 [agent or git configuration"), "%s", log);
-	cr_assert_not_null(strstr(log, "sub/AGENTS.md +1 -0 [agent or git configuration"), "%s", log);
+	fgt_assert_has(log, ".git/config [agent or git configuration",
+		       ".git/hooks/ [agent or git configuration",
+		       ".claude/settings.json +1 -0 [agent or git configuration",
+		       "sub/AGENTS.md +1 -0 [agent or git configuration");
 	FG_FREE_ALL(log, wk, rv);
 	fgw_release(&w);
 }
@@ -495,9 +492,8 @@ Test(isolation_env, a_gemini_reviewer_gets_system_settings_that_outrank_the_work
 	log = reviewed(&w, NULL, NULL, (const char *const[]){ wkc, rvc, "FORGE_WORKER_AGENT=gemini",
 		       "FORGE_REVIEWER_AGENT=gemini", "FORGE_WORKER_OUTPUT=text", "FORGE_REVIEWER_OUTPUT=text",
 		       "GEMINI_API_KEY=test-gemini", NULL });
-	cr_assert_not_null(strstr(log, "\"hooksConfig\": {\"enabled\": false}"), "%s", log);
-	cr_assert_not_null(strstr(log, "\"admin\": {\"mcp\": {\"enabled\": false}"), "%s", log);
-	cr_assert_not_null(strstr(log, "\"ignoreLocalEnv\": true"), "%s", log);
+	fgt_assert_has(log, "\"hooksConfig\": {\"enabled\": false}",
+		       "\"admin\": {\"mcp\": {\"enabled\": false}", "\"ignoreLocalEnv\": true");
 	wl = fge_read_in(w.ws, "worker-gemini.txt");
 	cr_assert(wl && strstr(wl, "worker-settings=none"), "%s", wl ? wl : "");
 	FG_FREE_ALL(log, wk, rv, wkc, rvc, wl);

@@ -125,8 +125,7 @@ Test(loop, reject_then_approve_feeds_back_to_worker)
 	char *retry = fgw_read(&w, "worker_stdin_1.txt");
 	char *fb = fgw_read(&w, "worker_feedback_1.txt");
 	cr_assert(retry && strstr(retry, "## Reviewer Feedback"), "%s", retry);
-	cr_assert(strstr(retry, "greeting.txt must say hello twice"), "%s", retry);
-	cr_assert(strstr(retry, "Add a greeting"), "%s", retry);
+	fgt_assert_has(retry, "greeting.txt must say hello twice", "Add a greeting");
 	cr_assert(fb && strstr(fb, "greeting.txt must say hello twice"), "%s", fb);
 	cr_assert(!fgw_exists(&w, "worker_feedback_0.txt"));
 	/* Re-review with memory: cycle 2's reviewer sees cycle 1's feedback. */
@@ -248,8 +247,8 @@ Test(loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	char *want = fgt_fmt("cannot run reviewer '%s': No such file or directory", rv);
 	cr_assert(strstr(fge_jstr(c, "feedback"), want), "%s", fge_jstr(c, "feedback"));
-	cr_assert(strstr(p.err, "forge-entrypoint: error: the reviewer could not be started: "), "%s", p.err);
-	cr_assert(strstr(p.err, "check FORGE_REVIEWER_CMD"), "%s", p.err);
+	fgt_assert_has(p.err, "forge-entrypoint: error: the reviewer could not be started: ",
+		       "check FORGE_REVIEWER_CMD");
 	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"), "the loop went on");
 	char *runs = fgw_read(&w, "worker_env.txt");
 	cr_assert_eq(count_lines(runs), 1, "the worker was sent back:\n%s", runs);
@@ -330,8 +329,7 @@ Test(loop, worker_failure_on_first_run_fails_the_task)
 	char *rv = reviewer(&w, "echo APPROVED");
 	fgw_entrypoint(&w, &p, wk, rv, NULL);
 	fgt_assert_exit(&p, 1);
-	cr_assert(strstr(p.err, "worker exited with status 4"), "%s", p.err);
-	cr_assert(strstr(p.err, "[worker] cannot do it"), "%s", p.err);
+	fgt_assert_has(p.err, "worker exited with status 4", "[worker] cannot do it");
 	cr_assert(!fgw_step_exists(&w, "review_cycle_1.json"));
 	/* A summary by the failure's own name, not "no review.md". */
 	char *why = fgw_summary_failure(&w, "worker_failed");
@@ -530,8 +528,7 @@ Test(loop, demo_loop_rejects_then_approves)
 
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 100), 0);
 	cr_assert_eq(p.exit_code, 0, "stdout:\n%s\nstderr:\n%s", p.out, p.err);
-	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - The tests fail"), "%s", p.err);
-	cr_assert(strstr(p.err, "Review cycle 2/3: APPROVED"), "%s", p.err);
+	fgt_assert_has(p.err, "Review cycle 1/3: REJECTED - The tests fail", "Review cycle 2/3: APPROVED");
 	cr_assert(strstr(p.out, "\"state\":\t\"approved\"") || strstr(p.out, "\"state\": \"approved\""), "%s", p.out);
 	cr_assert(strstr(p.out, "== tests after:\nall tests pass"), "%s", p.out);
 	rm_kept_copy(p.out);

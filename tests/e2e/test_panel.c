@@ -94,16 +94,14 @@ Test(panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
 	/* Each role's system prompt: protocol, shared body, its own file only. */
 	char *sys = fge_read_in(t.save, "sys_security_1.txt");
 
-	cr_assert(strstr(sys, "Verdict protocol"), "%s", sys);
-	cr_assert(strstr(sys, "Shared instructions."), "%s", sys);
-	cr_assert(strstr(sys, "## Your role: security"), "%s", sys);
-	cr_assert(strstr(sys, "Check the input handling."), "%s", sys);
+	fgt_assert_has(sys, "Verdict protocol", "Shared instructions.", "## Your role: security",
+		       "Check the input handling.");
 	cr_assert_null(strstr(sys, "Check the logic."), "%s", sys);
 	cr_assert_lt(strstr(sys, "Shared instructions.") - sys, strstr(sys, "Check the input") - sys);
 	free(sys);
 	/* Lines on the entrypoint's stderr carry the role. */
-	cr_assert(strstr(t.p.err, "[reviewer:security] security review"), "%s", t.p.err);
-	cr_assert(strstr(t.p.err, "[reviewer:correctness] correctness review"), "%s", t.p.err);
+	fgt_assert_has(t.p.err, "[reviewer:security] security review",
+		       "[reviewer:correctness] correctness review");
 	/* Concurrency from the agents' own clocks: each started before the
 	 * other ended, so their runs overlapped. */
 	long long cs = saved_ns(&t, "start", "correctness", 1), ce = saved_ns(&t, "end", "correctness", 1);
@@ -149,15 +147,13 @@ Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does
 	/* The worker got one list, by role, with file:line. */
 	char *fb = fge_read_in(t.save, "work_fb_1.txt");
 
-	cr_assert(strstr(fb, "#### correctness"), "%s", fb);
-	cr_assert(strstr(fb, "src/correctness.c:7: Off by one"), "%s", fb);
+	fgt_assert_has(fb, "#### correctness", "src/correctness.c:7: Off by one");
 	cr_assert_null(strstr(fb, "#### security"), "%s", fb);
 	free(fb);
 	/* The re-review asks correctness about its own finding. */
 	char *p = fge_read_in(t.save, "prompt_correctness_2.txt");
 
-	cr_assert(strstr(p, "src/correctness.c:7: Off by one"), "%s", p);
-	cr_assert(strstr(p, "confirm whether it is fixed"), "%s", p);
+	fgt_assert_has(p, "src/correctness.c:7: Off by one", "confirm whether it is fixed");
 	free(p);
 	cJSON_Delete(c1);
 	cJSON_Delete(c2);
@@ -291,8 +287,7 @@ Test(panel, a_panel_without_a_valid_entry_is_one_reviewer)
 
 	fgp_run(&t, &s);
 	fgp_expect(&t, 0, NULL, -1);
-	cr_assert(strstr(t.p.err, "'reviewers' has no valid entry"), "%s", t.p.err);
-	cr_assert(strstr(t.p.err, "[reviewer] role=default"), "%s", t.p.err);
+	fgt_assert_has(t.p.err, "'reviewers' has no valid entry", "[reviewer] role=default");
 	cJSON *c1 = cycle_json(&t, 1);
 
 	cr_assert_null(cJSON_GetObjectItem(c1, "reviews"));

@@ -445,10 +445,10 @@ Test(pid1, agent_terminal_escapes_are_escaped_on_stderr)
 		cr_assert(*c == '\n' || ((unsigned char)*c >= 0x20 && *c != 0x7f),
 			  "raw control byte 0x%02x on stderr:\n%s", (unsigned char)*c, p.err);
 	cr_assert(!strstr(p.err, "\xc2\x9b"), "a raw C1 CSI reached stderr");
-	cr_assert(strstr(p.err, "[worker] ok\\r\\x1b[2Kforge-entrypoint: review approved\n"), "%s", p.err);
-	cr_assert(strstr(p.err, "[worker] tab\\there \\xc2\\x9b bell\\x07 \\ \"q\"\n"), "%s", p.err);
-	cr_assert(strstr(p.err, "[reviewer] REJECTED\\r\\x1b[2Kforge-entrypoint: all good\n"), "%s", p.err);
-	cr_assert(strstr(p.err, "Review cycle 1/1: REJECTED - \\x1b[2Kforge-entrypoint: all good"), "%s", p.err);
+	fgt_assert_has(p.err, "[worker] ok\\r\\x1b[2Kforge-entrypoint: review approved\n",
+		       "[worker] tab\\there \\xc2\\x9b bell\\x07 \\ \"q\"\n",
+		       "[reviewer] REJECTED\\r\\x1b[2Kforge-entrypoint: all good\n",
+		       "Review cycle 1/1: REJECTED - \\x1b[2Kforge-entrypoint: all good");
 	free(worker);
 	free(reviewer);
 	fgw_release_run(&w, &p);

@@ -325,6 +325,13 @@ void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, in
 		       p->timed_out ? "timed out" : "not by the test", code, p->err);
 }
 
+void fgt_assert_has_at(const char *text, const char *const *needles, const char *file, int line)
+{
+	for (size_t i = 0; needles[i]; i++)
+		if (!text || !strstr(text, needles[i]))
+			cr_assert_fail("%s:%d: no '%s' in:\n%s", file, line, needles[i], text ? text : "(null)");
+}
+
 int fgt_alive(pid_t pid)
 {
 	char *path = fgt_fmt("/proc/%ld/stat", (long)pid);

@@ -76,6 +76,12 @@ void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, in
  */
 int fgt_as_nobody(int (*fn)(void *arg), void *arg);
 
+/* Fails the test (naming the caller's file and line, and text) unless text
+ * holds every one of the NULL-terminated needles; text may be NULL. */
+#define fgt_assert_has(text, ...) \
+	fgt_assert_has_at((text), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fgt_assert_has_at(const char *text, const char *const *needles, const char *file, int line);
+
 /* 1 while pid runs: it exists and is not a zombie (one waiting for its
  * parent counts as gone). */
 int fgt_alive(pid_t pid);
