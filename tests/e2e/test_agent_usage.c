@@ -95,8 +95,7 @@ Test(agent_usage, a_rejection_inside_the_stream_result_gives_a_rejected_cycle_wi
 		 "else result false 'All good. APPROVED' 0.5 3; fi\n");
 	fga_run_exit(&l, NULL, 0);
 	c1 = fga_json(&l, "review_cycle_1.json");
-	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
-	cr_assert_str_eq(fge_jstr(c1, "feedback"), "tests/calc.sh fails for add");
+	fge_assert_strs(c1, "verdict", "rejected", "feedback", "tests/calc.sh fails for add");
 	u = cJSON_GetObjectItem(c1, "usage");
 	cr_assert_not_null(u, "no usage in cycle 1");
 	cr_assert_float_eq(fga_num(cJSON_GetObjectItem(u, "worker"), "cost_usd"), 0.25, 1e-9);
@@ -284,8 +283,7 @@ Test(agent_usage, a_second_answer_without_verdict_is_a_rejected_cycle)
 	/* No verdict in two cycles in a row ends the loop failed. */
 	fga_run_exit(&l, NULL, 1);
 	c1 = fga_json(&l, "review_cycle_1.json");
-	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
-	cr_assert_str_eq(fge_jstr(c1, "format"), "none");
+	fge_assert_strs(c1, "verdict", "rejected", "format", "none");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c1, "reask")));
 	cr_assert_str_eq(fge_jstr(l.result, "review_state"), "failed");
 	count = fga_read(&l, "count.reviewer");

@@ -211,8 +211,7 @@ Test(audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history
 	cJSON *sum = fgw_step_json(&a.w, "review_summary.json");
 
 	au = audit_of(a.w.res);
-	cr_assert_str_eq(fge_jstr(au, "outcome"), "disagreed");
-	cr_assert_str_eq(fge_jstr(au, "verdict"), "rejected");
+	fge_assert_strs(au, "outcome", "disagreed", "verdict", "rejected");
 	cr_assert_not_null(strstr(fge_jstr(au, "feedback"), "AUDIT-FOUND"));
 	cr_assert_float_eq(cJSON_GetObjectItem(au, "cost_usd")->valuedouble, 0.25, 1e-9);
 	cr_assert_str_eq(fge_jstr(audit_of(sum), "outcome"), "disagreed");
@@ -225,8 +224,7 @@ Test(audit, cycle_3_approval_after_argument_is_audited_without_the_loops_history
 	const cJSON *ev = fge_find_event(a.w.events, "audit", NULL, NULL);
 
 	cr_assert_not_null(ev, "no audit event:\n%s", a.w.logtext);
-	cr_assert_str_eq(fge_jstr(ev, "outcome"), "disagreed");
-	cr_assert_str_eq(fge_jstr(ev, "level"), "warn");
+	fge_assert_strs(ev, "outcome", "disagreed", "level", "warn");
 	cr_assert_eq(fge_jint(ev, "cycles"), 3);
 	m = fgt_read_or_empty(a.w.metrics);
 	cr_assert_float_eq(metric(m, "forge_review_audits_total{skill=\"impl\",step=\"impl\",outcome=\"disagreed\"} "),

@@ -180,14 +180,12 @@ Test(cli_inspect, config_prints_resolved_json)
 	const cJSON *wk = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "agents"), "worker");
 	const cJSON *rv = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "agents"), "reviewer");
 	/* An explicit command wins over the preset; the preset's format stays. */
-	cr_assert_str_eq(fge_jstr(wk, "command"), "my-worker --x");
-	cr_assert_str_eq(fge_jstr(wk, "output"), "codex");
+	fge_assert_strs(wk, "command", "my-worker --x", "output", "codex");
 	cr_assert_str_eq(fge_jstr(rv, "command"),
 			 "claude -p --output-format stream-json --verbose --append-system-prompt "
 			 "{system_prompt} --setting-sources user --strict-mcp-config "
 			 "--allowedTools Bash,Read,Glob,Grep --disallowedTools Edit,Write,NotebookEdit");
-	cr_assert_str_eq(fge_jstr(rv, "output"), "text");
-	cr_assert_str_eq(fge_jstr(rv, "preset"), "claude");
+	fge_assert_strs(rv, "output", "text", "preset", "claude");
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 	const char *bad[] = { "FORGE_REVIEWER_AGENT=claude-code", NULL };
@@ -273,9 +271,7 @@ Test(cli_inspect, verdict_reads_stdin_and_files)
 	run(&p, in, NULL, "Nice work.\nAPPROVED\n");
 	cr_assert_eq(p.exit_code, 0);
 	cJSON *j = out_json(&p);
-	cr_assert_str_eq(fge_jstr(j, "verdict"), "approved");
-	cr_assert_str_eq(fge_jstr(j, "feedback"), "");
-	cr_assert_str_eq(fge_jstr(j, "format"), "marker");
+	fge_assert_strs(j, "verdict", "approved", "feedback", "", "format", "marker");
 	cr_assert_null(cJSON_GetObjectItem(j, "findings"));
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
@@ -288,8 +284,7 @@ Test(cli_inspect, verdict_reads_stdin_and_files)
 	run(&p, file, NULL, NULL);
 	cr_assert_eq(p.exit_code, 0);
 	j = out_json(&p);
-	cr_assert_str_eq(fge_jstr(j, "verdict"), "rejected");
-	cr_assert_str_eq(fge_jstr(j, "format"), "json_shadow");
+	fge_assert_strs(j, "verdict", "rejected", "format", "json_shadow");
 	cJSON *fs = cJSON_GetObjectItem(j, "findings");
 	cr_assert(cJSON_IsArray(fs) && cJSON_GetArraySize(fs) == 1);
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(fs, 0), "filePath"), "a.c");
@@ -323,8 +318,7 @@ Test(cli_inspect, verdict_of_fifty_megabytes)
 	run(&p, argv, NULL, NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *j = out_json(&p);
-	cr_assert_str_eq(fge_jstr(j, "verdict"), "rejected");
-	cr_assert_str_eq(fge_jstr(j, "feedback"), "too big");
+	fge_assert_strs(j, "verdict", "rejected", "feedback", "too big");
 	cJSON_Delete(j);
 	fgt_proc_release(&p);
 	free(f);
@@ -561,8 +555,7 @@ Test(cli_inspect, config_and_lint_know_the_audit)
 	j = out_json(&p);
 	a = cJSON_GetObjectItem(j, "audit");
 	cr_assert(cJSON_IsObject(a), "%s", p.out);
-	cr_assert_str_eq(fge_jstr(a, "instructions_file"), "hunt.md");
-	cr_assert_str_eq(fge_jstr(a, "instructions"), "Hunt for off-by-one errors.");
+	fge_assert_strs(a, "instructions_file", "hunt.md", "instructions", "Hunt for off-by-one errors.");
 	cr_assert_float_eq(cJSON_GetObjectItem(a, "sample")->valuedouble, 0.25, 1e-12);
 	cr_assert(fge_jtrue(a, "blocks"));
 	cJSON_Delete(j);

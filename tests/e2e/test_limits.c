@@ -88,14 +88,12 @@ Test(limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "cost_invalid", "file", "review_cycle_1.json");
 	cr_assert_not_null(ev, "no cost_invalid for the cycle; log:\n%s", f.logtext);
-	cr_assert_str_eq(fge_jstr(ev, "level"), "warn");
-	cr_assert_str_eq(fge_jstr(ev, "role"), "worker");
+	fge_assert_strs(ev, "level", "warn", "role", "worker");
 	cr_assert_eq(cJSON_GetObjectItem(ev, "cost_usd")->valuedouble, 1e308);
 	cr_assert_eq(cJSON_GetObjectItem(ev, "limit")->valuedouble, 1e6);
 	ev = fge_find_event(f.events, "cost_invalid", "file", "review_summary.json");
 	cr_assert_not_null(ev, "no cost_invalid for the summary; log:\n%s", f.logtext);
-	cr_assert_str_eq(fge_jstr(ev, "role"), "reviewer");
-	cr_assert_str_eq(fge_jstr(ev, "source"), "summary");
+	fge_assert_strs(ev, "role", "reviewer", "source", "summary");
 	c1 = cJSON_GetArrayItem(fgw_cycles(&f), 0);
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(c1, "usage"),
 								       "worker"), "cost_usd")));
@@ -149,9 +147,7 @@ Test(limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "file", "review_cycle_2.json"), 1);
 	cr_assert_eq(fge_count_events(f.events, "cycle_rewrite_limit", NULL, NULL), 1);
 	ev = fge_find_event(f.events, "cycle_rewrite_limit", NULL, NULL);
-	cr_assert_str_eq(fge_jstr(ev, "level"), "warn");
-	cr_assert_str_eq(fge_jstr(ev, "file"), "review_cycle_1.json");
-	cr_assert_str_eq(fge_jstr(ev, "step"), "impl");
+	fge_assert_strs(ev, "level", "warn", "file", "review_cycle_1.json", "step", "impl");
 	cr_assert_eq(fge_jint(ev, "max"), 3);
 	cr_assert_eq(counted_cycles(&f), 4, "cycles_by_source counts the rewrites past the limit");
 	cs = fgw_cycles(&f);

@@ -269,9 +269,7 @@ Test(log_events, run_start_names_the_kubernetes_settings_in_use)
 	const cJSON *e = fge_find_event(evs, "run_start", NULL, NULL);
 
 	cr_assert_not_null(e, "%s", text);
-	cr_assert_str_eq(fge_jstr(e, "workspace_volume"), "claim-7");
-	cr_assert_str_eq(fge_jstr(e, "namespace"), "ns-a");
-	cr_assert_str_eq(fge_jstr(e, "context"), "kind-x");
+	fge_assert_strs(e, "workspace_volume", "claim-7", "namespace", "ns-a", "context", "kind-x");
 	cr_assert_null(cJSON_GetObjectItem(e, "poll_interval"), "%s", text);
 	cr_assert_null(cJSON_GetObjectItem(e, "workspace"), "%s", text);
 	cJSON_Delete(evs);

@@ -77,12 +77,8 @@ Test(loop, approve_on_first_cycle)
 	c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_eq(fge_jint(c, "cycle"), 1);
 	cr_assert_eq(fge_jint(c, "max_cycles"), 3);
-	cr_assert_str_eq(fge_jstr(c, "verdict"), "approved");
-	cr_assert_str_eq(fge_jstr(c, "feedback"), "");
-	cr_assert_str_eq(fge_jstr(c, "skill"), "impl");
-	cr_assert_str_eq(fge_jstr(c, "run_id"), "test-run");
-	cr_assert_str_eq(fge_jstr(c, "format"), "marker");
-	cr_assert_str_eq(fge_jstr(c, "reviewer_log"), "review_cycle_1.reviewer.log");
+	fge_assert_strs(c, "verdict", "approved", "feedback", "", "skill", "impl", "run_id", "test-run",
+			"format", "marker", "reviewer_log", "review_cycle_1.reviewer.log");
 	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"));
 	char *log = fgw_step_file(&w, "review_cycle_1.reviewer.log");
 	cr_assert_str_eq(log, "Looks right. APPROVED\n");
@@ -117,8 +113,7 @@ Test(loop, reject_then_approve_feeds_back_to_worker)
 		 "else echo APPROVED; fi", NULL);
 	fgt_assert_exit(&p, 0);
 	cJSON *c1 = fgw_step_json(&w, "review_cycle_1.json"), *c2 = fgw_step_json(&w, "review_cycle_2.json");
-	cr_assert_str_eq(fge_jstr(c1, "verdict"), "rejected");
-	cr_assert_str_eq(fge_jstr(c1, "feedback"), "greeting.txt must say hello twice");
+	fge_assert_strs(c1, "verdict", "rejected", "feedback", "greeting.txt must say hello twice");
 	cr_assert_str_eq(fge_jstr(c2, "verdict"), "approved");
 	cr_assert(strstr(p.err, "Review cycle 1/3: REJECTED - greeting.txt must say hello twice"), "%s", p.err);
 	/* The retry got the feedback: prompt section, feedback file, FORGE_CYCLE. */

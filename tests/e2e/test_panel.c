@@ -81,8 +81,7 @@ Test(panel, two_roles_both_approve_in_one_cycle_that_ran_them_in_parallel)
 	fgp_expect(&t, 0, "approved", 1);
 	cJSON *c1 = cycle_json(&t, 1);
 
-	cr_assert_str_eq(fge_jstr(c1, "verdict"), "approved");
-	cr_assert_str_eq(fge_jstr(c1, "feedback"), "");
+	fge_assert_strs(c1, "verdict", "approved", "feedback", "");
 	cr_assert_eq(nreviews(c1), 2);
 	cr_assert_str_eq(fge_jstr(review_of(c1, "correctness"), "verdict"), "approved");
 	cr_assert_str_eq(fge_jstr(review_of(c1, "security"), "verdict"), "approved");

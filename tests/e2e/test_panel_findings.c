@@ -57,9 +57,8 @@ Test(panel_findings, only_questions_left_ends_blocked_after_one_cycle)
 		cr_assert_eq(cJSON_GetArraySize(qs[i]), 1, "%s", i ? "result" : "summary");
 		const cJSON *q = cJSON_GetArrayItem(qs[i], 0);
 
-		cr_assert_str_eq(fge_jstr(q, "role"), "security");
-		cr_assert_str_eq(fge_jstr(q, "severity"), "QUESTION");
-		cr_assert_str_eq(fge_jstr(q, "filePath"), "src/security.c");
+		fge_assert_strs(q, "role", "security", "severity", "QUESTION",
+				"filePath", "src/security.c");
 		cr_assert_eq(fge_jint(q, "line"), 7);
 		cr_assert_str_eq(fge_jstr(q, "title"), "Should tokens expire?");
 	}
@@ -128,12 +127,9 @@ Test(panel_findings, findings_are_logged_reported_by_role_and_counted)
 	const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "findings"), 0);
 	const cJSON *f1 = cJSON_GetArrayItem(cJSON_GetObjectItem(ev, "findings"), 1);
 
-	cr_assert_str_eq(fge_jstr(f0, "role"), "correctness");
-	cr_assert_str_eq(fge_jstr(f0, "severity"), "BLOCKING");
-	cr_assert_str_eq(fge_jstr(f0, "location"), "src/correctness.c:7");
-	cr_assert_str_eq(fge_jstr(f0, "title"), "Off by one");
-	cr_assert_str_eq(fge_jstr(f1, "role"), "security");
-	cr_assert_str_eq(fge_jstr(f1, "severity"), "NOTE");
+	fge_assert_strs(f0, "role", "correctness", "severity", "BLOCKING",
+			"location", "src/correctness.c:7", "title", "Off by one");
+	fge_assert_strs(f1, "role", "security", "severity", "NOTE");
 	cJSON_Delete(events);
 	/* The report: per-role verdicts and the open findings as a table. */
 	char *md = report(&t, "markdown");
@@ -210,8 +206,7 @@ Test(panel_findings, a_findings_table_of_questions_blocks_a_single_reviewer)
 	const cJSON *q = cJSON_GetArrayItem(cJSON_GetObjectItem(t.res, "questions"), 0);
 
 	cr_assert_not_null(q, "%s", t.p.err);
-	cr_assert_str_eq(fge_jstr(q, "title"), "Which licence?");
-	cr_assert_str_eq(fge_jstr(q, "filePath"), "LICENSE");
+	fge_assert_strs(q, "title", "Which licence?", "filePath", "LICENSE");
 	cr_assert(strstr(t.p.err, "[default] LICENSE:1: Which licence?"), "%s", t.p.err);
 	fgp_release(&t);
 }

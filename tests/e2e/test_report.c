@@ -516,15 +516,13 @@ Test(report, json_cycles_carry_the_evidence_as_the_cycle_files_do)
 	cr_assert_str_eq(fge_jstr(k1, "log"), "review_cycle_1.check.tests.log");
 	cr_assert_str_eq(fge_jstr(at(cycles, 0), "changes_since"), "step");
 	const cJSON *ch1 = at(cJSON_GetObjectItem(at(cycles, 0), "changes"), 0);
-	cr_assert_str_eq(fge_jstr(ch1, "path"), "calc.sh");
-	cr_assert_str_eq(fge_jstr(ch1, "status"), "modified");
+	fge_assert_strs(ch1, "path", "calc.sh", "status", "modified");
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(at(cycles, 2), "no_change")));
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(at(cycles, 2), "changes")), 0);
 	cr_assert_null(cJSON_GetObjectItem(at(cycles, 1), "no_change"));
 	const cJSON *c4 = at(cycles, 3);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(c4, "advice_only")));
-	cr_assert_str_eq(fge_jstr(c4, "diff"), "review_cycle_4.diff");
-	cr_assert_str_eq(fge_jstr(c4, "changes_since"), "review");
+	fge_assert_strs(c4, "diff", "review_cycle_4.diff", "changes_since", "review");
 	cr_assert_str_eq(at(cJSON_GetObjectItem(c4, "verified"), 0)->valuestring,
 			 "sh tests/test_calc.sh -> ok: 2 + 3 = 5");
 	cr_assert_str_eq(fge_jstr(at(cJSON_GetObjectItem(e, "advice_findings"), 0), "severity"), "NITPICK");

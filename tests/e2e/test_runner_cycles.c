@@ -40,10 +40,8 @@ Test(runner_cycles, result_file_and_cycle_order)
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.res, "success")));
 	cr_assert_eq(fge_jint(r.res, "exit_code"), 0);
-	cr_assert_str_eq(fge_jstr(r.res, "review_state"), "approved");
-	cr_assert_str_eq(fge_jstr(r.res, "step"), "impl");
-	cr_assert_str_eq(fge_jstr(r.res, "skill"), "sk");
-	cr_assert_str_eq(fge_jstr(r.res, "engine"), "local");
+	fge_assert_strs(r.res, "review_state", "approved", "step", "impl", "skill", "sk",
+			"engine", "local");
 	cr_assert_eq(strlen(fge_jstr(r.res, "run_id")), 16);
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(r.res, "error_message")));
 	cr_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.res, "review_exhausted")));

@@ -92,6 +92,12 @@ const char *fge_jstr(const cJSON *o, const char *k);
 const char *fge_jstr_or_null(const cJSON *o, const char *k);
 /* o's number member k as int; fails the test when it is not a number. */
 int fge_jint(const cJSON *o, const char *k);
+/* Fails the test (naming the caller's file and line) unless each string
+ * member of o named in the NULL-terminated list of name, value pairs has
+ * that value. */
+#define fge_assert_strs(o, ...) \
+	fge_assert_strs_at((o), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fge_assert_strs_at(const cJSON *o, const char *const *kv, const char *file, int line);
 /* 1 when o's member k is true. */
 int fge_jtrue(const cJSON *o, const char *k);
 
