@@ -389,8 +389,7 @@ Test(cli_inspect, lint_directory_reports_misnamed_review_files)
 	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
 	char *want1 = fgt_fmt("%s:1: error: a review file must be named exactly 'review.md'", upper);
 	char *want2 = fgt_fmt("%s:1: error: a review file must be named exactly 'review.md'", plural);
-	cr_assert(strstr(p.out, want1), "out:\n%s", p.out);
-	cr_assert(strstr(p.out, want2), "out:\n%s", p.out);
+	fgt_assert_has(p.out, want1, want2);
 	cr_assert(!strstr(p.out, "README.md"), "out:\n%s", p.out);
 	cr_assert(!strstr(p.out, "impl/review.md"), "the good file has no problem:\n%s", p.out);
 	free(want1);
@@ -466,8 +465,7 @@ Test(cli_inspect, lint_a_skills_dir_without_default_names_the_path_it_wants)
 	cr_assert_eq(p.exit_code, 1, "out:\n%s", p.out);
 	line = fgt_fmt("%s:1: error: the lookup never finds this review.md", f);
 	should = fgt_fmt("it should be '%s/default/implement-task/review.md'", w.skills);
-	cr_assert_not_null(strstr(p.out, line), "out:\n%s", p.out);
-	cr_assert_not_null(strstr(p.out, should), "out:\n%s", p.out);
+	fgt_assert_has(p.out, line, should);
 	fgt_proc_release(&p);
 
 	dflt = fgt_fmt("%s/default/plan/review.md", w.skills);

@@ -139,9 +139,8 @@ Test(isolation_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "error: cannot write") && strstr(p.err, "review_summary.json") &&
 		  strstr(p.err, strerror(ENOSPC)), "no clear error; stderr:\n%s", p.err);
-	cr_assert_not_null(strstr(p.err, "\"type\":\"review_summary\""), "stderr:\n%s", p.err);
-	cr_assert_not_null(strstr(p.err, "\"state\":\"failed\""), "stderr:\n%s", p.err);
-	cr_assert_not_null(strstr(p.err, "review failed after 1 cycle(s): exit 1"), "stderr:\n%s", p.err);
+	fgt_assert_has(p.err, "\"type\":\"review_summary\"", "\"state\":\"failed\"",
+		       "review failed after 1 cycle(s): exit 1");
 	cr_assert_eq(umount2(f.step_dir, MNT_DETACH), 0);
 	free(wk);
 	free(rv);

@@ -149,8 +149,7 @@ Test(record, record_copy_without_a_directory_is_a_configuration_error)
 		fgo_setup(&o, "touch \"$W/ran\"\ncyc 1 approved\nexit 0\n");
 		fgo_exec(&o, 0, twin ? NULL : args, twin ? env : NULL);
 		cr_assert_eq(o.p.exit_code, 2, "exit %d; stderr: %s", o.p.exit_code, o.p.err);
-		cr_assert_not_null(strstr(o.p.err, "recording"), "unclear message: %s", o.p.err);
-		cr_assert_not_null(strstr(o.p.err, "copy"), "unclear message: %s", o.p.err);
+		fgt_assert_has(o.p.err, "recording", "copy");
 		marker = fgt_fmt("%s/ran", o.w.ws);
 		forge = fgt_fmt("%s/.forge", o.w.ws);
 		cr_assert(!fgt_exists(marker), "the entrypoint ran");

@@ -424,8 +424,7 @@ Test(stream, remote_engine_host_runs_on_the_stream_alone)
 	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	args = fge_read_in(r.w.root, "docker.args");
 	cr_assert_not_null(args);
-	cr_assert_not_null(strstr(args, "--clear-stale"), "the entrypoint clears: %s", args);
-	cr_assert_not_null(strstr(args, "-v "), "%s", args);
+	fgt_assert_has(args, "--clear-stale", "-v ");
 	cr_assert(fge_exists_in(r.w.ws, ".forge/impl/review_cycle_5.json"), "the runner cleared a remote path");
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", "source", "stream"), 2);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
@@ -483,8 +482,7 @@ Test(stream, remote_run_reports_usage_cost_and_metrics_from_the_summary_frame)
 	cr_expect_not_null(strstr(r.p.err, ", $0.55, "), "closing line without the cost: %s", r.p.err);
 	metrics = fgt_read(mfile, NULL);
 	cr_assert_not_null(metrics, "no metrics file");
-	cr_expect_not_null(strstr(metrics, "forge_review_agent_cost_usd_total{"), "%s", metrics);
-	cr_expect_not_null(strstr(metrics, "forge_review_agent_tokens_total{"), "%s", metrics);
+	fgt_assert_has(metrics, "forge_review_agent_cost_usd_total{", "forge_review_agent_tokens_total{");
 	{
 		const char *argv[] = { FG_RUNNER_BIN, "report", r.w.result, "--format", "markdown", NULL };
 		struct fgt_proc p;
