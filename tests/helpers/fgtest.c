@@ -332,6 +332,13 @@ void fgt_assert_has_at(const char *text, const char *const *needles, const char 
 			cr_assert_fail("%s:%d: no '%s' in:\n%s", file, line, needles[i], text ? text : "(null)");
 }
 
+void fgt_assert_lacks_at(const char *text, const char *const *needles, const char *file, int line)
+{
+	for (size_t i = 0; needles[i]; i++)
+		if (text && strstr(text, needles[i]))
+			cr_assert_fail("%s:%d: '%s' in:\n%s", file, line, needles[i], text);
+}
+
 int fgt_alive(pid_t pid)
 {
 	char *path = fgt_fmt("/proc/%ld/stat", (long)pid);

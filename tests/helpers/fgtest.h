@@ -82,6 +82,11 @@ int fgt_as_nobody(int (*fn)(void *arg), void *arg);
 	fgt_assert_has_at((text), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
 void fgt_assert_has_at(const char *text, const char *const *needles, const char *file, int line);
 
+/* The same, unless text holds none of the needles. */
+#define fgt_assert_lacks(text, ...) \
+	fgt_assert_lacks_at((text), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fgt_assert_lacks_at(const char *text, const char *const *needles, const char *file, int line);
+
 /* 1 while pid runs: it exists and is not a zombie (one waiting for its
  * parent counts as gone). */
 int fgt_alive(pid_t pid);
