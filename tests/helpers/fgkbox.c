@@ -237,12 +237,7 @@ int fgkb_wait(struct fgkb *b)
 
 cJSON *fgkb_result(const struct fgkb *b)
 {
-	char *text = fgt_read(b->w.result, NULL);
-	cJSON *j = text ? cJSON_Parse(text) : NULL;
-
-	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(b->w.log));
-	free(text);
-	return j;
+	return fgw_result_json(&b->w);
 }
 
 /* The objects of the run still on the cluster (`kind/name` lines, owned). */

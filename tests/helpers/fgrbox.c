@@ -190,12 +190,7 @@ double fgrb_jnum(const cJSON *j, const char *key)
 
 cJSON *fgrb_result(const struct fgrb *b)
 {
-	char *text = fgt_read(b->w.result, NULL);
-	cJSON *j = text ? cJSON_Parse(text) : NULL;
-
-	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(b->w.log));
-	free(text);
-	return j;
+	return fgw_result_json(&b->w);
 }
 
 void fgrb_assert_no_container(const struct fgrb *b, const char *run_id)

@@ -510,6 +510,16 @@ void fgw_runner(struct fgw *w, const struct fgw_run_opts *o)
 	fgw_load(w, !o || !o->fmt || !strcmp(o->fmt, "json"));
 }
 
+cJSON *fgw_result_json(const struct fgw *w)
+{
+	char *text = fgt_read(w->result, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(w->log));
+	free(text);
+	return j;
+}
+
 const cJSON *fgw_cycles(const struct fgw *w)
 {
 	const cJSON *v;

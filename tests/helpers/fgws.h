@@ -220,6 +220,9 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o);
 /* fgw_runner_start(), then waits for the end (60 s) and loads the log and
  * the result (fgw_load; the log's JSON lines when the format is json). */
 void fgw_runner(struct fgw *w, const struct fgw_run_opts *o);
+/* The result file parsed (owned); fails the test, with the log, when it
+ * is missing or not JSON. */
+cJSON *fgw_result_json(const struct fgw *w);
 /* The result's review_cycles (fails the test when there is no result). */
 const cJSON *fgw_cycles(const struct fgw *w);
 
