@@ -353,7 +353,7 @@ Test(cli_names, runner_passes_the_entrypoint_configuration_error_through)
 	fgw_init_runner(&f);
 	agent = fgw_script(&f, "agent.sh", NULL, MARKER_AGENT);
 	fgw_runner(&f, FGW_RUN(.worker = agent, .reviewer = "sh -c 'unbalanced", .env = env));
-	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 2, -1);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 2);
 	cr_assert_not_null(strstr(f.logtext, "FORGE_AGENT_TIMEOUT"), "log:\n%s", f.logtext);
 	cr_assert(!agent_ran(&f));

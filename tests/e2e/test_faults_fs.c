@@ -174,7 +174,7 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
-	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 2, -1);
 	cr_assert_not_null(strstr(f.logtext, "cannot write the cycle directory"), "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(f.logtext, strerror(EROFS)), "log:\n%s", f.logtext);
 	cr_assert_null(strstr(f.logtext, "running the worker"), "log:\n%s", f.logtext);
@@ -210,7 +210,7 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	cr_assert_eq(symlink(f.out, f.step_dir), 0);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	fgw_runner(&f, FGW_RUN(.worker = wk));
-	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 125, -1);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	/* The message names the component that was refused. */
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "'impl' is a symbolic link"), "%s",
@@ -239,9 +239,7 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 				"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
 				"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n");
 	fgw_runner(&f, FGW_RUN(.ep = ep));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
+	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
 	outside = fgt_fmt("%s/review_cycle_2.json", f.out);

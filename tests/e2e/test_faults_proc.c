@@ -97,9 +97,7 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	rv = fgw_script(&f, "reviewer.sh", NULL,
 		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
+	cs = fgw_assert_run(&f, 0, 2);
 	c1 = cJSON_GetArrayItem(cs, 0);
 	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
 	cr_assert_not_null(strstr(fge_jstr_or_null(c1, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(c1, "feedback"));
@@ -119,7 +117,7 @@ Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
-	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 1, -1);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
@@ -138,9 +136,7 @@ Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
-	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
+	cs = fgw_assert_run(&f, 1, 2);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
 	cr_assert_not_null(strstr(fge_jstr_or_null(last, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(last, "feedback"));
@@ -217,7 +213,7 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 	rv2 = fgw_script(&f, "reviewer2.sh", NULL,
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: NEW feedback'; else echo APPROVED; fi");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv2));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 0, -1);
 	cr_assert_geq(fge_jint(f.res, "stale_files_cleared"), 1);
 	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
@@ -263,7 +259,7 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	rv = fgw_script(&f, "reviewer.sh", NULL, ANSI_REVIEWER);
 	/* Text log: one line per event, no raw control byte anywhere. */
 	fgw_runner(&f, FGW_RUN(.fmt = "text", .worker = wk, .reviewer = rv));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 0, -1);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the text log:\n%s", f.logtext);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\007'), "raw BEL in the text log");
 	cr_assert(!has_byte(f.err, strlen(f.err), '\033'), "raw ESC on the runner's stderr");

@@ -170,9 +170,7 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
 				"exit 0\n");
 	fgw_runner(&f, FGW_RUN(.ep = ep));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
+	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
 	/* Nor the summary planted behind the link: the state comes from cycle 1. */
@@ -228,7 +226,7 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 {
 	struct fgw f;
 	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
-	const cJSON *cs, *ev;
+	const cJSON *ev;
 
 	fgw_init_runner(&f);
 	planted = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
@@ -246,9 +244,7 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	/* Before the fix the directory survived and every cycle write failed
 	 * with "Is a directory" (exit 1, no cycle). */
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 3, "log:\n%s", f.logtext);
+	fgw_assert_run(&f, 0, 3);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "exhausted");
 	cr_assert_eq(fge_count_events(f.events, "stale_special", "action", "removed"), 3, "log:\n%s",
 		     f.logtext);

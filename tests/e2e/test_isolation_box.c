@@ -385,7 +385,7 @@ Test(isolation_box, require_isolation_exits_2_before_any_agent_without_landlock)
 	fgw_init_runner(&f);
 	fgw_runner(&f, FGW_RUN(.args = (const char *const[]){ "--require-isolation", NULL }, .worker = wk,
 		.reviewer = "sh -c 'cat >/dev/null; echo APPROVED'", .env = off));
-	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 2, -1);
 	cr_assert_not(fge_exists_in(f.out, "worker_ran"), "an agent ran");
 	e = fge_find_event(f.events, "isolation", NULL, NULL);
 	cr_assert_not_null(e, "log:\n%s", f.logtext);
@@ -396,7 +396,7 @@ Test(isolation_box, require_isolation_exits_2_before_any_agent_without_landlock)
 	fgw_reset_run(&f);
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
 		.env = off));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 0, -1);
 	cr_assert(fge_exists_in(f.out, "worker_ran"));
 	iso = cJSON_GetObjectItemCaseSensitive(f.res, "isolation");
 	cr_assert_str_eq(fge_jstr(iso, "mechanism"), "none");

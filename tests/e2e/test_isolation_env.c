@@ -299,7 +299,7 @@ Test(isolation_env, the_runners_agent_env_option_passes_a_key_to_the_worker)
 	wk = fgw_script(&w, "worker.sh", NULL, "env > worker.env\necho hello >> README\n");
 	rv = fgw_script(&w, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	fgw_runner(&w, FGW_RUN(.args = extra, .worker = wk, .reviewer = rv, .env = env));
-	cr_assert_eq(fgw_code(&w), 0, "exit %d; log:\n%s", fgw_code(&w), w.logtext);
+	fgw_assert_run(&w, 0, -1);
 	path = fgt_fmt("%s/worker.env", w.ws);
 	t = fgt_read(path, NULL);
 	cr_assert_not_null(t);

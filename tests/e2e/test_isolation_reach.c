@@ -177,7 +177,7 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 		       "echo hello >> greeting.txt\n");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 0, -1);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	pid = fge_read_in(f.out, "worker_pid");
 	pid[strcspn(pid, "\n")] = '\0';
@@ -227,7 +227,7 @@ Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ign
 	cr_assert_eq(kill(pid, SIGTERM), 0);
 	fgw_wait(&f, pid, 20);
 	fgw_load(&f, 1);
-	cr_assert_eq(fgw_code(&f), 143, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 143, -1);
 	cr_assert_eq(fge_count_events(f.events, "signal_ignored", NULL, NULL), 1, "log:\n%s", f.logtext);
 	free(marker);
 	free(wk);

@@ -510,6 +510,19 @@ void fgw_runner(struct fgw *w, const struct fgw_run_opts *o)
 	fgw_load(w, !o || !o->fmt || !strcmp(o->fmt, "json"));
 }
 
+const cJSON *fgw_assert_run(const struct fgw *w, int code, int ncycles)
+{
+	const cJSON *cs;
+
+	cr_assert_eq(fgw_code(w), code, "exit %d, not %d; log:\n%s", fgw_code(w), code, w->logtext);
+	if (ncycles < 0)
+		return NULL;
+	cs = fgw_cycles(w);
+	cr_assert_eq(cJSON_GetArraySize(cs), ncycles, "%d cycles, not %d; log:\n%s", cJSON_GetArraySize(cs),
+		     ncycles, w->logtext);
+	return cs;
+}
+
 cJSON *fgw_result_json(const struct fgw *w)
 {
 	char *text = fgt_read(w->result, NULL);

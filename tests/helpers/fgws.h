@@ -220,6 +220,10 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o);
 /* fgw_runner_start(), then waits for the end (60 s) and loads the log and
  * the result (fgw_load; the log's JSON lines when the format is json). */
 void fgw_runner(struct fgw *w, const struct fgw_run_opts *o);
+/* Fails the test (with the log) unless the last run exited with code and,
+ * for ncycles >= 0, its result holds ncycles cycles; returns them
+ * (borrowed; NULL for ncycles < 0). */
+const cJSON *fgw_assert_run(const struct fgw *w, int code, int ncycles);
 /* The result file parsed (owned); fails the test, with the log, when it
  * is missing or not JSON. */
 cJSON *fgw_result_json(const struct fgw *w);
