@@ -367,7 +367,7 @@ Test(cli_run, the_step_comes_from_the_task_files_step_name)
 {
 	struct fgr r = { 0 };
 
-	fgr_setup(&r, "cyc 1 approved\n");
+	fgr_init(&r, "cyc 1 approved\n");
 	fgw_write(&r.w, "task.json", "{\"task_key\":\"ABC-3\",\"summary\":\"s\",\"step_name\":\"plan_it\"}\n");
 	char *task = fgw_path(&r.w, "task.json"), *script = fgt_fmt("%s/ep.sh", r.w.root);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", r.w.ws, "--task-file", task,

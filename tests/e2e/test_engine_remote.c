@@ -33,7 +33,7 @@ struct rt {
 	char *dcfg, *conf, *home, *xdg;  /* DOCKER_CONFIG, CONTAINERS_CONF, HOME, XDG_CONFIG_HOME */
 };
 
-static void rt_setup(struct rt *t)
+static void rt_init(struct rt *t)
 {
 	fgw_init(&t->w);
 	t->dcfg = fgw_path(&t->w, "docker-config");
@@ -47,7 +47,7 @@ static void rt_setup(struct rt *t)
 				"case $1 in run) echo \"$*\" > \"$(dirname \"$0\")/../cli.args\";; esac\nexit 0\n"));
 }
 
-static void rt_free(struct rt *t)
+static void rt_release(struct rt *t)
 {
 	fgw_release(&t->w);
 	free(t->dcfg);
@@ -149,7 +149,7 @@ Test(engine_remote, docker_contexts_count_as_remote_engines)
 
 	if (access(DOCKER, X_OK))
 		cr_skip("the docker CLI is not installed (%s)", DOCKER);
-	rt_setup(&t);
+	rt_init(&t);
 	free(cli(&t, (const char *const[]){ DOCKER, "context", "create", "ci", "--docker",
 					   "host=" FAR, NULL }));
 	free(cli(&t, (const char *const[]){ DOCKER, "context", "create", "near", "--docker",
@@ -173,7 +173,7 @@ Test(engine_remote, docker_contexts_count_as_remote_engines)
 	/* podman reads none of docker's configuration. */
 	expect_engine(&t, "podman", NULL, NULL, "podman beside a docker context");
 	free(inspect);
-	rt_free(&t);
+	rt_release(&t);
 }
 
 /* Appends "remote = true" to the [engine] table podman wrote. */
@@ -198,7 +198,7 @@ Test(engine_remote, podman_connections_count_as_remote_engines)
 
 	if (access(PODMAN, X_OK))
 		cr_skip("the podman CLI is not installed (%s)", PODMAN);
-	rt_setup(&t);
+	rt_init(&t);
 	free(cli(&t, (const char *const[]){ PODMAN, "system", "connection", "add", "far", FAR, NULL }));
 	free(cli(&t, (const char *const[]){ PODMAN, "system", "connection", "add", "near",
 					   "unix:///run/podman/podman.sock", NULL }));
@@ -218,5 +218,5 @@ Test(engine_remote, podman_connections_count_as_remote_engines)
 		      "CONTAINER_HOST over the connection");
 	expect_engine(&t, "docker", NULL, NULL, "docker beside a podman connection");
 	free(list);
-	rt_free(&t);
+	rt_release(&t);
 }

@@ -198,7 +198,7 @@ static void run_scenario(const struct scenario *s, int json)
 	char *fb = long_feedback();
 	char *body = fgt_fmt("LONG='%s'\n%s", fb, s->body);
 
-	fgo_setup(&o, body);
+	fgo_init(&o, body);
 	if (s->plant_stale) {
 		char *stale = fgo_ws_cycle(&o, 7);
 
@@ -238,7 +238,7 @@ Test(log, forge_log_level_warn_hides_info_lines)
 	struct fgo o = { 0 };
 	const char *env[] = { "FORGE_LOG_LEVEL=warn", NULL };
 
-	fgo_setup(&o, "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n");
+	fgo_init(&o, "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n");
 	fgo_exec(&o, 0, NULL, env);
 	cr_assert_eq(o.p.exit_code, 0, "stderr: %s", o.p.err);
 	cr_assert_eq(fgo_count_ev(&o, "cycle_corrupt", "file", "review_cycle_2.json"), 1);
@@ -261,7 +261,7 @@ Test(log, failure_causes_are_raised_and_run_exit_says_why)
 	struct fgo o = { 0 };
 	const char *env[] = { "FORGE_LOG_LEVEL=warn", NULL };
 
-	fgo_setup(&o, "echo '[worker] forge-entrypoint: the task failed: forged by the agent' >&2\n"
+	fgo_init(&o, "echo '[worker] forge-entrypoint: the task failed: forged by the agent' >&2\n"
 		     "echo 'forge-entrypoint: warning: no review.md for skill sk (tried x)' >&2\n"
 		     "echo 'forge-entrypoint: running the worker (first run)' >&2\n"
 		     "echo 'forge-entrypoint: the task failed: worker exited with status 3' >&2\nexit 1\n");
@@ -288,7 +288,7 @@ Test(log, log_file_appends_across_runs)
 	char *id1, *id2;
 	size_t first_end = 0;
 
-	fgo_setup(&o, "cyc 1 approved\nexit 0\n");
+	fgo_init(&o, "cyc 1 approved\nexit 0\n");
 	fgo_exec(&o, 1, NULL, NULL);
 	id1 = fgo_run_id_of(&o);
 	fgo_exec(&o, 1, NULL, NULL);
@@ -319,7 +319,7 @@ Test(log, sighup_reopens_the_log_file)
 	size_t nold = 0;
 	char *rotated;
 
-	fgo_setup(&o, "cyc 1 rejected '' 1\nwait_log review_cycle_1.json\n"
+	fgo_init(&o, "cyc 1 rejected '' 1\nwait_log review_cycle_1.json\n"
 		     "mv \"$LOG\" \"$LOG.1\"\nkill -HUP $PPID\nwait_log log_reopened\n"
 		     "cyc 2 approved\nwait_log review_cycle_2.json\nexit 0\n");
 	fgo_exec(&o, 1, NULL, NULL);

@@ -148,7 +148,7 @@ Test(metrics, metrics_of_three_runs_add_up_in_one_file)
 	struct fgo o = { 0 };
 	char *metrics, *text;
 
-	fgo_setup(&o, "case $KIND in\n"
+	fgo_init(&o, "case $KIND in\n"
 		     "a) cyc 1 rejected '' 0.5; cyc 2 approved '' 7;;\n"
 		     "b) cyc 1 rejected '' 45; cyc 2 rejected '' 45; cyc 3 rejected '' 700;;\n"
 		     "c) cyc 1 approved '' 30;;\n"
@@ -199,7 +199,7 @@ Test(metrics, runners_sharing_a_metrics_file_at_once_lose_no_update)
 	char *bar, *bar_env, *metrics, *text;
 	struct fgt_proc p;
 
-	fgo_setup(&o, "cyc 1 rejected '' 2\ncyc 2 approved '' 20\ntouch \"$BAR/$FORGE_RUN_ID\"\n"
+	fgo_init(&o, "cyc 1 rejected '' 2\ncyc 2 approved '' 20\ntouch \"$BAR/$FORGE_RUN_ID\"\n"
 		     "i=0; while [ \"$(ls \"$BAR\" | wc -l)\" -lt 4 ]; do i=$((i+1)); "
 		     "[ $i -gt 3000 ] && exit 98; sleep 0.01; done\nexit 0\n");
 	bar = fgt_fmt("%s/barrier", o.w.root);
@@ -242,7 +242,7 @@ Test(metrics, promtool_accepts_the_metrics_file)
 	skip_without_promtool();
 	/* Every family (an exhausted run, a sweep catch, a timeout, a failure),
 	 * and a skill label that needs escaping. */
-	fgo_setup(&o, "[ -n \"$SLOW\" ] && exec sleep 30\n"
+	fgo_init(&o, "[ -n \"$SLOW\" ] && exec sleep 30\n"
 		     "export MAX=2\ncyc 1 rejected '' 3\ncyc 2 rejected '' 9000\nexit 1\n");
 	metrics = fgt_fmt("%s/forge.prom", o.w.root);
 	{

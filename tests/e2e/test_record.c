@@ -46,7 +46,7 @@ Test(record, record_log_adds_cycle_recorded_with_the_file_content)
 	for (int twin = 0; twin < 2; twin++) {
 		struct fgo o = { 0 };
 
-		fgo_setup(&o, "cyc 1 rejected 'a \\\"b\\\"'\ncyc 2 approved\nexit 0\n");
+		fgo_init(&o, "cyc 1 rejected 'a \\\"b\\\"'\ncyc 2 approved\nexit 0\n");
 		fgo_exec(&o, 1, twin ? NULL : extra, twin ? env : NULL);
 		cr_assert_eq(o.p.exit_code, 0, "stderr: %s", o.p.err);
 		cr_assert_eq(fgo_count_ev(&o, "cycle_recorded", NULL, NULL), 2);
@@ -74,7 +74,7 @@ Test(record, record_copy_keeps_each_file_byte_for_byte_and_the_newest_rewrite)
 	struct fgo o = { 0 };
 	char *rec, *id, *copy;
 
-	fgo_setup(&o, "cyc 1 rejected first\nwait_log '\"feedback\":\"first\"'\n"
+	fgo_init(&o, "cyc 1 rejected first\nwait_log '\"feedback\":\"first\"'\n"
 		     "cyc 1 rejected second 2\nwait_log '\"feedback\":\"second\"'\n"
 		     "cyc 2 approved 'caf\\u00e9 \\\"q\\\"'\nexit 0\n");
 	rec = fgt_fmt("%s/rec", o.w.root);
@@ -113,7 +113,7 @@ Test(record, record_copy_from_the_environment_twins)
 	struct fgo o = { 0 };
 	char *rec, *id, *copy, *ws, *e1, *e2;
 
-	fgo_setup(&o, "cyc 1 approved\nexit 0\n");
+	fgo_init(&o, "cyc 1 approved\nexit 0\n");
 	rec = fgt_fmt("%s/rec-env", o.w.root);
 	e1 = fgt_fmt("AUTO_REVIEW_RECORD_POLLED_FILES=copy");
 	e2 = fgt_fmt("FORGE_REVIEW_RECORDING_DIR=%s", rec);
@@ -146,7 +146,7 @@ Test(record, record_copy_without_a_directory_is_a_configuration_error)
 		struct fgo o = { 0 };
 		char *forge, *marker;
 
-		fgo_setup(&o, "touch \"$W/ran\"\ncyc 1 approved\nexit 0\n");
+		fgo_init(&o, "touch \"$W/ran\"\ncyc 1 approved\nexit 0\n");
 		fgo_exec(&o, 0, twin ? NULL : args, twin ? env : NULL);
 		cr_assert_eq(o.p.exit_code, 2, "exit %d; stderr: %s", o.p.exit_code, o.p.err);
 		fgt_assert_has(o.p.err, "recording", "copy");
@@ -168,7 +168,7 @@ Test(record, record_none_records_nothing)
 		char *rec, *e;
 		const char *args[] = { "--record", "none", NULL };
 
-		fgo_setup(&o, "cyc 1 rejected\ncyc 2 approved\nexit 0\n");
+		fgo_init(&o, "cyc 1 rejected\ncyc 2 approved\nexit 0\n");
 		rec = fgt_fmt("%s/rec", o.w.root);
 		e = fgt_fmt("FORGE_REVIEW_RECORDING_DIR=%s", rec);
 		{

@@ -60,7 +60,7 @@ static void three_run(struct three *t)
 	cr_assert_str_eq(fge_jstr(t->run[2].res, "review_state"), "approved");
 }
 
-static void three_free(struct three *t)
+static void three_release(struct three *t)
 {
 	for (int i = 0; i < 3; i++)
 		fgl_release(&t->run[i]);
@@ -163,7 +163,7 @@ Test(report, report_markdown_line_by_line)
 	cr_assert_str_eq(p.err, "");
 	assert_lines(p.out, want, sizeof(want) / sizeof(want[0]));
 	fgt_proc_release(&p);
-	three_free(&t);
+	three_release(&t);
 }
 
 /* The JSON entry key of run i matches that run's result file. */
@@ -228,7 +228,7 @@ Test(report, report_json_keys_every_step_of_every_task)
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "warnings")), 0);
 	cJSON_Delete(o);
 	fgt_proc_release(&p);
-	three_free(&t);
+	three_release(&t);
 }
 
 /* Writes dir/old.json: r1.json with every timestamp moved back to 2020. */
@@ -296,7 +296,7 @@ Test(report, report_same_key_twice_keeps_the_newer_and_says_so)
 	free(want);
 	assert_kept_r1(&t, same_file, "forge-runner report: duplicate key 'ABC-1__implement_task': "
 		       "kept 'r1.json' (last cycles equally recent, named later), dropped 'r1.json'\n");
-	three_free(&t);
+	three_release(&t);
 }
 
 Test(report, report_exit_codes)
@@ -333,7 +333,7 @@ Test(report, report_exit_codes)
 	cr_assert_eq(p.exit_code, 2);
 	cr_assert_str_eq(p.out, "");
 	fgt_proc_release(&p);
-	three_free(&t);
+	three_release(&t);
 }
 
 Test(report, report_only_open_shows_a_stalled_step)
@@ -362,7 +362,7 @@ Test(report, report_only_open_shows_a_stalled_step)
 	cr_assert_null(strstr(p.out, "XYZ-2"), "approved is not open: %s", p.out);
 	fgt_proc_release(&p);
 	fgl_release(&l);
-	three_free(&t);
+	three_release(&t);
 }
 
 static const char REVIEW_MD[] =
@@ -427,7 +427,7 @@ static void run_step(struct run *r)
 	free(w); free(v); free(wcmd); free(rcmd);
 }
 
-static void run_free(struct run *r)
+static void run_release(struct run *r)
 {
 	fgt_proc_release(&r->p);
 	fgw_release(&r->w);
@@ -487,7 +487,7 @@ Test(report, markdown_shows_checks_changes_no_change_advice_and_verified)
 	cr_assert_null(strstr(md, "**Open feedback**"), "%s", md);
 	free(md);
 	free(changes);
-	run_free(&r);
+	run_release(&r);
 }
 
 static const cJSON *at(const cJSON *arr, int i)
@@ -534,5 +534,5 @@ Test(report, json_cycles_carry_the_evidence_as_the_cycle_files_do)
 	cJSON_Delete(res);
 	cJSON_Delete(root);
 	free(text);
-	run_free(&r);
+	run_release(&r);
 }

@@ -101,7 +101,7 @@ Test(runner_cycles, stale_files_removed_and_never_reported)
 
 	/* Files of an earlier run exist before start; the script checks they were
 	 * gone when it started, writes only cycle 1 and exits. */
-	fgr_setup(&r, "[ -e \"$D/review_cycle_2.json\" ] && exit 7\n"
+	fgr_init(&r, "[ -e \"$D/review_cycle_2.json\" ] && exit 7\n"
 		     "[ -e \"$D/review_summary.json\" ] && exit 8\n"
 		     "cyc 1 approved \"\" new\nexit 0\n");
 	d = fgt_fmt("%s/.forge/impl", r.w.ws);
@@ -246,7 +246,7 @@ Test(runner_cycles, cycle_dir_template_is_watched_cleared_and_passed_on)
 	struct fgr r = { 0 };
 	const char *rel = ".forge/reviews/ABC-12__sk";
 
-	fgr_setup(&r, "[ \"$FORGE_CYCLE_DIR\" = .forge/reviews/ABC-12__sk ] || exit 7\n"
+	fgr_init(&r, "[ \"$FORGE_CYCLE_DIR\" = .forge/reviews/ABC-12__sk ] || exit 7\n"
 		     "export DIR=$W/$FORGE_CYCLE_DIR\n"
 		     "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\ncyc 2 approved\nexit 0\n");
 	char *dir = fgt_fmt("%s/%s", r.w.ws, rel);
@@ -305,7 +305,7 @@ Test(runner_cycles, failures_are_named_by_their_cause_not_no_review)
 		const char *extra[] = { "--metrics-file", NULL, cases[i].timeout ? "--timeout" : NULL,
 					cases[i].timeout, NULL };
 
-		fgr_setup(&r, cases[i].body);
+		fgr_init(&r, cases[i].body);
 		extra[1] = r.w.metrics;
 		fgr_exec(&r, extra, NULL);
 		cr_assert_eq(r.p.exit_code, cases[i].code, "case %zu: %s", i, r.p.err);

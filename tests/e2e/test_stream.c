@@ -391,7 +391,7 @@ static void run_remote_more(struct fgr *r, const char *body, const char *const *
 	for (size_t i = 0, n = 4; more && more[i] && n < 11; i++)
 		extra[n++] = more[i];
 
-	fgr_setup(r, "true\n");
+	fgr_init(r, "true\n");
 	bin = fgt_fmt("%s/bin", r->w.root);
 	script = fgt_fmt("%sS=implement; K=sk\n"
 			 "case $1 in run) ;; *) exit 0;; esac\n"

@@ -71,7 +71,7 @@ struct tr {
 	size_t n;
 };
 
-static void tr_setup(struct tr *t)
+static void tr_init(struct tr *t)
 {
 	memset(t, 0, sizeof(*t));
 	fgw_init(&t->w);
@@ -343,7 +343,7 @@ Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_the_trace_file)
 	struct tr t;
 	char *file;
 
-	tr_setup(&t);
+	tr_init(&t);
 	file = fgw_path(&t.w, "trace.jsonl");
 	tr_run(&t, (const char *const[]){ "--trace-file", file, NULL }, NULL);
 	cr_assert_eq(fgw_code(&t.w), 0, "log:\n%s", t.w.logtext);
@@ -415,7 +415,7 @@ static void failing_collector(enum bad bad, const char *why)
 	const cJSON *ev;
 	pid_t runner;
 
-	tr_setup(&t);
+	tr_init(&t);
 	runner = tr_run(&t, NULL, (const char *const[]){ endpoint, NULL });
 	cr_assert_eq(fgw_code(&t.w), 0, "%s: log:\n%s", why, t.w.logtext);
 	cr_assert_str_eq(fge_jstr(t.w.res, "review_state"), "approved");
@@ -589,7 +589,7 @@ Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_jaeger)
 		cr_skip_test("no Jaeger at %s (tests/jaeger/jaeger.sh build makes it)", bin);
 	if (access("/usr/bin/curl", X_OK))
 		cr_skip_test("no /usr/bin/curl to read Jaeger's query API");
-	tr_setup(&t);
+	tr_init(&t);
 	jaeger_start(&j, &t.w, bin);
 	endpoint = fgt_fmt("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", j.otlp);
 	tr_run(&t, NULL, (const char *const[]){ endpoint, "OTEL_SERVICE_NAME=forge-review-test", NULL });

@@ -54,7 +54,7 @@ char *fgl_in_dir(const char *dir, const char *name)
 }
 
 /* Lays out the tree: workspace, skill, task file, the two agents. */
-static void fgl_setup(struct fgl *l, const struct fgl_spec *s)
+static void fgl_init(struct fgl *l, const struct fgl_spec *s)
 {
 	char *task, *rev;
 
@@ -107,7 +107,7 @@ static void fgl_exec(struct fgl *l)
 
 void fgl_run(struct fgl *l, const struct fgl_spec *s)
 {
-	fgl_setup(l, s);
+	fgl_init(l, s);
 	fgl_exec(l);
 }
 

@@ -238,7 +238,7 @@ const struct fgo_ev *fgo_find_ev(const struct fgo *o, const char *event, const c
 
 /* ---- running ---- */
 
-void fgo_setup(struct fgo *o, const char *body)
+void fgo_init(struct fgo *o, const char *body)
 {
 	fgw_init(&o->w);
 	o->script = fgw_script(&o->w, "ep.sh", FGO_SCRIPT_HEAD, body);

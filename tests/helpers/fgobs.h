@@ -57,7 +57,7 @@ const struct fgo_ev *fgo_find_ev(const struct fgo *o, const char *event, const c
 				const char *val);
 
 /* ---- running ---- */
-void fgo_setup(struct fgo *o, const char *body);
+void fgo_init(struct fgo *o, const char *body);
 
 /* Runs `forge-runner run` on the tree with --log-file and the given format,
  * extra args and environment changes (both NULL-terminated or NULL), then

@@ -16,7 +16,7 @@
 #include "forge/util.h"
 
 /* Creates the temp tree and the script. */
-void fgr_setup(struct fgr *r, const char *body)
+void fgr_init(struct fgr *r, const char *body)
 {
 	fgw_init(&r->w);
 	free(fgw_fake_entrypoint(&r->w, body));
@@ -62,7 +62,7 @@ void fgr_exec(struct fgr *r, const char *const *extra, const char *const *env)
 
 void fgr_run_script(struct fgr *r, const char *body, const char *const *extra, const char *const *env)
 {
-	fgr_setup(r, body);
+	fgr_init(r, body);
 	fgr_exec(r, extra, env);
 }
 

@@ -21,12 +21,12 @@ struct fgr {
 };
 
 /* Creates the temp tree and the script. */
-void fgr_setup(struct fgr *r, const char *body);
+void fgr_init(struct fgr *r, const char *body);
 
 /* Runs forge-runner on the prepared tree with extra args (NULL-terminated). */
 void fgr_exec(struct fgr *r, const char *const *extra, const char *const *env);
 
-/* fgr_setup(r, body), then fgr_exec(r, extra, env). */
+/* fgr_init(r, body), then fgr_exec(r, extra, env). */
 void fgr_run_script(struct fgr *r, const char *body, const char *const *extra, const char *const *env);
 
 /* The result's review_cycles (borrowed; fails the test when it is not an
