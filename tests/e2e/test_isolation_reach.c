@@ -364,26 +364,38 @@ static void assert_leftover_gone(struct fgw *f)
 	free(pid);
 }
 
+/* A panel run whose security role's agent starts a leftover that rewrites
+ * the summary and then sends SIG to its helper (its parent); the leftover
+ * is gone after the run. The defence for kernels before Landlock ABI 6:
+ * there the signal reaches the entrypoint, which ignores it. From ABI 6
+ * the agent's box refuses it outright (test_isolation_box.c). */
+static void helper_attack(struct fgw *f, const char *sig, const char *const *args)
+{
+	char *body = fgt_fmt("cat > /dev/null\n"
+			     "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
+			     "  kill -%s $PPID; sleep 30; fi\n"
+			     "echo APPROVED\n", sig);
+	char *wk, *rv;
+
+	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
+	fgw_init_runner(f);
+	panel_setup(f);
+	wk = fgw_script(f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
+	rv = fgw_script(f, "reviewer.sh", NULL, body);
+	fgw_runner(f, FGW_RUN(.args = args, .worker = wk, .reviewer = rv));
+	assert_leftover_gone(f);
+	free(body);
+	free(wk);
+	free(rv);
+}
+
 /* Reproduction 5: a role's agent starts a leftover and SIGKILLs its helper. */
 Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 {
 	struct fgw f;
-	char *wk, *rv, *state;
+	char *state;
 
-	/* The defence for kernels before Landlock ABI 6: there the signal
-	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_isolation_box.c). */
-	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init_runner(&f);
-	panel_setup(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL,
-		       "cat > /dev/null\n"
-		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
-		       "  kill -KILL $PPID; sleep 30; fi\n"
-		       "echo APPROVED\n");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
-	assert_leftover_gone(&f);
+	helper_attack(&f, "KILL", NULL);
 	cr_assert_not_null(f.res, "no result; log:\n%s", f.logtext);
 	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last_review(&f, "security"), "failed")));
@@ -393,8 +405,6 @@ Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 	state = summary_state(&f);
 	cr_assert_str_eq(state, fge_jstr(f.res, "review_state"));
 	free(state);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -403,30 +413,14 @@ Test(isolation_reach, a_role_that_kills_its_helper_fails_and_its_leftovers_die)
 Test(isolation_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hanging)
 {
 	struct fgw f;
-	char *wk, *rv;
 	const char *extra[] = { "--timeout", "40", NULL };
 
-	/* The defence for kernels before Landlock ABI 6: there the signal
-	 * reaches the entrypoint, which ignores it. From ABI 6 the agent's box
-	 * refuses it outright (test_isolation_box.c). */
-	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
-	fgw_init_runner(&f);
-	panel_setup(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "echo hello >> greeting.txt\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL,
-		       "cat > /dev/null\n"
-		       "if [ \"$FORGE_REVIEWER_ROLE\" = security ]; then\n" SUMMARY_REWRITER
-		       "  kill -STOP $PPID; sleep 30; fi\n"
-		       "echo APPROVED\n");
-	fgw_runner(&f, FGW_RUN(.args = extra, .worker = wk, .reviewer = rv));
-	assert_leftover_gone(&f);
+	helper_attack(&f, "STOP", extra);
 	cr_assert_neq(fgw_code(&f), 124, "the review hung until --timeout; log:\n%s", f.logtext);
 	cr_assert_str_neq(fge_jstr(f.res, "review_state"), "approved", "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr(last_review(&f, "security"), "feedback"),
 				  "its helper process was stopped by signal 19"), "log:\n%s", f.logtext);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last_review(&f, "correctness"), "failed")) == 0);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
