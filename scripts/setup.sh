@@ -26,7 +26,7 @@ pkgs=(build-essential cmake pkg-config libuv1-dev libcjson-dev libyaml-dev libso
 if [ "$with_test" = 1 ]; then
   pkgs+=(inotify-tools prometheus jq clang libclang-rt-14-dev llvm debootstrap procps)
   # prometheus-node-exporter and curl: the dashboard's queries against a real
-  # Prometheus (tests/e2e/test_dashboard_prometheus.c).
+  # Prometheus (tests/e2e/test_metrics_dashboard.c).
   pkgs+=(prometheus-node-exporter curl)
   # chromium: the HTML report's DOM and screenshot (tests/e2e/test_report_html.c).
   pkgs+=(chromium)

@@ -130,7 +130,7 @@ bg_wait() {
     exit 1
   fi
 }
-# Jaeger for the trace tests (tests/e2e/test_runner_trace.c): built once from
+# Jaeger for the trace tests (tests/e2e/test_trace.c): built once from
 # the Go module proxy into the cache (about 30 minutes of a loaded 2-core
 # machine the first time, reused after); a failed build only makes those tests
 # skip with the reason.

@@ -72,8 +72,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	struct fgt_proc p;
 	char *wk, *rv, *c1, *filler;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	fgt_private_mounts();
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	if (mount("tmpfs", f.step_dir, "tmpfs", 0, "size=64k") < 0)
@@ -82,7 +81,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: the greeting must be louder'");
 	run_entrypoint(&f, &p, wk, rv);
 	/* Documented: a cycle file that cannot be written fails the task (1). */
-	cr_assert_eq(p.exit_code, 1, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "cannot write") && strstr(p.err, "review_cycle_1.json") &&
 		  strstr(p.err, strerror(ENOSPC)), "no clear message; stderr:\n%s", p.err);
 	c1 = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
@@ -95,8 +94,7 @@ Test(faults_fs, disk_full_while_writing_a_cycle_file)
 	free(c1);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 /* .forge bind-mounted read-only on itself. */
@@ -127,21 +125,19 @@ Test(faults_fs, read_only_forge_entrypoint_cannot_create_the_step_dir)
 	struct fgt_proc p;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
 	run_entrypoint(&f, &p, wk, rv);
-	cr_assert_eq(p.exit_code, 2, "exit %d; stderr:\n%s", p.exit_code, p.err);
+	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "cannot write the cycle directory") && strstr(p.err, strerror(EROFS)), "stderr:\n%s",
 		  p.err);
 	cr_assert(!strstr(p.err, "running the worker"), "the worker ran; stderr:\n%s", p.err);
 	undo_readonly(&f);
 	free(wk);
 	free(rv);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }
 
 Test(faults_fs, read_only_forge_runner_fails_with_125)
@@ -149,11 +145,10 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 	struct fgw f;
 	char *wk;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk));
 	cr_assert_eq(fgw_code(&f), 125, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(fge_count_events(f.events, "run_error", NULL, NULL), 1, "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
@@ -170,17 +165,16 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	struct fgw f;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
-	cr_assert_eq(fgw_code(&f), 2, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_assert_run(&f, 2, -1);
 	cr_assert_not_null(strstr(f.logtext, "cannot write the cycle directory"), "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(f.logtext, strerror(EROFS)), "log:\n%s", f.logtext);
 	cr_assert_null(strstr(f.logtext, "running the worker"), "log:\n%s", f.logtext);
@@ -208,16 +202,15 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 	char *outside, *forge;
 	char *wk;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
 	outside = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(outside, 1, "any", "OUTSIDE");
 	mkdir(forge, 0755);
 	cr_assert_eq(symlink(f.out, f.step_dir), 0);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, NULL, NULL);
-	cr_assert_eq(fgw_code(&f), 125, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_runner(&f, FGW_RUN(.worker = wk));
+	fgw_assert_run(&f, 125, -1);
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "cannot prepare"));
 	/* The message names the component that was refused. */
 	cr_assert_not_null(strstr(fge_jstr_or_null(f.res, "error_message"), "'impl' is a symbolic link"), "%s",
@@ -238,18 +231,15 @@ Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 	char *ep, *outside;
 	const cJSON *cs;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* Cycle 1 in the step dir; then the dir becomes a link to OUT and
 	 * cycle 2 appears behind it. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
 				"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 1, "log:\n%s", f.logtext);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
+	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
 	outside = fgt_fmt("%s/review_cycle_2.json", f.out);
@@ -283,15 +273,14 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* The target is a valid cycle of this very run: reading it would report it. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"DIR=$OUT cyc 9 approved \"\" PLANTED\n"
 				"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
 				"cyc 2 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 2, "review_cycle_9.json", "symbolic link");
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
 	free(ep);
@@ -303,14 +292,13 @@ Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
@@ -323,14 +311,13 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 	struct fgw f;
 	char *ep;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
 	ep = fgw_fake_entrypoint(&f,
 				"cyc 1 rejected\n"
 				"mkfifo \"$D/review_cycle_2.json\"\n"
 				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, NULL, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.ep = ep));
 	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
 	free(ep);
 	fgw_release(&f);
@@ -346,8 +333,7 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	cJSON *arr;
 	int fd;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	target = fgt_fmt("%s/review_cycle_1.json", f.out);
 	plant_cycle(target, 1, "x", "PLANTED");
 	good = fgt_fmt("%s/review_cycle_4.json", f.step_dir);
@@ -363,7 +349,7 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	argv[2] = f.step_dir;
 	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, NULL, 30), 0);
 	cr_assert(!p.timed_out, "sweep hung");
-	cr_assert_eq(p.exit_code, 0, "stderr:\n%s", p.err);
+	fgt_assert_exit(&p, 0);
 	arr = cJSON_Parse(p.out);
 	cr_assert(cJSON_IsArray(arr), "stdout:\n%s", p.out);
 	cr_assert_eq(cJSON_GetArraySize(arr), 1, "stdout:\n%s", p.out);
@@ -377,6 +363,5 @@ Test(faults_fs, sweep_skips_links_fifos_and_huge_files)
 	free(link);
 	free(fifo);
 	free(big);
-	fgt_proc_release(&p);
-	fgw_release(&f);
+	fgw_release_run(&f, &p);
 }

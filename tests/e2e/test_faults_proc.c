@@ -65,7 +65,7 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
 				"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
 				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, NO_WATCHES, ep, "json", NULL, NULL, NULL, NULL);
+	fgw_runner(&f, FGW_RUN(.wrap = NO_WATCHES, .ep = ep));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "watch_fallback", NULL, NULL);
 	cr_assert_not_null(ev, "no watch_fallback logged; log:\n%s", f.logtext);
@@ -92,15 +92,12 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	char *wk, *rv;
 	const cJSON *cs, *c1;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL,
 		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	cs = fgw_assert_run(&f, 0, 2);
 	c1 = cJSON_GetArrayItem(cs, 0);
 	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
 	cr_assert_not_null(strstr(fge_jstr_or_null(c1, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(c1, "feedback"));
@@ -116,12 +113,11 @@ Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 	struct fgw f;
 	char *wk, *rv;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_assert_run(&f, 1, -1);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
@@ -136,14 +132,11 @@ Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 	char *wk, *rv;
 	const cJSON *cs, *last;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
 	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
-	cr_assert_eq(fgw_code(&f), 1, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
-	cs = fgw_cycles(&f);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	cs = fgw_assert_run(&f, 1, 2);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
 	cr_assert_not_null(strstr(fge_jstr_or_null(last, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(last, "feedback"));
@@ -189,8 +182,7 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 	int rpid = 0, eppid = 0;
 	char *old_run_id = NULL;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	pids_path = fgt_fmt("%s/reviewer.pids", f.root);
 	/* First run: cycle 1 rejected ("OLD"), then the second reviewer hangs
@@ -199,7 +191,7 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: OLD feedback'; exit 0; fi\n"
 			"echo \"$$ $PPID $FORGE_RUN_ID\" > \"$OUT/../reviewer.pids.tmp\"\n"
 			"mv \"$OUT/../reviewer.pids.tmp\" \"$OUT/../reviewer.pids\"\nexec sleep 60");
-	runner = fgw_runner_start(&f, NULL, NULL, "json", NULL, wk, rv1, NULL);
+	runner = fgw_runner_start(&f, FGW_RUN(.worker = wk, .reviewer = rv1));
 	wait_for_file(pids_path);
 	/* SIGKILL the runner, then what it left behind (its entrypoint and the
 	 * hanging reviewer), as when the host loses the whole run. */
@@ -220,8 +212,8 @@ Test(faults_proc, runner_killed_mid_run_then_restarted_reports_only_its_own_cycl
 	/* Second run on the same workspace: rejects once, then approves. */
 	rv2 = fgw_script(&f, "reviewer2.sh", NULL,
 			"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: NEW feedback'; else echo APPROVED; fi");
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv2, NULL);
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv2));
+	fgw_assert_run(&f, 0, -1);
 	cr_assert_geq(fge_jint(f.res, "stale_files_cleared"), 1);
 	cs = fgw_cycles(&f);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2, "log:\n%s", f.logtext);
@@ -262,13 +254,12 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cJSON *cycle;
 	const cJSON *ev;
 
-	fgw_init(&f);
-	fgw_runner_tree(&f);
+	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
 	rv = fgw_script(&f, "reviewer.sh", NULL, ANSI_REVIEWER);
 	/* Text log: one line per event, no raw control byte anywhere. */
-	fgw_runner(&f, NULL, NULL, "text", NULL, wk, rv, NULL);
-	cr_assert_eq(fgw_code(&f), 0, "exit %d; log:\n%s", fgw_code(&f), f.logtext);
+	fgw_runner(&f, FGW_RUN(.fmt = "text", .worker = wk, .reviewer = rv));
+	fgw_assert_run(&f, 0, -1);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the text log:\n%s", f.logtext);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\007'), "raw BEL in the text log");
 	cr_assert(!has_byte(f.err, strlen(f.err), '\033'), "raw ESC on the runner's stderr");
@@ -289,7 +280,7 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cJSON_Delete(cycle);
 	free(cycle_text);
 	/* JSON log: the same bytes after decoding. */
-	fgw_runner(&f, NULL, NULL, "json", NULL, wk, rv, NULL);
+	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_eq(fgw_code(&f), 0);
 	cr_assert(!has_byte(f.logtext, strlen(f.logtext), '\033'), "raw ESC in the JSON log");
 	ev = fge_find_event(f.events, "review_cycle", NULL, NULL);

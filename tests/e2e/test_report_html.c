@@ -113,22 +113,21 @@ Test(report_html, hostile_feedback_is_text_in_chromium_and_the_timeline_has_a_ba
 	if (access(CHROMIUM, X_OK))
 		cr_skip_test("no %s here (Debian's chromium package: scripts/setup.sh --test)", CHROMIUM);
 	lfd = listener(&port);
-	fgw_init(&w);
-	fgw_runner_tree(&w);
+	fgw_init_runner(&w);
 	fgw_review_md(&w, "default", REVIEW_MD);
 	fge_write_in(w.ws, "check.sh", "test -f work.txt\n");
 	worker = fgw_script(&w, "worker.sh", NULL, "cat > /dev/null\necho \"turn $FORGE_CYCLE\" >> work.txt\n");
 	reviewer = fgw_script(&w, "reviewer.sh", NULL, REVIEWER);
 	portenv = fgt_fmt("PORT=%d", port);
-	fgw_runner(&w, NULL, NULL, "json", NULL, worker, reviewer,
-		   (const char *const[]){ portenv, "FORGE_CHANGESET=1", NULL });
+	fgw_runner(&w, FGW_RUN(.worker = worker, .reviewer = reviewer,
+		.env = (const char *const[]){ portenv, NULL }));
 	cr_assert_str_eq(fge_jstr(w.res, "review_state"), "exhausted", "log:\n%s", w.logtext);
 	page = fgw_path(&w, "report.html");
 	{
 		const char *argv[] = { FG_RUNNER_BIN, "report", "--format", "html", "--output", page, w.result, NULL };
 
 		cr_assert_eq(fgt_run(&run, argv, NULL, NULL, NULL, 60), 0);
-		cr_assert_eq(run.exit_code, 0, "%s", run.err);
+		fgt_assert_exit(&run, 0);
 	}
 	chromium(&dom, "--dump-dom", page, w.root);
 	n = phases(w.res);

@@ -185,6 +185,17 @@ const char *fge_jstr_or_null(const cJSON *o, const char *k)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+void fge_assert_strs_at(const cJSON *o, const char *const *kv, const char *file, int line)
+{
+	for (size_t i = 0; kv[i] && kv[i + 1]; i += 2) {
+		const char *got = fge_jstr_or_null(o, kv[i]);
+
+		if (!got || strcmp(got, kv[i + 1]))
+			cr_assert_fail("%s:%d: field '%s' is '%s', not '%s'", file, line, kv[i], got ? got : "(none)",
+				       kv[i + 1]);
+	}
+}
+
 int fge_jint(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);

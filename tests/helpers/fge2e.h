@@ -92,13 +92,18 @@ const char *fge_jstr(const cJSON *o, const char *k);
 const char *fge_jstr_or_null(const cJSON *o, const char *k);
 /* o's number member k as int; fails the test when it is not a number. */
 int fge_jint(const cJSON *o, const char *k);
+/* Fails the test (naming the caller's file and line) unless each string
+ * member of o named in the NULL-terminated list of name, value pairs has
+ * that value. */
+#define fge_assert_strs(o, ...) \
+	fge_assert_strs_at((o), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fge_assert_strs_at(const cJSON *o, const char *const *kv, const char *file, int line);
 /* 1 when o's member k is true. */
 int fge_jtrue(const cJSON *o, const char *k);
 
 /*
  * A signaller: a process of the test's own, outside forge-entrypoint's
- * tree, that sends the signals a stand-in agent asks for. Since issue 22
- * the entrypoint ignores stop signals from its own descendants, so an
+ * tree, that sends the signals a stand-in agent asks for. The entrypoint ignores stop signals from its own descendants, so an
  * agent that must have the entrypoint "receive SIGTERM" at a given moment
  * asks this process: FGE_OUTSIDE_KILL defines the shell function
  * `outside_kill SIG PID` (e.g. `outside_kill TERM $PPID`), which appends

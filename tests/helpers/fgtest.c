@@ -315,6 +315,42 @@ void fgt_proc_release(struct fgt_proc *p)
 	p->out = p->err = NULL;
 }
 
+void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, int line)
+{
+	if (p->exited && p->exit_code == code)
+		return;
+	if (p->exited)
+		cr_assert_fail("%s:%d: exit %d, not %d; stderr:\n%s", file, line, p->exit_code, code, p->err);
+	cr_assert_fail("%s:%d: killed by signal %d (%s), not exit %d; stderr:\n%s", file, line, p->signal,
+		       p->timed_out ? "timed out" : "not by the test", code, p->err);
+}
+
+void fgt_assert_has_at(const char *text, const char *const *needles, const char *file, int line)
+{
+	for (size_t i = 0; needles[i]; i++)
+		if (!text || !strstr(text, needles[i]))
+			cr_assert_fail("%s:%d: no '%s' in:\n%s", file, line, needles[i], text ? text : "(null)");
+}
+
+void fgt_assert_lacks_at(const char *text, const char *const *needles, const char *file, int line)
+{
+	for (size_t i = 0; needles[i]; i++)
+		if (text && strstr(text, needles[i]))
+			cr_assert_fail("%s:%d: '%s' in:\n%s", file, line, needles[i], text);
+}
+
+int fgt_alive(pid_t pid)
+{
+	char *path = fgt_fmt("/proc/%ld/stat", (long)pid);
+	char *s = fgt_read(path, NULL);
+	char *rp = s ? strrchr(s, ')') : NULL;
+	int live = rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+
+	free(s);
+	free(path);
+	return live;
+}
+
 int fgt_as_nobody(int (*fn)(void *arg), void *arg)
 {
 	pid_t pid = fork();

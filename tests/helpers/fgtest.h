@@ -62,6 +62,11 @@ int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[
 	    const char *cwd, const char *stdin_data, double timeout_s);
 void fgt_proc_release(struct fgt_proc *p);
 
+/* Fails the test (naming the caller's file and line, with p's stderr)
+ * unless p exited normally with code. */
+#define fgt_assert_exit(p, code) fgt_assert_exit_at((p), (code), __FILE__, __LINE__)
+void fgt_assert_exit_at(const struct fgt_proc *p, int code, const char *file, int line);
+
 /*
  * Runs fn(arg) in a forked child that, when we are root, first drops to
  * uid/gid 65534 (nobody), so permission checks that root bypasses really
@@ -70,6 +75,21 @@ void fgt_proc_release(struct fgt_proc *p);
  * use cr_assert (it runs in a separate process): return a code instead.
  */
 int fgt_as_nobody(int (*fn)(void *arg), void *arg);
+
+/* Fails the test (naming the caller's file and line, and text) unless text
+ * holds every one of the NULL-terminated needles; text may be NULL. */
+#define fgt_assert_has(text, ...) \
+	fgt_assert_has_at((text), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fgt_assert_has_at(const char *text, const char *const *needles, const char *file, int line);
+
+/* The same, unless text holds none of the needles. */
+#define fgt_assert_lacks(text, ...) \
+	fgt_assert_lacks_at((text), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fgt_assert_lacks_at(const char *text, const char *const *needles, const char *file, int line);
+
+/* 1 while pid runs: it exists and is not a zombie (one waiting for its
+ * parent counts as gone). */
+int fgt_alive(pid_t pid);
 
 /* Number of zombie or live processes whose parent is ppid (reads /proc);
  * -1 when /proc cannot be read. */

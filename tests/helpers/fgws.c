@@ -44,6 +44,25 @@ void fgw_init(struct fgw *w)
 	setenv("FORGE_TEST_AGENT_WRITE_DIR", w->root, 1);
 }
 
+void fgw_init_runner(struct fgw *w)
+{
+	fgw_init(w);
+	fgw_runner_tree(w);
+}
+
+void fgw_init_step(struct fgw *w, const char *review_md)
+{
+	fgw_init(w);
+	fgw_task(w, NULL);
+	fgw_review_md(w, "default", review_md);
+}
+
+void fgw_release_run(struct fgw *w, struct fgt_proc *p)
+{
+	fgt_proc_release(p);
+	fgw_release(w);
+}
+
 void fgw_share(const struct fgw *w, uid_t uid, gid_t gid)
 {
 	const char *dirs[] = { w->ws, w->out };
@@ -108,6 +127,17 @@ void fgw_write(const struct fgw *w, const char *name, const char *content)
 char *fgw_read(const struct fgw *w, const char *name)
 {
 	return fge_read_in(w->root, name);
+}
+
+long fgw_read_pid(const struct fgw *w, const char *name)
+{
+	char *s = fgw_read(w, name);
+	long pid;
+
+	cr_assert(s, "missing %s", name);
+	pid = strtol(s, NULL, 10);
+	free(s);
+	return pid;
 }
 
 int fgw_exists(const struct fgw *w, const char *name)
@@ -187,6 +217,17 @@ void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker,
 		    const char *const *extra)
 {
 	fgw_entrypoint_as(w, p, NULL, worker, reviewer, extra);
+}
+
+void fgw_run_step(const struct fgw *w, struct fgt_proc *p, const char *worker_body,
+		  const char *reviewer_body, const char *const *extra)
+{
+	char *wk = fgw_script(w, "worker.sh", NULL, worker_body);
+	char *rv = reviewer_body ? fgw_script(w, "reviewer.sh", NULL, reviewer_body) : NULL;
+
+	fgw_entrypoint(w, p, wk, rv, extra);
+	free(wk);
+	free(rv);
 }
 
 void fgw_entrypoint_signalled(const struct fgw *w, struct fgt_proc *p, const char *worker,
@@ -411,47 +452,48 @@ void fgw_assert_secret_absent(const struct fgw *w, const char *secret)
 
 /* argv of `forge-runner run` (see fgw_runner_start): an owned array of
  * borrowed strings. */
-static const char **runner_argv(const struct fgw *w, const char *const *wrap, const char *ep,
-				const char *fmt, const char *const *extra)
+static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *o)
 {
 	const char **argv = calloc(64, sizeof(*argv));
 	const char *fixed[] = { FG_RUNNER_BIN, "run", "--workspace", w->ws, "--step", "impl",
 				"--skill", "impl", "--task-key", "ABC-12", "--task-file", w->task,
-				"--skills-dir", w->skills, "--entrypoint", ep ? ep : FG_ENTRYPOINT_BIN,
-				"--result", w->result, "--log-format", fmt, "--log-file", w->log,
+				"--skills-dir", w->skills, "--entrypoint", o->ep ? o->ep : FG_ENTRYPOINT_BIN,
+				"--result", w->result, "--log-format", o->fmt ? o->fmt : "json", "--log-file", w->log,
 				"--poll-interval", "0.05" };
 	size_t n = 0;
 
 	cr_assert_not_null(argv);
-	for (size_t i = 0; wrap && wrap[i] && n < 16; i++)
-		argv[n++] = wrap[i];
+	for (size_t i = 0; o->wrap && o->wrap[i] && n < 16; i++)
+		argv[n++] = o->wrap[i];
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		argv[n++] = fixed[i];
-	for (size_t i = 0; extra && extra[i] && n < 62; i++)
-		argv[n++] = extra[i];
+	for (size_t i = 0; o->args && o->args[i] && n < 62; i++)
+		argv[n++] = o->args[i];
 	argv[n] = NULL;
 	return argv;
 }
 
-pid_t fgw_runner_start(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		       const char *const *extra, const char *worker, const char *reviewer,
-		       const char *const *env)
+pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 {
-	const char **argv = runner_argv(w, wrap, ep, fmt, extra);
+	static const struct fgw_run_opts none;
+	const char **argv;
 	const char *envv[16];
 	char *owned[4];
 	size_t n = 0;
 	pid_t pid;
 
+	if (!o)
+		o = &none;
+	argv = runner_argv(w, o);
 	fgw_reset_run(w);
-	owned[0] = worker ? fgt_fmt("FORGE_WORKER_CMD=%s", worker) : fgt_fmt("FORGE_WORKER_CMD");
-	owned[1] = reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
+	owned[0] = o->worker ? fgt_fmt("FORGE_WORKER_CMD=%s", o->worker) : fgt_fmt("FORGE_WORKER_CMD");
+	owned[1] = o->reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", o->reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
 	owned[2] = fgt_fmt("LOG=%s", w->log);
 	owned[3] = fgt_fmt("OUT=%s", w->out);
 	for (int i = 0; i < 4; i++)
 		envv[n++] = owned[i];
-	for (size_t i = 0; env && env[i] && n < 15; i++)
-		envv[n++] = env[i];
+	for (size_t i = 0; o->env && o->env[i] && n < 15; i++)
+		envv[n++] = o->env[i];
 	envv[n] = NULL;
 	pid = fgw_spawn(w, argv, envv);
 	for (int i = 0; i < 4; i++)
@@ -460,14 +502,35 @@ pid_t fgw_runner_start(struct fgw *w, const char *const *wrap, const char *ep, c
 	return pid;
 }
 
-void fgw_runner(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		const char *const *extra, const char *worker, const char *reviewer,
-		const char *const *env)
+void fgw_runner(struct fgw *w, const struct fgw_run_opts *o)
 {
-	pid_t pid = fgw_runner_start(w, wrap, ep, fmt, extra, worker, reviewer, env);
+	pid_t pid = fgw_runner_start(w, o);
 
 	fgw_wait(w, pid, 60);
-	fgw_load(w, !strcmp(fmt, "json"));
+	fgw_load(w, !o || !o->fmt || !strcmp(o->fmt, "json"));
+}
+
+const cJSON *fgw_assert_run(const struct fgw *w, int code, int ncycles)
+{
+	const cJSON *cs;
+
+	cr_assert_eq(fgw_code(w), code, "exit %d, not %d; log:\n%s", fgw_code(w), code, w->logtext);
+	if (ncycles < 0)
+		return NULL;
+	cs = fgw_cycles(w);
+	cr_assert_eq(cJSON_GetArraySize(cs), ncycles, "%d cycles, not %d; log:\n%s", cJSON_GetArraySize(cs),
+		     ncycles, w->logtext);
+	return cs;
+}
+
+cJSON *fgw_result_json(const struct fgw *w)
+{
+	char *text = fgt_read(w->result, NULL);
+	cJSON *j = text ? cJSON_Parse(text) : NULL;
+
+	cr_assert_not_null(j, "no result file; log:\n%s", fgt_read_or_empty(w->log));
+	free(text);
+	return j;
 }
 
 const cJSON *fgw_cycles(const struct fgw *w)

@@ -26,7 +26,7 @@
  *   fgw_task(&w, NULL);                        the standard task ABC-12
  *   fgw_review_md(&w, "default", "Check.\n");  skills/default/impl/review.md
  *   fgw_entrypoint(&w, &p, "sh work.sh", "sh rev.sh", NULL);   or
- *   fgw_runner(&w, NULL, NULL, "json", NULL, worker, reviewer, NULL);
+ *   fgw_runner(&w, FGW_RUN(.worker = worker, .reviewer = reviewer));
  *   ... cr_assert on w.res, w.events, fgw_step_file(&w, ...) ...
  *   fgw_release(&w);
  *
@@ -54,6 +54,14 @@ struct fgw {
 	cJSON *res;          /* the result file, or NULL */
 };
 
+/* The shell line of a stand-in worker whose turn does work: it appends a
+ * line to work.txt in the workspace. The change set is on (the shipped
+ * default): a turn after a rejection that changes nothing costs no review
+ * (docs/guide/auto-review.md#no-change-no-review), so a worker that is to
+ * be reviewed again changes the workspace, and a test whose worker changes
+ * nothing on purpose says so. */
+#define FGW_WORKS "echo \"turn ${FORGE_CYCLE:-0}\" >> \"$FORGE_WORKSPACE/work.txt\"\n"
+
 /* The standard task (task key ABC-12, skill and step "impl", previous key
  * ABC-11), what fgw_task(w, NULL) writes. */
 extern const char FGW_TASK[];
@@ -61,6 +69,16 @@ extern const char FGW_TASK[];
 /* Makes the tree (see above). fgw_release() removes it and frees w. */
 void fgw_init(struct fgw *w);
 void fgw_release(struct fgw *w);
+
+/* The opening of a test of forge-runner run: fgw_init() and
+ * fgw_runner_tree(). */
+void fgw_init_runner(struct fgw *w);
+
+/* The opening of a test of one step: fgw_init(), the standard task
+ * (fgw_task(w, NULL)) and skills/default/impl/review.md = review_md. */
+void fgw_init_step(struct fgw *w, const char *review_md);
+/* The closing that goes with it: releases p (the last run) and w. */
+void fgw_release_run(struct fgw *w, struct fgt_proc *p);
 
 /* Opens the tree to another user (a container's, a stand-in runner's):
  * mkdtemp made root 0700, it becomes 0755; root (so a runner started as
@@ -80,6 +98,9 @@ char *fgw_path(const struct fgw *w, const char *name);
 void fgw_write(const struct fgw *w, const char *name, const char *content);
 /* R/name's content (owned), or NULL when it cannot be read. */
 char *fgw_read(const struct fgw *w, const char *name);
+/* The pid a stand-in agent wrote into R/name (fails the test when there
+ * is no such file). */
+long fgw_read_pid(const struct fgw *w, const char *name);
 /* 1 if R/name exists (lstat). */
 int fgw_exists(const struct fgw *w, const char *name);
 /* R/task.json = json (NULL: FGW_TASK). */
@@ -112,6 +133,12 @@ char *fgw_summary_failure(const struct fgw *w, const char *cause);
  */
 void fgw_entrypoint(const struct fgw *w, struct fgt_proc *p, const char *worker, const char *reviewer,
 		    const char *const *extra);
+
+/* The usual run of a test of one step: R/worker.sh and R/reviewer.sh from
+ * the two bodies (fgw_script), then fgw_entrypoint() with them and extra.
+ * reviewer_body NULL: no reviewer (FORGE_REVIEWER_CMD unset). */
+void fgw_run_step(const struct fgw *w, struct fgt_proc *p, const char *worker_body,
+		  const char *reviewer_body, const char *const *extra);
 
 /* Hands the whole tree R to uid 65534 and returns the wrapper (static, a
  * NULL-terminated argv prefix) that runs a program as that uid without any
@@ -166,23 +193,40 @@ void fgw_assert_secret_absent(const struct fgw *w, const char *secret);
 /* Forgets the last run's outputs and removes its log and result files. */
 void fgw_reset_run(struct fgw *w);
 
+/* What a run of forge-runner on the tree takes beyond the tree; every
+ * field may be left out (zero: the default). Given with designated
+ * initializers, most simply through FGW_RUN(...):
+ *   fgw_runner(&w, FGW_RUN(.worker = wk, .reviewer = rv, .env = env)); */
+struct fgw_run_opts {
+	const char *const *wrap;  /* an argv prefix (NULL-terminated), e.g. setpriv's */
+	const char *ep;           /* --entrypoint; NULL: the real forge-entrypoint */
+	const char *fmt;          /* --log-format; NULL: "json" */
+	const char *const *args;  /* arguments after the fixed ones (NULL-terminated) */
+	const char *worker;       /* FORGE_WORKER_CMD; NULL: unset */
+	const char *reviewer;     /* FORGE_REVIEWER_CMD; NULL: unset */
+	const char *const *env;   /* environment changes after the agents' (NULL-terminated) */
+};
+#define FGW_RUN(...) (&(const struct fgw_run_opts){ __VA_ARGS__ })
+
 /*
- * Starts `forge-runner run` on the tree with fgw_spawn: --workspace, --step
- * impl, --skill impl, --task-key ABC-12, --task-file, --skills-dir, the
- * entrypoint ep (NULL: the real one), --result, --log-format fmt,
- * --log-file, --poll-interval 0.05, then extra (NULL-terminated, may be
- * NULL), all after an optional wrapper prefix wrap (NULL-terminated, may be
- * NULL). The environment: the agents' commands (NULL: unset), LOG (the log
- * file) and OUT for scripts, then env. Returns its pid.
+ * Starts `forge-runner run` on the tree with fgw_spawn: after o->wrap,
+ * --workspace, --step impl, --skill impl, --task-key ABC-12, --task-file,
+ * --skills-dir, --entrypoint, --result, --log-format, --log-file,
+ * --poll-interval 0.05, then o->args. The environment: the agents'
+ * commands, LOG (the log file) and OUT for scripts, then o->env. o may be
+ * NULL (every default). Returns its pid.
  */
-pid_t fgw_runner_start(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		       const char *const *extra, const char *worker, const char *reviewer,
-		       const char *const *env);
+pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o);
 /* fgw_runner_start(), then waits for the end (60 s) and loads the log and
- * the result (fgw_load). */
-void fgw_runner(struct fgw *w, const char *const *wrap, const char *ep, const char *fmt,
-		const char *const *extra, const char *worker, const char *reviewer,
-		const char *const *env);
+ * the result (fgw_load; the log's JSON lines when the format is json). */
+void fgw_runner(struct fgw *w, const struct fgw_run_opts *o);
+/* Fails the test (with the log) unless the last run exited with code and,
+ * for ncycles >= 0, its result holds ncycles cycles; returns them
+ * (borrowed; NULL for ncycles < 0). */
+const cJSON *fgw_assert_run(const struct fgw *w, int code, int ncycles);
+/* The result file parsed (owned); fails the test, with the log, when it
+ * is missing or not JSON. */
+cJSON *fgw_result_json(const struct fgw *w);
 /* The result's review_cycles (fails the test when there is no result). */
 const cJSON *fgw_cycles(const struct fgw *w);
 

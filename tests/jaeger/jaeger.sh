@@ -3,7 +3,7 @@
 # built here from the Go module proxy (github.com/jaegertracing/jaeger, cmd/jaeger).
 #   build        build the binary once into the cache (reused when present)
 #   path         print the binary's path (exit 1 when it is not built)
-# The tests start it themselves on 127.0.0.1 (tests/e2e/test_runner_trace.c) and
+# The tests start it themselves on 127.0.0.1 (tests/e2e/test_trace.c) and
 # stop it after; nothing of Jaeger is in the repository.
 set -euo pipefail
 
