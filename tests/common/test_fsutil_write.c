@@ -1,0 +1,346 @@
+/*
+ * test_fsutil_write.c - atomic writes (replacing, failing cleanly, never
+ * through a planted temp file), clearing whatever stands at a name, and
+ * fg_open_beneath()'s walk that follows no link.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fgcheck.h"
+#include "fgtest.h"
+#include "forge/buf.h"
+#include "forge/fsutil.h"
+
+TestSuite(fsutil, .timeout = 30);
+
+Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/out.json", dir);
+	struct stat st;
+	mode_t old = umask(022);
+	char *got;
+
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "first", 5), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "first");
+	free(got);
+	cr_assert_eq(stat(p, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0644);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "second!", 7), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "second!");
+	free(got);
+	cr_assert_eq(fgt_count_entries(dir), 1);
+	/* Empty content is a valid write too. */
+	cr_assert_eq(fg_write_atomic(dir, "empty", "", 0), 0);
+	free(p);
+	p = fgt_fmt("%s/empty", dir);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "");
+	free(got);
+	umask(old);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_with_empty_dir_means_current_directory)
+{
+	char *dir = fgt_tmpdir();
+	char *cwd = getcwd(NULL, 0);
+	char *got;
+
+	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(fg_write_atomic("", "here.json", "x", 1), 0);
+	got = fgt_read("here.json", NULL);
+	cr_assert_str_eq(got, "x");
+	free(got);
+	cr_assert_eq(fgt_count_entries("."), 1);
+	cr_assert_eq(chdir(cwd), 0);
+	fgt_rm_rf(dir);
+	free(cwd);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
+{
+	char *dir = fgt_tmpdir();
+	char *missing = fgt_fmt("%s/nope", dir);
+
+	cr_assert_eq(fg_write_atomic(missing, "f.json", "x", 1), -ENOENT);
+	cr_assert_eq(fgt_count_entries(dir), 0);
+	fgt_rm_rf(dir);
+	free(missing);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
+{
+	char *dir = fgt_tmpdir();
+	char *target = fgt_fmt("%s/out.json", dir);
+	char *inner = fgt_fmt("%s/out.json/keep", dir);
+	char *got;
+	int r;
+
+	/* The target is a non-empty directory: rename() fails even as root. */
+	fgt_write(inner, "old");
+	r = fg_write_atomic(dir, "out.json", "new", 3);
+	cr_assert_lt(r, 0);
+	cr_assert(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST, "r=%d", r);
+	got = fgt_read(inner, NULL);
+	cr_assert_str_eq(got, "old");
+	free(got);
+	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
+	fgt_rm_rf(dir);
+	free(target);
+	free(inner);
+	free(dir);
+}
+
+static int write_new(void *dir)
+{
+	return -fg_write_atomic(dir, "out.json", "new", 3);
+}
+
+Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
+{
+	char *dir, *p, *got;
+
+	dir = fgt_tmpdir();
+	p = fgt_fmt("%s/out.json", dir);
+	fgt_write(p, "old");
+	cr_assert_eq(chmod(dir, 0555), 0);
+	/* As nobody when we are root, who would bypass the directory's mode. */
+	cr_assert_eq(fgt_as_nobody(write_new, dir), EACCES);
+	chmod(dir, 0755);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "old");
+	free(got);
+	cr_assert_eq(fgt_count_entries(dir), 1);
+	fgt_rm_rf(dir);
+	free(p);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
+{
+	char *dir = fgt_tmpdir();
+	char *victim = fgt_fmt("%s/victim", dir);
+	char *tmpname = fg_atomic_tmp_name("out.json");
+	/* What an agent would plant: the pid-named temp of earlier versions,
+	 * and one more of the current shape. */
+	char *tmp = fgt_fmt("%s/.out.json.tmp.%ld", dir, (long)getpid());
+	char *tmp2 = fgt_fmt("%s/%s", dir, tmpname);
+	char *out = fgt_fmt("%s/out.json", dir);
+	char *got;
+
+	fgt_write(victim, "precious");
+	/* A hard link at a temp name: truncating it would destroy victim. */
+	cr_assert_eq(link(victim, tmp), 0);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), 0);
+	got = fgt_read(victim, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	/* A symlink at a temp name is not followed. */
+	cr_assert_eq(symlink(victim, tmp2), 0);
+	cr_assert_eq(fg_write_atomic(dir, "out.json", "newer", 5), 0);
+	got = fgt_read(victim, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "newer");
+	free(got);
+	/* Another writer's entries are not ours: never opened nor removed. */
+	cr_assert(fgt_exists(tmp));
+	cr_assert(fgt_exists(tmp2));
+	cr_assert_eq(fgt_count_entries(dir), 4);
+	fgt_rm_rf(dir);
+	free(victim);
+	free(tmpname);
+	free(tmp);
+	free(tmp2);
+	free(out);
+	free(dir);
+}
+
+/* Issue 22, reproduction 4: a directory at the temp name an agent could
+ * predict (".NAME.tmp.<pid>") used to make every write fail (EISDIR). */
+Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
+{
+	char *dir = fgt_tmpdir();
+	char *planted = fgt_fmt("%s/.review_summary.json.tmp.%ld/x", dir, (long)getpid());
+	char *out = fgt_fmt("%s/review_summary.json", dir);
+	char *got;
+
+	fgt_write(planted, "");
+	cr_assert_eq(fg_write_atomic(dir, "review_summary.json", "{}", 2), 0);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "{}");
+	free(got);
+	cr_assert(fgt_exists(planted));
+	fgt_rm_rf(dir);
+	free(planted);
+	free(out);
+	free(dir);
+}
+
+/* A directory under the final name blocks a plain write (-EISDIR, nothing
+ * changed); FG_WRITE_CLEAR removes it, never following a link inside. */
+Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_links)
+{
+	char *dir = fgt_tmpdir();
+	char *outside = fgt_fmt("%s/outside", dir);
+	char *keep = fgt_fmt("%s/outside/keep", dir);
+	char *ws = fgt_fmt("%s/ws", dir);
+	char *deep = fgt_fmt("%s/ws/out.json/a/b/file", dir);
+	char *link1 = fgt_fmt("%s/ws/out.json/a/to-outside", dir);
+	char *out = fgt_fmt("%s/ws/out.json", dir);
+	int dfd;
+	char *got;
+
+	fgt_write(keep, "precious");
+	fgt_write(deep, "x");
+	cr_assert_eq(symlink(outside, link1), 0);
+	dfd = open(ws, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "new", 3), -EISDIR);
+	cr_assert(fgt_exists(deep));
+	cr_assert_eq(fgt_count_entries(ws), 1, "a temp file was left behind");
+	cr_assert_eq(fg_write_atomic_flags_at(dfd, "out.json", "new", 3, FG_WRITE_CLEAR), 0);
+	close(dfd);
+	got = fgt_read(out, NULL);
+	cr_assert_str_eq(got, "new");
+	free(got);
+	got = fgt_read(keep, NULL);
+	cr_assert_str_eq(got, "precious");
+	free(got);
+	cr_assert_eq(fgt_count_entries(ws), 1);
+	fgt_rm_rf(dir);
+	free(outside);
+	free(keep);
+	free(ws);
+	free(deep);
+	free(link1);
+	free(out);
+	free(dir);
+}
+
+Test(fsutil, clear_at_takes_away_any_kind_of_entry)
+{
+	char *dir = fgt_tmpdir();
+	char *fifo = fgt_fmt("%s/fifo", dir);
+	char *file = fgt_fmt("%s/file", dir);
+	char *aside = NULL;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	cr_assert_geq(dfd, 0);
+	cr_assert_eq(mkfifo(fifo, 0644), 0);
+	fgt_write(file, "x");
+	cr_assert_eq(fg_clear_at(dfd, "fifo", &aside), 0);
+	cr_assert_null(aside);
+	cr_assert_eq(fg_clear_at(dfd, "file", &aside), 0);
+	cr_assert_eq(fg_clear_at(dfd, "nothing-here", &aside), 0);
+	cr_assert_eq(fgt_count_entries(dir), 0);
+	close(dfd);
+	fgt_rm_rf(dir);
+	free(fifo);
+	free(file);
+	free(dir);
+}
+
+Test(fsutil, open_beneath_walks_without_following_links)
+{
+	char *dir = fgt_tmpdir();
+	char *outside = fgt_tmpdir();
+	char *sub = fgt_fmt("%s/a/b", dir);
+	char *link = fgt_fmt("%s/a/l", dir);
+	char *file = fgt_fmt("%s/a/f", dir);
+	char err[256] = "";
+	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
+
+	cr_assert_eq(fg_mkdir_p(sub, 0755), 0);
+	fgt_write(file, "x");
+	cr_assert_eq(symlink(outside, link), 0);
+	fd = fg_open_beneath(base, "a/b", 0, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	fd = fg_open_beneath(base, "a//b/", 0, err, sizeof(err));
+	cr_assert_geq(fd, 0, "repeated and trailing '/' are fine: %s", err);
+	close(fd);
+	cr_assert_eq(fg_open_beneath(base, "a/l", 0, err, sizeof(err)), -ENOTDIR);
+	cr_assert_str_eq(err, "'l' is a symbolic link");
+	cr_assert_eq(fg_open_beneath(base, "a/l/x", FG_BENEATH_CREATE, err, sizeof(err)), -ENOTDIR);
+	cr_assert_eq(fgt_count_entries(outside), 0, "nothing created behind the link");
+	cr_assert_eq(fg_open_beneath(base, "a/f", 0, err, sizeof(err)), -ENOTDIR);
+	cr_assert_str_eq(err, "'f' is not a directory");
+	cr_assert_eq(fg_open_beneath(base, "a/../a", 0, err, sizeof(err)), -EINVAL);
+	cr_assert_str_eq(err, "'..' is not a plain name");
+	cr_assert_eq(fg_open_beneath(base, "", 0, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(fg_open_beneath(base, "a/missing", 0, NULL, 0), -ENOENT);
+	close(base);
+	fgt_rm_rf(dir);
+	fgt_rm_rf(outside);
+	free(sub);
+	free(link);
+	free(file);
+	free(dir);
+	free(outside);
+}
+
+Test(fsutil, open_beneath_creates_missing_components)
+{
+	char *dir = fgt_tmpdir();
+	char *deep = fgt_fmt("%s/.forge/step", dir);
+	char err[256] = "";
+	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
+	struct stat st;
+
+	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	cr_assert_eq(stat(deep, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	/* Existing components are simply opened. */
+	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
+	cr_assert_geq(fd, 0, "%s", err);
+	close(fd);
+	close(base);
+	fgt_rm_rf(dir);
+	free(deep);
+	free(dir);
+}
+
+Test(fsutil, write_atomic_at_and_path)
+{
+	char *dir = fgt_tmpdir();
+	char *p = fgt_fmt("%s/out.json", dir);
+	char *slash = fgt_fmt("%s/", dir);
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	char *got;
+
+	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "at", 2), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "at");
+	free(got);
+	cr_assert_eq(fg_write_atomic_path(p, "path", 4), 0);
+	got = fgt_read(p, NULL);
+	cr_assert_str_eq(got, "path");
+	free(got);
+	cr_assert_eq(fg_write_atomic_path(slash, "x", 1), -EISDIR);
+	cr_assert_eq(fg_write_atomic_path("", "x", 1), -EISDIR);
+	cr_assert_eq(fgt_count_entries(dir), 1);
+	close(dfd);
+	fgt_rm_rf(dir);
+	free(p);
+	free(slash);
+	free(dir);
+}
