@@ -124,7 +124,7 @@ Test(cycle, not_json_table)
 		{ "{\"cycle\": 1}{}", 0, "not valid JSON" },
 		{ "{\"cycle\": 1}\0{}", 15, "contains a NUL byte" },
 		{ "\xff\xfe{}", 0, "not valid UTF-8 at byte 0" },
-		/* Issue 17 point 4: invalid UTF-8 in any string makes the file
+		/* Invalid UTF-8 in any string makes the file
 		 * corrupt, whichever field holds it. */
 		{ "{\"feedback\": \"ok \xff\xfe\"}", 0, "not valid UTF-8 at byte 17" },
 		{ "{\"skill\": \"\xc3\"}", 0, "not valid UTF-8 at byte 11" },

@@ -167,8 +167,8 @@ Test(cycle, reviewer_log_name_round_trips)
 		cr_assert_eq(fg_reviewer_log_name_parse(bad[i], &n), 0, "%s", bad[i]);
 }
 
-/* Issue 13: usage, reask and over_budget survive a write and a read; a
- * malformed usage makes nothing invalid; an old file has none. */
+/* Usage, reask and over_budget survive a write and a read; a malformed
+ * usage or reask makes nothing invalid and is read as none. */
 Test(cycle, usage_reask_and_over_budget_round_trip)
 {
 	struct fg_cycle c, back;

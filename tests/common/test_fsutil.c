@@ -212,7 +212,7 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 		char *head = fgt_fmt(".%s.tmp.", names[i]);
 		char *pidname = fgt_fmt(".%s.tmp.%ld", names[i], (long)getpid());
 
-		/* Issue 22: "." NAME ".tmp." and a random number, never the pid
+		/* "." NAME ".tmp." and a random number, never the pid
 		 * an agent can read from $PPID, never twice the same. */
 		cr_assert_eq(strncmp(t, head, strlen(head)), 0, "%s", t);
 		cr_assert_gt(strlen(t), strlen(head), "%s", t);

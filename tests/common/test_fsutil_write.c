@@ -172,8 +172,8 @@ Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 	free(dir);
 }
 
-/* Issue 22, reproduction 4: a directory at the temp name an agent could
- * predict (".NAME.tmp.<pid>") used to make every write fail (EISDIR). */
+/* A directory at the temp name an agent could predict (".NAME.tmp.<pid>")
+ * does not make the write fail (EISDIR): temp names are random. */
 Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
 {
 	char *dir = fgt_tmpdir();

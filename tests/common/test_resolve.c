@@ -302,7 +302,7 @@ Test(resolve, unusable_skills_dir, .init = setup, .fini = teardown)
 	free(missing);
 }
 
-/* Issue 18: a misspelled skill said only "no review.md" at INFO; the
+/* A misspelled skill is explained, not only "no review.md": the
  * explanation names the paths tried and the nearest skill with a review.md. */
 Test(resolve, explain_missing_names_paths_and_nearest_skill, .init = setup, .fini = teardown)
 {

@@ -99,7 +99,7 @@ static const struct pcase parse_cases[] = {
 	{ "deep unknown field", "---\nx: [[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]\nmax_retries: 6\n---\nb", 0,
 	  6, FM, "b", 1, NONE },
 	{ "complex key", "---\n? [a, b]\n: 1\nmax_retries: 6\n---\nb", 0, 6, FM, "b", 1, NONE },
-	/* Issue 18: a typo of a known field warns at run time too (not only in lint). */
+	/* A typo of a known field warns at run time too (not only in lint). */
 	{ "typo of max_retries", "---\nmax_retires: 1\n---\nb", 0, 3, DEF, "b", 1,
 	  W(2, "unknown field 'max_retires' is ignored (did you mean 'max_retries'?)") },
 	{ "typo of stop_when_stalled", "---\nmax_retries: 2\nstop_when_stall: true\n---\nb", 0, 2, FM, "b",
@@ -339,8 +339,8 @@ static char *nested(const char *key, char open, char close, size_t depth, size_t
 	return s;
 }
 
-/* Defect (issue 18): 200,000 nested '[' took 88 s in libyaml's scanner. The
- * walk stops at the depth bound: malformed, defaults, body kept. The suite's
+/* 200,000 nested '[' would take libyaml's scanner over a minute. The walk
+ * stops at the depth bound: malformed, defaults, body kept. The suite's
  * timeout is the hang guard; no timing is asserted. */
 Test(reviewmd, nesting_bomb_is_malformed_frontmatter)
 {

@@ -20,7 +20,7 @@
 
 TestSuite(reviewmd, .timeout = 60);
 
-/* max_cost_usd (issue 13): plain numbers only; the frontmatter wins over
+/* max_cost_usd: plain numbers only; the frontmatter wins over
  * AUTO_REVIEW_MAX_COST_USD; invalid values warn and fall back. */
 Test(reviewmd, max_cost_usd_values_and_priority)
 {
@@ -116,7 +116,7 @@ Test(reviewmd, checks_entries_are_validated_one_by_one)
 	fg_review_config_release(&c);
 }
 
-/* audit: (issue "A second opinion"): the mapping's members, their
+/* audit: (the held-out second opinion): the mapping's members, their
  * defaults, bad values with an error each, the instructions file read
  * beside review.md (never outside), the role name "audit" reserved. */
 Test(reviewmd, audit_mapping_members_defaults_and_errors)

@@ -201,7 +201,7 @@ Test(summary, invalid_files_table)
 		  "field 'step' must be a string" },
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"s\"}",
 		  "missing field 'skill'" },
-		/* Issue 18 defect 2: every name is held to the names rule. */
+		/* Every name is held to the names rule. */
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"a/b\", \"skill\": \"k\"}",
 		  "field 'step': invalid step name 'a/b': contains '/'" },
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"s\", \"skill\": \"k k\"}",
@@ -282,7 +282,7 @@ Test(summary, read_refuses_missing_symlink_and_fifo)
 	free(dir);
 }
 
-/* Issue 13: the step's usage totals and the budget round-trip. */
+/* The step's usage totals and the budget round-trip. */
 Test(summary, usage_and_budget_round_trip)
 {
 	char *dir = fgt_tmpdir();
@@ -306,7 +306,7 @@ Test(summary, usage_and_budget_round_trip)
 	free(dir);
 }
 
-/* Issue 23: an approval with advice only lists its advice ("advice"),
+/* An approval with advice only lists its advice ("advice"),
  * bounded and read back; absent otherwise. */
 Test(summary, advice_round_trips_bounded)
 {

@@ -352,6 +352,9 @@ Test(verdict, parse_twice_reuses_the_struct)
 	fg_judgement_reset(&v);
 }
 
+/* A worker's text the reviewer quotes or shows as code cannot approve, and
+ * an approval beside any rejection is a conflict: each attack of a hostile
+ * worker, and their mixtures. */
 Test(verdict, worker_text_cannot_approve)
 {
 	static const struct vcase t[] = {

@@ -261,7 +261,3 @@ Test(verdict, review_result_findings_table_becomes_findings)
 	cr_assert_not(v.has_findings);
 	fg_judgement_reset(&v);
 }
-
-/* A worker's text the reviewer quotes or shows as code cannot approve, and
- * an approval beside any rejection is a conflict: each attack of a hostile
- * worker, and their mixtures. */

@@ -65,7 +65,7 @@ Test(pid1, children_get_the_mask_from_before_the_early_block)
 	ep_pid1_release(&p);
 }
 
-/* Issue 22: a stop signal from one of our own descendants (a child, and a
+/* A stop signal from one of our own descendants (a child, and a
  * grandchild in a session of its own) is counted as ignored, not as a stop;
  * we are not dumpable. */
 Test(pid1, stop_signals_from_descendants_are_ignored_and_we_are_not_dumpable)

@@ -362,7 +362,7 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		{ "{skill=\"a\"} 1\n", 0 },
 		{ "other_metric{a=b} 1\n", 0 },
 		{ "other_metric 1\nnul\0here 2\n", 26 },
-		/* Issue 18 defect 2: a file poisoned by a label that is not UTF-8
+		/* A file poisoned by a label that is not UTF-8
 		 * (promtool and node_exporter drop it whole) is never merged into. */
 		{ "forge_review_cycles_total{skill=\"bad\xff\xfe\",step=\"b\"} 1\n", 0 },
 		{ "# HELP other_metric caf\xc3\n", 0 },

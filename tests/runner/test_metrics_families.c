@@ -76,8 +76,7 @@ Test(metrics, promtool_unit_tests_of_example_rules_pass)
 	fgt_proc_release(&p);
 }
 
-/* Issue 18: 0.009 + 0.019 summed as doubles is 0.027999999999999997, and
- * that is what the file said; sums are kept to the microsecond and printed
+/* 0.009 + 0.019 summed as doubles is 0.027999999999999997; sums are kept to the microsecond and printed
  * in the shortest form that reads back the same. */
 Test(metrics, duration_sum_prints_as_written)
 {
@@ -97,7 +96,7 @@ Test(metrics, duration_sum_prints_as_written)
 	rn_metrics_release(&m);
 }
 
-/* Agent usage (issue 13): tokens by kind, cost by role; unreported fields
+/* Agent usage: tokens by kind, cost by role; unreported fields
  * create no series; costs add up as written across merges. */
 Test(metrics, agent_usage_counts_what_was_reported_and_merges)
 {
@@ -136,9 +135,9 @@ Test(metrics, agent_usage_counts_what_was_reported_and_merges)
 	free(path);
 }
 
-/* Issue 22, reproduction 11: costs of 1e308 once summed to +Inf, and a file
- * holding +Inf is refused by the next merge (and by promtool's users): the
- * metrics were lost for good. A cost above FG_USAGE_COST_MAX is refused
+/* Costs of 1e308 would sum to +Inf, and a file holding +Inf is refused by
+ * the next merge (and by promtool's users): the metrics would be lost for
+ * good. A cost above FG_USAGE_COST_MAX is refused
  * where it is read (no series), and no addition makes a metric non-finite:
  * a file already near the largest double stays finite after more runs,
  * counters and the histogram's sum alike. promtool accepts the file. */

@@ -78,7 +78,7 @@ static char *feed(const struct rn_engine_ops *ops, const char *const *lines, cha
 	return buf;
 }
 
-/* Issue 18: a missing image showed Docker's raw pull error with no hint. */
+/* A missing image gets a hint to build it, not only Docker's raw pull error. */
 Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 {
 	static const char *const lines[] = {
@@ -102,7 +102,7 @@ Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 	free(hint);
 }
 
-/* Issue 18: Podman's "short-name did not resolve" had no hint to load it. */
+/* Podman's "short-name did not resolve" gets a hint to load the image. */
 Test(output, podman_short_name_gets_a_load_hint)
 {
 	static const char *const lines[] = {
@@ -121,7 +121,7 @@ Test(output, podman_short_name_gets_a_load_hint)
 	free(hint);
 }
 
-/* Issue 18: with Docker down the run also logged container_left. */
+/* Docker down is recognised (the "down" flag) and gets its hint. */
 Test(output, docker_daemon_down_is_recognised)
 {
 	static const char *const lines[] = {
@@ -141,9 +141,8 @@ Test(output, docker_daemon_down_is_recognised)
 	free(hint);
 }
 
-/* Issue 25: podman's own runtime failures came back as "the entrypoint
- * cannot be invoked" (126) or "was not found" (127). Each real message is
- * recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
+/* Podman's own runtime failures are not "the entrypoint cannot be
+ * invoked" (126) or "was not found" (127): each real message is recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
  * entrypoint really missing is not. */
 Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 {
@@ -236,15 +235,13 @@ Test(output, local_engine_and_agent_lines_get_no_hint)
 	free(hint);
 }
 
-/* Issue 18: 350 MB of agent output made a 386 MB log. The cap is 64 MiB per
- * run; the flood below runs against a cap lowered to 1 MiB (the same code
- * path, and quick under AddressSanitizer too): 1.5 MiB in 4 KiB lines, 1 MiB
- * of log logged, then one output_dropped event says how much was left
- * out. Since issue 22 the cap counts the log's bytes (the whole event
- * line), no longer the text: a 4 KiB line costs its event line, L bytes,
- * so CAP / L lines are logged (the counts below were CAP / LINE and
- * TOTAL - CAP / LINE + 1 before), and the error line, which fits in what
- * the flood left, is logged too. An error line past the cap still becomes
+/* Agent output is capped in the log: 64 MiB per run; the flood below runs
+ * against a cap lowered to 1 MiB (the same code path, and quick under
+ * AddressSanitizer too): 1.5 MiB in 4 KiB lines, 1 MiB of log logged, then
+ * one output_dropped event says how much was left out. The cap counts the
+ * log's bytes (the whole event line), not the text: a 4 KiB line costs its
+ * event line, L bytes, so CAP / L lines are logged, and the error line,
+ * which fits in what the flood left, is logged too. An error line past the cap still becomes
  * the failure reason: error_line_past_the_cap_is_still_the_reason. */
 Test(output, flood_is_capped_with_one_output_dropped_line)
 {
@@ -301,9 +298,8 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	unlink(path);
 }
 
-/* Reproduction 10 of issue 22: 1 MB of empty agent lines made a 103 MB JSON
- * log without output_dropped, the cap counting 9 bytes of text ("[worker] ")
- * where the log got some 100. Here 100,000 such lines against a 1 MiB cap:
+/* Empty agent lines count their JSON bytes against the cap, not their 9
+ * bytes of text ("[worker] "): each costs the log some 100. Here 100,000 such lines against a 1 MiB cap:
  * the log stays under it and says what it dropped. */
 Test(output, empty_agent_lines_count_their_json_bytes)
 {

@@ -321,7 +321,7 @@ Test(report, every_review_state_is_read_and_open_unless_settled)
 		{ "stalled", "stalled", true },      { "blocked", "blocked", true },
 		{ "over_budget", "over_budget", true }, { "failed", "failed", true },
 		{ "disabled", "disabled", false },   { "no_review", "no_review", false },
-		{ "none", "no_review", false },     /* a result written before issue 18 */
+		{ "none", "no_review", false },     /* a result of an older runner */
 	};
 	char *dir = fgt_tmpdir();
 
@@ -396,8 +396,8 @@ static void write_big_result(const char *path, int n, int nf)
 	rn_cycles_release(&cs);
 }
 
-/* Issue 18 defect 4: 40 cycles of 500 findings (3.6 MB, some 400,000 JSON
- * tokens) made `report` say "not valid JSON" on a result `run` wrote. */
+/* 40 cycles of 500 findings (3.6 MB, some 400,000 JSON tokens), a result
+ * `run` may write, are read as JSON, not refused as "not valid JSON". */
 Test(report, reads_a_result_of_40_cycles_of_500_findings)
 {
 	char *dir = fgt_tmpdir();
@@ -449,8 +449,3 @@ Test(report, a_bound_hit_says_so)
 	free(path);
 	free(dir);
 }
-
-/* Issue 23: a cycle's evidence in the Markdown, line by line: a check
- * that timed out, a renamed file, a path holding markup and a newline
- * (escaped, the newline shown as '?'), unknown line counts, and more files
- * than RN_REPORT_CHANGES_SHOWN (the rest counted). */

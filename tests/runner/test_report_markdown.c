@@ -161,9 +161,8 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	free(dir);
 }
 
-/* Issue 18: a run that failed before any review showed as "State: none ·
- * No review cycles", and --only-open hid it. Success, exit code and error
- * are shown, and a failed run is open. */
+/* A run that failed before any review shows its success, exit code and
+ * error, not only "No review cycles", and is open (--only-open keeps it). */
 Test(report, run_failed_before_review_shows_its_error_and_is_open)
 {
 	static const char *const want[] = {
@@ -213,6 +212,10 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 	free(path);
 }
 
+/* A cycle's evidence in the Markdown, line by line: a check that timed
+ * out, a renamed file, a path holding markup and a newline (escaped, the
+ * newline shown as '?'), unknown line counts, and more files than
+ * RN_REPORT_CHANGES_SHOWN (the rest counted). */
 Test(report, markdown_evidence_is_bounded_and_escaped)
 {
 	char *dir = fgt_tmpdir();

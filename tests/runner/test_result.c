@@ -69,7 +69,7 @@ Test(result, result_file_names_every_state)
 		{ FG_STATE_APPROVED, "approved" }, { FG_STATE_EXHAUSTED, "exhausted" },
 		{ FG_STATE_STALLED, "stalled" },   { FG_STATE_BLOCKED, "blocked" },
 		{ FG_STATE_OVER_BUDGET, "over_budget" }, { FG_STATE_FAILED, "failed" },
-		/* Issue 18: the result said "none" for both; one name per state now. */
+		/* One name per state: disabled and no_review are not both "none". */
 		{ FG_STATE_DISABLED, "disabled" }, { FG_STATE_NO_REVIEW, "no_review" },
 		{ FG_STATE_AUDIT_REJECTED, "audit_rejected" },
 	};
@@ -134,9 +134,8 @@ Test(result, one_cycle_from_several_sources_is_new_once)
 	fg_cycle_release(&e);
 }
 
-/* Issue 18: a result said review_state "none" with review_exhausted true
- * (cycle files of the run while the summary said no review.md applied).
- * The state wins: review_exhausted never contradicts it. */
+/* Cycle files of the run while the summary says no review.md applied: the
+ * state wins, and review_exhausted never contradicts it. */
 Test(result, review_exhausted_follows_the_state)
 {
 	struct rn_cycles s;
