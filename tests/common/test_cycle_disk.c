@@ -23,8 +23,9 @@
 #include "forge/util.h"
 
 #include "cycle_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(cycle, .timeout = 60);
+TestSuite(cycle, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 /* fg_cycle_list_at() on dir, opened for the call. */
 static int list_dir(const char *dir, struct fg_cycle_entry **e, size_t *n)
@@ -43,7 +44,6 @@ static int list_dir(const char *dir, struct fg_cycle_entry **e, size_t *n)
 
 Test(cycle, write_replaces_old_file_and_leaves_only_canonical_names)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_cycle c;
 	struct fg_cycle_entry *e = NULL;
 	size_t n = 0;
@@ -51,22 +51,20 @@ Test(cycle, write_replaces_old_file_and_leaves_only_canonical_names)
 	struct dirent *de;
 
 	cycle_fill(&c, 1, 3, FG_VERDICT_REJECTED);
-	cr_assert_eq(fg_cycle_write(dir, &c), 0);
+	cr_assert_eq(fg_cycle_write(tmp_dir, &c), 0);
 	c.j.verdict = FG_VERDICT_APPROVED;
-	cr_assert_eq(fg_cycle_write(dir, &c), 0);
-	d = opendir(dir);
+	cr_assert_eq(fg_cycle_write(tmp_dir, &c), 0);
+	d = opendir(tmp_dir);
 	for (de = readdir(d); de; de = readdir(d)) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		cr_assert_str_eq(de->d_name, "review_cycle_1.json");
 	}
 	closedir(d);
-	cr_assert_eq(list_dir(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(tmp_dir, &e, &n), 0);
 	cr_assert_eq(n, 1);
 	fg_cycle_entries_free(e, n);
 	fg_cycle_release(&c);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(cycle, temp_name_of_every_cycle_misses_the_glob)
@@ -86,9 +84,8 @@ Test(cycle, temp_name_of_every_cycle_misses_the_glob)
 
 Test(cycle, failed_write_keeps_old_file_and_leaves_no_temp)
 {
-	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/gone", dir);
-	char *blocker = fgt_fmt("%s/review_cycle_4.json/x", dir);
+	char *missing = tmp_path("gone");
+	char *blocker = tmp_path("review_cycle_4.json/x");
 	struct fg_cycle c;
 	char *got;
 
@@ -96,16 +93,12 @@ Test(cycle, failed_write_keeps_old_file_and_leaves_no_temp)
 	cr_assert_eq(fg_cycle_write(missing, &c), -ENOENT);
 	/* The name is taken by a non-empty directory: rename fails, even as root. */
 	fgt_write(blocker, "old");
-	cr_assert_lt(fg_cycle_write(dir, &c), 0);
+	cr_assert_lt(fg_cycle_write(tmp_dir, &c), 0);
 	got = fgt_read(blocker, NULL);
 	cr_assert_str_eq(got, "old");
 	free(got);
-	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
+	cr_assert_eq(fgt_count_entries(tmp_dir), 1, "a temp file was left behind");
 	fg_cycle_release(&c);
-	fgt_rm_rf(dir);
-	free(missing);
-	free(blocker);
-	free(dir);
 }
 
 /* ---- fixtures and reading from disk ---- */
@@ -188,11 +181,10 @@ Test(cycle, read_at_refuses_unsafe_files)
 		{ "review_cycle_4.json", -EFBIG, "'review_cycle_4.json' is larger than 8388608 bytes" },
 		{ "review_cycle_5.json", -ENOENT, "cannot read 'review_cycle_5.json': No such file or directory" },
 	};
-	char *dir = fgt_tmpdir();
-	char *p1 = fgt_fmt("%s/review_cycle_1.json", dir);
-	char *p2 = fgt_fmt("%s/review_cycle_2.json", dir);
-	char *p3 = fgt_fmt("%s/review_cycle_3.json", dir);
-	char *p4 = fgt_fmt("%s/review_cycle_4.json", dir);
+	char *p1 = tmp_path("review_cycle_1.json");
+	char *p2 = tmp_path("review_cycle_2.json");
+	char *p3 = tmp_path("review_cycle_3.json");
+	char *p4 = tmp_path("review_cycle_4.json");
 	char *big = calloc(1, FG_CYCLE_MAX_BYTES + 1);
 	int dfd;
 
@@ -201,7 +193,7 @@ Test(cycle, read_at_refuses_unsafe_files)
 	cr_assert_eq(mkdir(p3, 0700), 0);
 	memset(big, ' ', FG_CYCLE_MAX_BYTES + 1);
 	fgt_write_bytes(p4, big, FG_CYCLE_MAX_BYTES + 1);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct fg_cycle c;
 		struct fg_buf raw;
@@ -218,24 +210,17 @@ Test(cycle, read_at_refuses_unsafe_files)
 		fg_cycle_release(&c);
 	}
 	close(dfd);
-	fgt_rm_rf(dir);
 	free(big);
-	free(p1);
-	free(p2);
-	free(p3);
-	free(p4);
-	free(dir);
 }
 
 Test(cycle, read_at_hands_back_raw_bytes_even_when_invalid)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/review_cycle_1.json", dir);
+	char *p = tmp_path("review_cycle_1.json");
 	const char *bad = "{\"cycle\": 1, \"verdict\": \"maybe\"}";
 	struct fg_cycle c;
 	struct fg_buf raw;
 	char err[256] = "";
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 
 	fgt_write(p, bad);
 	fg_cycle_init(&c);
@@ -247,9 +232,6 @@ Test(cycle, read_at_hands_back_raw_bytes_even_when_invalid)
 	close(dfd);
 	fg_buf_release(&raw);
 	fg_cycle_release(&c);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 /* ---- listing ---- */
@@ -266,21 +248,19 @@ Test(cycle, list_sorts_numerically_and_skips_non_canonical_names)
 		"review_cycle_3.json~",
 	};
 	static const int want[] = { 1, 2, 5, 9, 10, 11 };
-	char *dir = fgt_tmpdir();
-	char *sub = fgt_fmt("%s/review_cycle_5.json", dir);
+	char *sub = tmp_path("review_cycle_5.json");
 	struct fg_cycle_entry *e = NULL;
 	size_t n = 0;
 
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
-		char *p = fgt_fmt("%s/%s", dir, files[i]);
+		char *p = tmp_path("%s", files[i]);
 
 		fgt_write(p, "{}");
-		free(p);
 	}
 	/* Listing is by name only: a directory with a cycle name is listed and
 	 * the reader refuses it later. */
 	cr_assert_eq(mkdir(sub, 0700), 0);
-	cr_assert_eq(list_dir(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(tmp_dir, &e, &n), 0);
 	cr_assert_eq(n, ARRAY_SIZE(want));
 	for (size_t i = 0; i < n; i++) {
 		char *name = fg_cycle_file_name(want[i]);
@@ -290,20 +270,16 @@ Test(cycle, list_sorts_numerically_and_skips_non_canonical_names)
 		free(name);
 	}
 	fg_cycle_entries_free(e, n);
-	fgt_rm_rf(dir);
-	free(sub);
-	free(dir);
 }
 
 Test(cycle, list_empty_directory_and_bad_descriptors)
 {
-	char *dir = fgt_tmpdir();
-	char *file = fgt_fmt("%s/review_cycle_1.json", dir);
+	char *file = tmp_path("review_cycle_1.json");
 	struct fg_cycle_entry *e = (void *)1;
 	size_t n = 99;
 	int fd;
 
-	cr_assert_eq(list_dir(dir, &e, &n), 0);
+	cr_assert_eq(list_dir(tmp_dir, &e, &n), 0);
 	cr_assert_eq(n, 0);
 	fg_cycle_entries_free(e, n);
 	e = NULL;
@@ -316,25 +292,20 @@ Test(cycle, list_empty_directory_and_bad_descriptors)
 	cr_assert_null(e, "untouched on failure");
 	cr_assert_eq(n, 7);
 	fg_cycle_entries_free(NULL, 0);
-	fgt_rm_rf(dir);
-	free(file);
-	free(dir);
 }
 
 Test(cycle, list_at_starts_from_the_beginning_and_keeps_the_descriptor)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_cycle_entry *e = NULL;
 	size_t n = 0;
 	int dfd;
 
 	for (int i = 1; i <= 40; i++) {
-		char *p = fgt_fmt("%s/review_cycle_%d.json", dir, i);
+		char *p = tmp_path("review_cycle_%d.json", i);
 
 		fgt_write(p, "{}");
-		free(p);
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 	cr_assert_eq(fg_cycle_list_at(dfd, &e, &n), 0);
 	cr_assert_eq(n, 40);
 	fg_cycle_entries_free(e, n);
@@ -346,6 +317,4 @@ Test(cycle, list_at_starts_from_the_beginning_and_keeps_the_descriptor)
 	fg_cycle_entries_free(e, n);
 	cr_assert_geq(fcntl(dfd, F_GETFD), 0, "the descriptor is still open");
 	close(dfd);
-	fgt_rm_rf(dir);
-	free(dir);
 }

@@ -18,8 +18,9 @@
 #include "fgtest.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "tmp_fixture.h"
 
-TestSuite(fsutil, .timeout = 30);
+TestSuite(fsutil, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 /* Reads path expecting error want; checks that a pre-filled buffer and an
  * empty one are both left exactly as they were. */
@@ -47,11 +48,10 @@ static void expect_read_refused(const char *path, size_t max, int want)
 
 Test(fsutil, read_appends_regular_file_and_fills_stat)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/f", dir);
+	char *p = tmp_path("f");
 	struct fg_buf b;
 	struct stat st;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 
 	fgt_write(p, "hello\n");
 	fg_buf_init(&b, 100);
@@ -66,15 +66,11 @@ Test(fsutil, read_appends_regular_file_and_fills_stat)
 	cr_assert_str_eq(fg_buf_str(&b), "hello\n");
 	close(dfd);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_keeps_nul_bytes)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/bin", dir);
+	char *p = tmp_path("bin");
 	struct fg_buf b;
 
 	fgt_write_bytes(p, "a\0b", 3);
@@ -83,66 +79,46 @@ Test(fsutil, read_keeps_nul_bytes)
 	cr_assert_eq(b.len, 3);
 	cr_assert_eq(memcmp(b.data, "a\0b", 3), 0);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_symlink)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/target", dir);
-	char *link = fgt_fmt("%s/link", dir);
+	char *target = tmp_path("target");
+	char *link = tmp_path("link");
 
 	fgt_write(target, "secret");
 	cr_assert_eq(symlink(target, link), 0);
 	expect_read_refused(link, 100, -ELOOP);
-	fgt_rm_rf(dir);
-	free(target);
-	free(link);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_fifo_without_blocking)
 {
-	char *dir = fgt_tmpdir();
-	char *fifo = fgt_fmt("%s/fifo", dir);
+	char *fifo = tmp_path("fifo");
 
 	/* No writer ever opens it: a blocking open would hang until the
 	 * suite's timeout fails the test. */
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	expect_read_refused(fifo, 100, -EINVAL);
-	fgt_rm_rf(dir);
-	free(fifo);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_directory_and_device)
 {
-	char *dir = fgt_tmpdir();
 
-	expect_read_refused(dir, 100, -EISDIR);
+	expect_read_refused(tmp_dir, 100, -EISDIR);
 	expect_read_refused("/dev/null", 100, -EINVAL);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_file_over_max)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/big", dir);
+	char *p = tmp_path("big");
 
 	fgt_write(p, "0123456789");
 	expect_read_refused(p, 9, -EFBIG);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_file_over_buffer_max)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/big", dir);
+	char *p = tmp_path("big");
 	struct fg_buf b;
 
 	fgt_write(p, "0123456789");
@@ -155,20 +131,13 @@ Test(fsutil, read_refuses_file_over_buffer_max)
 	cr_assert_eq(fg_buf_error(&b), 0);
 	cr_assert_eq(fg_buf_adds(&b, "ef"), 0);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_missing_file_is_enoent)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/none", dir);
+	char *p = tmp_path("none");
 
 	expect_read_refused(p, 100, -ENOENT);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 struct tmp_case {
@@ -232,10 +201,9 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 
 Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
 {
-	char *dir = fgt_tmpdir();
-	char *deep = fgt_fmt("%s/a/b/c/", dir);
-	char *file = fgt_fmt("%s/file", dir);
-	char *under = fgt_fmt("%s/file/sub", dir);
+	char *deep = tmp_path("a/b/c/");
+	char *file = tmp_path("file");
+	char *under = tmp_path("file/sub");
 	struct stat st;
 
 	cr_assert_eq(fg_mkdir_p(deep, 0755), 0);
@@ -247,11 +215,6 @@ Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
 	cr_assert_eq(fg_mkdir_p(under, 0755), -ENOTDIR);
 	cr_assert_eq(fg_mkdir_p("", 0755), -ENOENT);
 	cr_assert_eq(fg_mkdir_p("/", 0755), 0);
-	fgt_rm_rf(dir);
-	free(deep);
-	free(file);
-	free(under);
-	free(dir);
 }
 
 struct join_case {
@@ -280,15 +243,14 @@ Test(fsutil, path_join_table)
 
 Test(fsutil, read_follows_a_symlink_only_when_asked)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/target", dir);
-	char *link = fgt_fmt("%s/link", dir);
-	char *dlink = fgt_fmt("%s/dlink", dir);
+	char *target = tmp_path("target");
+	char *link = tmp_path("link");
+	char *dlink = tmp_path("dlink");
 	struct fg_buf b;
 
 	fgt_write(target, "named by the user");
 	cr_assert_eq(symlink(target, link), 0);
-	cr_assert_eq(symlink(dir, dlink), 0);
+	cr_assert_eq(symlink(tmp_dir, dlink), 0);
 	fg_buf_init(&b, 100);
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, 0, &b, NULL), -ELOOP);
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, FG_READ_FOLLOW, &b, NULL), 0);
@@ -298,11 +260,6 @@ Test(fsutil, read_follows_a_symlink_only_when_asked)
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 5, FG_READ_FOLLOW, &b, NULL), -EFBIG);
 	cr_assert_str_eq(fg_buf_str(&b), "named by the user", "left as it was");
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(target);
-	free(link);
-	free(dlink);
-	free(dir);
 }
 
 struct split_case {
@@ -336,13 +293,12 @@ Test(fsutil, path_split_table)
 
 Test(fsutil, open_dir_opens_directories_only)
 {
-	char *d = fgt_tmpdir();
-	char *f = fgt_fmt("%s/file", d), *l = fgt_fmt("%s/link", d);
+	char *f = fgt_fmt("%s/file", tmp_dir), *l = fgt_fmt("%s/link", tmp_dir);
 	int fd;
 
 	fgt_write(f, "x");
 	cr_assert_eq(symlink(".", l), 0);
-	fd = fg_open_dir(AT_FDCWD, d, 0);
+	fd = fg_open_dir(AT_FDCWD, tmp_dir, 0);
 	cr_assert_geq(fd, 0);
 	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	cr_assert_eq(fg_open_dir(fd, "file", 0), -ENOTDIR);
@@ -359,8 +315,6 @@ Test(fsutil, open_dir_opens_directories_only)
 	close(fd);
 	free(f);
 	free(l);
-	fgt_rm_rf(d);
-	free(d);
 }
 
 Test(fsutil, open_dir_of_empty_path_is_the_current_directory)

@@ -18,8 +18,9 @@
 #include "fgtest.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "tmp_fixture.h"
 
-TestSuite(fsutil, .timeout = 30);
+TestSuite(fsutil, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
 {
@@ -55,55 +56,42 @@ Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
 
 Test(fsutil, write_atomic_with_empty_dir_means_current_directory)
 {
-	char *dir = fgt_tmpdir();
 	char *cwd = getcwd(NULL, 0);
 	char *got;
 
-	cr_assert_eq(chdir(dir), 0);
+	cr_assert_eq(chdir(tmp_dir), 0);
 	cr_assert_eq(fg_write_atomic("", "here.json", "x", 1), 0);
 	got = fgt_read("here.json", NULL);
 	cr_assert_str_eq(got, "x");
 	free(got);
 	cr_assert_eq(fgt_count_entries("."), 1);
 	cr_assert_eq(chdir(cwd), 0);
-	fgt_rm_rf(dir);
 	free(cwd);
-	free(dir);
 }
 
 Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
 {
-	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/nope", dir);
+	char *missing = tmp_path("nope");
 
 	cr_assert_eq(fg_write_atomic(missing, "f.json", "x", 1), -ENOENT);
-	cr_assert_eq(fgt_count_entries(dir), 0);
-	fgt_rm_rf(dir);
-	free(missing);
-	free(dir);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 0);
 }
 
 Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/out.json", dir);
-	char *inner = fgt_fmt("%s/out.json/keep", dir);
+	char *inner = tmp_path("out.json/keep");
 	char *got;
 	int r;
 
 	/* The target is a non-empty directory: rename() fails even as root. */
 	fgt_write(inner, "old");
-	r = fg_write_atomic(dir, "out.json", "new", 3);
+	r = fg_write_atomic(tmp_dir, "out.json", "new", 3);
 	cr_assert_lt(r, 0);
 	cr_assert(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST, "r=%d", r);
 	got = fgt_read(inner, NULL);
 	cr_assert_str_eq(got, "old");
 	free(got);
-	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
-	fgt_rm_rf(dir);
-	free(target);
-	free(inner);
-	free(dir);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 1, "a temp file was left behind");
 }
 
 static int write_new(void *dir)
@@ -133,26 +121,25 @@ Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
 
 Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 {
-	char *dir = fgt_tmpdir();
-	char *victim = fgt_fmt("%s/victim", dir);
+	char *victim = tmp_path("victim");
 	char *tmpname = fg_atomic_tmp_name("out.json");
 	/* What an agent would plant: the pid-named temp of earlier versions,
 	 * and one more of the current shape. */
-	char *tmp = fgt_fmt("%s/.out.json.tmp.%ld", dir, (long)getpid());
-	char *tmp2 = fgt_fmt("%s/%s", dir, tmpname);
-	char *out = fgt_fmt("%s/out.json", dir);
+	char *tmp = tmp_path(".out.json.tmp.%ld", (long)getpid());
+	char *tmp2 = tmp_path("%s", tmpname);
+	char *out = tmp_path("out.json");
 	char *got;
 
 	fgt_write(victim, "precious");
 	/* A hard link at a temp name: truncating it would destroy victim. */
 	cr_assert_eq(link(victim, tmp), 0);
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), 0);
+	cr_assert_eq(fg_write_atomic(tmp_dir, "out.json", "new", 3), 0);
 	got = fgt_read(victim, NULL);
 	cr_assert_str_eq(got, "precious");
 	free(got);
 	/* A symlink at a temp name is not followed. */
 	cr_assert_eq(symlink(victim, tmp2), 0);
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "newer", 5), 0);
+	cr_assert_eq(fg_write_atomic(tmp_dir, "out.json", "newer", 5), 0);
 	got = fgt_read(victim, NULL);
 	cr_assert_str_eq(got, "precious");
 	free(got);
@@ -162,48 +149,36 @@ Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 	/* Another writer's entries are not ours: never opened nor removed. */
 	cr_assert(fgt_exists(tmp));
 	cr_assert(fgt_exists(tmp2));
-	cr_assert_eq(fgt_count_entries(dir), 4);
-	fgt_rm_rf(dir);
-	free(victim);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 4);
 	free(tmpname);
-	free(tmp);
-	free(tmp2);
-	free(out);
-	free(dir);
 }
 
 /* A directory at the temp name an agent could predict (".NAME.tmp.<pid>")
  * does not make the write fail (EISDIR): temp names are random. */
 Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
 {
-	char *dir = fgt_tmpdir();
-	char *planted = fgt_fmt("%s/.review_summary.json.tmp.%ld/x", dir, (long)getpid());
-	char *out = fgt_fmt("%s/review_summary.json", dir);
+	char *planted = tmp_path(".review_summary.json.tmp.%ld/x", (long)getpid());
+	char *out = tmp_path("review_summary.json");
 	char *got;
 
 	fgt_write(planted, "");
-	cr_assert_eq(fg_write_atomic(dir, "review_summary.json", "{}", 2), 0);
+	cr_assert_eq(fg_write_atomic(tmp_dir, "review_summary.json", "{}", 2), 0);
 	got = fgt_read(out, NULL);
 	cr_assert_str_eq(got, "{}");
 	free(got);
 	cr_assert(fgt_exists(planted));
-	fgt_rm_rf(dir);
-	free(planted);
-	free(out);
-	free(dir);
 }
 
 /* A directory under the final name blocks a plain write (-EISDIR, nothing
  * changed); FG_WRITE_CLEAR removes it, never following a link inside. */
 Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_links)
 {
-	char *dir = fgt_tmpdir();
-	char *outside = fgt_fmt("%s/outside", dir);
-	char *keep = fgt_fmt("%s/outside/keep", dir);
-	char *ws = fgt_fmt("%s/ws", dir);
-	char *deep = fgt_fmt("%s/ws/out.json/a/b/file", dir);
-	char *link1 = fgt_fmt("%s/ws/out.json/a/to-outside", dir);
-	char *out = fgt_fmt("%s/ws/out.json", dir);
+	char *outside = tmp_path("outside");
+	char *keep = tmp_path("outside/keep");
+	char *ws = tmp_path("ws");
+	char *deep = tmp_path("ws/out.json/a/b/file");
+	char *link1 = tmp_path("ws/out.json/a/to-outside");
+	char *out = tmp_path("ws/out.json");
 	int dfd;
 	char *got;
 
@@ -224,23 +199,14 @@ Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_li
 	cr_assert_str_eq(got, "precious");
 	free(got);
 	cr_assert_eq(fgt_count_entries(ws), 1);
-	fgt_rm_rf(dir);
-	free(outside);
-	free(keep);
-	free(ws);
-	free(deep);
-	free(link1);
-	free(out);
-	free(dir);
 }
 
 Test(fsutil, clear_at_takes_away_any_kind_of_entry)
 {
-	char *dir = fgt_tmpdir();
-	char *fifo = fgt_fmt("%s/fifo", dir);
-	char *file = fgt_fmt("%s/file", dir);
+	char *fifo = tmp_path("fifo");
+	char *file = tmp_path("file");
 	char *aside = NULL;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 
 	cr_assert_geq(dfd, 0);
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
@@ -249,12 +215,8 @@ Test(fsutil, clear_at_takes_away_any_kind_of_entry)
 	cr_assert_null(aside);
 	cr_assert_eq(fg_clear_at(dfd, "file", &aside), 0);
 	cr_assert_eq(fg_clear_at(dfd, "nothing-here", &aside), 0);
-	cr_assert_eq(fgt_count_entries(dir), 0);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 0);
 	close(dfd);
-	fgt_rm_rf(dir);
-	free(fifo);
-	free(file);
-	free(dir);
 }
 
 Test(fsutil, open_beneath_walks_without_following_links)
@@ -298,10 +260,9 @@ Test(fsutil, open_beneath_walks_without_following_links)
 
 Test(fsutil, open_beneath_creates_missing_components)
 {
-	char *dir = fgt_tmpdir();
-	char *deep = fgt_fmt("%s/.forge/step", dir);
+	char *deep = tmp_path(".forge/step");
 	char err[256] = "";
-	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
+	int base = open(tmp_dir, O_RDONLY | O_DIRECTORY), fd;
 	struct stat st;
 
 	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
@@ -314,17 +275,13 @@ Test(fsutil, open_beneath_creates_missing_components)
 	cr_assert_geq(fd, 0, "%s", err);
 	close(fd);
 	close(base);
-	fgt_rm_rf(dir);
-	free(deep);
-	free(dir);
 }
 
 Test(fsutil, write_atomic_at_and_path)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/out.json", dir);
-	char *slash = fgt_fmt("%s/", dir);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	char *p = tmp_path("out.json");
+	char *slash = tmp_path("%s", "");
+	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 	char *got;
 
 	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "at", 2), 0);
@@ -337,10 +294,6 @@ Test(fsutil, write_atomic_at_and_path)
 	free(got);
 	cr_assert_eq(fg_write_atomic_path(slash, "x", 1), -EISDIR);
 	cr_assert_eq(fg_write_atomic_path("", "x", 1), -EISDIR);
-	cr_assert_eq(fgt_count_entries(dir), 1);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 1);
 	close(dfd);
-	fgt_rm_rf(dir);
-	free(p);
-	free(slash);
-	free(dir);
 }

@@ -17,8 +17,9 @@
 #include "forge/reviewmd.h"
 
 #include "reviewmd_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(reviewmd, .timeout = 60);
+TestSuite(reviewmd, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 /* ---- loading files ---------------------------------------------------- */
 
@@ -82,11 +83,10 @@ static void assert_treated_empty(const char *path, const char *why)
 
 Test(reviewmd, load_bad_files_are_treated_as_empty)
 {
-	char *dir = fgt_tmpdir();
-	char *bin = fgt_fmt("%s/bin/review.md", dir);
-	char *big = fgt_fmt("%s/big/review.md", dir);
-	char *fifo = fgt_fmt("%s/fifo", dir);
-	char *latin = fgt_fmt("%s/latin/review.md", dir);
+	char *bin = tmp_path("bin/review.md");
+	char *big = tmp_path("big/review.md");
+	char *fifo = tmp_path("fifo");
+	char *latin = tmp_path("latin/review.md");
 	unsigned char binary[512];
 	size_t n = 2u * 1024 * 1024;
 	char *blob = malloc(n);
@@ -104,16 +104,10 @@ Test(reviewmd, load_bad_files_are_treated_as_empty)
 	assert_treated_empty(bin, "NUL byte");
 	assert_treated_empty(big, "larger than 1048576 bytes");
 	assert_treated_empty(fifo, "not a regular file");
-	assert_treated_empty(dir, "is a directory");
+	assert_treated_empty(tmp_dir, "is a directory");
 	assert_treated_empty(latin, "not valid UTF-8");
 	assert_treated_empty("/dev/null", "not a regular file");
 	free(blob);
-	free(bin);
-	free(big);
-	free(fifo);
-	free(latin);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* The checks of assert_treated_empty(), as an exit code (0: all hold), for a
@@ -136,25 +130,20 @@ static int load_unreadable(void *path)
 
 Test(reviewmd, load_unreadable_file)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/review.md", dir);
+	char *path = tmp_path("review.md");
 
 	fgt_write(path, "---\nmax_retries: 5\n---\nbody\n");
 	cr_assert_eq(chmod(path, 0), 0);
 	/* The directory must be searchable by nobody: the file's mode denies. */
-	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(chmod(tmp_dir, 0755), 0);
 	cr_assert_eq(fgt_as_nobody(load_unreadable, path), 0,
 		     "an unreadable review.md is not treated as empty with the reason");
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(reviewmd, load_follows_symlink)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/real.md", dir);
-	char *link = fgt_fmt("%s/review.md", dir);
+	char *target = tmp_path("real.md");
+	char *link = tmp_path("review.md");
 	struct fg_review_config c;
 
 	fgt_write(target, "---\nmax_retries: 9\n---\nbody\n");
@@ -163,10 +152,6 @@ Test(reviewmd, load_follows_symlink)
 	cr_assert_eq(fg_review_config_load(&c, link, NULL), 0);
 	cr_assert_eq(c.max_retries, 9);
 	fg_review_config_release(&c);
-	fgt_rm_rf(dir);
-	free(target);
-	free(link);
-	free(dir);
 }
 
 /* ---- lint ------------------------------------------------------------- */
@@ -234,8 +219,7 @@ Test(reviewmd, lint_content_table)
 		{ "binary", "ab\0cd", 5, 1, 0, 1, "NUL byte" },
 		{ "above limit", "---\nmax_retries: 1000\n---\nbody\n", 0, 1, 0, 2, "above the limit" },
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/review.md", dir);
+	char *path = tmp_path("review.md");
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct lcontent *k = &cases[i];
@@ -251,9 +235,6 @@ Test(reviewmd, lint_content_table)
 		cr_assert(strstr(d.v[0].msg, k->sub), "%s: '%s'", k->what, d.v[0].msg);
 		fg_diags_release(&d);
 	}
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(reviewmd, lint_appends_and_counts_only_its_errors)

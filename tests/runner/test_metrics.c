@@ -18,8 +18,9 @@
 #include "metrics.h"
 
 #include "metrics_sample.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(metrics, .timeout = 120);
+TestSuite(metrics, .init = tmp_init, .fini = tmp_fini, .timeout = 120);
 
 static const char expected_run[] =
 	"# HELP forge_review_cycles_total Review cycles detected, by skill and step.\n"
@@ -212,8 +213,7 @@ static void assert_only_files(const char *dir, const char *a, const char *b)
 
 Test(metrics, merge_into_missing_file_writes_the_rendering)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 	char *text;
 
@@ -222,18 +222,14 @@ Test(metrics, merge_into_missing_file_writes_the_rendering)
 	merge_ok(&m, path);
 	text = fgt_read(path, NULL);
 	cr_assert_str_eq(text, expected_run);
-	assert_only_files(dir, "forge.prom", "forge.prom.lock");
+	assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	free(text);
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	const char *key_sum = "forge_review_duration_seconds_sum{skill=\"implement-task\",step=\"implement_task\"}";
 	struct rn_metrics m;
 	char *text, *tail;
@@ -261,15 +257,11 @@ Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 	cr_assert_eq(strstr(text, "# HELP forge_review_cycles_total"), text);
 	free(text);
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(metrics, merge_of_different_runs_keeps_every_series)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics a, b;
 	char *text;
 
@@ -293,9 +285,6 @@ Test(metrics, merge_of_different_runs_keeps_every_series)
 	free(text);
 	rn_metrics_release(&a);
 	rn_metrics_release(&b);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 /* Files written by hand or by another tool: the parser must read them. */
@@ -309,8 +298,7 @@ Test(metrics, merge_reads_valid_variants_of_the_format)
 		{ "forge_runner_runs_total{step=\"s\",outcome=\"failed\"} 4e0\n", 5 },
 		{ "", 1 },
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 
 	rn_metrics_init(&m);
@@ -326,9 +314,6 @@ Test(metrics, merge_reads_valid_variants_of_the_format)
 		free(text);
 	}
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 #define HIST_OK_BUCKETS(inf) \
@@ -375,8 +360,7 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		{ "forge_review_duration_seconds_bucket{skill=\"k\",step=\"s\",le=\"2\"} 1\n", 0 },
 		{ "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\",le=\"1\"} 1\n", 0 },
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 
 	rn_metrics_init(&m);
@@ -396,20 +380,16 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		cr_assert_eq(got_len, len, "case %zu", i);
 		cr_assert(!memcmp(after, cases[i].file, len), "case %zu changed the file", i);
 		free(after);
-		assert_only_files(dir, "forge.prom", "forge.prom.lock");
+		assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	}
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(metrics, merge_reports_unreadable_path)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/sub", dir);
-	char *file = fgt_fmt("%s/sub/forge.prom", dir);
-	char *link = fgt_fmt("%s/link.prom", dir);
+	char *path = tmp_path("sub");
+	char *file = tmp_path("sub/forge.prom");
+	char *link = tmp_path("link.prom");
 	struct rn_metrics m;
 	char err[512], *text;
 
@@ -426,11 +406,6 @@ Test(metrics, merge_reports_unreadable_path)
 	cr_assert_str_eq(text, "");
 	free(text);
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(file);
-	free(link);
-	free(dir);
 }
 
 /* Each child merges its own run `rounds` times; any lost update shows in the totals. */
@@ -451,8 +426,7 @@ static void merge_in_child(const char *path, int rounds)
 Test(metrics, concurrent_runners_lose_no_update)
 {
 	enum { CHILDREN = 4, ROUNDS = 25 };
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	pid_t pids[CHILDREN];
 	char *text;
 
@@ -476,9 +450,6 @@ Test(metrics, concurrent_runners_lose_no_update)
 	cr_assert_eq(sample(text, "forge_review_duration_seconds_count{skill=\"k\",step=\"s\"}"), CHILDREN * ROUNDS);
 	cr_assert_eq(sample(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\"}"), 7 * CHILDREN * ROUNDS);
 	cr_assert_str_eq(strstr(text, foreign), foreign);
-	assert_only_files(dir, "forge.prom", "forge.prom.lock");
+	assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	free(text);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }

@@ -20,8 +20,9 @@
 #include "report.h"
 
 #include "report_sample.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(report, .timeout = 30);
+TestSuite(report, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 Test(report, merges_two_exhausted_steps_of_one_task_and_a_third_of_another)
 {
@@ -96,17 +97,16 @@ static const cJSON *only_entry(const cJSON *root)
 
 Test(report, same_key_twice_keeps_the_newer_and_says_so)
 {
-	char *dir = fgt_tmpdir();
-	char *old = write_dup(dir, "old.json", "old feedback", "2026-01-15T10:05:00Z");
-	char *new = write_dup(dir, "new.json", "new feedback", "2026-01-15T11:05:00Z");
-	char *other = write_dup(dir, "other.json", "x", "2026-01-15T09:00:00Z");
+	char *old = write_dup(tmp_dir, "old.json", "old feedback", "2026-01-15T10:05:00Z");
+	char *new = write_dup(tmp_dir, "new.json", "new feedback", "2026-01-15T11:05:00Z");
+	char *other = write_dup(tmp_dir, "other.json", "x", "2026-01-15T09:00:00Z");
 	char *want;
 	struct cap c;
 	cJSON *root;
 	const cJSON *w;
 
 	/* The newer one named first: it must survive the older one named later. */
-	c = run_report(dir, (char *[]){ "report", new, old, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", new, old, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	root = cJSON_Parse(c.out);
 	cr_assert_not_null(root);
@@ -124,7 +124,7 @@ Test(report, same_key_twice_keeps_the_newer_and_says_so)
 	free(want);
 
 	/* Same order the other way round: the newer named later replaces. */
-	c = run_report(dir, (char *[]){ "report", old, new, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", old, new, NULL });
 	cr_assert_eq(c.code, 0);
 	root = cJSON_Parse(c.out);
 	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
@@ -133,7 +133,7 @@ Test(report, same_key_twice_keeps_the_newer_and_says_so)
 	cap_release(&c);
 
 	/* A third, oldest copy: still one entry, one warning per duplicate. */
-	c = run_report(dir, (char *[]){ "report", old, new, other, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", old, new, other, NULL });
 	cr_assert_eq(c.code, 0);
 	root = cJSON_Parse(c.out);
 	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
@@ -143,20 +143,17 @@ Test(report, same_key_twice_keeps_the_newer_and_says_so)
 	free(old);
 	free(new);
 	free(other);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, same_key_same_time_keeps_the_one_named_later)
 {
-	char *dir = fgt_tmpdir();
-	char *a = write_dup(dir, "a.json", "from a", "2026-01-15T10:05:00Z");
-	char *b = write_dup(dir, "b.json", "from b", "2026-01-15T10:05:00Z");
+	char *a = write_dup(tmp_dir, "a.json", "from a", "2026-01-15T10:05:00Z");
+	char *b = write_dup(tmp_dir, "b.json", "from b", "2026-01-15T10:05:00Z");
 	char *want;
 	struct cap c;
 	cJSON *root;
 
-	c = run_report(dir, (char *[]){ "report", b, a, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", b, a, NULL });
 	cr_assert_eq(c.code, 0);
 	root = cJSON_Parse(c.out);
 	cr_assert_str_eq(get(only_entry(root), "open_feedback")->valuestring, "from a");
@@ -169,8 +166,6 @@ Test(report, same_key_same_time_keeps_the_one_named_later)
 	free(want);
 	free(a);
 	free(b);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, bad_inputs_are_skipped_named_and_exit_1)
@@ -196,11 +191,10 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 		/* A directory: what report wants instead (a step directory is the usual slip). */
 		{ "dir.d", NULL, "a directory: report reads result files, the --result FILE of 'forge-runner run'" },
 	};
-	char *dir = fgt_tmpdir();
-	char *good = write_dup(dir, "good.json", "open", "2026-01-15T10:05:00Z");
+	char *good = write_dup(tmp_dir, "good.json", "open", "2026-01-15T10:05:00Z");
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *path = fgt_fmt("%s/%s", dir, cases[i].name);
+		char *path = tmp_path("%s", cases[i].name);
 		char *want = fgt_fmt("forge-runner report: cannot read '%s': %s", path, cases[i].why);
 		struct cap c;
 		cJSON *root;
@@ -209,7 +203,7 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 			fgt_write(path, cases[i].content);
 		if (!strcmp(cases[i].name, "dir.d"))
 			cr_assert_eq(mkdir(path, 0700), 0);
-		c = run_report(dir, (char *[]){ "report", path, good, NULL });
+		c = run_report(tmp_dir, (char *[]){ "report", path, good, NULL });
 		cr_assert_eq(c.code, 1, "case %s: code %d", cases[i].name, c.code);
 		cr_assert_not_null(strstr(c.err, want), "case %s: stderr: %s", cases[i].name, c.err);
 		/* The good input is still reported, and the skip is in the warnings. */
@@ -220,25 +214,18 @@ Test(report, bad_inputs_are_skipped_named_and_exit_1)
 		cJSON_Delete(root);
 		cap_release(&c);
 		free(want);
-		free(path);
 	}
 	free(good);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, only_bad_inputs_still_print_an_empty_report_and_exit_1)
 {
-	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/nope.json", dir);
-	struct cap c = run_report(dir, (char *[]){ "report", "--format", "markdown", missing, NULL });
+	char *missing = tmp_path("nope.json");
+	struct cap c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", missing, NULL });
 
 	cr_assert_eq(c.code, 1);
 	cr_assert_str_eq(c.out, "## Auto-Review Notes\n\nNo auto-review results.\n");
 	cap_release(&c);
-	free(missing);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, usage_errors_exit_2_and_write_nothing)
@@ -250,10 +237,9 @@ Test(report, usage_errors_exit_2_and_write_nothing)
 		{ "report", "x.json", "--output", NULL },
 		{ "report", "--only-open=yes", "x.json", NULL },
 	};
-	char *dir = fgt_tmpdir();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct cap c = run_report(dir, cases[i]);
+		struct cap c = run_report(tmp_dir, cases[i]);
 
 		cr_assert_eq(c.code, 2, "case %zu", i);
 		cr_assert_str_eq(c.out, "", "case %zu", i);
@@ -261,14 +247,11 @@ Test(report, usage_errors_exit_2_and_write_nothing)
 		cr_assert_not_null(strstr(c.err, "try 'forge-runner report --help'"), "case %zu", i);
 		cap_release(&c);
 	}
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, help_lists_every_option)
 {
-	char *dir = fgt_tmpdir();
-	struct cap c = run_report(dir, (char *[]){ "report", "--help", NULL });
+	struct cap c = run_report(tmp_dir, (char *[]){ "report", "--help", NULL });
 
 	cr_assert_eq(c.code, 0);
 	for (const struct fg_opt *o = rn_report_options; o->name; o++) {
@@ -278,8 +261,6 @@ Test(report, help_lists_every_option)
 		free(want);
 	}
 	cap_release(&c);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, output_file_is_written_instead_of_stdout)
@@ -323,12 +304,11 @@ Test(report, every_review_state_is_read_and_open_unless_settled)
 		{ "disabled", "disabled", false },   { "no_review", "no_review", false },
 		{ "none", "no_review", false },     /* a result of an older runner */
 	};
-	char *dir = fgt_tmpdir();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *step = fgt_fmt("step_%zu", i);
-		char *p = write_result(dir, "r.json", NULL, step, cases[i].in, 0, "");
-		struct cap c = run_report(dir, (char *[]){ "report", "--only-open", p, NULL });
+		char *p = write_result(tmp_dir, "r.json", NULL, step, cases[i].in, 0, "");
+		struct cap c = run_report(tmp_dir, (char *[]){ "report", "--only-open", p, NULL });
 		cJSON *o = cJSON_Parse(c.out), *e;
 		char *key = fgt_fmt("__%s", step);
 
@@ -338,7 +318,7 @@ Test(report, every_review_state_is_read_and_open_unless_settled)
 		cr_expect_eq(e != NULL, cases[i].open, "%s: %s", cases[i].in, c.out);
 		cap_release(&c);
 		cJSON_Delete(o);
-		c = run_report(dir, (char *[]){ "report", p, NULL });
+		c = run_report(tmp_dir, (char *[]){ "report", p, NULL });
 		o = cJSON_Parse(c.out);
 		e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), key);
 		cr_assert_not_null(e, "%s", c.out);
@@ -349,8 +329,6 @@ Test(report, every_review_state_is_read_and_open_unless_settled)
 		free(p);
 		free(step);
 	}
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* A result as `run` writes it: n cycles, each with nf findings. */
@@ -400,15 +378,14 @@ static void write_big_result(const char *path, int n, int nf)
  * `run` may write, are read as JSON, not refused as "not valid JSON". */
 Test(report, reads_a_result_of_40_cycles_of_500_findings)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/r.json", dir);
+	char *path = tmp_path("r.json");
 	char *argv[] = { "report", path, NULL };
 	struct cap c;
 	cJSON *root;
 	const cJSON *e;
 
 	write_big_result(path, 40, 500);
-	c = run_report(dir, argv);
+	c = run_report(tmp_dir, argv);
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	root = cJSON_Parse(c.out);
 	cr_assert_not_null(root);
@@ -417,16 +394,12 @@ Test(report, reads_a_result_of_40_cycles_of_500_findings)
 	cr_assert_str_eq(get(e, "state")->valuestring, "exhausted");
 	cJSON_Delete(root);
 	cap_release(&c);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 /* A bound hit says which bound, never "not valid JSON". */
 Test(report, a_bound_hit_says_so)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/deep.json", dir);
+	char *path = tmp_path("deep.json");
 	char *argv[] = { "report", path, NULL };
 	size_t n = RN_RESULT_MAX_TOKENS + 10;
 	char *doc = malloc(3 * n + 8), *p = doc;
@@ -439,13 +412,10 @@ Test(report, a_bound_hit_says_so)
 	}
 	memcpy(p, "[]]", 4);
 	fgt_write(path, doc);
-	c = run_report(dir, argv);
+	c = run_report(tmp_dir, argv);
 	cr_assert_eq(c.code, 1, "stderr: %s", c.err);
 	cr_assert_not_null(strstr(c.err, "more than 2162688 JSON tokens"), "stderr: %s", c.err);
 	cr_assert_null(strstr(c.err, "not valid JSON"), "stderr: %s", c.err);
 	cap_release(&c);
 	free(doc);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }

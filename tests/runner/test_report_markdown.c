@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "fgtest.h"
+#include "forge/alloc.h"
 #include "forge/buf.h"
 #include "report.h"
 
 #include "report_sample.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(report, .timeout = 30);
+TestSuite(report, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 Test(report, markdown_output_line_by_line)
 {
@@ -104,19 +106,18 @@ Test(report, markdown_approved_step_has_no_open_feedback_and_only_open_drops_it)
 		"",
 		"No open auto-review feedback.",
 	};
-	char *dir = fgt_tmpdir();
 	char *a = cyc(1, 3, "rejected", "  \\n Add a test  ", "2026-01-15T10:00:00Z");
 	char *b = cyc(2, 3, "approved", "", "2026-01-15T10:10:00Z");
 	char *cy = fgt_fmt("%s, %s", a, b);
-	char *p1 = write_result(dir, "ok.json", "DEMO-3", "implement_task", "approved", 0, cy);
-	char *p2 = write_result(dir, "none.json", NULL, "review", "none", 0, "");
+	char *p1 = write_result(tmp_dir, "ok.json", "DEMO-3", "implement_task", "approved", 0, cy);
+	char *p2 = write_result(tmp_dir, "none.json", NULL, "review", "none", 0, "");
 	struct cap c;
 
-	c = run_report(dir, (char *[]){ "report", "--format=markdown", p1, p2, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", "--format=markdown", p1, p2, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	assert_lines(c.out, all, sizeof(all) / sizeof(all[0]));
 	cap_release(&c);
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", p1, p2, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", p1, p2, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	assert_lines(c.out, open_only, sizeof(open_only) / sizeof(open_only[0]));
 	cap_release(&c);
@@ -125,13 +126,10 @@ Test(report, markdown_approved_step_has_no_open_feedback_and_only_open_drops_it)
 	free(cy);
 	free(p1);
 	free(p2);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 {
-	char *dir = fgt_tmpdir();
 	char long_fb[128];
 	char *c1, *c2, *cy, *p, *want_cell;
 	struct cap c;
@@ -143,8 +141,8 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	c2 = cyc(2, 2, "rejected", "first\\r\\n\\r\\n`a|b` third\\r\\n", "2026-01-15T10:05:00Z");
 	/* Cycles given out of order: the report sorts them by number. */
 	cy = fgt_fmt("%s, %s", c2, c1);
-	p = write_result(dir, "r.json", "T-1", "st", "exhausted", 1, cy);
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	p = write_result(tmp_dir, "r.json", "T-1", "st", "exhausted", 1, cy);
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	want_cell = fgt_fmt("| 1 | rejected | %.119s … |\n| 2 | rejected | first … |\n", long_fb);
 	cr_assert_not_null(strstr(c.out, want_cell), "got:\n%s", c.out);
@@ -157,8 +155,6 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	free(c2);
 	free(cy);
 	free(p);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* A run that failed before any review shows its success, exit code and
@@ -180,8 +176,7 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 		"",
 		"No review cycles.",
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/failed.json", dir);
+	char *path = tmp_path("failed.json");
 	struct cap c;
 
 	fgt_write(path, "{\"success\": false, \"exit_code\": 1, \"error_message\": "
@@ -190,12 +185,12 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 			" \"run_id\": \"run-1\", \"engine\": \"local\", \"duration_seconds\": 0.2,\n"
 			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"no_review\",\n"
 			" \"stale_files_cleared\": 0, \"sweep_caught\": 0}\n");
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	assert_lines(c.out, want, sizeof(want) / sizeof(want[0]));
 	cap_release(&c);
 
-	c = run_report(dir, (char *[]){ "report", "--only-open", path, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", "--only-open", path, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	cJSON *o = cJSON_Parse(c.out);
 	cJSON *e = cJSON_GetObjectItem(cJSON_GetObjectItem(o, "entries"), "DEMO-4__implement_task");
@@ -207,9 +202,6 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 	cr_expect_str_eq(cJSON_GetObjectItem(e, "state")->valuestring, "no_review");
 	cJSON_Delete(o);
 	cap_release(&c);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
 }
 
 /* A cycle's evidence in the Markdown, line by line: a check that timed
@@ -218,7 +210,6 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
  * RN_REPORT_CHANGES_SHOWN (the rest counted). */
 Test(report, markdown_evidence_is_bounded_and_escaped)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_buf ch;
 	struct cap c;
 
@@ -233,8 +224,8 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 			       " \"output_tail\": \"ok\"}, {\"name\": \"lint\", \"exit_code\": -1, \"timed_out\": true,"
 			       " \"duration_seconds\": 30, \"output_tail\": \"\"}], \"changes\": [%s],"
 			       " \"changes_since\": \"step\", \"changes_truncated\": true}", c1, fg_buf_str(&ch));
-	char *p = write_result(dir, "r.json", "T-1", "s", "exhausted", 1, cycles);
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	char *p = write_result(tmp_dir, "r.json", "T-1", "s", "exhausted", 1, cycles);
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	const char *want[] = {
 		"| 1 | rejected (check failed) | The check \\'lint\\' timed out |\n\n"
@@ -257,16 +248,13 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 	free(cycles);
 	free(c1);
 	fg_buf_release(&ch);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* The report shows the whole cause of a failed run, by its name, escaped
  * and bounded: `--only-open` cut it off after one line of 120 bytes. */
 Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/failed.json", dir);
+	char *path = tmp_path("failed.json");
 	struct cap c;
 
 	fgt_write(path, "{\"success\": false, \"exit_code\": 2, \"error_message\": \"local exited with code 2\",\n"
@@ -274,20 +262,17 @@ Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
 			"exit code 127\\nThe end of its output:\\nsh: 1: no-such-lint: not found\\u001b[2K\"},\n"
 			" \"step\": \"implement_task\", \"skill\": \"implement-task\", \"task_key\": \"DEMO-5\",\n"
 			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"failed\"}\n");
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check \\'lint\\' could not "
 			 "run\\: exit code 127 …\n"), "%s", c.out);
 	cr_assert(strstr(c.out, "> sh\\: 1\\: no\\-such\\-lint\\: not found"), "the output, inert: %s", c.out);
 	cr_assert_null(strchr(c.out, '\033'), "a control reached the report");
 	cap_release(&c);
-	c = run_report(dir, (char *[]){ "report", path, NULL });
+	c = run_report(tmp_dir, (char *[]){ "report", path, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	cr_assert(strstr(c.out, "\"cause\":\t\"config_error\""), "%s", c.out);
 	cap_release(&c);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
 }
 
 /* A failed check's row is followed by what it printed (escaped), and the
@@ -295,7 +280,6 @@ Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
  * from cycle 1 ran nothing in cycle 2), each once. */
 Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
 {
-	char *dir = fgt_tmpdir();
 	struct cap c;
 	char *c1 = cyc(1, 3, "rejected", "The check 'lint' failed with exit code 1", "2026-01-15T10:00:00Z");
 	char *c2 = cyc(2, 3, "rejected", "x", "2026-01-15T10:05:00Z");
@@ -309,14 +293,13 @@ Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
 			       "%s, \"verified\": [\"security: sh audit.sh -> clean\"]},"
 			       "%s, \"verified\": [\"correctness: sh tests.sh -> 5 passed\", "
 			       "\"security: sh audit.sh -> clean\"]}", c1, c2, c3);
-	char *p = write_result(dir, "r.json", "T-2", "s", "approved", 0, cycles);
-	c = run_report(dir, (char *[]){ "report", "--format", "markdown", p, NULL });
+	char *p = write_result(tmp_dir, "r.json", "T-2", "s", "approved", 0, cycles);
+	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	cr_assert(strstr(c.out, "**Checks** (cycle 1): lint failed (exit code 1, 0.5 s)\n\n"
 			 "The end of lint's output:\n\n> lint\\.sh\\: line 3\\: calc\\.sh\\: trailing space"), "%s", c.out);
 	cr_assert(strstr(c.out, "**Verified:**\n\n- security\\: sh audit\\.sh \\-\\> clean\n"
 			 "- correctness\\: sh tests\\.sh \\-\\> 5 passed\n"), "%s", c.out);
 	cap_release(&c);
-	fgt_rm_rf(dir);
-	free(dir); free(p); free(c1); free(c2); free(c3); free(cycles);
+	FG_FREE_ALL(p, c1, c2, c3, cycles);
 }
