@@ -1,8 +1,10 @@
 /*
- * cycle_sample.h - the sample cycles the test_cycle*.c files build on: a
- * valid review_cycle_N.json text (cycle_base_json), that text with one field
- * changed or removed (cycle_patched), and a filled struct fg_cycle
- * (cycle_fill). Static inline: each test file uses what it needs.
+ * cycle_sample.h - the sample records the unit tests build on: a valid
+ * review_cycle_N.json text (cycle_base_json), that text with one field
+ * changed or removed (cycle_patched), a filled struct fg_cycle (cycle_fill,
+ * cycle_make) or struct fg_summary (summary_fill), and a written file read
+ * back as an object whose members come in one order (read_keys_in_order).
+ * Static inline: each test file uses what it needs.
  */
 #ifndef CYCLE_SAMPLE_H
 #define CYCLE_SAMPLE_H
@@ -13,6 +15,7 @@
 
 #include "fgtest.h"
 #include "forge/cycle.h"
+#include "forge/summary.h"
 
 static const char cycle_base_json[] =
 	"{\"cycle\": 2, \"max_cycles\": 3, \"verdict\": \"rejected\", \"feedback\": \"fix it\","
@@ -56,6 +59,49 @@ static inline void cycle_fill(struct fg_cycle *c, int n, int max, enum fg_verdic
 	c->skill = fgt_fmt("implement-task");
 	c->elapsed_seconds = 2.25;
 	snprintf(c->timestamp, sizeof(c->timestamp), "2026-01-15T10:30:0%dZ", n % 10);
+}
+
+/* cycle_fill() of cycle n of 3 with verdict v and the feedback given. */
+static inline void cycle_make(struct fg_cycle *c, int n, enum fg_verdict_kind v, const char *feedback)
+{
+	cycle_fill(c, n, 3, v);
+	free(c->j.feedback);
+	c->j.feedback = fgt_fmt("%s", feedback);
+}
+
+/* Initialises s as a summary in state after cycles of max, of step and
+ * skill; the other members are left as fg_summary_init() sets them. */
+static inline void summary_fill(struct fg_summary *s, enum fg_review_state state, int cycles, int max,
+				const char *step, const char *skill)
+{
+	fg_summary_init(s);
+	s->state = state;
+	s->cycles = cycles;
+	s->max_cycles = max;
+	s->step = fgt_fmt("%s", step);
+	s->skill = fgt_fmt("%s", skill);
+}
+
+/* The JSON object in the file at path, which ends with a newline and has
+ * exactly the members keys[0..n), in that order. Owned (cJSON_Delete). */
+static inline cJSON *read_keys_in_order(const char *path, const char *const *keys, size_t n)
+{
+	char *text = fgt_read(path, NULL);
+	cJSON *o, *it;
+	size_t i = 0;
+
+	cr_assert_not_null(text, "cannot read %s", path);
+	cr_assert_eq(text[strlen(text) - 1], '\n', "ends with a newline");
+	o = cJSON_Parse(text);
+	cr_assert_not_null(o, "%s", text);
+	cJSON_ArrayForEach(it, o) {
+		cr_assert_lt(i, n, "unexpected field '%s'", it->string);
+		cr_assert_str_eq(it->string, keys[i]);
+		i++;
+	}
+	cr_assert_eq(i, n);
+	free(text);
+	return o;
 }
 
 /* Parses text into back (initialised here), failing the test on an error. */

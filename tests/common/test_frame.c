@@ -13,15 +13,14 @@
 #include "forge/alloc.h"
 #include "forge/frame.h"
 
+#include "cycle_sample.h"
+
 TestSuite(frame, .timeout = 30);
 
 static void make_cycle(struct fg_cycle *c, int n, const char *feedback)
 {
-	fg_cycle_init(c);
-	c->cycle = n;
-	c->max_cycles = 3;
-	c->j.verdict = FG_VERDICT_REJECTED;
-	c->j.feedback = fg_xstrdup(feedback);
+	cycle_make(c, n, FG_VERDICT_REJECTED, feedback);
+	free(c->skill);
 	c->skill = fg_xstrdup("impl");
 	c->elapsed_seconds = 1.25;
 	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
@@ -84,12 +83,7 @@ Test(frame, summary_round_trip)
 	char err[256] = "";
 	size_t len = 0;
 
-	fg_summary_init(&s);
-	s.state = FG_STATE_EXHAUSTED;
-	s.cycles = 3;
-	s.max_cycles = 3;
-	s.step = fg_xstrdup("impl");
-	s.skill = fg_xstrdup("impl");
+	summary_fill(&s, FG_STATE_EXHAUSTED, 3, 3, "impl", "impl");
 	s.task_key = fg_xstrdup("ABC-1");
 	s.run_id = fg_xstrdup("r1");
 	char *line = fg_frame_summary_line(&s, NULL, &len);

@@ -16,6 +16,8 @@
 #include "forge/frame.h"
 #include "forge/seal.h"
 
+#include "cycle_sample.h"
+
 TestSuite(seal, .timeout = 30);
 
 static void key_of(struct fg_seal_key *k, unsigned char fill)
@@ -240,12 +242,7 @@ Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 	cr_expect_str_eq(back.j.feedback, c.j.feedback);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &b, NULL, text, n), FG_SEAL_OK);
 	free(text);
-	fg_summary_init(&s);
-	s.state = FG_STATE_APPROVED;
-	s.cycles = 2;
-	s.max_cycles = 3;
-	s.step = fg_xstrdup("impl");
-	s.skill = fg_xstrdup("impl");
+	summary_fill(&s, FG_STATE_APPROVED, 2, 3, "impl", "impl");
 	s.task_key = fg_xstrdup("");
 	s.run_id = fg_xstrdup("run1");
 	cr_assert_eq(fg_summary_write_sealed(dir, &s, &k), 0);

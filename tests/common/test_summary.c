@@ -13,11 +13,13 @@
 #include "fgtest.h"
 #include "forge/fsutil.h"
 #include "forge/summary.h"
+#include "forge/util.h"
+
+#include "cycle_sample.h"
 #include "tmp_fixture.h"
 
 TestSuite(summary, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
-#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
 struct state_case {
 	enum fg_review_state s;
@@ -37,7 +39,7 @@ Test(summary, state_names_and_parse_table)
 	static const char *const bad[] = { "", "APPROVED", "Approved", "none", "no-review",
 					   "exhausted ", "rejected", "over-budget" };
 
-	for (size_t i = 0; i < N_ELEMS(states); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
 		enum fg_review_state got = FG_STATE_APPROVED;
 
 		cr_expect_str_eq(fg_review_state_name(states[i].s), states[i].name);
@@ -45,9 +47,9 @@ Test(summary, state_names_and_parse_table)
 		cr_expect_eq(got, states[i].s);
 	}
 	/* Every state has a row: a new state cannot go without a name. */
-	cr_expect_eq(N_ELEMS(states), FG_STATE_COUNT);
+	cr_expect_eq(ARRAY_SIZE(states), FG_STATE_COUNT);
 	cr_expect_str_eq(fg_review_state_name(FG_STATE_COUNT), "failed", "out of range");
-	for (size_t i = 0; i < N_ELEMS(bad); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		enum fg_review_state got = FG_STATE_STALLED;
 
 		cr_expect_eq(fg_review_state_parse(bad[i], &got), -EINVAL, "'%s'", bad[i]);
@@ -57,12 +59,7 @@ Test(summary, state_names_and_parse_table)
 
 static void fill(struct fg_summary *s, enum fg_review_state st)
 {
-	fg_summary_init(s);
-	s->state = st;
-	s->cycles = 2;
-	s->max_cycles = 3;
-	s->step = fgt_fmt("implement_task");
-	s->skill = fgt_fmt("implement-task");
+	summary_fill(s, st, 2, 3, "implement_task", "implement-task");
 	s->task_key = fgt_fmt("PROJ-12");
 	s->run_id = fgt_fmt("run-1");
 	s->review_md = fgt_fmt("/skills/proj/implement-task/review.md");
@@ -70,7 +67,7 @@ static void fill(struct fg_summary *s, enum fg_review_state st)
 
 Test(summary, round_trip_every_state)
 {
-	for (size_t i = 0; i < N_ELEMS(states); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
 		char *dir = fgt_tmpdir();
 		struct fg_summary s, back;
 		char err[256] = "";
@@ -101,27 +98,13 @@ Test(summary, written_shape_has_exact_fields_and_null_review_md)
 					    "task_key", "run_id", "review_md" };
 	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, tmp_dir);
 	struct fg_summary s, back;
-	char *text;
-	cJSON *o, *it;
-	size_t i = 0;
+	cJSON *o;
 	char err[256] = "";
 
-	fg_summary_init(&s);
-	s.state = FG_STATE_NO_REVIEW;
-	s.step = fgt_fmt("review");
-	s.skill = fgt_fmt("x");
+	summary_fill(&s, FG_STATE_NO_REVIEW, 0, 0, "review", "x");
 	/* task_key, run_id and review_md NULL */
 	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
-	text = fgt_read(path, NULL);
-	cr_assert_eq(text[strlen(text) - 1], '\n');
-	o = cJSON_Parse(text);
-	cr_assert_not_null(o);
-	cJSON_ArrayForEach(it, o) {
-		cr_assert_lt(i, N_ELEMS(keys), "unexpected field '%s'", it->string);
-		cr_assert_str_eq(it->string, keys[i]);
-		i++;
-	}
-	cr_assert_eq(i, N_ELEMS(keys));
+	o = read_keys_in_order(path, keys, ARRAY_SIZE(keys));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "state")->valuestring, "no_review");
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "review_md")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "task_key")->valuestring, "");
@@ -132,7 +115,6 @@ Test(summary, written_shape_has_exact_fields_and_null_review_md)
 	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(back.review_md);
 	cr_assert_str_eq(back.task_key, "");
-	free(text);
 	fg_summary_release(&back);
 	fg_summary_release(&s);
 	free(path);
@@ -210,7 +192,7 @@ Test(summary, invalid_files_table)
 		  "not valid UTF-8 at byte 75" },
 	};
 
-	for (size_t i = 0; i < N_ELEMS(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *dir = fgt_tmpdir();
 		char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
 		struct fg_summary s;

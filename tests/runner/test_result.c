@@ -12,6 +12,8 @@
 #include "result.h"
 #include "watch.h"
 
+#include "../common/cycle_sample.h"
+
 TestSuite(result, .timeout = 30);
 
 static void put(struct rn_cycles *s, int n, int max, enum fg_verdict_kind v, bool stalled)
@@ -88,13 +90,7 @@ Test(result, result_file_names_every_state)
 
 static void make(struct fg_cycle *c, int n, const char *feedback, enum fg_verdict_kind v)
 {
-	fg_cycle_init(c);
-	c->cycle = n;
-	c->max_cycles = 3;
-	c->j.verdict = v;
-	c->j.feedback = strdup(feedback);
-	c->skill = strdup("implement-task");
-	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
+	cycle_make(c, n, v, feedback);
 }
 
 Test(result, one_cycle_from_several_sources_is_new_once)
