@@ -65,14 +65,12 @@ Test(cmdline, split_quoting)
 		check_split(&t[i]);
 }
 
-struct split_error_case {
-	const char *cmd;
-	const char *err;
-};
-
 Test(cmdline, split_errors_have_exact_texts)
 {
-	static const struct split_error_case t[] = {
+	static const struct {
+		const char *cmd;
+		const char *err;
+	} t[] = {
 		{ "a 'b", "unterminated single quote" },
 		{ "'", "unterminated single quote" },
 		{ "a \"b", "unterminated double quote" },

@@ -30,11 +30,7 @@ TestSuite(cycle, .timeout = 60);
 
 /* ---- names ---- */
 
-struct name_case {
-	const char *name;
-	int ok;
-	int n;
-};
+struct name_case { const char *name; int ok; int n; };
 
 Test(cycle, name_parse_table)
 {
@@ -150,10 +146,7 @@ Test(cycle, optional_fields_written_only_when_set)
 	fg_cycle_release(&c);
 }
 
-struct elapsed_case {
-	double in;
-	double want;
-};
+struct elapsed_case { double in; double want; };
 
 Test(cycle, elapsed_seconds_rounded_to_milliseconds)
 {
@@ -351,12 +344,7 @@ struct ex_cycle {
 	bool synthetic;
 };
 
-struct ex_case {
-	const char *what;
-	struct ex_cycle c[4];
-	size_t n;
-	bool want;
-};
+struct ex_case { const char *what; struct ex_cycle c[4]; size_t n; bool want; };
 
 #define REJ FG_VERDICT_REJECTED
 #define APP FG_VERDICT_APPROVED

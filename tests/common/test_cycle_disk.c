@@ -166,11 +166,7 @@ Test(cycle, fixture_foreign_writer_is_tolerated)
 	fg_cycle_release(&c);
 }
 
-struct refuse_case {
-	const char *name;
-	int want;
-	const char *err;
-};
+struct refuse_case { const char *name; int want; const char *err; };
 
 Test(cycle, read_at_refuses_unsafe_files)
 {

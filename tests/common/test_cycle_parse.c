@@ -107,11 +107,7 @@ Test(cycle, invalid_fields_table)
 	}
 }
 
-struct json_case {
-	const char *text;
-	size_t len;          /* 0: strlen(text) */
-	const char *reason;
-};
+struct json_case { const char *text; size_t len; const char *reason; }; /* len 0: strlen(text) */
 
 Test(cycle, not_json_table)
 {
@@ -200,10 +196,7 @@ Test(cycle, integral_numbers_accepted_however_written)
 	}
 }
 
-struct opt_case {
-	const char *key;
-	const char *value;
-};
+struct opt_case { const char *key; const char *value; };
 
 Test(cycle, optional_fields_with_wrong_types_are_ignored)
 {

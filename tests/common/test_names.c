@@ -16,16 +16,14 @@ Test(names, kind_strings)
 	cr_assert_str_eq(fg_name_kind_str(FG_NAME_TASK_KEY), "task key");
 }
 
-struct check_case {
-	const char *name;
-	size_t len;          /* 0: strlen(name) */
-	int ok;
-	const char *why;     /* substring of the message when refused */
-};
-
 Test(names, check_table)
 {
-	static const struct check_case cases[] = {
+	static const struct {
+		const char *name;
+		size_t len;          /* 0: strlen(name) */
+		int ok;
+		const char *why;     /* substring of the message when refused */
+	} cases[] = {
 		{ "implement_task", 0, 1, NULL },
 		{ "local-code-review", 0, 1, NULL },
 		{ "MYPROJECT-123", 0, 1, NULL },
@@ -111,15 +109,9 @@ Test(names, null_and_small_error_buffers)
 	cr_assert_eq(fg_name_check(FG_NAME_SKILL, "ok", 2, NULL, 0), 0);
 }
 
-struct ticket_project_case {
-	const char *key;
-	int ret;
-	const char *project;
-};
-
 Test(names, ticket_project_table)
 {
-	static const struct ticket_project_case cases[] = {
+	static const struct { const char *key; int ret; const char *project; } cases[] = {
 		{ "MYPROJECT-123", 0, "myproject" },
 		{ "AISOS-456", 0, "aisos" },
 		{ "ab_2C-7", 0, "ab_2c" },

@@ -8,15 +8,9 @@
 
 TestSuite(num, .timeout = 30);
 
-struct strict_parsing_case {
-	const char *in;
-	int ret;
-	long val;
-};
-
 Test(num, strict_parsing)
 {
-	static const struct strict_parsing_case cases[] = {
+	static const struct { const char *in; int ret; long val; } cases[] = {
 		{ "3", 0, 3 }, { "0", 0, 0 }, { "-1", -ERANGE, 0 }, { "", -EINVAL, 0 },
 		{ "3x", -EINVAL, 0 }, { " 3", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
 		{ "99999999999999999999999", -ERANGE, 0 }, { "101", -ERANGE, 0 },

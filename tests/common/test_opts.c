@@ -72,14 +72,12 @@ Test(opts, usage_errors)
 	}
 }
 
-struct suggest_case {
-	const char *word, *want;
-};
-
 Test(opts, suggest_picks_the_nearest_name_or_none)
 {
 	static const char *const cmds[] = { "run", "watch", "sweep", "report" };
-	static const struct suggest_case cases[] = {
+	static const struct {
+		const char *word, *want;
+	} cases[] = {
 		{ "rnu", "run" }, { "swep", "sweep" }, { "wacth", "watch" }, { "reprot", "report" },
 		{ "run", NULL }, { "frobnicate", NULL }, { "", NULL },
 	};

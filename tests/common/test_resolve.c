@@ -85,17 +85,15 @@ static int has_diag(const struct fg_diags *d, enum fg_diag_level level, const ch
 	return 0;
 }
 
-struct precedence_case {
-	const char *skill;
-	const char *ticket;
-	int ret;
-	const char *found;
-	const char *warn;   /* expected warning, or NULL for none */
-};
-
 Test(resolve, precedence_table, .init = setup, .fini = teardown)
 {
-	static const struct precedence_case cases[] = {
+	static const struct {
+		const char *skill;
+		const char *ticket;
+		int ret;
+		const char *found;
+		const char *warn;   /* expected warning, or NULL for none */
+	} cases[] = {
 		{ "implement-task", "MYPROJECT-123", 0, "myproject/implement-task/review.md", NULL },
 		{ "implement-task", "myproject-9", 0, "myproject/implement-task/review.md", NULL },
 		{ "implement-task", "OTHER-1", 0, "default/implement-task/review.md", NULL },
@@ -137,15 +135,13 @@ Test(resolve, precedence_table, .init = setup, .fini = teardown)
 	}
 }
 
-struct invalid_names_case {
-	const char *skill;
-	const char *ticket;
-	const char *msg;
-};
-
 Test(resolve, invalid_names_table, .init = setup, .fini = teardown)
 {
-	static const struct invalid_names_case cases[] = {
+	static const struct {
+		const char *skill;
+		const char *ticket;
+		const char *msg;
+	} cases[] = {
 		{ "a/b", NULL, "invalid skill name 'a/b': contains '/'" },
 		{ "..", NULL, "invalid skill name '..': is '..'" },
 		{ "../default/x", NULL, "invalid skill name '../default/x': contains '/'" },
@@ -306,17 +302,15 @@ Test(resolve, unusable_skills_dir, .init = setup, .fini = teardown)
 	free(missing);
 }
 
-struct explain_case {
-	const char *skill, *ticket;
-	int want_tried;    /* 1: default only, 2: proj then default, 0: not checked */
-	const char *want_hint;
-};
-
 /* A misspelled skill is explained, not only "no review.md": the
  * explanation names the paths tried and the nearest skill with a review.md. */
 Test(resolve, explain_missing_names_paths_and_nearest_skill, .init = setup, .fini = teardown)
 {
-	static const struct explain_case cases[] = {
+	static const struct {
+		const char *skill, *ticket;
+		int want_tried;    /* 1: default only, 2: proj then default, 0: not checked */
+		const char *want_hint;
+	} cases[] = {
 		{ "add-licence", NULL, 1, "did you mean 'add-license'?" },
 		{ "add-licence", "PROJ-3", 2, "did you mean 'add-license'?" },
 		{ "fix-bugz", "PROJ-3", 0, "did you mean 'fix-bugs'?" },   /* only in proj/ */

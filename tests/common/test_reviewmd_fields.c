@@ -20,17 +20,15 @@
 
 TestSuite(reviewmd, .timeout = 60);
 
-struct max_cost_case {
-	const char *fm, *env;
-	double want;
-	bool warns;
-};
-
 /* max_cost_usd: plain numbers only; the frontmatter wins over
  * AUTO_REVIEW_MAX_COST_USD; invalid values warn and fall back. */
 Test(reviewmd, max_cost_usd_values_and_priority)
 {
-	static const struct max_cost_case k[] = {
+	static const struct {
+		const char *fm, *env;
+		double want;
+		bool warns;
+	} k[] = {
 		{ "max_cost_usd: 2.50", NULL, 2.5, false },
 		{ "max_cost_usd: 5", "1", 5, false },
 		{ "max_cost_usd: 0", NULL, 0, false },

@@ -13,15 +13,9 @@
 
 TestSuite(text, .timeout = 30);
 
-struct utf8_sequences_case {
-	const char *bytes;
-	size_t n;
-	size_t want;
-};
-
 Test(text, utf8_sequences)
 {
-	static const struct utf8_sequences_case cases[] = {
+	static const struct { const char *bytes; size_t n; size_t want; } cases[] = {
 		{ "a", 1, 1 },
 		{ "\xc3\xa9", 2, 2 },            /* é */
 		{ "\xe2\x82\xac", 3, 3 },        /* € */
@@ -101,15 +95,9 @@ Test(text, print_ends_with_a_newline)
 	cJSON_Delete(o);
 }
 
-struct escape_controls_case {
-	const char *in;
-	unsigned flags;
-	const char *want;
-};
-
 Test(text, escape_controls)
 {
-	static const struct escape_controls_case cases[] = {
+	static const struct { const char *in; unsigned flags; const char *want; } cases[] = {
 		{ "plain \xc3\xa9 text", 0, "plain \xc3\xa9 text" },
 		{ "a\r\033[2Kb\n\t", 0, "a\\r\\x1b[2Kb\\n\\t" },
 		{ "del\x7f bell\x07", 0, "del\\x7f bell\\x07" },

@@ -123,15 +123,9 @@ Test(prompt, reviewer_prompt_carries_previous_feedback_from_cycle_two)
 	ep_task_release(&t);
 }
 
-struct one_line_case {
-	const char *in;
-	size_t max;
-	const char *want;
-};
-
 Test(prompt, one_line_collapses_and_cuts)
 {
-	static const struct one_line_case cases[] = {
+	static const struct { const char *in; size_t max; const char *want; } cases[] = {
 		{ "  a\n\n b\tc  ", 200, "a b c" },
 		{ "", 200, "" },
 		{ "abcdef", 3, "abc..." },

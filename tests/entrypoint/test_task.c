@@ -22,15 +22,9 @@ static void clean_env(void)
 		unsetenv(VARS[i]);
 }
 
-struct parse_json_case {
-	const char *json;
-	int rc;
-	const char *err;
-};
-
 Test(task, parse_json_table)
 {
-	static const struct parse_json_case cases[] = {
+	static const struct { const char *json; int rc; const char *err; } cases[] = {
 		{ "{\"task_key\":\"A-1\",\"summary\":\"s\",\"description\":\"d\",\"skill_name\":\"k\","
 		  "\"step_name\":\"st\",\"previous_task_keys\":[\"A-0\"],\"extra\":1}", 0, NULL },
 		{ "{\"summary\": null}", 0, NULL },
@@ -111,13 +105,9 @@ Test(task, skill_defaults_to_step_with_dashes)
 	free(dir);
 }
 
-struct config_errors_case {
-	const char *var, *value, *step, *err;
-};
-
 Test(task, config_errors_table)
 {
-	static const struct config_errors_case cases[] = {
+	static const struct { const char *var, *value, *step, *err; } cases[] = {
 		{ "FORGE_AGENT_TIMEOUT", "abc", "s", "invalid FORGE_AGENT_TIMEOUT 'abc'" },
 		{ "FORGE_AGENT_TIMEOUT", "0", "s", "FORGE_AGENT_TIMEOUT" },
 		{ "FORGE_AGENT_IDLE_TIMEOUT", "1x", "s", "FORGE_AGENT_IDLE_TIMEOUT" },

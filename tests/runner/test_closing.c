@@ -9,14 +9,12 @@
 
 TestSuite(closing, .timeout = 30);
 
-struct closing_line_case {
-	struct rn_closing c;
-	const char *want;
-};
-
 Test(closing, says_the_step_state_cycles_cost_time_and_result)
 {
-	static const struct closing_line_case cases[] = {
+	static const struct {
+		struct rn_closing c;
+		const char *want;
+	} cases[] = {
 		{ { .step = "implement_task", .outcome = "approved", .cycles = 2, .max_cycles = 3,
 		    .have_cost = true, .cost_usd = 0.5512, .seconds = 41.2, .result_path = "/r/result.json" },
 		  "implement_task: approved in 2/3 cycles, $0.55, 41 s; result: /r/result.json" },

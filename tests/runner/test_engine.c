@@ -338,15 +338,13 @@ Test(engine, limits_and_engine_args_in_order_before_the_image)
 		    "--skill implement-task --task-key DEMO-1 --task-file /workspace/task.json");
 }
 
-struct limit_case {
-	int (*check)(const char *, char *, size_t);
-	const char *v;
-	int ok;
-};
-
 Test(engine, limit_values_are_checked)
 {
-	static const struct limit_case cases[] = {
+	static const struct {
+		int (*check)(const char *, char *, size_t);
+		const char *v;
+		int ok;
+	} cases[] = {
 		{ rn_engine_memory_check, "4g", 1 }, { rn_engine_memory_check, "512m", 1 },
 		{ rn_engine_memory_check, "1073741824", 1 }, { rn_engine_memory_check, "64K", 1 },
 		{ rn_engine_memory_check, "", 0 }, { rn_engine_memory_check, "g", 0 },

@@ -18,15 +18,13 @@
 
 TestSuite(output, .timeout = 120);
 
-struct raised_line_case {
-	const char *line;
-	enum rn_log_level level;
-	const char *reason;
-};
-
 Test(output, entrypoint_error_and_warning_lines_are_raised)
 {
-	static const struct raised_line_case cases[] = {
+	static const struct {
+		const char *line;
+		enum rn_log_level level;
+		const char *reason;
+	} cases[] = {
 		{ "forge-entrypoint: the task failed: worker exited with status 3", RN_LOG_ERROR,
 		  "the task failed: worker exited with status 3" },
 		{ "forge-entrypoint: error: cannot write 'x': No space left on device", RN_LOG_ERROR,
@@ -143,16 +141,14 @@ Test(output, docker_daemon_down_is_recognised)
 	free(hint);
 }
 
-struct runtime_failure_case {
-	const char *line, *fix;
-};
-
 /* Podman's own runtime failures are not "the entrypoint cannot be
  * invoked" (126) or "was not found" (127): each real message is recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
  * entrypoint really missing is not. */
 Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 {
-	static const struct runtime_failure_case cases[] = {
+	static const struct {
+		const char *line, *fix;
+	} cases[] = {
 		{ "Error: runc: runc create failed: unable to start container process: error during container "
 		  "init: error setting rlimits for ready process: error setting rlimit type 7: operation not "
 		  "permitted: OCI permission denied", "default_ulimits = []" },
