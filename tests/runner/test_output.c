@@ -48,11 +48,24 @@ Test(output, entrypoint_error_and_warning_lines_are_raised)
 	}
 }
 
-/* Runs lines through an rn_output of engine ops into a JSON log; returns
- * the log text (owned) and fills *o's results before release. */
-static char *feed(const struct rn_engine_ops *ops, const char *const *lines, char **reason,
-		  char **hint, int *down)
+/* What an rn_output made of some lines: the JSON log, the reason and the
+ * hint (NULL when none; all owned) and the kind of hint (RN_HINT_*). */
+struct fed {
+	char *log, *reason, *hint;
+	int kind;
+};
+
+static void fed_release(struct fed *f)
 {
+	free(f->log);
+	free(f->reason);
+	free(f->hint);
+}
+
+/* Runs lines through an rn_output of engine ops into a JSON log. */
+static struct fed feed(const struct rn_engine_ops *ops, const char *const *lines)
+{
+	struct fed f;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&buf, &len);
@@ -69,13 +82,14 @@ static char *feed(const struct rn_engine_ops *ops, const char *const *lines, cha
 	for (size_t i = 0; lines[i]; i++)
 		rn_output_line(&o, "stderr", lines[i]);
 	rn_output_finish(&o);
-	*reason = o.reason ? strdup(o.reason) : NULL;
-	*hint = o.hint ? strdup(o.hint) : NULL;
-	*down = o.engine_down ? RN_HINT_DOWN : o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
+	f.reason = o.reason ? strdup(o.reason) : NULL;
+	f.hint = o.hint ? strdup(o.hint) : NULL;
+	f.kind = o.engine_down ? RN_HINT_DOWN : o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
 	rn_output_release(&o);
 	rn_log_close(&l);
 	fclose(fp);
-	return buf;
+	f.log = buf;
+	return f;
 }
 
 /* A missing image gets a hint to build it, not only Docker's raw pull error. */
@@ -86,20 +100,16 @@ Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 		"docker: Error response from daemon: pull access denied for forge, repository does not exist",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+	struct fed f = feed(&rn_engine_docker_ops, lines);
 
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", hint);
-	cr_expect(!down);
-	cr_expect(strstr(log, "\"event\":\"engine_hint\""), "%s", log);
-	cr_expect(strstr(log, "{\"ts\"") && strstr(log, "\"level\":\"error\",\"event\":\"output\""), "%s", log);
-	cr_assert_not_null(reason);
-	cr_expect(!strncmp(reason, "docker: Error response from daemon: pull access denied", 54), "%s", reason);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_not_null(f.hint);
+	cr_expect(strstr(f.hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", f.hint);
+	cr_expect_eq(f.kind, RN_HINT_OTHER);
+	cr_expect(strstr(f.log, "\"event\":\"engine_hint\""), "%s", f.log);
+	cr_expect(strstr(f.log, "{\"ts\"") && strstr(f.log, "\"level\":\"error\",\"event\":\"output\""), "%s", f.log);
+	cr_assert_not_null(f.reason);
+	cr_expect(!strncmp(f.reason, "docker: Error response from daemon: pull access denied", 54), "%s", f.reason);
+	fed_release(&f);
 }
 
 /* Podman's "short-name did not resolve" gets a hint to load the image. */
@@ -110,15 +120,11 @@ Test(output, podman_short_name_gets_a_load_hint)
 		"registries are defined in \"/etc/containers/registries.conf\"",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &down);
+	struct fed f = feed(&rn_engine_podman_ops, lines);
 
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker save forge:dev | podman load"), "%s", hint);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_not_null(f.hint);
+	cr_expect(strstr(f.hint, "docker save forge:dev | podman load"), "%s", f.hint);
+	fed_release(&f);
 }
 
 /* Docker down is recognised (the "down" flag) and gets its hint. */
@@ -129,21 +135,18 @@ Test(output, docker_daemon_down_is_recognised)
 		"Is the docker daemon running?",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(&rn_engine_docker_ops, lines, &reason, &hint, &down);
+	struct fed f = feed(&rn_engine_docker_ops, lines);
 
-	cr_expect(down);
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker cannot reach its daemon"), "%s", hint);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_expect_eq(f.kind, RN_HINT_DOWN);
+	cr_assert_not_null(f.hint);
+	cr_expect(strstr(f.hint, "docker cannot reach its daemon"), "%s", f.hint);
+	fed_release(&f);
 }
 
 /* Podman's own runtime failures are not "the entrypoint cannot be
- * invoked" (126) or "was not found" (127): each real message is recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
- * entrypoint really missing is not. */
+ * invoked" (126) or "was not found" (127): each real message is recognised
+ * as the engine's (RN_HINT_RUNTIME) with its fix; the image's entrypoint
+ * really missing is not. */
 Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 {
 	static const struct {
@@ -176,23 +179,19 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *lines[] = { "Resource limits are not supported and ignored on cgroups V1 rootless "
 					"systems", cases[i].line, NULL };
-		char *reason, *hint;
-		int kind;
-		char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+		struct fed f = feed(&rn_engine_podman_ops, lines);
 
-		cr_assert_not_null(hint, "case %zu: no hint for %s", i, cases[i].line);
-		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
-		cr_expect(strstr(hint, "podman could not start the container (not the image's entrypoint)"),
-			  "case %zu: %s", i, hint);
-		cr_expect(strstr(hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, hint);
+		cr_assert_not_null(f.hint, "case %zu: no hint for %s", i, cases[i].line);
+		cr_expect_eq(f.kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(f.hint, "podman could not start the container (not the image's entrypoint)"),
+			  "case %zu: %s", i, f.hint);
+		cr_expect(strstr(f.hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, f.hint);
 		/* The fix that works comes first. */
 		if (strstr(cases[i].line, "rlimit"))
-			cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
-				  "case %zu: %s", i, hint);
-		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
-		free(log);
-		free(reason);
-		free(hint);
+			cr_expect(strstr(f.hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+				  "case %zu: %s", i, f.hint);
+		cr_expect_str_eq(f.reason, cases[i].line, "case %zu", i);
+		fed_release(&f);
 	}
 }
 
@@ -206,15 +205,11 @@ Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
 		"directory: OCI runtime attempted to invoke a command that was not found",
 		NULL,
 	};
-	char *reason, *hint;
-	int kind;
-	char *log = feed(&rn_engine_podman_ops, lines, &reason, &hint, &kind);
+	struct fed f = feed(&rn_engine_podman_ops, lines);
 
-	cr_expect_null(hint, "%s", hint);
-	cr_expect_eq(kind, RN_HINT_OTHER);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_expect_null(f.hint, "%s", f.hint);
+	cr_expect_eq(f.kind, RN_HINT_OTHER);
+	fed_release(&f);
 }
 
 Test(output, local_engine_and_agent_lines_get_no_hint)
@@ -224,15 +219,11 @@ Test(output, local_engine_and_agent_lines_get_no_hint)
 		"Unable to find image 'forge:dev' locally",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(&rn_engine_local_ops, lines, &reason, &hint, &down);
+	struct fed f = feed(&rn_engine_local_ops, lines);
 
-	cr_expect_null(hint);
-	cr_expect_null(reason);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_expect_null(f.hint);
+	cr_expect_null(f.reason);
+	fed_release(&f);
 }
 
 /* Agent output is capped in the log: 64 MiB per run; the flood below runs
@@ -482,16 +473,12 @@ Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
 	const char *lines[] = { "forge-runner kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
 				"desc = failed to pull and unpack image \"forge:dev\": not found",
 				NULL };
-	char *reason, *hint;
-	int kind;
-	char *log = feed(&rn_engine_kubernetes_ops, lines, &reason, &hint, &kind);
+	struct fed f = feed(&rn_engine_kubernetes_ops, lines);
 
-	cr_assert_not_null(hint, "%s", log);
-	cr_expect(strstr(hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", hint);
-	cr_expect(strstr(hint, "a registry the nodes reach"), "%s", hint);
-	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"output\""), "%s", log);
-	cr_expect(strstr(log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", log);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_not_null(f.hint, "%s", f.log);
+	cr_expect(strstr(f.hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", f.hint);
+	cr_expect(strstr(f.hint, "a registry the nodes reach"), "%s", f.hint);
+	cr_expect(strstr(f.log, "\"level\":\"warn\",\"event\":\"output\""), "%s", f.log);
+	cr_expect(strstr(f.log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", f.log);
+	fed_release(&f);
 }
