@@ -112,36 +112,7 @@ Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 	fed_release(&f);
 }
 
-/* Podman's "short-name did not resolve" gets a hint to load the image. */
-Test(output, podman_short_name_gets_a_load_hint)
-{
-	static const char *const lines[] = {
-		"Error: short-name \"forge:dev\" did not resolve to an alias and no unqualified-search "
-		"registries are defined in \"/etc/containers/registries.conf\"",
-		NULL,
-	};
-	struct fed f = feed(&rn_engine_podman_ops, lines);
 
-	cr_assert_not_null(f.hint);
-	cr_expect(strstr(f.hint, "docker save forge:dev | podman load"), "%s", f.hint);
-	fed_release(&f);
-}
-
-/* Docker down is recognised (the "down" flag) and gets its hint. */
-Test(output, docker_daemon_down_is_recognised)
-{
-	static const char *const lines[] = {
-		"docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
-		"Is the docker daemon running?",
-		NULL,
-	};
-	struct fed f = feed(&rn_engine_docker_ops, lines);
-
-	cr_expect_eq(f.kind, RN_HINT_DOWN);
-	cr_assert_not_null(f.hint);
-	cr_expect(strstr(f.hint, "docker cannot reach its daemon"), "%s", f.hint);
-	fed_release(&f);
-}
 
 /* Podman's own runtime failures are not "the entrypoint cannot be
  * invoked" (126) or "was not found" (127): each real message is recognised
@@ -195,35 +166,52 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 	}
 }
 
-Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
+
+/* Lines whose hint (or its absence) and kind are all a test says. */
+struct hint_case {
+	const char *what;
+	const struct rn_engine_ops *ops;
+	const char *lines[3];
+	const char *hint;      /* part of the hint, NULL: no hint */
+	int kind;
+};
+
+Test(output, hints_table)
 {
-	static const char *const lines[] = {
+	static const struct hint_case cases[] = {
+		{ "podman's short-name did not resolve: a hint to load the image", &rn_engine_podman_ops,
+		  { "Error: short-name \"forge:dev\" did not resolve to an alias and no unqualified-search "
+		    "registries are defined in \"/etc/containers/registries.conf\"" },
+		  "docker save forge:dev | podman load", RN_HINT_OTHER },
+		{ "docker down is recognised and gets its hint", &rn_engine_docker_ops,
+		  { "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+		    "Is the docker daemon running?" },
+		  "docker cannot reach its daemon", RN_HINT_DOWN },
 		/* Rootless podman on cgroup v1 warns so before every run. */
-		"Resource limits are not supported and ignored on cgroups V1 rootless systems",
-		"Error: runc: runc create failed: unable to start container process: exec: "
-		"\"/usr/local/bin/forge-entrypoint\": stat /usr/local/bin/forge-entrypoint: no such file or "
-		"directory: OCI runtime attempted to invoke a command that was not found",
-		NULL,
+		{ "a missing entrypoint in the image is not the engine's failure", &rn_engine_podman_ops,
+		  { "Resource limits are not supported and ignored on cgroups V1 rootless systems",
+		    "Error: runc: runc create failed: unable to start container process: exec: "
+		    "\"/usr/local/bin/forge-entrypoint\": stat /usr/local/bin/forge-entrypoint: no such file or "
+		    "directory: OCI runtime attempted to invoke a command that was not found" },
+		  NULL, RN_HINT_OTHER },
+		{ "the local engine and agent lines get no hint", &rn_engine_local_ops,
+		  { "[worker] Unable to find image 'forge:dev' locally", "Unable to find image 'forge:dev' locally" },
+		  NULL, RN_HINT_OTHER },
 	};
-	struct fed f = feed(&rn_engine_podman_ops, lines);
 
-	cr_expect_null(f.hint, "%s", f.hint);
-	cr_expect_eq(f.kind, RN_HINT_OTHER);
-	fed_release(&f);
-}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct hint_case *k = &cases[i];
+		struct fed f = feed(k->ops, k->lines);
 
-Test(output, local_engine_and_agent_lines_get_no_hint)
-{
-	static const char *const lines[] = {
-		"[worker] Unable to find image 'forge:dev' locally",
-		"Unable to find image 'forge:dev' locally",
-		NULL,
-	};
-	struct fed f = feed(&rn_engine_local_ops, lines);
-
-	cr_expect_null(f.hint);
-	cr_expect_null(f.reason);
-	fed_release(&f);
+		cr_expect_eq(f.kind, k->kind, "%s: kind %d", k->what, f.kind);
+		if (k->hint)
+			cr_expect(f.hint && strstr(f.hint, k->hint), "%s: %s", k->what, f.hint);
+		else
+			cr_expect_null(f.hint, "%s: %s", k->what, f.hint);
+		if (k->ops == &rn_engine_local_ops)
+			cr_expect_null(f.reason, "%s: %s", k->what, f.reason);
+		fed_release(&f);
+	}
 }
 
 /* Agent output is capped in the log: 64 MiB per run; the flood below runs
