@@ -10,6 +10,7 @@
 #include "forge/json.h"
 #include "forge/buf.h"
 #include "forge/text.h"
+#include "forge/util.h"
 
 TestSuite(text, .timeout = 30);
 
@@ -161,20 +162,17 @@ Test(text, utf8_scrub_replaces_every_bad_byte)
 
 Test(text, utf8_cut_never_splits_a_character)
 {
-	char *c;
+
+	/* "é" is 2 bytes: a cut at 2 keeps "a" alone, at 3 "aé". */
+	static const struct { const char *in; size_t max; const char *want; } cases[] = {
+		{ "abc", 10, "abc" }, { "a\xc3\xa9z", 2, "a" }, { "a\xc3\xa9z", 3, "a\xc3\xa9" }, { "abc", 0, "" },
+	};
 
 	cr_assert_null(fg_utf8_cut(NULL, 4));
-	c = fg_utf8_cut("abc", 10);
-	cr_assert_str_eq(c, "abc");
-	free(c);
-	/* "é" is 2 bytes: a cut at 2 keeps "a" alone, at 3 "aé". */
-	c = fg_utf8_cut("a\xc3\xa9z", 2);
-	cr_assert_str_eq(c, "a");
-	free(c);
-	c = fg_utf8_cut("a\xc3\xa9z", 3);
-	cr_assert_str_eq(c, "a\xc3\xa9");
-	free(c);
-	c = fg_utf8_cut("abc", 0);
-	cr_assert_str_eq(c, "");
-	free(c);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *c = fg_utf8_cut(cases[i].in, cases[i].max);
+
+		cr_expect_str_eq(c, cases[i].want, "cut of '%s' at %zu", cases[i].in, cases[i].max);
+		free(c);
+	}
 }
