@@ -25,8 +25,9 @@
 #include "forge/util.h"
 
 #include "cycle_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(cycle, .timeout = 60);
+TestSuite(cycle, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 /* ---- names ---- */
 
@@ -88,22 +89,18 @@ Test(cycle, minimal_write_has_exactly_the_required_fields)
 {
 	static const char *const keys[] = { "cycle", "max_cycles", "verdict", "feedback", "skill",
 					    "elapsed_seconds", "timestamp" };
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/review_cycle_2.json", dir);
+	char *path = tmp_path("review_cycle_2.json");
 	struct fg_cycle c;
 	cJSON *o;
 
 	cycle_fill(&c, 2, 3, FG_VERDICT_REJECTED);
-	cr_assert_eq(fg_cycle_write(dir, &c), 0);
+	cr_assert_eq(fg_cycle_write(tmp_dir, &c), 0);
 	o = read_keys_in_order(path, keys, ARRAY_SIZE(keys));
 	cr_assert_eq(cJSON_GetObjectItem(o, "cycle")->valuedouble, 2);
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "feedback")->valuestring, "needs work");
 	cJSON_Delete(o);
 	fg_cycle_release(&c);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(cycle, optional_fields_written_only_when_set)
@@ -323,17 +320,14 @@ Test(cycle, feedback_stored_as_is)
 
 Test(cycle, write_refuses_out_of_range_cycle)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_cycle c;
 
 	cycle_fill(&c, 0, 3, FG_VERDICT_REJECTED);
-	cr_assert_eq(fg_cycle_write(dir, &c), -EINVAL);
+	cr_assert_eq(fg_cycle_write(tmp_dir, &c), -EINVAL);
 	c.cycle = FG_CYCLE_NUMBER_MAX + 1;
-	cr_assert_eq(fg_cycle_write(dir, &c), -EINVAL);
-	cr_assert_eq(fgt_count_entries(dir), 0);
+	cr_assert_eq(fg_cycle_write(tmp_dir, &c), -EINVAL);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 0);
 	fg_cycle_release(&c);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* ---- exhaustion ---- */

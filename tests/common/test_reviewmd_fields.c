@@ -17,8 +17,9 @@
 #include "forge/reviewmd.h"
 
 #include "reviewmd_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(reviewmd, .timeout = 60);
+TestSuite(reviewmd, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 /* max_cost_usd: plain numbers only; the frontmatter wins over
  * AUTO_REVIEW_MAX_COST_USD; invalid values warn and fall back. */
@@ -172,10 +173,9 @@ Test(reviewmd, audit_mapping_members_defaults_and_errors)
 
 Test(reviewmd, audit_instructions_file_is_read_beside_review_md_only)
 {
-	char *d = fgt_tmpdir();
-	char *skill = fgt_fmt("%s/skill", d);
+	char *skill = tmp_path("skill");
 	char *rmd = fgt_fmt("%s/review.md", skill);
-	char *file = fgt_fmt("%s/audit/hunt.md", skill), *outside = fgt_fmt("%s/secret.md", d);
+	char *file = fgt_fmt("%s/audit/hunt.md", skill), *outside = fgt_fmt("%s/secret.md", tmp_dir);
 	char *link = fgt_fmt("%s/link.md", skill);
 	struct fg_review_config c;
 	struct fg_diags out;
@@ -201,8 +201,7 @@ Test(reviewmd, audit_instructions_file_is_read_beside_review_md_only)
 	fg_diags_init(&out);
 	cr_assert_eq(fg_review_lint_file(rmd, &out), 1, "lint fails on a refused audit file");
 	fg_diags_release(&out);
-	fgt_rm_rf(d);
-	FG_FREE_ALL(d, skill, rmd, file, outside, link);
+	FG_FREE_ALL(rmd, file, outside, link);
 }
 
 /* The message of c's diagnostic that holds part, or NULL; *line its line. */
@@ -249,8 +248,7 @@ Test(reviewmd, entries_get_a_did_you_mean_and_errors_at_the_values_line)
 	cr_assert(m && line == 14, "%s at %d", m ? m : "(none)", line);
 	fg_review_config_release(&c);
 
-	char *dir = fgt_tmpdir();
-	char *md = fgt_fmt("%s/review.md", dir), *style = fgt_fmt("%s/style.md", dir);
+	char *md = fgt_fmt("%s/review.md", tmp_dir), *style = fgt_fmt("%s/style.md", tmp_dir);
 	struct fg_diags d;
 
 	fgt_write(style, "Check the style.\n");
@@ -259,7 +257,7 @@ Test(reviewmd, entries_get_a_did_you_mean_and_errors_at_the_values_line)
 	fg_diags_init(&d);
 	cr_assert_eq(fg_review_lint_file(md, &d), 0, "./style.md is accepted");
 	char *want = fgt_fmt("check 'lint': '%s/lint.sh' does not exist ({skill_dir} is the directory of this "
-			     "review.md: ship the file there)", dir);
+			     "review.md: ship the file there)", tmp_dir);
 	int found = 0;
 
 	for (size_t i = 0; i < d.n; i++)
@@ -267,6 +265,5 @@ Test(reviewmd, entries_get_a_did_you_mean_and_errors_at_the_values_line)
 	cr_assert(found, "no warning '%s' (%zu diagnostics%s%s)", want, d.n, d.n ? ", first: " : "",
 		  d.n ? d.v[0].msg : "");
 	fg_diags_release(&d);
-	fgt_rm_rf(dir);
-	free(dir); free(md); free(style); free(want);
+	FG_FREE_ALL(md, style, want);
 }

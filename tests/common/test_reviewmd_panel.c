@@ -17,8 +17,9 @@
 #include "forge/reviewmd.h"
 
 #include "reviewmd_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(reviewmd, .timeout = 60);
+TestSuite(reviewmd, .init = tmp_init, .fini = tmp_fini, .timeout = 60);
 
 /* ---- the reviewer panel (reviewers:, rereview:) ------------------------ */
 
@@ -101,15 +102,14 @@ Test(reviewmd, panel_invalid_entries_are_skipped_with_a_diagnostic)
 
 Test(reviewmd, role_files_are_read_beside_review_md_and_never_outside)
 {
-	char *d = fgt_tmpdir();
-	char *skill = fgt_fmt("%s/skill", d);
+	char *skill = tmp_path("skill");
 	char *rmd = fgt_fmt("%s/review.md", skill);
 	struct fg_review_config c;
 
 	fgt_write(rmd, "---\nreviewers:\n  - role: a\n    instructions: roles/a.md\n"
 		       "  - role: b\n    instructions: link.md\n  - role: c\n    instructions: none.md\n"
 		       "  - role: d\n    instructions: bin.md\n---\nShared\n");
-	char *paths[4] = { fgt_fmt("%s/roles/a.md", skill), fgt_fmt("%s/secret.md", d),
+	char *paths[4] = { fgt_fmt("%s/roles/a.md", skill), fgt_fmt("%s/secret.md", tmp_dir),
 			   fgt_fmt("%s/link.md", skill), fgt_fmt("%s/bin.md", skill) };
 
 	fgt_write(paths[0], "\nCheck A.\r\n\n");
@@ -142,10 +142,7 @@ Test(reviewmd, role_files_are_read_beside_review_md_and_never_outside)
 	fg_diags_init(&out);
 	cr_assert_eq(fg_review_lint_file(rmd, &out), 1);
 	fg_diags_release(&out);
-	fgt_rm_rf(d);
 	free(rmd);
-	free(skill);
-	free(d);
 }
 
 Test(reviewmd, role_slug_rule)

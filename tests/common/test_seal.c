@@ -17,8 +17,9 @@
 #include "forge/seal.h"
 
 #include "cycle_sample.h"
+#include "tmp_fixture.h"
 
-TestSuite(seal, .timeout = 30);
+TestSuite(seal, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 static void key_of(struct fg_seal_key *k, unsigned char fill)
 {
@@ -88,8 +89,7 @@ Test(seal, key_parse_takes_exactly_64_lowercase_hex_digits)
 
 Test(seal, key_file_holds_the_key_and_one_optional_newline)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/key", dir);
+	char *path = tmp_path("key");
 	struct fg_seal_key k, want;
 	char hex[FG_SEAL_KEY_HEX + 1], err[256] = "";
 	char *text;
@@ -108,9 +108,6 @@ Test(seal, key_file_holds_the_key_and_one_optional_newline)
 	cr_expect_eq(fg_seal_key_load("/nonexistent/key", &k, err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "/nonexistent/key"), "%s", err);
 	free(text);
-	free(path);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(seal, a_pretty_file_gets_the_seal_as_its_last_member_and_stays_json)
@@ -224,7 +221,6 @@ Test(seal, a_sealed_record_under_another_name_or_cycle_is_replayed)
 
 Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_seal_key k;
 	struct fg_cycle c, back;
 	struct fg_summary s, sback;
@@ -235,8 +231,8 @@ Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 
 	key_of(&k, 7);
 	make_cycle(&c, 2, FG_VERDICT_REJECTED);
-	cr_assert_eq(fg_cycle_write_sealed(dir, &c, &k, "impl"), 0);
-	text = read_in(dir, "review_cycle_2.json", &n);
+	cr_assert_eq(fg_cycle_write_sealed(tmp_dir, &c, &k, "impl"), 0);
+	text = read_in(tmp_dir, "review_cycle_2.json", &n);
 	fg_cycle_init(&back);
 	cr_assert_eq(fg_cycle_parse(&back, text, n, err, sizeof(err)), 0, "%s", err);
 	cr_expect_str_eq(back.j.feedback, c.j.feedback);
@@ -245,19 +241,17 @@ Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 	summary_fill(&s, FG_STATE_APPROVED, 2, 3, "impl", "impl");
 	s.task_key = fg_xstrdup("");
 	s.run_id = fg_xstrdup("run1");
-	cr_assert_eq(fg_summary_write_sealed(dir, &s, &k), 0);
+	cr_assert_eq(fg_summary_write_sealed(tmp_dir, &s, &k), 0);
 	fg_summary_init(&sback);
-	cr_assert_eq(fg_summary_read(dir, &sback, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &sback, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(sback.state, FG_STATE_APPROVED);
-	text = read_in(dir, FG_SUMMARY_FILE, &n);
+	text = read_in(tmp_dir, FG_SUMMARY_FILE, &n);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &sb, NULL, text, n), FG_SEAL_OK);
 	free(text);
 	fg_summary_release(&s);
 	fg_summary_release(&sback);
 	fg_cycle_release(&c);
 	fg_cycle_release(&back);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(seal, a_sealed_frame_parses_and_its_seal_covers_the_frame_object)
