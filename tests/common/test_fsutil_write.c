@@ -28,26 +28,19 @@ Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
 	char *p = fgt_fmt("%s/out.json", dir);
 	struct stat st;
 	mode_t old = umask(022);
-	char *got;
 
 	cr_assert_eq(fg_write_atomic(dir, "out.json", "first", 5), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "first");
-	free(got);
+	expect_content(p, "first");
 	cr_assert_eq(stat(p, &st), 0);
 	cr_assert_eq(st.st_mode & 0777, 0644);
 	cr_assert_eq(fg_write_atomic(dir, "out.json", "second!", 7), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "second!");
-	free(got);
+	expect_content(p, "second!");
 	cr_assert_eq(fgt_count_entries(dir), 1);
 	/* Empty content is a valid write too. */
 	cr_assert_eq(fg_write_atomic(dir, "empty", "", 0), 0);
 	free(p);
 	p = fgt_fmt("%s/empty", dir);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "");
-	free(got);
+	expect_content(p, "");
 	umask(old);
 	fgt_rm_rf(dir);
 	free(p);
@@ -80,7 +73,6 @@ Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
 Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
 {
 	char *inner = tmp_path("out.json/keep");
-	char *got;
 	int r;
 
 	/* The target is a non-empty directory: rename() fails even as root. */
@@ -88,9 +80,7 @@ Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
 	r = fg_write_atomic(tmp_dir, "out.json", "new", 3);
 	cr_assert_lt(r, 0);
 	cr_assert(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST, "r=%d", r);
-	got = fgt_read(inner, NULL);
-	cr_assert_str_eq(got, "old");
-	free(got);
+	expect_content(inner, "old");
 	cr_assert_eq(fgt_count_entries(tmp_dir), 1, "a temp file was left behind");
 }
 
@@ -101,7 +91,7 @@ static int write_new(void *dir)
 
 Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
 {
-	char *dir, *p, *got;
+	char *dir, *p;
 
 	dir = fgt_tmpdir();
 	p = fgt_fmt("%s/out.json", dir);
@@ -110,9 +100,7 @@ Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
 	/* As nobody when we are root, who would bypass the directory's mode. */
 	cr_assert_eq(fgt_as_nobody(write_new, dir), EACCES);
 	chmod(dir, 0755);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "old");
-	free(got);
+	expect_content(p, "old");
 	cr_assert_eq(fgt_count_entries(dir), 1);
 	fgt_rm_rf(dir);
 	free(p);
@@ -128,24 +116,17 @@ Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
 	char *tmp = tmp_path(".out.json.tmp.%ld", (long)getpid());
 	char *tmp2 = tmp_path("%s", tmpname);
 	char *out = tmp_path("out.json");
-	char *got;
 
 	fgt_write(victim, "precious");
 	/* A hard link at a temp name: truncating it would destroy victim. */
 	cr_assert_eq(link(victim, tmp), 0);
 	cr_assert_eq(fg_write_atomic(tmp_dir, "out.json", "new", 3), 0);
-	got = fgt_read(victim, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
+	expect_content(victim, "precious");
 	/* A symlink at a temp name is not followed. */
 	cr_assert_eq(symlink(victim, tmp2), 0);
 	cr_assert_eq(fg_write_atomic(tmp_dir, "out.json", "newer", 5), 0);
-	got = fgt_read(victim, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "newer");
-	free(got);
+	expect_content(victim, "precious");
+	expect_content(out, "newer");
 	/* Another writer's entries are not ours: never opened nor removed. */
 	cr_assert(fgt_exists(tmp));
 	cr_assert(fgt_exists(tmp2));
@@ -159,13 +140,10 @@ Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
 {
 	char *planted = tmp_path(".review_summary.json.tmp.%ld/x", (long)getpid());
 	char *out = tmp_path("review_summary.json");
-	char *got;
 
 	fgt_write(planted, "");
 	cr_assert_eq(fg_write_atomic(tmp_dir, "review_summary.json", "{}", 2), 0);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "{}");
-	free(got);
+	expect_content(out, "{}");
 	cr_assert(fgt_exists(planted));
 }
 
@@ -180,7 +158,6 @@ Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_li
 	char *link1 = tmp_path("ws/out.json/a/to-outside");
 	char *out = tmp_path("ws/out.json");
 	int dfd;
-	char *got;
 
 	fgt_write(keep, "precious");
 	fgt_write(deep, "x");
@@ -192,12 +169,8 @@ Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_li
 	cr_assert_eq(fgt_count_entries(ws), 1, "a temp file was left behind");
 	cr_assert_eq(fg_write_atomic_flags_at(dfd, "out.json", "new", 3, FG_WRITE_CLEAR), 0);
 	close(dfd);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "new");
-	free(got);
-	got = fgt_read(keep, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
+	expect_content(out, "new");
+	expect_content(keep, "precious");
 	cr_assert_eq(fgt_count_entries(ws), 1);
 }
 
@@ -282,16 +255,11 @@ Test(fsutil, write_atomic_at_and_path)
 	char *p = tmp_path("out.json");
 	char *slash = tmp_path("%s", "");
 	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
-	char *got;
 
 	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "at", 2), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "at");
-	free(got);
+	expect_content(p, "at");
 	cr_assert_eq(fg_write_atomic_path(p, "path", 4), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "path");
-	free(got);
+	expect_content(p, "path");
 	cr_assert_eq(fg_write_atomic_path(slash, "x", 1), -EISDIR);
 	cr_assert_eq(fg_write_atomic_path("", "x", 1), -EISDIR);
 	cr_assert_eq(fgt_count_entries(tmp_dir), 1);

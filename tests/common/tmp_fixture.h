@@ -7,7 +7,8 @@
  * tmp_init() makes the directory (tmp_dir); tmp_path() names a path in it;
  * tmp_fini() removes the directory and frees those paths after the test,
  * whether it passed or an assertion ended it. Criterion runs each test in a
- * process of its own, so the state below is one test's.
+ * process of its own, so the state below is one test's. expect_content()
+ * checks a file's whole content (any file, in tmp_dir or not).
  */
 #ifndef TMP_FIXTURE_H
 #define TMP_FIXTURE_H
@@ -58,6 +59,16 @@ __attribute__((format(printf, 1, 2))) static inline char *tmp_path(const char *f
 	free(rel);
 	tmp_paths[tmp_npaths++] = path;
 	return path;
+}
+
+/* Fails the test unless the file at path reads exactly want. */
+static inline void expect_content(const char *path, const char *want)
+{
+	char *got = fgt_read(path, NULL);
+
+	cr_assert_not_null(got, "cannot read %s", path);
+	cr_assert_str_eq(got, want, "%s", path);
+	free(got);
 }
 
 #endif

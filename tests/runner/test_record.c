@@ -117,20 +117,13 @@ Test(record, copies_of_several_cycles_and_runs_stay_apart)
 	char *a = tmp_path("s/r1/review_cycle_1.json");
 	char *b = tmp_path("s/r1/review_cycle_10.json");
 	char *c = tmp_path("s/r2/review_cycle_1.json");
-	char *got;
 
 	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r1", "review_cycle_1.json", "A", 1), 0);
 	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r1", "review_cycle_10.json", "B", 1), 0);
 	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r2", "review_cycle_1.json", "C", 1), 0);
-	got = fgt_read(a, NULL);
-	cr_assert_str_eq(got, "A");
-	free(got);
-	got = fgt_read(b, NULL);
-	cr_assert_str_eq(got, "B");
-	free(got);
-	got = fgt_read(c, NULL);
-	cr_assert_str_eq(got, "C");
-	free(got);
+	expect_content(a, "A");
+	expect_content(b, "B");
+	expect_content(c, "C");
 }
 
 Test(record, copy_refuses_bad_components_and_creates_nothing)
