@@ -2,7 +2,8 @@
  * metrics_sample.h - what the test_metrics*.c files share: a rendering
  * (render), one sample's value (sample), the runs and cycles the tests
  * observe (add_run, observe_run), a merge that must succeed (merge_ok), the
- * families someone else writes (foreign) and promtool's verdict (promtool).
+ * families someone else writes (foreign), promtool's verdict (promtool) and
+ * the samples a text must hold (expect_samples).
  * Static inline: each file uses what it needs.
  */
 #ifndef METRICS_SAMPLE_H
@@ -14,6 +15,7 @@
 
 #include "fgtest.h"
 #include "forge/buf.h"
+#include "forge/util.h"
 #include "metrics.h"
 
 #define PROMTOOL "/usr/bin/promtool"
@@ -92,6 +94,19 @@ static inline void promtool(const char *const argv[], const char *stdin_data)
 	cr_assert(p.exited && p.exit_code == 0, "promtool %s %s failed (%d):\n%s\n%s", argv[1], argv[2],
 		  p.exit_code, p.out, p.err);
 	fgt_proc_release(&p);
+}
+
+/* One sample's key ("name{labels}") and the value it must have. */
+struct want_sample {
+	const char *key;
+	double value;
+};
+
+/* Fails the test unless text holds each sample of want with its value. */
+static inline void expect_samples(const char *text, const struct want_sample *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(sample(text, want[i].key), want[i].value, "%s", want[i].key);
 }
 
 #endif

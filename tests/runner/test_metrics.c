@@ -230,7 +230,20 @@ Test(metrics, merge_into_missing_file_writes_the_rendering)
 Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 {
 	char *path = tmp_path("forge.prom");
-	const char *key_sum = "forge_review_duration_seconds_sum{skill=\"implement-task\",step=\"implement_task\"}";
+#define IT "skill=\"implement-task\",step=\"implement_task\""
+	static const struct want_sample want[] = {
+		{ "forge_review_cycles_total{" IT "}", 6 },
+		{ "forge_review_verdicts_total{" IT ",verdict=\"rejected\"}", 3 },
+		{ "forge_review_exhausted_total{skill=\"plan-review\",step=\"plan\"}", 3 },
+		{ "forge_review_sweep_caught_total{" IT "}", 3 },
+		{ "forge_runner_runs_total{step=\"implement_task\",outcome=\"approved\"}", 3 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"5\"}", 3 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"60\"}", 6 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"+Inf\"}", 6 },
+		{ "forge_review_duration_seconds_count{" IT "}", 6 },
+	};
+	const char *key_sum = "forge_review_duration_seconds_sum{" IT "}";
+#undef IT
 	struct rn_metrics m;
 	char *text, *tail;
 
@@ -240,15 +253,7 @@ Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 	for (int i = 0; i < 3; i++)
 		merge_ok(&m, path);
 	text = fgt_read(path, NULL);
-	cr_assert_eq(sample(text, "forge_review_cycles_total{skill=\"implement-task\",step=\"implement_task\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"implement-task\",step=\"implement_task\",verdict=\"rejected\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_exhausted_total{skill=\"plan-review\",step=\"plan\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_sweep_caught_total{skill=\"implement-task\",step=\"implement_task\"}"), 3);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"implement_task\",outcome=\"approved\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"5\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"60\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"+Inf\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_count{skill=\"implement-task\",step=\"implement_task\"}"), 6);
+	expect_samples(text, want, ARRAY_SIZE(want));
 	cr_assert_float_eq(sample(text, key_sum), 3 * 48.2, 1e-9);
 	/* The foreign lines come after ours, verbatim and in their order. */
 	tail = strstr(text, foreign);
@@ -261,6 +266,18 @@ Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 
 Test(metrics, merge_of_different_runs_keeps_every_series)
 {
+#define XY "skill=\"x\\\"y\",step=\"s1\""
+	static const struct want_sample want[] = {
+		{ "forge_review_cycles_total{" XY "}", 2 },
+		{ "forge_review_verdicts_total{" XY ",verdict=\"approved\"}", 1 },
+		{ "forge_review_verdicts_total{" XY ",verdict=\"rejected\"}", 1 },
+		{ "forge_review_duration_seconds_bucket{" XY ",le=\"600\"}", 1 },
+		{ "forge_review_duration_seconds_bucket{" XY ",le=\"+Inf\"}", 2 },
+		{ "forge_review_duration_seconds_sum{" XY "}", 702 },
+		{ "forge_runner_runs_total{step=\"s1\",outcome=\"approved\"}", 1 },
+		{ "forge_runner_runs_total{step=\"s2\",outcome=\"failed\"}", 1 },
+	};
+#undef XY
 	char *path = tmp_path("forge.prom");
 	struct rn_metrics a, b;
 	char *text;
@@ -274,14 +291,7 @@ Test(metrics, merge_of_different_runs_keeps_every_series)
 	merge_ok(&a, path);
 	merge_ok(&b, path);
 	text = fgt_read(path, NULL);
-	cr_assert_eq(sample(text, "forge_review_cycles_total{skill=\"x\\\"y\",step=\"s1\"}"), 2);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"x\\\"y\",step=\"s1\",verdict=\"approved\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"x\\\"y\",step=\"s1\",verdict=\"rejected\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"x\\\"y\",step=\"s1\",le=\"600\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"x\\\"y\",step=\"s1\",le=\"+Inf\"}"), 2);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_sum{skill=\"x\\\"y\",step=\"s1\"}"), 702);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s1\",outcome=\"approved\"}"), 1);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s2\",outcome=\"failed\"}"), 1);
+	expect_samples(text, want, ARRAY_SIZE(want));
 	free(text);
 	rn_metrics_release(&a);
 	rn_metrics_release(&b);
