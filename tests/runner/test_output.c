@@ -278,8 +278,9 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 }
 
 /* Empty agent lines count their JSON bytes against the cap, not their 9
- * bytes of text ("[worker] "): each costs the log some 100. Here 100,000 such lines against a 1 MiB cap:
- * the log stays under it and says what it dropped. */
+ * bytes of text ("[worker] "): each costs the log some 100. Here 100,000
+ * such lines against a 1 MiB cap: the log stays under it and says what it
+ * dropped. */
 Test(output, empty_agent_lines_count_their_json_bytes)
 {
 	enum { CAP = 1024 * 1024, LINES = 100000 };

@@ -95,6 +95,22 @@ static const cJSON *only_entry(const cJSON *root)
 	return get(entries, "DEMO-1__implement_task");
 }
 
+/* Reports argv, expecting exit 0, the one entry from source and that many
+ * warnings. */
+static void expect_kept(char **argv, const char *source, int warnings)
+{
+	struct cap c = run_report(tmp_dir, argv);
+	cJSON *root;
+
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	root = cJSON_Parse(c.out);
+	cr_assert_not_null(root, "%s", c.out);
+	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, source);
+	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), warnings);
+	cJSON_Delete(root);
+	cap_release(&c);
+}
+
 Test(report, same_key_twice_keeps_the_newer_and_says_so)
 {
 	char *old = write_dup(tmp_dir, "old.json", "old feedback", "2026-01-15T10:05:00Z");
@@ -124,22 +140,9 @@ Test(report, same_key_twice_keeps_the_newer_and_says_so)
 	free(want);
 
 	/* Same order the other way round: the newer named later replaces. */
-	c = run_report(tmp_dir, (char *[]){ "report", old, new, NULL });
-	cr_assert_eq(c.code, 0);
-	root = cJSON_Parse(c.out);
-	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
-	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), 1);
-	cJSON_Delete(root);
-	cap_release(&c);
-
+	expect_kept((char *[]){ "report", old, new, NULL }, new, 1);
 	/* A third, oldest copy: still one entry, one warning per duplicate. */
-	c = run_report(tmp_dir, (char *[]){ "report", old, new, other, NULL });
-	cr_assert_eq(c.code, 0);
-	root = cJSON_Parse(c.out);
-	cr_assert_str_eq(get(only_entry(root), "source")->valuestring, new);
-	cr_assert_eq(cJSON_GetArraySize(get(root, "warnings")), 2);
-	cJSON_Delete(root);
-	cap_release(&c);
+	expect_kept((char *[]){ "report", old, new, other, NULL }, new, 2);
 	free(old);
 	free(new);
 	free(other);
