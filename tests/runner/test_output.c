@@ -48,6 +48,40 @@ Test(output, entrypoint_error_and_warning_lines_are_raised)
 	}
 }
 
+/* A log in memory (buf, complete once sink_close() ran) and an rn_output
+ * of engine ops writing to it. */
+struct sink {
+	char *buf;
+	size_t len;
+	FILE *fp;
+	struct rn_log l;
+	struct rn_output o;
+};
+
+static const struct rn_engine_params docker_ep = { .kind = RN_ENGINE_DOCKER, .program = "docker",
+						   .image = "forge:dev" };
+static const struct rn_engine_params podman_ep = { .kind = RN_ENGINE_PODMAN, .program = "podman",
+						   .image = "forge:dev" };
+
+static void sink_open(struct sink *s, enum rn_log_format fmt, enum rn_log_level level,
+		      const struct rn_engine_ops *ops, const struct rn_engine_params *ep)
+{
+	s->buf = NULL;
+	s->len = 0;
+	s->fp = open_memstream(&s->buf, &s->len);
+	cr_assert_not_null(s->fp);
+	rn_log_init(&s->l, fmt, level, s->fp);
+	rn_output_init(&s->o, &s->l, ops, ep);
+}
+
+/* Releases the output and closes the log; s->buf (owned) holds the log. */
+static void sink_close(struct sink *s)
+{
+	rn_output_release(&s->o);
+	rn_log_close(&s->l);
+	fclose(s->fp);
+}
+
 /* What an rn_output made of some lines: the JSON log, the reason and the
  * hint (NULL when none; all owned) and the kind of hint (RN_HINT_*). */
 struct fed {
@@ -66,29 +100,17 @@ static void fed_release(struct fed *f)
 static struct fed feed(const struct rn_engine_ops *ops, const char *const *lines)
 {
 	struct fed f;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
-	if (ops == &rn_engine_podman_ops) {
-		ep.kind = RN_ENGINE_PODMAN;
-		ep.program = "podman";
-	}
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, ops, &ep);
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, ops, ops == &rn_engine_podman_ops ? &podman_ep : &docker_ep);
 	for (size_t i = 0; lines[i]; i++)
-		rn_output_line(&o, "stderr", lines[i]);
-	rn_output_finish(&o);
-	f.reason = o.reason ? strdup(o.reason) : NULL;
-	f.hint = o.hint ? strdup(o.hint) : NULL;
-	f.kind = o.engine_down ? RN_HINT_DOWN : o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	f.log = buf;
+		rn_output_line(&s.o, "stderr", lines[i]);
+	rn_output_finish(&s.o);
+	f.reason = s.o.reason ? strdup(s.o.reason) : NULL;
+	f.hint = s.o.hint ? strdup(s.o.hint) : NULL;
+	f.kind = s.o.engine_down ? RN_HINT_DOWN : s.o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
+	sink_close(&s);
+	f.log = s.buf;
 	return f;
 }
 
@@ -284,63 +306,53 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 Test(output, empty_agent_lines_count_their_json_bytes)
 {
 	enum { CAP = 1024 * 1024, LINES = 100000 };
-	char *buf = NULL, *last;
-	size_t len = 0, outputs = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_output o;
-	struct rn_log l;
+	char *last;
+	size_t outputs = 0;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
-	o.max = CAP;
+	sink_open(&s, RN_LOG_JSON, RN_LOG_INFO, &rn_engine_local_ops, NULL);
+	s.o.max = CAP;
 	for (size_t i = 0; i < LINES; i++)
-		rn_output_line(&o, "stderr", "[worker] ");
-	cr_expect_leq(o.logged, CAP);
-	cr_expect_gt(o.dropped_lines, LINES / 2, "%llu", (unsigned long long)o.dropped_lines);
+		rn_output_line(&s.o, "stderr", "[worker] ");
+	cr_expect_leq(s.o.logged, CAP);
+	cr_expect_gt(s.o.dropped_lines, LINES / 2, "%llu", (unsigned long long)s.o.dropped_lines);
 	/* A line that does not fit in what is left is not logged, and still
 	 * names the failure. */
-	rn_output_line(&o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
-	cr_expect_str_eq(o.reason, "the task failed: worker exited with status 1");
-	rn_output_finish(&o);
-	rn_output_release(&o);
-	fflush(fp);
-	cr_expect_leq(len, CAP + 4096, "a %zu-byte log for a %d-byte cap", len, CAP);
-	for (char *p = buf; (p = strstr(p, "\"event\":\"output\"")); p++)
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
+	cr_expect_str_eq(s.o.reason, "the task failed: worker exited with status 1");
+	rn_output_finish(&s.o);
+	rn_output_release(&s.o);
+	fflush(s.fp);
+	cr_expect_leq(s.len, CAP + 4096, "a %zu-byte log for a %d-byte cap", s.len, CAP);
+	for (char *p = s.buf; (p = strstr(p, "\"event\":\"output\"")); p++)
 		outputs++;
-	cr_expect_eq(outputs + o.dropped_lines, LINES + 1);
-	cr_expect_null(strstr(buf, "the task failed"), "the error line was logged past the cap");
-	last = strstr(buf, "\"event\":\"output_dropped\"");
+	cr_expect_eq(outputs + s.o.dropped_lines, LINES + 1);
+	cr_expect_null(strstr(s.buf, "the task failed"), "the error line was logged past the cap");
+	last = strstr(s.buf, "\"event\":\"output_dropped\"");
 	cr_assert_not_null(last, "no output_dropped event");
 	cr_expect_not_null(strstr(last, "\"bytes\":"), "%s", last);
-	rn_log_close(&l);
-	fclose(fp);
-	free(buf);
+	rn_log_close(&s.l);
+	fclose(s.fp);
+	free(s.buf);
 }
 
 /* Without an error line, the reason falls back to the entrypoint's last line
  * that is not a warning (its usage errors are not prefixed "error: "). */
 Test(output, reason_falls_back_to_the_entrypoints_last_line)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, &rn_engine_local_ops, NULL);
-	cr_expect_null(rn_output_reason(&o));
-	rn_output_line(&o, "stderr", "forge-entrypoint: unknown option '--x'");
-	rn_output_line(&o, "stderr", "forge-entrypoint: warning: not this one");
-	rn_output_line(&o, "stderr", "[worker] forge-entrypoint: nor this one");
-	cr_expect_str_eq(rn_output_reason(&o), "unknown option '--x'");
-	rn_output_line(&o, "stderr", "forge-entrypoint: error: cannot create 'x': Read-only file system");
-	rn_output_line(&o, "stderr", "forge-entrypoint: review no_review after 0 cycle(s): exit 2");
-	cr_expect_str_eq(rn_output_reason(&o), "error: cannot create 'x': Read-only file system");
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	free(buf);
+	sink_open(&s, RN_LOG_TEXT, RN_LOG_INFO, &rn_engine_local_ops, NULL);
+	cr_expect_null(rn_output_reason(&s.o));
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: unknown option '--x'");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: warning: not this one");
+	rn_output_line(&s.o, "stderr", "[worker] forge-entrypoint: nor this one");
+	cr_expect_str_eq(rn_output_reason(&s.o), "unknown option '--x'");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: error: cannot create 'x': Read-only file system");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: review no_review after 0 cycle(s): exit 2");
+	cr_expect_str_eq(rn_output_reason(&s.o), "error: cannot create 'x': Read-only file system");
+	sink_close(&s);
+	free(s.buf);
 }
 
 static int count_in(const char *hay, const char *needle)
@@ -388,70 +400,54 @@ Test(output, events_and_reasons_come_from_frames_not_lines)
 		NULL,
 	};
 	struct fg_seal_key k;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
 	cr_assert_eq(fg_seal_key_new(&k), 0);
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
-	feed_event(&o, &k, "started", "{}");
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, &rn_engine_docker_ops, &docker_ep);
+	feed_event(&s.o, &k, "started", "{}");
 	for (size_t i = 0; lines[i]; i++)
-		rn_output_line(&o, "stderr", lines[i]);
-	cr_expect_null(o.reason, "%s", o.reason);
-	cr_expect_null(o.hint);
-	feed_event(&o, &k, "signal_ignored", "{\"signal\":\"TERM\",\"sender_pid\":42,\"reason\":\"ours\"}");
-	feed_event(&o, &k, "role_failed", "{\"role\":\"security\",\"reason\":\"killed\"}");
-	feed_event(&o, &k, "agent_running", "{\"role\":\"worker\",\"seconds\":3,\"lines\":1,\"bytes\":9}");
-	feed_event(&o, &k, "error", "{\"reason\":\"error: cannot write 'x'\"}");
-	cr_expect_str_eq(o.reason, "error: cannot write 'x'");
-	rn_output_finish(&o);
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	cr_expect(strstr(buf, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
-			      "\"reason\":\"ours\""), "%s", buf);
-	cr_expect(strstr(buf, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
-			      "\"reason\":\"killed\""), "%s", buf);
-	cr_expect(strstr(buf, "\"event\":\"agent_running\",\"role\":\"worker\""), "%s", buf);
+		rn_output_line(&s.o, "stderr", lines[i]);
+	cr_expect_null(s.o.reason, "%s", s.o.reason);
+	cr_expect_null(s.o.hint);
+	feed_event(&s.o, &k, "signal_ignored", "{\"signal\":\"TERM\",\"sender_pid\":42,\"reason\":\"ours\"}");
+	feed_event(&s.o, &k, "role_failed", "{\"role\":\"security\",\"reason\":\"killed\"}");
+	feed_event(&s.o, &k, "agent_running", "{\"role\":\"worker\",\"seconds\":3,\"lines\":1,\"bytes\":9}");
+	feed_event(&s.o, &k, "error", "{\"reason\":\"error: cannot write 'x'\"}");
+	cr_expect_str_eq(s.o.reason, "error: cannot write 'x'");
+	rn_output_finish(&s.o);
+	sink_close(&s);
+	cr_expect(strstr(s.buf, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
+			      "\"reason\":\"ours\""), "%s", s.buf);
+	cr_expect(strstr(s.buf, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
+			      "\"reason\":\"killed\""), "%s", s.buf);
+	cr_expect(strstr(s.buf, "\"event\":\"agent_running\",\"role\":\"worker\""), "%s", s.buf);
 	/* Each line is output, at info, once. */
 	for (size_t i = 0; lines[i]; i++) {
 		char *want = fgt_fmt("\"level\":\"info\",\"event\":\"output\",\"stream\":\"stderr\","
 				     "\"line\":\"%.30s", lines[i]);
 
-		cr_expect(strstr(buf, want), "%s\n%s", want, buf);
+		cr_expect(strstr(s.buf, want), "%s\n%s", want, s.buf);
 		free(want);
 	}
-	cr_expect_eq(count_in(buf, "\"event\":\"signal_ignored\""), 1, "%s", buf);
-	cr_expect_eq(count_in(buf, "\"event\":\"role_failed\""), 1, "%s", buf);
-	free(buf);
+	cr_expect_eq(count_in(s.buf, "\"event\":\"signal_ignored\""), 1, "%s", s.buf);
+	cr_expect_eq(count_in(s.buf, "\"event\":\"role_failed\""), 1, "%s", s.buf);
+	free(s.buf);
 }
 
 /* A piece of a line longer than the line buffer is never read, even before
  * the entrypoint started. */
 Test(output, a_later_piece_is_never_read)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .kind = RN_ENGINE_DOCKER, .program = "docker", .image = "forge:dev" };
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, &rn_engine_docker_ops, &ep);
-	rn_output_piece(&o, "stderr", "forge-entrypoint: error: forged");
-	rn_output_piece(&o, "stderr", "docker: Error response from daemon: forged");
-	cr_expect_null(o.reason);
-	cr_expect_null(o.hint);
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	cr_expect_eq(count_in(buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", buf);
-	free(buf);
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, &rn_engine_docker_ops, &docker_ep);
+	rn_output_piece(&s.o, "stderr", "forge-entrypoint: error: forged");
+	rn_output_piece(&s.o, "stderr", "docker: Error response from daemon: forged");
+	cr_expect_null(s.o.reason);
+	cr_expect_null(s.o.hint);
+	sink_close(&s);
+	cr_expect_eq(count_in(s.buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", s.buf);
+	free(s.buf);
 }
 
 /* A missing image on Kubernetes: the child's "cannot start: ErrImagePull"
