@@ -28,6 +28,20 @@ static void key_of(struct fg_seal_key *k, unsigned char fill)
 
 static const struct fg_seal_bind B1 = { "run1", "impl", "review_cycle_1.json", 1 };
 
+/* text sealed as kind, bound to B1, with the key of fill (set in *k); the
+ * sealed text is owned, its length in *n. */
+static char *sealed(struct fg_seal_key *k, unsigned char fill, enum fg_seal_kind kind, const char *text,
+		    size_t *n)
+{
+	char *s;
+
+	key_of(k, fill);
+	s = fg_seal_append(k, kind, &B1, text, strlen(text), n);
+	cr_assert_not_null(s, "%s", text);
+	cr_assert_eq(*n, strlen(s));
+	return s;
+}
+
 static char *read_in(const char *dir, const char *name, size_t *n)
 {
 	char *path = fgt_fmt("%s/%s", dir, name);
@@ -118,10 +132,7 @@ Test(seal, a_pretty_file_gets_the_seal_as_its_last_member_and_stays_json)
 	char *s;
 	cJSON *o;
 
-	key_of(&k, 1);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
-	cr_assert_not_null(s);
-	cr_assert_eq(n, strlen(s));
+	s = sealed(&k, 1, FG_SEAL_FILE, text, &n);
 	cr_expect(strstr(s, ",\n\t\"seal\":\t\""), "%s", s);
 	cr_expect_eq(strncmp(s, text, strlen(text) - 3), 0, "the body changed:\n%s", s);
 	o = cJSON_Parse(s);
@@ -143,9 +154,7 @@ Test(seal, a_compact_object_gets_the_seal_as_its_last_member)
 	size_t n = 0;
 	char *s;
 
-	key_of(&k, 2);
-	s = fg_seal_append(&k, FG_SEAL_FRAME, &B1, text, strlen(text), &n);
-	cr_assert_not_null(s);
+	s = sealed(&k, 2, FG_SEAL_FRAME, text, &n);
 	cr_expect_eq(strncmp(s, "{\"v\":1,\"type\":\"review_cycle\",\"seal\":\"",
 			     strlen("{\"v\":1,\"type\":\"review_cycle\",\"seal\":\"")), 0, "%s", s);
 	cr_expect_eq(s[n - 1], '}');
@@ -162,9 +171,8 @@ Test(seal, any_change_of_content_key_or_place_breaks_the_seal)
 	size_t n = 0;
 	char *s, *p;
 
-	key_of(&k, 3);
 	key_of(&other, 4);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
+	s = sealed(&k, 3, FG_SEAL_FILE, text, &n);
 	cr_expect_eq(fg_seal_check(&other, FG_SEAL_FILE, &B1, NULL, s, n), FG_SEAL_BAD);
 	b = B1;
 	b.run_id = "run2";
@@ -211,8 +219,7 @@ Test(seal, a_sealed_record_under_another_name_or_cycle_is_replayed)
 	size_t n = 0;
 	char *s;
 
-	key_of(&k, 6);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
+	s = sealed(&k, 6, FG_SEAL_FILE, text, &n);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &there, &B1, s, n), FG_SEAL_REPLAYED);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &there, NULL, s, n), FG_SEAL_BAD);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &B1, &B1, s, n), FG_SEAL_OK);

@@ -78,20 +78,29 @@ static char *big_output(size_t size, size_t *len)
 	return b;
 }
 
+/* Parses the n bytes of b (freed here), which a marker decides: kind and,
+ * unless NULL, the feedback. */
+static void expect_marker(char *b, size_t n, enum fg_verdict_kind kind, const char *feedback)
+{
+	struct fg_judgement v;
+
+	fg_judgement_init(&v);
+	fg_verdict_parse(&v, b, n);
+	cr_assert_eq(v.verdict, kind);
+	cr_assert_eq(v.format, FG_FORMAT_MARKER);
+	if (feedback)
+		cr_assert_str_eq(v.feedback, feedback);
+	fg_judgement_reset(&v);
+	free(b);
+}
+
 Test(verdict, fifty_megabytes_marker_at_the_end)
 {
 	size_t len;
 	char *b = big_output(50u * 1024 * 1024, &len);
-	struct fg_judgement v;
 
 	memcpy(b + len, "REJECTED: final words\n", 22);
-	fg_judgement_init(&v);
-	fg_verdict_parse(&v, b, len + 22);
-	cr_assert_eq(v.verdict, FG_VERDICT_REJECTED);
-	cr_assert_eq(v.format, FG_FORMAT_MARKER);
-	cr_assert_str_eq(v.feedback, "final words");
-	fg_judgement_reset(&v);
-	free(b);
+	expect_marker(b, len + 22, FG_VERDICT_REJECTED, "final words");
 }
 
 Test(verdict, fifty_megabytes_marker_at_the_start)
@@ -121,7 +130,6 @@ Test(verdict, hostile_backtick_runs_stay_linear)
 	 * a naive span matcher rescans the paragraph for every opener. */
 	size_t cap = 48u * 1024 * 1024, n = 0;
 	char *b = malloc(cap + 64);
-	struct fg_judgement v;
 
 	for (size_t k = 1; n + k + 1 < cap; k++) {
 		memset(b + n, '`', k);
@@ -129,12 +137,7 @@ Test(verdict, hostile_backtick_runs_stay_linear)
 		b[n++] = k % 2 ? ' ' : 'x';
 	}
 	memcpy(b + n, "\n\nAPPROVED", 10);
-	fg_judgement_init(&v);
-	fg_verdict_parse(&v, b, n + 10);
-	cr_assert_eq(v.verdict, FG_VERDICT_APPROVED);
-	cr_assert_eq(v.format, FG_FORMAT_MARKER);
-	fg_judgement_reset(&v);
-	free(b);
+	expect_marker(b, n + 10, FG_VERDICT_APPROVED, NULL);
 }
 
 Test(verdict, hostile_single_line_and_many_json_blocks)
@@ -171,16 +174,10 @@ Test(verdict, oversized_json_block_is_skipped)
 {
 	size_t pad = 5u * 1024 * 1024, n = 0;
 	char *b = malloc(pad + 128);
-	struct fg_judgement v;
 
 	n += (size_t)snprintf(b, 64, "```json\n{\"verdict\":\"approve\",\"pad\":\"");
 	memset(b + n, 'x', pad);
 	n += pad;
 	memcpy(b + n, "\"}\n```\nREJECTED: big", 20);
-	fg_judgement_init(&v);
-	fg_verdict_parse(&v, b, n + 20);
-	cr_assert_eq(v.format, FG_FORMAT_MARKER);
-	cr_assert_str_eq(v.feedback, "big");
-	fg_judgement_reset(&v);
-	free(b);
+	expect_marker(b, n + 20, FG_VERDICT_REJECTED, "big");
 }
