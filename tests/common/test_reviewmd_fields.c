@@ -120,6 +120,16 @@ Test(reviewmd, checks_entries_are_validated_one_by_one)
 /* audit: (the held-out second opinion): the mapping's members, their
  * defaults, bad values with an error each, the instructions file read
  * beside review.md (never outside), the role name "audit" reserved. */
+/* Parses t into c and checks that it asks for an audit of that sample,
+ * blocking or not. */
+static void expect_audit(struct fg_review_config *c, const char *t, double sample, bool blocks)
+{
+	parse_str(c, t);
+	cr_assert(c->audit.on, "%s", t);
+	cr_assert_float_eq(c->audit.sample, sample, 1e-12, "%s", t);
+	cr_assert_eq(c->audit.blocks, blocks, "%s", t);
+}
+
 Test(reviewmd, audit_mapping_members_defaults_and_errors)
 {
 	struct fg_review_config c;
@@ -128,25 +138,14 @@ Test(reviewmd, audit_mapping_members_defaults_and_errors)
 	fg_review_config_init(&c);
 	fg_review_config_parse(&c, "---\nmax_retries: 2\n---\nBody\n", 0, NULL);
 	cr_assert_not(c.audit.on, "no audit: unless asked for");
-	t = "---\naudit: {}\n---\nBody\n";
-	fg_review_config_parse(&c, t, strlen(t), NULL);
-	cr_assert(c.audit.on);
-	cr_assert_float_eq(c.audit.sample, 1, 1e-12);
-	cr_assert_not(c.audit.blocks);
+	expect_audit(&c, "---\naudit: {}\n---\nBody\n", 1, false);
 	cr_assert_null(c.audit.instructions_file);
 	cr_assert_eq(c.diags.n, 0);
-	t = "---\naudit:\n  sample: 0.2\n  blocks: true\n---\nBody\n";
-	fg_review_config_parse(&c, t, strlen(t), NULL);
-	cr_assert(c.audit.on);
-	cr_assert_float_eq(c.audit.sample, 0.2, 1e-12);
-	cr_assert(c.audit.blocks);
+	expect_audit(&c, "---\naudit:\n  sample: 0.2\n  blocks: true\n---\nBody\n", 0.2, true);
 	cr_assert_eq(c.audit.line, 2);
 	/* Bad members: an error each, the default kept, the audit still on. */
-	t = "---\naudit:\n  sample: 1.5\n  blocks: yes\n  instructions: ../x.md\n  smaple: 1\n---\nB\n";
-	fg_review_config_parse(&c, t, strlen(t), NULL);
-	cr_assert(c.audit.on);
-	cr_assert_float_eq(c.audit.sample, 1, 1e-12);
-	cr_assert_not(c.audit.blocks);
+	expect_audit(&c, "---\naudit:\n  sample: 1.5\n  blocks: yes\n  instructions: ../x.md\n  smaple: 1\n---\nB\n",
+		     1, false);
 	cr_assert_null(c.audit.instructions_file);
 	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 3, "invalid 'audit.sample' value '1.5'"));
 	cr_assert(has_diag(&c.diags, FG_DIAG_ERROR, 4, "invalid 'audit.blocks' value 'yes'"));

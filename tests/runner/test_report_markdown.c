@@ -22,6 +22,18 @@
 
 TestSuite(report, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
+/* `report --format markdown` of the files (and --only-open when only_open),
+ * which must exit 0. */
+static struct cap markdown(bool only_open, char *a, char *b)
+{
+	char *argv[] = { "report", "--format", "markdown", only_open ? "--only-open" : a, only_open ? a : b,
+			 only_open ? b : NULL, NULL };
+	struct cap c = run_report(tmp_dir, argv);
+
+	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	return c;
+}
+
 Test(report, markdown_output_line_by_line)
 {
 	static const char *const want[] = {
@@ -117,8 +129,7 @@ Test(report, markdown_approved_step_has_no_open_feedback_and_only_open_drops_it)
 	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
 	assert_lines(c.out, all, sizeof(all) / sizeof(all[0]));
 	cap_release(&c);
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", p1, p2, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(true, p1, p2);
 	assert_lines(c.out, open_only, sizeof(open_only) / sizeof(open_only[0]));
 	cap_release(&c);
 	free(a);
@@ -142,8 +153,7 @@ Test(report, markdown_cell_cuts_long_lines_and_quote_folds_crlf)
 	/* Cycles given out of order: the report sorts them by number. */
 	cy = fgt_fmt("%s, %s", c2, c1);
 	p = write_result(tmp_dir, "r.json", "T-1", "st", "exhausted", 1, cy);
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(false, p, NULL);
 	want_cell = fgt_fmt("| 1 | rejected | %.119s … |\n| 2 | rejected | first … |\n", long_fb);
 	cr_assert_not_null(strstr(c.out, want_cell), "got:\n%s", c.out);
 	cr_assert_not_null(strstr(c.out, "**Open feedback** (cycle 2):\n\n> first\n>\n> \\`a\\|b\\` third\n"),
@@ -185,8 +195,7 @@ Test(report, run_failed_before_review_shows_its_error_and_is_open)
 			" \"run_id\": \"run-1\", \"engine\": \"local\", \"duration_seconds\": 0.2,\n"
 			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"no_review\",\n"
 			" \"stale_files_cleared\": 0, \"sweep_caught\": 0}\n");
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(true, path, NULL);
 	assert_lines(c.out, want, sizeof(want) / sizeof(want[0]));
 	cap_release(&c);
 
@@ -225,8 +234,7 @@ Test(report, markdown_evidence_is_bounded_and_escaped)
 			       " \"duration_seconds\": 30, \"output_tail\": \"\"}], \"changes\": [%s],"
 			       " \"changes_since\": \"step\", \"changes_truncated\": true}", c1, fg_buf_str(&ch));
 	char *p = write_result(tmp_dir, "r.json", "T-1", "s", "exhausted", 1, cycles);
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(false, p, NULL);
 	const char *want[] = {
 		"| 1 | rejected (check failed) | The check \\'lint\\' timed out |\n\n"
 		"**Checks** (cycle 1): unit passed (exit code 0, 1.2 s) · lint timed out (30.0 s)\n\n"
@@ -262,8 +270,7 @@ Test(report, a_failed_run_shows_its_cause_and_the_whole_reason_escaped)
 			"exit code 127\\nThe end of its output:\\nsh: 1: no-such-lint: not found\\u001b[2K\"},\n"
 			" \"step\": \"implement_task\", \"skill\": \"implement-task\", \"task_key\": \"DEMO-5\",\n"
 			" \"review_cycles\": [], \"review_exhausted\": false, \"review_state\": \"failed\"}\n");
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", "--only-open", path, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(true, path, NULL);
 	cr_assert(strstr(c.out, "**Run failed** (exit code 2, cause config_error): the check \\'lint\\' could not "
 			 "run\\: exit code 127 …\n"), "%s", c.out);
 	cr_assert(strstr(c.out, "> sh\\: 1\\: no\\-such\\-lint\\: not found"), "the output, inert: %s", c.out);
@@ -294,8 +301,7 @@ Test(report, a_failed_checks_output_and_every_cycles_verified_lines)
 			       "%s, \"verified\": [\"correctness: sh tests.sh -> 5 passed\", "
 			       "\"security: sh audit.sh -> clean\"]}", c1, c2, c3);
 	char *p = write_result(tmp_dir, "r.json", "T-2", "s", "approved", 0, cycles);
-	c = run_report(tmp_dir, (char *[]){ "report", "--format", "markdown", p, NULL });
-	cr_assert_eq(c.code, 0, "stderr: %s", c.err);
+	c = markdown(false, p, NULL);
 	cr_assert(strstr(c.out, "**Checks** (cycle 1): lint failed (exit code 1, 0.5 s)\n\n"
 			 "The end of lint's output:\n\n> lint\\.sh\\: line 3\\: calc\\.sh\\: trailing space"), "%s", c.out);
 	cr_assert(strstr(c.out, "**Verified:**\n\n- security\\: sh audit\\.sh \\-\\> clean\n"
