@@ -189,34 +189,37 @@ Test(agent, env_build_overrides_and_unsets)
 	fg_strvec_release(&v);
 }
 
+/* Fails the test unless c's text is want. */
+static void expect_captured(struct ep_capture *c, const char *want)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 1024);
+	cr_assert_eq(ep_capture_text(c, &b), 0);
+	cr_assert_str_eq(fg_buf_str(&b), want);
+	fg_buf_release(&b);
+}
+
 Test(capture, keeps_head_and_tail)
 {
 	struct ep_capture c;
-	struct fg_buf b;
 
 	ep_capture_init(&c, 4, 6);
 	ep_capture_add(&c, "abcdefgh", 8);
 	ep_capture_add(&c, "ijklmnop", 8);
 	ep_capture_add(&c, "qr", 2);
-	fg_buf_init(&b, 1024);
-	cr_assert_eq(ep_capture_text(&c, &b), 0);
-	cr_assert_str_eq(fg_buf_str(&b), "abcd\n[... 8 bytes omitted ...]\nmnopqr");
-	fg_buf_release(&b);
+	expect_captured(&c, "abcd\n[... 8 bytes omitted ...]\nmnopqr");
 	ep_capture_release(&c);
 }
 
 Test(capture, small_input_is_kept_whole)
 {
 	struct ep_capture c;
-	struct fg_buf b;
 
 	ep_capture_init(&c, 4, 6);
 	ep_capture_add(&c, "abcdef", 6);
-	fg_buf_init(&b, 1024);
-	ep_capture_text(&c, &b);
-	cr_assert_str_eq(fg_buf_str(&b), "abcdef");
+	expect_captured(&c, "abcdef");
 	cr_assert_eq(ep_capture_omitted(&c), 0);
-	fg_buf_release(&b);
 	ep_capture_release(&c);
 }
 
