@@ -91,20 +91,15 @@ static int write_new(void *dir)
 
 Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
 {
-	char *dir, *p;
+	char *p = tmp_path("out.json");
 
-	dir = fgt_tmpdir();
-	p = fgt_fmt("%s/out.json", dir);
 	fgt_write(p, "old");
-	cr_assert_eq(chmod(dir, 0555), 0);
+	cr_assert_eq(chmod(tmp_dir, 0555), 0);
 	/* As nobody when we are root, who would bypass the directory's mode. */
-	cr_assert_eq(fgt_as_nobody(write_new, dir), EACCES);
-	chmod(dir, 0755);
+	cr_assert_eq(fgt_as_nobody(write_new, tmp_dir), EACCES);
+	chmod(tmp_dir, 0755);
 	expect_content(p, "old");
-	cr_assert_eq(fgt_count_entries(dir), 1);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 1);
 }
 
 Test(fsutil, write_atomic_never_writes_through_a_planted_temp)

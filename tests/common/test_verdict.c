@@ -287,11 +287,7 @@ Test(verdict, json_shadow_keeps_findings)
 	const char *in = "# Review\n\n```json\n" SHADOW_RC "\n```\n";
 	struct fg_judgement v;
 
-	fg_judgement_init(&v);
-	fg_verdict_parse(&v, in, strlen(in));
-	cr_assert_eq(v.format, FG_FORMAT_JSON_SHADOW);
-	cr_assert(v.has_findings);
-	cr_assert_eq(v.nfindings, 1);
+	parse_findings(&v, in, strlen(in), FG_FORMAT_JSON_SHADOW, 1);
 	cr_assert_str_eq(v.findings[0].severity, "BLOCKING");
 	cr_assert_eq(v.findings[0].ordinal, 1);
 	cr_assert_str_eq(v.findings[0].file_path, "a.c");

@@ -172,12 +172,13 @@ Test(verdict, hostile_single_line_and_many_json_blocks)
 
 Test(verdict, oversized_json_block_is_skipped)
 {
-	size_t pad = 5u * 1024 * 1024, n = 0;
-	char *b = malloc(pad + 128);
+	/* 5 MiB of padding: more than the 4 MiB a JSON block may hold. */
+	char *pad = calloc(5u * 1024 * 1024 + 1, 1);
+	char *b;
 
-	n += (size_t)snprintf(b, 64, "```json\n{\"verdict\":\"approve\",\"pad\":\"");
-	memset(b + n, 'x', pad);
-	n += pad;
-	memcpy(b + n, "\"}\n```\nREJECTED: big", 20);
-	expect_marker(b, n + 20, FG_VERDICT_REJECTED, "big");
+	cr_assert_not_null(pad);
+	memset(pad, 'x', 5u * 1024 * 1024);
+	b = fgt_fmt("```json\n{\"verdict\":\"approve\",\"pad\":\"%s\"}\n```\nREJECTED: big", pad);
+	free(pad);
+	expect_marker(b, strlen(b), FG_VERDICT_REJECTED, "big");
 }

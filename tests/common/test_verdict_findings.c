@@ -233,11 +233,7 @@ Test(verdict, review_result_findings_table_becomes_findings)
 		"\n<!-- review-result: findings=3 -->\n";
 	struct fg_judgement v;
 
-	fg_judgement_init(&v);
-	fg_verdict_parse(&v, text, strlen(text));
-	cr_assert_eq(v.format, FG_FORMAT_REVIEW_RESULT_MARKER);
-	cr_assert(v.has_findings);
-	cr_assert_eq(v.nfindings, 3);
+	parse_findings(&v, text, strlen(text), FG_FORMAT_REVIEW_RESULT_MARKER, 3);
 	cr_assert_eq(v.findings[0].ordinal, 1);
 	cr_assert_str_eq(v.findings[0].severity, "QUESTION");
 	cr_assert_eq(fg_finding_rank(&v.findings[0]), FG_RANK_QUESTION);
