@@ -3,15 +3,11 @@
  * reading with fg_cycle_read_at() (the fixtures, unsafe files, the raw
  * bytes) and listing a directory's cycles in order.
  */
-#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -4,19 +4,10 @@
  * however written, optional fields of the wrong type) and that a failed
  * parse leaves nothing behind.
  */
-#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
-#include <fcntl.h>
-#include <fnmatch.h>
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fgtest.h"
 #include "forge/cycle.h"

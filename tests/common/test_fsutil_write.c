@@ -6,12 +6,8 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fgcheck.h"

@@ -6,12 +6,8 @@
  * the other fields: test_reviewmd_fields.c.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fgtest.h"
 #include "forge/buf.h"

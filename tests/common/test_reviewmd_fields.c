@@ -4,11 +4,8 @@
  * did-you-mean of a misspelled entry.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fgtest.h"

@@ -5,7 +5,6 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

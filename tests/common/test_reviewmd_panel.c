@@ -4,11 +4,8 @@
  * beside review.md and never outside, the role slug rule.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fgtest.h"

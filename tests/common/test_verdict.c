@@ -5,11 +5,7 @@
  * the worker's text that cannot approve. Large and hostile outputs:
  * test_verdict_bounds.c; findings and the fixtures: test_verdict_findings.c.
  */
-#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fgtest.h"

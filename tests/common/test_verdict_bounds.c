@@ -4,9 +4,7 @@
  * at either end, backtick runs and JSON blocks that must stay linear, an
  * oversized JSON block.
  */
-#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,6 @@
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

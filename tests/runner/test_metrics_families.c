@@ -5,12 +5,8 @@
  * engine and the last success.
  */
 #include <criterion/criterion.h>
-#include <dirent.h>
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "fgtest.h"

@@ -8,7 +8,6 @@
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

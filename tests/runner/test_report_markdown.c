@@ -5,12 +5,9 @@
  */
 #include <cjson/cJSON.h>
 #include <criterion/criterion.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "fgtest.h"
 #include "forge/alloc.h"
