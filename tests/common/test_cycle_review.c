@@ -22,7 +22,6 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 {
 	struct fg_cycle c, back;
 	struct fg_review *r;
-	char err[128];
 	char *text;
 
 	fg_cycle_init(&c);
@@ -59,8 +58,7 @@ Test(cycle, reviews_round_trip_and_old_files_have_none)
 	r->from_cycle = 1;
 	r->j.feedback = strdup("");
 	text = fg_cycle_to_json(&c);
-	fg_cycle_init(&back);
-	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cycle_parse_ok(&back, text);
 	cr_assert(back.has_reviews);
 	cr_assert_eq(back.nreviews, 2);
 	cr_assert_str_eq(back.reviews[0].role, "correctness");
@@ -172,8 +170,7 @@ Test(cycle, usage_reask_and_over_budget_round_trip)
 	fg_usage_set(&c.usage.worker, FG_USAGE_INPUT, 1200);
 	fg_usage_set_cost(&c.usage.reviewer, 0.125);
 	text = fg_cycle_to_json(&c);
-	fg_cycle_init(&back);
-	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cycle_parse_ok(&back, text);
 	cr_assert(back.reask && back.over_budget);
 	cr_assert_eq(back.usage.worker.input_tokens, 1200);
 	cr_assert_eq(back.usage.worker.have, FG_USAGE_INPUT);
@@ -218,8 +215,7 @@ Test(cycle, denied_tools_round_trip_and_lenient_reader)
 	cJSON_free(text);
 	cJSON_Delete(o);
 	text = fg_cycle_to_json(&c);
-	fg_cycle_init(&back);
-	cr_assert_eq(fg_cycle_parse(&back, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cycle_parse_ok(&back, text);
 	cr_assert_eq(back.denied.reviewer.n, 2);
 	cr_assert_eq(back.denied.worker.n, 0);
 	fg_cycle_release(&back);
