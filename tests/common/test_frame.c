@@ -13,15 +13,14 @@
 #include "forge/alloc.h"
 #include "forge/frame.h"
 
+#include "cycle_sample.h"
+
 TestSuite(frame, .timeout = 30);
 
 static void make_cycle(struct fg_cycle *c, int n, const char *feedback)
 {
-	fg_cycle_init(c);
-	c->cycle = n;
-	c->max_cycles = 3;
-	c->j.verdict = FG_VERDICT_REJECTED;
-	c->j.feedback = fg_xstrdup(feedback);
+	cycle_make(c, n, FG_VERDICT_REJECTED, feedback);
+	free(c->skill);
 	c->skill = fg_xstrdup("impl");
 	c->elapsed_seconds = 1.25;
 	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
@@ -84,12 +83,7 @@ Test(frame, summary_round_trip)
 	char err[256] = "";
 	size_t len = 0;
 
-	fg_summary_init(&s);
-	s.state = FG_STATE_EXHAUSTED;
-	s.cycles = 3;
-	s.max_cycles = 3;
-	s.step = fg_xstrdup("impl");
-	s.skill = fg_xstrdup("impl");
+	summary_fill(&s, FG_STATE_EXHAUSTED, 3, 3, "impl", "impl");
 	s.task_key = fg_xstrdup("ABC-1");
 	s.run_id = fg_xstrdup("r1");
 	char *line = fg_frame_summary_line(&s, NULL, &len);
@@ -107,28 +101,43 @@ Test(frame, summary_round_trip)
 	fg_summary_release(&s);
 }
 
+/* n times ch, owned. */
+static char *repeated(char ch, size_t n)
+{
+	char *s = fg_xmalloc(n + 1);
+
+	memset(s, ch, n);
+	s[n] = '\0';
+	return s;
+}
+
+/* c's frame line of step "impl", which fits in a frame, parsed into f. */
+static void frame_of_cycle(const struct fg_cycle *c, struct fg_frame *f)
+{
+	char err[256] = "";
+	size_t len = 0;
+	char *line = fg_frame_cycle_line(c, "impl", NULL, &len);
+
+	cr_assert_not_null(line);
+	cr_assert_leq(len, FG_FRAME_MAX);
+	fg_frame_init(f);
+	cr_assert_eq(parse_line(f, line, err, sizeof(err)), 0, "%s", err);
+	free(line);
+}
+
 Test(frame, long_feedback_is_left_out_and_flagged)
 {
 	struct fg_cycle c;
 	struct fg_frame f;
-	char err[256] = "";
-	size_t len = 0;
-	char *fb = fg_xmalloc(200 * 1024 + 1);
+	char *fb = repeated('x', 200 * 1024);
 
-	memset(fb, 'x', 200 * 1024);
-	fb[200 * 1024] = '\0';
 	make_cycle(&c, 1, fb);
 	c.reviewer_log = fg_xstrdup("review_cycle_1.reviewer.log");
-	char *line = fg_frame_cycle_line(&c, "impl", NULL, &len);
-	cr_assert_not_null(line);
-	cr_assert_leq(len, FG_FRAME_MAX);
-	fg_frame_init(&f);
-	cr_assert_eq(parse_line(&f, line, err, sizeof(err)), 0, "%s", err);
+	frame_of_cycle(&c, &f);
 	cr_assert(f.truncated);
 	cr_assert_str_eq(f.cycle.j.feedback, "");
 	cr_assert_str_eq(f.cycle.reviewer_log, "review_cycle_1.reviewer.log", "only the feedback goes");
 	cr_assert_eq(f.cycle.j.verdict, FG_VERDICT_REJECTED);
-	free(line);
 	free(fb);
 	fg_frame_release(&f);
 	fg_cycle_release(&c);
@@ -138,25 +147,15 @@ Test(frame, still_too_long_keeps_the_required_fields_only)
 {
 	struct fg_cycle c;
 	struct fg_frame f;
-	char err[256] = "";
-	size_t len = 0;
-	char *name = fg_xmalloc(70 * 1024 + 1);
 
-	memset(name, 'l', 70 * 1024);
-	name[70 * 1024] = '\0';
 	make_cycle(&c, 1, "short");
-	c.reviewer_log = name;
+	c.reviewer_log = repeated('l', 70 * 1024);
 	c.stalled = true;
-	char *line = fg_frame_cycle_line(&c, "impl", NULL, &len);
-	cr_assert_not_null(line);
-	cr_assert_leq(len, FG_FRAME_MAX);
-	fg_frame_init(&f);
-	cr_assert_eq(parse_line(&f, line, err, sizeof(err)), 0, "%s", err);
+	frame_of_cycle(&c, &f);
 	cr_assert(f.truncated);
 	cr_assert_null(f.cycle.reviewer_log);
 	cr_assert(f.cycle.stalled);
 	cr_assert_str_eq(f.cycle.run_id, "r1");
-	free(line);
 	fg_frame_release(&f);
 	fg_cycle_release(&c);
 }
@@ -165,13 +164,10 @@ Test(frame, nothing_fits_no_frame)
 {
 	struct fg_cycle c;
 	size_t len = 0;
-	char *skill = fg_xmalloc(70 * 1024 + 1);
 
-	memset(skill, 's', 70 * 1024);
-	skill[70 * 1024] = '\0';
 	make_cycle(&c, 1, "short");
 	free(c.skill);
-	c.skill = skill;
+	c.skill = repeated('s', 70 * 1024);
 	cr_assert_null(fg_frame_cycle_line(&c, "impl", NULL, &len));
 	fg_cycle_release(&c);
 }

@@ -1,6 +1,7 @@
 /*
- * test_fsutil.c - bounded symlink-safe reads, atomic writes, temp names,
- * mkdir -p, path joining, fg_open_dir() and fg_write_all().
+ * test_fsutil.c - bounded symlink-safe reads, temp names, mkdir -p, path
+ * joining and splitting, fg_open_dir() and fg_write_all(). Atomic writes
+ * and fg_open_beneath(): test_fsutil_write.c.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,8 +18,9 @@
 #include "fgtest.h"
 #include "forge/buf.h"
 #include "forge/fsutil.h"
+#include "tmp_fixture.h"
 
-TestSuite(fsutil, .timeout = 30);
+TestSuite(fsutil, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 /* Reads path expecting error want; checks that a pre-filled buffer and an
  * empty one are both left exactly as they were. */
@@ -46,11 +48,10 @@ static void expect_read_refused(const char *path, size_t max, int want)
 
 Test(fsutil, read_appends_regular_file_and_fills_stat)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/f", dir);
+	char *p = tmp_path("f");
 	struct fg_buf b;
 	struct stat st;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	int dfd = open(tmp_dir, O_RDONLY | O_DIRECTORY);
 
 	fgt_write(p, "hello\n");
 	fg_buf_init(&b, 100);
@@ -65,15 +66,11 @@ Test(fsutil, read_appends_regular_file_and_fills_stat)
 	cr_assert_str_eq(fg_buf_str(&b), "hello\n");
 	close(dfd);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_keeps_nul_bytes)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/bin", dir);
+	char *p = tmp_path("bin");
 	struct fg_buf b;
 
 	fgt_write_bytes(p, "a\0b", 3);
@@ -82,66 +79,46 @@ Test(fsutil, read_keeps_nul_bytes)
 	cr_assert_eq(b.len, 3);
 	cr_assert_eq(memcmp(b.data, "a\0b", 3), 0);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_symlink)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/target", dir);
-	char *link = fgt_fmt("%s/link", dir);
+	char *target = tmp_path("target");
+	char *link = tmp_path("link");
 
 	fgt_write(target, "secret");
 	cr_assert_eq(symlink(target, link), 0);
 	expect_read_refused(link, 100, -ELOOP);
-	fgt_rm_rf(dir);
-	free(target);
-	free(link);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_fifo_without_blocking)
 {
-	char *dir = fgt_tmpdir();
-	char *fifo = fgt_fmt("%s/fifo", dir);
+	char *fifo = tmp_path("fifo");
 
 	/* No writer ever opens it: a blocking open would hang until the
 	 * suite's timeout fails the test. */
 	cr_assert_eq(mkfifo(fifo, 0600), 0);
 	expect_read_refused(fifo, 100, -EINVAL);
-	fgt_rm_rf(dir);
-	free(fifo);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_directory_and_device)
 {
-	char *dir = fgt_tmpdir();
 
-	expect_read_refused(dir, 100, -EISDIR);
+	expect_read_refused(tmp_dir, 100, -EISDIR);
 	expect_read_refused("/dev/null", 100, -EINVAL);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_file_over_max)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/big", dir);
+	char *p = tmp_path("big");
 
 	fgt_write(p, "0123456789");
 	expect_read_refused(p, 9, -EFBIG);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_refuses_file_over_buffer_max)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/big", dir);
+	char *p = tmp_path("big");
 	struct fg_buf b;
 
 	fgt_write(p, "0123456789");
@@ -154,20 +131,13 @@ Test(fsutil, read_refuses_file_over_buffer_max)
 	cr_assert_eq(fg_buf_error(&b), 0);
 	cr_assert_eq(fg_buf_adds(&b, "ef"), 0);
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 Test(fsutil, read_missing_file_is_enoent)
 {
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/none", dir);
+	char *p = tmp_path("none");
 
 	expect_read_refused(p, 100, -ENOENT);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
 }
 
 struct tmp_case {
@@ -211,7 +181,7 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 		char *head = fgt_fmt(".%s.tmp.", names[i]);
 		char *pidname = fgt_fmt(".%s.tmp.%ld", names[i], (long)getpid());
 
-		/* Issue 22: "." NAME ".tmp." and a random number, never the pid
+		/* "." NAME ".tmp." and a random number, never the pid
 		 * an agent can read from $PPID, never twice the same. */
 		cr_assert_eq(strncmp(t, head, strlen(head)), 0, "%s", t);
 		cr_assert_gt(strlen(t), strlen(head), "%s", t);
@@ -229,248 +199,11 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 	}
 }
 
-Test(fsutil, write_atomic_creates_and_replaces_without_leftovers)
-{
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/out.json", dir);
-	struct stat st;
-	mode_t old = umask(022);
-	char *got;
-
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "first", 5), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "first");
-	free(got);
-	cr_assert_eq(stat(p, &st), 0);
-	cr_assert_eq(st.st_mode & 0777, 0644);
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "second!", 7), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "second!");
-	free(got);
-	cr_assert_eq(fgt_count_entries(dir), 1);
-	/* Empty content is a valid write too. */
-	cr_assert_eq(fg_write_atomic(dir, "empty", "", 0), 0);
-	free(p);
-	p = fgt_fmt("%s/empty", dir);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "");
-	free(got);
-	umask(old);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
-}
-
-Test(fsutil, write_atomic_with_empty_dir_means_current_directory)
-{
-	char *dir = fgt_tmpdir();
-	char *cwd = getcwd(NULL, 0);
-	char *got;
-
-	cr_assert_eq(chdir(dir), 0);
-	cr_assert_eq(fg_write_atomic("", "here.json", "x", 1), 0);
-	got = fgt_read("here.json", NULL);
-	cr_assert_str_eq(got, "x");
-	free(got);
-	cr_assert_eq(fgt_count_entries("."), 1);
-	cr_assert_eq(chdir(cwd), 0);
-	fgt_rm_rf(dir);
-	free(cwd);
-	free(dir);
-}
-
-Test(fsutil, write_atomic_into_missing_dir_fails_cleanly)
-{
-	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/nope", dir);
-
-	cr_assert_eq(fg_write_atomic(missing, "f.json", "x", 1), -ENOENT);
-	cr_assert_eq(fgt_count_entries(dir), 0);
-	fgt_rm_rf(dir);
-	free(missing);
-	free(dir);
-}
-
-Test(fsutil, write_atomic_failed_rename_keeps_old_and_removes_temp)
-{
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/out.json", dir);
-	char *inner = fgt_fmt("%s/out.json/keep", dir);
-	char *got;
-	int r;
-
-	/* The target is a non-empty directory: rename() fails even as root. */
-	fgt_write(inner, "old");
-	r = fg_write_atomic(dir, "out.json", "new", 3);
-	cr_assert_lt(r, 0);
-	cr_assert(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST, "r=%d", r);
-	got = fgt_read(inner, NULL);
-	cr_assert_str_eq(got, "old");
-	free(got);
-	cr_assert_eq(fgt_count_entries(dir), 1, "a temp file was left behind");
-	fgt_rm_rf(dir);
-	free(target);
-	free(inner);
-	free(dir);
-}
-
-static int write_new(void *dir)
-{
-	return -fg_write_atomic(dir, "out.json", "new", 3);
-}
-
-Test(fsutil, write_atomic_in_read_only_dir_fails_cleanly)
-{
-	char *dir, *p, *got;
-
-	dir = fgt_tmpdir();
-	p = fgt_fmt("%s/out.json", dir);
-	fgt_write(p, "old");
-	cr_assert_eq(chmod(dir, 0555), 0);
-	/* As nobody when we are root, who would bypass the directory's mode. */
-	cr_assert_eq(fgt_as_nobody(write_new, dir), EACCES);
-	chmod(dir, 0755);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "old");
-	free(got);
-	cr_assert_eq(fgt_count_entries(dir), 1);
-	fgt_rm_rf(dir);
-	free(p);
-	free(dir);
-}
-
-Test(fsutil, write_atomic_never_writes_through_a_planted_temp)
-{
-	char *dir = fgt_tmpdir();
-	char *victim = fgt_fmt("%s/victim", dir);
-	char *tmpname = fg_atomic_tmp_name("out.json");
-	/* What an agent would plant: the pid-named temp of earlier versions,
-	 * and one more of the current shape. */
-	char *tmp = fgt_fmt("%s/.out.json.tmp.%ld", dir, (long)getpid());
-	char *tmp2 = fgt_fmt("%s/%s", dir, tmpname);
-	char *out = fgt_fmt("%s/out.json", dir);
-	char *got;
-
-	fgt_write(victim, "precious");
-	/* A hard link at a temp name: truncating it would destroy victim. */
-	cr_assert_eq(link(victim, tmp), 0);
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "new", 3), 0);
-	got = fgt_read(victim, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
-	/* A symlink at a temp name is not followed. */
-	cr_assert_eq(symlink(victim, tmp2), 0);
-	cr_assert_eq(fg_write_atomic(dir, "out.json", "newer", 5), 0);
-	got = fgt_read(victim, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "newer");
-	free(got);
-	/* Another writer's entries are not ours: never opened nor removed. */
-	cr_assert(fgt_exists(tmp));
-	cr_assert(fgt_exists(tmp2));
-	cr_assert_eq(fgt_count_entries(dir), 4);
-	fgt_rm_rf(dir);
-	free(victim);
-	free(tmpname);
-	free(tmp);
-	free(tmp2);
-	free(out);
-	free(dir);
-}
-
-/* Issue 22, reproduction 4: a directory at the temp name an agent could
- * predict (".NAME.tmp.<pid>") used to make every write fail (EISDIR). */
-Test(fsutil, a_directory_at_the_old_temp_name_does_not_block_the_write)
-{
-	char *dir = fgt_tmpdir();
-	char *planted = fgt_fmt("%s/.review_summary.json.tmp.%ld/x", dir, (long)getpid());
-	char *out = fgt_fmt("%s/review_summary.json", dir);
-	char *got;
-
-	fgt_write(planted, "");
-	cr_assert_eq(fg_write_atomic(dir, "review_summary.json", "{}", 2), 0);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "{}");
-	free(got);
-	cr_assert(fgt_exists(planted));
-	fgt_rm_rf(dir);
-	free(planted);
-	free(out);
-	free(dir);
-}
-
-/* A directory under the final name blocks a plain write (-EISDIR, nothing
- * changed); FG_WRITE_CLEAR removes it, never following a link inside. */
-Test(fsutil, write_clear_removes_a_directory_under_the_name_without_following_links)
-{
-	char *dir = fgt_tmpdir();
-	char *outside = fgt_fmt("%s/outside", dir);
-	char *keep = fgt_fmt("%s/outside/keep", dir);
-	char *ws = fgt_fmt("%s/ws", dir);
-	char *deep = fgt_fmt("%s/ws/out.json/a/b/file", dir);
-	char *link1 = fgt_fmt("%s/ws/out.json/a/to-outside", dir);
-	char *out = fgt_fmt("%s/ws/out.json", dir);
-	int dfd;
-	char *got;
-
-	fgt_write(keep, "precious");
-	fgt_write(deep, "x");
-	cr_assert_eq(symlink(outside, link1), 0);
-	dfd = open(ws, O_RDONLY | O_DIRECTORY);
-	cr_assert_geq(dfd, 0);
-	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "new", 3), -EISDIR);
-	cr_assert(fgt_exists(deep));
-	cr_assert_eq(fgt_count_entries(ws), 1, "a temp file was left behind");
-	cr_assert_eq(fg_write_atomic_flags_at(dfd, "out.json", "new", 3, FG_WRITE_CLEAR), 0);
-	close(dfd);
-	got = fgt_read(out, NULL);
-	cr_assert_str_eq(got, "new");
-	free(got);
-	got = fgt_read(keep, NULL);
-	cr_assert_str_eq(got, "precious");
-	free(got);
-	cr_assert_eq(fgt_count_entries(ws), 1);
-	fgt_rm_rf(dir);
-	free(outside);
-	free(keep);
-	free(ws);
-	free(deep);
-	free(link1);
-	free(out);
-	free(dir);
-}
-
-Test(fsutil, clear_at_takes_away_any_kind_of_entry)
-{
-	char *dir = fgt_tmpdir();
-	char *fifo = fgt_fmt("%s/fifo", dir);
-	char *file = fgt_fmt("%s/file", dir);
-	char *aside = NULL;
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-
-	cr_assert_geq(dfd, 0);
-	cr_assert_eq(mkfifo(fifo, 0644), 0);
-	fgt_write(file, "x");
-	cr_assert_eq(fg_clear_at(dfd, "fifo", &aside), 0);
-	cr_assert_null(aside);
-	cr_assert_eq(fg_clear_at(dfd, "file", &aside), 0);
-	cr_assert_eq(fg_clear_at(dfd, "nothing-here", &aside), 0);
-	cr_assert_eq(fgt_count_entries(dir), 0);
-	close(dfd);
-	fgt_rm_rf(dir);
-	free(fifo);
-	free(file);
-	free(dir);
-}
-
 Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
 {
-	char *dir = fgt_tmpdir();
-	char *deep = fgt_fmt("%s/a/b/c/", dir);
-	char *file = fgt_fmt("%s/file", dir);
-	char *under = fgt_fmt("%s/file/sub", dir);
+	char *deep = tmp_path("a/b/c/");
+	char *file = tmp_path("file");
+	char *under = tmp_path("file/sub");
 	struct stat st;
 
 	cr_assert_eq(fg_mkdir_p(deep, 0755), 0);
@@ -482,11 +215,6 @@ Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
 	cr_assert_eq(fg_mkdir_p(under, 0755), -ENOTDIR);
 	cr_assert_eq(fg_mkdir_p("", 0755), -ENOENT);
 	cr_assert_eq(fg_mkdir_p("/", 0755), 0);
-	fgt_rm_rf(dir);
-	free(deep);
-	free(file);
-	free(under);
-	free(dir);
 }
 
 struct join_case {
@@ -515,15 +243,14 @@ Test(fsutil, path_join_table)
 
 Test(fsutil, read_follows_a_symlink_only_when_asked)
 {
-	char *dir = fgt_tmpdir();
-	char *target = fgt_fmt("%s/target", dir);
-	char *link = fgt_fmt("%s/link", dir);
-	char *dlink = fgt_fmt("%s/dlink", dir);
+	char *target = tmp_path("target");
+	char *link = tmp_path("link");
+	char *dlink = tmp_path("dlink");
 	struct fg_buf b;
 
 	fgt_write(target, "named by the user");
 	cr_assert_eq(symlink(target, link), 0);
-	cr_assert_eq(symlink(dir, dlink), 0);
+	cr_assert_eq(symlink(tmp_dir, dlink), 0);
 	fg_buf_init(&b, 100);
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, 0, &b, NULL), -ELOOP);
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 100, FG_READ_FOLLOW, &b, NULL), 0);
@@ -533,99 +260,6 @@ Test(fsutil, read_follows_a_symlink_only_when_asked)
 	cr_assert_eq(fg_read_file_at(AT_FDCWD, link, 5, FG_READ_FOLLOW, &b, NULL), -EFBIG);
 	cr_assert_str_eq(fg_buf_str(&b), "named by the user", "left as it was");
 	fg_buf_release(&b);
-	fgt_rm_rf(dir);
-	free(target);
-	free(link);
-	free(dlink);
-	free(dir);
-}
-
-Test(fsutil, open_beneath_walks_without_following_links)
-{
-	char *dir = fgt_tmpdir();
-	char *outside = fgt_tmpdir();
-	char *sub = fgt_fmt("%s/a/b", dir);
-	char *link = fgt_fmt("%s/a/l", dir);
-	char *file = fgt_fmt("%s/a/f", dir);
-	char err[256] = "";
-	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
-
-	cr_assert_eq(fg_mkdir_p(sub, 0755), 0);
-	fgt_write(file, "x");
-	cr_assert_eq(symlink(outside, link), 0);
-	fd = fg_open_beneath(base, "a/b", 0, err, sizeof(err));
-	cr_assert_geq(fd, 0, "%s", err);
-	close(fd);
-	fd = fg_open_beneath(base, "a//b/", 0, err, sizeof(err));
-	cr_assert_geq(fd, 0, "repeated and trailing '/' are fine: %s", err);
-	close(fd);
-	cr_assert_eq(fg_open_beneath(base, "a/l", 0, err, sizeof(err)), -ENOTDIR);
-	cr_assert_str_eq(err, "'l' is a symbolic link");
-	cr_assert_eq(fg_open_beneath(base, "a/l/x", FG_BENEATH_CREATE, err, sizeof(err)), -ENOTDIR);
-	cr_assert_eq(fgt_count_entries(outside), 0, "nothing created behind the link");
-	cr_assert_eq(fg_open_beneath(base, "a/f", 0, err, sizeof(err)), -ENOTDIR);
-	cr_assert_str_eq(err, "'f' is not a directory");
-	cr_assert_eq(fg_open_beneath(base, "a/../a", 0, err, sizeof(err)), -EINVAL);
-	cr_assert_str_eq(err, "'..' is not a plain name");
-	cr_assert_eq(fg_open_beneath(base, "", 0, err, sizeof(err)), -EINVAL);
-	cr_assert_eq(fg_open_beneath(base, "a/missing", 0, NULL, 0), -ENOENT);
-	close(base);
-	fgt_rm_rf(dir);
-	fgt_rm_rf(outside);
-	free(sub);
-	free(link);
-	free(file);
-	free(dir);
-	free(outside);
-}
-
-Test(fsutil, open_beneath_creates_missing_components)
-{
-	char *dir = fgt_tmpdir();
-	char *deep = fgt_fmt("%s/.forge/step", dir);
-	char err[256] = "";
-	int base = open(dir, O_RDONLY | O_DIRECTORY), fd;
-	struct stat st;
-
-	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
-	cr_assert_geq(fd, 0, "%s", err);
-	close(fd);
-	cr_assert_eq(stat(deep, &st), 0);
-	cr_assert(S_ISDIR(st.st_mode));
-	/* Existing components are simply opened. */
-	fd = fg_open_beneath(base, ".forge/step", FG_BENEATH_CREATE, err, sizeof(err));
-	cr_assert_geq(fd, 0, "%s", err);
-	close(fd);
-	close(base);
-	fgt_rm_rf(dir);
-	free(deep);
-	free(dir);
-}
-
-Test(fsutil, write_atomic_at_and_path)
-{
-	char *dir = fgt_tmpdir();
-	char *p = fgt_fmt("%s/out.json", dir);
-	char *slash = fgt_fmt("%s/", dir);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	char *got;
-
-	cr_assert_eq(fg_write_atomic_at(dfd, "out.json", "at", 2), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "at");
-	free(got);
-	cr_assert_eq(fg_write_atomic_path(p, "path", 4), 0);
-	got = fgt_read(p, NULL);
-	cr_assert_str_eq(got, "path");
-	free(got);
-	cr_assert_eq(fg_write_atomic_path(slash, "x", 1), -EISDIR);
-	cr_assert_eq(fg_write_atomic_path("", "x", 1), -EISDIR);
-	cr_assert_eq(fgt_count_entries(dir), 1);
-	close(dfd);
-	fgt_rm_rf(dir);
-	free(p);
-	free(slash);
-	free(dir);
 }
 
 struct split_case {
@@ -659,13 +293,12 @@ Test(fsutil, path_split_table)
 
 Test(fsutil, open_dir_opens_directories_only)
 {
-	char *d = fgt_tmpdir();
-	char *f = fgt_fmt("%s/file", d), *l = fgt_fmt("%s/link", d);
+	char *f = fgt_fmt("%s/file", tmp_dir), *l = fgt_fmt("%s/link", tmp_dir);
 	int fd;
 
 	fgt_write(f, "x");
 	cr_assert_eq(symlink(".", l), 0);
-	fd = fg_open_dir(AT_FDCWD, d, 0);
+	fd = fg_open_dir(AT_FDCWD, tmp_dir, 0);
 	cr_assert_geq(fd, 0);
 	cr_assert(fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	cr_assert_eq(fg_open_dir(fd, "file", 0), -ENOTDIR);
@@ -682,8 +315,6 @@ Test(fsutil, open_dir_opens_directories_only)
 	close(fd);
 	free(f);
 	free(l);
-	fgt_rm_rf(d);
-	free(d);
 }
 
 Test(fsutil, open_dir_of_empty_path_is_the_current_directory)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "forge/names.h"
+#include "forge/util.h"
 
 TestSuite(names, .timeout = 30);
 
@@ -109,42 +110,35 @@ Test(names, null_and_small_error_buffers)
 	cr_assert_eq(fg_name_check(FG_NAME_SKILL, "ok", 2, NULL, 0), 0);
 }
 
+/* fg_ticket_project() of key: ret, and project in the output ("" on a refusal). */
+static void expect_project(const char *key, int ret, const char *project)
+{
+	char out[64] = "garbage";
+	int r = fg_ticket_project(key, out, sizeof(out));
+
+	cr_assert_eq(r, ret, "key '%s': %d", key, r);
+	cr_assert_str_eq(out, project, "key '%s'", key);
+}
+
 Test(names, ticket_project_table)
 {
-	static const struct {
-		const char *key;
-		int ret;
-		const char *project;
-	} cases[] = {
-		{ "MYPROJECT-123", 0, "myproject" },
-		{ "AISOS-456", 0, "aisos" },
-		{ "ab_2C-7", 0, "ab_2c" },
-		{ "x-0", 0, "x" },
-		{ "Proj-99999999999999999999", 0, "proj" },
-		{ "myproject-1", 0, "myproject" },
-		{ "my-project-1", -ENOENT, "" },
-		{ "PROJ-", -ENOENT, "" },
-		{ "PROJ-12a", -ENOENT, "" },
-		{ "PROJ_123", -ENOENT, "" },
-		{ "-123", -ENOENT, "" },
-		{ "1PROJ-123", -ENOENT, "" },
-		{ "_P-1", -ENOENT, "" },
-		{ "PROJ123", -ENOENT, "" },
-		{ "caf\xc3\xa9-1", -ENOENT, "" },
-		{ "../../etc-1", -EINVAL, "" },
-		{ "a/b-1", -EINVAL, "" },
-		{ ".P-1", -EINVAL, "" },
-		{ "P-1\n", -EINVAL, "" },
-		{ "", -EINVAL, "" },
+	static const struct { const char *key, *project; } named[] = {
+		{ "MYPROJECT-123", "myproject" }, { "AISOS-456", "aisos" }, { "ab_2C-7", "ab_2c" },
+		{ "x-0", "x" }, { "Proj-99999999999999999999", "proj" }, { "myproject-1", "myproject" },
 	};
+	/* Keys that name no project (-ENOENT) and keys that are no key at all (-EINVAL). */
+	static const char *const none[] = {
+		"my-project-1", "PROJ-", "PROJ-12a", "PROJ_123", "-123", "1PROJ-123", "_P-1", "PROJ123",
+		"caf\xc3\xa9-1",
+	};
+	static const char *const invalid[] = { "../../etc-1", "a/b-1", ".P-1", "P-1\n", "" };
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char out[64] = "garbage";
-		int r = fg_ticket_project(cases[i].key, out, sizeof(out));
-
-		cr_assert_eq(r, cases[i].ret, "key '%s': %d", cases[i].key, r);
-		cr_assert_str_eq(out, cases[i].project, "key '%s'", cases[i].key);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(named); i++)
+		expect_project(named[i].key, 0, named[i].project);
+	for (size_t i = 0; i < ARRAY_SIZE(none); i++)
+		expect_project(none[i], -ENOENT, "");
+	for (size_t i = 0; i < ARRAY_SIZE(invalid); i++)
+		expect_project(invalid[i], -EINVAL, "");
 	cr_assert_eq(fg_ticket_project(NULL, NULL, 0), -EINVAL);
 }
 

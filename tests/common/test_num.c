@@ -10,11 +10,7 @@ TestSuite(num, .timeout = 30);
 
 Test(num, strict_parsing)
 {
-	static const struct {
-		const char *in;
-		int ret;
-		long val;
-	} cases[] = {
+	static const struct { const char *in; int ret; long val; } cases[] = {
 		{ "3", 0, 3 }, { "0", 0, 0 }, { "-1", -ERANGE, 0 }, { "", -EINVAL, 0 },
 		{ "3x", -EINVAL, 0 }, { " 3", -EINVAL, 0 }, { "abc", -EINVAL, 0 },
 		{ "99999999999999999999999", -ERANGE, 0 }, { "101", -ERANGE, 0 },

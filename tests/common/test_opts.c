@@ -43,8 +43,8 @@ Test(opts, parses_all_forms)
 	cr_assert_str_eq(vals[5], "--x");
 }
 
-/* Issue 25 added the "did you mean" cases: an unknown option near a known
- * one names it. */
+/* Each usage error with its message; an unknown option near a known one
+ * names it ("did you mean"). */
 Test(opts, usage_errors)
 {
 	char *a1[] = { "p", "--bogus", NULL };

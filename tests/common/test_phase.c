@@ -15,6 +15,8 @@
 #include "forge/timeutil.h"
 #include "forge/tracectx.h"
 
+#include "cycle_sample.h"
+
 TestSuite(phase, .timeout = 30);
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -137,12 +139,7 @@ Test(phase, summary_times_round_trip)
 	cJSON *o;
 	char *json, err[256] = "";
 
-	fg_summary_init(&s);
-	s.state = FG_STATE_APPROVED;
-	s.cycles = 2;
-	s.max_cycles = 3;
-	s.step = strdup("implement_task");
-	s.skill = strdup("implement-task");
+	summary_fill(&s, FG_STATE_APPROVED, 2, 3, "implement_task", "implement-task");
 	s.t.started_ms = 1768473000000LL;
 	s.t.ended_ms = 1768473062345LL;
 	o = fg_summary_to_cjson(&s);

@@ -85,6 +85,19 @@ static int has_diag(const struct fg_diags *d, enum fg_diag_level level, const ch
 	return 0;
 }
 
+/* Resolving skill (of ticket, or none) finds no review.md, with a warning
+ * that holds why. */
+static void expect_not_found(const char *skill, const char *ticket, const char *why)
+{
+	struct fg_diags d;
+	char rel[256];
+
+	fg_diags_init(&d);
+	cr_assert_eq(run(skill, ticket, rel, sizeof(rel), &d), -ENOENT, "%s", skill);
+	cr_assert(has_diag(&d, FG_DIAG_WARNING, why), "no warning '%s'", why);
+	fg_diags_release(&d);
+}
+
 Test(resolve, precedence_table, .init = setup, .fini = teardown)
 {
 	static const struct {
@@ -187,8 +200,6 @@ Test(resolve, symlink_to_etc_is_refused, .init = setup, .fini = teardown)
 
 Test(resolve, symlinked_directory_leading_out_is_refused, .init = setup, .fini = teardown)
 {
-	struct fg_diags d;
-	char rel[256];
 	char *outside = fgt_fmt("%s/outside/sk/review.md", tmp);
 	char *deflt = fgt_fmt("%s/default", skills);
 
@@ -196,27 +207,18 @@ Test(resolve, symlinked_directory_leading_out_is_refused, .init = setup, .fini =
 	fgt_write(outside, "Review it.\n");
 	cr_assert_eq(symlink("../outside", deflt), 0);
 	free(deflt);
-	fg_diags_init(&d);
-	cr_assert_eq(run("sk", NULL, rel, sizeof(rel), &d), -ENOENT);
-	cr_assert(has_diag(&d, FG_DIAG_WARNING, "outside the skills directory"));
-	fg_diags_release(&d);
+	expect_not_found("sk", NULL, "outside the skills directory");
 	free(outside);
 }
 
 Test(resolve, dotdot_symlink_leading_out_is_refused, .init = setup, .fini = teardown)
 {
-	struct fg_diags d;
-	char rel[256];
-
 	char *secret = fgt_fmt("%s/secret.md", tmp);
 
 	fgt_write(secret, "secret\n");
 	free(secret);
 	link_at("../../../secret.md", "default/sk/review.md");
-	fg_diags_init(&d);
-	cr_assert_eq(run("sk", NULL, rel, sizeof(rel), &d), -ENOENT);
-	cr_assert(has_diag(&d, FG_DIAG_WARNING, "refusing"));
-	fg_diags_release(&d);
+	expect_not_found("sk", NULL, "refusing");
 }
 
 Test(resolve, symlink_inside_the_tree_is_followed, .init = setup, .fini = teardown)
@@ -236,29 +238,18 @@ Test(resolve, symlink_inside_the_tree_is_followed, .init = setup, .fini = teardo
 
 Test(resolve, dangling_and_looping_symlinks, .init = setup, .fini = teardown)
 {
-	struct fg_diags d;
-	char rel[256];
-
 	link_at("nowhere.md", "myproject/sk/review.md");
 	link_at("review.md", "default/sk/review.md");
-	fg_diags_init(&d);
-	cr_assert_eq(run("sk", "MYPROJECT-1", rel, sizeof(rel), &d), -ENOENT);
-	cr_assert(has_diag(&d, FG_DIAG_WARNING, "cannot resolve"));
-	fg_diags_release(&d);
+	expect_not_found("sk", "MYPROJECT-1", "cannot resolve");
 }
 
 Test(resolve, fifo_is_not_a_review_file, .init = setup, .fini = teardown)
 {
-	struct fg_diags d;
-	char rel[256];
 	char *p = fgt_fmt("%s/default/sk/review.md", skills);
 
 	put("default/sk/SKILL.md");
 	cr_assert_eq(mkfifo(p, 0644), 0);
-	fg_diags_init(&d);
-	cr_assert_eq(run("sk", NULL, rel, sizeof(rel), &d), -ENOENT);
-	cr_assert(has_diag(&d, FG_DIAG_WARNING, "not a regular file"));
-	fg_diags_release(&d);
+	expect_not_found("sk", NULL, "not a regular file");
 	free(p);
 }
 
@@ -302,7 +293,7 @@ Test(resolve, unusable_skills_dir, .init = setup, .fini = teardown)
 	free(missing);
 }
 
-/* Issue 18: a misspelled skill said only "no review.md" at INFO; the
+/* A misspelled skill is explained, not only "no review.md": the
  * explanation names the paths tried and the nearest skill with a review.md. */
 Test(resolve, explain_missing_names_paths_and_nearest_skill, .init = setup, .fini = teardown)
 {

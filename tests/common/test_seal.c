@@ -16,7 +16,10 @@
 #include "forge/frame.h"
 #include "forge/seal.h"
 
-TestSuite(seal, .timeout = 30);
+#include "cycle_sample.h"
+#include "tmp_fixture.h"
+
+TestSuite(seal, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 static void key_of(struct fg_seal_key *k, unsigned char fill)
 {
@@ -24,6 +27,20 @@ static void key_of(struct fg_seal_key *k, unsigned char fill)
 }
 
 static const struct fg_seal_bind B1 = { "run1", "impl", "review_cycle_1.json", 1 };
+
+/* text sealed as kind, bound to B1, with the key of fill (set in *k); the
+ * sealed text is owned, its length in *n. */
+static char *sealed(struct fg_seal_key *k, unsigned char fill, enum fg_seal_kind kind, const char *text,
+		    size_t *n)
+{
+	char *s;
+
+	key_of(k, fill);
+	s = fg_seal_append(k, kind, &B1, text, strlen(text), n);
+	cr_assert_not_null(s, "%s", text);
+	cr_assert_eq(*n, strlen(s));
+	return s;
+}
 
 static char *read_in(const char *dir, const char *name, size_t *n)
 {
@@ -86,8 +103,7 @@ Test(seal, key_parse_takes_exactly_64_lowercase_hex_digits)
 
 Test(seal, key_file_holds_the_key_and_one_optional_newline)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/key", dir);
+	char *path = tmp_path("key");
 	struct fg_seal_key k, want;
 	char hex[FG_SEAL_KEY_HEX + 1], err[256] = "";
 	char *text;
@@ -106,9 +122,6 @@ Test(seal, key_file_holds_the_key_and_one_optional_newline)
 	cr_expect_eq(fg_seal_key_load("/nonexistent/key", &k, err, sizeof(err)), -ENOENT);
 	cr_expect(strstr(err, "/nonexistent/key"), "%s", err);
 	free(text);
-	free(path);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(seal, a_pretty_file_gets_the_seal_as_its_last_member_and_stays_json)
@@ -119,10 +132,7 @@ Test(seal, a_pretty_file_gets_the_seal_as_its_last_member_and_stays_json)
 	char *s;
 	cJSON *o;
 
-	key_of(&k, 1);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
-	cr_assert_not_null(s);
-	cr_assert_eq(n, strlen(s));
+	s = sealed(&k, 1, FG_SEAL_FILE, text, &n);
 	cr_expect(strstr(s, ",\n\t\"seal\":\t\""), "%s", s);
 	cr_expect_eq(strncmp(s, text, strlen(text) - 3), 0, "the body changed:\n%s", s);
 	o = cJSON_Parse(s);
@@ -144,9 +154,7 @@ Test(seal, a_compact_object_gets_the_seal_as_its_last_member)
 	size_t n = 0;
 	char *s;
 
-	key_of(&k, 2);
-	s = fg_seal_append(&k, FG_SEAL_FRAME, &B1, text, strlen(text), &n);
-	cr_assert_not_null(s);
+	s = sealed(&k, 2, FG_SEAL_FRAME, text, &n);
 	cr_expect_eq(strncmp(s, "{\"v\":1,\"type\":\"review_cycle\",\"seal\":\"",
 			     strlen("{\"v\":1,\"type\":\"review_cycle\",\"seal\":\"")), 0, "%s", s);
 	cr_expect_eq(s[n - 1], '}');
@@ -163,9 +171,8 @@ Test(seal, any_change_of_content_key_or_place_breaks_the_seal)
 	size_t n = 0;
 	char *s, *p;
 
-	key_of(&k, 3);
 	key_of(&other, 4);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
+	s = sealed(&k, 3, FG_SEAL_FILE, text, &n);
 	cr_expect_eq(fg_seal_check(&other, FG_SEAL_FILE, &B1, NULL, s, n), FG_SEAL_BAD);
 	b = B1;
 	b.run_id = "run2";
@@ -212,8 +219,7 @@ Test(seal, a_sealed_record_under_another_name_or_cycle_is_replayed)
 	size_t n = 0;
 	char *s;
 
-	key_of(&k, 6);
-	s = fg_seal_append(&k, FG_SEAL_FILE, &B1, text, strlen(text), &n);
+	s = sealed(&k, 6, FG_SEAL_FILE, text, &n);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &there, &B1, s, n), FG_SEAL_REPLAYED);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &there, NULL, s, n), FG_SEAL_BAD);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &B1, &B1, s, n), FG_SEAL_OK);
@@ -222,7 +228,6 @@ Test(seal, a_sealed_record_under_another_name_or_cycle_is_replayed)
 
 Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_seal_key k;
 	struct fg_cycle c, back;
 	struct fg_summary s, sback;
@@ -233,34 +238,27 @@ Test(seal, sealed_cycle_and_summary_files_read_back_with_the_usual_readers)
 
 	key_of(&k, 7);
 	make_cycle(&c, 2, FG_VERDICT_REJECTED);
-	cr_assert_eq(fg_cycle_write_sealed(dir, &c, &k, "impl"), 0);
-	text = read_in(dir, "review_cycle_2.json", &n);
+	cr_assert_eq(fg_cycle_write_sealed(tmp_dir, &c, &k, "impl"), 0);
+	text = read_in(tmp_dir, "review_cycle_2.json", &n);
 	fg_cycle_init(&back);
 	cr_assert_eq(fg_cycle_parse(&back, text, n, err, sizeof(err)), 0, "%s", err);
 	cr_expect_str_eq(back.j.feedback, c.j.feedback);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &b, NULL, text, n), FG_SEAL_OK);
 	free(text);
-	fg_summary_init(&s);
-	s.state = FG_STATE_APPROVED;
-	s.cycles = 2;
-	s.max_cycles = 3;
-	s.step = fg_xstrdup("impl");
-	s.skill = fg_xstrdup("impl");
+	summary_fill(&s, FG_STATE_APPROVED, 2, 3, "impl", "impl");
 	s.task_key = fg_xstrdup("");
 	s.run_id = fg_xstrdup("run1");
-	cr_assert_eq(fg_summary_write_sealed(dir, &s, &k), 0);
+	cr_assert_eq(fg_summary_write_sealed(tmp_dir, &s, &k), 0);
 	fg_summary_init(&sback);
-	cr_assert_eq(fg_summary_read(dir, &sback, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &sback, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(sback.state, FG_STATE_APPROVED);
-	text = read_in(dir, FG_SUMMARY_FILE, &n);
+	text = read_in(tmp_dir, FG_SUMMARY_FILE, &n);
 	cr_expect_eq(fg_seal_check(&k, FG_SEAL_FILE, &sb, NULL, text, n), FG_SEAL_OK);
 	free(text);
 	fg_summary_release(&s);
 	fg_summary_release(&sback);
 	fg_cycle_release(&c);
 	fg_cycle_release(&back);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(seal, a_sealed_frame_parses_and_its_seal_covers_the_frame_object)

@@ -16,6 +16,7 @@
 #include "fgtest.h"
 #include "forge/fsutil.h"
 #include "forge/stepdir.h"
+#include "forge/util.h"
 
 TestSuite(stepdir, .timeout = 30);
 
@@ -36,19 +37,18 @@ static void record(const struct fg_stale_special *e, void *data)
 
 Test(stepdir, kinds_of_names)
 {
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.json"), 1);
-	cr_assert_eq(fg_step_stale_kind("review_summary.json"), 2);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.reviewer.log"), 2);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.security.reviewer.log"), 2);
-	cr_assert_eq(fg_step_stale_kind(".review_cycle_3.json.tmp.42"), 2);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_03.json"), 0);
-	cr_assert_eq(fg_step_stale_kind("notes.txt"), 0);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.check.tests.log"), 2);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.diff"), 2);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_03.diff"), 0);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.check..log"), 0);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_100001.diff"), 0);
-	cr_assert_eq(fg_step_stale_kind("review_cycle_3.diff.txt"), 0);
+	/* By kind: 0 not a run's (kept), 1 a cycle file, 2 another file a run writes. */
+	static const char *const kinds[3][8] = {
+		{ "review_cycle_03.json", "notes.txt", "review_cycle_03.diff", "review_cycle_3.check..log",
+		  "review_cycle_100001.diff", "review_cycle_3.diff.txt" },
+		{ "review_cycle_3.json" },
+		{ "review_summary.json", "review_cycle_3.reviewer.log", "review_cycle_3.security.reviewer.log",
+		  ".review_cycle_3.json.tmp.42", "review_cycle_3.check.tests.log", "review_cycle_3.diff" },
+	};
+
+	for (int kind = 0; kind < 3; kind++)
+		for (size_t i = 0; i < ARRAY_SIZE(kinds[kind]) && kinds[kind][i]; i++)
+			cr_expect_eq(fg_step_stale_kind(kinds[kind][i]), kind, "%s", kinds[kind][i]);
 }
 
 Test(stepdir, clears_files_links_and_planted_entries_without_following)

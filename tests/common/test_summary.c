@@ -13,10 +13,13 @@
 #include "fgtest.h"
 #include "forge/fsutil.h"
 #include "forge/summary.h"
+#include "forge/util.h"
 
-TestSuite(summary, .timeout = 30);
+#include "cycle_sample.h"
+#include "tmp_fixture.h"
 
-#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
+TestSuite(summary, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
+
 
 struct state_case {
 	enum fg_review_state s;
@@ -36,7 +39,7 @@ Test(summary, state_names_and_parse_table)
 	static const char *const bad[] = { "", "APPROVED", "Approved", "none", "no-review",
 					   "exhausted ", "rejected", "over-budget" };
 
-	for (size_t i = 0; i < N_ELEMS(states); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
 		enum fg_review_state got = FG_STATE_APPROVED;
 
 		cr_expect_str_eq(fg_review_state_name(states[i].s), states[i].name);
@@ -44,9 +47,9 @@ Test(summary, state_names_and_parse_table)
 		cr_expect_eq(got, states[i].s);
 	}
 	/* Every state has a row: a new state cannot go without a name. */
-	cr_expect_eq(N_ELEMS(states), FG_STATE_COUNT);
+	cr_expect_eq(ARRAY_SIZE(states), FG_STATE_COUNT);
 	cr_expect_str_eq(fg_review_state_name(FG_STATE_COUNT), "failed", "out of range");
-	for (size_t i = 0; i < N_ELEMS(bad); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		enum fg_review_state got = FG_STATE_STALLED;
 
 		cr_expect_eq(fg_review_state_parse(bad[i], &got), -EINVAL, "'%s'", bad[i]);
@@ -56,12 +59,7 @@ Test(summary, state_names_and_parse_table)
 
 static void fill(struct fg_summary *s, enum fg_review_state st)
 {
-	fg_summary_init(s);
-	s->state = st;
-	s->cycles = 2;
-	s->max_cycles = 3;
-	s->step = fgt_fmt("implement_task");
-	s->skill = fgt_fmt("implement-task");
+	summary_fill(s, st, 2, 3, "implement_task", "implement-task");
 	s->task_key = fgt_fmt("PROJ-12");
 	s->run_id = fgt_fmt("run-1");
 	s->review_md = fgt_fmt("/skills/proj/implement-task/review.md");
@@ -69,7 +67,7 @@ static void fill(struct fg_summary *s, enum fg_review_state st)
 
 Test(summary, round_trip_every_state)
 {
-	for (size_t i = 0; i < N_ELEMS(states); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(states); i++) {
 		char *dir = fgt_tmpdir();
 		struct fg_summary s, back;
 		char err[256] = "";
@@ -98,30 +96,15 @@ Test(summary, written_shape_has_exact_fields_and_null_review_md)
 {
 	static const char *const keys[] = { "state", "cycles", "max_cycles", "step", "skill",
 					    "task_key", "run_id", "review_md" };
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, tmp_dir);
 	struct fg_summary s, back;
-	char *text;
-	cJSON *o, *it;
-	size_t i = 0;
+	cJSON *o;
 	char err[256] = "";
 
-	fg_summary_init(&s);
-	s.state = FG_STATE_NO_REVIEW;
-	s.step = fgt_fmt("review");
-	s.skill = fgt_fmt("x");
+	summary_fill(&s, FG_STATE_NO_REVIEW, 0, 0, "review", "x");
 	/* task_key, run_id and review_md NULL */
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
-	text = fgt_read(path, NULL);
-	cr_assert_eq(text[strlen(text) - 1], '\n');
-	o = cJSON_Parse(text);
-	cr_assert_not_null(o);
-	cJSON_ArrayForEach(it, o) {
-		cr_assert_lt(i, N_ELEMS(keys), "unexpected field '%s'", it->string);
-		cr_assert_str_eq(it->string, keys[i]);
-		i++;
-	}
-	cr_assert_eq(i, N_ELEMS(keys));
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
+	o = read_keys_in_order(path, keys, ARRAY_SIZE(keys));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "state")->valuestring, "no_review");
 	cr_assert(cJSON_IsNull(cJSON_GetObjectItem(o, "review_md")));
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "task_key")->valuestring, "");
@@ -129,15 +112,12 @@ Test(summary, written_shape_has_exact_fields_and_null_review_md)
 	cr_assert_eq(cJSON_GetObjectItem(o, "cycles")->valuedouble, 0);
 	cJSON_Delete(o);
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(back.review_md);
 	cr_assert_str_eq(back.task_key, "");
-	free(text);
 	fg_summary_release(&back);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
 	free(path);
-	free(dir);
 }
 
 Test(summary, temp_name_is_not_a_cycle_or_summary_name)
@@ -152,17 +132,13 @@ Test(summary, temp_name_is_not_a_cycle_or_summary_name)
 
 Test(summary, write_into_missing_dir_fails)
 {
-	char *dir = fgt_tmpdir();
-	char *missing = fgt_fmt("%s/none", dir);
+	char *missing = tmp_path("none");
 	struct fg_summary s;
 
 	fill(&s, FG_STATE_APPROVED);
 	cr_assert_eq(fg_summary_write(missing, &s), -ENOENT);
-	cr_assert_eq(fgt_count_entries(dir), 0);
+	cr_assert_eq(fgt_count_entries(tmp_dir), 0);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
-	free(missing);
-	free(dir);
 }
 
 struct bad_case {
@@ -201,7 +177,7 @@ Test(summary, invalid_files_table)
 		  "field 'step' must be a string" },
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"s\"}",
 		  "missing field 'skill'" },
-		/* Issue 18 defect 2: every name is held to the names rule. */
+		/* Every name is held to the names rule. */
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"a/b\", \"skill\": \"k\"}",
 		  "field 'step': invalid step name 'a/b': contains '/'" },
 		{ "{\"state\": \"approved\", \"cycles\": 1, \"max_cycles\": 3, \"step\": \"s\", \"skill\": \"k k\"}",
@@ -216,7 +192,7 @@ Test(summary, invalid_files_table)
 		  "not valid UTF-8 at byte 75" },
 	};
 
-	for (size_t i = 0; i < N_ELEMS(cases); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *dir = fgt_tmpdir();
 		char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
 		struct fg_summary s;
@@ -236,56 +212,48 @@ Test(summary, invalid_files_table)
 
 Test(summary, optional_strings_tolerate_absence_and_wrong_types)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, tmp_dir);
 	struct fg_summary s;
 	char err[256] = "";
 
 	fgt_write(path, "{\"state\": \"disabled\", \"cycles\": 0, \"max_cycles\": 0, \"step\": \"s\","
 			" \"skill\": \"k\", \"run_id\": 5, \"review_md\": 7, \"future\": [1]}");
 	fg_summary_init(&s);
-	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &s, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(s.state, FG_STATE_DISABLED);
 	cr_assert_eq(s.max_cycles, 0);
 	cr_assert_str_eq(s.task_key, "");
 	cr_assert_str_eq(s.run_id, "");
 	cr_assert_null(s.review_md);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
 	free(path);
-	free(dir);
 }
 
 Test(summary, read_refuses_missing_symlink_and_fifo)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
-	char *real = fgt_fmt("%s/real.json", dir);
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, tmp_dir);
+	char *real = tmp_path("real.json");
 	struct fg_summary s;
 	char err[512] = "";
 
 	fg_summary_init(&s);
-	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -ENOENT);
+	cr_assert_eq(fg_summary_read(tmp_dir, &s, err, sizeof(err)), -ENOENT);
 	cr_assert_not_null(strstr(err, "cannot read"), "%s", err);
 	fgt_write(real, "{}");
 	cr_assert_eq(symlink(real, path), 0);
-	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -ELOOP);
+	cr_assert_eq(fg_summary_read(tmp_dir, &s, err, sizeof(err)), -ELOOP);
 	cr_assert_not_null(strstr(err, "symbolic link"), "%s", err);
 	cr_assert_eq(unlink(path), 0);
 	cr_assert_eq(mkfifo(path, 0600), 0);
-	cr_assert_eq(fg_summary_read(dir, &s, err, sizeof(err)), -EINVAL);
+	cr_assert_eq(fg_summary_read(tmp_dir, &s, err, sizeof(err)), -EINVAL);
 	cr_assert_not_null(strstr(err, "not a regular file"), "%s", err);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
 	free(path);
-	free(real);
-	free(dir);
 }
 
-/* Issue 13: the step's usage totals and the budget round-trip. */
+/* The step's usage totals and the budget round-trip. */
 Test(summary, usage_and_budget_round_trip)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_summary s, back;
 	char err[256] = "";
 
@@ -293,24 +261,21 @@ Test(summary, usage_and_budget_round_trip)
 	s.max_cost_usd = 0.9;
 	fg_usage_set_cost(&s.usage.worker, 0.6);
 	fg_usage_set(&s.usage.reviewer, FG_USAGE_OUTPUT, 42);
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(back.state, FG_STATE_OVER_BUDGET);
 	cr_assert_float_eq(back.max_cost_usd, 0.9, 1e-12);
 	cr_assert_float_eq(back.usage.worker.cost_usd, 0.6, 1e-12);
 	cr_assert_eq(back.usage.reviewer.output_tokens, 42);
 	fg_summary_release(&back);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
-/* Issue 23: an approval with advice only lists its advice ("advice"),
+/* An approval with advice only lists its advice ("advice"),
  * bounded and read back; absent otherwise. */
 Test(summary, advice_round_trips_bounded)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_summary s, back;
 	struct fg_finding f = { .severity = "NITPICK", .title = "no final newline", .file_path = "a.txt",
 				.line = 1, .role = "default" };
@@ -320,9 +285,9 @@ Test(summary, advice_round_trips_bounded)
 	for (int i = 0; i < FG_SUMMARY_QUESTIONS_MAX + 5; i++)
 		fg_summary_add_advice(&s, &f);
 	cr_assert_eq(s.nadvice, FG_SUMMARY_QUESTIONS_MAX);
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(back.nadvice, FG_SUMMARY_QUESTIONS_MAX);
 	cr_assert_str_eq(back.advice[0].severity, "NITPICK");
 	cr_assert_str_eq(back.advice[0].file_path, "a.txt");
@@ -330,15 +295,13 @@ Test(summary, advice_round_trips_bounded)
 	fg_summary_release(&back);
 	fg_summary_release(&s);
 	fill(&s, FG_STATE_APPROVED);
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
-	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, dir);
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
+	char *path = fgt_fmt("%s/" FG_SUMMARY_FILE, tmp_dir);
 	char *text = fgt_read(path, NULL);
 	cr_assert(text && !strstr(text, "\"advice\""), "%s", text ? text : "");
 	free(text);
 	free(path);
 	fg_summary_release(&s);
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 /* The audit's record (audit.h) round-trips through the summary, bounded:
@@ -346,7 +309,6 @@ Test(summary, advice_round_trips_bounded)
  * a summary without one has none, one with an unreadable one drops it. */
 Test(summary, audit_round_trips_bounded)
 {
-	char *dir = fgt_tmpdir();
 	struct fg_summary s, back;
 	struct fg_audit a;
 	struct fg_judgement j;
@@ -378,9 +340,9 @@ Test(summary, audit_round_trips_bounded)
 	fg_usage_set(&a.usage, FG_USAGE_OUTPUT, 1312);
 	fg_summary_set_audit(&s, &a);
 	fg_audit_release(&a);
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(back.state, FG_STATE_AUDIT_REJECTED);
 	cr_assert_not_null(back.audit);
 	cr_assert_eq(back.audit->outcome, FG_AUDIT_DISAGREED);
@@ -399,23 +361,20 @@ Test(summary, audit_round_trips_bounded)
 
 	/* Without an audit: none; with one that does not read: none either. */
 	fill(&s, FG_STATE_APPROVED);
-	cr_assert_eq(fg_summary_write(dir, &s), 0);
+	cr_assert_eq(fg_summary_write(tmp_dir, &s), 0);
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(back.audit);
 	fg_summary_release(&back);
 	fg_summary_release(&s);
 	{
-		char *p = fgt_fmt("%s/review_summary.json", dir);
+		char *p = tmp_path("review_summary.json");
 
 		fgt_write(p, "{\"state\":\"approved\",\"cycles\":1,\"max_cycles\":3,\"step\":\"s\","
 			  "\"skill\":\"k\",\"audit\":{\"outcome\":\"maybe\"}}");
-		free(p);
 	}
 	fg_summary_init(&back);
-	cr_assert_eq(fg_summary_read(dir, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(fg_summary_read(tmp_dir, &back, err, sizeof(err)), 0, "%s", err);
 	cr_assert_null(back.audit, "an audit without a valid outcome is dropped");
 	fg_summary_release(&back);
-	fgt_rm_rf(dir);
-	free(dir);
 }

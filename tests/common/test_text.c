@@ -10,16 +10,13 @@
 #include "forge/json.h"
 #include "forge/buf.h"
 #include "forge/text.h"
+#include "forge/util.h"
 
 TestSuite(text, .timeout = 30);
 
 Test(text, utf8_sequences)
 {
-	static const struct {
-		const char *bytes;
-		size_t n;
-		size_t want;
-	} cases[] = {
+	static const struct { const char *bytes; size_t n; size_t want; } cases[] = {
 		{ "a", 1, 1 },
 		{ "\xc3\xa9", 2, 2 },            /* é */
 		{ "\xe2\x82\xac", 3, 3 },        /* € */
@@ -120,11 +117,7 @@ Test(text, print_ends_with_a_newline)
 
 Test(text, escape_controls)
 {
-	static const struct {
-		const char *in;
-		unsigned flags;
-		const char *want;
-	} cases[] = {
+	static const struct { const char *in; unsigned flags; const char *want; } cases[] = {
 		{ "plain \xc3\xa9 text", 0, "plain \xc3\xa9 text" },
 		{ "a\r\033[2Kb\n\t", 0, "a\\r\\x1b[2Kb\\n\\t" },
 		{ "del\x7f bell\x07", 0, "del\\x7f bell\\x07" },
@@ -188,22 +181,19 @@ Test(text, utf8_scrub_replaces_every_bad_byte)
 
 Test(text, utf8_cut_never_splits_a_character)
 {
-	char *c;
+
+	/* "é" is 2 bytes: a cut at 2 keeps "a" alone, at 3 "aé". */
+	static const struct { const char *in; size_t max; const char *want; } cases[] = {
+		{ "abc", 10, "abc" }, { "a\xc3\xa9z", 2, "a" }, { "a\xc3\xa9z", 3, "a\xc3\xa9" }, { "abc", 0, "" },
+	};
 
 	cr_assert_null(fg_utf8_cut(NULL, 4));
-	c = fg_utf8_cut("abc", 10);
-	cr_assert_str_eq(c, "abc");
-	free(c);
-	/* "é" is 2 bytes: a cut at 2 keeps "a" alone, at 3 "aé". */
-	c = fg_utf8_cut("a\xc3\xa9z", 2);
-	cr_assert_str_eq(c, "a");
-	free(c);
-	c = fg_utf8_cut("a\xc3\xa9z", 3);
-	cr_assert_str_eq(c, "a\xc3\xa9");
-	free(c);
-	c = fg_utf8_cut("abc", 0);
-	cr_assert_str_eq(c, "");
-	free(c);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *c = fg_utf8_cut(cases[i].in, cases[i].max);
+
+		cr_expect_str_eq(c, cases[i].want, "cut of '%s' at %zu", cases[i].in, cases[i].max);
+		free(c);
+	}
 }
 
 Test(text, skip_prefix_sets_rest_only_on_a_match)

@@ -100,7 +100,7 @@ Test(usage, reasoning_tokens_round_trip_and_add)
 	cJSON_Delete(j);
 }
 
-/* Issue 22: a cost is a sandbox's word. Above FG_USAGE_COST_MAX (1e6 USD),
+/* A cost is a sandbox's word. Above FG_USAGE_COST_MAX (1e6 USD),
  * negative or not finite, it is refused: absent (null), and said (refused,
  * with the value); NAN is "not reported", no refusal. A sum keeps the
  * refusal and stays finite. */

@@ -130,7 +130,7 @@ Test(cli_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 Test(cli_run, container_options_checked_and_refused_for_the_local_engine)
 {
 	static const struct { const char *opt, *val, *engine, *env, *want; } cases[] = {
-		{ "--memory", "4g", "local", NULL, "'--memory' applies to the docker and podman engines only" },
+		{ "--memory", "4g", "local", NULL, "'--memory' applies to the docker, podman and kubernetes engines only" },
 		{ "--read-only-rootfs", NULL, "local", NULL, "'--read-only-rootfs' applies to the docker" },
 		{ "--memory", "4gb", "docker", NULL, "invalid memory limit '4gb'" },
 		{ "--cpus", "0", "docker", NULL, "invalid CPU limit '0'" },

@@ -152,6 +152,16 @@ Test(docker_stop, timeout_stops_the_container_with_124)
 	cJSON *ev = fgw_log_events(&b.w);
 	cr_assert_not_null(fge_find_cycle_event(ev, "timeout", 0));
 	cr_assert_null(fge_find_cycle_event(ev, "stop_kill", 0), "the runner had to kill the container");
+	/* FORGE_DEADLINE reached the container: the entrypoint stopped itself
+	 * before the runner's timer and left its summary, cause timeout. */
+	cr_assert_not_null(fge_find_event(ev, "timeout", "stopped_by", "entrypoint"), "log:\n%s",
+			   fgt_read_or_empty(b.w.log));
+	char *sp = fgt_fmt("%s/.forge/%s/review_summary.json", b.w.ws, FGRB_STEP);
+	cJSON *sum = fge_json_file(sp, "no summary");
+
+	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(sum, "failure"), "cause"), "timeout");
+	cJSON_Delete(sum);
+	free(sp);
 	cJSON_Delete(ev);
 	free(run_id);
 	fgrb_release(&b);

@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +64,46 @@ Test(docs_help, every_help_option_and_variable_is_in_config_md_and_the_man_page)
 	cr_expect_gt(checked, 40, "only %zu names checked: is --help output parsed?", checked);
 	cr_expect_eq(missing, 0);
 	free(config);
+}
+
+/* The engines are listed once, in runner/engine.c: run --help names them
+ * from that list, and config.md's --engine row and the man page's --engine
+ * entry name each of them. */
+Test(docs_help, every_engine_of_the_help_is_in_config_md_and_the_man_page)
+{
+	static const struct fgdoc_help_case run = { FG_RUNNER_BIN, "man/forge-runner.1", { "run", NULL } };
+	char *help = fgdoc_help_of(&run), *config = fgdoc_read_source("docs/reference/config.md");
+	char *man = fgdoc_man_plain(run.man);
+	const char *line = strstr(help, "--engine ENGINE"), *row = strstr(config, "| `--engine ENGINE` |");
+	const char *entry = strstr(man, ".BI --engine \" ENGINE\"");
+	size_t engines = 0;
+
+	cr_assert(line && row && entry, "no --engine in the help, config.md or the man page");
+	line += strlen("--engine ENGINE");
+	for (const char *end = strstr(line, "[env:"); line < end; ) {
+		char name[32], *want;
+		size_t n;
+
+		line += strspn(line, " ,");
+		n = strcspn(line, " ,[");
+		if (n == 0 || n >= sizeof(name))
+			break;
+		snprintf(name, sizeof(name), "%.*s", (int)n, line);
+		line += n;
+		if (!strcmp(name, "or") || !strcmp(name, "(default)"))
+			continue;
+		want = fgt_fmt("`%s`", name);
+		cr_expect(strstr(row, want) && strstr(row, want) < strchr(row + 1, '\n'),
+			  "engine '%s' is not in config.md's --engine row", name);
+		free(want);
+		cr_expect(has_token(entry, name) && strstr(entry, name) < strstr(entry, ".TP"),
+			  "engine '%s' is not in the man page's --engine entry", name);
+		engines++;
+	}
+	cr_expect_geq(engines, 4, "only %zu engines read from: %s", engines, help);
+	free(help);
+	free(config);
+	free(man);
 }
 
 Test(docs_help, token_matching_needs_a_whole_name)

@@ -101,6 +101,10 @@ Test(kubernetes_faults, timeout_124_and_nothing_left)
 	cr_assert_eq(code, 124, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
 	cJSON *ev = fgw_log_events(&b.w);
 	cr_assert_not_null(fge_find_cycle_event(ev, "timeout", 0), "no timeout event; log:\n%s", fgt_read_or_empty(b.w.log));
+	/* FORGE_DEADLINE in the pod's environment: the entrypoint stopped
+	 * itself before the runner's timer (and the Job's deadline). */
+	cr_assert_not_null(fge_find_event(ev, "timeout", "stopped_by", "entrypoint"), "log:\n%s",
+			   fgt_read_or_empty(b.w.log));
 	fgkb_assert_nothing_left(id);
 	cJSON_Delete(ev);
 	free(id);

@@ -100,6 +100,20 @@ static char *report(const struct fgp *t, const char *format)
 	return out;
 }
 
+/* The JSON report's entry of the run (borrowed from *doc, which the
+ * caller deletes). */
+static const cJSON *report_entry(const struct fgp *t, cJSON **doc)
+{
+	char *js = report(t, "json");
+	const cJSON *entry;
+
+	*doc = cJSON_Parse(js);
+	entry = cJSON_GetObjectItem(cJSON_GetObjectItem(*doc, "entries"), "PAN-1__impl");
+	cr_assert_not_null(entry, "%s", js);
+	free(js);
+	return entry;
+}
+
 #define EXHAUSTING_MD \
 	"---\nmax_retries: 1\nreviewers:\n  - role: correctness\n  - role: security\n---\nShared.\n"
 #define EXHAUSTING_REVIEWER \
@@ -139,16 +153,14 @@ Test(panel_findings, findings_are_logged_reported_by_role_and_counted)
 			     "| correctness | BLOCKING | src\\/correctness\\.c\\:7 | Off by one |\n"
 			     "| security | NOTE | src\\/security\\.c\\:7 | Consider a limit |\n"), "%s", md);
 	free(md);
-	char *js = report(&t, "json");
-	cJSON *rj = cJSON_Parse(js);
-	const cJSON *entry = cJSON_GetObjectItem(cJSON_GetObjectItem(rj, "entries"), "PAN-1__impl");
+	cJSON *rj;
+	const cJSON *entry = report_entry(&t, &rj);
 	const cJSON *of = cJSON_GetObjectItem(entry, "open_findings");
 
-	cr_assert_eq(cJSON_GetArraySize(of), 2, "%s", js);
+	cr_assert_eq(cJSON_GetArraySize(of), 2);
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(of, 0), "location"), "src/correctness.c:7");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(entry, "reviews")), 2);
 	cJSON_Delete(rj);
-	free(js);
 	/* The metric, one series per role and verdict, valid for promtool. */
 	char *prom = fgt_read(t.w.metrics, NULL);
 
@@ -208,5 +220,48 @@ Test(panel_findings, a_findings_table_of_questions_blocks_a_single_reviewer)
 	cr_assert_not_null(q, "%s", t.p.err);
 	fge_assert_strs(q, "title", "Which licence?", "filePath", "LICENSE");
 	cr_assert(strstr(t.p.err, "[default] LICENSE:1: Which licence?"), "%s", t.p.err);
+	fgp_release(&t);
+}
+
+/* The approving cycle's advice includes that of a role whose approval
+ * stands from an earlier cycle: security approved in cycle 1 with a
+ * NITPICK and ran nothing in cycle 2, where correctness approved. The
+ * report lists it, by role, beside every role's Verified lines. */
+Test(panel_findings, the_report_shows_the_advice_of_a_standing_approval)
+{
+	static const struct fgp_spec s = {
+		FGP_PANEL_MD(""), FGP_ROLE_FILES,
+		"case $r$n in\n"
+		"correctness1) shadow request_changes BLOCKING 'Off by one'\n"
+		"  printf '**Verified:** sh tests.sh -> 1 failed\\n';;\n"
+		"correctness2) shadow approve - -\n"
+		"  printf '**Verified:** sh tests.sh -> 5 passed\\n';;\n"
+		"security1) shadow approve NITPICK 'Name the constant'\n"
+		"  printf '**Verified:** sh audit.sh -> clean\\n';;\n"
+		"*) exit 9;;\n"
+		"esac\n", NULL, NULL,
+	};
+	struct fgp t;
+
+	fgp_run(&t, &s);
+	fgp_expect(&t, 0, "approved", -1);
+	char *md = report(&t, "markdown");
+
+	cr_assert(strstr(md, "**Advice (listed, not looped on):**\n\n| role | severity | location | finding |\n"
+			     "|---|---|---|---|\n| security | NITPICK | src\\/security\\.c\\:7 | Name the constant |\n"),
+		  "%s", md);
+	cr_assert(strstr(md, "**Verified:**\n\n- correctness\\: sh tests\\.sh \\-\\> 1 failed\n"
+			     "- security\\: sh audit\\.sh \\-\\> clean\n"
+			     "- correctness\\: sh tests\\.sh \\-\\> 5 passed\n"), "%s", md);
+	free(md);
+	cJSON *rj;
+	const cJSON *entry = report_entry(&t, &rj);
+	const cJSON *v = cJSON_GetObjectItem(entry, "verified");
+
+	cr_assert_eq(cJSON_GetArraySize(v), 3);
+	cr_assert_str_eq(cJSON_GetStringValue(cJSON_GetArrayItem(v, 1)), "security: sh audit.sh -> clean");
+	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cJSON_GetObjectItem(entry, "advice_findings"), 0), "role"),
+			 "security");
+	cJSON_Delete(rj);
 	fgp_release(&t);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fge2e.h"
@@ -452,4 +453,59 @@ Test(pid1, agent_terminal_escapes_are_escaped_on_stderr)
 	free(worker);
 	free(reviewer);
 	fgw_release_run(&w, &p);
+}
+
+/* FORGE_DEADLINE (the runner's --timeout as a moment): shortly before it
+ * the entrypoint stops its agent as on SIGTERM and leaves its summary,
+ * failed with cause timeout, and exits 124; nothing runs after. */
+Test(pid1, the_deadline_stops_the_run_with_a_timeout_summary_and_124)
+{
+	struct fgw w;
+	struct fgt_proc p;
+	struct timespec now;
+
+	fgw_init(&w);
+	fgw_task(&w, NULL);
+	fgw_review_md(&w, "default", "Check.\n");
+	char *wk = fgw_script(&w, "worker.sh", NULL, "echo $$ > ../agent.pid\nsleep 30\n");
+	char *rv = fgw_script(&w, "reviewer.sh", NULL, "echo ran > ../reviewer_ran.txt; echo APPROVED");
+	clock_gettime(CLOCK_REALTIME, &now);
+	char *deadline = fgt_fmt("FORGE_DEADLINE=%lld.%03ld", (long long)now.tv_sec + 3, now.tv_nsec / 1000000);
+	const char *extra[] = { deadline, NULL };
+
+	fgw_entrypoint(&w, &p, wk, rv, extra);
+	cr_assert_eq(p.exit_code, 124, "stderr:\n%s", p.err);
+	cr_assert_eq(fgt_count_group((pid_t)fgw_read_pid(&w, "agent.pid")), 0, "a process of the agent's group is left");
+	cr_assert(!fgw_exists(&w, "reviewer_ran.txt"), "nothing runs after the deadline's stop");
+	char *why = fgw_summary_failure(&w, "timeout");
+	cr_assert(strstr(why, "the run's time ran out") && strstr(why, "(FORGE_DEADLINE"), "%s", why);
+	free(why); free(deadline);
+	free(wk); free(rv);
+	fgt_proc_release(&p);
+	fgw_release(&w);
+}
+
+/* A remaining-seconds value, or no number, is refused before any agent
+ * runs: FORGE_DEADLINE is a moment in UTC seconds since the epoch. */
+Test(pid1, an_invalid_deadline_is_a_config_error)
+{
+	const char *bad[] = { "FORGE_DEADLINE=3600", "FORGE_DEADLINE=soon" };
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct fgw w;
+		struct fgt_proc p;
+		const char *extra[] = { bad[i], NULL };
+
+		fgw_init(&w);
+		fgw_task(&w, NULL);
+		char *wk = fgw_script(&w, "worker.sh", NULL, "echo ran > ../worker_ran.txt");
+		fgw_entrypoint(&w, &p, wk, NULL, extra);
+		cr_assert_eq(p.exit_code, 2, "%s: stderr:\n%s", bad[i], p.err);
+		cr_assert(strstr(p.err, "invalid FORGE_DEADLINE") && strstr(p.err, "UTC seconds since the epoch"),
+			  "%s", p.err);
+		cr_assert(!fgw_exists(&w, "worker_ran.txt"));
+		free(wk);
+		fgt_proc_release(&p);
+		fgw_release(&w);
+	}
 }

@@ -266,7 +266,7 @@ static void assert_kept_r1(const struct three *t, const char *const *args, const
 	assert_entry(e, &t->run[0], "r1.json");
 	cr_assert_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "warnings")), 1);
 	/* The same text as on stderr, without the prefix and the newline. */
-	warning = fgt_fmt("forge-runner report: %s\n",
+	warning = fgt_fmt("forge-runner: warning: %s\n",
 			  cJSON_GetArrayItem(cJSON_GetObjectItem(o, "warnings"), 0)->valuestring);
 	cr_assert_str_eq(warning, want_err);
 	free(warning);
@@ -288,13 +288,13 @@ Test(report, report_same_key_twice_keeps_the_newer_and_says_so)
 	write_older_copy(&t);
 	cs = fgl_cycles(&t.run[0]);
 	stamp = fge_jstr(cJSON_GetArrayItem(cs, cJSON_GetArraySize(cs) - 1), "timestamp");
-	want = fgt_fmt("forge-runner report: duplicate key 'ABC-1__implement_task': kept 'r1.json' "
+	want = fgt_fmt("forge-runner: warning: duplicate key 'ABC-1__implement_task': kept 'r1.json' "
 		       "(its last cycle is newer: %s after 2020-01-01T00:00:00Z), dropped 'old.json'\n",
 		       stamp);
 	assert_kept_r1(&t, older_last, want);
 	assert_kept_r1(&t, older_first, want);
 	free(want);
-	assert_kept_r1(&t, same_file, "forge-runner report: duplicate key 'ABC-1__implement_task': "
+	assert_kept_r1(&t, same_file, "forge-runner: warning: duplicate key 'ABC-1__implement_task': "
 		       "kept 'r1.json' (last cycles equally recent, named later), dropped 'r1.json'\n");
 	three_release(&t);
 }
@@ -312,7 +312,7 @@ Test(report, report_exit_codes)
 	three_run(&t);
 	report_in(&p, t.dir, missing);
 	cr_assert_eq(p.exit_code, 1);
-	cr_assert_str_eq(p.err, "forge-runner report: cannot read 'nope.json': No such file or directory\n");
+	cr_assert_str_eq(p.err, "forge-runner: warning: cannot read 'nope.json': No such file or directory\n");
 	cr_assert_not_null(strstr(p.out, "### ABC-1 — implement_task\n"), "the others are still reported");
 	fgt_proc_release(&p);
 	/* A cycle file is not a result file. */

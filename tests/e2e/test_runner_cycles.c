@@ -323,9 +323,10 @@ Test(runner_cycles, failures_are_named_by_their_cause_not_no_review)
 	}
 }
 
-/* --timeout with the real entrypoint: it gets SIGTERM, writes its sealed
- * summary (failed, interrupted) before it exits, and the result names the
- * timeout, not "no review". */
+/* --timeout with the real entrypoint: the runner hands it the run's
+ * deadline (FORGE_DEADLINE), and shortly before it the entrypoint stops its
+ * worker itself and leaves its sealed summary (failed, cause timeout); the
+ * result names the timeout, not "no review", and the log says who stopped. */
 Test(runner_cycles, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
 {
 	struct fgw w;
@@ -337,18 +338,26 @@ Test(runner_cycles, a_timeout_leaves_a_sealed_summary_and_names_the_cause)
 	char *wk = fgw_script(&w, "worker.sh", NULL, "sleep 30\n");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
-			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", w.result, "--timeout", "1", NULL };
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", w.result, "--timeout", "3",
+			       "--log-format", "json", "--log-file", w.log, NULL };
 	const char *env[] = { wenv, "FORGE_REVIEWER_CMD=true", "FORGE_AGENT_KILL_GRACE=1", "FORGE_LOG_LEVEL", NULL };
 
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
-	fgt_assert_exit(&p, 124);
+	cr_assert_eq(p.exit_code, 124, "%s", p.err);
 	cJSON *res = fge_json_file(w.result, p.err);
 	cr_assert_str_eq(fge_jstr(res, "review_state"), "failed");
 	cr_assert_str_eq(fge_jstr(cJSON_GetObjectItem(res, "failure"), "cause"), "timeout");
-	char *why = fgw_summary_failure(&w, "interrupted");
-	cr_assert(strstr(why, "stopped by signal 15"), "%s", why);
+	cr_assert(strstr(fge_jstr(res, "error_message"), "timed out: the entrypoint stopped itself shortly before "
+			 "--timeout 3s ran out"), "%s", fge_jstr(res, "error_message"));
+	char *why = fgw_summary_failure(&w, "timeout");
+	cr_assert(strstr(why, "the run's time ran out") && strstr(why, "FORGE_DEADLINE"), "%s", why);
 	cJSON *sum = fgw_step_json(&w, "review_summary.json");
 	cr_assert_not_null(cJSON_GetObjectItem(sum, "seal"), "the summary is sealed");
+	cJSON *ev = fgw_log_events(&w);
+	cr_assert_eq(fge_count_events(ev, "timeout", NULL, NULL), 1);
+	cr_assert_eq(fge_count_events(ev, "timeout", "stopped_by", "entrypoint"), 1, "the runner had to stop it");
+	cr_assert_eq(fge_count_events(ev, "stop_kill", NULL, NULL), 0);
+	cJSON_Delete(ev);
 	cJSON_Delete(sum);
 	cJSON_Delete(res);
 	free(why); free(wenv); free(wk);

@@ -13,8 +13,6 @@
 #include "fgtest.h"
 #include "pid1.h"
 
-TestSuite(agent, .timeout = 60);
-
 extern char **environ;
 
 struct fixture {
@@ -52,6 +50,22 @@ static void teardown_fixture(struct fixture *f)
 	free(f->dir);
 }
 
+/* The fixture of every agent test: set up before it, torn down after it
+ * (pass or fail). */
+static struct fixture fx;
+
+static void fx_setup(void)
+{
+	setup_fixture(&fx);
+}
+
+static void fx_teardown(void)
+{
+	teardown_fixture(&fx);
+}
+
+TestSuite(agent, .init = fx_setup, .fini = fx_teardown, .timeout = 60);
+
 static char *captured(struct fixture *f)
 {
 	struct fg_buf b;
@@ -63,122 +77,90 @@ static char *captured(struct fixture *f)
 
 Test(agent, exit_status_output_and_stdin_eof)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
-	run_sh(&f, "cat; echo \" in $(pwd)\"; exit 3", "prompt text", 10, 0);
-	cr_assert_eq(f.r.end, EP_AGENT_EXITED);
-	cr_assert_eq(f.r.exit_code, 3);
-	cr_assert(!ep_agent_ok(&f.r));
-	char *out = captured(&f), *want = fgt_fmt("prompt text in %s\n", f.dir);
+	run_sh(&fx, "cat; echo \" in $(pwd)\"; exit 3", "prompt text", 10, 0);
+	cr_assert_eq(fx.r.end, EP_AGENT_EXITED);
+	cr_assert_eq(fx.r.exit_code, 3);
+	cr_assert(!ep_agent_ok(&fx.r));
+	char *out = captured(&fx), *want = fgt_fmt("prompt text in %s\n", fx.dir);
 	cr_assert_str_eq(out, want);
-	cr_assert_str_eq(f.r.what, "worker exited with status 3");
+	cr_assert_str_eq(fx.r.what, "worker exited with status 3");
 	free(out); free(want);
-	teardown_fixture(&f);
 }
 
 Test(agent, success_is_ok)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
-	run_sh(&f, "echo fine", NULL, 10, 0);
-	cr_assert(ep_agent_ok(&f.r));
-	teardown_fixture(&f);
+	run_sh(&fx, "echo fine", NULL, 10, 0);
+	cr_assert(ep_agent_ok(&fx.r));
 }
 
 Test(agent, large_prompt_to_agent_that_never_reads_stdin)
 {
-	struct fixture f;
 	size_t n = 1 << 20;
 	char *big = malloc(n + 1);
 
-	setup_fixture(&f);
 	memset(big, 'p', n);
 	big[n] = '\0';
-	run_sh(&f, "echo done", big, 10, 0);
-	cr_assert(ep_agent_ok(&f.r), "%s", f.r.what);
+	run_sh(&fx, "echo done", big, 10, 0);
+	cr_assert(ep_agent_ok(&fx.r), "%s", fx.r.what);
 	free(big);
-	teardown_fixture(&f);
 }
 
 Test(agent, timeout_kills_the_group)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
-	run_sh(&f, "sleep 60 & wait", NULL, 0.3, 0);
-	cr_assert_eq(f.r.end, EP_AGENT_TIMEOUT);
-	cr_assert(strstr(f.r.what, "timed out"), "%s", f.r.what);
-	teardown_fixture(&f);
+	run_sh(&fx, "sleep 60 & wait", NULL, 0.3, 0);
+	cr_assert_eq(fx.r.end, EP_AGENT_TIMEOUT);
+	cr_assert(strstr(fx.r.what, "timed out"), "%s", fx.r.what);
 }
 
 Test(agent, idle_watchdog)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
-	run_sh(&f, "echo hi; sleep 60", NULL, 30, 0.3);
-	cr_assert_eq(f.r.end, EP_AGENT_IDLE);
-	teardown_fixture(&f);
+	run_sh(&fx, "echo hi; sleep 60", NULL, 30, 0.3);
+	cr_assert_eq(fx.r.end, EP_AGENT_IDLE);
 }
 
 Test(agent, signal_death_is_reported)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
-	run_sh(&f, "kill -KILL $$", NULL, 10, 0);
-	cr_assert_eq(f.r.end, EP_AGENT_SIGNALED);
-	cr_assert_eq(f.r.signal, 9);
-	teardown_fixture(&f);
+	run_sh(&fx, "kill -KILL $$", NULL, 10, 0);
+	cr_assert_eq(fx.r.end, EP_AGENT_SIGNALED);
+	cr_assert_eq(fx.r.signal, 9);
 }
 
 Test(agent, missing_binary_is_not_started)
 {
-	struct fixture f;
 	char *argv[] = { "no-such-agent-binary", NULL };
 
-	setup_fixture(&f);
-	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = f.dir,
+	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = fx.dir,
 				   .timeout_s = 5, .kill_grace_s = 0.5, .log_fd = -1, .echo_fd = -1 };
-	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
-	cr_assert_eq(f.r.end, EP_AGENT_NOT_STARTED);
-	cr_assert_str_eq(f.r.what, "cannot run reviewer 'no-such-agent-binary': No such file or directory");
-	teardown_fixture(&f);
+	cr_assert_eq(ep_agent_run(&fx.pid1, &s, &fx.r), 0);
+	cr_assert_eq(fx.r.end, EP_AGENT_NOT_STARTED);
+	cr_assert_str_eq(fx.r.what, "cannot run reviewer 'no-such-agent-binary': No such file or directory");
 }
 
 Test(agent, leftover_background_process_is_cleaned_up)
 {
-	struct fixture f;
-
-	setup_fixture(&f);
 	/* The agent exits at once but leaves a child holding its stdout. */
-	run_sh(&f, "sleep 60 & echo $!", NULL, 10, 0);
-	cr_assert(ep_agent_ok(&f.r), "%s", f.r.what);
-	char *out = captured(&f);
+	run_sh(&fx, "sleep 60 & echo $!", NULL, 10, 0);
+	cr_assert(ep_agent_ok(&fx.r), "%s", fx.r.what);
+	char *out = captured(&fx);
 	pid_t bg = (pid_t)strtol(out, NULL, 10);
 	cr_assert_gt(bg, 0);
 	cr_assert(kill(bg, 0) < 0, "background child %d survived", (int)bg);
 	free(out);
-	teardown_fixture(&f);
 }
 
 Test(agent, log_is_capped_and_echo_is_prefixed)
 {
-	struct fixture f;
 	char *argv[] = { "/bin/sh", "-c", "printf 'one\\ntwo'; head -c 5000 /dev/zero | tr '\\0' x", NULL };
 
-	setup_fixture(&f);
-	char *logp = fgt_fmt("%s/log", f.dir), *echop = fgt_fmt("%s/echo", f.dir);
+	char *logp = fgt_fmt("%s/log", fx.dir), *echop = fgt_fmt("%s/echo", fx.dir);
 	int lfd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644), efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = f.dir,
-				   .timeout_s = 10, .kill_grace_s = 0.5, .capture = &f.cap,
+	struct ep_agent_spec s = { .role = "reviewer", .argv = argv, .envp = environ, .cwd = fx.dir,
+				   .timeout_s = 10, .kill_grace_s = 0.5, .capture = &fx.cap,
 				   .log_fd = lfd, .log_max = 100, .echo_fd = efd };
-	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	cr_assert_eq(ep_agent_run(&fx.pid1, &s, &fx.r), 0);
 	close(lfd);
 	close(efd);
-	cr_assert_eq(f.r.out_bytes, 5007);
+	cr_assert_eq(fx.r.out_bytes, 5007);
 	size_t llen;
 	char *log = fgt_read(logp, &llen), *echo = fgt_read(echop, NULL);
 	cr_assert(!strncmp(log, "one\ntwo", 7));
@@ -188,9 +170,8 @@ Test(agent, log_is_capped_and_echo_is_prefixed)
 	/* "two" + 5000 x: one line, flushed at EOF with its newline. */
 	cr_assert_eq(strlen(echo), strlen("[reviewer] one\n[reviewer] ") + 5003 + 1);
 	/* Capture: 1024 head + 1024 tail of 5007, the middle counted. */
-	cr_assert_eq(ep_capture_omitted(&f.cap), 5007 - 2048);
+	cr_assert_eq(ep_capture_omitted(&fx.cap), 5007 - 2048);
 	free(log); free(echo); free(logp); free(echop);
-	teardown_fixture(&f);
 }
 
 Test(agent, env_build_overrides_and_unsets)
@@ -208,48 +189,49 @@ Test(agent, env_build_overrides_and_unsets)
 	fg_strvec_release(&v);
 }
 
+/* Fails the test unless c's text is want. */
+static void expect_captured(struct ep_capture *c, const char *want)
+{
+	struct fg_buf b;
+
+	fg_buf_init(&b, 1024);
+	cr_assert_eq(ep_capture_text(c, &b), 0);
+	cr_assert_str_eq(fg_buf_str(&b), want);
+	fg_buf_release(&b);
+}
+
 Test(capture, keeps_head_and_tail)
 {
 	struct ep_capture c;
-	struct fg_buf b;
 
 	ep_capture_init(&c, 4, 6);
 	ep_capture_add(&c, "abcdefgh", 8);
 	ep_capture_add(&c, "ijklmnop", 8);
 	ep_capture_add(&c, "qr", 2);
-	fg_buf_init(&b, 1024);
-	cr_assert_eq(ep_capture_text(&c, &b), 0);
-	cr_assert_str_eq(fg_buf_str(&b), "abcd\n[... 8 bytes omitted ...]\nmnopqr");
-	fg_buf_release(&b);
+	expect_captured(&c, "abcd\n[... 8 bytes omitted ...]\nmnopqr");
 	ep_capture_release(&c);
 }
 
 Test(capture, small_input_is_kept_whole)
 {
 	struct ep_capture c;
-	struct fg_buf b;
 
 	ep_capture_init(&c, 4, 6);
 	ep_capture_add(&c, "abcdef", 6);
-	fg_buf_init(&b, 1024);
-	ep_capture_text(&c, &b);
-	cr_assert_str_eq(fg_buf_str(&b), "abcdef");
+	expect_captured(&c, "abcdef");
 	cr_assert_eq(ep_capture_omitted(&c), 0);
-	fg_buf_release(&b);
 	ep_capture_release(&c);
 }
 
 Test(agent, endless_line_is_echoed_in_prefixed_chunks)
 {
-	struct fixture f;
 	char *argv[] = { "/bin/sh", "-c", "head -c 20000 /dev/zero | tr '\\0' y", NULL };
 
-	setup_fixture(&f);
-	char *echop = fgt_fmt("%s/echo", f.dir);
+	char *echop = fgt_fmt("%s/echo", fx.dir);
 	int efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	struct ep_agent_spec s = { .role = "worker", .argv = argv, .envp = environ, .cwd = f.dir,
+	struct ep_agent_spec s = { .role = "worker", .argv = argv, .envp = environ, .cwd = fx.dir,
 				   .timeout_s = 10, .kill_grace_s = 0.5, .log_fd = -1, .echo_fd = efd };
-	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	cr_assert_eq(ep_agent_run(&fx.pid1, &s, &fx.r), 0);
 	close(efd);
 	char *echo = fgt_read(echop, NULL);
 	size_t lines = 0;
@@ -259,7 +241,6 @@ Test(agent, endless_line_is_echoed_in_prefixed_chunks)
 	cr_assert_eq(lines, (20000 + EP_AGENT_LINE_MAX - 1) / EP_AGENT_LINE_MAX);
 	cr_assert_eq(strlen(echo), 20000 + lines * (strlen("[worker] ") + 1));
 	free(echo); free(echop);
-	teardown_fixture(&f);
 }
 
 /* Agents that share the echo descriptor (a reviewer panel) write each line
@@ -267,17 +248,15 @@ Test(agent, endless_line_is_echoed_in_prefixed_chunks)
  * lines never mix (a longer write to a pipe may). Nothing is lost. */
 Test(agent, shared_echo_lines_are_written_in_pieces_of_at_most_pipe_buf)
 {
-	struct fixture f;
 	char *argv[] = { "/bin/sh", "-c",
 			 "head -c 10000 /dev/zero | tr '\\0' y; echo; printf '\\033short\\n'", NULL };
 
-	setup_fixture(&f);
-	char *echop = fgt_fmt("%s/echo", f.dir);
+	char *echop = fgt_fmt("%s/echo", fx.dir);
 	int efd = open(echop, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	struct ep_agent_spec s = { .role = "reviewer:security", .argv = argv, .envp = environ,
-				   .cwd = f.dir, .timeout_s = 10, .kill_grace_s = 0.5, .log_fd = -1,
+				   .cwd = fx.dir, .timeout_s = 10, .kill_grace_s = 0.5, .log_fd = -1,
 				   .echo_fd = efd, .atomic_echo = true };
-	cr_assert_eq(ep_agent_run(&f.pid1, &s, &f.r), 0);
+	cr_assert_eq(ep_agent_run(&fx.pid1, &s, &fx.r), 0);
 	close(efd);
 	char *echo = fgt_read(echop, NULL);
 	size_t ys = 0, lines = 0;
@@ -296,5 +275,4 @@ Test(agent, shared_echo_lines_are_written_in_pieces_of_at_most_pipe_buf)
 	cr_assert(strstr(echo, "[reviewer:security] \\x1bshort\n"), "%s", echo);
 	free(echo);
 	free(echop);
-	teardown_fixture(&f);
 }

@@ -15,8 +15,9 @@
 #include "fge2e.h"
 #include "fgtest.h"
 #include "manifest.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(changeset, .timeout = 120);
+TestSuite(changeset, .init = tmp_init, .fini = tmp_fini, .timeout = 120);
 
 struct fx {
 	char *root, *ws, *tmp;
@@ -222,19 +223,16 @@ Test(changeset, manifest_outside_git)
 Test(changeset, same_size_rewrite_with_the_same_mtime_is_still_seen)
 {
 	struct ep_manifest *a = NULL, *b = NULL;
-	char *root = fgt_tmpdir();
 
-	fge_write_in(root, "f", "aaaa");
-	cr_assert_eq(ep_manifest_take(root, NULL, NULL, &a), 0);
+	fge_write_in(tmp_dir, "f", "aaaa");
+	cr_assert_eq(ep_manifest_take(tmp_dir, NULL, NULL, &a), 0);
 	/* Same size, new content: the inode or ctime moves even when the
 	 * mtime is put back, so the hash is computed again. */
-	fge_write_in(root, "f", "bbbb");
-	cr_assert_eq(ep_manifest_take(root, NULL, a, &b), 0);
+	fge_write_in(tmp_dir, "f", "bbbb");
+	cr_assert_eq(ep_manifest_take(tmp_dir, NULL, a, &b), 0);
 	cr_assert_not(ep_manifest_same(a, b));
 	ep_manifest_free(a);
 	ep_manifest_free(b);
-	fgt_rm_rf(root);
-	free(root);
 }
 
 /* The manifest's content hash is BLAKE2b-256 (libsodium's generichash) of

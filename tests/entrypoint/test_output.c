@@ -4,12 +4,15 @@
  * streaming reader's rules (noise, pretty-printed documents, arrays, cut
  * off, a stray brace, byte-by-byte feeding, size limits).
  */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fgtest.h"
+#include "forge/usage.h"
+#include "forge/util.h"
 #include "output.h"
 
 TestSuite(output, .timeout = 30);
@@ -46,163 +49,103 @@ static void run_fixture(struct ep_output *o, enum ep_output_format f, const char
 	free(path);
 }
 
-Test(output, claude_empty_result_falls_back_to_the_last_assistant_text)
+/* One fixture and what its adapter makes of it. NULL or -1: not checked. */
+struct fixture_case {
+	const char *what;
+	enum ep_output_format format;
+	const char *file;
+	bool ok;
+	const char *error;       /* the whole error, or with a leading '~' a part of it */
+	const char *text;
+	const char *session;
+	const char *usage;       /* fg_usage_to_cjson(), unformatted */
+	int messages;
+	int min_noise;           /* at least this many noise lines */
+};
+
+/* The usage as fg_usage_to_cjson() prints it: null where nothing was reported. */
+#define USAGE(in, out, cached, usd, turns, ms)                                                   \
+	"{\"input_tokens\":" #in ",\"output_tokens\":" #out ",\"cached_input_tokens\":" #cached     \
+	",\"cost_usd\":" #usd ",\"turns\":" #turns ",\"duration_ms\":" #ms ",\"reasoning_tokens\":null}"
+#define C EP_OUTPUT_CLAUDE
+#define X EP_OUTPUT_CODEX
+#define G EP_OUTPUT_GEMINI
+
+static const struct fixture_case fixture_cases[] = {
+	/* input_tokens 6: 1 + cache read 2 + cache creation 3; the warning line is noise. */
+	{ "claude: an empty result falls back to the last assistant text", C, "claude_result_empty_fallback.jsonl",
+	  true, NULL, "REJECTED: the answer", "s-1", USAGE(6, 4, 2, 0.5, 2, 10), -1, 1 },
+	/* A cost reported as 0 is kept as 0, not turned into null. */
+	{ "claude: is_error with subtype success is a failure", C, "claude_is_error_success.json",
+	  false, "API Error: 529 Overloaded", NULL, "s-2", USAGE(null, null, null, 0, null, null), -1, 0 },
+	{ "claude: an error subtype without a result is a failure", C, "claude_error_during_execution.json",
+	  false, "claude reported an error (error_during_execution)", NULL, NULL,
+	  USAGE(null, null, null, null, 3, null), -1, 0 },
+	{ "claude: output cut off inside the result is a failure", C, "claude_cut_off.jsonl",
+	  false, "~cut off", "half", NULL, NULL, -1, 0 },
+	/* An array's elements are messages, brackets in strings do not count;
+	 * modelUsage is summed over both models (m2 reports no cache reads). */
+	{ "claude: array elements are messages", C, "claude_array_crlf.json",
+	  true, NULL, "done {ok]", "s-5", USAGE(35, 3, 5, 0.25, null, null), 3, 0 },
+	{ "codex: reconnecting is no failure, the answer is the last agent message", X,
+	  "codex_reconnect_then_ok.jsonl", true, NULL, "APPROVED", "th-1", USAGE(100, 7, 60, null, 1, null), -1, 0 },
+	{ "codex: turn.failed is a failure", X, "codex_turn_failed.jsonl",
+	  false, "stream disconnected before completion", NULL, NULL, NULL, -1, 0 },
+	{ "codex: only retries names no outcome and the last error", X, "codex_only_errors.jsonl",
+	  false, "~names no outcome; last error: Reconnecting... 2/5", NULL, NULL, NULL, -1, 0 },
+	{ "gemini: an error object after a warning line is a failure", G, "gemini_error.json",
+	  false, "API key not valid (FatalAuthenticationError)", NULL, NULL,
+	  USAGE(null, null, null, null, null, null), -1, 0 },
+	{ "gemini: the stream's answer is the text after the last tool call", G,
+	  "gemini_stream_tool_then_answer.jsonl", true, NULL, "APPROVED all good", "g-1",
+	  USAGE(9, 3, 4, null, null, 77), -1, 0 },
+	{ "gemini: a stream error status is a failure", G, "gemini_stream_error.jsonl",
+	  false, "Quota exceeded (quota)", NULL, NULL, USAGE(1, 0, null, null, null, 5), -1, 0 },
+	{ "a stray open document does not swallow a JSON lines stream", X, "stray_brace_then_jsonl.txt",
+	  true, NULL, "hi", "th-4", NULL, -1, 0 },
+};
+
+#undef C
+#undef X
+#undef G
+#undef USAGE
+
+static void check_fixture(const struct fixture_case *k)
 {
 	struct ep_output o;
 
-	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_result_empty_fallback.jsonl");
-	cr_assert(o.ok);
-	cr_assert_null(o.error);
-	cr_assert_str_eq(o.text, "REJECTED: the answer");
-	cr_assert_str_eq(o.session_id, "s-1");
-	cr_assert_eq(o.usage.input_tokens, 6);       /* 1 + cache read 2 + cache creation 3 */
-	cr_assert_eq(o.usage.cached_input_tokens, 2);
-	cr_assert_eq(o.usage.output_tokens, 4);
-	cr_assert_eq(o.usage.turns, 2);
-	cr_assert_eq(o.usage.duration_ms, 10);
-	cr_assert_float_eq(o.usage.cost_usd, 0.5, 1e-12);
-	cr_assert(o.noise_lines >= 1, "the warning line is noise");
+	run_fixture(&o, k->format, k->file);
+	cr_assert_eq(o.ok, k->ok, "%s: %s", k->what, o.error ? o.error : "no error");
+	if (!k->error)
+		cr_assert_null(o.error, "%s: %s", k->what, o.error);
+	else if (k->error[0] == '~')
+		cr_assert(o.error && strstr(o.error, k->error + 1), "%s: %s", k->what, o.error);
+	else
+		cr_assert_str_eq(o.error, k->error, "%s", k->what);
+	if (k->text)
+		cr_assert_str_eq(o.text, k->text, "%s", k->what);
+	if (k->session)
+		cr_assert_str_eq(o.session_id, k->session, "%s", k->what);
+	if (k->usage) {
+		cJSON *u = fg_usage_to_cjson(&o.usage);
+		char *got = cJSON_PrintUnformatted(u);
+
+		cr_expect_str_eq(got, k->usage, "%s: usage %s", k->what, got);
+		cJSON_free(got);
+		cJSON_Delete(u);
+	}
+	if (k->messages >= 0)
+		cr_assert_eq(o.messages, k->messages, "%s", k->what);
+	cr_assert_geq(o.noise_lines, k->min_noise, "%s", k->what);
 	ep_output_release(&o);
 }
 
-Test(output, claude_is_error_with_subtype_success_is_a_failure)
+Test(output, fixtures_table)
 {
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_is_error_success.json");
-	cr_assert_not(o.ok);
-	cr_assert_str_eq(o.error, "API Error: 529 Overloaded");
-	cr_assert_str_eq(o.session_id, "s-2");
-	/* Reported as 0: kept as 0, not turned into null. */
-	cr_assert(o.usage.have & FG_USAGE_COST);
-	cr_assert_eq(o.usage.cost_usd, 0);
-	cr_assert_not(o.usage.have & FG_USAGE_INPUT);
-	ep_output_release(&o);
+	for (size_t i = 0; i < ARRAY_SIZE(fixture_cases); i++)
+		check_fixture(&fixture_cases[i]);
 }
 
-Test(output, claude_error_subtype_without_result_is_a_failure)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_error_during_execution.json");
-	cr_assert_not(o.ok);
-	cr_assert_str_eq(o.error, "claude reported an error (error_during_execution)");
-	cr_assert_eq(o.usage.turns, 3);
-	ep_output_release(&o);
-}
-
-Test(output, claude_output_cut_off_inside_the_result_is_a_failure)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_cut_off.jsonl");
-	cr_assert_not(o.ok);
-	cr_assert(strstr(o.error, "cut off"), "%s", o.error);
-	cr_assert_str_eq(o.text, "half");
-	ep_output_release(&o);
-}
-
-Test(output, claude_array_elements_are_messages_and_brackets_in_strings_do_not_count)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CLAUDE, "claude_array_crlf.json");
-	cr_assert(o.ok, "%s", o.error);
-	cr_assert_str_eq(o.text, "done {ok]");
-	cr_assert_str_eq(o.session_id, "s-5");
-	cr_assert_eq(o.messages, 3);
-	/* modelUsage summed over both models; m2 reports no cache reads. */
-	cr_assert_eq(o.usage.input_tokens, 35);
-	cr_assert_eq(o.usage.output_tokens, 3);
-	cr_assert_eq(o.usage.cached_input_tokens, 5);
-	cr_assert_float_eq(o.usage.cost_usd, 0.25, 1e-12);
-	cr_assert_not(o.usage.have & FG_USAGE_TURNS);
-	ep_output_release(&o);
-}
-
-Test(output, codex_reconnecting_is_no_failure_and_the_answer_is_the_last_agent_message)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CODEX, "codex_reconnect_then_ok.jsonl");
-	cr_assert(o.ok, "%s", o.error);
-	cr_assert_str_eq(o.text, "APPROVED");
-	cr_assert_str_eq(o.session_id, "th-1");
-	cr_assert_eq(o.usage.input_tokens, 100);
-	cr_assert_eq(o.usage.cached_input_tokens, 60);
-	cr_assert_eq(o.usage.output_tokens, 7);
-	cr_assert_eq(o.usage.turns, 1);
-	cr_assert_not(o.usage.have & (FG_USAGE_COST | FG_USAGE_DURATION));
-	ep_output_release(&o);
-}
-
-Test(output, codex_turn_failed_is_a_failure)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CODEX, "codex_turn_failed.jsonl");
-	cr_assert_not(o.ok);
-	cr_assert_str_eq(o.error, "stream disconnected before completion");
-	ep_output_release(&o);
-}
-
-Test(output, codex_only_retries_names_no_outcome_and_the_last_error)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CODEX, "codex_only_errors.jsonl");
-	cr_assert_not(o.ok);
-	cr_assert(strstr(o.error, "names no outcome; last error: Reconnecting... 2/5"), "%s", o.error);
-	ep_output_release(&o);
-}
-
-Test(output, gemini_error_object_after_a_warning_line_is_a_failure)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_error.json");
-	cr_assert_not(o.ok);
-	cr_assert_str_eq(o.error, "API key not valid (FatalAuthenticationError)");
-	cr_assert(fg_usage_empty(&o.usage));
-	ep_output_release(&o);
-}
-
-Test(output, gemini_stream_answer_is_the_text_after_the_last_tool_call)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_stream_tool_then_answer.jsonl");
-	cr_assert(o.ok, "%s", o.error);
-	cr_assert_str_eq(o.text, "APPROVED all good");
-	cr_assert_str_eq(o.session_id, "g-1");
-	cr_assert_eq(o.usage.input_tokens, 9);
-	cr_assert_eq(o.usage.cached_input_tokens, 4);
-	cr_assert_eq(o.usage.output_tokens, 3);
-	cr_assert_eq(o.usage.duration_ms, 77);
-	ep_output_release(&o);
-}
-
-Test(output, gemini_stream_error_status_is_a_failure)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_GEMINI, "gemini_stream_error.jsonl");
-	cr_assert_not(o.ok);
-	cr_assert_str_eq(o.error, "Quota exceeded (quota)");
-	cr_assert_eq(o.usage.input_tokens, 1);
-	ep_output_release(&o);
-}
-
-Test(output, a_stray_open_document_does_not_swallow_a_json_lines_stream)
-{
-	struct ep_output o;
-
-	run_fixture(&o, EP_OUTPUT_CODEX, "stray_brace_then_jsonl.txt");
-	cr_assert(o.ok, "%s", o.error);
-	cr_assert_str_eq(o.text, "hi");
-	cr_assert_str_eq(o.session_id, "th-4");
-	ep_output_release(&o);
-}
 
 Test(output, empty_and_noise_only_outputs_are_failures_saying_which)
 {

@@ -218,7 +218,7 @@ Test(panel, worker_feedback_is_one_list_blocking_first_grouped_by_role)
 	fg_cycle_release(&c);
 }
 
-/* ---- supervision of the helpers (issue 22 item 5), with real forks ---- */
+/* ---- supervision of the helpers, with real forks ---- */
 
 /* Helper 0 answers and exits 0; helper 1 does what ctx says. */
 static int job(void *ctx, size_t i, struct ep_pid1 *p, int out_fd)

@@ -15,6 +15,16 @@
 
 TestSuite(pid1, .timeout = 30);
 
+/* Polls p once, checks the stop signals it counted (the first is first, n
+ * in all) and releases it. */
+static void expect_stops(struct ep_pid1 *p, int first, int n)
+{
+	ep_pid1_poll(p, 0, NULL);
+	cr_assert_eq(p->term_sig, first);
+	cr_assert_eq(p->nterm, n);
+	ep_pid1_release(p);
+}
+
 Test(pid1, stop_signal_before_init_is_kept_pending)
 {
 	struct ep_pid1 p;
@@ -23,10 +33,7 @@ Test(pid1, stop_signal_before_init_is_kept_pending)
 	/* Blocked: this neither kills the test nor is lost. */
 	cr_assert_eq(raise(SIGTERM), 0);
 	cr_assert_eq(ep_pid1_init(&p), 0);
-	ep_pid1_poll(&p, 0, NULL);
-	cr_assert_eq(p.term_sig, SIGTERM);
-	cr_assert_eq(p.nterm, 1);
-	ep_pid1_release(&p);
+	expect_stops(&p, SIGTERM, 1);
 }
 
 Test(pid1, sighup_and_sigquit_are_stop_signals)
@@ -36,10 +43,7 @@ Test(pid1, sighup_and_sigquit_are_stop_signals)
 	cr_assert_eq(ep_pid1_init(&p), 0);
 	cr_assert_eq(raise(SIGHUP), 0);
 	cr_assert_eq(raise(SIGQUIT), 0);
-	ep_pid1_poll(&p, 0, NULL);
-	cr_assert_eq(p.term_sig, SIGHUP);
-	cr_assert_eq(p.nterm, 2);
-	ep_pid1_release(&p);
+	expect_stops(&p, SIGHUP, 2);
 }
 
 Test(pid1, children_get_the_mask_from_before_the_early_block)
@@ -67,7 +71,7 @@ Test(pid1, children_get_the_mask_from_before_the_early_block)
 	ep_pid1_release(&p);
 }
 
-/* Issue 22: a stop signal from one of our own descendants (a child, and a
+/* A stop signal from one of our own descendants (a child, and a
  * grandchild in a session of its own) is counted as ignored, not as a stop;
  * we are not dumpable. */
 Test(pid1, stop_signals_from_descendants_are_ignored_and_we_are_not_dumpable)

@@ -8,6 +8,8 @@
 #include "forge/alloc.h"
 #include "prompt.h"
 
+#include "../common/cycle_sample.h"
+
 TestSuite(prompt, .timeout = 10);
 
 static void task(struct ep_task *t, const char *summary, const char *description)
@@ -25,12 +27,7 @@ static void task(struct ep_task *t, const char *summary, const char *description
 
 static void cycle(struct fg_cycle *c, int n, const char *feedback)
 {
-	fg_cycle_init(c);
-	c->cycle = n;
-	c->max_cycles = 3;
-	c->j.verdict = FG_VERDICT_REJECTED;
-	c->j.feedback = fg_xstrdup(feedback);
-	c->skill = fg_xstrdup("implement-task");
+	cycle_make(c, n, FG_VERDICT_REJECTED, feedback);
 }
 
 Test(prompt, worker_prompt_is_summary_and_description)
@@ -128,11 +125,7 @@ Test(prompt, reviewer_prompt_carries_previous_feedback_from_cycle_two)
 
 Test(prompt, one_line_collapses_and_cuts)
 {
-	static const struct {
-		const char *in;
-		size_t max;
-		const char *want;
-	} cases[] = {
+	static const struct { const char *in; size_t max; const char *want; } cases[] = {
 		{ "  a\n\n b\tc  ", 200, "a b c" },
 		{ "", 200, "" },
 		{ "abcdef", 3, "abc..." },

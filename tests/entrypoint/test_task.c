@@ -7,8 +7,9 @@
 
 #include "fgtest.h"
 #include "task.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(task, .timeout = 10);
+TestSuite(task, .init = tmp_init, .fini = tmp_fini, .timeout = 10);
 
 static const char *const VARS[] = {
 	"FORGE_TASK_FILE", "FORGE_WORKSPACE", "FORGE_SKILLS_DIR", "FORGE_STEP_NAME", "FORGE_SKILL_NAME",
@@ -24,11 +25,7 @@ static void clean_env(void)
 
 Test(task, parse_json_table)
 {
-	static const struct {
-		const char *json;
-		int rc;
-		const char *err;
-	} cases[] = {
+	static const struct { const char *json; int rc; const char *err; } cases[] = {
 		{ "{\"task_key\":\"A-1\",\"summary\":\"s\",\"description\":\"d\",\"skill_name\":\"k\","
 		  "\"step_name\":\"st\",\"previous_task_keys\":[\"A-0\"],\"extra\":1}", 0, NULL },
 		{ "{\"summary\": null}", 0, NULL },
@@ -60,8 +57,7 @@ Test(task, parse_json_table)
 
 Test(task, option_beats_env_beats_file)
 {
-	char *dir = fgt_tmpdir();
-	char *file = fgt_fmt("%s/task.json", dir);
+	char *file = tmp_path("task.json");
 	struct ep_task t;
 	char err[256] = "";
 
@@ -71,7 +67,7 @@ Test(task, option_beats_env_beats_file)
 	setenv("FORGE_STEP_NAME", "from_env", 1);
 	setenv("FORGE_TASK_KEY", "E-1", 1);
 	setenv("FORGE_WORKER_CMD", "agent --go", 1);
-	struct ep_run_args a = { .task_file = file, .workspace = dir, .task_key = "O-1" };
+	struct ep_run_args a = { .task_file = file, .workspace = tmp_dir, .task_key = "O-1" };
 	ep_task_init(&t);
 	cr_assert_eq(ep_task_load(&t, &a, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(t.step, "from_env");
@@ -85,17 +81,13 @@ Test(task, option_beats_env_beats_file)
 	cr_assert_null(t.reviewer_cmd);
 	ep_task_release(&t);
 	clean_env();
-	fgt_rm_rf(dir);
-	free(file);
-	free(dir);
 }
 
 Test(task, skill_defaults_to_step_with_dashes)
 {
-	char *dir = fgt_tmpdir();
 	struct ep_task t;
 	char err[256] = "";
-	struct ep_run_args a = { .workspace = dir, .step = "implement_task" };
+	struct ep_run_args a = { .workspace = tmp_dir, .step = "implement_task" };
 
 	clean_env();
 	setenv("FORGE_WORKER_CMD", "w", 1);
@@ -105,15 +97,11 @@ Test(task, skill_defaults_to_step_with_dashes)
 	cr_assert(t.skill_from_step);
 	ep_task_release(&t);
 	clean_env();
-	fgt_rm_rf(dir);
-	free(dir);
 }
 
 Test(task, config_errors_table)
 {
-	static const struct {
-		const char *var, *value, *step, *err;
-	} cases[] = {
+	static const struct { const char *var, *value, *step, *err; } cases[] = {
 		{ "FORGE_AGENT_TIMEOUT", "abc", "s", "invalid FORGE_AGENT_TIMEOUT 'abc'" },
 		{ "FORGE_AGENT_TIMEOUT", "0", "s", "FORGE_AGENT_TIMEOUT" },
 		{ "FORGE_AGENT_IDLE_TIMEOUT", "1x", "s", "FORGE_AGENT_IDLE_TIMEOUT" },
@@ -127,7 +115,6 @@ Test(task, config_errors_table)
 		{ "FORGE_WORKSPACE", "/nonexistent/ws", "s", "not a directory" },
 		{ "FORGE_TASK_FILE", "/nonexistent/task.json", "s", "cannot read task file" },
 	};
-	char *dir = fgt_tmpdir();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ep_task t;
@@ -135,7 +122,7 @@ Test(task, config_errors_table)
 		struct ep_run_args a = { .step = cases[i].step };
 
 		clean_env();
-		setenv("FORGE_WORKSPACE", dir, 1);
+		setenv("FORGE_WORKSPACE", tmp_dir, 1);
 		setenv("FORGE_WORKER_CMD", "w", 1);
 		setenv(cases[i].var, cases[i].value, 1);
 		ep_task_init(&t);
@@ -144,6 +131,4 @@ Test(task, config_errors_table)
 		ep_task_release(&t);
 	}
 	clean_env();
-	fgt_rm_rf(dir);
-	free(dir);
 }

@@ -19,7 +19,7 @@ Test(closing, says_the_step_state_cycles_cost_time_and_result)
 		    .have_cost = true, .cost_usd = 0.5512, .seconds = 41.2, .result_path = "/r/result.json" },
 		  "implement_task: approved in 2/3 cycles, $0.55, 41 s; result: /r/result.json" },
 		{ { .step = "s", .outcome = "no_review", .seconds = 0.25 }, "s: no_review, 0.2 s" },
-		/* Issue 23: an approval whose findings were all advice says so. */
+		/* An approval whose findings were all advice says so. */
 		{ { .step = "greet", .outcome = "approved", .cycles = 1, .max_cycles = 3, .advice = 1, .seconds = 0.8 },
 		  "greet: approved in 1/3 cycles (1 advice finding, not looped on), 0.8 s" },
 		{ { .step = "g", .outcome = "approved", .cycles = 2, .advice = 3, .seconds = 2 },

@@ -11,8 +11,9 @@
 
 #include "fgtest.h"
 #include "log.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(log, .timeout = 10);
+TestSuite(log, .init = tmp_init, .fini = tmp_fini, .timeout = 10);
 
 /* Logs one event into a memory stream and returns the line (owned). */
 static char *log_line(enum rn_log_format fmt, const struct rn_log_field *f, size_t n)
@@ -121,9 +122,8 @@ Test(log, level_threshold_filters)
 
 Test(log, reopen_after_rotation_writes_new_file)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/runner.log", dir);
-	char *rotated = fgt_fmt("%s/runner.log.1", dir);
+	char *path = tmp_path("runner.log");
+	char *rotated = tmp_path("runner.log.1");
 	struct rn_log l;
 	char *a, *b;
 
@@ -144,16 +144,11 @@ Test(log, reopen_after_rotation_writes_new_file)
 	cr_assert_null(strstr(b, "before"));
 	free(a);
 	free(b);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
-	free(rotated);
 }
 
 Test(log, open_file_appends)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/x.log", dir);
+	char *path = tmp_path("x.log");
 	struct rn_log l;
 	char *text;
 
@@ -165,9 +160,6 @@ Test(log, open_file_appends)
 	text = fgt_read(path, NULL);
 	cr_assert_eq(strncmp(text, "existing\n{", 10), 0, "%s", text);
 	free(text);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
 }
 
 /* rn_log() counts its fields; an optional field is absent when NULL, a

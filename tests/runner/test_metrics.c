@@ -1,7 +1,8 @@
 /*
  * test_metrics.c - Prometheus rendering, label escaping, histogram buckets,
- * merging into a shared textfile (several runs, concurrent runners, corrupt
- * files) and promtool's verdict on what we write.
+ * and merging into a shared textfile (several runs, concurrent runners,
+ * corrupt files). Promtool and the families of usage, audits and runs:
+ * test_metrics_families.c.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -16,55 +17,10 @@
 #include "forge/buf.h"
 #include "metrics.h"
 
-#define PROMTOOL "/usr/bin/promtool"
+#include "metrics_sample.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(metrics, .timeout = 120);
-
-static char *render(const struct rn_metrics *m)
-{
-	struct fg_buf b;
-
-	fg_buf_init(&b, 1 << 20);
-	cr_assert_eq(rn_metrics_render(m, &b), 0);
-	return fg_buf_detach(&b, NULL);
-}
-
-/*
- * Value of the sample whose "name{labels}" is exactly key, at the start of a
- * line; fails the test when there is no such sample or it appears twice.
- */
-static double sample(const char *text, const char *key)
-{
-	size_t kl = strlen(key);
-	const char *found = NULL;
-
-	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ') {
-			cr_assert_null(found, "sample %s appears twice", key);
-			found = p + kl + 1;
-		}
-	}
-	cr_assert_not_null(found, "no sample %s in:\n%s", key, text);
-	return strtod(found, NULL);
-}
-
-/* A run of step with outcome, no skill, engine or duration: the series
- * the file held before those labels and families were added. */
-static void add_run(struct rn_metrics *m, const char *step, const char *outcome)
-{
-	const struct rn_metrics_run r = { .skill = "", .step = step, .engine = "", .outcome = outcome, .seconds = -1 };
-
-	rn_metrics_add_run(m, &r);
-}
-
-static void observe_run(struct rn_metrics *m)
-{
-	rn_metrics_observe_cycle(m, "implement-task", "implement_task", "rejected", 45.2);
-	rn_metrics_observe_cycle(m, "implement-task", "implement_task", "approved", 3);
-	rn_metrics_add_sweep_caught(m, "implement-task", "implement_task", 1);
-	rn_metrics_add_exhausted(m, "plan-review", "plan");
-	add_run(m, "implement_task", "approved");
-}
+TestSuite(metrics, .init = tmp_init, .fini = tmp_fini, .timeout = 120);
 
 static const char expected_run[] =
 	"# HELP forge_review_cycles_total Review cycles detected, by skill and step.\n"
@@ -240,14 +196,6 @@ Test(metrics, negative_or_nan_duration_counts_as_zero)
 
 /* ---- merging ---- */
 
-static void merge_ok(const struct rn_metrics *m, const char *path)
-{
-	char err[512];
-	int r = rn_metrics_merge_file(m, path, err, sizeof(err));
-
-	cr_assert_eq(r, 0, "merge: %d %s", r, err);
-}
-
 /* Names in dir other than the ones we expect: temp files must not be left. */
 static void assert_only_files(const char *dir, const char *a, const char *b)
 {
@@ -265,8 +213,7 @@ static void assert_only_files(const char *dir, const char *a, const char *b)
 
 Test(metrics, merge_into_missing_file_writes_the_rendering)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 	char *text;
 
@@ -275,28 +222,28 @@ Test(metrics, merge_into_missing_file_writes_the_rendering)
 	merge_ok(&m, path);
 	text = fgt_read(path, NULL);
 	cr_assert_str_eq(text, expected_run);
-	assert_only_files(dir, "forge.prom", "forge.prom.lock");
+	assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	free(text);
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
-
-static const char foreign[] =
-	"# HELP node_custom_thing A family someone else writes.\n"
-	"# TYPE node_custom_thing gauge\n"
-	"node_custom_thing{name=\"a \\\"quoted\\\" one\"} 4.5\n"
-	"# a free comment\n"
-	"# HELP other_total Another family, with a timestamp.\n"
-	"# TYPE other_total counter\n"
-	"other_total 7 1700000000000\n";
 
 Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
-	const char *key_sum = "forge_review_duration_seconds_sum{skill=\"implement-task\",step=\"implement_task\"}";
+	char *path = tmp_path("forge.prom");
+#define IT "skill=\"implement-task\",step=\"implement_task\""
+	static const struct want_sample want[] = {
+		{ "forge_review_cycles_total{" IT "}", 6 },
+		{ "forge_review_verdicts_total{" IT ",verdict=\"rejected\"}", 3 },
+		{ "forge_review_exhausted_total{skill=\"plan-review\",step=\"plan\"}", 3 },
+		{ "forge_review_sweep_caught_total{" IT "}", 3 },
+		{ "forge_runner_runs_total{step=\"implement_task\",outcome=\"approved\"}", 3 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"5\"}", 3 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"60\"}", 6 },
+		{ "forge_review_duration_seconds_bucket{" IT ",le=\"+Inf\"}", 6 },
+		{ "forge_review_duration_seconds_count{" IT "}", 6 },
+	};
+	const char *key_sum = "forge_review_duration_seconds_sum{" IT "}";
+#undef IT
 	struct rn_metrics m;
 	char *text, *tail;
 
@@ -306,15 +253,7 @@ Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 	for (int i = 0; i < 3; i++)
 		merge_ok(&m, path);
 	text = fgt_read(path, NULL);
-	cr_assert_eq(sample(text, "forge_review_cycles_total{skill=\"implement-task\",step=\"implement_task\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"implement-task\",step=\"implement_task\",verdict=\"rejected\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_exhausted_total{skill=\"plan-review\",step=\"plan\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_sweep_caught_total{skill=\"implement-task\",step=\"implement_task\"}"), 3);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"implement_task\",outcome=\"approved\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"5\"}"), 3);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"60\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"implement-task\",step=\"implement_task\",le=\"+Inf\"}"), 6);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_count{skill=\"implement-task\",step=\"implement_task\"}"), 6);
+	expect_samples(text, want, ARRAY_SIZE(want));
 	cr_assert_float_eq(sample(text, key_sum), 3 * 48.2, 1e-9);
 	/* The foreign lines come after ours, verbatim and in their order. */
 	tail = strstr(text, foreign);
@@ -323,15 +262,23 @@ Test(metrics, merge_over_several_runs_adds_and_keeps_foreign_families)
 	cr_assert_eq(strstr(text, "# HELP forge_review_cycles_total"), text);
 	free(text);
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(metrics, merge_of_different_runs_keeps_every_series)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+#define XY "skill=\"x\\\"y\",step=\"s1\""
+	static const struct want_sample want[] = {
+		{ "forge_review_cycles_total{" XY "}", 2 },
+		{ "forge_review_verdicts_total{" XY ",verdict=\"approved\"}", 1 },
+		{ "forge_review_verdicts_total{" XY ",verdict=\"rejected\"}", 1 },
+		{ "forge_review_duration_seconds_bucket{" XY ",le=\"600\"}", 1 },
+		{ "forge_review_duration_seconds_bucket{" XY ",le=\"+Inf\"}", 2 },
+		{ "forge_review_duration_seconds_sum{" XY "}", 702 },
+		{ "forge_runner_runs_total{step=\"s1\",outcome=\"approved\"}", 1 },
+		{ "forge_runner_runs_total{step=\"s2\",outcome=\"failed\"}", 1 },
+	};
+#undef XY
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics a, b;
 	char *text;
 
@@ -344,20 +291,10 @@ Test(metrics, merge_of_different_runs_keeps_every_series)
 	merge_ok(&a, path);
 	merge_ok(&b, path);
 	text = fgt_read(path, NULL);
-	cr_assert_eq(sample(text, "forge_review_cycles_total{skill=\"x\\\"y\",step=\"s1\"}"), 2);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"x\\\"y\",step=\"s1\",verdict=\"approved\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_verdicts_total{skill=\"x\\\"y\",step=\"s1\",verdict=\"rejected\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"x\\\"y\",step=\"s1\",le=\"600\"}"), 1);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_bucket{skill=\"x\\\"y\",step=\"s1\",le=\"+Inf\"}"), 2);
-	cr_assert_eq(sample(text, "forge_review_duration_seconds_sum{skill=\"x\\\"y\",step=\"s1\"}"), 702);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s1\",outcome=\"approved\"}"), 1);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s2\",outcome=\"failed\"}"), 1);
+	expect_samples(text, want, ARRAY_SIZE(want));
 	free(text);
 	rn_metrics_release(&a);
 	rn_metrics_release(&b);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 /* Files written by hand or by another tool: the parser must read them. */
@@ -371,8 +308,7 @@ Test(metrics, merge_reads_valid_variants_of_the_format)
 		{ "forge_runner_runs_total{step=\"s\",outcome=\"failed\"} 4e0\n", 5 },
 		{ "", 1 },
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 
 	rn_metrics_init(&m);
@@ -388,9 +324,6 @@ Test(metrics, merge_reads_valid_variants_of_the_format)
 		free(text);
 	}
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 #define HIST_OK_BUCKETS(inf) \
@@ -424,7 +357,7 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		{ "{skill=\"a\"} 1\n", 0 },
 		{ "other_metric{a=b} 1\n", 0 },
 		{ "other_metric 1\nnul\0here 2\n", 26 },
-		/* Issue 18 defect 2: a file poisoned by a label that is not UTF-8
+		/* A file poisoned by a label that is not UTF-8
 		 * (promtool and node_exporter drop it whole) is never merged into. */
 		{ "forge_review_cycles_total{skill=\"bad\xff\xfe\",step=\"b\"} 1\n", 0 },
 		{ "# HELP other_metric caf\xc3\n", 0 },
@@ -437,8 +370,7 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		{ "forge_review_duration_seconds_bucket{skill=\"k\",step=\"s\",le=\"2\"} 1\n", 0 },
 		{ "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\",le=\"1\"} 1\n", 0 },
 	};
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	struct rn_metrics m;
 
 	rn_metrics_init(&m);
@@ -458,22 +390,18 @@ Test(metrics, corrupt_file_is_refused_and_left_untouched)
 		cr_assert_eq(got_len, len, "case %zu", i);
 		cr_assert(!memcmp(after, cases[i].file, len), "case %zu changed the file", i);
 		free(after);
-		assert_only_files(dir, "forge.prom", "forge.prom.lock");
+		assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	}
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }
 
 Test(metrics, merge_reports_unreadable_path)
 {
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/sub", dir);
-	char *file = fgt_fmt("%s/sub/forge.prom", dir);
-	char *link = fgt_fmt("%s/link.prom", dir);
+	char *path = tmp_path("sub");
+	char *file = tmp_path("sub/forge.prom");
+	char *link = tmp_path("link.prom");
 	struct rn_metrics m;
-	char err[512], *text;
+	char err[512];
 
 	rn_metrics_init(&m);
 	add_run(&m, "s", "none");
@@ -484,15 +412,8 @@ Test(metrics, merge_reports_unreadable_path)
 	/* A symlink is never followed. */
 	cr_assert_eq(symlink(file, link), 0);
 	cr_assert_eq(rn_metrics_merge_file(&m, link, err, sizeof(err)), -ELOOP);
-	text = fgt_read(file, NULL);
-	cr_assert_str_eq(text, "");
-	free(text);
+	expect_content(file, "");
 	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(file);
-	free(link);
-	free(dir);
 }
 
 /* Each child merges its own run `rounds` times; any lost update shows in the totals. */
@@ -513,8 +434,7 @@ static void merge_in_child(const char *path, int rounds)
 Test(metrics, concurrent_runners_lose_no_update)
 {
 	enum { CHILDREN = 4, ROUNDS = 25 };
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
+	char *path = tmp_path("forge.prom");
 	pid_t pids[CHILDREN];
 	char *text;
 
@@ -538,268 +458,6 @@ Test(metrics, concurrent_runners_lose_no_update)
 	cr_assert_eq(sample(text, "forge_review_duration_seconds_count{skill=\"k\",step=\"s\"}"), CHILDREN * ROUNDS);
 	cr_assert_eq(sample(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\"}"), 7 * CHILDREN * ROUNDS);
 	cr_assert_str_eq(strstr(text, foreign), foreign);
-	assert_only_files(dir, "forge.prom", "forge.prom.lock");
+	assert_only_files(tmp_dir, "forge.prom", "forge.prom.lock");
 	free(text);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
-}
-
-/* ---- promtool ---- */
-
-static void promtool(const char *const argv[], const char *stdin_data)
-{
-	struct fgt_proc p;
-
-	cr_assert_eq(fgt_run(&p, argv, NULL, NULL, stdin_data, 60), 0);
-	cr_assert(p.exited && p.exit_code == 0, "promtool %s %s failed (%d):\n%s\n%s", argv[1], argv[2],
-		  p.exit_code, p.out, p.err);
-	fgt_proc_release(&p);
-}
-
-Test(metrics, promtool_accepts_rendered_and_merged_files)
-{
-	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
-	char *dir, *path, *text;
-	struct rn_metrics m;
-
-	if (access(PROMTOOL, X_OK) != 0)
-		cr_skip("promtool is not installed (Debian package prometheus)");
-	rn_metrics_init(&m);
-	observe_run(&m);
-	rn_metrics_observe_cycle(&m, "odd \"skill\"\\x", "s\n2", "rejected", 1234.5);
-	add_run(&m, "s", "timeout");
-	text = render(&m);
-	promtool(argv, text);
-	free(text);
-
-	dir = fgt_tmpdir();
-	path = fgt_fmt("%s/forge.prom", dir);
-	fgt_write(path, foreign);
-	merge_ok(&m, path);
-	merge_ok(&m, path);
-	text = fgt_read(path, NULL);
-	promtool(argv, text);
-	free(text);
-	rn_metrics_release(&m);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
-}
-
-Test(metrics, promtool_accepts_example_alerting_rules)
-{
-	const char *const argv[] = { PROMTOOL, "check", "rules",
-				     FG_SOURCE_DIR "/docs/examples/forge-review.rules.yml", NULL };
-
-	if (access(PROMTOOL, X_OK) != 0)
-		cr_skip("promtool is not installed (Debian package prometheus)");
-	promtool(argv, NULL);
-}
-
-Test(metrics, promtool_unit_tests_of_example_rules_pass)
-{
-	const char *const argv[] = { PROMTOOL, "test", "rules", "forge-review.rules.test.yml", NULL };
-	struct fgt_proc p;
-
-	if (access(PROMTOOL, X_OK) != 0)
-		cr_skip("promtool is not installed (Debian package prometheus)");
-	cr_assert_eq(fgt_run(&p, argv, NULL, FG_SOURCE_DIR "/docs/examples", NULL, 60), 0);
-	cr_assert(p.exited && p.exit_code == 0, "promtool test rules failed (%d):\n%s\n%s",
-		  p.exit_code, p.out, p.err);
-	fgt_proc_release(&p);
-}
-
-/* Issue 18: 0.009 + 0.019 summed as doubles is 0.027999999999999997, and
- * that is what the file said; sums are kept to the microsecond and printed
- * in the shortest form that reads back the same. */
-Test(metrics, duration_sum_prints_as_written)
-{
-	struct rn_metrics m;
-	char *text;
-
-	rn_metrics_init(&m);
-	rn_metrics_observe_cycle(&m, "k", "s", "rejected", 0.009);
-	rn_metrics_observe_cycle(&m, "k", "s", "approved", 0.019);
-	rn_metrics_observe_cycle(&m, "k", "t", "approved", 0.1);
-	rn_metrics_observe_cycle(&m, "k", "t", "approved", 0.2);
-	text = render(&m);
-	cr_assert(strstr(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"s\"} 0.028\n"), "%s", text);
-	cr_assert(strstr(text, "forge_review_duration_seconds_sum{skill=\"k\",step=\"t\"} 0.3\n"), "%s", text);
-	cr_assert(!strstr(text, "0.0279999"), "%s", text);
-	free(text);
-	rn_metrics_release(&m);
-}
-
-/* Agent usage (issue 13): tokens by kind, cost by role; unreported fields
- * create no series; costs add up as written across merges. */
-Test(metrics, agent_usage_counts_what_was_reported_and_merges)
-{
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
-	struct rn_metrics m;
-	struct fg_usage w, r;
-	char *text;
-
-	fg_usage_init(&w);
-	fg_usage_init(&r);
-	fg_usage_set(&w, FG_USAGE_INPUT, 100);
-	fg_usage_set(&w, FG_USAGE_OUTPUT, 7);
-	fg_usage_set_cost(&w, 0.1);
-	fg_usage_set_cost(&r, 0.2);
-	for (int run = 0; run < 2; run++) {
-		rn_metrics_init(&m);
-		rn_metrics_add_usage(&m, "k", "s", "worker", &w);
-		rn_metrics_add_usage(&m, "k", "s", "reviewer", &r);
-		merge_ok(&m, path);
-		rn_metrics_release(&m);
-	}
-	text = fgt_read(path, NULL);
-	cr_assert(strstr(text, "forge_review_agent_tokens_total{skill=\"k\",step=\"s\",role=\"worker\",kind=\"input\"} 200\n"),
-		  "%s", text);
-	cr_assert(strstr(text, "forge_review_agent_tokens_total{skill=\"k\",step=\"s\",role=\"worker\",kind=\"output\"} 14\n"),
-		  "%s", text);
-	cr_assert(strstr(text, "forge_review_agent_cost_usd_total{skill=\"k\",step=\"s\",role=\"worker\"} 0.2\n"), "%s", text);
-	cr_assert(strstr(text, "forge_review_agent_cost_usd_total{skill=\"k\",step=\"s\",role=\"reviewer\"} 0.4\n"), "%s", text);
-	/* Nothing reported, nothing invented: no cached or reviewer token series. */
-	cr_assert_null(strstr(text, "kind=\"cached_input\""), "%s", text);
-	cr_assert_null(strstr(text, "role=\"reviewer\",kind="), "%s", text);
-	free(text);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
-}
-
-/* Issue 22, reproduction 11: costs of 1e308 once summed to +Inf, and a file
- * holding +Inf is refused by the next merge (and by promtool's users): the
- * metrics were lost for good. A cost above FG_USAGE_COST_MAX is refused
- * where it is read (no series), and no addition makes a metric non-finite:
- * a file already near the largest double stays finite after more runs,
- * counters and the histogram's sum alike. promtool accepts the file. */
-Test(metrics, no_addition_makes_a_metric_infinite)
-{
-	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
-	char *dir = fgt_tmpdir();
-	char *path = fgt_fmt("%s/forge.prom", dir);
-	struct rn_metrics m;
-	struct fg_usage w;
-	char *text;
-
-	fg_usage_init(&w);
-	fg_usage_set_cost(&w, 1e308);
-	fg_usage_set(&w, FG_USAGE_OUTPUT, 5);
-	cr_assert_not(w.have & FG_USAGE_COST);
-	fgt_write(path, "# TYPE forge_review_cycles_total counter\n"
-		  "forge_review_cycles_total{skill=\"k\",step=\"s\"} 1.7976931348623157e+308\n");
-	for (int run = 0; run < 2; run++) {
-		rn_metrics_init(&m);
-		rn_metrics_add_usage(&m, "k", "s", "worker", &w);
-		rn_metrics_observe_cycle(&m, "k", "s", "approved", 1.7e308);
-		for (int i = 0; i < 3; i++)
-			rn_metrics_observe_cycle(&m, "k", "s", "approved", 1e308);
-		merge_ok(&m, path);
-		rn_metrics_release(&m);
-	}
-	text = fgt_read(path, NULL);
-	cr_assert_null(strstr(text, "Inf\n"), "%s", text);
-	cr_assert_null(strstr(text, "NaN"), "%s", text);
-	cr_assert_null(strstr(text, "forge_review_agent_cost_usd_total{"), "%s", text);
-	cr_assert(strstr(text, "forge_review_cycles_total{skill=\"k\",step=\"s\"} 1.7976931348623157e+308\n"),
-		  "%s", text);
-	cr_assert(strstr(text, "role=\"worker\",kind=\"output\"} 10\n"), "%s", text);
-	if (access(PROMTOOL, X_OK) == 0)
-		promtool(argv, text);
-	else
-		cr_log_warn("promtool check skipped: %s is missing", PROMTOOL);
-	free(text);
-	fgt_rm_rf(dir);
-	free(dir);
-	free(path);
-}
-
-/* forge_review_audits_total{skill,step,outcome}: one per audited run,
- * counted across runs that share the file, read back strictly, and a file
- * promtool accepts. */
-Test(metrics, audit_outcomes_count_merge_and_pass_promtool)
-{
-	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
-	char *dir = fgt_tmpdir(), *path = fgt_fmt("%s/forge.prom", dir), *text;
-	struct rn_metrics m;
-
-	for (int run = 0; run < 2; run++) {
-		rn_metrics_init(&m);
-		rn_metrics_add_audit(&m, "implement-task", "implement_task", "disagreed");
-		rn_metrics_add_audit(&m, "implement-task", "implement_task", run ? "agreed" : "skipped");
-		merge_ok(&m, path);
-		rn_metrics_release(&m);
-	}
-	text = fgt_read(path, NULL);
-	cr_assert_not_null(strstr(text, "# TYPE forge_review_audits_total counter\n"
-				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"agreed\"} 1\n"
-				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"disagreed\"} 2\n"
-				  "forge_review_audits_total{skill=\"implement-task\",step=\"implement_task\",outcome=\"skipped\"} 1\n"),
-			   "%s", text);
-	if (access(PROMTOOL, X_OK) == 0)
-		promtool(argv, text);
-	free(text);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
-}
-
-/* The run counter names the skill and the engine, each run's duration is a
- * histogram, the last success of a step a gauge (the later time wins a
- * merge), rejections are counted by what rejected them; a file written
- * before the new labels merges, its series kept apart; promtool agrees. */
-Test(metrics, runs_carry_skill_and_engine_duration_and_last_success)
-{
-	const char *const argv[] = { PROMTOOL, "check", "metrics", NULL };
-	const struct rn_metrics_run ok = { .skill = "impl-task", .step = "s", .engine = "docker",
-					   .outcome = "approved", .seconds = 42, .succeeded_at = 1700000000 };
-	const struct rn_metrics_run bad = { .skill = "impl-task", .step = "s", .engine = "docker",
-					    .outcome = "failed", .seconds = 4000 };
-	const struct rn_metrics_run later = { .skill = "impl-task", .step = "s", .engine = "podman",
-					      .outcome = "approved", .seconds = 5, .succeeded_at = 1700000500 };
-	char *dir = fgt_tmpdir(), *path = fgt_fmt("%s/forge.prom", dir), *text;
-	struct rn_metrics a, b;
-
-	fgt_write(path, "# HELP forge_runner_runs_total Runner runs, by step and outcome.\n"
-			"# TYPE forge_runner_runs_total counter\n"
-			"forge_runner_runs_total{step=\"s\",outcome=\"failed\"} 4\n");
-	rn_metrics_init(&a);
-	rn_metrics_init(&b);
-	rn_metrics_add_run(&a, &ok);
-	rn_metrics_add_run(&a, &bad);
-	rn_metrics_add_rejection(&a, "impl-task", "s", "checks");
-	rn_metrics_add_rejection(&a, "impl-task", "s", "reviewer");
-	rn_metrics_add_rejection(&a, "impl-task", "s", "checks");
-	rn_metrics_add_run(&b, &later);
-	merge_ok(&b, path);
-	merge_ok(&a, path);
-	text = fgt_read(path, NULL);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"failed\"}"), 4, "%s", text);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"failed\",skill=\"impl-task\","
-				  "engine=\"docker\"}"), 1, "%s", text);
-	cr_assert_eq(sample(text, "forge_runner_runs_total{step=\"s\",outcome=\"approved\",skill=\"impl-task\","
-				  "engine=\"podman\"}"), 1, "%s", text);
-	cr_assert(strstr(text, "# TYPE forge_runner_last_success_timestamp_seconds gauge\n"), "%s", text);
-	cr_assert_eq(sample(text, "forge_runner_last_success_timestamp_seconds{skill=\"impl-task\",step=\"s\"}"),
-		     1700000500, "the later success: %s", text);
-	cr_assert(strstr(text, "# TYPE forge_runner_run_duration_seconds histogram\n"), "%s", text);
-	cr_assert_eq(sample(text, "forge_runner_run_duration_seconds_bucket{skill=\"impl-task\",step=\"s\","
-				  "engine=\"docker\",le=\"60\"}"), 1, "%s", text);
-	cr_assert_eq(sample(text, "forge_runner_run_duration_seconds_bucket{skill=\"impl-task\",step=\"s\","
-				  "engine=\"docker\",le=\"7200\"}"), 2, "%s", text);
-	cr_assert_eq(sample(text, "forge_review_rejections_total{skill=\"impl-task\",step=\"s\",by=\"checks\"}"), 2,
-		     "%s", text);
-	cr_assert_eq(sample(text, "forge_review_rejections_total{skill=\"impl-task\",step=\"s\",by=\"reviewer\"}"), 1,
-		     "%s", text);
-	if (access(PROMTOOL, X_OK) == 0)
-		promtool(argv, text);
-	free(text);
-	rn_metrics_release(&a);
-	rn_metrics_release(&b);
-	fgt_rm_rf(dir);
-	free(path);
-	free(dir);
 }

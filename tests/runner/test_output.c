@@ -48,33 +48,75 @@ Test(output, entrypoint_error_and_warning_lines_are_raised)
 	}
 }
 
-/* Runs lines through an rn_output of engine ops into a JSON log; returns
- * the log text (owned) and fills *o's results before release. */
-static char *feed(const struct rn_engine_ops *ops, const char *const *lines, char **reason,
-		  char **hint, int *down)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .ops = ops, .program = ops->cli, .image = "forge:dev" };
-	struct rn_output o;
+/* A log in memory (buf, complete once sink_close() ran) and an rn_output
+ * of engine ops writing to it. */
+struct sink {
+	char *buf;
+	size_t len;
+	FILE *fp;
 	struct rn_log l;
+	struct rn_output o;
+	struct rn_engine_params ep;
+};
 
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, ops, &ep);
-	for (size_t i = 0; lines[i]; i++)
-		rn_output_line(&o, "stderr", lines[i]);
-	rn_output_finish(&o);
-	*reason = o.reason ? strdup(o.reason) : NULL;
-	*hint = o.hint ? strdup(o.hint) : NULL;
-	*down = o.engine_down ? RN_HINT_DOWN : o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	return buf;
+/* An output of the engine named engine (its CLI, image forge:dev; the
+ * local engine has no parameters). */
+static void sink_open(struct sink *s, enum rn_log_format fmt, enum rn_log_level level, const char *engine)
+{
+	const struct rn_engine_ops *ops = rn_engine_find(engine);
+	int local = !strcmp(engine, "local");
+
+	cr_assert_not_null(ops, "no engine %s", engine);
+	s->ep = (struct rn_engine_params){ .ops = ops, .program = ops->cli, .image = "forge:dev" };
+	s->buf = NULL;
+	s->len = 0;
+	s->fp = open_memstream(&s->buf, &s->len);
+	cr_assert_not_null(s->fp);
+	rn_log_init(&s->l, fmt, level, s->fp);
+	rn_output_init(&s->o, &s->l, ops, local ? NULL : &s->ep);
 }
 
-/* Issue 18: a missing image showed Docker's raw pull error with no hint. */
+/* Releases the output and closes the log; s->buf (owned) holds the log. */
+static void sink_close(struct sink *s)
+{
+	rn_output_release(&s->o);
+	rn_log_close(&s->l);
+	fclose(s->fp);
+}
+
+/* What an rn_output made of some lines: the JSON log, the reason and the
+ * hint (NULL when none; all owned) and the kind of hint (RN_HINT_*). */
+struct fed {
+	char *log, *reason, *hint;
+	int kind;
+};
+
+static void fed_release(struct fed *f)
+{
+	free(f->log);
+	free(f->reason);
+	free(f->hint);
+}
+
+/* Runs lines through an rn_output of engine ops into a JSON log. */
+static struct fed feed(const char *engine, const char *const *lines)
+{
+	struct fed f;
+	struct sink s;
+
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, engine);
+	for (size_t i = 0; lines[i]; i++)
+		rn_output_line(&s.o, "stderr", lines[i]);
+	rn_output_finish(&s.o);
+	f.reason = s.o.reason ? strdup(s.o.reason) : NULL;
+	f.hint = s.o.hint ? strdup(s.o.hint) : NULL;
+	f.kind = s.o.engine_down ? RN_HINT_DOWN : s.o.engine_runtime ? RN_HINT_RUNTIME : RN_HINT_OTHER;
+	sink_close(&s);
+	f.log = s.buf;
+	return f;
+}
+
+/* A missing image gets a hint to build it, not only Docker's raw pull error. */
 Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 {
 	static const char *const lines[] = {
@@ -82,65 +124,24 @@ Test(output, docker_missing_image_gets_a_build_hint_and_an_error_level)
 		"docker: Error response from daemon: pull access denied for forge, repository does not exist",
 		NULL,
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(rn_engine_find("docker"), lines, &reason, &hint, &down);
+	struct fed f = feed("docker", lines);
 
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", hint);
-	cr_expect(!down);
-	cr_expect(strstr(log, "\"event\":\"engine_hint\""), "%s", log);
-	cr_expect(strstr(log, "{\"ts\"") && strstr(log, "\"level\":\"error\",\"event\":\"output\""), "%s", log);
-	cr_assert_not_null(reason);
-	cr_expect(!strncmp(reason, "docker: Error response from daemon: pull access denied", 54), "%s", reason);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_not_null(f.hint);
+	cr_expect(strstr(f.hint, "docker build -f docker/Dockerfile -t forge:dev ."), "%s", f.hint);
+	cr_expect_eq(f.kind, RN_HINT_OTHER);
+	cr_expect(strstr(f.log, "\"event\":\"engine_hint\""), "%s", f.log);
+	cr_expect(strstr(f.log, "{\"ts\"") && strstr(f.log, "\"level\":\"error\",\"event\":\"output\""), "%s", f.log);
+	cr_assert_not_null(f.reason);
+	cr_expect(!strncmp(f.reason, "docker: Error response from daemon: pull access denied", 54), "%s", f.reason);
+	fed_release(&f);
 }
 
-/* Issue 18: Podman's "short-name did not resolve" had no hint to load it. */
-Test(output, podman_short_name_gets_a_load_hint)
-{
-	static const char *const lines[] = {
-		"Error: short-name \"forge:dev\" did not resolve to an alias and no unqualified-search "
-		"registries are defined in \"/etc/containers/registries.conf\"",
-		NULL,
-	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &down);
 
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker save forge:dev | podman load"), "%s", hint);
-	free(log);
-	free(reason);
-	free(hint);
-}
 
-/* Issue 18: with Docker down the run also logged container_left. */
-Test(output, docker_daemon_down_is_recognised)
-{
-	static const char *const lines[] = {
-		"docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
-		"Is the docker daemon running?",
-		NULL,
-	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(rn_engine_find("docker"), lines, &reason, &hint, &down);
-
-	cr_expect(down);
-	cr_assert_not_null(hint);
-	cr_expect(strstr(hint, "docker cannot reach its daemon"), "%s", hint);
-	free(log);
-	free(reason);
-	free(hint);
-}
-
-/* Issue 25: podman's own runtime failures came back as "the entrypoint
- * cannot be invoked" (126) or "was not found" (127). Each real message is
- * recognised as the engine's (RN_HINT_RUNTIME) with its fix; the image's
- * entrypoint really missing is not. */
+/* Podman's own runtime failures are not "the entrypoint cannot be
+ * invoked" (126) or "was not found" (127): each real message is recognised
+ * as the engine's (RN_HINT_RUNTIME) with its fix; the image's entrypoint
+ * really missing is not. */
 Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 {
 	static const struct {
@@ -173,25 +174,22 @@ Test(output, podman_runtime_failures_are_the_engines_with_the_fix)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *lines[] = { "Resource limits are not supported and ignored on cgroups V1 rootless "
 					"systems", cases[i].line, NULL };
-		char *reason, *hint;
-		int kind;
-		char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &kind);
+		struct fed f = feed("podman", lines);
 
-		cr_assert_not_null(hint, "case %zu: no hint for %s", i, cases[i].line);
-		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
-		cr_expect(strstr(hint, "podman could not start the container (not the image's entrypoint)"),
-			  "case %zu: %s", i, hint);
-		cr_expect(strstr(hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, hint);
+		cr_assert_not_null(f.hint, "case %zu: no hint for %s", i, cases[i].line);
+		cr_expect_eq(f.kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(f.hint, "podman could not start the container (not the image's entrypoint)"),
+			  "case %zu: %s", i, f.hint);
+		cr_expect(strstr(f.hint, cases[i].fix), "case %zu: '%s' not in %s", i, cases[i].fix, f.hint);
 		/* The fix that works comes first. */
 		if (strstr(cases[i].line, "rlimit"))
-			cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
-				  "case %zu: %s", i, hint);
-		cr_expect_str_eq(reason, cases[i].line, "case %zu", i);
-		free(log);
-		free(reason);
-		free(hint);
+			cr_expect(strstr(f.hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+				  "case %zu: %s", i, f.hint);
+		cr_expect_str_eq(f.reason, cases[i].line, "case %zu", i);
+		fed_release(&f);
 	}
 }
+
 
 /* crun (Podman's default runtime on Fedora and RHEL) says "setrlimit
  * `RLIMIT_NPROC`", not runc's "setting rlimit type 6"; and the runtime's
@@ -211,72 +209,74 @@ Test(output, an_rlimit_error_on_any_line_is_the_engines_failure)
 	};
 	const char *const *cases[] = { crun, between };
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *reason, *hint;
-		int kind;
-		char *log = feed(rn_engine_find("podman"), cases[i], &reason, &hint, &kind);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fed f = feed("podman", cases[i]);
 
-		cr_assert_not_null(hint, "case %zu: no hint\n%s", i, log);
-		cr_expect_eq(kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
-		cr_expect(strstr(hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
-			  "case %zu: %s", i, hint);
-		cr_expect(strstr(hint, "RLIMIT_NOFILE") && strstr(hint, "RLIMIT_NPROC") &&
-			  strstr(hint, "--ulimit=nofile=N:N") && strstr(hint, "--ulimit=nproc=N:N"),
-			  "case %zu: %s", i, hint);
-		free(log);
-		free(reason);
-		free(hint);
+		cr_assert_not_null(f.hint, "case %zu: no hint\n%s", i, f.log);
+		cr_expect_eq(f.kind, RN_HINT_RUNTIME, "case %zu: not the engine's failure", i);
+		cr_expect(strstr(f.hint, "(not the image's entrypoint): set 'default_ulimits = []'"),
+			  "case %zu: %s", i, f.hint);
+		cr_expect(strstr(f.hint, "RLIMIT_NOFILE") && strstr(f.hint, "RLIMIT_NPROC") &&
+			  strstr(f.hint, "--ulimit=nofile=N:N") && strstr(f.hint, "--ulimit=nproc=N:N"),
+			  "case %zu: %s", i, f.hint);
+		fed_release(&f);
 	}
 }
 
-Test(output, a_missing_entrypoint_in_the_image_is_not_the_engines_failure)
-{
-	static const char *const lines[] = {
-		/* Rootless podman on cgroup v1 warns so before every run. */
-		"Resource limits are not supported and ignored on cgroups V1 rootless systems",
-		"Error: runc: runc create failed: unable to start container process: exec: "
-		"\"/usr/local/bin/forge-entrypoint\": stat /usr/local/bin/forge-entrypoint: no such file or "
-		"directory: OCI runtime attempted to invoke a command that was not found",
-		NULL,
-	};
-	char *reason, *hint;
+/* Lines whose hint (or its absence) and kind are all a test says. */
+struct hint_case {
+	const char *what;
+	const char *engine;
+	const char *lines[3];
+	const char *hint;      /* part of the hint, NULL: no hint */
 	int kind;
-	char *log = feed(rn_engine_find("podman"), lines, &reason, &hint, &kind);
+};
 
-	cr_expect_null(hint, "%s", hint);
-	cr_expect_eq(kind, RN_HINT_OTHER);
-	free(log);
-	free(reason);
-	free(hint);
-}
-
-Test(output, local_engine_and_agent_lines_get_no_hint)
+Test(output, hints_table)
 {
-	static const char *const lines[] = {
-		"[worker] Unable to find image 'forge:dev' locally",
-		"Unable to find image 'forge:dev' locally",
-		NULL,
+	static const struct hint_case cases[] = {
+		{ "podman's short-name did not resolve: a hint to load the image", "podman",
+		  { "Error: short-name \"forge:dev\" did not resolve to an alias and no unqualified-search "
+		    "registries are defined in \"/etc/containers/registries.conf\"" },
+		  "docker save forge:dev | podman load", RN_HINT_OTHER },
+		{ "docker down is recognised and gets its hint", "docker",
+		  { "docker: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. "
+		    "Is the docker daemon running?" },
+		  "docker cannot reach its daemon", RN_HINT_DOWN },
+		/* Rootless podman on cgroup v1 warns so before every run. */
+		{ "a missing entrypoint in the image is not the engine's failure", "podman",
+		  { "Resource limits are not supported and ignored on cgroups V1 rootless systems",
+		    "Error: runc: runc create failed: unable to start container process: exec: "
+		    "\"/usr/local/bin/forge-entrypoint\": stat /usr/local/bin/forge-entrypoint: no such file or "
+		    "directory: OCI runtime attempted to invoke a command that was not found" },
+		  NULL, RN_HINT_OTHER },
+		{ "the local engine and agent lines get no hint", "local",
+		  { "[worker] Unable to find image 'forge:dev' locally", "Unable to find image 'forge:dev' locally" },
+		  NULL, RN_HINT_OTHER },
 	};
-	char *reason, *hint;
-	int down;
-	char *log = feed(rn_engine_find("local"), lines, &reason, &hint, &down);
 
-	cr_expect_null(hint);
-	cr_expect_null(reason);
-	free(log);
-	free(reason);
-	free(hint);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct hint_case *k = &cases[i];
+		struct fed f = feed(k->engine, k->lines);
+
+		cr_expect_eq(f.kind, k->kind, "%s: kind %d", k->what, f.kind);
+		if (k->hint)
+			cr_expect(f.hint && strstr(f.hint, k->hint), "%s: %s", k->what, f.hint);
+		else
+			cr_expect_null(f.hint, "%s: %s", k->what, f.hint);
+		if (!strcmp(k->engine, "local"))
+			cr_expect_null(f.reason, "%s: %s", k->what, f.reason);
+		fed_release(&f);
+	}
 }
 
-/* Issue 18: 350 MB of agent output made a 386 MB log. The cap is 64 MiB per
- * run; the flood below runs against a cap lowered to 1 MiB (the same code
- * path, and quick under AddressSanitizer too): 1.5 MiB in 4 KiB lines, 1 MiB
- * of log logged, then one output_dropped event says how much was left
- * out. Since issue 22 the cap counts the log's bytes (the whole event
- * line), no longer the text: a 4 KiB line costs its event line, L bytes,
- * so CAP / L lines are logged (the counts below were CAP / LINE and
- * TOTAL - CAP / LINE + 1 before), and the error line, which fits in what
- * the flood left, is logged too. An error line past the cap still becomes
+/* Agent output is capped in the log: 64 MiB per run; the flood below runs
+ * against a cap lowered to 1 MiB (the same code path, and quick under
+ * AddressSanitizer too): 1.5 MiB in 4 KiB lines, 1 MiB of log logged, then
+ * one output_dropped event says how much was left out. The cap counts the
+ * log's bytes (the whole event line), not the text: a 4 KiB line costs its
+ * event line, L bytes, so CAP / L lines are logged, and the error line,
+ * which fits in what the flood left, is logged too. An error line past the cap still becomes
  * the failure reason: error_line_past_the_cap_is_still_the_reason. */
 Test(output, flood_is_capped_with_one_output_dropped_line)
 {
@@ -333,70 +333,60 @@ Test(output, flood_is_capped_with_one_output_dropped_line)
 	unlink(path);
 }
 
-/* Reproduction 10 of issue 22: 1 MB of empty agent lines made a 103 MB JSON
- * log without output_dropped, the cap counting 9 bytes of text ("[worker] ")
- * where the log got some 100. Here 100,000 such lines against a 1 MiB cap:
- * the log stays under it and says what it dropped. */
+/* Empty agent lines count their JSON bytes against the cap, not their 9
+ * bytes of text ("[worker] "): each costs the log some 100. Here 100,000
+ * such lines against a 1 MiB cap: the log stays under it and says what it
+ * dropped. */
 Test(output, empty_agent_lines_count_their_json_bytes)
 {
 	enum { CAP = 1024 * 1024, LINES = 100000 };
-	char *buf = NULL, *last;
-	size_t len = 0, outputs = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_output o;
-	struct rn_log l;
+	char *last;
+	size_t outputs = 0;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, rn_engine_find("local"), NULL);
-	o.max = CAP;
+	sink_open(&s, RN_LOG_JSON, RN_LOG_INFO, "local");
+	s.o.max = CAP;
 	for (size_t i = 0; i < LINES; i++)
-		rn_output_line(&o, "stderr", "[worker] ");
-	cr_expect_leq(o.logged, CAP);
-	cr_expect_gt(o.dropped_lines, LINES / 2, "%llu", (unsigned long long)o.dropped_lines);
+		rn_output_line(&s.o, "stderr", "[worker] ");
+	cr_expect_leq(s.o.logged, CAP);
+	cr_expect_gt(s.o.dropped_lines, LINES / 2, "%llu", (unsigned long long)s.o.dropped_lines);
 	/* A line that does not fit in what is left is not logged, and still
 	 * names the failure. */
-	rn_output_line(&o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
-	cr_expect_str_eq(o.reason, "the task failed: worker exited with status 1");
-	rn_output_finish(&o);
-	rn_output_release(&o);
-	fflush(fp);
-	cr_expect_leq(len, CAP + 4096, "a %zu-byte log for a %d-byte cap", len, CAP);
-	for (char *p = buf; (p = strstr(p, "\"event\":\"output\"")); p++)
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: the task failed: worker exited with status 1");
+	cr_expect_str_eq(s.o.reason, "the task failed: worker exited with status 1");
+	rn_output_finish(&s.o);
+	rn_output_release(&s.o);
+	fflush(s.fp);
+	cr_expect_leq(s.len, CAP + 4096, "a %zu-byte log for a %d-byte cap", s.len, CAP);
+	for (char *p = s.buf; (p = strstr(p, "\"event\":\"output\"")); p++)
 		outputs++;
-	cr_expect_eq(outputs + o.dropped_lines, LINES + 1);
-	cr_expect_null(strstr(buf, "the task failed"), "the error line was logged past the cap");
-	last = strstr(buf, "\"event\":\"output_dropped\"");
+	cr_expect_eq(outputs + s.o.dropped_lines, LINES + 1);
+	cr_expect_null(strstr(s.buf, "the task failed"), "the error line was logged past the cap");
+	last = strstr(s.buf, "\"event\":\"output_dropped\"");
 	cr_assert_not_null(last, "no output_dropped event");
 	cr_expect_not_null(strstr(last, "\"bytes\":"), "%s", last);
-	rn_log_close(&l);
-	fclose(fp);
-	free(buf);
+	rn_log_close(&s.l);
+	fclose(s.fp);
+	free(s.buf);
 }
 
 /* Without an error line, the reason falls back to the entrypoint's last line
  * that is not a warning (its usage errors are not prefixed "error: "). */
 Test(output, reason_falls_back_to_the_entrypoints_last_line)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_TEXT, RN_LOG_INFO, fp);
-	rn_output_init(&o, &l, rn_engine_find("local"), NULL);
-	cr_expect_null(rn_output_reason(&o));
-	rn_output_line(&o, "stderr", "forge-entrypoint: unknown option '--x'");
-	rn_output_line(&o, "stderr", "forge-entrypoint: warning: not this one");
-	rn_output_line(&o, "stderr", "[worker] forge-entrypoint: nor this one");
-	cr_expect_str_eq(rn_output_reason(&o), "unknown option '--x'");
-	rn_output_line(&o, "stderr", "forge-entrypoint: error: cannot create 'x': Read-only file system");
-	rn_output_line(&o, "stderr", "forge-entrypoint: review no_review after 0 cycle(s): exit 2");
-	cr_expect_str_eq(rn_output_reason(&o), "error: cannot create 'x': Read-only file system");
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	free(buf);
+	sink_open(&s, RN_LOG_TEXT, RN_LOG_INFO, "local");
+	cr_expect_null(rn_output_reason(&s.o));
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: unknown option '--x'");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: warning: not this one");
+	rn_output_line(&s.o, "stderr", "[worker] forge-entrypoint: nor this one");
+	cr_expect_str_eq(rn_output_reason(&s.o), "unknown option '--x'");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: error: cannot create 'x': Read-only file system");
+	rn_output_line(&s.o, "stderr", "forge-entrypoint: review no_review after 0 cycle(s): exit 2");
+	cr_expect_str_eq(rn_output_reason(&s.o), "error: cannot create 'x': Read-only file system");
+	sink_close(&s);
+	free(s.buf);
 }
 
 static int count_in(const char *hay, const char *needle)
@@ -444,70 +434,54 @@ Test(output, events_and_reasons_come_from_frames_not_lines)
 		NULL,
 	};
 	struct fg_seal_key k;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .ops = rn_engine_find("docker"), .program = "docker", .image = "forge:dev" };
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
 	cr_assert_eq(fg_seal_key_new(&k), 0);
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, rn_engine_find("docker"), &ep);
-	feed_event(&o, &k, "started", "{}");
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, "docker");
+	feed_event(&s.o, &k, "started", "{}");
 	for (size_t i = 0; lines[i]; i++)
-		rn_output_line(&o, "stderr", lines[i]);
-	cr_expect_null(o.reason, "%s", o.reason);
-	cr_expect_null(o.hint);
-	feed_event(&o, &k, "signal_ignored", "{\"signal\":\"TERM\",\"sender_pid\":42,\"reason\":\"ours\"}");
-	feed_event(&o, &k, "role_failed", "{\"role\":\"security\",\"reason\":\"killed\"}");
-	feed_event(&o, &k, "agent_running", "{\"role\":\"worker\",\"seconds\":3,\"lines\":1,\"bytes\":9}");
-	feed_event(&o, &k, "error", "{\"reason\":\"error: cannot write 'x'\"}");
-	cr_expect_str_eq(o.reason, "error: cannot write 'x'");
-	rn_output_finish(&o);
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	cr_expect(strstr(buf, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
-			      "\"reason\":\"ours\""), "%s", buf);
-	cr_expect(strstr(buf, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
-			      "\"reason\":\"killed\""), "%s", buf);
-	cr_expect(strstr(buf, "\"event\":\"agent_running\",\"role\":\"worker\""), "%s", buf);
+		rn_output_line(&s.o, "stderr", lines[i]);
+	cr_expect_null(s.o.reason, "%s", s.o.reason);
+	cr_expect_null(s.o.hint);
+	feed_event(&s.o, &k, "signal_ignored", "{\"signal\":\"TERM\",\"sender_pid\":42,\"reason\":\"ours\"}");
+	feed_event(&s.o, &k, "role_failed", "{\"role\":\"security\",\"reason\":\"killed\"}");
+	feed_event(&s.o, &k, "agent_running", "{\"role\":\"worker\",\"seconds\":3,\"lines\":1,\"bytes\":9}");
+	feed_event(&s.o, &k, "error", "{\"reason\":\"error: cannot write 'x'\"}");
+	cr_expect_str_eq(s.o.reason, "error: cannot write 'x'");
+	rn_output_finish(&s.o);
+	sink_close(&s);
+	cr_expect(strstr(s.buf, "\"event\":\"signal_ignored\",\"signal\":\"TERM\",\"sender_pid\":42,"
+			      "\"reason\":\"ours\""), "%s", s.buf);
+	cr_expect(strstr(s.buf, "\"level\":\"warn\",\"event\":\"role_failed\",\"role\":\"security\","
+			      "\"reason\":\"killed\""), "%s", s.buf);
+	cr_expect(strstr(s.buf, "\"event\":\"agent_running\",\"role\":\"worker\""), "%s", s.buf);
 	/* Each line is output, at info, once. */
 	for (size_t i = 0; lines[i]; i++) {
 		char *want = fgt_fmt("\"level\":\"info\",\"event\":\"output\",\"stream\":\"stderr\","
 				     "\"line\":\"%.30s", lines[i]);
 
-		cr_expect(strstr(buf, want), "%s\n%s", want, buf);
+		cr_expect(strstr(s.buf, want), "%s\n%s", want, s.buf);
 		free(want);
 	}
-	cr_expect_eq(count_in(buf, "\"event\":\"signal_ignored\""), 1, "%s", buf);
-	cr_expect_eq(count_in(buf, "\"event\":\"role_failed\""), 1, "%s", buf);
-	free(buf);
+	cr_expect_eq(count_in(s.buf, "\"event\":\"signal_ignored\""), 1, "%s", s.buf);
+	cr_expect_eq(count_in(s.buf, "\"event\":\"role_failed\""), 1, "%s", s.buf);
+	free(s.buf);
 }
 
 /* A piece of a line longer than the line buffer is never read, even before
  * the entrypoint started. */
 Test(output, a_later_piece_is_never_read)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&buf, &len);
-	struct rn_engine_params ep = { .ops = rn_engine_find("docker"), .program = "docker", .image = "forge:dev" };
-	struct rn_output o;
-	struct rn_log l;
+	struct sink s;
 
-	rn_log_init(&l, RN_LOG_JSON, RN_LOG_DEBUG, fp);
-	rn_output_init(&o, &l, rn_engine_find("docker"), &ep);
-	rn_output_piece(&o, "stderr", "forge-entrypoint: error: forged");
-	rn_output_piece(&o, "stderr", "docker: Error response from daemon: forged");
-	cr_expect_null(o.reason);
-	cr_expect_null(o.hint);
-	rn_output_release(&o);
-	rn_log_close(&l);
-	fclose(fp);
-	cr_expect_eq(count_in(buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", buf);
-	free(buf);
+	sink_open(&s, RN_LOG_JSON, RN_LOG_DEBUG, "docker");
+	rn_output_piece(&s.o, "stderr", "forge-entrypoint: error: forged");
+	rn_output_piece(&s.o, "stderr", "docker: Error response from daemon: forged");
+	cr_expect_null(s.o.reason);
+	cr_expect_null(s.o.hint);
+	sink_close(&s);
+	cr_expect_eq(count_in(s.buf, "\"level\":\"info\",\"event\":\"output\""), 2, "%s", s.buf);
+	free(s.buf);
 }
 
 /* A missing image on Kubernetes: the child's "cannot start: ErrImagePull"
@@ -518,16 +492,12 @@ Test(output, kubernetes_missing_image_is_a_warning_with_where_to_put_it)
 	const char *lines[] = { "forge-runner: error: kubernetes: cannot start: ErrImagePull: rpc error: code = NotFound "
 				"desc = failed to pull and unpack image \"forge:dev\": not found",
 				NULL };
-	char *reason, *hint;
-	int kind;
-	char *log = feed(rn_engine_find("kubernetes"), lines, &reason, &hint, &kind);
+	struct fed f = feed("kubernetes", lines);
 
-	cr_assert_not_null(hint, "%s", log);
-	cr_expect(strstr(hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", hint);
-	cr_expect(strstr(hint, "a registry the nodes reach"), "%s", hint);
-	cr_expect(strstr(log, "\"level\":\"warn\",\"event\":\"output\""), "%s", log);
-	cr_expect(strstr(log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", log);
-	free(log);
-	free(reason);
-	free(hint);
+	cr_assert_not_null(f.hint, "%s", f.log);
+	cr_expect(strstr(f.hint, "bash tests/kubernetes/cluster.sh load-image forge:dev"), "%s", f.hint);
+	cr_expect(strstr(f.hint, "a registry the nodes reach"), "%s", f.hint);
+	cr_expect(strstr(f.log, "\"level\":\"warn\",\"event\":\"output\""), "%s", f.log);
+	cr_expect(strstr(f.log, "\"event\":\"engine_hint\",\"engine\":\"kubernetes\""), "%s", f.log);
+	fed_release(&f);
 }

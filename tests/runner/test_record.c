@@ -11,8 +11,9 @@
 
 #include "fgtest.h"
 #include "record.h"
+#include "../common/tmp_fixture.h"
 
-TestSuite(record, .timeout = 30);
+TestSuite(record, .init = tmp_init, .fini = tmp_fini, .timeout = 30);
 
 Test(record, mode_parse_table)
 {
@@ -73,8 +74,7 @@ static void assert_sole_entry(const char *dir, const char *want)
 Test(record, copy_creates_layout_with_identical_bytes)
 {
 	static const char data[] = "{\"cycle\": 1,\n \"feedback\": \"caf\xc3\xa9 \\u0000\"}\0tail\r\n";
-	char *root = fgt_tmpdir();
-	char *rec = fgt_fmt("%s/rec/nested", root);
+	char *rec = tmp_path("rec/nested");
 	char *run_dir = fgt_fmt("%s/implement_task/run-20260115-abc", rec);
 	char *file = fgt_fmt("%s/review_cycle_1.json", run_dir);
 	struct stat st;
@@ -91,59 +91,39 @@ Test(record, copy_creates_layout_with_identical_bytes)
 	cr_assert(S_ISDIR(st.st_mode));
 	assert_sole_entry(run_dir, "review_cycle_1.json");
 	free(got);
-	fgt_rm_rf(root);
-	free(root);
-	free(rec);
 	free(run_dir);
 	free(file);
 }
 
 Test(record, second_copy_replaces_the_first)
 {
-	char *root = fgt_tmpdir();
-	char *run_dir = fgt_fmt("%s/plan/r1", root);
+	char *run_dir = tmp_path("plan/r1");
 	char *file = fgt_fmt("%s/review_cycle_2.json", run_dir);
 	const char *first = "{\"cycle\": 2, \"verdict\": \"rejected\", \"feedback\": \"a long first version\"}\n";
 	const char *second = "{\"cycle\": 2, \"verdict\": \"approved\"}\n";
 	char *got;
 
-	cr_assert_eq(rn_record_copy(root, "plan", "r1", "review_cycle_2.json", first, strlen(first)), 0);
-	cr_assert_eq(rn_record_copy(root, "plan", "r1", "review_cycle_2.json", second, strlen(second)), 0);
+	cr_assert_eq(rn_record_copy(tmp_dir, "plan", "r1", "review_cycle_2.json", first, strlen(first)), 0);
+	cr_assert_eq(rn_record_copy(tmp_dir, "plan", "r1", "review_cycle_2.json", second, strlen(second)), 0);
 	got = fgt_read(file, NULL);
 	cr_assert_str_eq(got, second);
 	assert_sole_entry(run_dir, "review_cycle_2.json");
 	free(got);
-	fgt_rm_rf(root);
-	free(root);
-	free(run_dir);
 	free(file);
 }
 
 Test(record, copies_of_several_cycles_and_runs_stay_apart)
 {
-	char *root = fgt_tmpdir();
-	char *a = fgt_fmt("%s/s/r1/review_cycle_1.json", root);
-	char *b = fgt_fmt("%s/s/r1/review_cycle_10.json", root);
-	char *c = fgt_fmt("%s/s/r2/review_cycle_1.json", root);
-	char *got;
+	char *a = tmp_path("s/r1/review_cycle_1.json");
+	char *b = tmp_path("s/r1/review_cycle_10.json");
+	char *c = tmp_path("s/r2/review_cycle_1.json");
 
-	cr_assert_eq(rn_record_copy(root, "s", "r1", "review_cycle_1.json", "A", 1), 0);
-	cr_assert_eq(rn_record_copy(root, "s", "r1", "review_cycle_10.json", "B", 1), 0);
-	cr_assert_eq(rn_record_copy(root, "s", "r2", "review_cycle_1.json", "C", 1), 0);
-	got = fgt_read(a, NULL);
-	cr_assert_str_eq(got, "A");
-	free(got);
-	got = fgt_read(b, NULL);
-	cr_assert_str_eq(got, "B");
-	free(got);
-	got = fgt_read(c, NULL);
-	cr_assert_str_eq(got, "C");
-	free(got);
-	fgt_rm_rf(root);
-	free(root);
-	free(a);
-	free(b);
-	free(c);
+	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r1", "review_cycle_1.json", "A", 1), 0);
+	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r1", "review_cycle_10.json", "B", 1), 0);
+	cr_assert_eq(rn_record_copy(tmp_dir, "s", "r2", "review_cycle_1.json", "C", 1), 0);
+	expect_content(a, "A");
+	expect_content(b, "B");
+	expect_content(c, "C");
 }
 
 Test(record, copy_refuses_bad_components_and_creates_nothing)
@@ -155,31 +135,24 @@ Test(record, copy_refuses_bad_components_and_creates_nothing)
 		{ "s", ".", "review_cycle_1.json" },
 		{ "", "r", "review_cycle_1.json" },
 	};
-	char *root = fgt_tmpdir();
 	DIR *d;
 	struct dirent *e;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		cr_assert_eq(rn_record_copy(root, cases[i].step, cases[i].run_id, cases[i].name, "x", 1),
+		cr_assert_eq(rn_record_copy(tmp_dir, cases[i].step, cases[i].run_id, cases[i].name, "x", 1),
 			     -EINVAL, "case %zu", i);
 	cr_assert_eq(rn_record_copy("", "s", "r", "review_cycle_1.json", "x", 1), -EINVAL);
-	d = opendir(root);
+	d = opendir(tmp_dir);
 	cr_assert_not_null(d);
 	for (e = readdir(d); e; e = readdir(d))
 		cr_assert(!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."), "created %s", e->d_name);
 	closedir(d);
-	fgt_rm_rf(root);
-	free(root);
 }
 
 Test(record, copy_into_a_file_fails_with_enotdir)
 {
-	char *root = fgt_tmpdir();
-	char *blocker = fgt_fmt("%s/rec", root);
+	char *blocker = tmp_path("rec");
 
 	fgt_write(blocker, "not a directory");
 	cr_assert_eq(rn_record_copy(blocker, "s", "r", "review_cycle_1.json", "x", 1), -ENOTDIR);
-	fgt_rm_rf(root);
-	free(root);
-	free(blocker);
 }

@@ -12,6 +12,8 @@
 #include "result.h"
 #include "watch.h"
 
+#include "../common/cycle_sample.h"
+
 TestSuite(result, .timeout = 30);
 
 static void put(struct rn_cycles *s, int n, int max, enum fg_verdict_kind v, bool stalled)
@@ -69,7 +71,7 @@ Test(result, result_file_names_every_state)
 		{ FG_STATE_APPROVED, "approved" }, { FG_STATE_EXHAUSTED, "exhausted" },
 		{ FG_STATE_STALLED, "stalled" },   { FG_STATE_BLOCKED, "blocked" },
 		{ FG_STATE_OVER_BUDGET, "over_budget" }, { FG_STATE_FAILED, "failed" },
-		/* Issue 18: the result said "none" for both; one name per state now. */
+		/* One name per state: disabled and no_review are not both "none". */
 		{ FG_STATE_DISABLED, "disabled" }, { FG_STATE_NO_REVIEW, "no_review" },
 		{ FG_STATE_AUDIT_REJECTED, "audit_rejected" },
 	};
@@ -88,13 +90,7 @@ Test(result, result_file_names_every_state)
 
 static void make(struct fg_cycle *c, int n, const char *feedback, enum fg_verdict_kind v)
 {
-	fg_cycle_init(c);
-	c->cycle = n;
-	c->max_cycles = 3;
-	c->j.verdict = v;
-	c->j.feedback = strdup(feedback);
-	c->skill = strdup("implement-task");
-	snprintf(c->timestamp, sizeof(c->timestamp), "%s", "2026-01-15T10:30:00Z");
+	cycle_make(c, n, v, feedback);
 }
 
 Test(result, one_cycle_from_several_sources_is_new_once)
@@ -134,9 +130,8 @@ Test(result, one_cycle_from_several_sources_is_new_once)
 	fg_cycle_release(&e);
 }
 
-/* Issue 18: a result said review_state "none" with review_exhausted true
- * (cycle files of the run while the summary said no review.md applied).
- * The state wins: review_exhausted never contradicts it. */
+/* Cycle files of the run while the summary says no review.md applied: the
+ * state wins, and review_exhausted never contradicts it. */
 Test(result, review_exhausted_follows_the_state)
 {
 	struct rn_cycles s;

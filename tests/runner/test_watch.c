@@ -414,9 +414,9 @@ static int watches_of(int fd)
 	return n;
 }
 
-/* Reproduction 8 of issue 22: `mv .forge attic; mkdir -p .forge/STEP`
- * blinded the inotify source for the rest of the run (the watch stayed on
- * the moved directory), and each move left a watch behind. Here the step
+/* `mv .forge attic; mkdir -p .forge/STEP` must not blind the inotify
+ * source for the rest of the run (a watch left on the moved directory), nor
+ * leave a watch behind per move. Here the step
  * directory's parent is moved away and recreated 300 times, the step
  * directory itself twice more: the watch follows (a file in the new one is
  * reported by inotify, not by the poll net, which is 600 s away), and no
