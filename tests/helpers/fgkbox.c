@@ -180,7 +180,6 @@ void fgkb_spawn(struct fgkb *b, const char *const *extra)
 	env[ne++] = fgt_fmt("FORGE_REVIEWER_CMD=%sreviewer.sh", b->demo ? FGKB_DEMO_AGENTS "/demo-" : "/workspace/agents/");
 	env[ne++] = fgt_fmt("FORGE_AGENT_TIMEOUT=600");
 	env[ne++] = fgt_fmt("API_TOKEN=%s", b->token);
-	env[ne++] = fgt_fmt("FORGE_CHANGESET=0");
 	env[ne] = NULL;
 	b->t_spawn = fgkb_now_s();
 	b->pid = fgw_spawn(&b->w, argv, (const char *const *)env);
