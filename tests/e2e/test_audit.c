@@ -3,7 +3,7 @@
  * through the real forge-runner (`run --engine local`) starting the real
  * forge-entrypoint, with scripted /bin/sh agents in a git workspace.
  *
- * The scenario of the issue: calc.sh subtracts where the task says add;
+ * The scenario: calc.sh subtracts where the task says add;
  * the worker never fixes it and argues instead (its stdout and a note it
  * leaves outside the workspace); the stand-in reviewer rejects cycles 1 and
  * 2 and, once the worker argued twice, gives in and approves cycle 3. The
