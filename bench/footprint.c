@@ -160,7 +160,7 @@ static void agents_init(struct agents *a, const struct fb_cfg *cfg, const char *
 	a->env[3] = fg_xasprintf("FORGE_BENCH_COUNT=%s", a->count);
 	a->env[4] = fg_xstrdup("AUTO_REVIEW_FAIL_ON_EXHAUSTION=0");
 	/* Sealed, as forge-runner runs it: the key is the first stdin line
-	 * (issue 22), so the overhead includes sealing every record. */
+	 * and every record is sealed, so the overhead includes sealing them. */
 	a->env[5] = fg_xstrdup(getenv("FORGE_BENCH_UNSEALED") ? "FORGE_SEAL_KEY_STDIN=0"
 							    : "FORGE_SEAL_KEY_STDIN=1");
 	/* The stand-in agents' counter reaches them by name (their

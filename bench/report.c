@@ -31,7 +31,7 @@ struct row {
 
 #define MAX_ROWS 40
 
-/* Issue 17's targets, as ratios to inotifywait measured in the same run. */
+/* The watch's targets, as ratios to inotifywait measured in the same run. */
 #define FB_TARGET_P50 1.5
 #define FB_TARGET_CPU 2.5
 
@@ -318,7 +318,7 @@ static void print_row(const char *a, const char *b, const char *c, const char *d
 	printf("%-36s %-22s %-8s %-15s %-15s %-13s %s\n", a, b, c, d, e, f, g);
 }
 
-/* One target of issue 17 measured against the limit in this same run. */
+/* One target measured against the limit in this same run. */
 static void print_target(const char *what, double run, double lim, double target)
 {
 	double ratio = run / lim;

@@ -4,7 +4,7 @@
 # loop_cost.json, verdict.json, changeset.json and box.json.
 # Extra arguments go to forge-bench (e.g. --smoke, --only latency, --workdir DIR).
 #
-# Targets (issue 17), each a ratio to inotifywait measured in the same run,
+# Targets, each a ratio to inotifywait measured in the same run,
 # printed under the table as met or missed (by how much):
 #   latency p50                   <= 1.5x inotifywait's p50
 #   burst watcher CPU per file    <= 2.5x inotifywait's
@@ -25,7 +25,7 @@ rc=0
 echo
 echo "== the agents' box (forge-bench-box)"
 "$build/bench/forge-bench-box" 2>/dev/null | tee "$root/bench/results/box.json" || rc=$?
-# What a review costs (issue 23): nine scenarios, reference loop vs defaults.
+# What a review costs: nine scenarios, reference loop vs defaults.
 echo
 echo "== loop cost (bench/loop_cost.sh)"
 sh "$root/bench/loop_cost.sh" "$build" --json "$root/bench/results/loop_cost.json" || rc=$?

@@ -1,7 +1,6 @@
 /*
  * fuzz_json_out.c - no JSON the programs print or write ever holds bytes
- * that are not UTF-8 (issue 17 point 4), and `report` reads every result
- * `run` writes (issue 18 defect 4).
+ * that are not UTF-8, and `report` reads every result `run` writes.
  *
  * The input is taken as a cycle file and as a summary file. Whatever the
  * readers accept goes through the writers a run uses: the cycle as `sweep`

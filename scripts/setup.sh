@@ -17,7 +17,7 @@ build_dir=${1:-build}
 [ $# -gt 0 ] && shift
 [ "${1:-}" = "--" ] && shift
 
-# libsodium-dev: the seals of the records (common/src/seal.c, issue 22).
+# libsodium-dev: the seals of the records (common/src/seal.c).
 # git: the change set of a git workspace (entrypoint/changeset.c; without it
 # the entrypoint falls back to its manifest).
 # libcurl4-openssl-dev: the runner's OTLP trace export (runner/otlp.c).

@@ -1,5 +1,5 @@
 /*
- * changeset_cost.c - what the change set costs a worker turn (issue 23:
+ * changeset_cost.c - what the change set costs a worker turn (the target:
  * "a workspace of 100,000 files or 1 GiB costs the change set at most a few
  * seconds per turn"). Builds a tree of FILES files of BYTES bytes in all
  * (default 100,000 files, 1 GiB, spread over 1,000 directories), then times,

@@ -175,6 +175,56 @@ Test(kubernetes_run, arbitrary_uid_in_group_0_writes_the_claim)
 	fgkb_release(&b);
 }
 
+/* Every file and directory below dir (dir included) to uid:gid, group
+ * writable; 0 or -1. */
+static int give_tree(const char *dir, unsigned gid)
+{
+	char *cmd = fgt_fmt("chown -R 0:%u '%s' && chmod -R g+w '%s' && find '%s' -type d -exec chmod g+s {} +",
+			    gid, dir, dir, dir);
+	int rc = system(cmd);
+
+	free(cmd);
+	return rc == 0 ? 0 : -1;
+}
+
+/* A claim the pod's user cannot write stops the step before any agent
+ * with the fix this engine takes (--fs-group, never --engine-arg or
+ * --run-as 0); and that fix works: with --fs-group the pod's user writes a
+ * claim that only the group may write. */
+Test(kubernetes_run, a_claim_of_another_owner_names_fs_group_and_fs_group_writes_it)
+{
+	struct fgkb b;
+
+	fgkb_init(&b, FGKB_REVIEW_MD);
+	fgkb_agent(&b, "worker.sh", FGKB_WORKER_APPEND);
+	fgkb_agent(&b, "reviewer.sh", FGKB_REVIEWER_APPROVE);
+	cr_assert_eq(chmod(b.w.ws, 0755), 0);
+	fgkb_spawn(&b, (const char *const[]){ "--run-as", "1000650000:1000650000", NULL });
+	int code = fgkb_wait(&b);
+	cr_assert_eq(code, 2, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	char *log = fgt_read_or_empty(b.w.log);
+	cr_assert(strstr(log, "--fs-group 1000650000") && !strstr(log, "--engine-arg"), "%s", log);
+	char *uid_path = fgt_fmt("%s/worker.uid", b.w.ws);
+	cr_assert(!fgt_exists(uid_path), "an agent ran");
+	free(uid_path);
+	free(log);
+	fgkb_release(&b);
+
+	fgkb_init(&b, FGKB_REVIEW_MD);
+	fgkb_agent(&b, "worker.sh", FGKB_WORKER_APPEND);
+	fgkb_agent(&b, "reviewer.sh", FGKB_REVIEWER_APPROVE);
+	cr_assert_eq(give_tree(b.w.ws, 4242), 0);
+	fgkb_spawn(&b, (const char *const[]){ "--run-as", "1000650000:1000650000", "--fs-group", "4242", NULL });
+	code = fgkb_wait(&b);
+	cr_assert_eq(code, 0, "runner exited %d; log:\n%s", code, fgt_read_or_empty(b.w.log));
+	struct stat st;
+	char *cycle = fgt_fmt("%s/.forge/" STEP "/review_cycle_1.json", b.w.ws);
+	cr_assert_eq(stat(cycle, &st), 0, "no %s on the claim", cycle);
+	cr_assert_eq(st.st_uid, 1000650000u);
+	free(cycle);
+	fgkb_release(&b);
+}
+
 /* The pod's agents in their box (Pod Security "restricted" allows
  * Landlock: no capability, no privilege escalation): the result says which
  * box the node gave, and where it is Landlock the worker cannot write the
@@ -319,13 +369,15 @@ Test(kubernetes_run, the_kubelet_does_not_change_the_host)
 	free(text);
 }
 
-/* The reviewer notes when it ended (the cycle is written right after). */
+/* The reviewer says when it ended, last in its review (the cycle is written
+ * right after): in its output, since a reviewer that writes the workspace
+ * fails its review. The raw output is the cycle's reviewer log. */
 static const char REVIEWER_TIMED[] =
 	"#!/bin/sh\n"
 	"cat >/dev/null\n"
 	"if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'REJECTED: work.log needs a second line'; "
 	"else echo APPROVED; fi\n"
-	"date +%s.%N > reviewer_end.$FORGE_CYCLE\n";
+	"echo \"ended at $(date +%s.%N)\"\n";
 
 struct figures {
 	double first_output_s, frame_latency_s, wall_s;
@@ -346,10 +398,12 @@ static void measure(const char *engine, struct figures *f)
 	cr_assert_eq(code, 0, "%s run exited %d; log:\n%s", engine, code, fgt_read_or_empty(b.w.log));
 	cJSON *ev = fgw_log_events(&b.w);
 	const cJSON *e = fge_find_cycle_event(ev, "review_cycle", 1);
-	char *end_path = fgt_fmt("%s/reviewer_end.1", b.w.ws), *end = fgt_read(end_path, NULL);
-	cr_assert(e && end, "no cycle 1 or no reviewer_end.1");
+	char *end_path = fgt_fmt("%s/.forge/" STEP "/review_cycle_1.reviewer.log", b.w.ws);
+	char *end = fgt_read(end_path, NULL);
+	const char *at = end ? strstr(end, "ended at ") : NULL;
+	cr_assert(e && at, "no cycle 1 or no end time in %s", end_path);
 	f->first_output_s = first_output_s(&b, ev, "[worker]");
-	f->frame_latency_s = log_time(fge_jstr(e, "ts")) - strtod(end, NULL);
+	f->frame_latency_s = log_time(fge_jstr(e, "ts")) - strtod(at + strlen("ended at "), NULL);
 	f->fgkb_rss_kb = b.rss_max_kb;
 	f->child_rss_kb = b.child_rss_max_kb;
 	free(end);
