@@ -21,6 +21,16 @@ static char *const test_env[] = {
 
 /* On by default for docker and podman. */
 #define HARDENING "--cap-drop=ALL --security-opt=no-new-privileges --pids-limit 4096 "
+/* What every container command line of base() holds: the engine's run with
+ * the two bind mounts, the variables passed by name, and the entrypoint's
+ * run up to its task file. */
+#define RUN_MOUNTS(engine) \
+	engine " run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace " \
+	       "-v /opt/skills:/skills:ro "
+#define PASSED_ENV "-e AUTO_REVIEW_MAX_RETRIES -e FORGE_RUN_ID -e FORGE_WORKER_CMD "
+#define EP_RUN \
+	"img:1 run --workspace /workspace --skills-dir /skills --step implement_task " \
+	"--skill implement-task --task-key DEMO-1 "
 
 static struct rn_engine_params base(const char *k)
 {
@@ -73,11 +83,7 @@ Test(engine, docker_argv)
 {
 	struct rn_engine_params p = base("docker");
 
-	check_build(&p,
-		    "docker run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
-		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
+	check_build(&p, RUN_MOUNTS("docker") "--user 1000:1000 " PASSED_ENV "-e SECRET_TOKEN " EP_RUN
 		    "--task-file /workspace/task.json");
 }
 
@@ -87,12 +93,8 @@ Test(engine, podman_argv_keeps_user_namespace)
 
 	p.task_file = "/tmp/task.json";
 	p.nextra_env = 0;
-	check_build(&p,
-		    "podman run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro -v /tmp/task.json:/forge/task.json:ro --userns=keep-id "
-		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES -e FORGE_RUN_ID -e FORGE_WORKER_CMD "
-		    "img:1 run --workspace /workspace --skills-dir /skills --step implement_task "
-		    "--skill implement-task --task-key DEMO-1 --task-file /forge/task.json");
+	check_build(&p, RUN_MOUNTS("podman") "-v /tmp/task.json:/forge/task.json:ro --userns=keep-id "
+		    "--user 1000:1000 " PASSED_ENV EP_RUN "--task-file /forge/task.json");
 }
 
 Test(engine, local_argv)
@@ -341,10 +343,8 @@ Test(engine, limits_and_engine_args_in_order_before_the_image)
 		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
 		    "--security-opt=no-new-privileges --pids-limit 64 --memory 4g --cpus 1.5 "
 		    "--network none --read-only --tmpfs /tmp -v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD --runtime=runsc --device=/dev/fuse img:1 run "
-		    "--workspace /workspace --skills-dir /skills --step implement_task "
-		    "--skill implement-task --task-key DEMO-1 --task-file /workspace/task.json");
+		    "-v /opt/skills:/skills:ro --user 1000:1000 " PASSED_ENV "--runtime=runsc "
+		    "--device=/dev/fuse " EP_RUN "--task-file /workspace/task.json");
 	rn__container_opts_release(&o);
 }
 
@@ -396,9 +396,7 @@ Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
 		    "--security-opt=no-new-privileges --pids-limit 4096 -v forge-ws_1.a:/workspace "
 		    "-v /opt/skills:/skills:ro -v /home/u/ws/task.json:/forge/task.json:ro "
-		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
-		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
+		    "--user 1000:1000 " PASSED_ENV "-e SECRET_TOKEN " EP_RUN
 		    "--task-file /forge/task.json --clear-stale");
 	cr_assert(!rn_engine_find("docker")->workspace_local(&p));
 	cr_assert(!rn_engine_find("podman")->workspace_local(&p));

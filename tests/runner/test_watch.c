@@ -72,20 +72,31 @@ struct fixture {
 	char *root, *dir;
 };
 
-static void fx_start(struct fixture *f, const char *run_id, size_t max_watches, int no_inotify)
+/* Starts a watch of f->dir and of the NULL-terminated more (NULL: none)
+ * with o, whose log, callback and data become the fixture's. */
+static void fx_start_with(struct fixture *f, struct rn_watch_opts o, const char *const *more)
 {
-	struct rn_watch_opts o = {
-		.poll_interval = 600, .run_id = run_id, .max_watches = max_watches,
-		.no_inotify = no_inotify, .log = &f->log, .cb = on_cycle, .data = &f->seen,
-	};
-
+	o.log = &f->log;
+	o.cb = on_cycle;
+	o.data = &f->seen;
 	memset(&f->seen, 0, sizeof(f->seen));
 	f->logfp = open_memstream(&f->logbuf, &f->loglen);
 	rn_log_init(&f->log, RN_LOG_TEXT, RN_LOG_INFO, f->logfp);
 	cr_assert_eq(uv_loop_init(&f->loop), 0);
 	rn_watch_init(&f->w, &f->loop, &o);
 	cr_assert_eq(rn_watch_add(&f->w, f->dir), 0);
+	for (size_t i = 0; more && more[i]; i++)
+		cr_assert_eq(rn_watch_add(&f->w, more[i]), 0);
 	cr_assert_eq(rn_watch_start(&f->w), 0);
+}
+
+static void fx_start(struct fixture *f, const char *run_id, size_t max_watches, int no_inotify)
+{
+	struct rn_watch_opts o = {
+		.poll_interval = 600, .run_id = run_id, .max_watches = max_watches, .no_inotify = no_inotify,
+	};
+
+	fx_start_with(f, o, NULL);
 }
 
 /* Runs the loop until count reports arrived (or a bounded number of turns). */
@@ -235,38 +246,27 @@ Test(watch, directory_created_later_and_recreated)
 
 Test(watch, watch_limit_falls_back_to_polling_with_a_warning)
 {
+	struct rn_watch_opts o = { .poll_interval = 0.01, .max_watches = 1 };
 	struct fixture f;
+	char *second;
 
 	fx_init(&f, 1);
+	/* One directory is within the limit of one watch. */
 	fx_start(&f, NULL, 1, 0);
-	/* A second directory beyond the limit of one watch. */
 	fx_close(&f);
 	free(f.logbuf);
 	f.logbuf = NULL;
-	{
-		struct rn_watch_opts o = {
-			.poll_interval = 0.01, .max_watches = 1, .log = &f.log, .cb = on_cycle,
-			.data = &f.seen,
-		};
-		char *second = fgt_fmt("%s/other", f.root);
-
-		cr_assert_eq(mkdir(second, 0755), 0);
-		memset(&f.seen, 0, sizeof(f.seen));
-		f.logfp = open_memstream(&f.logbuf, &f.loglen);
-		rn_log_init(&f.log, RN_LOG_TEXT, RN_LOG_INFO, f.logfp);
-		cr_assert_eq(uv_loop_init(&f.loop), 0);
-		rn_watch_init(&f.w, &f.loop, &o);
-		rn_watch_add(&f.w, f.dir);
-		rn_watch_add(&f.w, second);
-		cr_assert_eq(rn_watch_start(&f.w), 0);
-		put(second, 1, "polled", NULL);
-		fx_wait(&f, 1);
-		cr_assert_eq(f.seen.count, 1);
-		cr_assert_eq(f.seen.src[0], RN_SOURCE_POLL);
-		fx_close(&f);
-		cr_assert_not_null(strstr(f.logbuf, "WARN watch_fallback"));
-		free(second);
-	}
+	/* A second directory is beyond it. */
+	second = fgt_fmt("%s/other", f.root);
+	cr_assert_eq(mkdir(second, 0755), 0);
+	fx_start_with(&f, o, (const char *const[]){ second, NULL });
+	put(second, 1, "polled", NULL);
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	cr_assert_eq(f.seen.src[0], RN_SOURCE_POLL);
+	fx_close(&f);
+	cr_assert_not_null(strstr(f.logbuf, "WARN watch_fallback"));
+	free(second);
 	fx_free(&f);
 }
 
