@@ -350,35 +350,34 @@ Test(engine, limits_and_engine_args_in_order_before_the_image)
 
 Test(engine, limit_values_are_checked)
 {
+	/* Each checker, the values it takes and those it refuses (with a message). */
 	static const struct {
+		const char *name;
 		int (*check)(const char *, char *, size_t);
-		const char *v;
-		int ok;
+		const char *ok[4], *bad[7];
 	} cases[] = {
-		{ rn_engine_memory_check, "4g", 1 }, { rn_engine_memory_check, "512m", 1 },
-		{ rn_engine_memory_check, "1073741824", 1 }, { rn_engine_memory_check, "64K", 1 },
-		{ rn_engine_memory_check, "", 0 }, { rn_engine_memory_check, "g", 0 },
-		{ rn_engine_memory_check, "4gb", 0 }, { rn_engine_memory_check, "-1", 0 },
-		{ rn_engine_memory_check, "4 g", 0 }, { rn_engine_memory_check, "1.5g", 0 },
-		{ rn_engine_cpus_check, "2", 1 }, { rn_engine_cpus_check, "0.5", 1 },
-		{ rn_engine_cpus_check, "0", 0 }, { rn_engine_cpus_check, "-1", 0 },
-		{ rn_engine_cpus_check, "two", 0 }, { rn_engine_cpus_check, "nan", 0 },
-		{ rn_engine_pids_check, "4096", 1 }, { rn_engine_pids_check, "1", 1 },
-		{ rn_engine_pids_check, "0", 0 }, { rn_engine_pids_check, "-1", 0 },
-		{ rn_engine_pids_check, "10x", 0 }, { rn_engine_pids_check, "99999999", 0 },
-		{ rn_engine_network_check, "none", 1 }, { rn_engine_network_check, "bridge", 1 },
-		{ rn_engine_network_check, "slirp4netns:allow_host_loopback=true", 1 },
-		{ rn_engine_network_check, "", 0 }, { rn_engine_network_check, "--privileged", 0 },
-		{ rn_engine_network_check, "a b", 0 }, { rn_engine_network_check, "x;y", 0 },
+		{ "memory", rn_engine_memory_check, { "4g", "512m", "1073741824", "64K" },
+		  { "", "g", "4gb", "-1", "4 g", "1.5g" } },
+		{ "cpus", rn_engine_cpus_check, { "2", "0.5" }, { "0", "-1", "two", "nan" } },
+		{ "pids", rn_engine_pids_check, { "4096", "1" }, { "0", "-1", "10x", "99999999" } },
+		{ "network", rn_engine_network_check, { "none", "bridge", "slirp4netns:allow_host_loopback=true" },
+		  { "", "--privileged", "a b", "x;y" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char err[256] = "";
-		int r = cases[i].check(cases[i].v, err, sizeof(err));
+		for (size_t j = 0; j < 4 && cases[i].ok[j]; j++) {
+			char err[256] = "";
 
-		cr_assert_eq(r, cases[i].ok ? 0 : -EINVAL, "case %zu '%s'", i, cases[i].v);
-		if (!cases[i].ok)
-			cr_assert(err[0], "case %zu '%s' has no message", i, cases[i].v);
+			cr_assert_eq(cases[i].check(cases[i].ok[j], err, sizeof(err)), 0, "%s '%s': %s",
+				     cases[i].name, cases[i].ok[j], err);
+		}
+		for (size_t j = 0; j < 7 && cases[i].bad[j]; j++) {
+			char err[256] = "";
+
+			cr_assert_eq(cases[i].check(cases[i].bad[j], err, sizeof(err)), -EINVAL, "%s '%s'",
+				     cases[i].name, cases[i].bad[j]);
+			cr_assert(err[0], "%s '%s' has no message", cases[i].name, cases[i].bad[j]);
+		}
 	}
 }
 
