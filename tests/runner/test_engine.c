@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -479,6 +480,26 @@ Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 	free(e);
 }
 
+/* Builds p and fails the test unless set ("NAME=value") is in its
+ * environment, passed by name (-e NAME, when flag) and never in argv (nor
+ * any part of it: value_part), and the host's old ("NAME=value") is gone. */
+static void expect_by_name(const struct rn_engine_params *p, bool flag, const char *set,
+			   const char *value_part, const char *old)
+{
+	char *by_name = fgt_fmt("-e %.*s -e FORGE_RUN_ID img:1", (int)strcspn(set, "="), set);
+	char *a, *e;
+
+	build_joined(p, &a, &e);
+	if (flag)
+		cr_assert_not_null(strstr(a, by_name), "%s", a);
+	cr_assert_null(strstr(a, value_part), "the value is in argv: %s", a);
+	cr_assert_not_null(strstr(e, set), "%s", e);
+	cr_assert_null(strstr(e, old), "the host's value stayed: %s", e);
+	free(by_name);
+	free(a);
+	free(e);
+}
+
 /* The run's deadline reaches the entrypoint by name on every engine, and a
  * FORGE_DEADLINE of the runner's own environment never does. */
 Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
@@ -488,21 +509,14 @@ Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct rn_engine_params p = base(kinds[i]);
-		char *a, *e;
 
 		p.environ = env_with_old;
 		p.nextra_env = 0;
 		if (!strcmp(kinds[i], "local"))
 			p.program = "/usr/bin/forge-entrypoint";
 		p.deadline = "1767225600.250";
-		build_joined(&p, &a, &e);
-		if (strcmp(kinds[i], "local"))
-			cr_assert_not_null(strstr(a, "-e FORGE_DEADLINE -e FORGE_RUN_ID img:1"), "%s", a);
-		cr_assert_null(strstr(a, "1767225600"), "the value is in argv: %s", a);
-		cr_assert_not_null(strstr(e, "FORGE_DEADLINE=1767225600.250"), "%s", e);
-		cr_assert_null(strstr(e, "FORGE_DEADLINE=1000000000"), "the host's value stayed: %s", e);
-		free(a);
-		free(e);
+		expect_by_name(&p, strcmp(kinds[i], "local") != 0, "FORGE_DEADLINE=1767225600.250", "1767225600",
+			       "FORGE_DEADLINE=1000000000");
 	}
 	cr_assert(rn_engine_env_is_runner_only("FORGE_DEADLINE"));
 }
