@@ -2,8 +2,10 @@
  * cycle_sample.h - the sample records the unit tests build on: a valid
  * review_cycle_N.json text (cycle_base_json), that text with one field
  * changed or removed (cycle_patched), a filled struct fg_cycle (cycle_fill,
- * cycle_make) or struct fg_summary (summary_fill), and a written file read
- * back as an object whose members come in one order (read_keys_in_order).
+ * cycle_make) or struct fg_summary (summary_fill), a written file read
+ * back as an object whose members come in one order (read_keys_in_order),
+ * a text parsed (cycle_parse_ok) and a cycle as its compact JSON text
+ * (cycle_text), for comparing two cycles whole.
  * Static inline: each test file uses what it needs.
  */
 #ifndef CYCLE_SAMPLE_H
@@ -111,6 +113,17 @@ static inline void cycle_parse_ok(struct fg_cycle *back, const char *text)
 
 	fg_cycle_init(back);
 	cr_assert_eq(fg_cycle_parse(back, text, strlen(text), err, sizeof(err)), 0, "%s: %s", text, err);
+}
+
+/* c as the compact JSON text fg_cycle_to_cjson() makes of it. Owned
+ * (cJSON_free). */
+static inline char *cycle_text(const struct fg_cycle *c)
+{
+	cJSON *o = fg_cycle_to_cjson(c);
+	char *s = cJSON_PrintUnformatted(o);
+
+	cJSON_Delete(o);
+	return s;
 }
 
 #endif

@@ -201,20 +201,23 @@ Test(fsutil, tmp_name_never_matches_cycle_glob)
 
 Test(fsutil, mkdir_p_creates_nested_and_refuses_files)
 {
-	char *deep = tmp_path("a/b/c/");
-	char *file = tmp_path("file");
-	char *under = tmp_path("file/sub");
+	/* In order (the second call finds the directories there); paths in
+	 * tmp_dir but "" and "/"; 'file' is a regular file. */
+	static const struct { const char *path; int want; } cases[] = {
+		{ "a/b/c/", 0 }, { "a/b/c/", 0 }, { "file", -ENOTDIR }, { "file/sub", -ENOTDIR },
+		{ "", -ENOENT }, { "/", 0 },
+	};
 	struct stat st;
 
-	cr_assert_eq(fg_mkdir_p(deep, 0755), 0);
-	cr_assert_eq(stat(deep, &st), 0);
-	cr_assert(S_ISDIR(st.st_mode));
-	cr_assert_eq(fg_mkdir_p(deep, 0755), 0, "existing directories are fine");
-	fgt_write(file, "x");
-	cr_assert_eq(fg_mkdir_p(file, 0755), -ENOTDIR);
-	cr_assert_eq(fg_mkdir_p(under, 0755), -ENOTDIR);
-	cr_assert_eq(fg_mkdir_p("", 0755), -ENOENT);
-	cr_assert_eq(fg_mkdir_p("/", 0755), 0);
+	fgt_write(tmp_path("file"), "x");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *rel = cases[i].path;
+		const char *path = rel[0] && rel[0] != '/' ? tmp_path("%s", rel) : rel;
+
+		cr_assert_eq(fg_mkdir_p(path, 0755), cases[i].want, "case %zu '%s'", i, rel);
+		if (!cases[i].want)
+			cr_assert(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "'%s' is no directory", rel);
+	}
 }
 
 struct join_case {

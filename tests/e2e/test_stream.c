@@ -22,6 +22,8 @@
 #include "forge/frame.h"
 #include "forge/util.h"
 
+#include "../common/cycle_sample.h"
+
 TestSuite(stream, .timeout = 120);
 
 /* The frames at the start of a line of err, parsed, in order (at most max). */
@@ -59,29 +61,17 @@ static int prefixed_lines(const char *err)
 /* The cycle file step_dir/review_cycle_n.json as the canonical compact text. */
 static char *file_cycle(struct fgw *w, int n)
 {
-	char name[64], err[256] = "";
+	char name[64];
 	struct fg_cycle c;
 	char *text;
 
 	snprintf(name, sizeof(name), "review_cycle_%d.json", n);
 	text = fgw_step_file(w, name);
 	cr_assert_not_null(text, "no %s", name);
-	fg_cycle_init(&c);
-	cr_assert_eq(fg_cycle_parse(&c, text, strlen(text), err, sizeof(err)), 0, "%s", err);
+	cycle_parse_ok(&c, text);
 	free(text);
-	cJSON *o = fg_cycle_to_cjson(&c);
-	text = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
+	text = cycle_text(&c);
 	fg_cycle_release(&c);
-	return text;
-}
-
-static char *frame_cycle(const struct fg_frame *f)
-{
-	cJSON *o = fg_cycle_to_cjson(&f->cycle);
-	char *text = cJSON_PrintUnformatted(o);
-
-	cJSON_Delete(o);
 	return text;
 }
 
@@ -100,7 +90,7 @@ Test(stream, each_cycle_and_the_summary_as_in_the_files)
 	n = frames_of(p.err, f, 8);
 	cr_assert_eq(n, 3, "stderr:\n%s", p.err);
 	for (int i = 0; i < 2; i++) {
-		char *a = file_cycle(&w, i + 1), *b = frame_cycle(&f[i]);
+		char *a = file_cycle(&w, i + 1), *b = cycle_text(&f[i].cycle);
 
 		cr_assert_eq(f[i].type, FG_FRAME_CYCLE);
 		cr_assert_str_eq(f[i].run_id, "test-run");

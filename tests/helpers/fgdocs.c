@@ -13,20 +13,15 @@
 
 #include "fgtest.h"
 
+/* A command line of each program, its --help then checked against its man page. */
+#define EP_HELP(...) { FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { __VA_ARGS__ } }
+#define RN_HELP(...) { FG_RUNNER_BIN, "man/forge-runner.1", { __VA_ARGS__ } }
+
 const struct fgdoc_help_case FGDOC_HELP_CASES[] = {
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "run", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "resolve", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "config", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "verdict", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "lint", NULL } },
-	{ FG_ENTRYPOINT_BIN, "man/forge-entrypoint.1", { "agent-output", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "run", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "watch", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "sweep", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "report", NULL } },
-	{ FG_RUNNER_BIN, "man/forge-runner.1", { "reap", NULL } },
+	EP_HELP(NULL), EP_HELP("run", NULL), EP_HELP("resolve", NULL), EP_HELP("config", NULL),
+	EP_HELP("verdict", NULL), EP_HELP("lint", NULL), EP_HELP("agent-output", NULL),
+	RN_HELP(NULL), RN_HELP("run", NULL), RN_HELP("watch", NULL), RN_HELP("sweep", NULL),
+	RN_HELP("report", NULL), RN_HELP("reap", NULL),
 };
 const size_t FGDOC_NHELP = sizeof(FGDOC_HELP_CASES) / sizeof(FGDOC_HELP_CASES[0]);
 

@@ -277,3 +277,25 @@ void fge_signaller_stop(pid_t pid)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 }
+
+void fge_run_with_agents(struct fgt_proc *p, const char *const *argv, const char *root,
+			 const char *rev_args, const char *save, const char *const *env)
+{
+	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", root);
+	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh%s", root, rev_args);
+	char *saveenv = fgt_fmt("SAVE=%s", save);
+	const char *all[24] = { wcmd, rcmd, saveenv, "FORGE_AGENT_ENV=SAVE", "AUTO_REVIEW_STOP_WHEN_STALLED",
+				"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "AUTO_REVIEW_MAX_RETRIES", "FORGE_LOG_LEVEL" };
+	size_t n = 8;
+
+	for (size_t i = 0; env && env[i]; i++) {
+		cr_assert_lt(n, sizeof(all) / sizeof(all[0]) - 1, "too many variables");
+		all[n++] = env[i];
+	}
+	all[n] = NULL;
+	cr_assert_eq(fgt_run(p, argv, all, NULL, NULL, 60), 0, "cannot start %s", argv[0]);
+	cr_assert_eq(p->timed_out, 0, "runner hung; stderr: %s", p->err);
+	free(wcmd);
+	free(rcmd);
+	free(saveenv);
+}

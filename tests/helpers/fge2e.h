@@ -14,6 +14,8 @@
 #include <cjson/cJSON.h>
 #include <sys/types.h>
 
+#include "fgtest.h"
+
 /*
  * The head of a scripted entrypoint (forge-runner run --entrypoint SCRIPT):
  * it takes --workspace, --step and --skill from the runner's arguments, sets
@@ -115,5 +117,17 @@ extern const char FGE_OUTSIDE_KILL[];
 pid_t fge_signaller_start(const char *dir);
 /* Kills and reaps it. */
 void fge_signaller_stop(pid_t pid);
+
+/*
+ * Runs argv (forge-runner run ... with the real entrypoint, NULL-terminated)
+ * with the two stand-in agents of root: the worker `sh root/work.sh`, the
+ * reviewer `sh root/rev.sh` followed by rev_args ("" or " {role}"); SAVE=save
+ * reaches them by name (FORGE_AGENT_ENV), the AUTO_REVIEW_* settings and
+ * FORGE_LOG_LEVEL are cleared, and env's changes (NULL-terminated, may be
+ * NULL) come last. At most 60 s; fails the test when the runner cannot start
+ * or hangs.
+ */
+void fge_run_with_agents(struct fgt_proc *p, const char *const *argv, const char *root,
+			 const char *rev_args, const char *save, const char *const *env);
 
 #endif

@@ -161,17 +161,10 @@ void fgkb_spawn(struct fgkb *b, const char *const *extra)
 		"--log-format", "json", "--log-file", b->w.log, "--agent-env", "API_TOKEN", NULL,
 	};
 
-	for (size_t i = 0; fixed[i]; i++)
-		argv[n++] = fixed[i];
-	if (!b->demo) {
-		argv[n++] = "--skills-dir";
-		argv[n++] = b->w.skills;
-	}
-	for (size_t i = 0; extra && extra[i]; i++) {
-		cr_assert_lt(n, (size_t)FGKB_MAX_ARGS - 1);
-		argv[n++] = extra[i];
-	}
-	argv[n] = NULL;
+	fgt_strs_add(argv, &n, FGKB_MAX_ARGS, fixed);
+	if (!b->demo)
+		fgt_strs_add(argv, &n, FGKB_MAX_ARGS, (const char *const[]){ "--skills-dir", b->w.skills, NULL });
+	fgt_strs_add(argv, &n, FGKB_MAX_ARGS, extra);
 	env[ne++] = fgt_fmt("-");
 	env[ne++] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	env[ne++] = fgt_fmt("HOME=%s", b->w.out);

@@ -80,29 +80,14 @@ static void fgl_init(struct fgl *l, const struct fgl_spec *s)
 static void fgl_exec(struct fgl *l)
 {
 	char *task = fgl_in_dir(l->w.root, "task.json");
-	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", l->w.root);
-	char *rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh", l->w.root);
-	char *save = fgt_fmt("SAVE=%s", l->save);
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", l->w.ws,
 			       "--step", l->s->step, "--skill", "impl", "--task-key", l->s->task_key,
 			       "--task-file", task, "--skills-dir", l->w.skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--result", l->w.result, NULL };
-	/* SAVE reaches the agents only by name (their environment is an allow-list). */
-	const char *env[16] = { wcmd, rcmd, save, "FORGE_AGENT_ENV=SAVE", "AUTO_REVIEW_STOP_WHEN_STALLED",
-				"AUTO_REVIEW_FAIL_ON_EXHAUSTION", "AUTO_REVIEW_MAX_RETRIES",
-				"FORGE_LOG_LEVEL" };
-	size_t ne = 8;
 
-	for (size_t i = 0; l->s->env && l->s->env[i]; i++)
-		env[ne++] = l->s->env[i];
-	env[ne] = NULL;
-	cr_assert_eq(fgt_run(&l->p, argv, env, NULL, NULL, 60), 0);
-	cr_assert_eq(l->p.timed_out, 0, "runner hung; stderr: %s", l->p.err);
+	fge_run_with_agents(&l->p, argv, l->w.root, "", l->save, l->s->env);
 	l->res = fge_json_file(l->w.result, l->p.err);
 	free(task);
-	free(wcmd);
-	free(rcmd);
-	free(save);
 }
 
 void fgl_run(struct fgl *l, const struct fgl_spec *s)

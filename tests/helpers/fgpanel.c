@@ -47,9 +47,7 @@ static const char *FGP_REVIEWER_TAIL = "\ndate +%s%N > \"$SAVE/end_${r}_$n\"\n";
 void fgp_run(struct fgp *t, const struct fgp_spec *s)
 {
 	char *rev = fgt_fmt("%s%s%s", FGP_REVIEWER_HEAD, s->reviewer, FGP_REVIEWER_TAIL);
-	char *task, *wcmd, *rcmd, *save;
-	const char *env[16];
-	size_t ne = 0;
+	char *task;
 
 	memset(t, 0, sizeof(*t));
 	fgw_init(&t->w);
@@ -67,19 +65,6 @@ void fgp_run(struct fgp *t, const struct fgp_spec *s)
 	fge_write_in(t->w.root, "work.sh", FGP_WORKER);
 	fge_write_in(t->w.root, "rev.sh", rev);
 	task = fgt_fmt("%s/task.json", t->w.root);
-	wcmd = fgt_fmt("FORGE_WORKER_CMD=sh %s/work.sh", t->w.root);
-	rcmd = fgt_fmt("FORGE_REVIEWER_CMD=sh %s/rev.sh {role}", t->w.root);
-	save = fgt_fmt("SAVE=%s", t->save);
-	env[ne++] = wcmd;
-	env[ne++] = rcmd;
-	env[ne++] = save;
-	env[ne++] = "FORGE_AGENT_ENV=SAVE";   /* the agents' allow-list names it */
-	env[ne++] = "AUTO_REVIEW_STOP_WHEN_STALLED";
-	env[ne++] = "AUTO_REVIEW_FAIL_ON_EXHAUSTION";
-	env[ne++] = "AUTO_REVIEW_MAX_RETRIES";
-	for (size_t i = 0; s->env && s->env[i]; i++)
-		env[ne++] = s->env[i];
-	env[ne] = NULL;
 	const char *argv[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", t->w.ws,
 			       "--step", "impl", "--skill", "impl", "--task-key", "PAN-1",
 			       "--task-file", task, "--skills-dir", t->w.skills,
@@ -87,13 +72,9 @@ void fgp_run(struct fgp *t, const struct fgp_spec *s)
 			       "--log-format", s->log_format ? s->log_format : "json",
 			       "--metrics-file", t->w.metrics, NULL };
 
-	cr_assert_eq(fgt_run(&t->p, argv, env, NULL, NULL, 60), 0);
-	cr_assert_eq(t->p.timed_out, 0, "runner hung; stderr: %s", t->p.err);
+	fge_run_with_agents(&t->p, argv, t->w.root, " {role}", t->save, s->env);
 	t->res = fge_json_file(t->w.result, t->p.err);
 	free(task);
-	free(wcmd);
-	free(rcmd);
-	free(save);
 	free(rev);
 }
 

@@ -132,13 +132,8 @@ pid_t fgrb_spawn(struct fgrb *b, const char *const *extra)
 		"--result", b->w.result, "--log-format", "json", "--log-file", b->w.log,
 		"--poll-interval", "30", "--agent-env", "API_TOKEN", NULL,
 	};
-	for (size_t i = 0; fixed[i]; i++)
-		argv[n++] = fixed[i];
-	for (size_t i = 0; extra && extra[i]; i++) {
-		cr_assert_lt(n, (size_t)FGRB_MAX_ARGS - 1);
-		argv[n++] = extra[i];
-	}
-	argv[n] = NULL;
+	fgt_strs_add(argv, &n, FGRB_MAX_ARGS, fixed);
+	fgt_strs_add(argv, &n, FGRB_MAX_ARGS, extra);
 	env[ne++] = fgt_fmt("-");
 	env[ne++] = fgt_fmt("PATH=%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
 	/* Rootless podman keeps its images and containers under the user's HOME. */
@@ -203,6 +198,15 @@ void fgrb_assert_no_container(const struct fgrb *b, const char *run_id)
 	else
 		cr_assert(!fgd_container_listed(b->cli, name), "container %s left behind", name);
 	free(name);
+}
+
+void fgrb_finish(struct fgrb *b, cJSON *res, cJSON *ev)
+{
+	fgrb_assert_no_container(b, fgrb_jstr(res, "run_id"));
+	fgw_assert_secret_absent(&b->w, b->token);
+	cJSON_Delete(ev);
+	cJSON_Delete(res);
+	fgrb_release(b);
 }
 
 static void fgrb_assert_owned(const struct fgrb *b, const char *path)
@@ -447,10 +451,6 @@ void fgrb_volume_run(const char *cli)
 	cr_assert_not_null(strstr(ls, "review_cycle_2.json"), "%s", ls);
 	cr_assert_not_null(strstr(ls, "review_summary.json"), "%s", ls);
 	cr_assert_null(strstr(ls, "review_cycle_7.json"), "the stale file is still there:\n%s", ls);
-	fgrb_assert_no_container(&b, fgrb_jstr(res, "run_id"));
-	fgw_assert_secret_absent(&b.w, b.token);
 	free(ls);
-	cJSON_Delete(ev);
-	cJSON_Delete(res);
-	fgrb_release(&b);
+	fgrb_finish(&b, res, ev);
 }

@@ -88,6 +88,11 @@ cJSON *fgrb_result(const struct fgrb *b);
 /* Fails the test when the engine still lists the container of run_id. */
 void fgrb_assert_no_container(const struct fgrb *b, const char *run_id);
 
+/* A run's close: fails the test when the container of res's run_id is
+ * still listed or the box's secret is in a file or the log; then frees res
+ * and ev (both transferred, ev may be NULL) and releases b. */
+void fgrb_finish(struct fgrb *b, cJSON *res, cJSON *ev);
+
 /* Every entry of .forge/STEP and the workspace files the agents wrote. */
 void fgrb_assert_files_owned(const struct fgrb *b);
 

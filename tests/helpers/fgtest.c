@@ -281,6 +281,16 @@ static void supervise(struct fgt_proc *p, int in_fd, int out_fd, int err_fd, con
 	p->err = fg_buf_detach(&eb, &p->err_len);
 }
 
+void fgt_strs_add(const char **v, size_t *n, size_t cap, const char *const *more)
+{
+	for (size_t i = 0; more && more[i]; i++) {
+		cr_assert_lt(*n + 1, cap, "more than %zu strings for an array of %zu", *n + 1, cap);
+		v[(*n)++] = more[i];
+	}
+	cr_assert_lt(*n, cap);
+	v[*n] = NULL;
+}
+
 int fgt_run(struct fgt_proc *p, const char *const argv[], const char *const env[],
 	    const char *cwd, const char *stdin_data, double timeout_s)
 {

@@ -35,6 +35,10 @@ int fgt_count_entries(const char *dir);
  * one for which has(name, ctx) is true, naming each that is not; asserts
  * there is at least one. For sample folders whose every file needs a case. */
 void fgt_expect_every_file(const char *dir, bool (*has)(const char *name, void *ctx), void *ctx);
+/* Appends the NULL-terminated more (NULL: nothing) to v, which holds *n
+ * strings and has room for cap, and NULL-terminates v; fails the test when
+ * they do not fit. For argv and environment arrays. */
+void fgt_strs_add(const char **v, size_t *n, size_t cap, const char *const *more);
 /* Makes path executable (chmod 0755). */
 void fgt_chmod_x(const char *path);
 

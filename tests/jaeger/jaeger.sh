@@ -18,19 +18,10 @@ say() { echo "jaeger.sh: $*" >&2; }
 
 present() { [ -f "$CACHE/bin/.complete" ] && [ -x "$BIN" ]; }
 
-go_env() {
-    export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
-    export GOMODCACHE=$CACHE_ROOT/go/mod GOCACHE=$CACHE_ROOT/go/build
-}
+# shellcheck source=tests/go_cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go_cache.sh"
 
-cmd_build() {
-    if present; then say "jaeger present in $BIN (reused)"; return 0; fi
-    [ -x "$GO" ] || die "no Go toolchain at $GO"
-    mkdir -p "$CACHE" || die "cannot create $CACHE"
-    exec 9> "$CACHE.lock"
-    flock 9
-    if present; then say "jaeger present in $BIN (built meanwhile)"; return 0; fi
-    go_env
+build_jaeger() {
     local src=$CACHE/src t0=$SECONDS
     rm -rf "$src" "$CACHE/bin"; mkdir -p "$src" "$CACHE/bin"
     # A throwaway module whose one tool is jaeger (go get -tool, as the module list says).
@@ -46,7 +37,7 @@ cmd_build() {
 }
 
 case ${1:-} in
-    build) cmd_build ;;
+    build) go_cached_build jaeger present build_jaeger ;;
     path) present || exit 1; echo "$BIN" ;;
     *) die "usage: jaeger.sh build|path" ;;
 esac

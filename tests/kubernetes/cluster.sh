@@ -32,10 +32,8 @@ binaries_present() {
     for b in $BINARIES; do [ -x "$BIN/$b" ] || return 1; done
 }
 
-go_env() {
-    export GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
-    export GOMODCACHE=$CACHE_ROOT/go/mod GOCACHE=$CACHE_ROOT/go/build
-}
+# shellcheck source=tests/go_cache.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../go_cache.sh"
 
 # The staging modules are the `replace k8s.io/x => ./staging/src/k8s.io/x`
 # lines of k8s.io/kubernetes' own go.mod.
@@ -75,14 +73,9 @@ version_ldflags() {
     printf -- '-s -w'
 }
 
-cmd_build() {
-    if binaries_present; then say "binaries present in $BIN (reused)"; return 0; fi
-    [ -x "$GO" ] || die "no Go toolchain at $GO"
-    mkdir -p "$CACHE" || die "cannot create $CACHE"
-    exec 9> "$CACHE.lock"
-    flock 9
-    if binaries_present; then say "binaries present in $BIN (built meanwhile)"; return 0; fi
-    go_env
+cmd_build() { go_cached_build binaries binaries_present build_binaries; }
+
+build_binaries() {
     local src=$CACHE/src t0=$SECONDS pkgs="" b
     rm -rf "$src" "$BIN.tmp"; mkdir -p "$src" "$BIN.tmp"
     write_go_mod "$src"

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,16 @@ static char *const test_env[] = {
 
 /* On by default for docker and podman. */
 #define HARDENING "--cap-drop=ALL --security-opt=no-new-privileges --pids-limit 4096 "
+/* What every container command line of base() holds: the engine's run with
+ * the two bind mounts, the variables passed by name, and the entrypoint's
+ * run up to its task file. */
+#define RUN_MOUNTS(engine) \
+	engine " run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace " \
+	       "-v /opt/skills:/skills:ro "
+#define PASSED_ENV "-e AUTO_REVIEW_MAX_RETRIES -e FORGE_RUN_ID -e FORGE_WORKER_CMD "
+#define EP_RUN \
+	"img:1 run --workspace /workspace --skills-dir /skills --step implement_task " \
+	"--skill implement-task --task-key DEMO-1 "
 
 static struct rn_engine_params base(const char *k)
 {
@@ -73,11 +84,7 @@ Test(engine, docker_argv)
 {
 	struct rn_engine_params p = base("docker");
 
-	check_build(&p,
-		    "docker run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
-		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
+	check_build(&p, RUN_MOUNTS("docker") "--user 1000:1000 " PASSED_ENV "-e SECRET_TOKEN " EP_RUN
 		    "--task-file /workspace/task.json");
 }
 
@@ -87,12 +94,8 @@ Test(engine, podman_argv_keeps_user_namespace)
 
 	p.task_file = "/tmp/task.json";
 	p.nextra_env = 0;
-	check_build(&p,
-		    "podman run --rm --name forge-0123456789abcdef " HARDENING "-v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro -v /tmp/task.json:/forge/task.json:ro --userns=keep-id "
-		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES -e FORGE_RUN_ID -e FORGE_WORKER_CMD "
-		    "img:1 run --workspace /workspace --skills-dir /skills --step implement_task "
-		    "--skill implement-task --task-key DEMO-1 --task-file /forge/task.json");
+	check_build(&p, RUN_MOUNTS("podman") "-v /tmp/task.json:/forge/task.json:ro --userns=keep-id "
+		    "--user 1000:1000 " PASSED_ENV EP_RUN "--task-file /forge/task.json");
 }
 
 Test(engine, local_argv)
@@ -341,44 +344,41 @@ Test(engine, limits_and_engine_args_in_order_before_the_image)
 		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
 		    "--security-opt=no-new-privileges --pids-limit 64 --memory 4g --cpus 1.5 "
 		    "--network none --read-only --tmpfs /tmp -v /home/u/ws:/workspace "
-		    "-v /opt/skills:/skills:ro --user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD --runtime=runsc --device=/dev/fuse img:1 run "
-		    "--workspace /workspace --skills-dir /skills --step implement_task "
-		    "--skill implement-task --task-key DEMO-1 --task-file /workspace/task.json");
+		    "-v /opt/skills:/skills:ro --user 1000:1000 " PASSED_ENV "--runtime=runsc "
+		    "--device=/dev/fuse " EP_RUN "--task-file /workspace/task.json");
 	rn__container_opts_release(&o);
 }
 
 Test(engine, limit_values_are_checked)
 {
+	/* Each checker, the values it takes and those it refuses (with a message). */
 	static const struct {
+		const char *name;
 		int (*check)(const char *, char *, size_t);
-		const char *v;
-		int ok;
+		const char *ok[4], *bad[7];
 	} cases[] = {
-		{ rn_engine_memory_check, "4g", 1 }, { rn_engine_memory_check, "512m", 1 },
-		{ rn_engine_memory_check, "1073741824", 1 }, { rn_engine_memory_check, "64K", 1 },
-		{ rn_engine_memory_check, "", 0 }, { rn_engine_memory_check, "g", 0 },
-		{ rn_engine_memory_check, "4gb", 0 }, { rn_engine_memory_check, "-1", 0 },
-		{ rn_engine_memory_check, "4 g", 0 }, { rn_engine_memory_check, "1.5g", 0 },
-		{ rn_engine_cpus_check, "2", 1 }, { rn_engine_cpus_check, "0.5", 1 },
-		{ rn_engine_cpus_check, "0", 0 }, { rn_engine_cpus_check, "-1", 0 },
-		{ rn_engine_cpus_check, "two", 0 }, { rn_engine_cpus_check, "nan", 0 },
-		{ rn_engine_pids_check, "4096", 1 }, { rn_engine_pids_check, "1", 1 },
-		{ rn_engine_pids_check, "0", 0 }, { rn_engine_pids_check, "-1", 0 },
-		{ rn_engine_pids_check, "10x", 0 }, { rn_engine_pids_check, "99999999", 0 },
-		{ rn_engine_network_check, "none", 1 }, { rn_engine_network_check, "bridge", 1 },
-		{ rn_engine_network_check, "slirp4netns:allow_host_loopback=true", 1 },
-		{ rn_engine_network_check, "", 0 }, { rn_engine_network_check, "--privileged", 0 },
-		{ rn_engine_network_check, "a b", 0 }, { rn_engine_network_check, "x;y", 0 },
+		{ "memory", rn_engine_memory_check, { "4g", "512m", "1073741824", "64K" },
+		  { "", "g", "4gb", "-1", "4 g", "1.5g" } },
+		{ "cpus", rn_engine_cpus_check, { "2", "0.5" }, { "0", "-1", "two", "nan" } },
+		{ "pids", rn_engine_pids_check, { "4096", "1" }, { "0", "-1", "10x", "99999999" } },
+		{ "network", rn_engine_network_check, { "none", "bridge", "slirp4netns:allow_host_loopback=true" },
+		  { "", "--privileged", "a b", "x;y" } },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char err[256] = "";
-		int r = cases[i].check(cases[i].v, err, sizeof(err));
+		for (size_t j = 0; j < 4 && cases[i].ok[j]; j++) {
+			char err[256] = "";
 
-		cr_assert_eq(r, cases[i].ok ? 0 : -EINVAL, "case %zu '%s'", i, cases[i].v);
-		if (!cases[i].ok)
-			cr_assert(err[0], "case %zu '%s' has no message", i, cases[i].v);
+			cr_assert_eq(cases[i].check(cases[i].ok[j], err, sizeof(err)), 0, "%s '%s': %s",
+				     cases[i].name, cases[i].ok[j], err);
+		}
+		for (size_t j = 0; j < 7 && cases[i].bad[j]; j++) {
+			char err[256] = "";
+
+			cr_assert_eq(cases[i].check(cases[i].bad[j], err, sizeof(err)), -EINVAL, "%s '%s'",
+				     cases[i].name, cases[i].bad[j]);
+			cr_assert(err[0], "%s '%s' has no message", cases[i].name, cases[i].bad[j]);
+		}
 	}
 }
 
@@ -396,9 +396,7 @@ Test(engine, named_volume_replaces_the_bind_mount_and_clears_in_the_container)
 		    "docker run --rm --name forge-0123456789abcdef --cap-drop=ALL "
 		    "--security-opt=no-new-privileges --pids-limit 4096 -v forge-ws_1.a:/workspace "
 		    "-v /opt/skills:/skills:ro -v /home/u/ws/task.json:/forge/task.json:ro "
-		    "--user 1000:1000 -e AUTO_REVIEW_MAX_RETRIES "
-		    "-e FORGE_RUN_ID -e FORGE_WORKER_CMD -e SECRET_TOKEN img:1 run --workspace /workspace "
-		    "--skills-dir /skills --step implement_task --skill implement-task --task-key DEMO-1 "
+		    "--user 1000:1000 " PASSED_ENV "-e SECRET_TOKEN " EP_RUN
 		    "--task-file /forge/task.json --clear-stale");
 	cr_assert(!rn_engine_find("docker")->workspace_local(&p));
 	cr_assert(!rn_engine_find("podman")->workspace_local(&p));
@@ -482,6 +480,26 @@ Test(engine, cycle_dir_reaches_the_entrypoint_by_name)
 	free(e);
 }
 
+/* Builds p and fails the test unless set ("NAME=value") is in its
+ * environment, passed by name (-e NAME, when flag) and never in argv (nor
+ * any part of it: value_part), and the host's old ("NAME=value") is gone. */
+static void expect_by_name(const struct rn_engine_params *p, bool flag, const char *set,
+			   const char *value_part, const char *old)
+{
+	char *by_name = fgt_fmt("-e %.*s -e FORGE_RUN_ID img:1", (int)strcspn(set, "="), set);
+	char *a, *e;
+
+	build_joined(p, &a, &e);
+	if (flag)
+		cr_assert_not_null(strstr(a, by_name), "%s", a);
+	cr_assert_null(strstr(a, value_part), "the value is in argv: %s", a);
+	cr_assert_not_null(strstr(e, set), "%s", e);
+	cr_assert_null(strstr(e, old), "the host's value stayed: %s", e);
+	free(by_name);
+	free(a);
+	free(e);
+}
+
 /* The run's deadline reaches the entrypoint by name on every engine, and a
  * FORGE_DEADLINE of the runner's own environment never does. */
 Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
@@ -491,21 +509,14 @@ Test(engine, the_deadline_reaches_the_entrypoint_by_name_and_replaces_the_hosts)
 
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct rn_engine_params p = base(kinds[i]);
-		char *a, *e;
 
 		p.environ = env_with_old;
 		p.nextra_env = 0;
 		if (!strcmp(kinds[i], "local"))
 			p.program = "/usr/bin/forge-entrypoint";
 		p.deadline = "1767225600.250";
-		build_joined(&p, &a, &e);
-		if (strcmp(kinds[i], "local"))
-			cr_assert_not_null(strstr(a, "-e FORGE_DEADLINE -e FORGE_RUN_ID img:1"), "%s", a);
-		cr_assert_null(strstr(a, "1767225600"), "the value is in argv: %s", a);
-		cr_assert_not_null(strstr(e, "FORGE_DEADLINE=1767225600.250"), "%s", e);
-		cr_assert_null(strstr(e, "FORGE_DEADLINE=1000000000"), "the host's value stayed: %s", e);
-		free(a);
-		free(e);
+		expect_by_name(&p, strcmp(kinds[i], "local") != 0, "FORGE_DEADLINE=1767225600.250", "1767225600",
+			       "FORGE_DEADLINE=1000000000");
 	}
 	cr_assert(rn_engine_env_is_runner_only("FORGE_DEADLINE"));
 }

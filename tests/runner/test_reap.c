@@ -105,104 +105,99 @@ static void teardown(struct fixture *f)
 	free(f->cli);
 }
 
-Test(reap, container_already_gone_is_one_anchored_listing)
+/*
+ * One reap and what it must come to: the engine (NULL: docker), the marker
+ * files for the stand-in ("name" empty, "name=content"), another program
+ * for the CLI, the deadline, the result, the message (err: the whole of it,
+ * err_has: a part) and the calls the stand-in recorded (calls: all of
+ * them, calls_has: a part, calls_lack: absent).
+ */
+struct reap_case {
+	const char *kind, *marks[2], *program;
+	int timeout_ms, want;
+	const char *err, *err_has, *calls, *calls_has, *calls_lack;
+};
+
+static void expect_reap(struct reap_case c)
 {
 	struct fixture f;
 
-	setup(&f, "docker");
-	cr_assert_eq(reap(&f, 15000), 0);
-	char *c = calls(&f);
-	cr_assert_str_eq(c, "ps -a -q --filter name=^forge-" RUN_ID "$\n");
-	free(c);
+	setup(&f, c.kind ? c.kind : "docker");
+	for (size_t i = 0; i < 2 && c.marks[i]; i++) {
+		const char *eq = strchr(c.marks[i], '=');
+		int len = eq ? (int)(eq - c.marks[i]) : (int)strlen(c.marks[i]);
+		char *name = fgt_fmt("%.*s", len, c.marks[i]);
+
+		mark(&f, name, eq ? eq + 1 : "");
+		free(name);
+	}
+	if (c.program)
+		f.p.program = c.program;
+	cr_assert_eq(reap(&f, c.timeout_ms), c.want, "%s", f.reap.err);
+	if (c.err)
+		cr_assert_str_eq(f.reap.err, c.err);
+	if (c.err_has)
+		cr_assert_not_null(strstr(f.reap.err, c.err_has), "%s", f.reap.err);
+	char *got = calls(&f);
+	if (c.calls)
+		cr_assert_str_eq(got, c.calls, "calls:\n%s", got);
+	if (c.calls_has)
+		cr_assert_not_null(strstr(got, c.calls_has), "calls:\n%s", got);
+	if (c.calls_lack)
+		cr_assert_null(strstr(got, c.calls_lack), "calls:\n%s", got);
+	free(got);
 	teardown(&f);
 }
 
+Test(reap, container_already_gone_is_one_anchored_listing)
+{
+	expect_reap((struct reap_case){ .timeout_ms = 15000,
+					.calls = "ps -a -q --filter name=^forge-" RUN_ID "$\n" });
+}
+
+/* Removed by force although it went by itself: calls_lack. */
 Test(reap, lagging_removal_is_waited_for_without_force)
 {
-	struct fixture f;
-
-	setup(&f, "podman");
-	mark(&f, "exists", "");
-	mark(&f, "vanish_after", "2");
-	cr_assert_eq(reap(&f, 15000), 0, "%s", f.reap.err);
-	char *c = calls(&f);
-	cr_assert_null(strstr(c, "rm -f"), "removed by force although it went by itself:\n%s", c);
-	free(c);
-	teardown(&f);
+	expect_reap((struct reap_case){
+		.kind = "podman", .marks = { "exists", "vanish_after=2" }, .timeout_ms = 15000, .want = 0,
+		.calls_lack = "rm -f" });
 }
 
 Test(reap, container_left_behind_is_removed_by_force)
 {
-	struct fixture f;
-
-	setup(&f, "docker");
-	mark(&f, "exists", "");
-	mark(&f, "rm_works", "");
-	cr_assert_eq(reap(&f, 15000), 1, "%s", f.reap.err);
-	char *c = calls(&f);
-	cr_assert_not_null(strstr(c, "\nrm -f forge-" RUN_ID "\nps -a -q"), "calls:\n%s", c);
-	free(c);
-	teardown(&f);
+	expect_reap((struct reap_case){ .marks = { "exists", "rm_works" }, .timeout_ms = 15000, .want = 1,
+					.calls_has = "\nrm -f forge-" RUN_ID "\nps -a -q" });
 }
 
+/* Whether the deadline falls in a wait or in a listing, the last listing
+ * showed the container: still there either way; rm -f was tried. */
 Test(reap, container_that_stays_is_reported_at_the_deadline)
 {
-	struct fixture f;
-
-	setup(&f, "docker");
-	mark(&f, "exists", "");
-	/* Whether the deadline falls in a wait or in a listing, the last
-	 * listing showed the container: still there either way. */
-	cr_assert_eq(reap(&f, 2500), -EBUSY);
-	cr_assert_str_eq(f.reap.err, "container 'forge-" RUN_ID "' still exists");
-	char *c = calls(&f);
-	cr_assert_not_null(strstr(c, "rm -f forge-" RUN_ID), "never tried rm -f:\n%s", c);
-	free(c);
-	teardown(&f);
+	expect_reap((struct reap_case){ .marks = { "exists" }, .timeout_ms = 2500, .want = -EBUSY,
+					.err = "container 'forge-" RUN_ID "' still exists",
+					.calls_has = "rm -f forge-" RUN_ID });
 }
 
 Test(reap, failing_listing_is_an_error)
 {
-	struct fixture f;
-
-	setup(&f, "docker");
-	mark(&f, "ps_code", "1");
-	cr_assert_eq(reap(&f, 15000), -EIO);
-	cr_assert_not_null(strstr(f.reap.err, "ps' exited with code 1"), "%s", f.reap.err);
-	teardown(&f);
+	expect_reap((struct reap_case){ .marks = { "ps_code=1" }, .timeout_ms = 15000, .want = -EIO,
+					.err_has = "ps' exited with code 1" });
 }
 
 Test(reap, listing_that_does_not_answer_is_killed_at_the_deadline)
 {
-	struct fixture f;
-
-	setup(&f, "docker");
-	mark(&f, "ps_hangs", "");
-	cr_assert_eq(reap(&f, 500), -ETIMEDOUT);
-	cr_assert_not_null(strstr(f.reap.err, "cannot run"), "%s", f.reap.err);
-	teardown(&f);
+	expect_reap((struct reap_case){ .marks = { "ps_hangs" }, .timeout_ms = 500, .want = -ETIMEDOUT,
+					.err_has = "cannot run" });
 }
 
 Test(reap, missing_cli_is_an_error)
 {
-	struct fixture f;
-
-	setup(&f, "docker");
-	f.p.program = "/nonexistent/engine-cli";
-	cr_assert_eq(reap(&f, 15000), -ENOENT);
-	cr_assert_not_null(strstr(f.reap.err, "cannot run '/nonexistent/engine-cli ps'"), "%s",
-			   f.reap.err);
-	teardown(&f);
+	expect_reap((struct reap_case){ .program = "/nonexistent/engine-cli", .timeout_ms = 15000,
+					.want = -ENOENT, .err_has = "cannot run '/nonexistent/engine-cli ps'" });
 }
 
+/* The local engine runs no command at all. */
 Test(reap, local_engine_has_nothing_to_reap)
 {
-	struct fixture f;
-
-	setup(&f, "local");
-	cr_assert_eq(reap(&f, 15000), 0);
-	char *c = calls(&f);
-	cr_assert_str_eq(c, "", "the local engine ran a command:\n%s", c);
-	free(c);
-	teardown(&f);
+	expect_reap((struct reap_case){ .kind = "local", .timeout_ms = 15000, .calls = "" });
 }

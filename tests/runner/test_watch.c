@@ -72,20 +72,31 @@ struct fixture {
 	char *root, *dir;
 };
 
-static void fx_start(struct fixture *f, const char *run_id, size_t max_watches, int no_inotify)
+/* Starts a watch of f->dir and of the NULL-terminated more (NULL: none)
+ * with o, whose log, callback and data become the fixture's. */
+static void fx_start_with(struct fixture *f, struct rn_watch_opts o, const char *const *more)
 {
-	struct rn_watch_opts o = {
-		.poll_interval = 600, .run_id = run_id, .max_watches = max_watches,
-		.no_inotify = no_inotify, .log = &f->log, .cb = on_cycle, .data = &f->seen,
-	};
-
+	o.log = &f->log;
+	o.cb = on_cycle;
+	o.data = &f->seen;
 	memset(&f->seen, 0, sizeof(f->seen));
 	f->logfp = open_memstream(&f->logbuf, &f->loglen);
 	rn_log_init(&f->log, RN_LOG_TEXT, RN_LOG_INFO, f->logfp);
 	cr_assert_eq(uv_loop_init(&f->loop), 0);
 	rn_watch_init(&f->w, &f->loop, &o);
 	cr_assert_eq(rn_watch_add(&f->w, f->dir), 0);
+	for (size_t i = 0; more && more[i]; i++)
+		cr_assert_eq(rn_watch_add(&f->w, more[i]), 0);
 	cr_assert_eq(rn_watch_start(&f->w), 0);
+}
+
+static void fx_start(struct fixture *f, const char *run_id, size_t max_watches, int no_inotify)
+{
+	struct rn_watch_opts o = {
+		.poll_interval = 600, .run_id = run_id, .max_watches = max_watches, .no_inotify = no_inotify,
+	};
+
+	fx_start_with(f, o, NULL);
 }
 
 /* Runs the loop until count reports arrived (or a bounded number of turns). */
@@ -126,12 +137,25 @@ static void fx_init(struct fixture *f, int create)
 	free(forge);
 }
 
+/* The common opening: .forge/step made and watched, inotify on, no run id. */
+static void fx_open(struct fixture *f)
+{
+	fx_init(f, 1);
+	fx_start(f, NULL, 0, 0);
+}
+
+/* The common closing: the loop closed (uv_loop_close() == 0), all freed. */
+static void fx_end(struct fixture *f)
+{
+	fx_close(f);
+	fx_free(f);
+}
+
 Test(watch, rewrite_reported_per_distinct_content)
 {
 	struct fixture f;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	put(f.dir, 1, "a", NULL);
 	fx_wait(&f, 1);
 	put(f.dir, 1, "a", NULL);          /* identical content: nothing new */
@@ -147,8 +171,7 @@ Test(watch, rewrite_reported_per_distinct_content)
 	cr_assert_str_eq(f.seen.fb[2], "c");
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(f.seen.src[i], RN_SOURCE_WATCH);
-	fx_close(&f);
-	fx_free(&f);
+	fx_end(&f);
 }
 
 Test(watch, invalid_file_retried_then_corrupt_at_sweep)
@@ -156,8 +179,7 @@ Test(watch, invalid_file_retried_then_corrupt_at_sweep)
 	struct fixture f;
 	char *p, *p2, *p01, *json;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	p = fgt_fmt("%s/review_cycle_1.json", f.dir);
 	p2 = fgt_fmt("%s/review_cycle_2.json", f.dir);
 	p01 = fgt_fmt("%s/review_cycle_01.json", f.dir);
@@ -228,45 +250,33 @@ Test(watch, directory_created_later_and_recreated)
 	cr_assert_eq(f.seen.count, 2);
 	cr_assert_eq(f.seen.src[0], RN_SOURCE_WATCH);
 	cr_assert_eq(f.seen.src[1], RN_SOURCE_WATCH);
-	fx_close(&f);
 	free(forge);
-	fx_free(&f);
+	fx_end(&f);
 }
 
 Test(watch, watch_limit_falls_back_to_polling_with_a_warning)
 {
+	struct rn_watch_opts o = { .poll_interval = 0.01, .max_watches = 1 };
 	struct fixture f;
+	char *second;
 
 	fx_init(&f, 1);
+	/* One directory is within the limit of one watch. */
 	fx_start(&f, NULL, 1, 0);
-	/* A second directory beyond the limit of one watch. */
 	fx_close(&f);
 	free(f.logbuf);
 	f.logbuf = NULL;
-	{
-		struct rn_watch_opts o = {
-			.poll_interval = 0.01, .max_watches = 1, .log = &f.log, .cb = on_cycle,
-			.data = &f.seen,
-		};
-		char *second = fgt_fmt("%s/other", f.root);
-
-		cr_assert_eq(mkdir(second, 0755), 0);
-		memset(&f.seen, 0, sizeof(f.seen));
-		f.logfp = open_memstream(&f.logbuf, &f.loglen);
-		rn_log_init(&f.log, RN_LOG_TEXT, RN_LOG_INFO, f.logfp);
-		cr_assert_eq(uv_loop_init(&f.loop), 0);
-		rn_watch_init(&f.w, &f.loop, &o);
-		rn_watch_add(&f.w, f.dir);
-		rn_watch_add(&f.w, second);
-		cr_assert_eq(rn_watch_start(&f.w), 0);
-		put(second, 1, "polled", NULL);
-		fx_wait(&f, 1);
-		cr_assert_eq(f.seen.count, 1);
-		cr_assert_eq(f.seen.src[0], RN_SOURCE_POLL);
-		fx_close(&f);
-		cr_assert_not_null(strstr(f.logbuf, "WARN watch_fallback"));
-		free(second);
-	}
+	/* A second directory is beyond it. */
+	second = fgt_fmt("%s/other", f.root);
+	cr_assert_eq(mkdir(second, 0755), 0);
+	fx_start_with(&f, o, (const char *const[]){ second, NULL });
+	put(second, 1, "polled", NULL);
+	fx_wait(&f, 1);
+	cr_assert_eq(f.seen.count, 1);
+	cr_assert_eq(f.seen.src[0], RN_SOURCE_POLL);
+	fx_close(&f);
+	cr_assert_not_null(strstr(f.logbuf, "WARN watch_fallback"));
+	free(second);
 	fx_free(&f);
 }
 
@@ -282,8 +292,7 @@ Test(watch, no_inotify_polls_and_loop_closes)
 	rn_watch_sweep(&f.w);
 	cr_assert_eq(f.seen.count, 1);
 	cr_assert_eq(f.seen.src[0], RN_SOURCE_SWEEP);
-	fx_close(&f);
-	fx_free(&f);
+	fx_end(&f);
 }
 
 /* Sets path's mtime to exactly mt (what cp -p does, and what a second
@@ -301,8 +310,7 @@ Test(watch, same_identity_rewrite_in_place_is_reported)
 	char *path, *a, *b;
 	struct stat st1, st2;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	path = fgt_fmt("%s/review_cycle_1.json", f.dir);
 	a = cycle_json(1, "first", NULL);
 	b = cycle_json(1, "again", NULL);         /* same length, other content */
@@ -323,8 +331,7 @@ Test(watch, same_identity_rewrite_in_place_is_reported)
 	/* The sweep does not report it a third time. */
 	rn_watch_sweep(&f.w);
 	cr_assert_eq(f.seen.count, 2);
-	fx_close(&f);
-	fx_free(&f);
+	fx_end(&f);
 	free(path);
 	free(a);
 	free(b);
@@ -335,8 +342,7 @@ Test(watch, identical_rewrite_in_place_is_not_reported_again)
 	struct fixture f;
 	char *path, *a;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	path = fgt_fmt("%s/review_cycle_1.json", f.dir);
 	a = cycle_json(1, "first", NULL);
 	fgt_write(path, a);
@@ -350,8 +356,7 @@ Test(watch, identical_rewrite_in_place_is_not_reported_again)
 	rn_watch_drain(&f.w);
 	rn_watch_sweep(&f.w);
 	cr_assert_eq(f.seen.count, 1);
-	fx_close(&f);
-	fx_free(&f);
+	fx_end(&f);
 	free(path);
 	free(a);
 }
@@ -385,8 +390,7 @@ Test(watch, one_descriptor_per_directory_kept_between_events)
 {
 	struct fixture f;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	cr_assert_eq(fds_on(f.dir), 1, "after start");
 	for (int i = 1; i <= 3; i++) {
 		put(f.dir, i, "x", NULL);
@@ -414,6 +418,24 @@ static int watches_of(int fd)
 	return n;
 }
 
+/* Moves .forge away (to atticN) and makes .forge/step again, times times,
+ * running the loop once every turn_every moves (0: never). */
+static void move_forge_away(struct fixture *f, int times, int turn_every)
+{
+	char *forge = fgt_fmt("%s/.forge", f->root);
+
+	for (int i = 0; i < times; i++) {
+		char *attic = fgt_fmt("%s/attic%d", f->root, i);
+
+		cr_assert_eq(rename(forge, attic), 0);
+		cr_assert_eq(mkdir(forge, 0755) || mkdir(f->dir, 0755), 0);
+		free(attic);
+		if (turn_every && i % turn_every == 0)
+			uv_run(&f->loop, UV_RUN_NOWAIT);
+	}
+	free(forge);
+}
+
 /* `mv .forge attic; mkdir -p .forge/STEP` must not blind the inotify
  * source for the rest of the run (a watch left on the moved directory), nor
  * leave a watch behind per move. Here the step
@@ -428,7 +450,7 @@ Test(watch, moved_or_replaced_ancestors_are_followed_without_leaking_watches)
 	struct rn_watch_opts o = {
 		.poll_interval = 600, .log = &f.log, .cb = on_cycle, .data = &f.seen,
 	};
-	char *forge, *attic;
+	char *attic;
 
 	fx_init(&f, 1);
 	memset(&f.seen, 0, sizeof(f.seen));
@@ -441,15 +463,7 @@ Test(watch, moved_or_replaced_ancestors_are_followed_without_leaking_watches)
 	cr_assert_leq(watches_of(f.w.ifd), 3, "root, .forge, step");
 	put(f.dir, 1, "a", NULL);
 	fx_wait(&f, 1);
-	forge = fgt_fmt("%s/.forge", f.root);
-	for (int i = 0; i < 300; i++) {
-		attic = fgt_fmt("%s/attic%d", f.root, i);
-		cr_assert_eq(rename(forge, attic), 0);
-		cr_assert_eq(mkdir(forge, 0755) || mkdir(f.dir, 0755), 0);
-		free(attic);
-		if (i % 50 == 0)
-			uv_run(&f.loop, UV_RUN_NOWAIT);
-	}
+	move_forge_away(&f, 300, 50);
 	for (int i = 0; i < 2; i++) {
 		attic = fgt_fmt("%s/attic_step%d", f.root, i);
 		cr_assert_eq(rename(f.dir, attic), 0);
@@ -468,9 +482,7 @@ Test(watch, moved_or_replaced_ancestors_are_followed_without_leaking_watches)
 	fx_wait(&f, 3);
 	cr_assert_eq(f.seen.count, 3);
 	cr_assert_eq(f.seen.src[2], RN_SOURCE_WATCH);
-	fx_close(&f);
-	free(forge);
-	fx_free(&f);
+	fx_end(&f);
 }
 
 /* The same for `watch DIR`, whose base is DIR's parent named by path: the
@@ -479,25 +491,15 @@ Test(watch, moved_or_replaced_ancestors_are_followed_without_leaking_watches)
 Test(watch, a_moved_base_named_by_path_is_followed)
 {
 	struct fixture f;
-	char *forge, *attic;
 
-	fx_init(&f, 1);
-	fx_start(&f, NULL, 0, 0);
+	fx_open(&f);
 	cr_assert_leq(watches_of(f.w.ifd), 2, ".forge and step");
-	forge = fgt_fmt("%s/.forge", f.root);
-	for (int i = 0; i < 50; i++) {
-		attic = fgt_fmt("%s/attic%d", f.root, i);
-		cr_assert_eq(rename(forge, attic), 0);
-		cr_assert_eq(mkdir(forge, 0755) || mkdir(f.dir, 0755), 0);
-		free(attic);
-	}
+	move_forge_away(&f, 50, 0);
 	put(f.dir, 1, "a", NULL);
 	fx_wait(&f, 1);
 	cr_assert_eq(f.seen.count, 1);
 	cr_assert_eq(f.seen.src[0], RN_SOURCE_WATCH);
 	rn_watch_drain(&f.w);
 	cr_assert_leq(watches_of(f.w.ifd), 2, "%d watches", watches_of(f.w.ifd));
-	fx_close(&f);
-	free(forge);
-	fx_free(&f);
+	fx_end(&f);
 }
