@@ -217,8 +217,7 @@ Test(stream, clear_stale_removes_an_earlier_runs_files)
 		struct fgw w;
 		struct fgt_proc p;
 
-		fgw_init(&w);
-		fgw_task(&w, NULL);
+		fgw_init_step(&w, NULL);
 		fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 		plant_stale(&w);
 		if (twin) {

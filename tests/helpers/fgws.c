@@ -54,7 +54,8 @@ void fgw_init_step(struct fgw *w, const char *review_md)
 {
 	fgw_init(w);
 	fgw_task(w, NULL);
-	fgw_review_md(w, "default", review_md);
+	if (review_md)
+		fgw_review_md(w, "default", review_md);
 }
 
 void fgw_release_run(struct fgw *w, struct fgt_proc *p)
@@ -185,6 +186,15 @@ cJSON *fgw_step_json(const struct fgw *w, const char *name)
 
 	free(p);
 	return j;
+}
+
+void fgw_assert_step_strs_at(const struct fgw *w, const char *name, const char *const *kv, const char *file,
+			     int line)
+{
+	cJSON *o = fgw_step_json(w, name);
+
+	fge_assert_strs_at(o, kv, file, line);
+	cJSON_Delete(o);
 }
 
 char *fgw_summary_failure(const struct fgw *w, const char *cause)
