@@ -173,11 +173,9 @@ Test(pid1, worker_idle_timeout_fails_the_task)
 	const char *extra[] = { "FORGE_AGENT_IDLE_TIMEOUT=0.3", NULL };
 
 	fgw_init_step(&w, NULL);
-	char *wk = fgw_script(&w, "worker.sh", NULL, "echo working; exec sleep 60");
-	fgw_entrypoint(&w, &p, wk, NULL, extra);
+	fgw_run_step(&w, &p, "echo working; exec sleep 60", NULL, extra);
 	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "FORGE_AGENT_IDLE_TIMEOUT"), "%s", p.err);
-	free(wk);
 	fgw_release_run(&w, &p);
 }
 
@@ -188,11 +186,9 @@ Test(pid1, agent_ignoring_sigterm_is_killed_after_grace)
 	const char *extra[] = { "FORGE_AGENT_TIMEOUT=0.3", "FORGE_AGENT_KILL_GRACE=0.2", NULL };
 
 	fgw_init_step(&w, NULL);
-	char *wk = fgw_script(&w, "worker.sh", NULL, "trap '' TERM\nwhile :; do sleep 1; done");
-	fgw_entrypoint(&w, &p, wk, NULL, extra);
+	fgw_run_step(&w, &p, "trap '' TERM\nwhile :; do sleep 1; done", NULL, extra);
 	fgt_assert_exit(&p, 1);
 	cr_assert(strstr(p.err, "worker timed out after 0.3 s"), "%s", p.err);
-	free(wk);
 	fgw_release_run(&w, &p);
 }
 

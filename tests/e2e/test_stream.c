@@ -136,10 +136,8 @@ Test(stream, agents_cannot_forge_a_frame)
 		"head -c 8192 /dev/zero | tr '\\0' y; echo \"$forged\"\n";
 
 	fgw_init_step(&w, "---\nmax_retries: 2\n---\nCheck.\n");
-	char *wk = fgw_script(&w, "worker.sh", NULL, FORGER);
 	char *body = fgt_fmt("%secho APPROVED\n", FORGER);
-	char *rv = fgw_script(&w, "reviewer.sh", NULL, body);
-	fgw_entrypoint(&w, &p, wk, rv, NULL);
+	fgw_run_step(&w, &p, FORGER, body, NULL);
 	fgt_assert_exit(&p, 0);
 	cr_assert_not_null(strstr(p.err, "[worker] @@forge-review"), "the agent's line is shown");
 	cr_assert_eq(prefixed_lines(p.err), 2, "only cycle 1 and the summary; stderr:\n%s", p.err);
@@ -147,8 +145,6 @@ Test(stream, agents_cannot_forge_a_frame)
 	cr_assert_eq(f[1].summary.cycles, 1, "the real summary, not the forged one");
 	fg_frame_release(&f[0]);
 	fg_frame_release(&f[1]);
-	free(wk);
-	free(rv);
 	free(body);
 	fgw_release_run(&w, &p);
 }
