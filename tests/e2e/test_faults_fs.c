@@ -163,14 +163,14 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 {
 	struct fgw f;
-	char *wk, *rv;
+	char *wk;
 
 	fgw_init_runner(&f);
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker = wk,
+			       .reviewer_sh = "echo APPROVED"));
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
@@ -181,7 +181,6 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 

@@ -89,14 +89,13 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 {
 	struct fgw f;
-	char *wk, *rv;
+	char *wk;
 	const cJSON *cs, *c1;
 
 	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	rv = fgw_script(&f, "reviewer.sh", NULL,
-		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker = wk,
+			       .reviewer_sh = "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED"));
 	cs = fgw_assert_run(&f, 0, 2);
 	c1 = cJSON_GetArrayItem(cs, 0);
 	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
@@ -104,45 +103,36 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	cr_assert_str_eq(fge_jstr_or_null(cJSON_GetArrayItem(cs, 1), "verdict"), "approved");
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "approved");
 	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 {
 	struct fgw f;
-	char *wk, *rv;
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "kill -9 $$",
+			       .reviewer_sh = "echo APPROVED"));
 	fgw_assert_run(&f, 1, -1);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 {
 	struct fgw f;
-	char *wk, *rv;
 	const cJSON *cs, *last;
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok",
+			       .reviewer_sh = "echo 'REJECTED: not yet'"));
 	cs = fgw_assert_run(&f, 1, 2);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
 	cr_assert_not_null(strstr(fge_jstr_or_null(last, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(last, "feedback"));
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "failed");
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 

@@ -225,7 +225,7 @@ Test(hostile_records, sweep_dir_given_as_a_symlink_is_refused)
 Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 {
 	struct fgw f;
-	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
+	char *planted, *inner, *link, *fifo, *logdir, *keep;
 	const cJSON *ev;
 
 	fgw_init_runner(&f);
@@ -239,9 +239,8 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	cr_assert_eq(symlink(f.out, link), 0);
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
 	cr_assert_eq(mkdir(logdir, 0755), 0);
-	wk = fgw_script(&f, "worker.sh", NULL, "echo done > \"$PWD/out.txt\"");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: louder'; exit 0");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "echo done > \"$PWD/out.txt\"",
+			       .reviewer_sh = "echo 'REJECTED: louder'; exit 0"));
 	/* Before the fix the directory survived and every cycle write failed
 	 * with "Is a directory" (exit 1, no cycle). */
 	fgw_assert_run(&f, 0, 3);
@@ -263,8 +262,6 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	free(fifo);
 	free(logdir);
 	free(keep);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 

@@ -33,15 +33,14 @@ TestSuite(limits, .timeout = 180);
 Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 {
 	struct fgw f;
-	char *wk, *rv;
 	const cJSON *ev;
 	struct stat st;
 	static const char *const env[] = { "FORGE_TEST_OUTPUT_LOG_MAX=1048576", NULL };
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "yes '' | head -n 200000\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv, .env = env));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "yes '' | head -n 200000\n",
+			       .reviewer_sh = "echo APPROVED",
+			       .env = env));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(stat(f.log, &st), 0);
 	cr_log_info("log: %lld bytes", (long long)st.st_size);
@@ -54,8 +53,6 @@ Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 	cr_assert_gt(fge_jint(ev, "lines"), 150000, "lines %d", fge_jint(ev, "lines"));
 	cr_assert_eq(fge_count_events(f.events, "output_dropped", NULL, NULL), 1);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 

@@ -483,6 +483,20 @@ static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *
 	return argv;
 }
 
+/* NAME=cmd, NAME=R/script written from body, or NAME (unset). */
+static char *agent_env(const struct fgw *w, const char *name, const char *cmd, const char *script,
+		       const char *body)
+{
+	char *path, *e;
+
+	if (!body)
+		return cmd ? fgt_fmt("%s=%s", name, cmd) : fgt_fmt("%s", name);
+	path = fgw_script(w, script, NULL, body);
+	e = fgt_fmt("%s=%s", name, path);
+	free(path);
+	return e;
+}
+
 pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 {
 	static const struct fgw_run_opts none;
@@ -496,8 +510,8 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 		o = &none;
 	argv = runner_argv(w, o);
 	fgw_reset_run(w);
-	owned[0] = o->worker ? fgt_fmt("FORGE_WORKER_CMD=%s", o->worker) : fgt_fmt("FORGE_WORKER_CMD");
-	owned[1] = o->reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", o->reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
+	owned[0] = agent_env(w, "FORGE_WORKER_CMD", o->worker, "worker.sh", o->worker_sh);
+	owned[1] = agent_env(w, "FORGE_REVIEWER_CMD", o->reviewer, "reviewer.sh", o->reviewer_sh);
 	owned[2] = fgt_fmt("LOG=%s", w->log);
 	owned[3] = fgt_fmt("OUT=%s", w->out);
 	for (int i = 0; i < 4; i++)

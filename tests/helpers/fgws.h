@@ -212,6 +212,8 @@ struct fgw_run_opts {
 	const char *const *args;  /* arguments after the fixed ones (NULL-terminated) */
 	const char *worker;       /* FORGE_WORKER_CMD; NULL: unset */
 	const char *reviewer;     /* FORGE_REVIEWER_CMD; NULL: unset */
+	const char *worker_sh;    /* instead of worker: R/worker.sh = this body (fgw_script) */
+	const char *reviewer_sh;  /* instead of reviewer: R/reviewer.sh = this body */
 	const char *const *env;   /* environment changes after the agents' (NULL-terminated) */
 };
 #define FGW_RUN(...) (&(const struct fgw_run_opts){ __VA_ARGS__ })
