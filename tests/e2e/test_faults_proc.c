@@ -55,17 +55,15 @@ static void require_userns_limit(void)
 Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 {
 	struct fgw f;
-	char *ep;
 	const cJSON *cs, *ev;
 
 	require_userns_limit();
 	fgw_init(&f);	fgw_runner_tree(&f);
 	/* The script waits for each report: only polling can deliver them. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
-				"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
-				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.wrap = NO_WATCHES, .ep = ep));
+	fgw_runner(&f, FGW_RUN(.wrap = NO_WATCHES,
+			       .ep_sh = "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+					"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
+					"cyc 3 approved\nexit 0\n"));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "watch_fallback", NULL, NULL);
 	cr_assert_not_null(ev, "no watch_fallback logged; log:\n%s", f.logtext);
@@ -82,7 +80,6 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 	cr_assert_geq(fge_count_events(f.events, "review_cycle", "source", "poll"), 2, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "poll") +
 		     fge_count_events(f.events, "review_cycle", "source", "sweep"), 3, "log:\n%s", f.logtext);
-	free(ep);
 	fgw_release(&f);
 }
 

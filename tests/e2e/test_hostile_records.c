@@ -47,13 +47,10 @@ Test(hostile_records, thousands_of_cycle_files_are_capped_and_counted)
 {
 	struct fgw f;
 	const cJSON *cs, *ev;
-	char *ep;
 
 	fgw_init_runner(&f);
-	ep = fgw_fake_entrypoint(&f,
-				"cycs 1 2000 rejected\n"
-				"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cycs 1 2000 rejected\n"
+					"exit 0\n"));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cs = fgw_cycles(&f);
 	/* RN_WATCH_MAX_CYCLE_FILES (1000) are tracked, the other 1000 never read. */
@@ -64,7 +61,6 @@ Test(hostile_records, thousands_of_cycle_files_are_capped_and_counted)
 	cr_assert_not_null(ev);
 	cr_assert_eq(fge_jint(ev, "max"), 1000);
 	assert_rss_below(&f, 64 * 1024, "2000 cycle files");
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -155,21 +151,19 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 {
 	struct fgw f;
 	const cJSON *cs, *ev;
-	char *ep, *outside;
+	char *outside;
 
 	fgw_init_runner(&f);
 	/* Cycle 1 where it belongs; then a valid cycle 2 of this very run
 	 * outside, and W/.forge replaced by a link that puts it at
 	 * W/.forge/impl/review_cycle_2.json. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
-				"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
-				"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
-				"\"skill\":\"impl\",\"task_key\":\"\",\"run_id\":\"%s\",\"review_md\":null}' "
-				"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
-				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
-				"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+					"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
+					"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
+					"\"skill\":\"impl\",\"task_key\":\"\",\"run_id\":\"%s\",\"review_md\":null}' "
+					"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
+					"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
+					"exit 0\n"));
 	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
@@ -182,7 +176,6 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	outside = fgt_fmt("%s/impl/review_cycle_2.json", f.out);
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -297,7 +290,7 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 {
 	static const char *const fresh[] = { "--step", "fresh", NULL };
 	struct fgw f;
-	char *forge, *x, *victim, *made, *ep;
+	char *forge, *x, *victim, *made;
 	int status, rounds = 40;
 	pid_t sw;
 
@@ -312,10 +305,10 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 	cr_assert_eq(symlink(f.out, x), 0);
 	if (renameat2(AT_FDCWD, forge, AT_FDCWD, x, RENAME_EXCHANGE) < 0)
 		cr_skip("renameat2(RENAME_EXCHANGE) is not supported here: %s", strerror(errno));
-	ep = fgw_fake_entrypoint(&f, "exit 0\n");
 	sw = start_swapper(f.ws, 20000000L);
 	for (int i = 0; i < rounds; i++) {
-		fgw_runner(&f, FGW_RUN(.ep = ep, .args = i % 2 ? fresh : NULL));
+		fgw_runner(&f, FGW_RUN(.ep_sh = "exit 0\n",
+				       .args = i % 2 ? fresh : NULL));
 		/* Exit 0 when the walk got through, 125 when it met the link. */
 		cr_assert(fgw_code(&f) == 0 || fgw_code(&f) == 125, "exit %d; log:\n%s", fgw_code(&f),
 			  f.logtext);
@@ -331,7 +324,6 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 	free(x);
 	free(victim);
 	free(made);
-	free(ep);
 	fgw_release(&f);
 }
 

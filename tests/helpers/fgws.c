@@ -462,12 +462,12 @@ void fgw_assert_secret_absent(const struct fgw *w, const char *secret)
 
 /* argv of `forge-runner run` (see fgw_runner_start): an owned array of
  * borrowed strings. */
-static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *o)
+static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *o, const char *ep)
 {
 	const char **argv = calloc(64, sizeof(*argv));
 	const char *fixed[] = { FG_RUNNER_BIN, "run", "--workspace", w->ws, "--step", "impl",
 				"--skill", "impl", "--task-key", "ABC-12", "--task-file", w->task,
-				"--skills-dir", w->skills, "--entrypoint", o->ep ? o->ep : FG_ENTRYPOINT_BIN,
+				"--skills-dir", w->skills, "--entrypoint", ep ? ep : FG_ENTRYPOINT_BIN,
 				"--result", w->result, "--log-format", o->fmt ? o->fmt : "json", "--log-file", w->log,
 				"--poll-interval", "0.05" };
 	size_t n = 0;
@@ -502,13 +502,14 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 	static const struct fgw_run_opts none;
 	const char **argv;
 	const char *envv[16];
-	char *owned[4];
+	char *owned[4], *ep;
 	size_t n = 0;
 	pid_t pid;
 
 	if (!o)
 		o = &none;
-	argv = runner_argv(w, o);
+	ep = o->ep_sh ? fgw_fake_entrypoint(w, o->ep_sh) : NULL;
+	argv = runner_argv(w, o, ep ? ep : o->ep);
 	fgw_reset_run(w);
 	owned[0] = agent_env(w, "FORGE_WORKER_CMD", o->worker, "worker.sh", o->worker_sh);
 	owned[1] = agent_env(w, "FORGE_REVIEWER_CMD", o->reviewer, "reviewer.sh", o->reviewer_sh);
@@ -523,6 +524,7 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 	for (int i = 0; i < 4; i++)
 		free(owned[i]);
 	free(argv);
+	free(ep);
 	return pid;
 }
 

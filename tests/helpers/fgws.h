@@ -208,6 +208,7 @@ void fgw_reset_run(struct fgw *w);
 struct fgw_run_opts {
 	const char *const *wrap;  /* an argv prefix (NULL-terminated), e.g. setpriv's */
 	const char *ep;           /* --entrypoint; NULL: the real forge-entrypoint */
+	const char *ep_sh;        /* instead of ep: R/ep.sh = this body (fgw_fake_entrypoint) */
 	const char *fmt;          /* --log-format; NULL: "json" */
 	const char *const *args;  /* arguments after the fixed ones (NULL-terminated) */
 	const char *worker;       /* FORGE_WORKER_CMD; NULL: unset */
