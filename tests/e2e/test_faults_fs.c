@@ -279,16 +279,24 @@ Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 	fgw_release(&f);
 }
 
+/* A run whose cycle 2 is made by the shell command make (cycles 1 and 3
+ * are good): cycle 2 is reported corrupt with why and skipped. */
+static void cycle_2_is_corrupt(struct fgw *f, const char *make, const char *why)
+{
+	char *ep = fgt_fmt("cyc 1 rejected\n%s\ncyc 3 approved\nexit 0\n", make);
+
+	fgw_runner(f, FGW_RUN(.ep_sh = ep));
+	assert_corrupt_skipped(f, 2, 3, "review_cycle_2.json", why);
+	free(ep);
+}
+
 Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 {
 	struct fgw f;
 
 	fgw_init_runner(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
-	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\n"
-					"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
-					"cyc 3 approved\nexit 0\n"));
-	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
+	cycle_2_is_corrupt(&f, "truncate -s 100000000 \"$D/review_cycle_2.json\"", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
 	fgw_release(&f);
@@ -300,10 +308,7 @@ Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 
 	fgw_init_runner(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
-	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\n"
-					"mkfifo \"$D/review_cycle_2.json\"\n"
-					"cyc 3 approved\nexit 0\n"));
-	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
+	cycle_2_is_corrupt(&f, "mkfifo \"$D/review_cycle_2.json\"", "not a regular file");
 	fgw_release(&f);
 }
 

@@ -277,12 +277,15 @@ static const char FRAMES[] =
 	"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal >&2\n"
 	"}\n";
 
+/* Runs the scripted entrypoint FRAMES + body (at log level debug) and
+ * fails the test unless the runner exited 0. */
 static void run_frames(struct fgr *r, const char *body, const char *const *extra)
 {
 	char *text = fgt_fmt("%s%s", FRAMES, body);
 	const char *env[] = { "FORGE_LOG_LEVEL=debug", NULL };
 
 	fgr_run_script(r, text, extra, env);
+	cr_assert_eq(r->p.exit_code, 0, "stderr: %s", r->p.err);
 	free(text);
 }
 
@@ -302,7 +305,6 @@ Test(stream, frames_alone_report_every_cycle_and_the_summary)
 	/* No file at all: what a run on a named volume or a remote engine sees. */
 	run_frames(&r, "echo '[worker] @@forge-review {}' >&2\nfrm 1 rejected\nfrm 2 rejected\n"
 		       "MAX=2 frm 2 rejected\nsumfrm exhausted 2\nexit 0\n", NULL);
-	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cs = fgr_cycles(&r);
 	cr_assert_eq(cJSON_GetArraySize(cs), 2);
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "fb1");
@@ -327,7 +329,6 @@ Test(stream, a_cycle_seen_by_file_and_frame_is_reported_once)
 	run_frames(&r, "cyc 1 rejected\nwait_log '\"source\":\"watch\"'\nfrm 1 rejected\n"
 		       "frm 2 approved\nwait_log '\"source\":\"stream\"'\ncyc 2 approved\n"
 		       "wait_log 'cycle_seen_again.*review_cycle_2'\nexit 0\n", NULL);
-	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 2);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", "file", "review_cycle_1.json"), 1);
 	e = fge_find_event(r.events, "review_cycle", "file", "review_cycle_2.json");
@@ -351,7 +352,6 @@ Test(stream, a_truncated_frame_is_completed_by_its_file_silently)
 
 	run_frames(&r, "TRUNC=1 frm 1 approved\nwait_log '\"source\":\"stream\"'\ncyc 1 approved\n"
 		       "wait_log 'cycle_seen_again'\nexit 0\n", NULL);
-	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 1);
 	c = cJSON_GetArrayItem(fgr_cycles(&r), 0);
 	cr_assert_str_eq(fge_jstr(c, "feedback"), "fb1", "the file's whole content is kept");
@@ -364,7 +364,6 @@ Test(stream, frames_of_another_run_are_ignored_and_logged_once)
 	struct fgr r = { 0 };
 
 	run_frames(&r, "frm 1 approved other\nfrm 2 approved other\nexit 0\n", NULL);
-	cr_assert_eq(r.p.exit_code, 0, "stderr: %s", r.p.err);
 	cr_assert_eq(fge_count_events(r.events, "review_cycle", NULL, NULL), 0);
 	cr_assert_eq(fge_count_events(r.events, "frame_ignored", "run_id", "other"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fgr_cycles(&r)), 0);
