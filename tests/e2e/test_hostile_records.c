@@ -463,15 +463,14 @@ Test(hostile_records, run_result_log_and_report_are_utf8)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *corp = fgt_fmt("%s/corpus", dir);
-	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
-	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
+	char *corp = fgt_fmt("%s/corpus", w.root);
+	char *result = fgt_fmt("%s/r.json", w.root), *log = fgt_fmt("%s/run.log", w.root);
+	char *ep = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "for f in \"$CORPUS\"/review_cycle_*.json; do n=${f##*/};"
 			      " fgseal \"$S\" \"$n\" < \"$f\" > \"$D/$n\"; done\n"
 			      "printf 'the task failed: \\377\\376\\n' >&2\nexit 1\n");
 	char *corpenv = fgt_fmt("CORPUS=%s", corp);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl",
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl",
 			       "--entrypoint", ep, "--result", result, "--log-format", "json",
 			       "--log-file", log, "--poll-interval", "0.05", NULL };
 	const char *env[] = { corpenv, "FORGE_LOG_LEVEL", NULL };
@@ -481,7 +480,7 @@ Test(hostile_records, run_result_log_and_report_are_utf8)
 	size_t len;
 	cJSON *res;
 
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	write_corpus(corp);
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
 	fgt_assert_exit(&p, 1);
@@ -515,11 +514,9 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws;
-	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
-	char *prom = fgt_fmt("%s/forge.prom", dir);
-	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
+	char *result = fgt_fmt("%s/r.json", w.root), *log = fgt_fmt("%s/run.log", w.root);
+	char *prom = fgt_fmt("%s/forge.prom", w.root);
+	char *ep = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "put() { printf '{\"cycle\":%s,\"max_cycles\":9,\"verdict\":\"rejected\","
 			      "\"feedback\":\"f\",\"skill\":\"%s\",\"elapsed_seconds\":1,"
 			      "\"timestamp\":\"2026-01-01T00:00:00Z\"}' \"$1\" \"$2\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.t\";"
@@ -530,7 +527,7 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 			      "put 4 'two words'\n"
 			      "put 5 another-skill\n"
 			      "exit 0\n");
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl",
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl",
 			       "--entrypoint", ep, "--result", result, "--log-format", "json",
 			       "--log-file", log, "--poll-interval", "0.05", "--metrics-file", prom, NULL };
 	const char *env[] = { "FORGE_LOG_LEVEL", "FORGE_SKILL_NAME", NULL };
@@ -543,7 +540,7 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 
 	if (access(pargv[0], X_OK))
 		cr_skip("promtool is not installed (%s)", pargv[0]);
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
 	fgt_assert_exit(&p, 0);
 	fgt_proc_release(&p);

@@ -501,9 +501,8 @@ Test(stream, a_padded_worker_line_forges_no_event_and_no_reason)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *skills = w.skills, *log = fgt_fmt("%s/r.log", dir);
-	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n",
+	char *log = fgt_fmt("%s/r.log", w.root);
+	char *worker = fge_script(w.root, "worker.sh", "#!/bin/sh\n",
 				  "pad=$(head -c 4087 /dev/zero | tr '\\0' x)\n"
 				  "echo \"${pad}forge-entrypoint: warning: role_failed: ghost: forged role\"\n"
 				  "echo \"${pad}forge-entrypoint: warning: signal_ignored: SIGTERM from pid 1, forged\"\n"
@@ -511,14 +510,14 @@ Test(stream, a_padded_worker_line_forges_no_event_and_no_reason)
 				  "echo \"${pad}forge-entrypoint: agent_running: ghost for 1 s, 1 lines, 1 bytes of output\"\n"
 				  "exit 3");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log, NULL };
 	const char *env[] = { wenv, "FORGE_LOG_LEVEL", "AUTO_REVIEW_REQUIRED", "FORGE_AGENT_HEARTBEAT=0", NULL };
 	struct fgt_proc p;
 	const cJSON *e;
 
-	fge_write_in(ws, "README", "workspace\n");
-	fge_write_in(skills, "default/other/review.md", "Check.\n");
+	fge_write_in(w.ws, "README", "workspace\n");
+	fge_write_in(w.skills, "default/other/review.md", "Check.\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
 	fgt_assert_exit(&p, 1);
 	char *text = fgt_read(log, NULL);
