@@ -320,13 +320,10 @@ static const cJSON *last_review(const struct fgw *f, const char *role)
 {
 	const cJSON *cycles = fgw_cycles(f);
 	const cJSON *last = cJSON_GetArrayItem(cycles, cJSON_GetArraySize(cycles) - 1);
-	const cJSON *rv;
+	const cJSON *rv = fge_find_by(cJSON_GetObjectItem(last, "reviews"), "role", role);
 
-	cJSON_ArrayForEach(rv, cJSON_GetObjectItem(last, "reviews"))
-		if (!strcmp(fge_jstr(rv, "role"), role))
-			return rv;
-	cr_assert_fail("no review of '%s' in the last cycle; log:\n%s", role, f->logtext);
-	return NULL;
+	cr_assert_not_null(rv, "no review of '%s' in the last cycle; log:\n%s", role, f->logtext);
+	return rv;
 }
 
 /* A leftover that waits for the entrypoint's summary, then rewrites it as

@@ -31,13 +31,10 @@ static cJSON *cycle_json(const struct fgp *t, int n)
 /* The entry of role in cycle c's reviews (fails the test when absent). */
 static const cJSON *review_of(const cJSON *c, const char *role)
 {
-	const cJSON *r;
+	const cJSON *r = fge_find_by(cJSON_GetObjectItemCaseSensitive(c, "reviews"), "role", role);
 
-	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(c, "reviews"))
-		if (!strcmp(fge_jstr(r, "role"), role))
-			return r;
-	cr_assert_fail("no review of role '%s'", role);
-	return NULL;
+	cr_assert_not_null(r, "no review of role '%s'", role);
+	return r;
 }
 
 static int nreviews(const cJSON *c)
