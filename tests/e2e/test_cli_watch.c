@@ -119,9 +119,7 @@ Test(cli_watch, watch_says_it_started_and_reports_corrupt_files_while_watching)
 	err = fgw_read(&w, "watch.err");
 	cr_assert_eq(count_lines_with(err, "\"event\":\"cycle_corrupt\""), 1, "%s", err);
 	evs = fge_json_lines(err);
-	e = fge_find_event(evs, "watch_start", NULL, NULL);
-	cr_assert_not_null(e, "%s", err);
-	cr_expect_str_eq(fge_jstr(e, "dir"), a);
+	cr_assert_not_null(fge_find_event(evs, "watch_start", "dir", a), "%s", err);
 	e = fge_find_event(evs, "verdict_unparsed", NULL, NULL);
 	cr_assert_not_null(e, "%s", err);
 	char *rlog = fgt_fmt("%s/review_cycle_2.reviewer.log", a);

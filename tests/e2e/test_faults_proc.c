@@ -236,7 +236,7 @@ static int has_byte(const char *s, size_t n, char c)
 Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_file)
 {
 	struct fgw f;
-	char *wk, *rv, *cycle_path, *cycle_text;
+	char *wk, *rv;
 	const char *fb;
 	cJSON *cycle;
 	const cJSON *ev;
@@ -258,14 +258,10 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	}
 	cr_assert_not_null(strstr(f.logtext, "alert\\x07\\nsecond line"), "log:\n%s", f.logtext);
 	/* The cycle file keeps the feedback exactly. */
-	cycle_path = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
-	cycle_text = fgt_read(cycle_path, NULL);
-	cr_assert_not_null(cycle_text);
-	cycle = cJSON_Parse(cycle_text);
+	cycle = fgw_step_json(&f, "review_cycle_1.json");
 	fb = fge_jstr_or_null(cycle, "feedback");
 	cr_assert(fb && strstr(fb, "\033[31mred\033[0m alert\007\nsecond line"), "feedback: %s", fb);
 	cJSON_Delete(cycle);
-	free(cycle_text);
 	/* JSON log: the same bytes after decoding. */
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_eq(fgw_code(&f), 0);
@@ -274,7 +270,6 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cr_assert_not_null(ev, "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "feedback"), "\033[31mred\033[0m alert\007\nsecond line"),
 			   "json feedback: %s", fge_jstr_or_null(ev, "feedback"));
-	free(cycle_path);
 	free(wk);
 	free(rv);
 	fgw_release(&f);
