@@ -239,25 +239,21 @@ Test(cli_watch, run_with_the_real_entrypoint)
 		NULL,
 	};
 	struct fgt_proc p;
-	char *text;
 	cJSON *o, *cs;
 
 	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nReview the work.\n");
 	fgw_task(&w, "{\"task_key\":\"DEMO-1\",\"summary\":\"do it\",\"description\":\"d\"}\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 40), 0);
-	text = fgt_read(w.result, NULL);
-	cr_assert_not_null(text, "no result; stderr: %s", p.err);
-	o = cJSON_Parse(text);
-	cr_assert_eq(p.exit_code, 0, "stderr: %s\nresult: %s", p.err, text);
+	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+	o = fgw_result_json(&w);
 	cs = cJSON_GetObjectItem(o, "review_cycles");
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "%s", text);
+	cr_assert_eq(cJSON_GetArraySize(cs), 2, "stderr: %s", p.err);
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 0), "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 1), "verdict")->valuestring, "approved");
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "review_state")->valuestring, "approved");
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 0), "run_id")->valuestring,
 			 cJSON_GetObjectItem(o, "run_id")->valuestring);
 	cJSON_Delete(o);
-	free(text);
 	fgw_release_run(&w, &p);
 }
 
