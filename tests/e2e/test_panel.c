@@ -117,10 +117,7 @@ Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "correctness1", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -161,10 +158,7 @@ Test(panel, rereview_all_runs_every_role_again)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD("rereview: all\n"), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "correctness1", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -178,10 +172,7 @@ Test(panel, an_out_of_scope_role_never_blocks)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r in\n"
-		"security) printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r", "security", "printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -200,10 +191,7 @@ Test(panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"security1) echo 'segfault' >&2; exit 139;;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "security1", "echo 'segfault' >&2; exit 139"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -228,10 +216,7 @@ Test(panel, the_same_findings_twice_end_stalled)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD("stop_when_stalled: true\n"), FGP_ROLE_FILES,
-		"case $r in\n"
-		"correctness) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r", "correctness", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 
