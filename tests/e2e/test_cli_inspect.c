@@ -93,8 +93,8 @@ Test(cli_inspect, config_prints_resolved_json)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, NULL);
-	char *f = fgt_fmt("%s/review.md", w.root);
-	fgt_write(f, "---\nmax_retries: 5\n---\nBe strict.\n");
+	fgw_write(&w, "review.md", "---\nmax_retries: 5\n---\nBe strict.\n");
+	char *f = fgw_path(&w, "review.md");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
 	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
 	run(&p, argv, unset, NULL);

@@ -397,18 +397,14 @@ Test(loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	struct fgt_proc p;
 
 	fgw_init_step(&w, NULL);
-	char *near = fgt_fmt("%s/default/impls/review.md", w.skills);
-	fgt_write(near, "Check.\n");
-	char *wk = recording_worker(&w);
-	fgw_entrypoint(&w, &p, wk, NULL, NULL);
+	fgw_write(&w, "skills/default/impls/review.md", "Check.\n");
+	fgw_run_step(&w, &p, RECORDING_WORKER, NULL, NULL);
 	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("forge-entrypoint: warning: no review.md for skill 'impl' (tried "
 			     "'%s/abc/impl/review.md', '%s/default/impl/review.md'; did you mean 'impls'?): "
 			     "nothing is reviewed, the worker's result is final\n", w.skills, w.skills);
 	cr_assert(strstr(p.err, want), "stderr:\n%s\nwanted:\n%s", p.err, want);
 	free(want);
-	free(near);
-	free(wk);
 	fgw_release_run(&w, &p);
 }
 
