@@ -217,8 +217,7 @@ Test(cli_config, an_unwritable_cycle_dir_stops_the_run_before_any_agent_and_name
 	char *task, *wk, *marker, *errf, *err, *out_dir, *wcmd, *rcmd, *skills;
 	int code;
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root to run the entrypoint as another uid (nobody) on a root-owned workspace");
+	fge_skip_unless_root("needs root to run the entrypoint as another uid (nobody) on a root-owned workspace");
 	fgw_init_step(&w, NULL);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	marker = fgt_fmt("%s/ran", w.root);

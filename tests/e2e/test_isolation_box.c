@@ -133,8 +133,7 @@ Test(isolation_box, root_cannot_replace_the_reviewers_program)
 	struct fgw f;
 	char *wk, *rv, *body, *after, *tried, *wdir, *sysdir;
 
-	if (geteuid() != 0)
-		cr_skip("needs root: the attack is root's");
+	fge_skip_unless_root("needs root: the attack is root's");
 	fgw_init_runner(&f);
 	/* The reviewer's program where an image keeps it: in the system. */
 	sysdir = fgt_fmt("/usr/local/lib/forge-box-test.%ld", (long)getpid());
@@ -174,8 +173,7 @@ Test(isolation_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 	struct fgw f;
 	char *wk, *notes, *probe, *probe2, *body, *home, *henv;
 
-	if (geteuid() != 0)
-		cr_skip("needs root: uid 0 may write the system, only the box stops it");
+	fge_skip_unless_root("needs root: uid 0 may write the system, only the box stops it");
 	fgw_init_runner(&f);
 	probe = fgt_fmt("/usr/local/share/forge-box-probe.%ld", (long)getpid());
 	probe2 = fgt_fmt("/etc/forge-box-probe.%ld", (long)getpid());
@@ -406,8 +404,7 @@ Test(isolation_box, every_landlock_abi_from_1_boxes_the_agents)
 	int top = kernel_abi();
 
 	need_landlock(1);
-	if (geteuid() != 0)
-		cr_skip("needs root: uid 0 may write the system, only the box stops it");
+	fge_skip_unless_root("needs root: uid 0 may write the system, only the box stops it");
 	for (int abi = 1; abi <= top; abi++) {
 		struct fgw f;
 		char *cap = fgt_fmt("FORGE_TEST_LANDLOCK_ABI=%d", abi), *notes, *want;
@@ -443,8 +440,7 @@ Test(isolation_box, a_root_entrypoint_runs_its_agents_as_the_workspaces_owner)
 	const cJSON *iso;
 	char *uid;
 
-	if (geteuid() != 0)
-		cr_skip("needs root: the entrypoint must be uid 0");
+	fge_skip_unless_root("needs root: the entrypoint must be uid 0");
 	fgw_init_runner(&f);
 	fgw_share(&f, 65534, 65534);
 	fgw_runner(&f, FGW_RUN(.worker = "sh -c 'cat >/dev/null; id -u > \"$OUT/uid\"; echo hi >> greeting.txt'",

@@ -176,6 +176,12 @@ const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cy
 	return NULL;
 }
 
+void fge_skip_unless_root(const char *why)
+{
+	if (geteuid() != 0)
+		cr_skip_test("%s", why);
+}
+
 void fge_rot13(char *s)
 {
 	for (; *s; s++)

@@ -87,6 +87,10 @@ const cJSON *fge_find_by(const cJSON *arr, const char *key, const char *val);
  * number "cycle" is cycle (borrowed from events), or NULL. */
 const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cycle);
 
+/* Skips the test with the message why (Criterion's skip) unless it runs
+ * as root: for a test of what only uid 0 could do. */
+void fge_skip_unless_root(const char *why);
+
 /* Rotates the lower-case letters of s by 13 in place: a secret an agent
  * writes this way proves it had the value without the value on disk. */
 void fge_rot13(char *s);
