@@ -171,22 +171,21 @@ Test(isolation_box, root_cannot_replace_the_reviewers_program)
 Test(isolation_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 {
 	struct fgw f;
-	char *wk, *notes, *probe, *probe2, *body, *home, *henv;
+	char *notes, *probe, *probe2, *body, *home, *henv;
 
 	fge_skip_unless_root("needs root: uid 0 may write the system, only the box stops it");
 	fgw_init_runner(&f);
 	probe = fgt_fmt("/usr/local/share/forge-box-probe.%ld", (long)getpid());
 	probe2 = fgt_fmt("/etc/forge-box-probe.%ld", (long)getpid());
-	home = fgt_fmt("%s/home", f.root);
+	home = fgw_path(&f, "home");
 	cr_assert_eq(mkdir(home, 0755), 0);
 	henv = fgt_fmt("HOME=%s", home);
 	body = fgt_fmt("cat > /dev/null\n"
 		       "t() { if (: > \"$2\") 2>/dev/null; then echo \"$1=written\"; else echo \"$1=refused\"; fi; }\n"
 		       "{ t usr '%s'; t etc '%s'; t ws greeting.txt; t home \"$HOME/.probe\"; } >> \"$OUT/notes\"\n",
 		       probe, probe2);
-	wk = fgw_script(&f, "worker.sh", NULL, body);
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
-		.env = (const char *const[]){ henv, NULL }));
+	fgw_runner(&f, FGW_RUN(.worker_sh = body, .reviewer = "sh -c 'cat >/dev/null; echo APPROVED'",
+			       .env = (const char *const[]){ henv, NULL }));
 	notes = out_text(&f, "notes");
 	bool usr = fgt_exists(probe), etc = fgt_exists(probe2);
 	unlink(probe);
@@ -199,7 +198,6 @@ Test(isolation_box, an_agent_cannot_write_outside_the_workspace_and_its_home)
 	free(home);
 	free(probe);
 	free(probe2);
-	free(wk);
 	fgw_release(&f);
 }
 
