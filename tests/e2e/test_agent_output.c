@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -277,21 +278,34 @@ Test(agent_output, every_sample_gives_the_expected_outcome_text_and_usage)
 	free(dir);
 }
 
-static bool has_expectation(const char *name, void *ctx)
+/* A table of expectations: n rows of size bytes from rows, each starting
+ * with the name of its file (const char *file, the first member). */
+struct file_rows {
+	const void *rows;
+	size_t n, size;
+};
+
+static bool names_the_file(const char *name, void *ctx)
 {
-	(void)ctx;
-	for (size_t i = 0; i < NEXPECT; i++)
-		if (!strcmp(EXPECT[i].file, name))
+	const struct file_rows *t = ctx;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(*(const char *const *)((const char *)t->rows + i * t->size), name))
 			return true;
 	return false;
 }
 
+/* Every file of dir (owned, freed here) has a row in t. */
+static void expect_a_row_for_every_file(char *dir, struct file_rows t)
+{
+	fgt_expect_every_file(dir, names_the_file, &t);
+	free(dir);
+}
+
 Test(agent_output, every_sample_has_an_expectation)
 {
-	char *dir = transcripts_dir();
-
-	fgt_expect_every_file(dir, has_expectation, NULL);
-	free(dir);
+	_Static_assert(offsetof(struct expect, file) == 0, "a row starts with its file");
+	expect_a_row_for_every_file(transcripts_dir(), (struct file_rows){ EXPECT, NEXPECT, sizeof(EXPECT[0]) });
 }
 
 /* Usage errors and unreadable input: exit 2, nothing on stdout. */
@@ -459,19 +473,9 @@ Test(agent_output, every_sample_gives_the_expected_outcome_usage_and_denials)
 	free(dir);
 }
 
-static bool has_sample(const char *name, void *ctx)
-{
-	(void)ctx;
-	for (size_t i = 0; i < sizeof(SAMPLES) / sizeof(SAMPLES[0]); i++)
-		if (!strcmp(SAMPLES[i].file, name))
-			return true;
-	return false;
-}
-
 Test(agent_output, every_current_sample_has_an_expectation)
 {
-	char *dir = samples_dir();
-
-	fgt_expect_every_file(dir, has_sample, NULL);
-	free(dir);
+	_Static_assert(offsetof(struct sample, file) == 0, "a row starts with its file");
+	expect_a_row_for_every_file(samples_dir(),
+				    (struct file_rows){ SAMPLES, sizeof(SAMPLES) / sizeof(SAMPLES[0]), sizeof(SAMPLES[0]) });
 }

@@ -27,8 +27,7 @@ Test(cli_config, placeholders_with_spaces_and_quotes_stay_single_arguments)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	char *rec = fgw_script(&w, "rec args.sh", NULL,
 			      "for a in \"$@\"; do printf '%s\\n' \"$a\"; done > ../args.txt\n"
 			      "cat \"$3\" > ../promptfile.txt");
@@ -66,8 +65,7 @@ Test(cli_config, workspace_with_spaces)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	char *spaced = fgt_fmt("%s/my \"odd\" ws", w.root);
 	char *keep = fgt_fmt("%s/.keep", spaced);
 	fgt_write(keep, "");
@@ -121,65 +119,33 @@ static void config_error(const char *const *extra, const char *step, const char 
 	fgw_release_run(&w, &p);
 }
 
-Test(cli_config, invalid_timeout_is_a_config_error)
+/* Each bad setting (a variable, or the step name on the command line) and
+ * the words its error must hold. */
+static const struct config_case {
+	const char *env;  /* NAME=value, or NULL */
+	const char *step;
+	const char *want;
+} CONFIG_CASES[] = {
+	{ "FORGE_AGENT_TIMEOUT=abc", "impl", "invalid FORGE_AGENT_TIMEOUT 'abc'" },
+	{ "FORGE_AGENT_IDLE_TIMEOUT=-5", "impl", "FORGE_AGENT_IDLE_TIMEOUT" },
+	{ "AUTO_REVIEW_FAIL_ON_EXHAUSTION=maybe", "impl", "AUTO_REVIEW_FAIL_ON_EXHAUSTION" },
+	{ NULL, "../../etc", "invalid step name" },
+	{ "FORGE_TASK_KEY=../../etc-1", "impl", "task key" },
+	{ "FORGE_SKILL_NAME=a/b", "impl", "invalid skill name" },
+	{ "FORGE_WORKER_CMD=", "impl", "FORGE_WORKER_CMD is not set" },
+	{ "FORGE_REVIEWER_CMD=claude 'oops", "impl", "invalid FORGE_REVIEWER_CMD: unterminated single quote" },
+	/* With a review.md (config_error writes one), no reviewer is an error. */
+	{ "FORGE_REVIEWER_CMD=", "impl", "FORGE_REVIEWER_CMD is not set" },
+};
+
+Test(cli_config, each_bad_setting_is_a_config_error)
 {
-	const char *e[] = { "FORGE_AGENT_TIMEOUT=abc", NULL };
+	for (size_t i = 0; i < sizeof(CONFIG_CASES) / sizeof(CONFIG_CASES[0]); i++) {
+		const struct config_case *c = &CONFIG_CASES[i];
+		const char *e[] = { c->env, NULL };
 
-	config_error(e, "impl", "invalid FORGE_AGENT_TIMEOUT 'abc'");
-}
-
-Test(cli_config, invalid_idle_timeout_is_a_config_error)
-{
-	const char *e[] = { "FORGE_AGENT_IDLE_TIMEOUT=-5", NULL };
-
-	config_error(e, "impl", "FORGE_AGENT_IDLE_TIMEOUT");
-}
-
-Test(cli_config, invalid_fail_on_exhaustion_is_a_config_error)
-{
-	const char *e[] = { "AUTO_REVIEW_FAIL_ON_EXHAUSTION=maybe", NULL };
-
-	config_error(e, "impl", "AUTO_REVIEW_FAIL_ON_EXHAUSTION");
-}
-
-Test(cli_config, hostile_step_name_is_a_config_error)
-{
-	config_error(NULL, "../../etc", "invalid step name");
-}
-
-Test(cli_config, hostile_task_key_is_a_config_error)
-{
-	const char *e[] = { "FORGE_TASK_KEY=../../etc-1", NULL };
-
-	config_error(e, "impl", "task key");
-}
-
-Test(cli_config, hostile_skill_name_is_a_config_error)
-{
-	const char *e[] = { "FORGE_SKILL_NAME=a/b", NULL };
-
-	config_error(e, "impl", "invalid skill name");
-}
-
-Test(cli_config, unset_worker_cmd_is_a_config_error)
-{
-	const char *e[] = { "FORGE_WORKER_CMD=", NULL };
-
-	config_error(e, "impl", "FORGE_WORKER_CMD is not set");
-}
-
-Test(cli_config, unterminated_quote_is_a_config_error)
-{
-	const char *e[] = { "FORGE_REVIEWER_CMD=claude 'oops", NULL };
-
-	config_error(e, "impl", "invalid FORGE_REVIEWER_CMD: unterminated single quote");
-}
-
-Test(cli_config, unset_reviewer_cmd_with_review_md_is_a_config_error)
-{
-	const char *e[] = { "FORGE_REVIEWER_CMD=", NULL };
-
-	config_error(e, "impl", "FORGE_REVIEWER_CMD is not set");
+		config_error(c->env ? e : NULL, c->step, c->want);
+	}
 }
 
 Test(cli_config, missing_skills_dir_is_a_config_error)
@@ -189,7 +155,7 @@ Test(cli_config, missing_skills_dir_is_a_config_error)
 	struct fgt_proc p;
 
 	/* --skills-dir wins over the env: run without it here. */
-	fgw_init(&w);	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	char *wk = fgw_script(&w, "worker.sh", NULL, "echo ran > ../worker_ran.txt");
 	char *wcmd = fgt_fmt("FORGE_WORKER_CMD=%s", wk);
 	const char *env[] = { e[0], wcmd, NULL };
@@ -208,13 +174,10 @@ Test(cli_config, bad_task_file_is_a_config_error)
 	struct fgt_proc p;
 
 	fgw_init(&w);
-	fgw_task(&w, NULL);
-	char *task = fgt_fmt("%s/task.json", w.root);
-	fgt_write(task, "{\"summary\": 42}");
+	fgw_task(&w, "{\"summary\": 42}");
 	fgw_entrypoint(&w, &p, "/bin/true", NULL, NULL);
 	fgt_assert_exit(&p, 2);
 	cr_assert(strstr(p.err, "'summary' must be a string"), "%s", p.err);
-	free(task);
 	fgw_release_run(&w, &p);
 }
 
@@ -254,9 +217,8 @@ Test(cli_config, an_unwritable_cycle_dir_stops_the_run_before_any_agent_and_name
 	char *task, *wk, *marker, *errf, *err, *out_dir, *wcmd, *rcmd, *skills;
 	int code;
 
-	if (geteuid() != 0)
-		cr_skip_test("needs root to run the entrypoint as another uid (nobody) on a root-owned workspace");
-	fgw_init(&w);	fgw_task(&w, NULL);
+	fge_skip_unless_root("needs root to run the entrypoint as another uid (nobody) on a root-owned workspace");
+	fgw_init_step(&w, NULL);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck.\n");
 	marker = fgt_fmt("%s/ran", w.root);
 	wk = fgw_script(&w, "worker.sh", NULL, "echo ran > \"$FORGE_WORKSPACE/../ran\"\n");

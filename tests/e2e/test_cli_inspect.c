@@ -92,10 +92,9 @@ Test(cli_inspect, config_prints_resolved_json)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	char *f = fgt_fmt("%s/review.md", w.root);
-	fgt_write(f, "---\nmax_retries: 5\n---\nBe strict.\n");
+	fgw_init_step(&w, NULL);
+	fgw_write(&w, "review.md", "---\nmax_retries: 5\n---\nBe strict.\n");
+	char *f = fgw_path(&w, "review.md");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "config", f, NULL };
 	const char *unset[] = { "AUTO_REVIEW_MAX_RETRIES", NULL };
 	run(&p, argv, unset, NULL);
@@ -230,8 +229,7 @@ Test(cli_inspect, nesting_bomb_config_and_lint_return)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	char *f = fgt_fmt("%s/review.md", w.root);
 	for (size_t i = 0; i < 2; i++) {
 		write_bomb(f, sizes[i][0], sizes[i][1]);
@@ -265,8 +263,7 @@ Test(cli_inspect, verdict_reads_stdin_and_files)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	const char *in[] = { FG_ENTRYPOINT_BIN, "verdict", NULL };
 	run(&p, in, NULL, "Nice work.\nAPPROVED\n");
 	cr_assert_eq(p.exit_code, 0);
@@ -306,8 +303,7 @@ Test(cli_inspect, verdict_of_fifty_megabytes)
 	size_t n = 50u * 1024 * 1024;
 	char *big = malloc(n + 64);
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	memset(big, 'x', n);
 	for (size_t i = 80; i < n; i += 81)
 		big[i] = '\n';
@@ -418,8 +414,7 @@ Test(cli_inspect, lint_reports_a_review_md_the_lookup_never_finds)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *f = fgt_fmt("%s/%s", w.skills, cases[i].rel);
 
@@ -456,8 +451,7 @@ Test(cli_inspect, lint_a_skills_dir_without_default_names_the_path_it_wants)
 	struct fgt_proc p;
 	char *f, *line, *should, *dflt;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	f = fgt_fmt("%s/implement-task/review.md", w.skills);
 	fgt_write(f, "Check.\n");
 	const char *argv[] = { FG_ENTRYPOINT_BIN, "lint", w.skills, NULL };

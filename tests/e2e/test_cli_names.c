@@ -97,27 +97,37 @@ static void expect_usage(const struct fgw *f, const struct fgt_proc *p, const ch
 	cr_expect_lt(p->err_len, 2048, "[%s] stderr is %zu bytes", label, p->err_len);
 }
 
+/* The three names, each with its option, its task file field and the
+ * words of its error. */
+enum name_kind { N_STEP, N_SKILL, N_KEY };
+static const struct {
+	const char *opt, *field, *want;
+} NAMES[] = {
+	[N_STEP] = { "--step", "step_name", "invalid step name" },
+	[N_SKILL] = { "--skill", "skill_name", "invalid skill name" },
+	[N_KEY] = { "--task-key", "task_key", "invalid task key" },
+};
+
 struct cli_case {
-	const char *opt;
+	enum name_kind kind;
 	const char *value;   /* NULL: 10,000 characters */
-	const char *want;
 };
 
 static const struct cli_case CLI_CASES[] = {
-	{ "--step", "a/b", "invalid step name" },
-	{ "--step", "..", "invalid step name" },
-	{ "--step", "../../etc", "invalid step name" },
-	{ "--step", "a\nb", "invalid step name" },
-	{ "--step", ".hidden", "invalid step name" },
-	{ "--step", NULL, "invalid step name" },
-	{ "--skill", "x/../../y", "invalid skill name" },
-	{ "--skill", "..", "invalid skill name" },
-	{ "--skill", "a\nb", "invalid skill name" },
-	{ "--skill", NULL, "invalid skill name" },
-	{ "--task-key", "ABC/12", "invalid task key" },
-	{ "--task-key", "..", "invalid task key" },
-	{ "--task-key", "ABC-12\nINFO fake", "invalid task key" },
-	{ "--task-key", NULL, "invalid task key" },
+	{ N_STEP, "a/b" },
+	{ N_STEP, ".." },
+	{ N_STEP, "../../etc" },
+	{ N_STEP, "a\nb" },
+	{ N_STEP, ".hidden" },
+	{ N_STEP, NULL },
+	{ N_SKILL, "x/../../y" },
+	{ N_SKILL, ".." },
+	{ N_SKILL, "a\nb" },
+	{ N_SKILL, NULL },
+	{ N_KEY, "ABC/12" },
+	{ N_KEY, ".." },
+	{ N_KEY, "ABC-12\nINFO fake" },
+	{ N_KEY, NULL },
 };
 
 static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
@@ -133,17 +143,17 @@ static void cli_case_run(const char *bin, int runner, const struct cli_case *c)
 	args[n++] = "run";
 	args[n++] = "--workspace"; args[n++] = f.ws;
 	args[n++] = "--skills-dir"; args[n++] = f.skills;
-	if (strcmp(c->opt, "--step")) {
+	if (c->kind != N_STEP) {
 		args[n++] = "--step"; args[n++] = "impl";
 	}
-	if (strcmp(c->opt, "--task-key")) {
+	if (c->kind != N_KEY) {
 		args[n++] = "--task-key"; args[n++] = "ABC-12";
 	}
-	args[n++] = c->opt;
+	args[n++] = NAMES[c->kind].opt;
 	args[n++] = value;
 	args[n] = NULL;
 	run_prog(&f, &p, bin, args, NULL);
-	expect_usage(&f, &p, c->opt, c->want);
+	expect_usage(&f, &p, NAMES[c->kind].opt, NAMES[c->kind].want);
 	if (runner)
 		cr_expect_not_null(strstr(p.err, "try 'forge-runner run --help'"), "stderr:\n%s", p.err);
 	fgt_proc_release(&p);
@@ -191,35 +201,35 @@ Test(cli_names, entrypoint_names_in_the_environment)
 /* Task files: each field as raw JSON (already escaped). A NUL is refused for
  * the whole file (cJSON would truncate "impl\u0000/../x" to a valid name). */
 struct json_case {
-	const char *field;   /* step_name, skill_name or task_key */
+	enum name_kind kind;
 	const char *json;    /* NULL: "aaaa..." of 10,000 characters */
-	const char *want;
+	const char *want;    /* NULL: the name's own error */
 };
 
 static const struct json_case JSON_CASES[] = {
-	{ "step_name", "\"a/b\"", "invalid step name" },
-	{ "step_name", "\"..\"", "invalid step name" },
-	{ "step_name", "\"a\\u0000b\"", "NUL" },
-	{ "step_name", "\"impl\\u0000/../../etc\"", "NUL" },
-	{ "step_name", "\"a\\nb\"", "invalid step name" },
-	{ "step_name", NULL, "invalid step name" },
-	{ "skill_name", "\"../../x\"", "invalid skill name" },
-	{ "skill_name", "\"impl\\u0000x\"", "NUL" },
-	{ "skill_name", "\"a\\rb\"", "invalid skill name" },
-	{ "skill_name", NULL, "invalid skill name" },
-	{ "task_key", "\"ABC/12\"", "invalid task key" },
-	{ "task_key", "\"ABC-12\\u0000\"", "NUL" },
-	{ "task_key", "\"ABC-12\\n\"", "invalid task key" },
-	{ "task_key", NULL, "invalid task key" },
+	{ N_STEP, "\"a/b\"", NULL },
+	{ N_STEP, "\"..\"", NULL },
+	{ N_STEP, "\"a\\u0000b\"", "NUL" },
+	{ N_STEP, "\"impl\\u0000/../../etc\"", "NUL" },
+	{ N_STEP, "\"a\\nb\"", NULL },
+	{ N_STEP, NULL, NULL },
+	{ N_SKILL, "\"../../x\"", NULL },
+	{ N_SKILL, "\"impl\\u0000x\"", "NUL" },
+	{ N_SKILL, "\"a\\rb\"", NULL },
+	{ N_SKILL, NULL, NULL },
+	{ N_KEY, "\"ABC/12\"", NULL },
+	{ N_KEY, "\"ABC-12\\u0000\"", "NUL" },
+	{ N_KEY, "\"ABC-12\\n\"", NULL },
+	{ N_KEY, NULL, NULL },
 };
 
 static char *task_json(const struct json_case *c)
 {
 	char *longv = long_name();
 	char *v = c->json ? strdup(c->json) : fgt_fmt("\"%s\"", longv);
-	const char *step = strcmp(c->field, "step_name") ? "\"impl\"" : v;
-	const char *skill = strcmp(c->field, "skill_name") ? "\"impl\"" : v;
-	const char *key = strcmp(c->field, "task_key") ? "\"ABC-12\"" : v;
+	const char *step = c->kind != N_STEP ? "\"impl\"" : v;
+	const char *skill = c->kind != N_SKILL ? "\"impl\"" : v;
+	const char *key = c->kind != N_KEY ? "\"ABC-12\"" : v;
 	char *s = fgt_fmt("{\"task_key\": %s, \"summary\": \"s\", \"description\": \"d\", "
 			  "\"skill_name\": %s, \"step_name\": %s}", key, skill, step);
 
@@ -236,7 +246,7 @@ Test(cli_names, entrypoint_names_in_the_task_file)
 		struct fgt_proc p;
 		const char *args[] = { "run", "--workspace", NULL, "--skills-dir", NULL, "--task-file", NULL, NULL };
 		char *json = task_json(c);
-		char *label = fgt_fmt("%s=%.40s", c->field, c->json ? c->json : "(10000 chars)");
+		char *label = fgt_fmt("%s=%.40s", NAMES[c->kind].field, c->json ? c->json : "(10000 chars)");
 
 		fgw_init_runner(&f);
 		fgt_write(f.task, json);
@@ -244,7 +254,7 @@ Test(cli_names, entrypoint_names_in_the_task_file)
 		args[4] = f.skills;
 		args[6] = f.task;
 		run_prog(&f, &p, FG_ENTRYPOINT_BIN, args, NULL);
-		expect_usage(&f, &p, label, c->want);
+		expect_usage(&f, &p, label, c->want ? c->want : NAMES[c->kind].want);
 		fgt_proc_release(&p);
 		fgw_release(&f);
 		free(label);

@@ -41,20 +41,19 @@ Test(cli_run, configuration_errors_exit_2_and_change_nothing)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *step = fgt_fmt("%s/ws/.forge/impl", dir);
-	char *res = fgt_fmt("%s/result.json", dir), *file = fgt_fmt("%s/afile", dir);
-	char *colon = fgt_fmt("%s/a:b", dir);
+	char *step = fgt_fmt("%s/ws/.forge/impl", w.root);
+	char *res = fgt_fmt("%s/result.json", w.root), *file = fgt_fmt("%s/afile", w.root);
+	char *colon = fgt_fmt("%s/a:b", w.root);
 	const char *env[] = { "FORGE_IMAGE", "FORGE_ENGINE", NULL };
-	const char *no_image[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--workspace", ws,
+	const char *no_image[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--workspace", w.ws,
 				   "--step", "impl", "--result", res, NULL };
 	const char *skills_file[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "img:1",
-				      "--workspace", ws, "--step", "impl", "--result", res,
+				      "--workspace", w.ws, "--step", "impl", "--result", res,
 				      "--skills-dir", file, NULL };
 	const char *skills_colon[] = { FG_RUNNER_BIN, "run", "--engine", "docker", "--image", "img:1",
-				       "--workspace", ws, "--step", "impl", "--result", res,
+				       "--workspace", w.ws, "--step", "impl", "--result", res,
 				       "--skills-dir", colon, NULL };
-	const char *no_entrypoint[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", ws,
+	const char *no_entrypoint[] = { FG_RUNNER_BIN, "run", "--engine", "local", "--workspace", w.ws,
 					"--step", "impl", "--result", res, "--entrypoint", file, NULL };
 	const char *const *argvs[] = { no_image, skills_file, skills_colon, no_entrypoint };
 	char *want[] = {
@@ -93,35 +92,29 @@ Test(cli_run, entrypoint_configuration_error_is_an_error_line_and_the_reason)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *skills = w.skills, *log = fgt_fmt("%s/r.log", dir);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
-			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
+			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", w.log,
 			       "--log-level", "warn", NULL };
 	const char *env[] = { "FORGE_WORKER_CMD=/bin/true", "FORGE_REVIEWER_CMD", "FORGE_LOG_LEVEL",
 			      "AUTO_REVIEW_MAX_RETRIES", "FORGE_SKILL_NAME", "FORGE_TASK_FILE", NULL };
 	struct fgt_proc p;
 	const cJSON *e;
 
-	fge_write_in(ws, "README", "workspace\n");
-	fge_write_in(skills, "default/impl/review.md", "Check.\n");
+	fgw_write(&w, "ws/README", "workspace\n");
+	fgw_review_md(&w, "default", "Check.\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
 	fgt_assert_exit(&p, 2);
-	char *text = fgt_read(log, NULL);
-	cJSON *evs = fge_json_lines(text);
-	e = fge_find_event(evs, "output", NULL, NULL);
-	cr_assert_not_null(e, "%s", text);
+	fgw_load(&w, 1);
+	e = fge_find_event(w.events, "output", NULL, NULL);
+	cr_assert_not_null(e, "%s", w.logtext);
 	cr_expect_str_eq(fge_jstr(e, "level"), "error");
 	cr_expect(strstr(fge_jstr(e, "line"), "forge-entrypoint: error: FORGE_REVIEWER_CMD is not set") ==
-		  fge_jstr(e, "line"), "%s", text);
-	e = fge_find_event(evs, "run_exit", NULL, NULL);
+		  fge_jstr(e, "line"), "%s", w.logtext);
+	e = fge_find_event(w.events, "run_exit", NULL, NULL);
 	cr_assert_not_null(e);
 	cr_expect(strstr(fge_jstr(e, "reason"), "error: FORGE_REVIEWER_CMD is not set") == fge_jstr(e, "reason"),
-		  "%s", text);
-	cJSON_Delete(evs);
-	free(text);
+		  "%s", w.logtext);
 	fgw_release_run(&w, &p);
-	free(log);
 }
 
 /* Container limits: given to the local engine they are refused (a limit
@@ -308,18 +301,17 @@ Test(cli_run, local_engine_without_a_skills_dir_says_pass_skills_dir)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *missing = fgt_fmt("FORGE_SKILLS_DIR=%s/none", dir);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint",
+	char *missing = fgt_fmt("FORGE_SKILLS_DIR=%s/none", w.root);
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--entrypoint",
 			       FG_ENTRYPOINT_BIN, NULL };
 	const char *env[] = { "FORGE_WORKER_CMD=/bin/true", missing, NULL };
 	struct fgt_proc p;
 
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 30), 0);
 	cr_expect_eq(p.exit_code, 2, "%s", p.err);
 	fgt_assert_has(p.err, "the local engine has no skills directory", "pass --skills-dir DIR");
-	cr_expect(!fge_exists_in(ws, ".forge"), "the step directory was touched");
+	cr_expect(!fge_exists_in(w.ws, ".forge"), "the step directory was touched");
 	fgw_release_run(&w, &p);
 	free(missing);
 }

@@ -44,18 +44,27 @@ static void run_watch_script(struct fgw *w, struct fgt_proc *p, const char *scri
 	cr_assert_eq(fgt_run(p, argv, NULL, NULL, NULL, 40), 0);
 }
 
+/* The head of every watch script: R (the runner) and T (the tree) from the
+ * arguments, wl TEXT [FILE] waits until FILE (default T/watch.out) holds
+ * TEXT (exit 9 after about 20 s), stop ends the watch started as $pid with
+ * SIGTERM and prints its exit code as rc=N. */
+#define WATCH_HEAD \
+	"R=$1; T=$2\n" \
+	"wl() { f=${2:-$T/watch.out}; i=0; while ! grep -q \"$1\" \"$f\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; " \
+	"sleep 0.01; done; }\n" \
+	"stop() { kill -TERM $pid; wait $pid; echo rc=$?; }\n"
+
 static const char *watch_script =
-	"R=$1; T=$2\n"
+	WATCH_HEAD
 	"\"$R\" watch \"$T/a\" \"$T/later/b\" --log-format json --poll-interval 0.05 > \"$T/watch.out\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$T/watch.out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"put() { printf '{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\",'"
 	"'\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' $2 > \"$1/.t\"; "
 	"mv \"$1/.t\" \"$1/review_cycle_$2.json\"; }\n"
 	"sleep 0.3\n"
 	"put \"$T/a\" 1; wl review_cycle_1.json\n"
 	"mkdir -p \"$T/later/b\"; put \"$T/later/b\" 2; wl review_cycle_2.json\n"
-	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+	"stop\n";
 
 Test(cli_watch, watch_several_dirs_reports_each_once_then_exits_0)
 {
@@ -91,10 +100,9 @@ Test(cli_watch, watch_several_dirs_reports_each_once_then_exits_0)
  * poll scan is reported while watching (before the SIGTERM), and a cycle
  * without a parsable verdict gets verdict_unparsed naming its reviewer log. */
 static const char *corrupt_script =
-	"R=$1; T=$2\n"
+	WATCH_HEAD
 	"\"$R\" watch \"$T/a\" --log-format json --poll-interval 0.05 > \"$T/watch.out\" 2> \"$T/watch.err\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"wl watch_start \"$T/watch.err\"\n"
 	"printf garbage > \"$T/a/.t\"; mv \"$T/a/.t\" \"$T/a/review_cycle_1.json\"\n"
 	"wl cycle_corrupt \"$T/watch.err\"; echo corrupt-seen-while-watching\n"
@@ -102,7 +110,7 @@ static const char *corrupt_script =
 	"'\"format\":\"none\",\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$T/a/.t\"\n"
 	"mv \"$T/a/.t\" \"$T/a/review_cycle_2.json\"\n"
 	"wl verdict_unparsed \"$T/watch.err\"\n"
-	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+	"stop\n";
 
 Test(cli_watch, watch_says_it_started_and_reports_corrupt_files_while_watching)
 {
@@ -119,9 +127,7 @@ Test(cli_watch, watch_says_it_started_and_reports_corrupt_files_while_watching)
 	err = fgw_read(&w, "watch.err");
 	cr_assert_eq(count_lines_with(err, "\"event\":\"cycle_corrupt\""), 1, "%s", err);
 	evs = fge_json_lines(err);
-	e = fge_find_event(evs, "watch_start", NULL, NULL);
-	cr_assert_not_null(e, "%s", err);
-	cr_expect_str_eq(fge_jstr(e, "dir"), a);
+	cr_assert_not_null(fge_find_event(evs, "watch_start", "dir", a), "%s", err);
 	e = fge_find_event(evs, "verdict_unparsed", NULL, NULL);
 	cr_assert_not_null(e, "%s", err);
 	char *rlog = fgt_fmt("%s/review_cycle_2.reviewer.log", a);
@@ -137,10 +143,9 @@ Test(cli_watch, watch_says_it_started_and_reports_corrupt_files_while_watching)
 /* logrotate's postrotate sends SIGHUP to every forge-runner process: a
  * watch must survive it, keep reporting, and still stop cleanly. */
 static const char *hup_script =
-	"R=$1; T=$2\n"
+	WATCH_HEAD
 	"\"$R\" watch \"$T/a\" --log-format json > \"$T/watch.out\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$T/watch.out\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"put() { printf '{\"cycle\":%d,\"max_cycles\":10,\"verdict\":\"rejected\",\"feedback\":\"f\",'"
 	"'\"skill\":\"s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' $2 > \"$1/.t\"; "
 	"mv \"$1/.t\" \"$1/review_cycle_$2.json\"; }\n"
@@ -148,7 +153,7 @@ static const char *hup_script =
 	"kill -HUP $pid; sleep 0.2\n"
 	"kill -0 $pid || { echo died-on-hup; exit 8; }\n"
 	"put \"$T/a\" 2; wl review_cycle_2.json\n"
-	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+	"stop\n";
 
 Test(cli_watch, watch_survives_sighup)
 {
@@ -234,43 +239,38 @@ Test(cli_watch, run_with_the_real_entrypoint)
 		NULL,
 	};
 	struct fgt_proc p;
-	char *text;
 	cJSON *o, *cs;
 
 	fgw_review_md(&w, "default", "---\nmax_retries: 3\n---\nReview the work.\n");
 	fgw_task(&w, "{\"task_key\":\"DEMO-1\",\"summary\":\"do it\",\"description\":\"d\"}\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 40), 0);
-	text = fgt_read(w.result, NULL);
-	cr_assert_not_null(text, "no result; stderr: %s", p.err);
-	o = cJSON_Parse(text);
-	cr_assert_eq(p.exit_code, 0, "stderr: %s\nresult: %s", p.err, text);
+	cr_assert_eq(p.exit_code, 0, "stderr: %s", p.err);
+	o = fgw_result_json(&w);
 	cs = cJSON_GetObjectItem(o, "review_cycles");
-	cr_assert_eq(cJSON_GetArraySize(cs), 2, "%s", text);
+	cr_assert_eq(cJSON_GetArraySize(cs), 2, "stderr: %s", p.err);
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 0), "verdict")->valuestring, "rejected");
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 1), "verdict")->valuestring, "approved");
 	cr_assert_str_eq(cJSON_GetObjectItem(o, "review_state")->valuestring, "approved");
 	cr_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(cs, 0), "run_id")->valuestring,
 			 cJSON_GetObjectItem(o, "run_id")->valuestring);
 	cJSON_Delete(o);
-	free(text);
 	fgw_release_run(&w, &p);
 }
 
 /* watch --cycle-dir: each DIR is a workspace, and the template's expansion
  * below it is watched (created after the watch started is fine). */
 static const char *cycle_dir_script =
-	"R=$1; T=$2\n"
+	WATCH_HEAD
 	"\"$R\" watch \"$T/ws\" --cycle-dir '.forge/reviews/{task_key}__{skill}' --step implement_task"
 	" --task-key DEMO-1 --log-format json --poll-interval 0.05 > \"$T/watch.out\" 2> \"$T/watch.err\" &\n"
 	"pid=$!\n"
-	"wl() { i=0; while ! grep -q \"$1\" \"$2\"; do i=$((i+1)); [ $i -gt 2000 ] && exit 9; sleep 0.01; done; }\n"
 	"wl watch_start \"$T/watch.err\"\n"
 	"d=\"$T/ws/.forge/reviews/DEMO-1__implement-task\"; mkdir -p \"$d\"\n"
 	"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"\",'"
 	"'\"skill\":\"implement-task\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}' > \"$d/.t\"\n"
 	"mv \"$d/.t\" \"$d/review_cycle_1.json\"\n"
 	"wl review_cycle_1.json \"$T/watch.out\"\n"
-	"kill -TERM $pid; wait $pid; echo rc=$?\n";
+	"stop\n";
 
 Test(cli_watch, watch_cycle_dir_watches_the_template_below_each_workspace)
 {

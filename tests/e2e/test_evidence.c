@@ -91,9 +91,7 @@ Test(evidence, require_evidence_rejects_an_approval_without_evidence_twice)
 	cJSON *c = fgw_step_json(&w, "review_cycle_1.json");
 	cr_assert_str_eq(member(c, "verdict")->valuestring, "rejected");
 	cr_assert(strstr(member(c, "feedback")->valuestring, "approval without executed evidence"));
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
-	cJSON_Delete(s);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "exhausted");
 	cJSON_Delete(c);
 	fgw_release_run(&w, &p);
 }
@@ -151,8 +149,7 @@ Test(evidence, changes_are_listed_in_the_cycle_and_named_in_the_prompt)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	fge_write_in(w.ws, "old.txt", "old\n");
 	fgw_review_md(&w, "default", "---\nmax_retries: 2\n---\nCheck.\n");
 	fgw_run_step(&w, &p, "if [ -n \"$FORGE_FEEDBACK_FILE\" ]; then echo fixed >> greeting.txt; "
@@ -275,8 +272,7 @@ Test(evidence, in_git_the_diff_is_written_and_forge_is_excluded)
 	struct fgw w;
 	struct fgt_proc p, g;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	fge_write_in(w.ws, "calc.sh", "echo $(($1 - $2))\n");
 	const char *init[] = { "/bin/sh", "-c", "git init -q . && git add calc.sh && "
 				"git -c user.name=t -c user.email=t@t commit -qm init", NULL };
@@ -327,8 +323,7 @@ Test(evidence, failing_check_rejects_without_the_reviewer_and_passing_one_is_evi
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	calc_test(&w);
 	fgw_review_md(&w, "default", "---\nmax_retries: 3\nchecks:\n  - name: tests\n"
 				    "    run: sh tests/test_calc.sh {cycle}\n    timeout_seconds: 20\n---\nCheck.\n");
@@ -401,9 +396,7 @@ Test(evidence, a_hung_check_times_out_and_rejects)
 	cr_assert_eq(member(k, "exit_code")->valueint, -1);
 	cr_assert(strstr(member(c, "feedback")->valuestring, "The check 'hang' timed out after 1 s"));
 	cr_assert_not(fge_exists_in(w.ws, "reviewer_ran"));
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(member(s, "state")->valuestring, "exhausted");
-	cJSON_Delete(s);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "exhausted");
 	cJSON_Delete(c);
 	fgw_release_run(&w, &p);
 }
@@ -457,8 +450,7 @@ Test(evidence, a_check_that_cannot_run_ends_the_step_as_a_config_error)
 		struct fgw w;
 		struct fgt_proc p;
 
-		fgw_init(&w);
-		fgw_task(&w, NULL);
+		fgw_init_step(&w, NULL);
 		fge_write_in(w.ws, "not-exec.sh", "echo hi\n");
 		char *md = fgt_fmt("---\nmax_retries: 3\nchecks:\n  - name: lint\n    run: %s\n---\nCheck.\n", runs[i]);
 		fgw_review_md(&w, "default", md);

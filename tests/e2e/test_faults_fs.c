@@ -163,14 +163,14 @@ Test(faults_fs, read_only_forge_runner_fails_with_125)
 Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 {
 	struct fgw f;
-	char *wk, *rv;
+	char *wk;
 
 	fgw_init_runner(&f);
 	cr_assert_eq(fg_mkdir_p(f.step_dir, 0755), 0);
 	make_forge_readonly(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker = wk,
+			       .reviewer_sh = "echo APPROVED"));
 	/* The step dir exists and is empty: the runner starts the entrypoint,
 	 * whose preflight finds it unwritable before the worker runs (exit 2,
 	 * a configuration error), said in the log. */
@@ -181,7 +181,6 @@ Test(faults_fs, read_only_step_dir_stops_the_run_before_the_worker)
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	undo_readonly(&f);
 	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -228,24 +227,21 @@ Test(faults_fs, step_dir_symlink_before_the_run_is_refused)
 Test(faults_fs, step_dir_replaced_by_a_symlink_mid_run_is_not_followed)
 {
 	struct fgw f;
-	char *ep, *outside;
+	char *outside;
 	const cJSON *cs;
 
 	fgw_init_runner(&f);
 	/* Cycle 1 in the step dir; then the dir becomes a link to OUT and
 	 * cycle 2 appears behind it. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
-				"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
-				"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+					"mv \"$D\" \"$D.old\"\nln -s \"$OUT\" \"$D\"\n"
+					"DIR=$OUT cyc 2 approved \"\" OUTSIDE\nexit 0\n"));
 	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "feedback", "OUTSIDE"), 0, "log:\n%s", f.logtext);
 	outside = fgt_fmt("%s/review_cycle_2.json", f.out);
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -271,55 +267,48 @@ static void assert_corrupt_skipped(const struct fgw *f, int ncycles, int last, c
 Test(faults_fs, planted_symlink_cycle_file_is_never_read)
 {
 	struct fgw f;
-	char *ep;
 
 	fgw_init_runner(&f);
 	/* The target is a valid cycle of this very run: reading it would report it. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\n"
-				"DIR=$OUT cyc 9 approved \"\" PLANTED\n"
-				"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
-				"cyc 2 approved\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\n"
+					"DIR=$OUT cyc 9 approved \"\" PLANTED\n"
+					"ln -s \"$OUT/review_cycle_9.json\" \"$D/review_cycle_9.json\"\n"
+					"cyc 2 approved\nexit 0\n"));
 	assert_corrupt_skipped(&f, 2, 2, "review_cycle_9.json", "symbolic link");
 	cr_assert_null(strstr(f.logtext, "PLANTED"), "the planted target was read:\n%s", f.logtext);
-	free(ep);
 	fgw_release(&f);
+}
+
+/* A run whose cycle 2 is made by the shell command make (cycles 1 and 3
+ * are good): cycle 2 is reported corrupt with why and skipped. */
+static void cycle_2_is_corrupt(struct fgw *f, const char *make, const char *why)
+{
+	char *ep = fgt_fmt("cyc 1 rejected\n%s\ncyc 3 approved\nexit 0\n", make);
+
+	fgw_runner(f, FGW_RUN(.ep_sh = ep));
+	assert_corrupt_skipped(f, 2, 3, "review_cycle_2.json", why);
+	free(ep);
 }
 
 Test(faults_fs, hundred_megabyte_cycle_file_refused_with_bounded_memory)
 {
 	struct fgw f;
-	char *ep;
 
 	fgw_init_runner(&f);
 	/* A sparse 100 MB file: only a reader that loads it would need the memory. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\n"
-				"truncate -s 100000000 \"$D/review_cycle_2.json\"\n"
-				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
-	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "large");
+	cycle_2_is_corrupt(&f, "truncate -s 100000000 \"$D/review_cycle_2.json\"", "large");
 	/* FG_CYCLE_MAX_BYTES is 8 MiB: far below what loading 100 MB would take. */
 	cr_assert_lt(f.maxrss_kb, 48 * 1024, "peak RSS %ld KiB", f.maxrss_kb);
-	free(ep);
 	fgw_release(&f);
 }
 
 Test(faults_fs, fifo_named_like_a_cycle_file_never_blocks)
 {
 	struct fgw f;
-	char *ep;
 
 	fgw_init_runner(&f);
 	/* Nobody ever opens the FIFO for writing: a blocking open would hang. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\n"
-				"mkfifo \"$D/review_cycle_2.json\"\n"
-				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
-	assert_corrupt_skipped(&f, 2, 3, "review_cycle_2.json", "not a regular file");
-	free(ep);
+	cycle_2_is_corrupt(&f, "mkfifo \"$D/review_cycle_2.json\"", "not a regular file");
 	fgw_release(&f);
 }
 

@@ -55,17 +55,15 @@ static void require_userns_limit(void)
 Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 {
 	struct fgw f;
-	char *ep;
 	const cJSON *cs, *ev;
 
 	require_userns_limit();
 	fgw_init(&f);	fgw_runner_tree(&f);
 	/* The script waits for each report: only polling can deliver them. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
-				"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
-				"cyc 3 approved\nexit 0\n");
-	fgw_runner(&f, FGW_RUN(.wrap = NO_WATCHES, .ep = ep));
+	fgw_runner(&f, FGW_RUN(.wrap = NO_WATCHES,
+			       .ep_sh = "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+					"cyc 2 rejected\nwait_log '\"file\":\"review_cycle_2.json\"'\n"
+					"cyc 3 approved\nexit 0\n"));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "watch_fallback", NULL, NULL);
 	cr_assert_not_null(ev, "no watch_fallback logged; log:\n%s", f.logtext);
@@ -82,21 +80,19 @@ Test(faults_proc, inotify_limit_exhausted_falls_back_to_polling)
 	cr_assert_geq(fge_count_events(f.events, "review_cycle", "source", "poll"), 2, "log:\n%s", f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "source", "poll") +
 		     fge_count_events(f.events, "review_cycle", "source", "sweep"), 3, "log:\n%s", f.logtext);
-	free(ep);
 	fgw_release(&f);
 }
 
 Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 {
 	struct fgw f;
-	char *wk, *rv;
+	char *wk;
 	const cJSON *cs, *c1;
 
 	fgw_init_runner(&f);
 	wk = fgw_script(&f, "worker.sh", NULL, WORKER_OK);
-	rv = fgw_script(&f, "reviewer.sh", NULL,
-		       "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker = wk,
+			       .reviewer_sh = "if [ \"$FORGE_CYCLE\" = 1 ]; then echo 'half a review'; kill -9 $$; fi\necho APPROVED"));
 	cs = fgw_assert_run(&f, 0, 2);
 	c1 = cJSON_GetArrayItem(cs, 0);
 	cr_assert_str_eq(fge_jstr_or_null(c1, "verdict"), "rejected");
@@ -104,45 +100,36 @@ Test(faults_proc, reviewer_killed_by_sigkill_is_a_rejected_cycle)
 	cr_assert_str_eq(fge_jstr_or_null(cJSON_GetArrayItem(cs, 1), "verdict"), "approved");
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "approved");
 	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_by_sigkill_fails_the_task)
 {
 	struct fgw f;
-	char *wk, *rv;
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "kill -9 $$");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "kill -9 $$",
+			       .reviewer_sh = "echo APPROVED"));
 	fgw_assert_run(&f, 1, -1);
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 1);
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 0);
 	cr_assert_not_null(strstr(f.logtext, "killed by signal 9"), "log:\n%s", f.logtext);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
 Test(faults_proc, worker_killed_on_a_retry_leaves_a_synthetic_cycle)
 {
 	struct fgw f;
-	char *wk, *rv;
 	const cJSON *cs, *last;
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: not yet'");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "[ \"$FORGE_CYCLE\" = 1 ] && kill -9 $$\necho ok",
+			       .reviewer_sh = "echo 'REJECTED: not yet'"));
 	cs = fgw_assert_run(&f, 1, 2);
 	last = cJSON_GetArrayItem(cs, 1);
 	cr_assert(cJSON_IsTrue(cJSON_GetObjectItem(last, "synthetic")));
 	cr_assert_not_null(strstr(fge_jstr_or_null(last, "feedback"), "killed by signal 9"), "%s", fge_jstr_or_null(last, "feedback"));
 	cr_assert_str_eq(fge_jstr_or_null(f.res, "review_state"), "failed");
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -249,7 +236,7 @@ static int has_byte(const char *s, size_t n, char c)
 Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_file)
 {
 	struct fgw f;
-	char *wk, *rv, *cycle_path, *cycle_text;
+	char *wk, *rv;
 	const char *fb;
 	cJSON *cycle;
 	const cJSON *ev;
@@ -271,14 +258,10 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	}
 	cr_assert_not_null(strstr(f.logtext, "alert\\x07\\nsecond line"), "log:\n%s", f.logtext);
 	/* The cycle file keeps the feedback exactly. */
-	cycle_path = fgt_fmt("%s/review_cycle_1.json", f.step_dir);
-	cycle_text = fgt_read(cycle_path, NULL);
-	cr_assert_not_null(cycle_text);
-	cycle = cJSON_Parse(cycle_text);
+	cycle = fgw_step_json(&f, "review_cycle_1.json");
 	fb = fge_jstr_or_null(cycle, "feedback");
 	cr_assert(fb && strstr(fb, "\033[31mred\033[0m alert\007\nsecond line"), "feedback: %s", fb);
 	cJSON_Delete(cycle);
-	free(cycle_text);
 	/* JSON log: the same bytes after decoding. */
 	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
 	cr_assert_eq(fgw_code(&f), 0);
@@ -287,7 +270,6 @@ Test(faults_proc, ansi_feedback_escaped_in_text_log_intact_in_json_and_cycle_fil
 	cr_assert_not_null(ev, "log:\n%s", f.logtext);
 	cr_assert_not_null(strstr(fge_jstr_or_null(ev, "feedback"), "\033[31mred\033[0m alert\007\nsecond line"),
 			   "json feedback: %s", fge_jstr_or_null(ev, "feedback"));
-	free(cycle_path);
 	free(wk);
 	free(rv);
 	fgw_release(&f);

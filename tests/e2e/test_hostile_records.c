@@ -47,13 +47,10 @@ Test(hostile_records, thousands_of_cycle_files_are_capped_and_counted)
 {
 	struct fgw f;
 	const cJSON *cs, *ev;
-	char *ep;
 
 	fgw_init_runner(&f);
-	ep = fgw_fake_entrypoint(&f,
-				"cycs 1 2000 rejected\n"
-				"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cycs 1 2000 rejected\n"
+					"exit 0\n"));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cs = fgw_cycles(&f);
 	/* RN_WATCH_MAX_CYCLE_FILES (1000) are tracked, the other 1000 never read. */
@@ -64,7 +61,6 @@ Test(hostile_records, thousands_of_cycle_files_are_capped_and_counted)
 	cr_assert_not_null(ev);
 	cr_assert_eq(fge_jint(ev, "max"), 1000);
 	assert_rss_below(&f, 64 * 1024, "2000 cycle files");
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -155,21 +151,19 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 {
 	struct fgw f;
 	const cJSON *cs, *ev;
-	char *ep, *outside;
+	char *outside;
 
 	fgw_init_runner(&f);
 	/* Cycle 1 where it belongs; then a valid cycle 2 of this very run
 	 * outside, and W/.forge replaced by a link that puts it at
 	 * W/.forge/impl/review_cycle_2.json. */
-	ep = fgw_fake_entrypoint(&f,
-				"cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
-				"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
-				"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
-				"\"skill\":\"impl\",\"task_key\":\"\",\"run_id\":\"%s\",\"review_md\":null}' "
-				"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
-				"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
-				"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "cyc 1 rejected\nwait_log '\"file\":\"review_cycle_1.json\"'\n"
+					"mkdir -p \"$OUT/impl\"\nDIR=$OUT/impl cyc 2 approved \"\" OUTSIDE\n"
+					"printf '{\"state\":\"approved\",\"cycles\":2,\"max_cycles\":3,\"step\":\"impl\","
+					"\"skill\":\"impl\",\"task_key\":\"\",\"run_id\":\"%s\",\"review_md\":null}' "
+					"\"$FORGE_RUN_ID\" > \"$OUT/impl/review_summary.json\"\n"
+					"mv \"$W/.forge\" \"$W/.forge.old\"\nln -s \"$OUT\" \"$W/.forge\"\n"
+					"exit 0\n"));
 	cs = fgw_assert_run(&f, 0, 1);
 	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 1);
 	cr_assert_null(strstr(f.logtext, "OUTSIDE"), "read behind the link:\n%s", f.logtext);
@@ -182,7 +176,6 @@ Test(hostile_records, forge_dir_swapped_for_a_symlink_mid_run_is_never_followed)
 	outside = fgt_fmt("%s/impl/review_cycle_2.json", f.out);
 	cr_assert(fgt_exists(outside), "the script did not write behind the link");
 	free(outside);
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -225,7 +218,7 @@ Test(hostile_records, sweep_dir_given_as_a_symlink_is_refused)
 Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 {
 	struct fgw f;
-	char *planted, *inner, *link, *fifo, *logdir, *keep, *wk, *rv;
+	char *planted, *inner, *link, *fifo, *logdir, *keep;
 	const cJSON *ev;
 
 	fgw_init_runner(&f);
@@ -239,9 +232,8 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	cr_assert_eq(symlink(f.out, link), 0);
 	cr_assert_eq(mkfifo(fifo, 0644), 0);
 	cr_assert_eq(mkdir(logdir, 0755), 0);
-	wk = fgw_script(&f, "worker.sh", NULL, "echo done > \"$PWD/out.txt\"");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo 'REJECTED: louder'; exit 0");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "echo done > \"$PWD/out.txt\"",
+			       .reviewer_sh = "echo 'REJECTED: louder'; exit 0"));
 	/* Before the fix the directory survived and every cycle write failed
 	 * with "Is a directory" (exit 1, no cycle). */
 	fgw_assert_run(&f, 0, 3);
@@ -263,8 +255,6 @@ Test(hostile_records, entries_planted_under_cycle_names_are_cleared_and_logged)
 	free(fifo);
 	free(logdir);
 	free(keep);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -300,7 +290,7 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 {
 	static const char *const fresh[] = { "--step", "fresh", NULL };
 	struct fgw f;
-	char *forge, *x, *victim, *made, *ep;
+	char *forge, *x, *victim, *made;
 	int status, rounds = 40;
 	pid_t sw;
 
@@ -315,10 +305,10 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 	cr_assert_eq(symlink(f.out, x), 0);
 	if (renameat2(AT_FDCWD, forge, AT_FDCWD, x, RENAME_EXCHANGE) < 0)
 		cr_skip("renameat2(RENAME_EXCHANGE) is not supported here: %s", strerror(errno));
-	ep = fgw_fake_entrypoint(&f, "exit 0\n");
 	sw = start_swapper(f.ws, 20000000L);
 	for (int i = 0; i < rounds; i++) {
-		fgw_runner(&f, FGW_RUN(.ep = ep, .args = i % 2 ? fresh : NULL));
+		fgw_runner(&f, FGW_RUN(.ep_sh = "exit 0\n",
+				       .args = i % 2 ? fresh : NULL));
 		/* Exit 0 when the walk got through, 125 when it met the link. */
 		cr_assert(fgw_code(&f) == 0 || fgw_code(&f) == 125, "exit %d; log:\n%s", fgw_code(&f),
 			  f.logtext);
@@ -334,7 +324,6 @@ Test(hostile_records, forge_swapped_in_a_loop_never_makes_prepare_leave_the_work
 	free(x);
 	free(victim);
 	free(made);
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -474,15 +463,14 @@ Test(hostile_records, run_result_log_and_report_are_utf8)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *corp = fgt_fmt("%s/corpus", dir);
-	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
-	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
+	char *corp = fgt_fmt("%s/corpus", w.root);
+	char *result = fgt_fmt("%s/r.json", w.root), *log = fgt_fmt("%s/run.log", w.root);
+	char *ep = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "for f in \"$CORPUS\"/review_cycle_*.json; do n=${f##*/};"
 			      " fgseal \"$S\" \"$n\" < \"$f\" > \"$D/$n\"; done\n"
 			      "printf 'the task failed: \\377\\376\\n' >&2\nexit 1\n");
 	char *corpenv = fgt_fmt("CORPUS=%s", corp);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl",
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl",
 			       "--entrypoint", ep, "--result", result, "--log-format", "json",
 			       "--log-file", log, "--poll-interval", "0.05", NULL };
 	const char *env[] = { corpenv, "FORGE_LOG_LEVEL", NULL };
@@ -492,7 +480,7 @@ Test(hostile_records, run_result_log_and_report_are_utf8)
 	size_t len;
 	cJSON *res;
 
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	write_corpus(corp);
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
 	fgt_assert_exit(&p, 1);
@@ -526,11 +514,9 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws;
-	char *result = fgt_fmt("%s/r.json", dir), *log = fgt_fmt("%s/run.log", dir);
-	char *prom = fgt_fmt("%s/forge.prom", dir);
-	char *ep = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD,
+	char *result = fgt_fmt("%s/r.json", w.root), *log = fgt_fmt("%s/run.log", w.root);
+	char *prom = fgt_fmt("%s/forge.prom", w.root);
+	char *ep = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD,
 			      "put() { printf '{\"cycle\":%s,\"max_cycles\":9,\"verdict\":\"rejected\","
 			      "\"feedback\":\"f\",\"skill\":\"%s\",\"elapsed_seconds\":1,"
 			      "\"timestamp\":\"2026-01-01T00:00:00Z\"}' \"$1\" \"$2\" | fgseal \"$S\" \"review_cycle_$1.json\" > \"$D/.t\";"
@@ -541,7 +527,7 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 			      "put 4 'two words'\n"
 			      "put 5 another-skill\n"
 			      "exit 0\n");
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl",
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl",
 			       "--entrypoint", ep, "--result", result, "--log-format", "json",
 			       "--log-file", log, "--poll-interval", "0.05", "--metrics-file", prom, NULL };
 	const char *env[] = { "FORGE_LOG_LEVEL", "FORGE_SKILL_NAME", NULL };
@@ -554,7 +540,7 @@ Test(hostile_records, a_cycle_skill_never_reaches_metrics_or_the_result)
 
 	if (access(pargv[0], X_OK))
 		cr_skip("promtool is not installed (%s)", pargv[0]);
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 60), 0);
 	fgt_assert_exit(&p, 0);
 	fgt_proc_release(&p);

@@ -47,14 +47,18 @@ static char *step_text(const struct fgw *w, const char *name)
 	return t;
 }
 
-/* Runs the entrypoint with the agents wk and rv (NULL: FORGE_*_CMD in env)
- * and env; asserts exit 0; returns cycle 1's reviewer log (owned). */
-static char *reviewed(struct fgw *w, const char *wk, const char *rv, const char *const *env)
+/* Runs the entrypoint with stand-in agents of the bodies worker_sh and
+ * reviewer_sh (fgw_run_step; NULL: FORGE_*_CMD in env) and env; asserts
+ * exit 0; returns cycle 1's reviewer log (owned). */
+static char *reviewed(struct fgw *w, const char *worker_sh, const char *reviewer_sh, const char *const *env)
 {
 	struct fgt_proc p;
 	char *log;
 
-	fgw_entrypoint(w, &p, wk, rv, env);
+	if (worker_sh)
+		fgw_run_step(w, &p, worker_sh, reviewer_sh, env);
+	else
+		fgw_entrypoint(w, &p, NULL, NULL, env);
 	fgt_assert_exit(&p, 0);
 	log = step_text(w, "review_cycle_1.reviewer.log");
 	fgt_proc_release(&p);
@@ -111,45 +115,39 @@ Test(isolation_env, a_filter_in_the_private_git_config_runs_nothing_and_hides_no
 Test(isolation_env, a_reviewers_git_status_runs_no_hostile_fsmonitor)
 {
 	struct fgw w;
-	char *wk, *rv, *log;
+	char *log;
 
 	fgw_init(&w);
 	git_tree(&w, NULL);
-	wk = fgw_script(&w, "worker.sh", NULL,
-			"printf '#!/bin/sh\\necho ran > \"%s/fsmonitor-ran\"\\n' \"$PWD\" > fsmon.sh\n"
-			"chmod +x fsmon.sh\n"
-			"git config core.fsmonitor \"$PWD/fsmon.sh\"\n"
-			"echo more >> README\n");
-	rv = fgw_script(&w, "reviewer.sh", NULL,
-			"cat > /dev/null\ngit status --short; echo \"status=$?\"\n"
-			"git diff --stat; echo APPROVED\n");
-	log = reviewed(&w, wk, rv, NULL);
+	log = reviewed(&w, "printf '#!/bin/sh\\necho ran > \"%s/fsmonitor-ran\"\\n' \"$PWD\" > fsmon.sh\n"
+		       "chmod +x fsmon.sh\n"
+		       "git config core.fsmonitor \"$PWD/fsmon.sh\"\n"
+		       "echo more >> README\n",
+		       "cat > /dev/null\ngit status --short; echo \"status=$?\"\n"
+		       "git diff --stat; echo APPROVED\n", NULL);
 	cr_assert_not_null(strstr(log, "status=0"), "the reviewer's git status failed:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "fsmonitor-ran"), "the reviewer's git ran the worker's fsmonitor:\n%s",
 		  log);
-	FG_FREE_ALL(log, wk, rv);
+	free(log);
 	fgw_release(&w);
 }
 
 Test(isolation_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 {
 	struct fgw w;
-	char *wk, *rv, *log, *wlog;
+	char *log, *wlog;
 
 	fgw_init_runner(&w);
-	wk = fgw_script(&w, "worker.sh", NULL,
-			"mkdir -p \"$HOME/.claude\"\n"
-			"echo '{\"hooks\":{}}' > \"$HOME/.claude/settings.json\"\n"
-			"echo planted > \"$HOME/planted\"\n"
-			"echo \"worker-home=$HOME tmp=$TMPDIR\" > worker-home.txt\n"
-			"echo hello >> README\n");
-	rv = fgw_script(&w, "reviewer.sh", NULL,
-			"cat > /dev/null\necho \"reviewer-home=$HOME\"\n"
-			"ls -A \"$HOME\" | sed 's/^/home-entry: /'\n"
-			"[ -e \"$HOME/planted\" ] && echo PLANTED-SEEN\n"
-			"[ -e \"$HOME/.claude/settings.json\" ] && echo SETTINGS-SEEN\n"
-			"echo APPROVED\n");
-	log = reviewed(&w, wk, rv, NULL);
+	log = reviewed(&w, "mkdir -p \"$HOME/.claude\"\n"
+		       "echo '{\"hooks\":{}}' > \"$HOME/.claude/settings.json\"\n"
+		       "echo planted > \"$HOME/planted\"\n"
+		       "echo \"worker-home=$HOME tmp=$TMPDIR\" > worker-home.txt\n"
+		       "echo hello >> README\n",
+		       "cat > /dev/null\necho \"reviewer-home=$HOME\"\n"
+		       "ls -A \"$HOME\" | sed 's/^/home-entry: /'\n"
+		       "[ -e \"$HOME/planted\" ] && echo PLANTED-SEEN\n"
+		       "[ -e \"$HOME/.claude/settings.json\" ] && echo SETTINGS-SEEN\n"
+		       "echo APPROVED\n", NULL);
 	wlog = fgt_fmt("%s/worker-home.txt", w.ws);
 	{
 		char *wh = fgt_read(wlog, NULL);
@@ -172,7 +170,7 @@ Test(isolation_env, the_reviewers_home_holds_nothing_the_worker_wrote)
 		cr_assert(!fgt_exists(s), "the worker's HOME '%s' outlived the run", s);
 		free(wh);
 	}
-	FG_FREE_ALL(log, wlog, wk, rv);
+	FG_FREE_ALL(log, wlog);
 	fgw_release(&w);
 }
 
@@ -355,36 +353,33 @@ Test(isolation_env, config_prints_each_roles_environment_names_never_values)
 Test(isolation_env, agent_and_git_configuration_changes_are_listed_as_such)
 {
 	struct fgw w;
-	char *wk, *rv, *log;
+	char *log;
 
 	fgw_init(&w);
 	git_tree(&w, "---\nmax_retries: 1\n---\nCheck the work.\n");
-	wk = fgw_script(&w, "worker.sh", NULL,
-			"git config alias.st status\n"
-			"printf '#!/bin/sh\\n' > .git/hooks/pre-commit\n"
-			"mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n");
-	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	log = reviewed(&w, wk, rv, NULL);
+	log = reviewed(&w, "git config alias.st status\n"
+		       "printf '#!/bin/sh\\n' > .git/hooks/pre-commit\n"
+		       "mkdir -p .claude sub && echo '{}' > .claude/settings.json && echo hi > sub/AGENTS.md\n",
+		       "cat\necho APPROVED\n", NULL);
 	fgt_assert_has(log, ".git/config [agent or git configuration",
 		       ".git/hooks/ [agent or git configuration",
 		       ".claude/settings.json +1 -0 [agent or git configuration",
 		       "sub/AGENTS.md +1 -0 [agent or git configuration");
-	FG_FREE_ALL(log, wk, rv);
+	free(log);
 	fgw_release(&w);
 }
 
 Test(isolation_env, a_turn_that_changed_only_git_config_is_reviewed)
 {
 	struct fgw w;
-	char *wk, *rv, *log;
+	char *log;
 
 	fgw_init(&w);
 	git_tree(&w, NULL);
-	wk = fgw_script(&w, "worker.sh", NULL, "git config core.fsmonitor \"$PWD/x.sh\"\n");
-	rv = fgw_script(&w, "reviewer.sh", NULL, "cat\necho APPROVED\n");
-	log = reviewed(&w, wk, rv, NULL);
+	log = reviewed(&w, "git config core.fsmonitor \"$PWD/x.sh\"\n",
+		       "cat\necho APPROVED\n", NULL);
 	cr_assert_not_null(strstr(log, "modified .git/config"), "%s", log);
-	FG_FREE_ALL(log, wk, rv);
+	free(log);
 	fgw_release(&w);
 }
 
@@ -395,32 +390,29 @@ Test(isolation_env, a_turn_that_changed_only_git_config_is_reviewed)
 Test(isolation_env, a_reviewers_git_runs_no_driver_the_workspace_config_names)
 {
 	struct fgw w;
-	char *wk, *rv, *log;
+	char *log;
 
 	fgw_init_runner(&w);
 	fgw_review_md(&w, "default", "---\nmax_retries: 1\n---\nCheck the work.\n");
 	fge_write_in(w.ws, "notes.txt", "one\n");
 	fge_git_commit_all(w.ws);
-	wk = fgw_script(&w, "worker.sh", NULL,
-			"printf '#!/bin/sh\\necho ran >> \"%s/driver-ran\"\\ncat\\n' \"$PWD\" > drv.sh\n"
-			"chmod +x drv.sh\n"
-			"git config filter.x.clean \"$PWD/drv.sh\"\n"
-			"git config filter.x.smudge \"$PWD/drv.sh\"\n"
-			"printf '[diff \"y\"]\\n\\ttextconv = %s/drv.sh\\n[alias]\\n\\tst = !%s/drv.sh\\n' \"$PWD\" \"$PWD\""
-			" > inc.conf\n"
-			"git config include.path \"$PWD/inc.conf\"\n"
-			"echo '*.txt filter=x diff=y' > .gitattributes\n"
-			"echo two >> notes.txt\n"
-			"mkdir -p deep/er/sub && cd deep/er/sub && git init -q . && echo n > n.md\n"
-			"git config filter.z.clean \"$OLDPWD/drv.sh\" && echo '*.md filter=z' > .gitattributes\n");
-	rv = fgw_script(&w, "reviewer.sh", NULL,
-			"cat > /dev/null\ngit status --short; git diff; git diff HEAD --stat; git log -p -1 >/dev/null\n"
-			"git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\n"
-			"(cd deep/er/sub && git add -A && git status --short)\necho APPROVED\n");
-	log = reviewed(&w, wk, rv, NULL);
+	log = reviewed(&w, "printf '#!/bin/sh\\necho ran >> \"%s/driver-ran\"\\ncat\\n' \"$PWD\" > drv.sh\n"
+		       "chmod +x drv.sh\n"
+		       "git config filter.x.clean \"$PWD/drv.sh\"\n"
+		       "git config filter.x.smudge \"$PWD/drv.sh\"\n"
+		       "printf '[diff \"y\"]\\n\\ttextconv = %s/drv.sh\\n[alias]\\n\\tst = !%s/drv.sh\\n' \"$PWD\" \"$PWD\""
+		       " > inc.conf\n"
+		       "git config include.path \"$PWD/inc.conf\"\n"
+		       "echo '*.txt filter=x diff=y' > .gitattributes\n"
+		       "echo two >> notes.txt\n"
+		       "mkdir -p deep/er/sub && cd deep/er/sub && git init -q . && echo n > n.md\n"
+		       "git config filter.z.clean \"$OLDPWD/drv.sh\" && echo '*.md filter=z' > .gitattributes\n",
+		       "cat > /dev/null\ngit status --short; git diff; git diff HEAD --stat; git log -p -1 >/dev/null\n"
+		       "git st; git add -A -n >/dev/null; echo \"diff-rc=$?\"\n"
+		       "(cd deep/er/sub && git add -A && git status --short)\necho APPROVED\n", NULL);
 	cr_assert_not_null(strstr(log, "+two"), "the reviewer's git diff showed nothing:\n%s", log);
 	cr_assert(!fge_exists_in(w.ws, "driver-ran"), "the reviewer's git ran a driver the worker named:\n%s", log);
-	FG_FREE_ALL(log, wk, rv);
+	free(log);
 	fgw_release(&w);
 }
 

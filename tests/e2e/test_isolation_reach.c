@@ -156,7 +156,7 @@ Test(isolation_reach, a_summary_that_cannot_be_written_is_an_error_with_exit_1)
 Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_ignored)
 {
 	struct fgw f;
-	char *wk, *rv, *pid;
+	char *wk, *pid;
 	const cJSON *e;
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
@@ -175,8 +175,8 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 		       "setsid sh -c \"kill -TERM $ep; sleep 1\" &\n"
 		       "wait\n"
 		       "echo hello >> greeting.txt\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker = wk,
+			       .reviewer_sh = "cat > /dev/null\necho APPROVED\n"));
 	fgw_assert_run(&f, 0, -1);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	pid = fge_read_in(f.out, "worker_pid");
@@ -193,7 +193,6 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 	cr_assert_eq(fge_count_events(f.events, "signal_ignored", "signal", "TERM"), 2, "log:\n%s", f.logtext);
 	free(pid);
 	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -203,7 +202,7 @@ Test(isolation_reach, stop_signals_from_the_agents_processes_are_logged_and_igno
 Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ignored)
 {
 	struct fgw f;
-	char *wk, *rv, *marker;
+	char *marker;
 	pid_t pid;
 
 	/* The defence for kernels before Landlock ABI 6: there the signal
@@ -212,15 +211,13 @@ Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ign
 	setenv("FORGE_TEST_LANDLOCK_ABI", "5", 1);
 	fgw_init_runner(&f);
 	marker = fgt_fmt("%s/ignored", f.out);
-	rv = fgw_script(&f, "reviewer.sh", NULL, "cat > /dev/null\necho APPROVED\n");
 	/* It waits until the runner logged the ignored signal, then sleeps. */
-	wk = fgw_script(&f, "worker.sh", NULL,
-		       "kill -TERM $PPID\n"
-		       "i=0; while ! grep -q signal_ignored \"$LOG\" 2>/dev/null; do\n"
-		       "  i=$((i+1)); [ $i -gt 300 ] && exit 99; sleep 0.1; done\n"
-		       ": > \"$OUT/ignored\"\n"
-		       "sleep 30\n");
-	pid = fgw_runner_start(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	pid = fgw_runner_start(&f, FGW_RUN(.worker_sh = "kill -TERM $PPID\n"
+							"i=0; while ! grep -q signal_ignored \"$LOG\" 2>/dev/null; do\n"
+							"  i=$((i+1)); [ $i -gt 300 ] && exit 99; sleep 0.1; done\n"
+							": > \"$OUT/ignored\"\n"
+							"sleep 30\n",
+					   .reviewer_sh = "cat > /dev/null\necho APPROVED\n"));
 	for (int i = 0; i < 3000 && !fgt_exists(marker); i++)
 		usleep(10000);
 	cr_assert(fgt_exists(marker), "the worker never saw its signal ignored");
@@ -230,8 +227,6 @@ Test(isolation_reach, the_runners_sigterm_still_stops_it_after_an_agents_was_ign
 	fgw_assert_run(&f, 143, -1);
 	cr_assert_eq(fge_count_events(f.events, "signal_ignored", NULL, NULL), 1, "log:\n%s", f.logtext);
 	free(marker);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -325,13 +320,10 @@ static const cJSON *last_review(const struct fgw *f, const char *role)
 {
 	const cJSON *cycles = fgw_cycles(f);
 	const cJSON *last = cJSON_GetArrayItem(cycles, cJSON_GetArraySize(cycles) - 1);
-	const cJSON *rv;
+	const cJSON *rv = fge_find_by(cJSON_GetObjectItem(last, "reviews"), "role", role);
 
-	cJSON_ArrayForEach(rv, cJSON_GetObjectItem(last, "reviews"))
-		if (!strcmp(fge_jstr(rv, "role"), role))
-			return rv;
-	cr_assert_fail("no review of '%s' in the last cycle; log:\n%s", role, f->logtext);
-	return NULL;
+	cr_assert_not_null(rv, "no review of '%s' in the last cycle; log:\n%s", role, f->logtext);
+	return rv;
 }
 
 /* A leftover that waits for the entrypoint's summary, then rewrites it as
@@ -430,20 +422,17 @@ Test(isolation_reach, a_role_that_stops_its_helper_fails_at_once_instead_of_hang
 Test(isolation_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 {
 	struct fgw f;
-	char *wk, *rv, *got;
+	char *got;
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL,
-		       "echo hello >> greeting.txt\n"
-		       "sh -c 'setsid sh -c \"echo \\$\\$ > $OUT/daemon; exec sleep 60\" &' < /dev/null > /dev/null 2>&1\n"
-		       "while [ ! -s \"$OUT/daemon\" ]; do sleep 0.05; done\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL,
-		       "cat > /dev/null\n"
-		       "d=$(cat \"$OUT/daemon\")\n"
-		       "if [ -d /proc/$d ] && ! grep -q '^State:.*Z' /proc/$d/status; then echo alive > \"$OUT/seen\";"
-		       " else echo gone > \"$OUT/seen\"; fi\n"
-		       "echo APPROVED\n");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "echo hello >> greeting.txt\n"
+					    "sh -c 'setsid sh -c \"echo \\$\\$ > $OUT/daemon; exec sleep 60\" &' < /dev/null > /dev/null 2>&1\n"
+					    "while [ ! -s \"$OUT/daemon\" ]; do sleep 0.05; done\n",
+			       .reviewer_sh = "cat > /dev/null\n"
+					      "d=$(cat \"$OUT/daemon\")\n"
+					      "if [ -d /proc/$d ] && ! grep -q '^State:.*Z' /proc/$d/status; then echo alive > \"$OUT/seen\";"
+					      " else echo gone > \"$OUT/seen\"; fi\n"
+					      "echo APPROVED\n"));
 	cr_assert_eq(fgw_code(&f), 0, "log:\n%s", f.logtext);
 	got = fge_read_in(f.out, "seen");
 	cr_assert_str_eq(got, "gone\n", "the worker's daemon ran beside the reviewer");
@@ -451,8 +440,6 @@ Test(isolation_reach, nothing_of_the_workers_turn_runs_beside_the_reviewer)
 	got = fge_read_in(f.out, "daemon");
 	cr_assert(pid_gone(got));
 	free(got);
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 

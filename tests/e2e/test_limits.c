@@ -33,15 +33,14 @@ TestSuite(limits, .timeout = 180);
 Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 {
 	struct fgw f;
-	char *wk, *rv;
 	const cJSON *ev;
 	struct stat st;
 	static const char *const env[] = { "FORGE_TEST_OUTPUT_LOG_MAX=1048576", NULL };
 
 	fgw_init_runner(&f);
-	wk = fgw_script(&f, "worker.sh", NULL, "yes '' | head -n 200000\n");
-	rv = fgw_script(&f, "reviewer.sh", NULL, "echo APPROVED");
-	fgw_runner(&f, FGW_RUN(.worker = wk, .reviewer = rv, .env = env));
+	fgw_runner(&f, FGW_RUN(.worker_sh = "yes '' | head -n 200000\n",
+			       .reviewer_sh = "echo APPROVED",
+			       .env = env));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	cr_assert_eq(stat(f.log, &st), 0);
 	cr_log_info("log: %lld bytes", (long long)st.st_size);
@@ -54,8 +53,6 @@ Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 	cr_assert_gt(fge_jint(ev, "lines"), 150000, "lines %d", fge_jint(ev, "lines"));
 	cr_assert_eq(fge_count_events(f.events, "output_dropped", NULL, NULL), 1);
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
-	free(wk);
-	free(rv);
 	fgw_release(&f);
 }
 
@@ -66,25 +63,24 @@ Test(limits, empty_agent_lines_are_capped_by_their_log_bytes)
 Test(limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 {
 	struct fgw f;
-	char *ep, *metrics, *m;
+	char *metrics, *m;
 	const cJSON *ev, *c1;
 	const char *extra[3] = { "--metrics-file", NULL, NULL };
 
 	fgw_init_runner(&f);
 	metrics = fgt_fmt("%s/forge.prom", f.root);
 	extra[1] = metrics;
-	ep = fgw_fake_entrypoint(&f,
-		"mkdir -p \"$D\"\n"
-		"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"ok\","
-		"\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
-		"\"run_id\":\"%s\",\"usage\":{\"worker\":{\"cost_usd\":1e308,\"output_tokens\":4}}}\\n' "
-		"\"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_cycle_1.json > \"$D/.c1\"\n"
-		"mv \"$D/.c1\" \"$D/review_cycle_1.json\"\n"
-		"printf '{\"state\":\"approved\",\"cycles\":1,\"max_cycles\":3,\"step\":\"%s\","
-		"\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"reviewer\":{\"cost_usd\":2e6}}}\\n' "
-		"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_summary.json > \"$D/review_summary.json\"\n"
-		"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep, .args = extra));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "mkdir -p \"$D\"\n"
+					"printf '{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"ok\","
+					"\"skill\":\"%s\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\","
+					"\"run_id\":\"%s\",\"usage\":{\"worker\":{\"cost_usd\":1e308,\"output_tokens\":4}}}\\n' "
+					"\"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_cycle_1.json > \"$D/.c1\"\n"
+					"mv \"$D/.c1\" \"$D/review_cycle_1.json\"\n"
+					"printf '{\"state\":\"approved\",\"cycles\":1,\"max_cycles\":3,\"step\":\"%s\","
+					"\"skill\":\"%s\",\"run_id\":\"%s\",\"usage\":{\"reviewer\":{\"cost_usd\":2e6}}}\\n' "
+					"\"$S\" \"$K\" \"$FORGE_RUN_ID\" | fgseal \"$S\" review_summary.json > \"$D/review_summary.json\"\n"
+					"exit 0\n",
+			       .args = extra));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	ev = fge_find_event(f.events, "cost_invalid", "file", "review_cycle_1.json");
 	cr_assert_not_null(ev, "no cost_invalid for the cycle; log:\n%s", f.logtext);
@@ -102,7 +98,6 @@ Test(limits, a_cycle_file_cost_of_1e308_is_refused_with_cost_invalid)
 	fgt_assert_lacks(m, "forge_review_agent_cost_usd_total{", "Inf\n");
 	free(m);
 	free(metrics);
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -128,18 +123,15 @@ static int counted_cycles(const struct fgw *f)
 Test(limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 {
 	struct fgw f;
-	char *ep;
 	const cJSON *ev, *cs;
 
 	fgw_init_runner(&f);
-	ep = fgw_fake_entrypoint(&f,
-		"mkdir -p \"$D\"\n"
-		"for v in 1 2 3; do cyc 1 rejected '' v$v; wait_log \"\\\"feedback\\\":\\\"v$v\\\"\"; done\n"
-		"cyc 1 rejected '' v4; wait_log cycle_rewrite_limit\n"
-		"i=5; while [ $i -le 205 ]; do cyc 1 approved '' v$i; i=$((i+1)); done\n"
-		"cyc 2 rejected; wait_log review_cycle_2.json\n"
-		"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "mkdir -p \"$D\"\n"
+					"for v in 1 2 3; do cyc 1 rejected '' v$v; wait_log \"\\\"feedback\\\":\\\"v$v\\\"\"; done\n"
+					"cyc 1 rejected '' v4; wait_log cycle_rewrite_limit\n"
+					"i=5; while [ $i -le 205 ]; do cyc 1 approved '' v$i; i=$((i+1)); done\n"
+					"cyc 2 rejected; wait_log review_cycle_2.json\n"
+					"exit 0\n"));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s\nlog:\n%s", fgw_code(&f), f.err, f.logtext);
 	cr_assert_eq(fge_count_events(f.events, "review_cycle", "file", "review_cycle_1.json"), 3,
 		     "log:\n%s", f.logtext);
@@ -153,7 +145,6 @@ Test(limits, a_cycle_rewritten_in_a_loop_is_reported_three_times)
 	cr_assert_eq(cJSON_GetArraySize(cs), 2);
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "feedback"), "v3");
 	cr_assert_str_eq(fge_jstr(cJSON_GetArrayItem(cs, 0), "verdict"), "rejected");
-	free(ep);
 	fgw_release(&f);
 }
 
@@ -214,23 +205,22 @@ Test(limits, watch_reports_a_rewritten_cycle_three_times)
 Test(limits, a_moved_step_directory_is_followed_without_leaking_watches)
 {
 	struct fgw f;
-	char *ep, *watches;
+	char *watches;
 	const cJSON *ev;
 	static const char *const extra[] = { "--poll-interval", "600", NULL };
 
 	fgw_init_runner(&f);
-	ep = fgw_fake_entrypoint(&f,
-		"count() { n=0; for fd in /proc/$PPID/fdinfo/*; do\n"
-		"  c=$(grep -c '^inotify wd:' \"$fd\" 2>/dev/null); n=$((n+${c:-0})); done; echo $n; }\n"
-		"mkdir -p \"$D\"; cyc 1 rejected; wait_log review_cycle_1.json\n"
-		"mkdir \"$W/attic\"\n"
-		"cd \"$W\" && perl -e 'for (0..1999) { rename(\".forge\", \"attic/$_\") && mkdir(\".forge\") &&"
-		" mkdir(\".forge/$ARGV[0]\") or die \"$!\" }' \"$S\" || exit 98\n"
-		"cyc 2 approved; wait_log review_cycle_2.json\n"
-		"i=0; while [ $(count) -gt 3 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done\n"
-		"count > \"$OUT/watches\"\n"
-		"exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep, .args = extra));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "count() { n=0; for fd in /proc/$PPID/fdinfo/*; do\n"
+					"  c=$(grep -c '^inotify wd:' \"$fd\" 2>/dev/null); n=$((n+${c:-0})); done; echo $n; }\n"
+					"mkdir -p \"$D\"; cyc 1 rejected; wait_log review_cycle_1.json\n"
+					"mkdir \"$W/attic\"\n"
+					"cd \"$W\" && perl -e 'for (0..1999) { rename(\".forge\", \"attic/$_\") && mkdir(\".forge\") &&"
+					" mkdir(\".forge/$ARGV[0]\") or die \"$!\" }' \"$S\" || exit 98\n"
+					"cyc 2 approved; wait_log review_cycle_2.json\n"
+					"i=0; while [ $(count) -gt 3 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i+1)); done\n"
+					"count > \"$OUT/watches\"\n"
+					"exit 0\n",
+			       .args = extra));
 	cr_assert_eq(fgw_code(&f), 0, "exit %d; stderr:\n%s", fgw_code(&f), f.err);
 	ev = fge_find_event(f.events, "review_cycle", "file", "review_cycle_2.json");
 	cr_assert_not_null(ev, "cycle 2 was not reported");
@@ -246,7 +236,6 @@ Test(limits, a_moved_step_directory_is_followed_without_leaking_watches)
 	cr_assert_gt(nwatch, 0, "the count read nothing");
 	cr_assert_str_eq(fge_jstr(f.res, "review_state"), "approved");
 	free(watches);
-	free(ep);
 	fgw_release(&f);
 }
 

@@ -44,13 +44,19 @@ struct scenario {
 #define F_CYCLE_TEXT "step skill cycle verdict elapsed source file feedback"
 #define F_CYCLE_JSON "step skill cycle max_cycles verdict elapsed_seconds feedback file source run_id"
 
+/* The rows most scenarios share: the run's start with no value to check,
+ * every source on, and the sweep. */
+#define W_START { "run_start", "info", F_START, NULL, NULL }
+#define W_SOURCES { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" }
+#define W_SWEEP { "sweep", "info", "sweep_caught", NULL, NULL }
+
 static const struct scenario SCENARIOS[] = {
 	{ "normal",
 	  "echo 'hello out'\necho 'err line' >&2\n"
 	  "cyc 1 rejected 'say \\\"hi\\\" a=b\\nnext'\ncyc 2 approved \"$LONG\" 45.2\nexit 0\n",
 	  { NULL }, 1,
 	  { { "run_start", "info", F_START, "engine", "local" },
-	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
+	    W_SOURCES,
 	    { "stale_cleared", "info", "dir count", "count", "1" },
 	    { "output", "info", "stream line", "line", "hello out" },
 	    { "review_cycle", "info", NULL, "verdict", "approved" },
@@ -58,26 +64,24 @@ static const struct scenario SCENARIOS[] = {
 	    { "run_exit", "info", F_EXIT, "review_state", "approved" } } },
 	{ "timeout", "cyc 1 rejected\nexec sleep 30\n", { "--timeout", "0.5", NULL }, 0,
 	  { { "run_start", "info", F_START, "timeout", "0.5" },
-	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
+	    W_SOURCES,
 	    { "review_cycle", "info", NULL, "cycle", NULL },
 	    { "timeout", "warn", "timeout_seconds", "timeout_seconds", "0.5" },
-	    { "sweep", "info", "sweep_caught", NULL, NULL },
+	    W_SWEEP,
 	    { "run_exit", "warn", F_EXIT, "exit_code", "124" } } },
 	{ "foreign_run_id", "cyc 1 rejected '' 1 someoneelse\ncyc 2 approved\nexit 0\n", { NULL }, 0,
-	  { { "run_start", "info", F_START, NULL, NULL },
-	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
+	  { W_START, W_SOURCES,
 	    { "cycle_ignored", "warn", F_FILE " run_id expected_run_id", "run_id", "someoneelse" },
 	    { "review_cycle", "info", NULL, "file", "review_cycle_2.json" },
-	    { "sweep", "info", "sweep_caught", NULL, NULL },
+	    W_SWEEP,
 	    { "run_exit", "info", F_EXIT, "cycles", "1" } } },
 	{ "corrupt_file",
 	  "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n",
 	  { NULL }, 0,
-	  { { "run_start", "info", F_START, NULL, NULL },
-	    { "detection_sources", "info", F_SOURCES, "sources", "watch,poll,sweep,stream" },
+	  { W_START, W_SOURCES,
 	    { "cycle_corrupt", "warn", F_FILE " error", "file", "review_cycle_2.json" },
 	    { "review_cycle", "info", NULL, "file", "review_cycle_3.json" },
-	    { "sweep", "info", "sweep_caught", NULL, NULL },
+	    W_SWEEP,
 	    { "run_exit", "info", F_EXIT, "cycles", "2" } } },
 	{ "sweep_catch", "cyc 1 rejected\ncyc 2 approved\nexit 0\n",
 	  { "--no-inotify", "--poll-interval", "600", NULL }, 0,

@@ -27,19 +27,18 @@ Test(log_events, run_start_logs_the_derived_skill)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *log = fgt_fmt("%s/r.log", dir), *task = fgt_fmt("%s/task.json", dir);
-	char *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 0");
+	char *log = fgt_fmt("%s/r.log", w.root), *task = fgt_fmt("%s/task.json", w.root);
+	char *script = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD, "exit 0");
 	const char *env[] = { "FORGE_SKILL_NAME", "FORGE_LOG_LEVEL", NULL };
-	const char *from_step[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
+	const char *from_step[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "implement_task",
 				    "--entrypoint", script, "--log-format", "json", "--log-file", log, NULL };
-	const char *from_task[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "implement_task",
+	const char *from_task[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "implement_task",
 				    "--task-file", task, "--entrypoint", script, "--log-format", "json",
 				    "--log-file", log, NULL };
 	const char *const *argvs[] = { from_step, from_task };
 	static const char *const want[] = { "implement-task", "add-license" };
 
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	fgt_write(task, "{\"skill_name\": \"add-license\", \"summary\": \"s\"}");
 	for (size_t i = 0; i < 2; i++) {
 		struct fgt_proc p;
@@ -143,16 +142,15 @@ Test(log_events, closing_line_of_a_json_log_on_stderr_is_an_event)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *script = fge_script(dir, "ep.sh", FGE_FAKE_EP_HEAD, "exit 3");
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--entrypoint", script,
+	char *script = fge_script(w.root, "ep.sh", FGE_FAKE_EP_HEAD, "exit 3");
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--entrypoint", script,
 			       "--log-format", "json", "--log-level", "error", NULL };
 	const char *env[] = { "FORGE_LOG_LEVEL", NULL };
 	struct fgt_proc p;
 	cJSON *evs;
 	const cJSON *e;
 
-	fge_write_in(ws, "README", "workspace\n");
+	fge_write_in(w.ws, "README", "workspace\n");
 	cr_assert_eq(fgt_run(&p, argv, env, NULL, NULL, 20), 0);
 	fgt_assert_exit(&p, 3);
 	evs = fge_json_lines(p.err);
@@ -174,16 +172,15 @@ Test(log_events, a_running_agent_has_a_heartbeat_logged_as_agent_running)
 	struct fgw w;
 
 	fgw_init(&w);
-	char *dir = w.root;
-	char *ws = w.ws, *skills = w.skills, *log = fgt_fmt("%s/r.log", dir);
-	char *worker = fge_script(dir, "worker.sh", "#!/bin/sh\n", "echo working; sleep 1.2; echo done");
+	char *log = fgt_fmt("%s/r.log", w.root);
+	char *worker = fge_script(w.root, "worker.sh", "#!/bin/sh\n", "echo working; sleep 1.2; echo done");
 	char *wenv = fgt_fmt("FORGE_WORKER_CMD=%s", worker);
-	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", ws, "--step", "impl", "--skills-dir", skills,
+	const char *argv[] = { FG_RUNNER_BIN, "run", "--workspace", w.ws, "--step", "impl", "--skills-dir", w.skills,
 			       "--entrypoint", FG_ENTRYPOINT_BIN, "--log-format", "json", "--log-file", log, NULL };
 	const char *beats[] = { "FORGE_AGENT_HEARTBEAT=0.3", "FORGE_AGENT_HEARTBEAT=0" };
 
-	fge_write_in(ws, "README", "workspace\n");
-	fge_write_in(skills, "default/other/review.md", "Check.\n");
+	fge_write_in(w.ws, "README", "workspace\n");
+	fge_write_in(w.skills, "default/other/review.md", "Check.\n");
 	for (int i = 0; i < 2; i++) {
 		const char *env[] = { wenv, beats[i], "FORGE_LOG_LEVEL", "AUTO_REVIEW_REQUIRED", NULL };
 		struct fgt_proc p;

@@ -180,9 +180,8 @@ static void reviewer_failure(const char *body, const char *const *extra, const c
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
 	cr_assert(strstr(fge_jstr(c, "feedback"), want_feedback), "feedback: %s", fge_jstr(c, "feedback"));
 	cr_assert_str_eq(fge_jstr(c, "format"), want_format);
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(fge_jstr(s, "state"), "exhausted");
-	cJSON_Delete(c); cJSON_Delete(s);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "exhausted");
+	cJSON_Delete(c);
 	fgw_release_run(&w, &p);
 }
 
@@ -246,9 +245,8 @@ Test(loop, missing_reviewer_binary_ends_the_loop_with_exit_2)
 	cr_assert(!fgw_step_exists(&w, "review_cycle_2.json"), "the loop went on");
 	char *runs = fgw_read(&w, "worker_env.txt");
 	cr_assert_eq(count_lines(runs), 1, "the worker was sent back:\n%s", runs);
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
-	cJSON_Delete(s); cJSON_Delete(c); free(wk); free(rv); free(cmd); free(want); free(runs);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "failed");
+	cJSON_Delete(c); free(wk); free(rv); free(cmd); free(want); free(runs);
 	fgw_release_run(&w, &p);
 }
 
@@ -271,9 +269,8 @@ Test(loop, a_reviewer_without_a_verdict_twice_ends_the_loop_failed)
 	cr_assert_eq(count_lines(runs), 2, "worker runs:\n%s", runs);
 	char *asks = fgw_read(&w, "reviewer_ran.txt");
 	cr_assert_eq(count_lines(asks), 4, "two asks in each cycle:\n%s", asks);
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
-	cJSON_Delete(s); free(runs); free(asks);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "failed");
+	free(runs); free(asks);
 	fgw_release_run(&w, &p);
 }
 
@@ -287,9 +284,7 @@ Test(loop, one_cycle_without_a_verdict_goes_on)
 	fgw_init_step(&w, "---\nmax_retries: 3\n---\nCheck.\n");
 	run_loop(&w, &p, "if [ \"$FORGE_CYCLE\" = 1 ]; then echo LGTM; else echo APPROVED; fi", NULL);
 	fgt_assert_exit(&p, 0);
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(fge_jstr(s, "state"), "approved");
-	cJSON_Delete(s);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "approved");
 	fgw_release_run(&w, &p);
 }
 
@@ -351,9 +346,8 @@ Test(loop, worker_failure_on_retry_writes_synthetic_exhaustion)
 	cr_assert_str_eq(fge_jstr(c, "verdict"), "rejected");
 	cr_assert(fge_jtrue(c, "synthetic"));
 	cr_assert(strstr(fge_jstr(c, "feedback"), "worker exited with status 7"), "%s", fge_jstr(c, "feedback"));
-	cJSON *s = fgw_step_json(&w, "review_summary.json");
-	cr_assert_str_eq(fge_jstr(s, "state"), "failed");
-	cJSON_Delete(c); cJSON_Delete(s); free(wk); free(rv);
+	fgw_assert_step_strs(&w, "review_summary.json", "state", "failed");
+	cJSON_Delete(c); free(wk); free(rv);
 	fgw_release_run(&w, &p);
 }
 
@@ -362,8 +356,7 @@ static void review_skipped(const char *review_md, const char *const *extra, cons
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
+	fgw_init_step(&w, NULL);
 	if (review_md)
 		fgw_review_md(&w, "default", review_md);
 	char *wk = recording_worker(&w), *rv = reviewer(&w, "echo APPROVED");
@@ -403,20 +396,15 @@ Test(loop, missing_review_md_warns_with_paths_and_nearest_skill)
 	struct fgw w;
 	struct fgt_proc p;
 
-	fgw_init(&w);
-	fgw_task(&w, NULL);
-	char *near = fgt_fmt("%s/default/impls/review.md", w.skills);
-	fgt_write(near, "Check.\n");
-	char *wk = recording_worker(&w);
-	fgw_entrypoint(&w, &p, wk, NULL, NULL);
+	fgw_init_step(&w, NULL);
+	fgw_write(&w, "skills/default/impls/review.md", "Check.\n");
+	fgw_run_step(&w, &p, RECORDING_WORKER, NULL, NULL);
 	fgt_assert_exit(&p, 0);
 	char *want = fgt_fmt("forge-entrypoint: warning: no review.md for skill 'impl' (tried "
 			     "'%s/abc/impl/review.md', '%s/default/impl/review.md'; did you mean 'impls'?): "
 			     "nothing is reviewed, the worker's result is final\n", w.skills, w.skills);
 	cr_assert(strstr(p.err, want), "stderr:\n%s\nwanted:\n%s", p.err, want);
 	free(want);
-	free(near);
-	free(wk);
 	fgw_release_run(&w, &p);
 }
 

@@ -31,13 +31,10 @@ static cJSON *cycle_json(const struct fgp *t, int n)
 /* The entry of role in cycle c's reviews (fails the test when absent). */
 static const cJSON *review_of(const cJSON *c, const char *role)
 {
-	const cJSON *r;
+	const cJSON *r = fge_find_by(cJSON_GetObjectItemCaseSensitive(c, "reviews"), "role", role);
 
-	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(c, "reviews"))
-		if (!strcmp(fge_jstr(r, "role"), role))
-			return r;
-	cr_assert_fail("no review of role '%s'", role);
-	return NULL;
+	cr_assert_not_null(r, "no review of role '%s'", role);
+	return r;
 }
 
 static int nreviews(const cJSON *c)
@@ -120,10 +117,7 @@ Test(panel, a_rejecting_role_runs_again_with_its_findings_the_approving_one_does
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "correctness1", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -164,10 +158,7 @@ Test(panel, rereview_all_runs_every_role_again)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD("rereview: all\n"), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"correctness1) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "correctness1", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -181,10 +172,7 @@ Test(panel, an_out_of_scope_role_never_blocks)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r in\n"
-		"security) printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r", "security", "printf 'Docs only.\\n\\nVerdict: OUT OF SCOPE\\n'"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -203,10 +191,7 @@ Test(panel, a_crashing_role_rejects_the_cycle_and_runs_again)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD(""), FGP_ROLE_FILES,
-		"case $r$n in\n"
-		"security1) echo 'segfault' >&2; exit 139;;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r$n", "security1", "echo 'segfault' >&2; exit 139"), NULL, NULL,
 	};
 	struct fgp t;
 
@@ -231,10 +216,7 @@ Test(panel, the_same_findings_twice_end_stalled)
 {
 	static const struct fgp_spec s = {
 		FGP_PANEL_MD("stop_when_stalled: true\n"), FGP_ROLE_FILES,
-		"case $r in\n"
-		"correctness) shadow request_changes BLOCKING 'Off by one';;\n"
-		"*) shadow approve - -;;\n"
-		"esac\n", NULL, NULL,
+		FGP_ONLY("$r", "correctness", "shadow request_changes BLOCKING 'Off by one'"), NULL, NULL,
 	};
 	struct fgp t;
 

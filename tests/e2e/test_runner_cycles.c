@@ -167,32 +167,34 @@ Test(runner_cycles, numeric_order_cycle_10_after_9)
 	fgr_release(&r);
 }
 
-Test(runner_cycles, foreign_run_id_ignored)
+/* A cycle file the runner must not count: it logs the file once and goes on
+ * with the others. */
+static const struct skipped_case {
+	const char *script;
+	int ncycles, at, cycle;           /* cycles left; the one at index at is cycle */
+	const char *event, *key, *val;    /* the one event it logs */
+} SKIPPED[] = {
+	{ "cyc 1 rejected someoneelse\ncyc 2 approved\nexit 0\n", 1, 0, 2,
+	  "cycle_ignored", "run_id", "someoneelse" },
+	{ "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n", 2, 1, 3,
+	  "cycle_corrupt", "file", "review_cycle_2.json" },
+};
+
+Test(runner_cycles, foreign_run_id_ignored_and_corrupt_file_reported_and_skipped)
 {
-	struct fgr r = { 0 };
-	const cJSON *cs;
+	for (size_t i = 0; i < sizeof(SKIPPED) / sizeof(SKIPPED[0]); i++) {
+		const struct skipped_case *c = &SKIPPED[i];
+		struct fgr r = { 0 };
+		const cJSON *cs;
 
-	fgr_run_script(&r, "cyc 1 rejected someoneelse\ncyc 2 approved\nexit 0\n", NULL, NULL);
-	cs = fgr_cycles(&r);
-	cr_assert_eq(cJSON_GetArraySize(cs), 1);
-	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 0), "cycle"), 2);
-	cr_assert_eq(fge_count_events(r.events, "cycle_ignored", "run_id", "someoneelse"), 1);
-	fgr_release(&r);
-}
-
-Test(runner_cycles, corrupt_file_reported_and_skipped)
-{
-	struct fgr r = { 0 };
-	const cJSON *cs;
-
-	fgr_run_script(&r, "cyc 1 rejected\necho 'not json' > \"$D/review_cycle_2.json\"\ncyc 3 approved\nexit 0\n",
-		   NULL, NULL);
-	cr_assert_eq(r.p.exit_code, 0);
-	cs = fgr_cycles(&r);
-	cr_assert_eq(cJSON_GetArraySize(cs), 2);
-	cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, 1), "cycle"), 3);
-	cr_assert_eq(fge_count_events(r.events, "cycle_corrupt", "file", "review_cycle_2.json"), 1);
-	fgr_release(&r);
+		fgr_run_script(&r, c->script, NULL, NULL);
+		cr_assert_eq(r.p.exit_code, 0, "%s: stderr: %s", c->event, r.p.err);
+		cs = fgr_cycles(&r);
+		cr_assert_eq(cJSON_GetArraySize(cs), c->ncycles, "%s", c->event);
+		cr_assert_eq(fge_jint(cJSON_GetArrayItem(cs, c->at), "cycle"), c->cycle, "%s", c->event);
+		cr_assert_eq(fge_count_events(r.events, c->event, c->key, c->val), 1);
+		fgr_release(&r);
+	}
 }
 
 Test(runner_cycles, step_dir_removed_and_recreated_mid_run)

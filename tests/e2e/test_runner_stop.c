@@ -51,7 +51,7 @@ static void wait_for_log(struct fgw *f, pid_t pid, const char *text)
 Test(runner_stop, sigterm_while_concluding_still_writes_the_result)
 {
 	struct fgw f;
-	char *ep, *metrics, *lock;
+	char *metrics, *lock;
 	const char *extra[3];
 	int lfd;
 	pid_t pid;
@@ -65,8 +65,8 @@ Test(runner_stop, sigterm_while_concluding_still_writes_the_result)
 	extra[0] = "--metrics-file";
 	extra[1] = metrics;
 	extra[2] = NULL;
-	ep = fgw_fake_entrypoint(&f, "cyc 1 approved\nexit 0\n");
-	pid = fgw_runner_start(&f, FGW_RUN(.ep = ep, .args = extra));
+	pid = fgw_runner_start(&f, FGW_RUN(.ep_sh = "cyc 1 approved\nexit 0\n",
+					   .args = extra));
 	/* run_exit is logged just before the metrics merge takes the lock. */
 	wait_for_log(&f, pid, "\"event\":\"run_exit\"");
 	cr_assert_eq(kill(pid, SIGTERM), 0);
@@ -78,7 +78,6 @@ Test(runner_stop, sigterm_while_concluding_still_writes_the_result)
 	cr_assert_eq(fge_jint(f.res, "exit_code"), 0);
 	cr_assert_eq(cJSON_GetArraySize(fgw_cycles(&f)), 1);
 	cr_assert(fgt_exists(metrics), "no metrics file");
-	free(ep);
 	free(metrics);
 	free(lock);
 	fgw_release(&f);
@@ -151,7 +150,6 @@ Test(runner_stop, forge_dir_symlink_before_the_run_is_refused)
 {
 	struct fgw f;
 	char *forge, *outside_dir, *outside;
-	char *ep;
 
 	fgw_init_runner(&f);
 	forge = fgt_fmt("%s/.forge", f.ws);
@@ -160,8 +158,7 @@ Test(runner_stop, forge_dir_symlink_before_the_run_is_refused)
 	fgt_write(outside, "{\"cycle\":1,\"max_cycles\":3,\"verdict\":\"approved\",\"feedback\":\"OUTSIDE\","
 		  "\"skill\":\"impl\",\"elapsed_seconds\":1,\"timestamp\":\"2026-01-01T00:00:00Z\"}\n");
 	cr_assert_eq(symlink(f.out, forge), 0);
-	ep = fgw_fake_entrypoint(&f, "exit 0\n");
-	fgw_runner(&f, FGW_RUN(.ep = ep));
+	fgw_runner(&f, FGW_RUN(.ep_sh = "exit 0\n"));
 	cr_assert(fgt_exists(outside), "the runner removed a file outside the workspace");
 	fgw_assert_run(&f, 125, -1);
 	cr_assert_not_null(f.res);
@@ -170,6 +167,5 @@ Test(runner_stop, forge_dir_symlink_before_the_run_is_refused)
 	free(forge);
 	free(outside_dir);
 	free(outside);
-	free(ep);
 	fgw_release(&f);
 }

@@ -116,38 +116,35 @@ static pid_t tr_run(struct tr *t, const char *const *extra, const char *const *m
 	return pid;
 }
 
+/* The value of the span's attribute key as OTLP JSON puts it (its member
+ * type, e.g. "stringValue"), or NULL when absent. */
+static const cJSON *attr(const struct span *s, const char *key, const char *type)
+{
+	const cJSON *a = fge_find_by(s->attrs, "key", key);
+
+	return a ? cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"), type) : NULL;
+}
+
 static const char *str_attr(const struct span *s, const char *key)
 {
-	const cJSON *a;
+	const cJSON *v = attr(s, key, "stringValue");
 
-	cJSON_ArrayForEach(a, s->attrs)
-		if (!strcmp(fge_jstr(a, "key"), key))
-			return fge_jstr_or_null(cJSON_GetObjectItem(a, "value"), "stringValue");
-	return NULL;
+	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
 /* An int attribute (OTLP JSON: a string), or -1 when absent. */
 static long long int_attr(const struct span *s, const char *key)
 {
-	const cJSON *a;
+	const cJSON *v = attr(s, key, "intValue");
 
-	cJSON_ArrayForEach(a, s->attrs) {
-		const cJSON *v = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"), "intValue");
-
-		if (!strcmp(fge_jstr(a, "key"), key))
-			return cJSON_IsString(v) ? atoll(v->valuestring) : cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
-	}
-	return -1;
+	return cJSON_IsString(v) ? atoll(v->valuestring) : cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
 }
 
 static double dbl_attr(const struct span *s, const char *key)
 {
-	const cJSON *a;
+	const cJSON *v = attr(s, key, "doubleValue");
 
-	cJSON_ArrayForEach(a, s->attrs)
-		if (!strcmp(fge_jstr(a, "key"), key))
-			return cJSON_GetObjectItem(cJSON_GetObjectItem(a, "value"), "doubleValue")->valuedouble;
-	return NAN;
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
 static void copy_hex(char *dst, size_t n, const cJSON *o, const char *k)

@@ -150,6 +150,19 @@ const cJSON *fge_find_event(const cJSON *events, const char *event, const char *
 	return NULL;
 }
 
+const cJSON *fge_find_by(const cJSON *arr, const char *key, const char *val)
+{
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, arr) {
+		const char *v = fge_jstr_or_null(e, key);
+
+		if (v && !strcmp(v, val))
+			return e;
+	}
+	return NULL;
+}
+
 const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cycle)
 {
 	const cJSON *e;
@@ -161,6 +174,12 @@ const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cy
 			return e;
 	}
 	return NULL;
+}
+
+void fge_skip_unless_root(const char *why)
+{
+	if (geteuid() != 0)
+		cr_skip_test("%s", why);
 }
 
 void fge_rot13(char *s)

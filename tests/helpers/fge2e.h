@@ -80,9 +80,18 @@ int fge_count_events(const cJSON *events, const char *event, const char *key, co
 /* The first such object (borrowed from events), or NULL. */
 const cJSON *fge_find_event(const cJSON *events, const char *event, const char *key, const char *val);
 
+/* The first object of arr (an array, or NULL for none) whose string member
+ * key equals val (borrowed from arr), or NULL: a cycle's review of a role,
+ * a span's attribute of a key. */
+const cJSON *fge_find_by(const cJSON *arr, const char *key, const char *val);
+
 /* The first object whose "event" is event and, for cycle >= 1, whose
  * number "cycle" is cycle (borrowed from events), or NULL. */
 const cJSON *fge_find_cycle_event(const cJSON *events, const char *event, int cycle);
+
+/* Skips the test with the message why (Criterion's skip) unless it runs
+ * as root: for a test of what only uid 0 could do. */
+void fge_skip_unless_root(const char *why);
 
 /* Rotates the lower-case letters of s by 13 in place: a secret an agent
  * writes this way proves it had the value without the value on disk. */

@@ -44,6 +44,10 @@ void fgp_expect(const struct fgp *t, int code, const char *state, int cycles);
 	"---\nmax_retries: 3\n" extra "reviewers:\n  - role: correctness\n    instructions: correctness.md\n" \
 	"  - role: security\n    instructions: roles/security.md\n---\nShared instructions.\n"
 
+/* A reviewer case statement (spec.reviewer) in which the role whose on
+ * ("$r", or "$r$n" for the role and the cycle) is match runs action and
+ * every other role approves. */
+#define FGP_ONLY(on, match, action) "case " on " in\n" match ") " action ";;\n*) shadow approve - -;;\nesac\n"
 #define FGP_ROLE_FILES { "correctness.md", "Check the logic.\n", "roles/security.md", "Check the input handling.\n" }
 
 #endif

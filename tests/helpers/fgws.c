@@ -54,7 +54,8 @@ void fgw_init_step(struct fgw *w, const char *review_md)
 {
 	fgw_init(w);
 	fgw_task(w, NULL);
-	fgw_review_md(w, "default", review_md);
+	if (review_md)
+		fgw_review_md(w, "default", review_md);
 }
 
 void fgw_release_run(struct fgw *w, struct fgt_proc *p)
@@ -185,6 +186,15 @@ cJSON *fgw_step_json(const struct fgw *w, const char *name)
 
 	free(p);
 	return j;
+}
+
+void fgw_assert_step_strs_at(const struct fgw *w, const char *name, const char *const *kv, const char *file,
+			     int line)
+{
+	cJSON *o = fgw_step_json(w, name);
+
+	fge_assert_strs_at(o, kv, file, line);
+	cJSON_Delete(o);
 }
 
 char *fgw_summary_failure(const struct fgw *w, const char *cause)
@@ -452,12 +462,12 @@ void fgw_assert_secret_absent(const struct fgw *w, const char *secret)
 
 /* argv of `forge-runner run` (see fgw_runner_start): an owned array of
  * borrowed strings. */
-static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *o)
+static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *o, const char *ep)
 {
 	const char **argv = calloc(64, sizeof(*argv));
 	const char *fixed[] = { FG_RUNNER_BIN, "run", "--workspace", w->ws, "--step", "impl",
 				"--skill", "impl", "--task-key", "ABC-12", "--task-file", w->task,
-				"--skills-dir", w->skills, "--entrypoint", o->ep ? o->ep : FG_ENTRYPOINT_BIN,
+				"--skills-dir", w->skills, "--entrypoint", ep ? ep : FG_ENTRYPOINT_BIN,
 				"--result", w->result, "--log-format", o->fmt ? o->fmt : "json", "--log-file", w->log,
 				"--poll-interval", "0.05" };
 	size_t n = 0;
@@ -473,21 +483,36 @@ static const char **runner_argv(const struct fgw *w, const struct fgw_run_opts *
 	return argv;
 }
 
+/* NAME=cmd, NAME=R/script written from body, or NAME (unset). */
+static char *agent_env(const struct fgw *w, const char *name, const char *cmd, const char *script,
+		       const char *body)
+{
+	char *path, *e;
+
+	if (!body)
+		return cmd ? fgt_fmt("%s=%s", name, cmd) : fgt_fmt("%s", name);
+	path = fgw_script(w, script, NULL, body);
+	e = fgt_fmt("%s=%s", name, path);
+	free(path);
+	return e;
+}
+
 pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 {
 	static const struct fgw_run_opts none;
 	const char **argv;
 	const char *envv[16];
-	char *owned[4];
+	char *owned[4], *ep;
 	size_t n = 0;
 	pid_t pid;
 
 	if (!o)
 		o = &none;
-	argv = runner_argv(w, o);
+	ep = o->ep_sh ? fgw_fake_entrypoint(w, o->ep_sh) : NULL;
+	argv = runner_argv(w, o, ep ? ep : o->ep);
 	fgw_reset_run(w);
-	owned[0] = o->worker ? fgt_fmt("FORGE_WORKER_CMD=%s", o->worker) : fgt_fmt("FORGE_WORKER_CMD");
-	owned[1] = o->reviewer ? fgt_fmt("FORGE_REVIEWER_CMD=%s", o->reviewer) : fgt_fmt("FORGE_REVIEWER_CMD");
+	owned[0] = agent_env(w, "FORGE_WORKER_CMD", o->worker, "worker.sh", o->worker_sh);
+	owned[1] = agent_env(w, "FORGE_REVIEWER_CMD", o->reviewer, "reviewer.sh", o->reviewer_sh);
 	owned[2] = fgt_fmt("LOG=%s", w->log);
 	owned[3] = fgt_fmt("OUT=%s", w->out);
 	for (int i = 0; i < 4; i++)
@@ -499,6 +524,7 @@ pid_t fgw_runner_start(struct fgw *w, const struct fgw_run_opts *o)
 	for (int i = 0; i < 4; i++)
 		free(owned[i]);
 	free(argv);
+	free(ep);
 	return pid;
 }
 

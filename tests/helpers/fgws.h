@@ -75,7 +75,8 @@ void fgw_release(struct fgw *w);
 void fgw_init_runner(struct fgw *w);
 
 /* The opening of a test of one step: fgw_init(), the standard task
- * (fgw_task(w, NULL)) and skills/default/impl/review.md = review_md. */
+ * (fgw_task(w, NULL)) and skills/default/impl/review.md = review_md
+ * (NULL: no review.md, for a test that writes its own or none). */
 void fgw_init_step(struct fgw *w, const char *review_md);
 /* The closing that goes with it: releases p (the last run) and w. */
 void fgw_release_run(struct fgw *w, struct fgt_proc *p);
@@ -118,6 +119,13 @@ char *fgw_fake_entrypoint(const struct fgw *w, const char *body);
 char *fgw_step_file(const struct fgw *w, const char *name);
 int fgw_step_exists(const struct fgw *w, const char *name);
 cJSON *fgw_step_json(const struct fgw *w, const char *name);
+/* Fails the test (naming the caller's file and line) unless each string
+ * member of step_dir/name (fgw_step_json) named in the list of name, value
+ * pairs has that value: fge_assert_strs() on a step file. */
+#define fgw_assert_step_strs(w, name, ...) \
+	fgw_assert_step_strs_at((w), (name), (const char *const[]){ __VA_ARGS__, NULL }, __FILE__, __LINE__)
+void fgw_assert_step_strs_at(const struct fgw *w, const char *name, const char *const *kv, const char *file,
+			     int line);
 /* Fails the test unless step_dir/review_summary.json says state "failed"
  * with failure.cause cause; returns its failure.reason (owned, "" when
  * there is none). */
@@ -200,10 +208,13 @@ void fgw_reset_run(struct fgw *w);
 struct fgw_run_opts {
 	const char *const *wrap;  /* an argv prefix (NULL-terminated), e.g. setpriv's */
 	const char *ep;           /* --entrypoint; NULL: the real forge-entrypoint */
+	const char *ep_sh;        /* instead of ep: R/ep.sh = this body (fgw_fake_entrypoint) */
 	const char *fmt;          /* --log-format; NULL: "json" */
 	const char *const *args;  /* arguments after the fixed ones (NULL-terminated) */
 	const char *worker;       /* FORGE_WORKER_CMD; NULL: unset */
 	const char *reviewer;     /* FORGE_REVIEWER_CMD; NULL: unset */
+	const char *worker_sh;    /* instead of worker: R/worker.sh = this body (fgw_script) */
+	const char *reviewer_sh;  /* instead of reviewer: R/reviewer.sh = this body */
 	const char *const *env;   /* environment changes after the agents' (NULL-terminated) */
 };
 #define FGW_RUN(...) (&(const struct fgw_run_opts){ __VA_ARGS__ })
