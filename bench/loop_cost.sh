@@ -184,7 +184,10 @@ run_one() {   # run_one SCENARIO CONFIG -> one JSON line
   else
     set --
   fi
-  (cd "$d" && env "$@" SCENARIO="$sc" FORGE_AGENT_ENV=SCENARIO FORGE_WORKER_CMD="sh $d/worker.sh" FORGE_REVIEWER_CMD="sh $d/reviewer.sh" \
+  # The stand-in agents keep their state (calls, the next output) in
+  # $d/state, outside the workspace: the box lets them write it as the test
+  # suite's stand-ins do (FORGE_TEST_AGENT_WRITE_DIR, test-only).
+  (cd "$d" && env "$@" FORGE_TEST_AGENT_WRITE_DIR="$d/state" SCENARIO="$sc" FORGE_AGENT_ENV=SCENARIO FORGE_WORKER_CMD="sh $d/worker.sh" FORGE_REVIEWER_CMD="sh $d/reviewer.sh" \
      FORGE_WORKER_OUTPUT=claude FORGE_REVIEWER_OUTPUT=claude AUTO_REVIEW_MAX_RETRIES= \
      "$runner" run --engine local --workspace "$d/ws" --skills-dir "$d/skills" --task-file "$d/task.json" \
      --step calc --skill calc --task-key CALC-1 --result "$d/result.json" > "$d/run.log" 2>&1) || true

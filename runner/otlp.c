@@ -1,5 +1,6 @@
 /*
- * otlp.c - the OTLP/HTTP exporter child and its configuration (see otlp.h).
+ * otlp.c - the OTLP/HTTP export's configuration and the runner's side of
+ * its exporter child, forge-otlp-export (see otlp.h).
  */
 #include "otlp.h"
 
@@ -14,10 +15,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifdef FORGE_HAVE_CURL
-#include <curl/curl.h>
-#endif
 
 #include "forge/fsutil.h"
 #include "forge/num.h"
@@ -158,116 +155,34 @@ void rn_otlp_config_release(struct rn_otlp_config *c)
 	fg_buf_release(&c->headers);
 }
 
-/* ---- the child ---- */
-
-#ifdef FORGE_HAVE_CURL
-/* The answer's body is not needed: read and dropped. */
-static size_t discard(char *p, size_t size, size_t n, void *data)
+/* The exporter program beside this one (forge-otlp-export), owned, or
+ * NULL when there is none. */
+static char *exporter_path(void)
 {
-	(void)p;
-	(void)data;
-	return size * n;
-}
+	char self[4096], *slash, *path;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
-static struct curl_slist *header_list(const struct rn_otlp_config *c)
-{
-	struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
-	const char *p = fg_buf_str(&c->headers);
-
-	while (p && *p) {
-		const char *nl = strchr(p, '\n');
-		char line[4400];
-
-		snprintf(line, sizeof(line), "%.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
-		h = curl_slist_append(h, line);
-		p = nl ? nl + 1 : NULL;
-	}
-	return h;
-}
-
-/* Posts one batch. 0, or -1 with why filled. */
-static int post(CURL *curl, const char *url, const char *body, size_t len, char *why, size_t n)
-{
-	long code = 0;
-	CURLcode rc;
-
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	rc = curl_easy_perform(curl);
-	if (rc != CURLE_OK) {
-		snprintf(why, n, "%.150s (%.300s)", curl_easy_strerror(rc), url);
-		return -1;
-	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-	if (code < 200 || code > 299) {
-		snprintf(why, n, "HTTP %ld from %.300s", code, url);
-		return -1;
-	}
-	return 0;
-}
-
-static CURL *make_curl(const struct rn_otlp_config *c, struct curl_slist *h)
-{
-	CURL *curl = curl_easy_init();
-
-	if (!curl)
+	if (n <= 0)
 		return NULL;
-	curl_easy_setopt(curl, CURLOPT_URL, c->url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, c->timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, c->timeout_ms);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, discard);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-	curl_easy_setopt(curl, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-	return curl;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	path = fg_path_join(self, RN_OTLP_EXPORTER);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	return NULL;
 }
 
-/* Reads lines from in_fd and posts each; the first failure is kept. */
-static void export_lines(int in_fd, const struct rn_otlp_config *c, char *why, size_t n, long *failed)
+/* In the forked child: the exporter's signals (it dies with the runner and
+ * ignores a terminal's stop signals, so the last batch of an interrupted
+ * run still leaves), its descriptors, then the exec. Never returns. */
+static void exec_exporter(const char *path, int in_fd, int status_fd)
 {
-	struct curl_slist *h = header_list(c);
-	CURL *curl = make_curl(c, h);
-	struct fg_buf line;
-	char chunk[65536];
-	ssize_t got;
-
-	fg_buf_init(&line, RN_OTLP_BATCH_MAX);
-	for (got = read(in_fd, chunk, sizeof(chunk)); got != 0; got = read(in_fd, chunk, sizeof(chunk))) {
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			break;
-		for (ssize_t i = 0; i < got; i++) {
-			char why1[512];
-
-			if (chunk[i] != '\n') {
-				fg_buf_addc(&line, chunk[i]);
-				continue;
-			}
-			if (!curl || fg_buf_error(&line) ||
-			    post(curl, c->url, fg_buf_str(&line), line.len, why1, sizeof(why1)) < 0) {
-				if (!(*failed)++)
-					snprintf(why, n, "%s", curl ? why1 : "cannot start libcurl");
-			}
-			fg_buf_reset(&line);
-		}
-	}
-	fg_buf_release(&line);
-	if (curl)
-		curl_easy_cleanup(curl);
-	curl_slist_free_all(h);
-}
-
-/* The child: never returns. Its word on status_fd: "ok" or "fail WHY". */
-static void child_main(int in_fd, int status_fd, const struct rn_otlp_config *c)
-{
+	static const char msg[] = "fail cannot run " RN_OTLP_EXPORTER "\n";
 	struct sigaction ign = { .sa_handler = SIG_IGN };
-	char why[600] = "", word[700];
-	long failed = 0;
 	sigset_t none;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -277,53 +192,47 @@ static void child_main(int in_fd, int status_fd, const struct rn_otlp_config *c)
 	sigaction(SIGPIPE, &ign, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-		_exit(1);
-	export_lines(in_fd, c, why, sizeof(why), &failed);
-	if (failed)
-		snprintf(word, sizeof(word), "fail %ld batch(es) not accepted, first: %s\n", failed, why);
-	else
-		snprintf(word, sizeof(word), "ok\n");
-	(void)fg_write_all(status_fd, word, strlen(word));
-	_exit(failed ? 1 : 0);
+	if (dup2(in_fd, 0) < 0 || dup2(status_fd, RN_OTLP_STATUS_FD) < 0)
+		_exit(127);
+	execl(path, RN_OTLP_EXPORTER, (char *)NULL);
+	(void)fg_write_all(RN_OTLP_STATUS_FD, msg, sizeof(msg) - 1);
+	_exit(127);
 }
-#endif
 
 int rn_otlp_start(struct rn_otlp *o, const struct rn_otlp_config *c)
 {
-	int in[2], st[2];
+	char *path = exporter_path();
+	int in[2], st[2], e;
 	pid_t pid;
 
+	(void)c;   /* the exporter reads the same environment (otlp.h) */
 	memset(o, 0, sizeof(*o));
 	o->in_fd = o->status_fd = -1;
-#ifndef FORGE_HAVE_CURL
-	(void)c;
-	(void)in;
-	(void)st;
-	(void)pid;
-	return -ENOSYS;
-#else
-	if (pipe2(in, O_CLOEXEC) < 0)
-		return -errno;
+	if (!path)
+		return -ENOSYS;
+	if (pipe2(in, O_CLOEXEC) < 0) {
+		e = -errno;
+		free(path);
+		return e;
+	}
 	if (pipe2(st, O_CLOEXEC) < 0) {
-		int e = -errno;
-
+		e = -errno;
 		close(in[0]);
 		close(in[1]);
+		free(path);
 		return e;
 	}
 	pid = fork();
-	if (pid == 0) {
-		close(in[1]);
-		close(st[0]);
-		child_main(in[0], st[1], c);
-	}
+	if (pid == 0)
+		exec_exporter(path, in[0], st[1]);
+	e = -errno;
+	free(path);
 	close(in[0]);
 	close(st[1]);
 	if (pid < 0) {
 		close(in[1]);
 		close(st[0]);
-		return -errno;
+		return e;
 	}
 	fcntl(in[1], F_SETFL, O_NONBLOCK);
 	(void)fcntl(in[1], F_SETPIPE_SZ, 1024 * 1024);
@@ -331,7 +240,6 @@ int rn_otlp_start(struct rn_otlp *o, const struct rn_otlp_config *c)
 	o->in_fd = in[1];
 	o->status_fd = st[0];
 	return 0;
-#endif
 }
 
 void rn_otlp_send(struct rn_otlp *o, const char *batch, size_t len)

@@ -18,13 +18,16 @@
  *                              receivers accept as well; grpc: off, warned
  *   OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT  one request's limit, ms (10000)
  *
- * The exporter is a child process forked before the run's loop starts, so
+ * The exporter is a child process started before the run's loop starts, so
  * the network never reaches the runner's loop: the runner writes each batch
  * (one OTLP JSON document, one line) to a non-blocking pipe and goes on; a
  * full pipe (a collector that never answers) drops the batch and counts it.
- * The child posts each line with libcurl, one request at a time, and at the
- * end of its input says how the export went on a second pipe. It dies with
- * the runner (PR_SET_DEATHSIG) and ignores the stop signals a terminal
+ * The child is its own program, forge-otlp-export, found beside
+ * forge-runner (runner/exporter/): only it links libcurl, so a runner maps
+ * none of libcurl's libraries. It reads the same OTEL_* environment, posts
+ * each line with libcurl, one request at a time, and at the end of its
+ * input says how the export went on descriptor RN_OTLP_STATUS_FD. It dies
+ * with the runner (PR_SET_DEATHSIG) and ignores the stop signals a terminal
  * sends, so the last batch of an interrupted run still leaves.
  *
  * Protocol: rn_otlp_config_load() -> rn_otlp_start() -> rn_otlp_send() per
@@ -45,6 +48,10 @@
 /* How long the end of a run waits for the last batches, ms. */
 #define RN_OTLP_FINISH_MS 2000
 #define RN_OTLP_URL_MAX 2048
+/* The exporter program, in forge-runner's own directory. */
+#define RN_OTLP_EXPORTER "forge-otlp-export"
+/* The exporter's descriptor for its last word ("ok" or "fail WHY"). */
+#define RN_OTLP_STATUS_FD 3
 
 struct rn_otlp_config {
 	bool on;                        /* export by OTLP/HTTP */
@@ -72,7 +79,8 @@ void rn_otlp_config_release(struct rn_otlp_config *c);
 
 /* Starts the exporter child for c (borrowed; c->on). 0, or a negative
  * errno (o then holds no child: the run goes on untraced by OTLP); -ENOSYS
- * when this runner was built without libcurl. */
+ * when there is no forge-otlp-export beside this runner (it is built only
+ * with libcurl). */
 int rn_otlp_start(struct rn_otlp *o, const struct rn_otlp_config *c);
 /* Hands one batch (len bytes, no newline) to the child; never blocks. */
 void rn_otlp_send(struct rn_otlp *o, const char *batch, size_t len);

@@ -330,7 +330,7 @@ void rn_trace_init(struct rn_trace *t, const struct rn_trace_params *p)
 		t->exporting = !r;
 		if (r)
 			rn_log(p->log, RN_LOG_WARN, "trace_export_failed", RN_LS("endpoint", t->cfg.url),
-			       RN_LS("reason", r == -ENOSYS ? "this forge-runner was built without libcurl"
+			       RN_LS("reason", r == -ENOSYS ? "no forge-otlp-export beside this forge-runner (built only with libcurl)"
 							    : strerror(-r)));
 	}
 	t->on = t->exporting || t->file_fd >= 0;

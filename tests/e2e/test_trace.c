@@ -605,3 +605,25 @@ Test(trace, a_two_cycle_panel_run_with_checks_is_one_trace_in_jaeger)
 	free(bin);
 	tr_release(&t);
 }
+
+/* Only the exporter child maps libcurl and the libraries it brings: every
+ * forge-runner process stays small, traced or not. The dynamic loader
+ * lists what each program loads (LD_TRACE_LOADED_OBJECTS, as ldd does). */
+Test(trace, only_the_exporter_loads_libcurl)
+{
+	char *dir = strdup(FG_RUNNER_BIN), *exporter;
+	const char *const env[] = { "LD_TRACE_LOADED_OBJECTS=1", NULL };
+	struct fgt_proc p;
+
+	*strrchr(dir, '/') = '\0';
+	exporter = fgt_fmt("%s/forge-otlp-export", dir);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ FG_RUNNER_BIN, "--version", NULL }, env, NULL, NULL, 30), 0);
+	cr_assert(strstr(p.out, "libc.so"), "the loader listed nothing: %s", p.out);
+	cr_assert_null(strstr(p.out, "libcurl"), "forge-runner loads libcurl:\n%s", p.out);
+	fgt_proc_release(&p);
+	cr_assert_eq(fgt_run(&p, (const char *const[]){ exporter, NULL }, env, NULL, NULL, 30), 0);
+	cr_assert(strstr(p.out, "libcurl"), "the exporter does not load libcurl:\n%s", p.out);
+	fgt_proc_release(&p);
+	free(exporter);
+	free(dir);
+}
