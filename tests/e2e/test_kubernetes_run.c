@@ -175,16 +175,27 @@ Test(kubernetes_run, arbitrary_uid_in_group_0_writes_the_claim)
 	fgkb_release(&b);
 }
 
-/* Every file and directory below dir (dir included) to uid:gid, group
- * writable; 0 or -1. */
+/* Every file and directory below dir (dir included) to root and group gid,
+ * group writable, the directories setgid (what is made in them stays the
+ * group's); 0 or -1. No shell: the paths are arguments. */
 static int give_tree(const char *dir, unsigned gid)
 {
-	char *cmd = fgt_fmt("chown -R 0:%u '%s' && chmod -R g+w '%s' && find '%s' -type d -exec chmod g+s {} +",
-			    gid, dir, dir, dir);
-	int rc = system(cmd);
+	char *owner = fgt_fmt("0:%u", gid);
+	const char *const steps[][10] = {
+		{ "/bin/chown", "-R", owner, dir, NULL },
+		{ "/bin/chmod", "-R", "g+w", dir, NULL },
+		{ "/usr/bin/find", dir, "-type", "d", "-exec", "/bin/chmod", "g+s", "{}", "+", NULL },
+	};
+	int rc = 0;
 
-	free(cmd);
-	return rc == 0 ? 0 : -1;
+	for (size_t i = 0; !rc && i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct fgt_proc p;
+
+		rc = fgt_run(&p, steps[i], NULL, NULL, NULL, 60) || !p.exited || p.exit_code ? -1 : 0;
+		fgt_proc_release(&p);
+	}
+	free(owner);
+	return rc;
 }
 
 /* A claim the pod's user cannot write stops the step before any agent
